@@ -1,0 +1,34 @@
+# Every task runs through here; CI calls the same targets (.ci/run).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test test-fast lint fmt bench fuzz clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/gradscope validate configs/*.yaml
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not tf"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check gradscope tests scripts
+	$(VENV)/bin/ruff check gradscope tests scripts
+	$(VENV)/bin/mypy
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format gradscope tests scripts
+	$(VENV)/bin/ruff check --fix gradscope tests scripts
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

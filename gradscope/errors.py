@@ -1,0 +1,109 @@
+"""gradscope's one exception tree and its exit codes."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+class ExitCode(enum.IntEnum):
+    """What the ``gradscope`` process returns; the README has the same table."""
+
+    OK = 0
+    """The command did its work (``check``: no unexpected gradients)."""
+    PROBLEMS = 1
+    """``check`` found unexpected gradients (a nan, a contradicted ``expect``, a never-trained variable)."""
+    USAGE = 2
+    """A bad spec, a bad target or a bad command line."""
+    INTERNAL = 3
+    """gradscope itself failed; re-run with ``--traceback`` and report it."""
+    INTERRUPTED = 130
+    """Stopped by Ctrl-C; no output file was touched."""
+
+
+class GradscopeError(Exception):
+    """Base of every error gradscope raises on purpose."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+    def lines(self) -> list[str]:
+        """The one-line messages to print, one per problem."""
+        return [str(self)]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in a spec file: 1-based line and column."""
+
+    path: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+class SpecError(GradscopeError):
+    """One problem in a spec, at a file, line and column, naming the field.
+
+    The message reads ``FILE:LINE:COLUMN: <field>: <what was expected>, saw <what was there>``.
+    """
+
+    def __init__(self, location: Location, field: str, message: str) -> None:
+        self.location = location
+        self.field = field
+        self.message = " ".join(message.split())  # always one line
+        prefix = f"{field}: " if field else ""
+        super().__init__(f"{location}: {prefix}{self.message}")
+
+    @property
+    def path(self) -> str:
+        return self.location.path
+
+    @property
+    def line(self) -> int:
+        return self.location.line
+
+    @property
+    def column(self) -> int:
+        return self.location.column
+
+
+class SpecErrors(GradscopeError):
+    """Every problem found in one or more specs, reported together."""
+
+    def __init__(self, errors: Sequence[SpecError]) -> None:
+        if not errors:
+            raise ValueError("SpecErrors needs at least one error")
+        self.errors = tuple(errors)
+        super().__init__("\n".join(str(e) for e in self.errors))
+
+    def lines(self) -> list[str]:
+        return [str(e) for e in self.errors]
+
+    @classmethod
+    def merge(cls, groups: Iterable[SpecErrors]) -> SpecErrors:
+        return cls([e for g in groups for e in g.errors])
+
+
+class BuildError(SpecError):
+    """TensorFlow refused a node while building or differentiating a spec."""
+
+
+class TargetError(GradscopeError):
+    """A Python target could not be imported, called or understood."""
+
+    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+        self.cause = cause
+        super().__init__(" ".join(message.split()))
+
+
+class UsageError(GradscopeError):
+    """A command-line or API argument that makes no sense (an unknown loss name, ...)."""
+
+
+class InternalError(GradscopeError):
+    """gradscope's own failure: never the user's fault."""
+
+    exit_code = ExitCode.INTERNAL
