@@ -1,0 +1,179 @@
+"""The report: statuses per loss x variable and the problems a reviewer must see; plain data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradscope.gradients.facts import CutPoint, VariableFacts
+
+REPORT_VERSION = 1
+
+OK = "ok"
+ZERO = "zero"
+NAN = "nan"
+EXCLUDED = "excluded"
+FROZEN = "frozen"
+DISCONNECTED = "none:disconnected"
+STOPPED = "none:stopped"
+ASSIGN = "none:assign"
+NONDIFFERENTIABLE = "none:nondifferentiable"
+UNEXPLAINED = "none:unexplained"
+
+#: Every status, in the order the contract lists them.
+STATUSES = (OK, ZERO, NAN, DISCONNECTED, STOPPED, ASSIGN, NONDIFFERENTIABLE, UNEXPLAINED,
+            EXCLUDED, FROZEN)  # fmt: skip
+
+#: Problem kinds (contract section 5).
+UNEXPECTED_NONE = "unexpected-none"
+UNEXPECTED_CONNECTED = "unexpected-connected"
+NAN_PROBLEM = "nan"
+NEVER_TRAINED = "never-trained"
+PROBLEM_KINDS = (UNEXPECTED_NONE, UNEXPECTED_CONNECTED, NAN_PROBLEM, NEVER_TRAINED)
+
+
+def is_none(status: str) -> bool:
+    """Whether TensorFlow returned no gradient (``none:*``)."""
+    return status.startswith("none:")
+
+
+def has_gradient(status: str) -> bool:
+    return status in (OK, ZERO, NAN)
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One loss x one variable: its status and what explains it."""
+
+    variable: str
+    status: str
+    norm: float | None
+    shape: tuple[int | None, ...]
+    sparse: bool
+    cut_points: tuple[CutPoint, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "norm": self.norm,
+            "shape": list(self.shape),
+            "sparse": self.sparse,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+        }
+
+
+@dataclass(frozen=True)
+class LossResult:
+    """One loss: its value and a pair per variable, in the model's variable order."""
+
+    name: str
+    value: float | None
+    pairs: tuple[PairResult, ...]
+    source: str = ""
+    notes: tuple[str, ...] = ()
+
+    def pair(self, variable: str) -> PairResult:
+        for p in self.pairs:
+            if p.variable == variable:
+                return p
+        raise KeyError(variable)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "value": self.value,
+            "variables": {p.variable: p.to_dict() for p in self.pairs},
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something ``check`` fails on, with the place a reviewer should look."""
+
+    loss: str | None
+    variable: str | None
+    kind: str
+    message: str
+    cut_points: tuple[CutPoint, ...] = ()
+    spec: str = ""
+    line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
+    known: bool = False  # already in the baseline
+
+    def key(self) -> tuple[str, str | None, str | None, str]:
+        """What identifies a problem across runs (for baselines)."""
+        return (self.spec, self.loss, self.variable, self.kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "loss": self.loss,
+            "variable": self.variable,
+            "kind": self.kind,
+            "message": self.message,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+            "source": f"{self.spec}:{self.line}",
+            "known": self.known,
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """The whole result of ``inspect`` (and of ``check``) for one spec or target."""
+
+    spec: str
+    name: str | None
+    tensorflow: str
+    device: str
+    variables: tuple[VariableFacts, ...]
+    losses: tuple[LossResult, ...]
+    problems: tuple[Problem, ...] = ()
+    notes: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def loss(self, name: str) -> LossResult:
+        for loss in self.losses:
+            if loss.name == name:
+                return loss
+        raise KeyError(name)
+
+    def pairs(self) -> Iterator[tuple[LossResult, PairResult]]:
+        for loss in self.losses:
+            for pair in loss.pairs:
+                yield loss, pair
+
+    @property
+    def failures(self) -> tuple[Problem, ...]:
+        """Problems that fail ``check``: those the baseline does not already hold."""
+        return tuple(p for p in self.problems if not p.known)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report of contract section 5."""
+        out: dict[str, Any] = {
+            "gradscope": REPORT_VERSION,
+            "spec": self.spec,
+            "name": self.name,
+            "tensorflow": self.tensorflow,
+            "device": self.device,
+            "losses": {loss.name: loss.to_dict() for loss in self.losses},
+            "problems": [p.to_dict() for p in self.problems],
+            "variables": {
+                v.name: {
+                    "shape": list(v.shape),
+                    "dtype": v.dtype,
+                    "trainable": v.trainable,
+                    "source": v.source,
+                }
+                for v in self.variables
+            },
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        out.update(self.extra)
+        return out
+
+    def __rich__(self) -> Any:
+        from gradscope.report.table import report_renderable
+
+        return report_renderable(self)

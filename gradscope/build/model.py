@@ -1,0 +1,184 @@
+"""A spec as a TensorFlow computation: values, variables, and the forward pass inside a trace."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+from gradscope.build import ops, values
+from gradscope.build.tf_import import import_tensorflow
+from gradscope.build.traceable import LossEntry, VariableEntry
+from gradscope.errors import BuildError
+from gradscope.spec.model import Arg, ListArg, Literal, Node, Pos, Ref, Spec
+
+_SCOPE = re.compile(r"^N(\d+)(?:_\d+)?$")
+_NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
+
+
+def one_line(message: str, limit: int = 400) -> str:
+    """TensorFlow's error message squeezed onto one line: first paragraph, collapsed spaces."""
+    first = message.strip().split("\n\n")[0]
+    text = " ".join(first.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def keras_initializer(keras: Any, name: str, seed: int) -> Any:
+    """A Keras initializer by name, seeded when it takes a seed."""
+    cls = type(keras.initializers.get(name))
+    if "seed" in inspect.signature(cls).parameters:
+        return cls(seed=seed)
+    return cls()
+
+
+class SpecModel:
+    """Builds a spec's inputs and variables eagerly, and its nodes inside a trace.
+
+    Every TensorFlow op a node creates lives under the name scope ``N<index>``, so
+    ``node_of(op_name)`` maps any op back to the node the user wrote.
+    """
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.tf = import_tensorflow()
+        import keras
+
+        self.keras = keras
+        keras.utils.set_random_seed(spec.seed)
+        self.ctx = ops.Context(self.tf, keras)
+        self.inputs = {d.name: self._input(d) for d in spec.inputs}
+        for d in spec.variables:
+            self.ctx.variables.append(
+                ops.BuiltVariable(d.name, self._variable(d), d.trainable, d.pos)
+            )
+        self.spec_variables = {v.name: v.variable for v in self.ctx.variables}
+        self.env: dict[str, Any] = {}
+
+    def _input(self, d: Any) -> Any:
+        tf = self.tf
+        return tf.constant(values.input_array(d, self.spec.seed), dtype=tf.as_dtype(d.dtype))
+
+    def _variable(self, d: Any) -> Any:
+        tf = self.tf
+        dtype = tf.as_dtype(d.dtype)
+        try:
+            array = values.variable_array(d, self.spec.seed)
+            if array is None:
+                init = keras_initializer(self.keras, d.init, values.derived_seed(self.spec.seed, d.name))
+                initial = init(d.shape, dtype=d.dtype)
+            else:
+                initial = tf.constant(array, dtype=dtype)
+            return tf.Variable(initial, trainable=d.trainable, name=d.name, dtype=dtype)
+        except Exception as exc:  # a Keras initializer refusing a shape, a bad dtype, ...
+            raise BuildError(
+                self.spec.location(d.pos), f"variables.{d.name}", one_line(str(exc))
+            ) from exc
+
+    @property
+    def variables(self) -> list[ops.BuiltVariable]:
+        return self.ctx.variables
+
+    def forward(self) -> dict[str, Any]:
+        """Run every node in order (call inside ``tf.function``); returns name -> value."""
+        tf = self.tf
+        env: dict[str, Any] = {**self.inputs, **self.spec_variables}
+        for index, node in enumerate(self.spec.nodes):
+            with tf.name_scope(f"N{index}"):
+                env[node.name] = self._run_node(node, env)
+        self.env = env
+        return env
+
+    def _run_node(self, node: Node, env: dict[str, Any]) -> Any:
+        try:
+            args = [self._resolve(a, env) for a in node.args]
+            kwargs = {k: self._resolve(a, env) for k, a in node.kwargs}
+            return ops.call(self.ctx, node, args, kwargs)
+        except BuildError:
+            raise
+        except Exception as exc:
+            raise self.node_error(node, exc) from exc
+
+    def node_error(self, node: Node, exc: BaseException) -> BuildError:
+        """``FILE:LINE:COLUMN: node 'm' (matmul): <TensorFlow's message in one line>``."""
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        return BuildError(
+            self.spec.location(node.pos), f"node '{node.name}' ({node.op})", one_line(message)
+        )
+
+    def _resolve(self, arg: Arg, env: dict[str, Any]) -> Any:
+        if isinstance(arg, Literal):
+            return arg.value
+        if isinstance(arg, ListArg):
+            return [self._resolve(a, env) for a in arg.items]
+        assert isinstance(arg, Ref)
+        value = env[arg.name]
+        return value if arg.index is None else value[arg.index]
+
+    def tensor(self, name: str) -> Any:
+        """The value of a name after ``forward``, as a tensor (variables are read)."""
+        value = self.env[name]
+        if isinstance(value, (list, tuple)):
+            raise ValueError(f"{name!r} has several outputs; pick one as {name}[0]")
+        return self.tf.convert_to_tensor(value)
+
+    def node_of(self, op_name: str) -> Node | None:
+        """The spec node whose name scope holds the TensorFlow op ``op_name``."""
+        match = _SCOPE.match(op_name.split("/", 1)[0])
+        if match is None:
+            return None
+        index = int(match.group(1))
+        return self.spec.nodes[index] if index < len(self.spec.nodes) else None
+
+    def source(self, pos: Pos) -> str:
+        return f"{self.spec.path}:{pos.line}"
+
+    # --- the Traceable protocol (gradients/engine.py) ---------------------------------------
+
+    @property
+    def target(self) -> str:
+        return self.spec.path
+
+    def trace(self) -> tuple[list[LossEntry], list[VariableEntry]]:
+        """Build every node, then hand the engine the losses and variables."""
+        self.forward()
+        losses = []
+        for loss in self.spec.losses:
+            try:
+                tensor = self.tensor(loss.node)
+                stops = [self.tensor(name) for name in loss.stop_gradients]
+            except Exception as exc:
+                raise BuildError(
+                    self.spec.location(loss.pos), f"losses.{loss.name}", one_line(str(exc))
+                ) from exc
+            losses.append(
+                LossEntry(
+                    name=loss.name,
+                    tensor=tensor,
+                    location=self.spec.location(loss.pos),
+                    grad_ys=loss.grad_loss,
+                    stop_tensors=stops,
+                    includes=loss.includes,
+                )
+            )
+        variables = [
+            VariableEntry(v.name, v.variable, v.trainable, self.source(v.pos))
+            for v in self.variables
+        ]
+        return losses, variables
+
+    def locate(self, op: Any) -> tuple[str, str] | None:
+        node = self.node_of(op.name)
+        return None if node is None else (node.name, self.source(node.pos))
+
+    def trace_error(self, exc: BaseException) -> BaseException:
+        """A TensorFlow error, attributed to the node that owns the failing op."""
+        op = getattr(exc, "op", None)
+        name = getattr(op, "name", None)
+        if name is None:
+            match = _NODE_IN_MESSAGE.search(str(exc))
+            name = match.group(1) if match else None
+        node = self.node_of(name) if name else None
+        if node is None:
+            return exc
+        cause = getattr(exc, "cause", exc)
+        return self.node_error(node, cause)

@@ -1,0 +1,50 @@
+"""What the gradient stage needs from a model: its losses and variables inside one trace."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gradscope.errors import Location
+
+
+@dataclass
+class VariableEntry:
+    """A variable the model exposes for analysis; ``source`` is ``FILE:LINE``."""
+
+    name: str
+    variable: Any
+    trainable: bool
+    source: str
+
+
+def _everything(_name: str) -> bool:
+    return True
+
+
+@dataclass
+class LossEntry:
+    """A loss the model exposes: its tensor and how to differentiate it."""
+
+    name: str
+    tensor: Any
+    location: Location | None = None
+    grad_ys: Any = None
+    stop_tensors: list[Any] = field(default_factory=list)
+    includes: Callable[[str], bool] = _everything
+
+
+class Traceable(Protocol):
+    """A model gradscope can trace: a spec (``build.SpecModel``) or a Python target."""
+
+    target: str
+
+    def trace(self) -> tuple[list[LossEntry], list[VariableEntry]]:
+        """Build the forward pass inside the current trace; return its losses and variables."""
+
+    def locate(self, op: Any) -> tuple[str, str] | None:
+        """``(node, "FILE:LINE")`` of the user's code that created ``op``, if known."""
+
+    def trace_error(self, exc: BaseException) -> BaseException:
+        """Turn a TensorFlow error into a located gradscope error (or return it unchanged)."""

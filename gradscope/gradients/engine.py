@@ -1,0 +1,151 @@
+"""One traced forward pass, one backward pass per loss, and the cut points of every pair.
+
+Everything happens inside a single ``tf.function`` trace: the model's forward pass, then per
+loss one ``tf.gradients`` call with respect to the variables *and* every intermediate tensor
+on a path from them (those extra results cost nothing: TensorFlow builds the same backward
+graph either way, and unused gradient ops are pruned before execution). Which of those
+tensors got a gradient is known at trace time; the cut analysis (``flow``) reads it. The
+function then runs once to fetch loss values and gradient norms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradscope.build.tf_import import import_tensorflow
+from gradscope.build.traceable import LossEntry, Traceable, VariableEntry
+from gradscope.errors import BuildError
+from gradscope.gradients import flow
+from gradscope.gradients.extract import Extracted, GradientRegistry
+from gradscope.gradients.facts import Comparison, LossFacts, RunFacts, VariableFacts
+from gradscope.gradients.pairs import PairBuilder, pair_outputs
+
+Progress = Callable[[str], None]
+
+
+def _handle(variable: Any) -> Any:
+    handle = getattr(variable, "handle", None)
+    if handle is None:
+        handle = variable.value.handle
+    return handle
+
+
+def _device_name(tensor: Any) -> str:
+    device = str(getattr(tensor, "device", "") or "")
+    return device.rsplit("device:", 1)[-1] if "device:" in device else "CPU:0"
+
+
+class Engine:
+    """Traces a model once and answers every loss x variable pair."""
+
+    def __init__(
+        self,
+        model: Traceable,
+        *,
+        losses: Sequence[str] | None = None,
+        compare: Sequence[tuple[str, str]] = (),
+        device: str | None = None,
+        progress: Progress | None = None,
+        autograph: bool = False,
+    ) -> None:
+        self.tf = import_tensorflow()
+        self.model = model
+        self.only = set(losses) if losses else None
+        self.compare = list(compare)
+        self.device = device
+        self.progress = progress or (lambda _phase: None)
+        self.autograph = autograph
+        self.static: dict[str, Any] = {}
+
+    def run(self) -> RunFacts:
+        tf = self.tf
+        self.progress("tracing the forward and backward passes")
+        function = tf.function(self._body, autograph=self.autograph)
+        concrete = function.get_concrete_function()
+        self.progress("computing gradients")
+        try:
+            outputs = concrete()
+        except (tf.errors.OpError, ValueError) as exc:
+            raise self.model.trace_error(exc) from exc
+        numbers = {k: v.numpy() for k, v in outputs.items()}
+        device = _device_name(next(iter(outputs.values()))) if outputs else "CPU:0"
+        if self.device:
+            device = self.device
+        return self._facts(numbers, device)
+
+    def _body(self) -> dict[str, Any]:
+        tf = self.tf
+        scope = tf.device(self.device) if self.device else _null()
+        with scope, tf.variable_creator_scope(self._create_variable):
+            losses, variables = self.model.trace()
+            wanted = self.only | {n for pair in self.compare for n in pair} if self.only else None
+            losses = [loss for loss in losses if wanted is None or loss.name in wanted]
+            graph = tf.compat.v1.get_default_graph()
+            handles = [graph.capture(_handle(v.variable)) for v in variables]
+            extracted = Extracted(graph.get_operations(), GradientRegistry())
+            self.static["variables"] = variables
+            builder = PairBuilder(tf, self.model, extracted, variables, handles)
+            self.static["builder"] = builder
+            outputs: dict[str, Any] = {}
+            self.static["losses"] = []
+            for index, loss in enumerate(losses):
+                self.progress(f"gradients for loss {index + 1} of {len(losses)}: {loss.name}")
+                static = builder.differentiate(loss)
+                self.static["losses"].append(static)
+                outputs.update(pair_outputs(tf, f"l{index}", static))
+            outputs.update(builder.compare(self.static["losses"], self.compare))
+            return outputs
+
+    def _create_variable(self, next_creator: Callable[..., Any], **kwargs: Any) -> Any:
+        """Create variables that a trace asks for (Keras layers building) eagerly.
+
+        NOTE: ``tf.function`` traces a second time whenever its first trace created a
+        variable through its own creator; creating them here, outside it, keeps one trace.
+        """
+        from tensorflow.python.ops.resource_variable_ops import ResourceVariable
+
+        self.static.setdefault("created", []).append(kwargs.get("name"))
+        try:
+            with self.tf.init_scope():
+                return ResourceVariable(**kwargs)
+        except (TypeError, ValueError):  # an initial value that only exists inside the trace
+            return next_creator(**kwargs)
+
+    def _facts(self, numbers: dict[str, Any], device: str) -> RunFacts:
+        variables = tuple(
+            VariableFacts(
+                name=v.name,
+                shape=tuple(v.variable.shape.as_list()),
+                dtype=self.tf.as_dtype(v.variable.dtype).name,
+                trainable=v.trainable,
+                source=v.source,
+            )
+            for v in self.static["variables"]
+        )
+        losses: list[LossFacts] = []
+        for index, static in enumerate(self.static["losses"]):
+            losses.append(static.facts(numbers, f"l{index}"))
+        builder: PairBuilder = self.static["builder"]
+        comparisons: list[Comparison] = [
+            builder.comparison(numbers, j, a, b) for j, (a, b) in enumerate(self.compare)
+        ]
+        return RunFacts(
+            target=self.model.target,
+            tensorflow=str(self.tf.__version__),
+            device=device,
+            variables=variables,
+            losses=tuple(losses),
+            comparisons=tuple(comparisons),
+        )
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+__all__ = ["BuildError", "Engine", "LossEntry", "Traceable", "VariableEntry", "flow"]

@@ -1,0 +1,267 @@
+"""Per loss: one ``tf.gradients`` call, the static facts of every pair, and the numbers to fetch."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gradscope.errors import BuildError
+from gradscope.gradients import flow
+from gradscope.gradients.extract import Extracted
+from gradscope.gradients.facts import Comparison, CutPoint, LossFacts, PairFacts
+
+if TYPE_CHECKING:
+    from gradscope.build.traceable import LossEntry, Traceable, VariableEntry
+
+_NO_GRADIENT = re.compile(r"operation '([^']+)'")
+
+
+@dataclass
+class PairStatic:
+    """What is known about one pair once the trace is done, before anything runs."""
+
+    variable: str
+    requested: bool
+    has_gradient: bool = False
+    reachable: bool = False
+    sparse: bool = False
+    cut_points: list[CutPoint] = field(default_factory=list)
+    slot: int | None = None  # index into the loss's stacked norm/finite/zero outputs
+
+
+@dataclass
+class LossStatic:
+    """One loss after tracing: the pairs, and the gradient tensors (for comparisons)."""
+
+    name: str
+    shape: tuple[int | None, ...]
+    pairs: list[PairStatic]
+    value: Any
+    grads: dict[str, Any] = field(default_factory=dict)
+
+    def facts(self, numbers: dict[str, Any], prefix: str) -> LossFacts:
+        value = float(numbers[f"{prefix}/value"])
+        pairs = []
+        for p in self.pairs:
+            norm = finite = zero = None
+            if p.slot is not None:
+                norm, largest, probe = (float(x) for x in numbers[f"{prefix}/stats"][p.slot])
+                finite = math.isfinite(probe)
+                zero = finite and largest == 0.0
+            pairs.append(
+                PairFacts(
+                    variable=p.variable,
+                    requested=p.requested,
+                    has_gradient=p.has_gradient,
+                    reachable=p.reachable,
+                    sparse=p.sparse,
+                    norm=norm if norm is not None and math.isfinite(norm) else None,
+                    finite=True if finite is None else finite,
+                    all_zero=bool(zero),
+                    cut_points=tuple(p.cut_points),
+                )
+            )
+        return LossFacts(self.name, value, self.shape, tuple(pairs))
+
+
+def _dense(tf: Any, grad: Any) -> Any:
+    """A gradient with repeated IndexedSlices rows summed (what densifying would give)."""
+    if isinstance(grad, tf.IndexedSlices):
+        unique, index = tf.unique(grad.indices)
+        return tf.math.unsorted_segment_sum(grad.values, index, tf.shape(unique)[0])
+    return grad
+
+
+def _stats(tf: Any, grad: Any) -> Any:
+    """``[norm, max |g|, sum(g * 0)]`` of one gradient as float64.
+
+    The last is 0 when every element is finite and NaN otherwise. Only float ops: boolean
+    reductions make oneDNN log an error line on CPUs without AVX-512.
+    """
+    g = _dense(tf, grad)
+    if g.dtype.is_complex:
+        g = tf.abs(g)
+    g = tf.cast(g, tf.float32) if g.dtype in (tf.float16, tf.bfloat16) else g
+    magnitude = tf.abs(g)
+    stats = [tf.norm(g), tf.reduce_max(magnitude), tf.reduce_sum(g * 0)]
+    return tf.stack([tf.cast(s, tf.float64) for s in stats])
+
+
+def pair_outputs(tf: Any, prefix: str, static: LossStatic) -> dict[str, Any]:
+    """The tensors the function returns for one loss."""
+    out = {f"{prefix}/value": static.value}
+    stats = [_stats(tf, static.grads[p.variable]) for p in static.pairs if p.slot is not None]
+    if stats:
+        out[f"{prefix}/stats"] = tf.stack(stats)
+    return out
+
+
+class PairBuilder:
+    """Differentiates each loss inside the trace and finds its cut points."""
+
+    def __init__(
+        self,
+        tf: Any,
+        model: Traceable,
+        extracted: Extracted,
+        variables: Sequence[VariableEntry],
+        handles: Sequence[Any],
+    ) -> None:
+        self.tf = tf
+        self.model = model
+        self.x = extracted
+        self.variables = list(variables)
+        self.handle_ids = [extracted.tensor_id(h) for h in handles]
+        self.handles = list(handles)
+        sources = {t: 1 << i for i, t in enumerate(self.handle_ids) if t is not None}
+        self.vsets = flow.variable_sets(extracted.graph, sources)
+
+    def differentiate(self, loss: LossEntry) -> LossStatic:
+        tf = self.tf
+        target = tf.convert_to_tensor(loss.tensor)
+        if not (target.dtype.is_floating or target.dtype.is_complex):
+            raise BuildError(
+                loss.location or _nowhere(self.model.target),
+                f"losses.{loss.name}",
+                f"a loss must be a floating-point tensor, saw {target.dtype.name}",
+            )
+        requested = [
+            i for i, v in enumerate(self.variables) if v.trainable and loss.includes(v.name)
+        ]
+        mask = sum(1 << i for i in requested)
+        graph = self.x.graph
+        target_op = self.x.op_index[target.op.name]
+        reach = flow.reaching(graph, target_op)
+        vsets = [bits & mask for bits in self.vsets]
+        handle_set = {self.handle_ids[i] for i in requested}
+        probes = [
+            t
+            for t, p in enumerate(graph.producer)
+            if reach[p] and vsets[p] and graph.differentiable[t] and t not in handle_set
+        ]
+        xs = [self.handles[i] for i in requested] + [self.x.tensors[t] for t in probes]
+        grads = self._gradients(loss, target, xs)
+        var_grads = dict(zip(requested, grads[: len(requested)]))
+        received = {t for t, g in zip(probes, grads[len(requested) :]) if g is not None}
+        received |= {self.handle_ids[i] for i, g in var_grads.items() if g is not None}
+        received |= {self.x.tensor_id(target)}  # type: ignore[arg-type]
+        stop_ops = {self.x.op_index[t.op.name] for t in loss.stop_tensors}
+        cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops)
+        static = LossStatic(loss.name, tuple(target.shape.as_list()), [], self._value(target))
+        self._pairs(static, requested, var_grads, cuts, target_op)
+        return static
+
+    def _gradients(self, loss: LossEntry, target: Any, xs: list[Any]) -> list[Any]:
+        tf = self.tf
+        grad_ys = None
+        if loss.grad_ys is not None:
+            grad_ys = tf.broadcast_to(tf.constant(loss.grad_ys, target.dtype), tf.shape(target))
+        try:
+            return list(
+                tf.gradients(
+                    target,
+                    xs,
+                    grad_ys=grad_ys,
+                    stop_gradients=loss.stop_tensors or None,
+                    unconnected_gradients=tf.UnconnectedGradients.NONE,
+                )
+            )
+        except LookupError as exc:
+            # "No gradient defined for operation 'N3/Foo' (op type: Foo)"
+            match = _NO_GRADIENT.search(str(exc))
+            op = self.x.tf_ops[self.x.op_index[match.group(1)]] if match else None
+            raise self.model.trace_error(exc if op is None else _OpError(op, exc)) from exc
+
+    def _value(self, target: Any) -> Any:
+        tf = self.tf
+        value = tf.math.real(target) if target.dtype.is_complex else target
+        return tf.reduce_sum(tf.cast(value, tf.float64))
+
+    def _pairs(
+        self,
+        static: LossStatic,
+        requested: list[int],
+        var_grads: dict[int, Any],
+        cuts: list[flow.Cut],
+        target_op: int,
+    ) -> None:
+        located = [(cut, self._cut_point(cut)) for cut in sorted(cuts, key=lambda c: c.op)]
+        slot = 0
+        for i, v in enumerate(self.variables):
+            pair = PairStatic(v.name, requested=i in var_grads)
+            static.pairs.append(pair)
+            if not pair.requested:
+                continue
+            grad = var_grads[i]
+            pair.reachable = bool(self.vsets[target_op] >> i & 1)
+            pair.has_gradient = grad is not None
+            for cut, point in located:
+                if cut.variables >> i & 1 and point not in pair.cut_points:
+                    pair.cut_points.append(point)
+            if grad is not None:
+                pair.sparse = isinstance(grad, self.tf.IndexedSlices)
+                pair.slot = slot
+                slot += 1
+                static.grads[v.name] = grad
+
+    def _cut_point(self, cut: flow.Cut) -> CutPoint:
+        op = self.x.tf_ops[cut.op]
+        where = self.model.locate(op)
+        node, source = where if where is not None else (op.name, "")
+        return CutPoint(node=node, op=op.type, kind=cut.kind, source=source)
+
+    def compare(self, statics: list[LossStatic], pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """Dot products and sign agreement of two losses' gradients, per shared variable."""
+        tf = self.tf
+        by_name = {s.name: s for s in statics}
+        out: dict[str, Any] = {}
+        self.shared: list[list[str]] = []
+        for j, (a, b) in enumerate(pairs):
+            ga, gb = by_name[a].grads, by_name[b].grads
+            shared = [v.name for v in self.variables if v.name in ga and v.name in gb]
+            self.shared.append(shared)
+            if not shared:
+                continue
+            dots, signs = [], []
+            for name in shared:
+                x = tf.cast(tf.convert_to_tensor(ga[name]), tf.float64)
+                y = tf.cast(tf.convert_to_tensor(gb[name]), tf.float64)
+                dots.append(tf.reduce_sum(x * y))
+                # 1 where the signs agree, 0 where not; float ops only (see _stats)
+                agree = 1.0 - tf.minimum(tf.abs(tf.sign(x) - tf.sign(y)), 1.0)
+                signs.append(tf.reduce_mean(agree))
+            out[f"cmp{j}/dot"] = tf.stack(dots)
+            out[f"cmp{j}/sign"] = tf.stack(signs)
+        return out
+
+    def comparison(self, numbers: dict[str, Any], index: int, a: str, b: str) -> Comparison:
+        """The fetched numbers of comparison ``index`` as plain data."""
+        shared = self.shared[index]
+        if not shared:
+            return Comparison(a, b)
+        dots = numbers[f"cmp{index}/dot"]
+        signs = numbers[f"cmp{index}/sign"]
+        return Comparison(
+            a,
+            b,
+            dots={n: float(d) for n, d in zip(shared, dots)},
+            sign_agreement={n: float(s) for n, s in zip(shared, signs)},
+        )
+
+
+class _OpError(Exception):
+    """A TensorFlow error attributed to one op of the trace."""
+
+    def __init__(self, op: Any, cause: BaseException) -> None:
+        self.op = op
+        self.cause = cause
+        super().__init__(str(cause))
+
+
+def _nowhere(target: str) -> Any:
+    from gradscope.errors import Location
+
+    return Location(target, 1, 1)

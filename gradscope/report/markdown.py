@@ -1,0 +1,56 @@
+"""Markdown for pull-request comments: the matrix, the cut points and the problems."""
+
+from __future__ import annotations
+
+from gradscope.analysis import model as m
+from gradscope.report import style
+
+_ICON = {m.OK: "✅", m.ZERO: "🟡", m.NAN: "🟥"}
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _cell(pair: m.PairResult) -> str:
+    icon = _ICON.get(pair.status, "⛔" if m.is_none(pair.status) else "▫️")
+    return f"{icon} {_escape(style.cell(pair))}"
+
+
+def matrix(report: m.Report) -> list[str]:
+    header = ["variable", "shape"] + [f"`{loss.name}`" for loss in report.losses]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for v in report.variables:
+        cells = [f"`{_escape(v.name)}`", style.shape(v.shape)]
+        cells += [_cell(loss.pair(v.name)) for loss in report.losses]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def sections(report: m.Report) -> list[str]:
+    """The body shared by ``inspect`` and ``check`` markdown."""
+    lines = matrix(report)
+    rows = style.cut_rows(report)
+    if rows:
+        lines += ["", "**Where the gradient was cut**", ""]
+        lines += [f"- `{loss}` ← `{var}`: {status}, at {_escape(where)}" for loss, var, status, where in rows]
+    if report.problems:
+        lines += ["", "**Problems**", ""]
+        for p in report.problems:
+            known = " (known)" if p.known else ""
+            lines.append(f"- **{p.kind}**{known}: {_escape(p.message)}")
+    return lines
+
+
+def render(report: m.Report) -> str:
+    title = report.name or report.spec
+    head = [
+        f"### gradscope: `{_escape(title)}`",
+        "",
+        f"`{report.spec}` · TensorFlow {report.tensorflow} · {report.device}",
+        "",
+    ]
+    values = ", ".join(f"`{loss.name}` = {style.number(loss.value)}" for loss in report.losses)
+    body = sections(report)
+    tail = ["", f"Losses: {values}", "", f"**{style.summary(report)}**", ""]
+    return "\n".join(head + body + tail)

@@ -1,0 +1,113 @@
+"""Shared wording and colours for the human-readable formats (table, markdown, html)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+
+from gradscope.analysis import model as m
+from gradscope.gradients.facts import CutPoint
+
+#: Rich styles per status; the table uses them only on a terminal.
+STATUS_STYLE = {
+    m.OK: "green",
+    m.ZERO: "yellow",
+    m.NAN: "bold red",
+    m.DISCONNECTED: "red",
+    m.STOPPED: "red",
+    m.ASSIGN: "red",
+    m.NONDIFFERENTIABLE: "red",
+    m.UNEXPLAINED: "bold red",
+    m.EXCLUDED: "dim",
+    m.FROZEN: "dim",
+}
+
+#: Short cell text per status, for matrices.
+SHORT = {
+    m.OK: "ok",
+    m.ZERO: "zero",
+    m.NAN: "nan",
+    m.DISCONNECTED: "disconnected",
+    m.STOPPED: "stopped",
+    m.ASSIGN: "assign",
+    m.NONDIFFERENTIABLE: "non-diff",
+    m.UNEXPLAINED: "unexplained",
+    m.EXCLUDED: "excluded",
+    m.FROZEN: "frozen",
+}
+
+#: What each status means, for legends.
+MEANING = {
+    m.OK: "gradient flows",
+    m.ZERO: "gradient is exactly 0 everywhere",
+    m.NAN: "gradient has NaN or Inf",
+    m.DISCONNECTED: "no path from the variable to the loss",
+    m.STOPPED: "every path crosses a stop_gradient",
+    m.ASSIGN: "reaches the loss only through an assign",
+    m.NONDIFFERENTIABLE: "every path crosses an op with no gradient",
+    m.UNEXPLAINED: "TensorFlow returns None; cause not found",
+    m.EXCLUDED: "outside the loss's vars",
+    m.FROZEN: "not trainable",
+}
+
+
+def number(value: float | None) -> str:
+    """Compact scientific form: ``2.68e+00``; ``-`` when absent."""
+    if value is None:
+        return "-"
+    if value == 0:
+        return "0"
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    return f"{value:.2e}"
+
+
+def shape(dims: Iterable[int | None]) -> str:
+    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def cut_text(cut: CutPoint) -> str:
+    """``frozen (StopGradient) at configs/multitask.yaml:17``."""
+    where = f" at {cut.source}" if cut.source else ""
+    return f"{cut.node} ({cut.op}){where}"
+
+
+def cell(pair: m.PairResult) -> str:
+    """A matrix cell: the status, with the norm when a gradient exists."""
+    text = SHORT[pair.status]
+    if pair.status in (m.OK,):
+        text += f" {number(pair.norm)}"
+    if pair.sparse and m.has_gradient(pair.status):
+        text += " (sparse)"
+    if pair.cut_points and m.has_gradient(pair.status):
+        text += " ✂"
+    return text
+
+
+def cut_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
+    """``(loss, variable, status, where)`` for every pair with cut points."""
+    rows = []
+    for loss, pair in report.pairs():
+        if not pair.cut_points:
+            continue
+        status = pair.status if not m.has_gradient(pair.status) else f"{pair.status}, partly cut"
+        rows.append((loss.name, pair.variable, status, "; ".join(cut_text(c) for c in pair.cut_points)))
+    return rows
+
+
+def summary(report: m.Report) -> str:
+    """``25 pairs: 9 ok, 9 none, 5 excluded, 2 frozen · 1 problem``."""
+    counts: Counter[str] = Counter()
+    for _, pair in report.pairs():
+        key = "none" if m.is_none(pair.status) else pair.status
+        counts[key] += 1
+    total = sum(counts.values())
+    order = ["ok", "zero", "nan", "none", "excluded", "frozen"]
+    parts = [f"{counts[k]} {k}" for k in order if counts[k]]
+    failures = len(report.failures)
+    known = len(report.problems) - failures
+    problems = f"{failures} problem{'s' if failures != 1 else ''}"
+    if known:
+        problems += f" ({known} known)"
+    return f"{total} pair{'s' if total != 1 else ''}: {', '.join(parts) or 'none'} · {problems}"

@@ -1,0 +1,98 @@
+"""The terminal table: a losses x variables matrix, where the gradient was cut, the problems."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from gradscope.analysis import model as m
+from gradscope.report import style
+
+
+def _title(report: m.Report) -> Text:
+    title = Text()
+    title.append("gradscope", style="bold")
+    title.append(f" · {report.name or report.spec}")
+    if report.name:
+        title.append(f" ({report.spec})", style="dim")
+    title.append(f" · TensorFlow {report.tensorflow} · {report.device}", style="dim")
+    return title
+
+
+def _matrix(report: m.Report) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("variable", no_wrap=True)
+    table.add_column("shape", style="dim", no_wrap=True)
+    for loss in report.losses:
+        table.add_column(f"{loss.name}\n{style.number(loss.value)}", no_wrap=True)
+    for variable in report.variables:
+        row: list[Any] = [variable.name, style.shape(variable.shape)]
+        for loss in report.losses:
+            pair = loss.pair(variable.name)
+            row.append(Text(style.cell(pair), style=style.STATUS_STYLE[pair.status]))
+        table.add_row(*row)
+    return table
+
+
+def _cuts(report: m.Report) -> Table | None:
+    rows = style.cut_rows(report)
+    if not rows:
+        return None
+    table = Table(title="Where the gradient was cut", title_justify="left", box=None,
+                  header_style="bold", title_style="bold")  # fmt: skip
+    for name in ("loss", "variable", "status", "cut at"):
+        table.add_column(name, overflow="fold")
+    for loss, variable, status, where in rows:
+        table.add_row(loss, variable, Text(status, style=style.STATUS_STYLE.get(status, "")), where)
+    return table
+
+
+def _problems(report: m.Report) -> Table | None:
+    if not report.problems:
+        return None
+    table = Table(title="Problems", title_justify="left", box=None, show_header=False,
+                  title_style="bold")  # fmt: skip
+    table.add_column("kind", no_wrap=True)
+    table.add_column("message", overflow="fold")
+    for p in report.problems:
+        kind = Text(f"{'known ' if p.known else ''}{p.kind}", style="dim" if p.known else "red")
+        table.add_row(kind, p.message)
+    return table
+
+
+def report_renderable(report: m.Report) -> Group:
+    """The report as rich renderables (also what ``Report.__rich__`` returns)."""
+    parts: list[Any] = [_title(report), Text(), _matrix(report)]
+    for extra in (_cuts(report), _problems(report)):
+        if extra is not None:
+            parts += [Text(), extra]
+    for note in report.notes:
+        parts.append(Text(f"note: {note}", style="yellow"))
+    tone = "red" if report.failures else "green"
+    parts += [Text(), Text(style.summary(report), style=f"bold {tone}")]
+    return Group(*parts)
+
+
+def to_text(renderable: Any, *, color: bool = False, width: int = 120) -> str:
+    """Render any rich renderable to a string; ANSI colours only when ``color``."""
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        force_terminal=color,
+        color_system="standard" if color else None,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+    )
+    console.print(renderable)
+    return buffer.getvalue()
+
+
+def render(report: m.Report, *, color: bool = False, width: int = 120) -> str:
+    """The whole inspect report as a terminal table."""
+    return to_text(report_renderable(report), color=color, width=width)
