@@ -53,9 +53,7 @@ def run_spec(
 
     progress("building the model")
     model = SpecModel(spec)
-    facts = Engine(
-        model, losses=losses, compare=compare, device=device, progress=progress
-    ).run()
+    facts = Engine(model, losses=losses, compare=compare, device=device, progress=progress).run()
     sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
     results = classify(facts, sources)
     problems = find_problems(spec.path, results, facts.variables, spec.expect)

@@ -64,7 +64,9 @@ class SpecModel:
         try:
             array = values.variable_array(d, self.spec.seed)
             if array is None:
-                init = keras_initializer(self.keras, d.init, values.derived_seed(self.spec.seed, d.name))
+                init = keras_initializer(
+                    self.keras, d.init, values.derived_seed(self.spec.seed, d.name)
+                )
                 initial = init(d.shape, dtype=d.dtype)
             else:
                 initial = tf.constant(array, dtype=dtype)

@@ -63,7 +63,7 @@ def assign(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) ->
     sizes = value.shape.as_list()
     if len(begin) != len(sizes) or any(s is None for s in sizes):
         raise ValueError(f"begin {list(begin)} does not match the value's shape {sizes}")
-    index = tuple(slice(b, b + s) for b, s in zip(begin, sizes))
+    index = tuple(slice(b, b + s) for b, s in zip(begin, sizes, strict=True))
     ref[index].assign(value)
     return ref
 

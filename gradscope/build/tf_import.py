@@ -53,8 +53,8 @@ def import_tensorflow() -> Any:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                import tensorflow as tf
                 import keras  # noqa: F401  (Keras 3 registers itself on first import)
+                import tensorflow as tf
 
                 # Device discovery logs CUDA probing errors on machines without a GPU.
                 tf.config.list_physical_devices()

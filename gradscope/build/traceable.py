@@ -38,7 +38,9 @@ class LossEntry:
 class Traceable(Protocol):
     """A model gradscope can trace: a spec (``build.SpecModel``) or a Python target."""
 
-    target: str
+    @property
+    def target(self) -> str:
+        """The spec path or ``module:function`` this model came from."""
 
     def trace(self) -> tuple[list[LossEntry], list[VariableEntry]]:
         """Build the forward pass inside the current trace; return its losses and variables."""

@@ -41,12 +41,17 @@ def _numpy_dtype(dtype: str) -> Any:
     return np.float32 if dtype == "bfloat16" else np.dtype(dtype)
 
 
+def _explicit(data: Any, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+    array: np.ndarray = np.broadcast_to(np.array(data, dtype=dtype), shape).copy()
+    return array
+
+
 def input_array(definition: InputDef, seed: int) -> np.ndarray:
     """The value of an input: explicit ``values``, else generated from ``seed``."""
     dtype = _numpy_dtype(definition.dtype)
     shape = definition.shape
     if definition.values is not None:
-        return np.broadcast_to(np.array(definition.values, dtype=dtype), shape).copy()
+        return _explicit(definition.values, dtype, shape)
     rng = rng_for(seed, definition.name)
     kind = _kind(definition.dtype)
     if kind == "bool":
@@ -67,7 +72,7 @@ def variable_array(definition: VariableDef, seed: int) -> np.ndarray | None:
     dtype = _numpy_dtype(definition.dtype)
     shape = definition.shape
     if definition.values is not None:
-        return np.broadcast_to(np.array(definition.values, dtype=dtype), shape).copy()
+        return _explicit(definition.values, dtype, shape)
     init = definition.init
     if init == "zeros":
         return np.zeros(shape, dtype=dtype)

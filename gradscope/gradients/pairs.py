@@ -144,10 +144,16 @@ class PairBuilder:
         ]
         xs = [self.handles[i] for i in requested] + [self.x.tensors[t] for t in probes]
         grads = self._gradients(loss, target, xs)
-        var_grads = dict(zip(requested, grads[: len(requested)]))
-        received = {t for t, g in zip(probes, grads[len(requested) :]) if g is not None}
-        received |= {self.handle_ids[i] for i, g in var_grads.items() if g is not None}
-        received |= {self.x.tensor_id(target)}  # type: ignore[arg-type]
+        var_grads = dict(zip(requested, grads[: len(requested)], strict=True))
+        received = {t for t, g in zip(probes, grads[len(requested) :], strict=True) if g is not None}
+        received |= {
+            h
+            for i, g in var_grads.items()
+            if g is not None and (h := self.handle_ids[i]) is not None
+        }
+        target_id = self.x.tensor_id(target)
+        if target_id is not None:
+            received.add(target_id)
         stop_ops = {self.x.op_index[t.op.name] for t in loss.stop_tensors}
         cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops)
         static = LossStatic(loss.name, tuple(target.shape.as_list()), [], self._value(target))
@@ -213,7 +219,9 @@ class PairBuilder:
         node, source = where if where is not None else (op.name, "")
         return CutPoint(node=node, op=op.type, kind=cut.kind, source=source)
 
-    def compare(self, statics: list[LossStatic], pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    def compare(
+        self, statics: list[LossStatic], pairs: Sequence[tuple[str, str]]
+    ) -> dict[str, Any]:
         """Dot products and sign agreement of two losses' gradients, per shared variable."""
         tf = self.tf
         by_name = {s.name: s for s in statics}
@@ -247,8 +255,8 @@ class PairBuilder:
         return Comparison(
             a,
             b,
-            dots={n: float(d) for n, d in zip(shared, dots)},
-            sign_agreement={n: float(s) for n, s in zip(shared, signs)},
+            dots={n: float(d) for n, d in zip(shared, dots, strict=True)},
+            sign_agreement={n: float(s) for n, s in zip(shared, signs, strict=True)},
         )
 
 

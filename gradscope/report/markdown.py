@@ -33,7 +33,10 @@ def sections(report: m.Report) -> list[str]:
     rows = style.cut_rows(report)
     if rows:
         lines += ["", "**Where the gradient was cut**", ""]
-        lines += [f"- `{loss}` ← `{var}`: {status}, at {_escape(where)}" for loss, var, status, where in rows]
+        lines += [
+            f"- `{loss}` ← `{var}`: {status}, at {_escape(where)}"
+            for loss, var, status, where in rows
+        ]
     if report.problems:
         lines += ["", "**Problems**", ""]
         for p in report.problems:

@@ -92,7 +92,8 @@ def cut_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
         if not pair.cut_points:
             continue
         status = pair.status if not m.has_gradient(pair.status) else f"{pair.status}, partly cut"
-        rows.append((loss.name, pair.variable, status, "; ".join(cut_text(c) for c in pair.cut_points)))
+        where = "; ".join(cut_text(c) for c in pair.cut_points)
+        rows.append((loss.name, pair.variable, status, where))
     return rows
 
 
