@@ -48,8 +48,9 @@ class LossStatic:
         for p in self.pairs:
             norm = finite = zero = None
             if p.slot is not None:
-                norm, largest, probe = (float(x) for x in numbers[f"{prefix}/stats"][p.slot])
-                finite = math.isfinite(probe)
+                norm = float(numbers[f"{prefix}/norm"][p.slot])
+                largest = float(numbers[f"{prefix}/max"][p.slot])
+                finite = math.isfinite(largest) and not math.isnan(norm)
                 zero = finite and largest == 0.0
             pairs.append(
                 PairFacts(
@@ -75,19 +76,25 @@ def _dense(tf: Any, grad: Any) -> Any:
     return grad
 
 
-def _stats(tf: Any, grad: Any) -> Any:
-    """``[norm, max |g|, sum(g * 0)]`` of one gradient as float64.
+def _stats(tf: Any, grad: Any) -> tuple[Any, Any]:
+    """``(norm, max |g|)`` of one gradient.
 
-    The last is 0 when every element is finite and NaN otherwise. Only float ops: boolean
-    reductions make oneDNN log an error line on CPUs without AVX-512.
+    ``max |g|`` tells exactly-zero gradients from ones whose squares underflow, and is NaN or
+    Inf exactly when an element is (``reduce_max`` propagates NaN). Few ops per pair: the
+    function's first run optimizes the whole graph, so every op per pair costs start-up time.
     """
     g = _dense(tf, grad)
     if g.dtype.is_complex:
         g = tf.abs(g)
-    g = tf.cast(g, tf.float32) if g.dtype in (tf.float16, tf.bfloat16) else g
-    magnitude = tf.abs(g)
-    stats = [tf.norm(g), tf.reduce_max(magnitude), tf.reduce_sum(g * 0)]
-    return tf.stack([tf.cast(s, tf.float64) for s in stats])
+    if g.dtype in (tf.float16, tf.bfloat16):
+        g = tf.cast(g, tf.float32)
+    return tf.sqrt(tf.reduce_sum(tf.square(g))), tf.reduce_max(tf.abs(g))
+
+
+def _stack(tf: Any, scalars: list[Any]) -> Any:
+    wide = any(x.dtype == tf.float64 for x in scalars)
+    dtype = tf.float64 if wide else tf.float32
+    return tf.stack([x if x.dtype == dtype else tf.cast(x, dtype) for x in scalars])
 
 
 def pair_outputs(tf: Any, prefix: str, static: LossStatic) -> dict[str, Any]:
@@ -95,7 +102,8 @@ def pair_outputs(tf: Any, prefix: str, static: LossStatic) -> dict[str, Any]:
     out = {f"{prefix}/value": static.value}
     stats = [_stats(tf, static.grads[p.variable]) for p in static.pairs if p.slot is not None]
     if stats:
-        out[f"{prefix}/stats"] = tf.stack(stats)
+        out[f"{prefix}/norm"] = _stack(tf, [s[0] for s in stats])
+        out[f"{prefix}/max"] = _stack(tf, [s[1] for s in stats])
     return out
 
 
