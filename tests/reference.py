@@ -1,0 +1,128 @@
+"""Bare TensorFlow computing what a spec describes: eager, one GradientTape per loss.
+
+This is the reference golden tests hold gradscope to. It shares nothing with gradscope's engine
+(no tf.function, no tf.gradients, no graph analysis): it runs each node eagerly under a tape and
+asks ``tape.gradient`` for every variable, as a user would.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from gradscope.build import values
+from gradscope.build.model import keras_initializer
+from gradscope.build.tf_import import import_tensorflow
+from gradscope.spec.model import ListArg, Literal, Ref, Spec
+
+
+@dataclass(frozen=True)
+class Grad:
+    """What TensorFlow returned for one loss x variable."""
+
+    none: bool
+    norm: float | None = None
+    sparse: bool = False
+    finite: bool = True
+    zero: bool = False
+
+
+def _resolve(arg: Any, env: dict[str, Any]) -> Any:
+    if isinstance(arg, Literal):
+        return arg.value
+    if isinstance(arg, ListArg):
+        return [_resolve(a, env) for a in arg.items]
+    assert isinstance(arg, Ref)
+    value = env[arg.name]
+    return value if arg.index is None else value[arg.index]
+
+
+def _call(tf: Any, keras: Any, node: Any, args: list, kwargs: dict, layers: dict) -> Any:
+    if node.target == "gradscope.stop_gradient":
+        (x,) = args + list(kwargs.values())
+        return tf.stop_gradient(x)
+    if node.target == "gradscope.assign":
+        ref, value = kwargs.get("ref", args[0] if args else None), kwargs.get("value")
+        if value is None:
+            value = args[1]
+        value = tf.convert_to_tensor(value, dtype=ref.dtype)
+        begin = node.attrs.get("begin")
+        if begin is None:
+            ref.assign(value)
+        else:
+            index = tuple(slice(b, b + s) for b, s in zip(begin, value.shape.as_list()))
+            ref[index].assign(value)
+        return ref
+    if node.target == "gradscope.layer":
+        cls = getattr(keras.layers, node.attrs["class"], None)
+        config = dict(node.attrs.get("config") or {})
+        if cls is None:
+            cls = getattr(keras.applications, node.attrs["class"])
+            config["weights"] = None
+        layer = layers[node.name] = cls(**config)
+        return layer(*args, **kwargs, **dict(node.attrs.get("call") or {}))
+    attrs = {
+        k: tf.as_dtype(v) if (k == "dtype" or k.endswith("_dtype")) and isinstance(v, str) else v
+        for k, v in node.attrs.items()
+    }
+    fn = functools.reduce(getattr, node.target.split("."), tf)
+    return fn(*args, **kwargs, **attrs)
+
+
+def _variables(tf: Any, keras: Any, spec: Spec) -> dict[str, Any]:
+    out = {}
+    for d in spec.variables:
+        array = values.variable_array(d, spec.seed)
+        if array is None:
+            init = keras_initializer(keras, d.init, values.derived_seed(spec.seed, d.name))
+            array = init(d.shape, dtype=d.dtype)
+        out[d.name] = tf.Variable(array, trainable=d.trainable, dtype=tf.as_dtype(d.dtype))
+    return out
+
+
+def reference(spec: Spec) -> dict[str, dict[str, Grad]]:
+    """Per loss, per requested variable: what ``tape.gradient`` returns."""
+    tf = import_tensorflow()
+    import keras
+
+    out: dict[str, dict[str, Grad]] = {}
+    for loss in spec.losses:
+        keras.utils.set_random_seed(spec.seed)
+        variables = _variables(tf, keras, spec)
+        inputs = {
+            d.name: tf.constant(values.input_array(d, spec.seed), dtype=tf.as_dtype(d.dtype))
+            for d in spec.inputs
+        }
+        env: dict[str, Any] = {**inputs, **variables}
+        layers: dict[str, Any] = {}
+        with tf.GradientTape(persistent=True) as tape:
+            for node in spec.nodes:
+                args = [_resolve(a, env) for a in node.args]
+                kwargs = {k: _resolve(a, env) for k, a in node.kwargs}
+                env[node.name] = _call(tf, keras, node, args, kwargs, layers)
+                if node.name in loss.stop_gradients:
+                    env[node.name] = tf.stop_gradient(env[node.name])
+            target = tf.convert_to_tensor(env[loss.node])
+        named = dict(variables)
+        for node_name, layer in layers.items():
+            for w in layer.weights:
+                path = w.path[len(layer.name) + 1 :] if w.path.startswith(layer.name + "/") else w.path
+                named[f"{node_name}/{path}"] = w
+        wanted = {n: v for n, v in named.items() if v.trainable and loss.includes(n)}
+        upstream = None
+        if loss.grad_loss is not None:
+            upstream = tf.broadcast_to(tf.constant(loss.grad_loss, target.dtype), tf.shape(target))
+        grads = tape.gradient(target, list(wanted.values()), output_gradients=upstream)
+        out[loss.name] = {n: _grad(tf, g) for n, g in zip(wanted, grads)}
+    return out
+
+
+def _grad(tf: Any, g: Any) -> Grad:
+    if g is None:
+        return Grad(none=True)
+    sparse = isinstance(g, tf.IndexedSlices)
+    dense = tf.convert_to_tensor(g)
+    finite = bool(tf.reduce_all(tf.math.is_finite(dense)))
+    zero = bool(tf.reduce_all(tf.equal(dense, 0)))
+    return Grad(False, float(tf.norm(dense)), sparse, finite, zero)
