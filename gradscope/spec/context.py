@@ -121,6 +121,11 @@ class Context:
         return [d.name for d in self.names.values() if d.kind == "node"]
 
 
+def a(kind: str) -> str:
+    """``kind`` with its indefinite article: ``an input``, ``a variable``."""
+    return ("an " if kind[:1] in "aeiou" else "a ") + kind
+
+
 def join(base: str, key: str | int) -> str:
     """A readable field path: ``join("nodes", 3)`` is ``nodes[3]``, then ``nodes[3].op``."""
     if isinstance(key, int):

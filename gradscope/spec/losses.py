@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gradscope.spec.arrays import read_values
-from gradscope.spec.context import Context, join, suggest
+from gradscope.spec.context import Context, a, join, suggest
 from gradscope.spec.model import Expectation, Loss, Pattern
 from gradscope.spec.tree import YEntry, YMap, YNode, YScalar, YSeq
 
@@ -63,7 +63,7 @@ def _node_name(ctx: Context, node: YNode, where: str) -> str | None:
     if isinstance(name, str) and ctx.kind_of(name) == "node":
         return name
     kind = ctx.kind_of(name) if isinstance(name, str) else None
-    hint = f" (an {kind}, not a node)" if kind else ""
+    hint = f" ({a(kind)}, not a node)" if kind else ""
     if isinstance(name, str) and not kind:
         hint = suggest(name, ctx.node_names())
     ctx.expected(node, where, "the name of a node", hint)

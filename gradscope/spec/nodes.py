@@ -119,7 +119,7 @@ def _reference(ctx: Context, text: str, pos: Pos, where: str, index: int) -> Ref
     base = ctx.names.get(match.group(1)) if match and defined is None else None
     if match and base is not None and base.order < index:
         if base.kind != "node":
-            ctx.error(pos, where, f"expected a name, saw {text!r}; the {base.kind} has one output")
+            ctx.error(pos, where, f"expected a name, saw {text!r}; {base.name!r} has one output")
             return None
         return Ref(base.name, int(match.group(2)), pos)
     later = defined or base

@@ -27,7 +27,7 @@ DENIED_MODULES: dict[str, str] = {
     **dict.fromkeys(("distribute", "tpu", "config", "sysconfig"), "changes global state"),
     "keras": "is Keras, not a TensorFlow op (use op: layer)",
     "compat": "is a compatibility alias; name the TF 2 function",
-    "raw_ops": "raw ops bypass TensorFlow's public API",
+    "raw_ops": "bypasses TensorFlow's public API",
     "train": "manages checkpoints and training state",
     "experimental": "is experimental API",
     "autograph": "converts and runs Python code",
@@ -49,7 +49,7 @@ DENIED_FUNCTIONS: dict[str, str] = {
     **dict.fromkeys(
         ("py_function", "numpy_function", "py_func", "eager_py_func"), "runs Python code"
     ),
-    **dict.fromkeys(("print", "Print"), "prints"),
+    **dict.fromkeys(("print", "Print"), "writes to the console"),
     **dict.fromkeys(
         ("load_library", "load_op_library", "read_file", "write_file", "get_file"),
         "reads or writes files",

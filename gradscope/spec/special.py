@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from gradscope.spec import catalog
-from gradscope.spec.context import Context, join, suggest
+from gradscope.spec.context import Context, a, join, suggest
 from gradscope.spec.model import Arg, InputDef, ListArg, Literal, Node, Pos, Ref, VariableDef
 from gradscope.spec.tree import describe_value
 
@@ -62,17 +62,20 @@ def _assign(ctx: Context, node: Node, where: str, tensors: Mapping[str, TensorDe
     target = tensors.get(ref.name) if isinstance(ref, Ref) and ref.index is None else None
     if not isinstance(target, VariableDef):
         kind = ctx.kind_of(ref.name) if isinstance(ref, Ref) else None
-        saw = f"{ref.name!r}, a {kind}" if isinstance(ref, Ref) and kind else "a literal"
+        saw = f"{ref.name!r}, {a(kind)}" if isinstance(ref, Ref) and kind else "a literal"
         message = f"expected the name of a spec variable to write into, saw {saw}"
         ctx.error(ref.pos, join(inputs_where, "ref"), message)
         return
-    begin = _begin(ctx, node, where, target)
+    if "begin" in node.attrs:
+        begin = _begin(ctx, node, where, target)
+        if begin is None:
+            return  # the slice is unknown: nothing to compare the value with
+    else:
+        begin = None
     _assign_fits(ctx, kwargs["value"], join(inputs_where, "value"), target, begin, tensors)
 
 
 def _begin(ctx: Context, node: Node, where: str, target: VariableDef) -> tuple[int, ...] | None:
-    if "begin" not in node.attrs:
-        return None
     begin = node.attrs["begin"]
     rank = len(target.shape)
     ok = (

@@ -76,7 +76,7 @@ def describe(node: YNode) -> str:
         count = len(node.items)
         return "an empty list" if count == 0 else f"a list of {count} item{'s' * (count != 1)}"
     if isinstance(node, YMap):
-        return "a mapping"
+        return "a mapping" if node.entries else "an empty mapping"
     return describe_value(node.value)
 
 
