@@ -13,7 +13,7 @@ class ExitCode(enum.IntEnum):
     OK = 0
     """The command did its work (``check``: no unexpected gradients)."""
     PROBLEMS = 1
-    """``check`` found unexpected gradients (a nan, a contradicted ``expect``, a never-trained variable)."""
+    """``check`` found unexpected gradients (nan, a contradicted ``expect``, never trained)."""
     USAGE = 2
     """A bad spec, a bad target or a bad command line."""
     INTERNAL = 3

@@ -16,11 +16,11 @@ from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import tensorflow as tf
 
-from gradscope.spec import catalog  # noqa: E402
-from gradscope.spec.ops import EXTRA_MODULES, refusal  # noqa: E402
+from gradscope.spec import catalog
+from gradscope.spec.ops import EXTRA_MODULES, refusal
 
 DATA = Path(__file__).resolve().parent.parent / "gradscope" / "data"
 MODULES = ("", "math", "nn", "linalg", *EXTRA_MODULES)

@@ -35,7 +35,7 @@ def test_validate_every_config_without_tensorflow(run_cli: RunCli, no_tensorflow
     assert result.stderr == ""
     lines = result.stdout.splitlines()
     assert len(lines) == len(paths) >= 6
-    for path, line in zip(paths, lines):
+    for path, line in zip(paths, lines, strict=True):
         assert re.fullmatch(
             rf"ok  {re.escape(path)} \(\d+ inputs?, \d+ variables?, \d+ nodes?, \d+ loss(es)?\)",
             line,
@@ -175,7 +175,8 @@ def test_internal_error_exits_3_in_one_line(monkeypatch: pytest.MonkeyPatch):
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERNAL
     assert result.output.strip() == (
-        "gradscope: internal error: RuntimeError: boom (set GRADSCOPE_TRACEBACK=1 for the traceback)"
+        "gradscope: internal error: RuntimeError: boom"
+        " (set GRADSCOPE_TRACEBACK=1 for the traceback)"
     )
 
 

@@ -40,7 +40,7 @@ KERAS_FILE = "keras_names.json"
 
 
 def _read(name: str) -> dict[str, Any]:
-    text = resources.files("gradscope").joinpath("data", name).read_text(encoding="utf-8")
+    text = resources.files("gradscope").joinpath("data").joinpath(name).read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import cast
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -22,7 +23,9 @@ MAX_BYTES = 256 * 2**20
 
 _Y = "tag:yaml.org,2002:"
 _MERGE = _Y + "merge"
-_NON_PRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NON_PRINTABLE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
 # YAML 1.2 floats: PyYAML's YAML 1.1 resolver reads ``1e-3`` as a string, which surprises users.
 _FLOAT_12 = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
 
@@ -194,7 +197,7 @@ class _Converter:
             self.error(pos, f"the tag {_show_tag(node.tag)} is not allowed; write plain YAML")
             return None
         try:
-            value: ScalarValue = construct(node)
+            value = cast(ScalarValue, construct(node))
         except (ValueError, KeyError):
             self.error(pos, f"{node.value!r} is not a valid {_show_tag(node.tag)}")
             return None

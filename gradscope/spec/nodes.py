@@ -161,4 +161,3 @@ def _read_attrs(
         field_pos[join("attrs", entry.key)] = entry.value.pos
         attrs[entry.key] = plain(entry.value)
     return attrs
-

@@ -44,43 +44,39 @@ DENIED_MODULES: dict[str, str] = {
     "types": "is not tensor math",
 }
 
+
+def _each(names: str, reason: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), reason)
+
+
 #: Functions (the last segment, under any module) that are refused, and why.
 DENIED_FUNCTIONS: dict[str, str] = {
-    **dict.fromkeys(
-        ("py_function", "numpy_function", "py_func", "eager_py_func"), "runs Python code"
-    ),
-    **dict.fromkeys(("print", "Print"), "writes to the console"),
-    **dict.fromkeys(
-        ("load_library", "load_op_library", "read_file", "write_file", "get_file"),
+    **_each("py_function numpy_function py_func eager_py_func", "runs Python code"),
+    **_each("print Print", "writes to the console"),
+    **_each(
+        "load_library load_op_library read_file write_file get_file",
         "reads or writes files",
     ),
-    **dict.fromkeys(
-        (
-            "map_fn", "vectorized_map", "while_loop", "cond", "case", "switch_case", "scan",
-            "foldl", "foldr", "custom_gradient", "recompute_grad", "function",
-            "grad_pass_through", "map_values", "raw_rnn", "dynamic_rnn", "static_rnn",
-            "inverse_stft_window_fn",
-        ),
+    **_each(
+        """map_fn vectorized_map while_loop cond case switch_case scan foldl foldr
+        custom_gradient recompute_grad function grad_pass_through map_values raw_rnn
+        dynamic_rnn static_rnn inverse_stft_window_fn""",
         "takes a Python callable",
-    ),  # fmt: skip
-    **dict.fromkeys(
-        (
-            "Variable", "Module", "GradientTape", "Graph", "device", "name_scope",
-            "control_dependencies", "init_scope", "get_current_name_scope", "Generator",
-            "get_global_generator", "RegisterGradient", "no_gradient", "import_graph_def",
-            "variable_creator_scope", "nondifferentiable_batch_function", "batch_function",
-        ),
+    ),
+    **_each(
+        """Variable Module GradientTape Graph device name_scope control_dependencies
+        init_scope get_current_name_scope Generator get_global_generator RegisterGradient
+        no_gradient import_graph_def variable_creator_scope nondifferentiable_batch_function
+        batch_function""",
         "creates state, graphs or scopes",
-    ),  # fmt: skip
-    **dict.fromkeys(("gradients", "hessians"), "computes gradients itself"),
-    **dict.fromkeys(
-        (
-            "set_seed", "set_random_seed", "set_global_generator", "get_logger",
-            "register_tensor_conversion_function", "enable_check_numerics",
-            "disable_check_numerics", "set_log_device_placement", "enable_tensor_float_32",
-        ),
+    ),
+    **_each("gradients hessians", "computes gradients itself"),
+    **_each(
+        """set_seed set_random_seed set_global_generator get_logger
+        register_tensor_conversion_function enable_check_numerics disable_check_numerics
+        set_log_device_placement enable_tensor_float_32""",
         "changes global state",
-    ),  # fmt: skip
+    ),
 }
 
 #: Modules, besides the lookup path, whose functions may be named when dotted.

@@ -96,7 +96,7 @@ def _tensor_defs() -> dict[str, Any]:
         **_tensor_fields(),
         "init": {
             "enum": inits,
-            "description": "normal (default, N(0,1)) | uniform | zeros | ones | a Keras initializer.",
+            "description": "normal (default, N(0,1)), uniform, zeros, ones, or a Keras name.",
         },
         "trainable": {"type": "boolean", "description": "Default true."},
     }
@@ -128,7 +128,6 @@ def _tensor_defs() -> dict[str, Any]:
 
 
 def _node_defs() -> dict[str, Any]:
-    layer_classes = sorted(catalog.layer_classes() | catalog.applications())
     return {
         "node": {
             "type": "object",
@@ -156,6 +155,13 @@ def _node_defs() -> dict[str, Any]:
             "if": {"properties": {"op": {"const": "layer"}}, "required": ["op"]},
             "then": {"properties": {"attrs": {"$ref": "#/$defs/layer_attrs"}}},
         },
+        **_arg_defs(),
+    }
+
+
+def _arg_defs() -> dict[str, Any]:
+    layer_classes = sorted(catalog.layer_classes() | catalog.applications())
+    return {
         "arg": {
             "description": "An earlier name (name[0] picks one output), a literal, or a list.",
             "anyOf": [

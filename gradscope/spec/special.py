@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Union
+from typing import Any
 
 from gradscope.spec import catalog
 from gradscope.spec.context import Context, a, join, suggest
-from gradscope.spec.model import Arg, InputDef, ListArg, Literal, Node, Pos, Ref, VariableDef
+from gradscope.spec.model import Arg, InputDef, Literal, Node, Pos, Ref, VariableDef
 from gradscope.spec.tree import describe_value
 
-TensorDef = Union[InputDef, VariableDef]
+TensorDef = InputDef | VariableDef
 #: Layers whose ``vocabulary`` may be a file path.
 _VOCABULARY_LAYERS = ("StringLookup", "IntegerLookup", "TextVectorization")
 
 
-def check_special(
-    ctx: Context, node: Node, where: str, tensors: Mapping[str, TensorDef]
-) -> None:
+def check_special(ctx: Context, node: Node, where: str, tensors: Mapping[str, TensorDef]) -> None:
     """Report what a special node gets wrong; other nodes pass untouched."""
     checks: dict[str, Callable[[Context, Node, str, Mapping[str, TensorDef]], None]] = {
         "gradscope.stop_gradient": _stop_gradient,
@@ -86,7 +84,9 @@ def _begin(ctx: Context, node: Node, where: str, target: VariableDef) -> tuple[i
     if not ok:
         what = f"a list of {rank} non-negative integers (the rank of {target.name})"
         saw = describe_value(begin)
-        ctx.error(_pos(node, "attrs.begin"), join(where, "attrs.begin"), f"expected {what}, saw {saw}")
+        ctx.error(
+            _pos(node, "attrs.begin"), join(where, "attrs.begin"), f"expected {what}, saw {saw}"
+        )
         return None
     return tuple(begin)
 
@@ -110,7 +110,7 @@ def _assign_fits(
         space = f"the shape of {target.name}, {list(target.shape)}"
     else:
         fits = len(shape) == len(begin) and all(
-            b + s <= d for b, s, d in zip(begin, shape, target.shape)
+            b + s <= d for b, s, d in zip(begin, shape, target.shape, strict=True)
         )
         space = f"a shape that fits {list(target.shape)} from begin {list(begin)}"
     if not fits:
@@ -143,7 +143,9 @@ def _layer(ctx: Context, node: Node, where: str, _: Mapping[str, TensorDef]) -> 
             message = f"expected class, config or call, saw {key!r}" + suggest(key, ("config",))
             ctx.error(_pos(node, join("attrs", key)), attrs_where, message)
     if not node.args and not node.kwargs:
-        ctx.error(node.pos, join(where, "inputs"), "expected at least one input for a layer, saw none")
+        ctx.error(
+            node.pos, join(where, "inputs"), "expected at least one input for a layer, saw none"
+        )
     cls = node.attrs.get("class")
     if not _layer_class(ctx, cls, _pos(node, "attrs.class"), join(attrs_where, "class")):
         return
@@ -193,4 +195,3 @@ def _nested_problem(value: Any) -> str | None:
     if isinstance(name, str) and (name in catalog.REFUSED_LAYERS or name.startswith("__")):
         return f"refused: a serialized {name} runs code"
     return next((p for p in map(_nested_problem, value.values()) if p), None)
-

@@ -53,7 +53,9 @@ def read_variables(ctx: Context, node: YNode | None) -> list[VariableDef]:
         if common is None or init is None or trainable is None:
             continue
         shape, dtype, values, rng = _tuple(common)
-        out.append(VariableDef(entry.key, shape, dtype, init, values, rng, trainable, entry.key_pos))
+        out.append(
+            VariableDef(entry.key, shape, dtype, init, values, rng, trainable, entry.key_pos)
+        )
     return out
 
 
@@ -143,9 +145,7 @@ def read_dtype(ctx: Context, node: YNode, where: str) -> str | None:
     return None
 
 
-def _init(
-    ctx: Context, found: dict[str, YEntry], where: str, common: _Common | None
-) -> str | None:
+def _init(ctx: Context, found: dict[str, YEntry], where: str, common: _Common | None) -> str | None:
     entry, rng = found.get("init"), found.get("range")
     if entry is None:
         return "uniform" if rng is not None else "normal"

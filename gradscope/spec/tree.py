@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from gradscope.spec.model import Pos
 
 #: The scalar values a plain YAML document can hold.
-ScalarValue = Union[str, int, float, bool, None]
+ScalarValue = str | int | float | bool | None
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class YMap:
         return len(self.entries)
 
 
-YNode = Union[YScalar, YSeq, YMap]
+YNode = YScalar | YSeq | YMap
 
 
 def plain(node: YNode) -> Any:

@@ -9,7 +9,7 @@ from gradscope.spec.model import DEFAULT_MAX_ELEMENTS, SPEC_VERSION, Node, Pos, 
 from gradscope.spec.nodes import declare_nodes, read_node
 from gradscope.spec.special import TensorDef, check_special
 from gradscope.spec.tensors import read_inputs, read_variables
-from gradscope.spec.tree import YEntry, YNode, YScalar
+from gradscope.spec.tree import YEntry, YMap, YNode, YScalar
 
 TOP_FIELDS = ("gradscope", "name", "seed", "inputs", "variables", "nodes", "losses", "expect")
 MAX_SEED = 2**63 - 1
@@ -48,9 +48,14 @@ def _spec(ctx: Context, root: YNode) -> Spec | None:
     seed = _seed(ctx, found.get("seed"))
     inputs = read_inputs(ctx, _value(found, "inputs"))
     variables = read_variables(ctx, _value(found, "variables"))
-    nodes = _nodes(ctx, _value(found, "nodes"), {t.name: t for t in (*inputs, *variables)})
+    tensors: dict[str, TensorDef] = {t.name: t for t in inputs}
+    tensors.update((v.name, v) for v in variables)
+    nodes = _nodes(ctx, _value(found, "nodes"), tensors)
     losses = read_losses(ctx, _value(found, "losses"))
-    expect = read_expect(ctx, _value(found, "expect"), [loss.name for loss in losses])
+    # Every written loss name counts, so a loss with a bad node does not also fail its expect.
+    loss_node = _value(found, "losses")
+    loss_names = [e.key for e in loss_node] if isinstance(loss_node, YMap) else []
+    expect = read_expect(ctx, _value(found, "expect"), loss_names)
     if version is None:
         return None
     return Spec(
@@ -109,4 +114,3 @@ def _seed(ctx: Context, entry: YEntry | None) -> int:
         return value
     ctx.expected(entry.value, "seed", f"an integer from 0 to {MAX_SEED}")
     return 0
-

@@ -132,7 +132,9 @@ def test_validate_contract_example_losses_and_expect(write_spec):
 
 def test_validate_scalar_shorthands(write_spec):
     spec = load_spec(write_spec(HEAD + "variables:\n  w: 2.5\n  v: {values: 3}\n" + TAIL))
-    assert spec.variables[0] == VariableDef("w", (), "float32", "normal", 2.5, None, True, Pos(3, 3))
+    assert spec.variables[0] == VariableDef(
+        "w", (), "float32", "normal", 2.5, None, True, Pos(3, 3)
+    )
     assert (spec.variables[1].shape, spec.variables[1].values) == ((), 3.0)
 
 
@@ -142,7 +144,9 @@ def test_validate_one_number_fills_a_shape(write_spec):
 
 
 def test_validate_integer_and_bool_values_keep_their_type(write_spec):
-    text = HEAD + "inputs:\n  i: {values: [1, 2], dtype: int64}\n  b: {values: [true], dtype: bool}\n"
+    text = (
+        HEAD + "inputs:\n  i: {values: [1, 2], dtype: int64}\n  b: {values: [true], dtype: bool}\n"
+    )
     spec = load_spec(write_spec(text + "variables:\n  w: 1.0\n" + TAIL))
     assert spec.inputs[0].values == (1, 2) and isinstance(spec.inputs[0].values[0], int)
     assert spec.inputs[1].values == (True,)
@@ -330,3 +334,9 @@ def test_load_specs_collects_errors_across_files(write_spec):
 def test_validate_root_paths_are_kept_verbatim():
     relative = str(CONFIGS[0].relative_to(ROOT))
     assert relative.startswith("configs/")
+
+
+def test_validate_a_bad_loss_does_not_also_fail_its_expect(write_spec):
+    text = HEAD + "variables:\n  w: 1.0\n" + TAIL.replace("{l: s}", "{l: nope}")
+    error = _one(write_spec, text + "expect:\n  l: {none: [w]}\n")
+    assert "losses.l: expected the name of a node" in error
