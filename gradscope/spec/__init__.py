@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from gradscope.errors import SpecErrors
+from gradscope.spec.loader import load_yaml
 from gradscope.spec.model import (
     DEFAULT_MAX_ELEMENTS,
     SPEC_VERSION,
@@ -18,6 +22,51 @@ from gradscope.spec.model import (
     Spec,
     VariableDef,
 )
+from gradscope.spec.ops import OpError, resolve_op
+from gradscope.spec.schema import spec_schema
+from gradscope.spec.validate import validate
+
+
+def load_spec(path: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:
+    """Read, parse and validate one spec file.
+
+    Args:
+        path: the YAML file; it appears verbatim in every message.
+        max_elements: the most elements any input or variable may hold.
+
+    Returns:
+        The validated spec.
+
+    Raises:
+        SpecErrors: every problem in the file, each ``FILE:LINE:COLUMN: field: message``.
+    """
+    return validate(load_yaml(path), path, max_elements=max_elements)
+
+
+def load_specs(paths: Iterable[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> list[Spec]:
+    """Load several spec files, reporting the problems of all of them together.
+
+    Args:
+        paths: the YAML files, in order.
+        max_elements: the most elements any input or variable may hold.
+
+    Returns:
+        The validated specs, in the order given.
+
+    Raises:
+        SpecErrors: every problem in every file.
+    """
+    specs: list[Spec] = []
+    failures: list[SpecErrors] = []
+    for path in paths:
+        try:
+            specs.append(load_spec(path, max_elements=max_elements))
+        except SpecErrors as errors:
+            failures.append(errors)
+    if failures:
+        raise SpecErrors.merge(failures)
+    return specs
+
 
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
@@ -29,9 +78,14 @@ __all__ = [
     "Literal",
     "Loss",
     "Node",
+    "OpError",
     "Pattern",
     "Pos",
     "Ref",
     "Spec",
     "VariableDef",
+    "load_spec",
+    "load_specs",
+    "resolve_op",
+    "spec_schema",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from gradscope.errors import Location
 
@@ -82,7 +82,7 @@ class ListArg:
     pos: Pos
 
 
-Arg = Union[Ref, Literal, ListArg]
+Arg = Ref | Literal | ListArg
 
 
 @dataclass(frozen=True)

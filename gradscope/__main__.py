@@ -1,0 +1,7 @@
+"""``python -m gradscope``: the same as the ``gradscope`` command."""
+
+from __future__ import annotations
+
+from gradscope.cli import main
+
+main(prog_name="gradscope")

@@ -1,0 +1,189 @@
+"""``gradscope validate`` and friends, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gradscope import __version__, cli
+from gradscope.errors import ExitCode
+from gradscope.spec import spec_schema
+from tests.conftest import CONFIGS, ROOT, RunCli
+
+BAD = sorted((ROOT / "tests" / "spec" / "bad").glob("*.yaml"))
+LOCATED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): \S")
+
+
+def _header(path: Path) -> tuple[str, int]:
+    lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+    expect = lines[0].removeprefix("# expect: ")
+    line = int(lines[1].removeprefix("# line: "))
+    return expect, line
+
+
+def test_validate_every_config_without_tensorflow(run_cli: RunCli, no_tensorflow: dict[str, str]):
+    paths = [str(p.relative_to(ROOT)) for p in CONFIGS]
+    result = run_cli("validate", *paths, env=no_tensorflow)
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(paths) >= 6
+    for path, line in zip(paths, lines, strict=True):
+        assert re.fullmatch(
+            rf"ok  {re.escape(path)} \(\d+ inputs?, \d+ variables?, \d+ nodes?, \d+ loss(es)?\)",
+            line,
+        )
+
+
+def test_validate_blocker_really_blocks(run_cli: RunCli, no_tensorflow: dict[str, str]):
+    result = subprocess.run(
+        [sys.executable, "-c", "import tensorflow"], env=no_tensorflow, capture_output=True
+    )
+    assert result.returncode != 0
+
+
+@pytest.mark.parametrize("path", BAD, ids=[p.stem for p in BAD])
+def test_validate_bad_spec_exits_2_with_located_line(path: Path, run_cli: RunCli, tmp_path: Path):
+    expect, line = _header(path)
+    local = tmp_path / path.name
+    shutil.copyfile(path, local)
+    result = run_cli("validate", path.name, cwd=tmp_path)
+    assert result.returncode == ExitCode.USAGE
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines
+    for text in lines:
+        match = LOCATED.match(text)
+        assert match and match["path"] == path.name, text
+    assert any(text.startswith(f"{path.name}:{line}:") and expect in text for text in lines), (
+        result.stderr
+    )
+    assert not (tmp_path / "MARKER").exists()
+
+
+def test_bad_specs_cover_at_least_thirty_cases():
+    assert len(BAD) >= 30
+
+
+@pytest.mark.parametrize("name", ["python-tag.yaml", "denied-op-io.yaml"])
+def test_validate_executes_nothing(name: str, run_cli: RunCli, tmp_path: Path):
+    shutil.copyfile(ROOT / "tests" / "spec" / "bad" / name, tmp_path / name)
+    text = (tmp_path / name).read_text(encoding="utf-8")
+    assert "MARKER" in text  # the spec would create this file if anything ran it
+    result = run_cli("validate", name, cwd=tmp_path)
+    assert result.returncode == ExitCode.USAGE
+    assert not (tmp_path / "MARKER").exists()
+
+
+def test_validate_directory_missing_and_empty_files(run_cli: RunCli, tmp_path: Path):
+    (tmp_path / "adir.yaml").mkdir()
+    (tmp_path / "empty.yaml").write_bytes(b"")
+    result = run_cli("validate", "adir.yaml", "missing.yaml", "empty.yaml", cwd=tmp_path)
+    assert result.returncode == ExitCode.USAGE
+    assert result.stderr.splitlines() == [
+        "adir.yaml:1:1: is a directory, expected a YAML spec file",
+        "missing.yaml:1:1: no such file",
+        "empty.yaml:1:1: the file is empty, expected a mapping with 'gradscope: 1'",
+    ]
+
+
+def test_validate_reports_good_and_bad_files_together(run_cli: RunCli):
+    good = str(CONFIGS[0].relative_to(ROOT))
+    bad = str(BAD[0].relative_to(ROOT))
+    result = run_cli("validate", good, bad)
+    assert result.returncode == ExitCode.USAGE
+    assert result.stdout.startswith(f"ok  {good} (")
+    assert result.stderr.startswith(f"{bad}:")
+
+
+def test_validate_max_elements_option(run_cli: RunCli, write_spec):
+    path = write_spec(
+        """\
+        gradscope: 1
+        inputs:
+          x: {shape: [10, 10]}
+        nodes:
+          - {name: s, op: reduce_sum, inputs: [x]}
+        losses: {l: s}
+        """
+    )
+    assert run_cli("validate", path).returncode == ExitCode.OK
+    result = run_cli("validate", "--max-elements", "50", path)
+    assert result.returncode == ExitCode.USAGE
+    assert f"{path}:3:" in result.stderr and "expected at most 50 elements" in result.stderr
+    assert run_cli("validate", "--max-elements", "0", path).returncode == ExitCode.USAGE
+
+
+def test_validate_without_arguments_is_a_usage_error(run_cli: RunCli):
+    result = run_cli("validate")
+    assert result.returncode == ExitCode.USAGE
+    assert "Traceback" not in result.stderr
+
+
+def test_help_and_validate_import_nothing_heavy(tmp_path: Path):
+    configs = [str(p) for p in CONFIGS]
+    script = f"""
+import sys
+from gradscope.cli import main
+for args in (["--help"], ["validate", *{configs!r}]):
+    try:
+        main(args, standalone_mode=False)
+    except SystemExit:
+        pass
+heavy = {{"tensorflow", "keras", "numpy", "jax", "torch", "h5py", "scipy"}}
+print(sorted(heavy & {{name.split(".")[0] for name in sys.modules}}))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_version_option():
+    result = CliRunner().invoke(cli.main, ["--version"])
+    assert result.exit_code == 0
+    assert __version__ in result.output
+
+
+def test_short_help_option():
+    result = CliRunner().invoke(cli.main, ["-h"])
+    assert result.exit_code == 0
+    assert "validate" in result.output and "schema" in result.output
+
+
+def test_schema_command_prints_the_checked_in_schema():
+    result = CliRunner().invoke(cli.main, ["schema"])
+    assert result.exit_code == 0
+    assert json.loads(result.output) == spec_schema()
+    checked_in = (ROOT / "schema" / "spec-v1.json").read_text(encoding="utf-8")
+    assert checked_in == result.output, "regenerate with: gradscope schema > schema/spec-v1.json"
+
+
+def test_internal_error_exits_3_in_one_line(monkeypatch: pytest.MonkeyPatch):
+    def broken(path: str, *, max_elements: int) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "load_spec", broken)
+    result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
+    assert result.exit_code == ExitCode.INTERNAL
+    assert result.output.strip() == (
+        "gradscope: internal error: RuntimeError: boom"
+        " (set GRADSCOPE_TRACEBACK=1 for the traceback)"
+    )
+
+
+def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch):
+    def interrupted(path: str, *, max_elements: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "load_spec", interrupted)
+    result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
+    assert result.exit_code == ExitCode.INTERRUPTED
