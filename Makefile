@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/gradscope validate configs/*.yaml
+	$(VENV)/bin/gradscope inspect configs/multitask.yaml
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -51,7 +51,9 @@ def _call(tf: Any, keras: Any, node: Any, args: list, kwargs: dict, layers: dict
         if begin is None:
             ref.assign(value)
         else:
-            index = tuple(slice(b, b + s) for b, s in zip(begin, value.shape.as_list()))
+            index = tuple(
+                slice(b, b + s) for b, s in zip(begin, value.shape.as_list(), strict=True)
+            )
             ref[index].assign(value)
         return ref
     if node.target == "gradscope.layer":
@@ -107,14 +109,16 @@ def reference(spec: Spec) -> dict[str, dict[str, Grad]]:
         named = dict(variables)
         for node_name, layer in layers.items():
             for w in layer.weights:
-                path = w.path[len(layer.name) + 1 :] if w.path.startswith(layer.name + "/") else w.path
+                path = (
+                    w.path[len(layer.name) + 1 :] if w.path.startswith(layer.name + "/") else w.path
+                )
                 named[f"{node_name}/{path}"] = w
         wanted = {n: v for n, v in named.items() if v.trainable and loss.includes(n)}
         upstream = None
         if loss.grad_loss is not None:
             upstream = tf.broadcast_to(tf.constant(loss.grad_loss, target.dtype), tf.shape(target))
         grads = tape.gradient(target, list(wanted.values()), output_gradients=upstream)
-        out[loss.name] = {n: _grad(tf, g) for n, g in zip(wanted, grads)}
+        out[loss.name] = {n: _grad(tf, g) for n, g in zip(wanted, grads, strict=True)}
     return out
 
 

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from gradscope import __version__, cli
+from gradscope.cli import validate as validate_command
 from gradscope.errors import ExitCode
 from gradscope.spec import spec_schema
 from tests.conftest import CONFIGS, ROOT, RunCli
@@ -171,19 +172,21 @@ def test_internal_error_exits_3_in_one_line(monkeypatch: pytest.MonkeyPatch):
     def broken(path: str, *, max_elements: int) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "load_spec", broken)
+    monkeypatch.setattr(validate_command, "load_spec", broken)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERNAL
-    assert result.output.strip() == (
-        "gradscope: internal error: RuntimeError: boom"
-        " (set GRADSCOPE_TRACEBACK=1 for the traceback)"
-    )
+    first, second = result.output.strip().splitlines()
+    assert first == "gradscope: internal error: RuntimeError: boom"
+    assert "bug in gradscope" in second and "--traceback" in second
+    assert "Traceback (most recent call last)" not in result.output
+    shown = CliRunner().invoke(cli.main, ["--traceback", "validate", "x.yaml"])
+    assert "Traceback (most recent call last)" in shown.output
 
 
 def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch):
     def interrupted(path: str, *, max_elements: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "load_spec", interrupted)
+    monkeypatch.setattr(validate_command, "load_spec", interrupted)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERRUPTED

@@ -62,7 +62,7 @@ def _run(path: Path, cache: dict) -> tuple:
 @pytest.mark.tf
 @pytest.mark.parametrize("path,golden", CASES, ids=[c[0].name for c in CASES])
 def test_golden_agrees_with_bare_tensorflow(path: Path, golden: Path, runs: dict) -> None:
-    spec, report, ref = _run(path, runs)
+    _, report, ref = _run(path, runs)
     for loss in report.losses:
         for pair in loss.pairs:
             expected = ref[loss.name].get(pair.variable)
@@ -103,7 +103,9 @@ def test_golden_statuses_and_cut_points(path: Path, golden: Path, runs: dict) ->
                 assert c.source == f"{spec.path}:{spec.node(c.node).pos.line}"
     for loss, pair in report.pairs():
         if m.is_none(pair.status):
-            assert (loss.name, pair.variable) in listed, f"golden must list {loss.name} x {pair.variable}"
+            assert (loss.name, pair.variable) in listed, (
+                f"golden must list {loss.name} x {pair.variable}"
+            )
     for item in data.get("sparse", []):
         loss_name, variable = item.split("/", 1)
         assert report.loss(loss_name).pair(variable).sparse, item

@@ -53,6 +53,7 @@ class SpecModel:
             )
         self.spec_variables = {v.name: v.variable for v in self.ctx.variables}
         self.env: dict[str, Any] = {}
+        self._outputs: set[str] = set()
 
     def _input(self, d: Any) -> Any:
         tf = self.tf
@@ -88,6 +89,12 @@ class SpecModel:
             with tf.name_scope(f"N{index}"):
                 env[node.name] = self._run_node(node, env)
         self.env = env
+        self._outputs = {
+            t.op.name
+            for node in self.spec.nodes
+            for t in tf.nest.flatten(env[node.name])
+            if hasattr(t, "op") and not isinstance(t, tf.Variable)
+        }
         return env
 
     def _run_node(self, node: Node, env: dict[str, Any]) -> Any:
@@ -171,6 +178,9 @@ class SpecModel:
     def locate(self, op: Any) -> tuple[str, str] | None:
         node = self.node_of(op.name)
         return None if node is None else (node.name, self.source(node.pos))
+
+    def visible(self, op: Any) -> bool:
+        return op.name in self._outputs
 
     def trace_error(self, exc: BaseException) -> BaseException:
         """A TensorFlow error, attributed to the node that owns the failing op."""

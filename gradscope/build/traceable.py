@@ -48,5 +48,9 @@ class Traceable(Protocol):
     def locate(self, op: Any) -> tuple[str, str] | None:
         """``(node, "FILE:LINE")`` of the user's code that created ``op``, if known."""
 
+    def visible(self, op: Any) -> bool:
+        """Whether ``op`` is one the user wrote (a node's output), not one inside a library
+        function (the comparison inside ``sigmoid_cross_entropy_with_logits``)."""
+
     def trace_error(self, exc: BaseException) -> BaseException:
         """Turn a TensorFlow error into a located gradscope error (or return it unchanged)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, Traceable, VariableEntry
-from gradscope.errors import BuildError
+from gradscope.errors import BuildError, UsageError
 from gradscope.gradients import flow
 from gradscope.gradients.extract import Extracted, GradientRegistry
 from gradscope.gradients.facts import Comparison, LossFacts, RunFacts, VariableFacts
@@ -29,11 +29,6 @@ def _handle(variable: Any) -> Any:
     if handle is None:
         handle = variable.value.handle
     return handle
-
-
-def _device_name(tensor: Any) -> str:
-    device = str(getattr(tensor, "device", "") or "")
-    return device.rsplit("device:", 1)[-1] if "device:" in device else "CPU:0"
 
 
 class Engine:
@@ -60,6 +55,7 @@ class Engine:
 
     def run(self) -> RunFacts:
         tf = self.tf
+        self._check_device()
         self.progress("tracing the forward and backward passes")
         function = tf.function(self._body, autograph=self.autograph)
         concrete = function.get_concrete_function()
@@ -69,14 +65,26 @@ class Engine:
         except (tf.errors.OpError, ValueError) as exc:
             raise self.model.trace_error(exc) from exc
         numbers = {k: v.numpy() for k, v in outputs.items()}
-        device = _device_name(next(iter(outputs.values()))) if outputs else "CPU:0"
-        if self.device:
-            device = self.device
-        return self._facts(numbers, device)
+        return self._facts(numbers, self.device or self._default_device())
+
+    def _default_device(self) -> str:
+        """Where TensorFlow's own placement puts the work: the first GPU when there is one."""
+        return "GPU:0" if self.tf.config.list_logical_devices("GPU") else "CPU:0"
+
+    def _check_device(self) -> None:
+        if (
+            self.device
+            and self.device.startswith("GPU")
+            and not self.tf.config.list_logical_devices("GPU")
+        ):
+            raise UsageError(
+                "--device gpu: TensorFlow sees no GPU here "
+                "(GPU users install tensorflow[and-cuda]; see the README)"
+            )
 
     def _body(self) -> dict[str, Any]:
         tf = self.tf
-        scope = tf.device(self.device) if self.device else _null()
+        scope = tf.device(f"/{self.device}") if self.device else _null()
         with scope, tf.variable_creator_scope(self._create_variable):
             losses, variables = self.model.trace()
             wanted = self.only | {n for pair in self.compare for n in pair} if self.only else None

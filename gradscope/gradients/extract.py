@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,8 +18,19 @@ WRITE_TYPES = frozenset(
     }
 )
 
-#: Ops with a registered gradient function that returns None for every input.
-NONE_GRADIENT_TYPES = frozenset({"Round", "Rint", "Floor", "Ceil", "Sign", "FloorDiv"})
+#: Ops whose registered gradient function returns None for every input (also found by
+#: ``_returns_only_none`` for functions not listed here). ``Sign`` is not one: its gradient is 0.
+NONE_GRADIENT_TYPES = frozenset({"Round", "Rint", "Floor", "Ceil", "FloorDiv", "TruncateDiv"})
+
+
+def _returns_only_none(fn: Any) -> bool:
+    """Whether a gradient function reads nothing and returns only constants (``[None]``)."""
+    try:
+        instructions = list(dis.get_instructions(fn))
+    except TypeError:
+        return False
+    reads = ("LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_ATTR", "CALL")
+    return not any(i.opname.startswith(reads) for i in instructions)
 
 
 def is_write(op_type: str) -> bool:
@@ -45,9 +57,10 @@ class GradientRegistry:
 
     def _lookup(self, op: Any) -> bool:
         try:
-            return self._get(op) is None
+            fn = self._get(op)
         except LookupError:
             return True
+        return fn is None or _returns_only_none(fn)
 
 
 def _carries_gradient(dtype: Any) -> bool:

@@ -153,7 +153,9 @@ class PairBuilder:
         xs = [self.handles[i] for i in requested] + [self.x.tensors[t] for t in probes]
         grads = self._gradients(loss, target, xs)
         var_grads = dict(zip(requested, grads[: len(requested)], strict=True))
-        received = {t for t, g in zip(probes, grads[len(requested) :], strict=True) if g is not None}
+        received = {
+            t for t, g in zip(probes, grads[len(requested) :], strict=True) if g is not None
+        }
         received |= {
             h
             for i, g in var_grads.items()
@@ -203,6 +205,13 @@ class PairBuilder:
         target_op: int,
     ) -> None:
         located = [(cut, self._cut_point(cut)) for cut in sorted(cuts, key=lambda c: c.op)]
+        # Where a gradient still flows, a path cut by an op inside a library function (the
+        # comparison in sigmoid_cross_entropy_with_logits) is noise; cuts the user wrote are not.
+        partial = [
+            (cut, point)
+            for cut, point in located
+            if cut.kind != flow.NONDIFFERENTIABLE or self.model.visible(self.x.tf_ops[cut.op])
+        ]
         slot = 0
         for i, v in enumerate(self.variables):
             pair = PairStatic(v.name, requested=i in var_grads)
@@ -212,7 +221,7 @@ class PairBuilder:
             grad = var_grads[i]
             pair.reachable = bool(self.vsets[target_op] >> i & 1)
             pair.has_gradient = grad is not None
-            for cut, point in located:
+            for cut, point in located if grad is None else partial:
                 if cut.variables >> i & 1 and point not in pair.cut_points:
                     pair.cut_points.append(point)
             if grad is not None:

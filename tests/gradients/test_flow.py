@@ -25,11 +25,13 @@ class G:
         return flow.Graph(self.ops, self.producer, self.diff)
 
 
-def analyse(g: G, sources: dict[int, int], loss: int, grads: set[int], stop: set[int] = set()):
+def analyse(
+    g: G, sources: dict[int, int], loss: int, grads: set[int], stop: frozenset[int] = frozenset()
+):
     graph = g.graph()
     vsets = flow.variable_sets(graph, sources)
     reach = flow.reaching(graph, g.producer[loss])
-    return flow.find_cuts(graph, vsets, reach, grads | {loss}, stop), vsets, reach
+    return flow.find_cuts(graph, vsets, reach, grads | {loss}, set(stop)), vsets, reach
 
 
 def test_flow_stop_gradient_is_a_stopped_cut() -> None:
@@ -82,7 +84,7 @@ def test_flow_assign_edge_carries_value_but_is_cut() -> None:
     g.op("assign", "AssignVariableOp", hx, p, write=True)
     rx = g.op("read_x", "ReadVariableOp", hx, assign_preds=[w])
     loss = g.op("loss", "Sum", rx)
-    cuts, vsets, reach = analyse(g, {hx: 1, hp: 2}, loss, grads={hx, rx})
+    cuts, vsets, _ = analyse(g, {hx: 1, hp: 2}, loss, grads={hx, rx})
     assert vsets[g.producer[loss]] == 3  # both variables have a forward path
     assert [(g.ops[c.op].name, c.kind, c.variables) for c in cuts] == [("assign", flow.ASSIGN, 2)]
 

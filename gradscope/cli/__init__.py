@@ -1,0 +1,91 @@
+"""The ``gradscope`` command line: thin click commands over the library.
+
+Each command parses options, makes one call, renders, and exits with an
+:class:`~gradscope.errors.ExitCode`. Importing this package stays light: ``--help`` and
+``validate`` never import TensorFlow (commands that need it import it inside the call).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from gradscope import __version__
+from gradscope.errors import ExitCode, GradscopeError
+
+#: Set to 1 (or pass --traceback) to print the Python traceback of gradscope's own failures.
+TRACEBACK_ENV = "GRADSCOPE_TRACEBACK"
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0    done (check: no unexpected gradients)
+  1    check found unexpected gradients
+  2    bad spec, target or usage
+  3    gradscope's own failure (re-run with --traceback)
+  130  interrupted (Ctrl-C); no output file was touched"""
+
+
+class _Group(click.Group):
+    """Turns gradscope's errors into their exit codes and one-line messages."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except GradscopeError as exc:
+            if _wants_traceback(ctx) and exc.__cause__ is not None:
+                traceback.print_exception(exc.__cause__)
+            for line in exc.lines():
+                click.echo(line, err=True)
+            ctx.exit(int(exc.exit_code))
+        except KeyboardInterrupt:
+            click.echo("gradscope: interrupted", err=True)
+            ctx.exit(int(ExitCode.INTERRUPTED))
+        except Exception as exc:  # gradscope's own bug: say so, in one line unless asked
+            if _wants_traceback(ctx):
+                traceback.print_exc()
+            click.echo(f"gradscope: internal error: {type(exc).__name__}: {exc}", err=True)
+            click.echo(
+                "  This is a bug in gradscope: please report it to the gradscope issue tracker "
+                "with the spec and the output of --traceback.",
+                err=True,
+            )
+            ctx.exit(int(ExitCode.INTERNAL))
+
+
+def _wants_traceback(ctx: click.Context) -> bool:
+    return bool((ctx.obj or {}).get("traceback")) or os.environ.get(TRACEBACK_ENV) == "1"
+
+
+@click.group(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=EXIT_CODES_HELP,
+)
+@click.version_option(__version__, "--version", prog_name="gradscope")
+@click.option("--traceback", is_flag=True, help="Show Python tracebacks of failures.")
+@click.pass_context
+def main(ctx: click.Context, traceback: bool) -> None:
+    """For every loss and every variable: does a gradient flow, how large is it, and if not,
+    where and why was the path cut."""
+    ctx.obj = {"traceback": traceback}
+
+
+def _register() -> None:
+    # Each command lives in its own module; none imports TensorFlow at module level.
+    from gradscope.cli import inspect, validate
+
+    for module in (validate, inspect):
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register()
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

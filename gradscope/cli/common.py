@@ -1,0 +1,146 @@
+"""What every command shares: options, atomic output, colour and progress on a terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from gradscope.errors import UsageError
+from gradscope.spec.model import DEFAULT_MAX_ELEMENTS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def max_elements_option(fn: F) -> F:
+    return click.option(
+        "--max-elements",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_ELEMENTS,
+        show_default=True,
+        help="Refuse any tensor with more elements than this.",
+    )(fn)
+
+
+def output_option(fn: F) -> F:
+    return click.option(
+        "--output",
+        "-o",
+        type=click.Path(dir_okay=False, writable=True),
+        default=None,
+        help="Write the report to FILE (atomically) instead of standard output.",
+    )(fn)
+
+
+def run_options(fn: F) -> F:
+    """Options of every command that runs TensorFlow."""
+    fn = click.option(
+        "--quiet", "-q", is_flag=True, help="No progress messages on standard error."
+    )(fn)
+    fn = click.option(
+        "--device",
+        type=click.Choice(["auto", "cpu", "gpu"]),
+        default="auto",
+        show_default=True,
+        help="Where the gradients run; auto is TensorFlow's own placement.",
+    )(fn)
+    return max_elements_option(fn)
+
+
+def device_name(choice: str) -> str | None:
+    return {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}[choice]
+
+
+def format_option(choices: list[str], default: str = "table") -> Callable[[F], F]:
+    def decorate(fn: F) -> F:
+        return click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(choices),
+            default=default,
+            show_default=True,
+            help="Output format.",
+        )(fn)
+
+    return decorate
+
+
+def color_wanted(output: str | None) -> bool:
+    """Colour only on a terminal, never into a file, and never with NO_COLOR set."""
+    return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def width() -> int:
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((120, 24)).columns
+    return int(os.environ.get("COLUMNS", "120"))
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename.
+
+    An error or Ctrl-C leaves any previous file untouched.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise UsageError(f"cannot write {path}: directory {directory} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def emit(text: str, output: str | None) -> None:
+    """Print the rendered report, or write it to ``output``."""
+    if output:
+        write_atomic(output, text)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+@contextlib.contextmanager
+def progress(quiet: bool) -> Iterator[Callable[[str], None]]:
+    """A callback that shows the current phase and the elapsed time on standard error.
+
+    Shown only when standard error is a terminal and ``--quiet`` is not given. It writes to a
+    duplicate of file descriptor 2, so it keeps working while TensorFlow's import banners
+    are being caught on the real one.
+    """
+    if quiet or not sys.stderr.isatty():
+        yield lambda _phase: None
+        return
+    from rich.console import Console
+    from rich.status import Status
+
+    stream = os.fdopen(os.dup(2), "w", encoding="utf-8")
+    console = Console(file=stream, stderr=True)
+    start = time.monotonic()
+    status = Status("starting", console=console, spinner="dots")
+    phase = ["starting"]
+
+    def update(text: str) -> None:
+        phase[0] = text
+        status.update(f"{text} [dim]({time.monotonic() - start:.1f}s)[/]")
+
+    status.start()
+    try:
+        yield update
+    finally:
+        status.stop()
+        stream.close()

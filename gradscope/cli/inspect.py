@@ -1,0 +1,53 @@
+"""``gradscope inspect``: every loss x every variable."""
+
+from __future__ import annotations
+
+import click
+
+from gradscope.cli.common import (
+    color_wanted,
+    device_name,
+    emit,
+    format_option,
+    output_option,
+    progress,
+    run_options,
+    width,
+)
+
+
+@click.command()
+@click.argument("spec", metavar="SPEC")
+@click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
+@format_option(["table", "json", "markdown"])
+@output_option
+@run_options
+def inspect(
+    spec: str,
+    losses: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    device: str,
+    quiet: bool,
+    max_elements: int,
+) -> None:
+    """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
+    why the path was cut when none does.
+
+    SPEC is a YAML spec file (see configs/).
+    """
+    from gradscope import api
+    from gradscope.report import render
+
+    with progress(quiet) as report_progress:
+        report = api.inspect(
+            spec,
+            losses=list(losses) or None,
+            device=device_name(device),
+            max_elements=max_elements,
+            progress=report_progress,
+        )
+    emit(render(report, fmt, color=color_wanted(output), width=width()), output)
+
+
+COMMANDS = [inspect]

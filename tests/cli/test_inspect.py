@@ -1,0 +1,87 @@
+"""``gradscope inspect`` as a user runs it: formats, --loss, --output, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, RunCli
+
+pytestmark = pytest.mark.tf
+
+MULTITASK = "configs/multitask.yaml"
+
+
+def test_inspect_table_names_every_loss_and_variable(run_cli: RunCli) -> None:
+    result = run_cli("inspect", MULTITASK)
+    assert result.returncode == 0, result.stderr
+    for name in ("loss_1", "loss_2", "body/w", "task2/w", "disconnected"):
+        assert name in result.stdout
+    assert "\x1b[" not in result.stdout  # no colour when piped
+    assert "pairs:" in result.stdout.splitlines()[-1]
+    assert result.stderr == ""  # no TensorFlow banners, no progress when not a terminal
+
+
+def test_inspect_json_matches_the_report_schema(run_cli: RunCli) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    result = run_cli("inspect", "configs/stop-gradient.yaml", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    schema = json.loads((ROOT / "schema" / "report-v1.json").read_text())
+    jsonschema.validate(data, schema)
+    pair = data["losses"]["exp1"]["variables"]["exp1/w1"]
+    assert pair["status"] == "none:stopped"
+    assert pair["cut_points"] == [
+        {"node": "exp1/a_stopped", "op": "StopGradient", "kind": "stopped",
+         "source": "configs/stop-gradient.yaml:19"}
+    ]  # fmt: skip
+
+
+def test_inspect_loss_option_limits_the_report(run_cli: RunCli) -> None:
+    result = run_cli("inspect", MULTITASK, "--loss", "loss_2", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert list(json.loads(result.stdout)["losses"]) == ["loss_2"]
+
+
+def test_inspect_unknown_loss_is_a_usage_error(run_cli: RunCli) -> None:
+    result = run_cli("inspect", MULTITASK, "--loss", "nope")
+    assert result.returncode == 2
+    assert "unknown loss 'nope'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_inspect_output_is_written_atomically(run_cli: RunCli, tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    out.write_text("previous")
+    bad = run_cli("inspect", "configs/missing.yaml", "--output", str(out))
+    assert bad.returncode == 2
+    assert out.read_text() == "previous"  # a failed run leaves the old file alone
+    good = run_cli("inspect", MULTITASK, "--format", "markdown", "--output", str(out))
+    assert good.returncode == 0, good.stderr
+    assert good.stdout == ""
+    assert out.read_text().startswith("### gradscope")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary left over
+
+
+def test_inspect_build_error_names_node_and_line(run_cli: RunCli, write_spec) -> None:
+    path = write_spec(
+        """\
+        gradscope: 1
+        inputs:
+          x: {shape: [2, 3]}
+        variables:
+          w: {shape: [4, 5]}
+        nodes:
+          - {name: m, op: matmul, inputs: [x, w]}
+          - {name: loss, op: reduce_sum, inputs: [m]}
+        losses:
+          loss: loss
+        """
+    )
+    result = run_cli("inspect", path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"{path}:7:5: node 'm' (matmul): ")
