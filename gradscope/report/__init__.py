@@ -1,7 +1,8 @@
-"""Report stage: one module per output format, each ``render(result) -> str``; no I/O here.
+"""Report stage: one module per output format, each ``render(result, ...) -> str``; no I/O here.
 
-Adding a format is one module here, one member of ``Format``, and one test file;
-``tests/report/test_formats.py`` renders every member so none is forgotten.
+``RENDERERS`` maps a result type and a format to the module that renders it. Adding a format
+is one module, one entry here, one member of the command's format enum, and one test file;
+the tests render every member of every enum so none is forgotten.
 """
 
 from __future__ import annotations
@@ -19,9 +20,23 @@ class Format(str, enum.Enum):
     MARKDOWN = "markdown"
 
 
+#: (result class name, format) -> the module whose ``render`` draws it.
+RENDERERS: dict[tuple[str, str], str] = {
+    ("Report", "table"): "gradscope.report.table",
+    ("Report", "json"): "gradscope.report.json",
+    ("Report", "markdown"): "gradscope.report.markdown",
+}
+
+
 def render(result: Any, fmt: str, *, color: bool = False, width: int = 120) -> str:
-    """Render a result object in a format; ``color`` and ``width`` only affect ``table``."""
-    module = importlib.import_module(f"gradscope.report.{Format(fmt).value}")
-    if fmt == Format.TABLE:
-        return str(module.render(result, color=color, width=width))
-    return str(module.render(result))
+    """Render a result object in a format.
+
+    Every renderer takes ``color`` (ANSI colours, terminal formats only) and ``width`` (the
+    terminal's width) and ignores what it has no use for.
+    """
+    fmt = fmt.value if isinstance(fmt, enum.Enum) else fmt
+    key = (type(result).__name__, fmt)
+    if key not in RENDERERS:
+        raise ValueError(f"no {fmt} renderer for {type(result).__name__}")
+    module = importlib.import_module(RENDERERS[key])
+    return str(module.render(result, color=color, width=width))

@@ -45,7 +45,7 @@ def sections(report: m.Report) -> list[str]:
     return lines
 
 
-def render(report: m.Report) -> str:
+def render(report: m.Report, *, color: bool = False, width: int = 120) -> str:
     title = report.name or report.spec
     head = [
         f"### gradscope: `{_escape(title)}`",
