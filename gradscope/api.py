@@ -74,6 +74,23 @@ def run_spec(
     return report, facts
 
 
+def run(
+    target: str | Spec,
+    *,
+    losses: Sequence[str] | None = None,
+    compare: Sequence[tuple[str, str]] = (),
+    device: str | None = None,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    progress: Progress = _quiet,
+) -> tuple[m.Report, Any]:
+    """Resolve a target (a spec path or a ``Spec``) and run it once: ``(Report, RunFacts)``.
+
+    Every command goes through here, so every command accepts whatever ``run`` accepts.
+    """
+    spec = load(target, max_elements=max_elements)
+    return run_spec(spec, losses=losses, compare=compare, device=device, progress=progress)
+
+
 def inspect(
     target: str | Spec,
     *,
@@ -103,5 +120,6 @@ def inspect(
         >>> report.loss("loss_1").pair("task2/w").status
         'none:disconnected'
     """
-    spec = load(target, max_elements=max_elements)
-    return run_spec(spec, losses=losses, device=device, progress=progress)[0]
+    return run(
+        target, losses=losses, device=device, max_elements=max_elements, progress=progress
+    )[0]
