@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from gradscope import __version__, cli
-from gradscope.cli import validate as validate_command
 from gradscope.errors import ExitCode
 from gradscope.spec import spec_schema
 from tests.conftest import CONFIGS, ROOT, RunCli
@@ -172,7 +171,7 @@ def test_internal_error_exits_3_in_one_line(monkeypatch: pytest.MonkeyPatch):
     def broken(path: str, *, max_elements: int) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(validate_command, "load_spec", broken)
+    monkeypatch.setattr("gradscope.spec.load_spec", broken)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERNAL
     first, second = result.output.strip().splitlines()
@@ -187,6 +186,6 @@ def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch):
     def interrupted(path: str, *, max_elements: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(validate_command, "load_spec", interrupted)
+    monkeypatch.setattr("gradscope.spec.load_spec", interrupted)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERRUPTED

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from gradscope.errors import UsageError
 from gradscope.spec.model import DEFAULT_MAX_ELEMENTS
+
+# Imports of heavy standard modules (pathlib, tempfile, shutil) happen inside functions:
+# `gradscope --help` must cost little more than importing click.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,6 +80,8 @@ def color_wanted(output: str | None) -> bool:
 
 def width() -> int:
     if sys.stdout.isatty():
+        import shutil
+
         return shutil.get_terminal_size((120, 24)).columns
     return int(os.environ.get("COLUMNS", "120"))
 
@@ -89,17 +91,19 @@ def write_atomic(path: str, text: str) -> None:
 
     An error or Ctrl-C leaves any previous file untouched.
     """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
+    import tempfile
+
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
         raise UsageError(f"cannot write {path}: directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    name = os.path.basename(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
+        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -8,8 +8,6 @@ import click
 
 from gradscope.cli.common import max_elements_option
 from gradscope.errors import SpecErrors
-from gradscope.spec import load_spec, spec_schema
-from gradscope.spec.summary import summary_line
 
 
 @click.command()
@@ -17,6 +15,9 @@ from gradscope.spec.summary import summary_line
 @max_elements_option
 def validate(specs: tuple[str, ...], max_elements: int) -> None:
     """Parse and check spec files without importing TensorFlow."""
+    from gradscope.spec import load_spec
+    from gradscope.spec.summary import summary_line
+
     failures: list[SpecErrors] = []
     for path in specs:
         try:
@@ -30,6 +31,8 @@ def validate(specs: tuple[str, ...], max_elements: int) -> None:
 @click.command()
 def schema() -> None:
     """Print the JSON Schema of the spec (for editors; see the README)."""
+    from gradscope.spec import spec_schema
+
     click.echo(json.dumps(spec_schema(), indent=2))
 
 

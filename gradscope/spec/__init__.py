@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from gradscope.errors import SpecErrors
-from gradscope.spec.loader import load_yaml
 from gradscope.spec.model import (
     DEFAULT_MAX_ELEMENTS,
     SPEC_VERSION,
@@ -22,9 +22,26 @@ from gradscope.spec.model import (
     Spec,
     VariableDef,
 )
-from gradscope.spec.ops import OpError, resolve_op
-from gradscope.spec.schema import spec_schema
-from gradscope.spec.validate import validate
+
+if TYPE_CHECKING:
+    from gradscope.spec.ops import OpError, resolve_op
+    from gradscope.spec.schema import spec_schema
+
+# The loader and validator are imported on first use: `gradscope --help` and the commands
+# that never read a spec should not pay for them.
+_LAZY = {
+    "OpError": "gradscope.spec.ops",
+    "resolve_op": "gradscope.spec.ops",
+    "spec_schema": "gradscope.spec.schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'gradscope.spec' has no attribute {name!r}")
 
 
 def load_spec(path: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:
@@ -40,6 +57,9 @@ def load_spec(path: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:
     Raises:
         SpecErrors: every problem in the file, each ``FILE:LINE:COLUMN: field: message``.
     """
+    from gradscope.spec.loader import load_yaml
+    from gradscope.spec.validate import validate
+
     return validate(load_yaml(path), path, max_elements=max_elements)
 
 
