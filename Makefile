@@ -32,3 +32,8 @@ fmt: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# Benchmarks against bare TensorFlow (bench/RESULTS.md): make bench BENCH_ARGS="--device gpu"
+BENCH_ARGS ?=
+bench: $(STAMP)
+	$(PY) bench/run.py $(BENCH_ARGS)

@@ -1,0 +1,90 @@
+"""The benchmark's results as Markdown, each goal with its measured number and verdict."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+GOAL_WALL = 1.15
+GOAL_RSS = 1.2
+GOAL_NAIVE = 1.5
+GOAL_LINEAR = 11.0
+GOAL_DIAMONDS = 1.0
+GOAL_HELP = 1.5
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "**not met**"
+
+
+def render(
+    *,
+    machine: str,
+    device: str,
+    runs: int,
+    results: dict[str, tuple[Any, dict[str, Any]]],
+    startup: dict[str, float],
+    diamonds: float,
+) -> str:
+    today = datetime.date.today().isoformat()
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Run {today} with `make bench` (`--device {device}`, {runs} runs per way, alternating; "
+        "medians). Machine: " + machine + ".",
+        "",
+        "Whole processes, start to exit: `gradscope inspect --format json` against a plain "
+        "TensorFlow script computing the same per-loss gradients the fastest way (one "
+        "`tf.function`, one forward pass under a persistent tape, one `tape.gradient` per loss, "
+        "norms fetched), and the naive eager loop (a new tape and forward pass per loss).",
+        "",
+        "| model | gradscope s | bare s | time ratio | gradscope MB | bare MB | memory ratio "
+        "| naive s | naive / gradscope |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    goals: list[tuple[str, str, bool]] = []
+    for name, (model, s) in results.items():
+        g, b, n = s["gradscope"], s["bare"], s["naive"]
+        wall = g.median_wall / b.median_wall
+        rss = g.median_rss / b.median_rss
+        naive = f"{n.median_wall:.2f} | {n.median_wall / g.median_wall:.2f}x" if n.wall else "- | -"
+        lines.append(
+            f"| {name}: {model.what} | {g.median_wall:.2f} | {b.median_wall:.2f} | {wall:.3f} "
+            f"| {g.median_rss:.0f} | {b.median_rss:.0f} | {rss:.3f} | {naive} |"
+        )
+        goals.append((f"{name}: time <= {GOAL_WALL}x bare", f"{wall:.3f}x", wall <= GOAL_WALL))
+        goals.append((f"{name}: memory <= {GOAL_RSS}x bare", f"{rss:.3f}x", rss <= GOAL_RSS))
+        if n.wall and name == "mlp100":
+            speedup = n.median_wall / g.median_wall
+            goals.append(
+                (f"{name}: >= {GOAL_NAIVE}x faster than the naive loop", f"{speedup:.2f}x",
+                 speedup >= GOAL_NAIVE)  # fmt: skip
+            )
+    if "chain1000" in results and "chain10000" in results:
+        small = results["chain1000"][1]
+        large = results["chain10000"][1]
+        growth = large["gradscope"].median_wall / small["gradscope"].median_wall
+        bare_growth = large["bare"].median_wall / small["bare"].median_wall
+        goals.append(
+            (f"1,000 -> 10,000 nodes costs <= {GOAL_LINEAR}x",
+             f"{growth:.2f}x (bare TensorFlow: {bare_growth:.2f}x)", growth <= GOAL_LINEAR)  # fmt: skip
+        )
+    goals.append(
+        (f"cut-point analysis, chain of 200 diamonds < {GOAL_DIAMONDS} s", f"{diamonds * 1000:.1f} ms",
+         diamonds < GOAL_DIAMONDS)  # fmt: skip
+    )
+    help_ratio = startup["help"] / startup["baseline"]
+    goals.append(
+        (f"`gradscope --help` <= {GOAL_HELP}x `python -c 'import click, rich, yaml'`",
+         f"{help_ratio:.2f}x ({startup['help'] * 1000:.0f} ms vs {startup['baseline'] * 1000:.0f} ms)",
+         help_ratio <= GOAL_HELP)  # fmt: skip
+    )
+    lines += ["", "## Goals", "", "| goal | measured | verdict |", "|---|---|---|"]
+    lines += [f"| {goal} | {value} | {_verdict(ok)} |" for goal, value, ok in goals]
+    lines += [
+        "",
+        f"`gradscope validate configs/multitask.yaml` (no TensorFlow): "
+        f"{startup['validate'] * 1000:.0f} ms.",
+        "",
+    ]
+    return "\n".join(lines)
