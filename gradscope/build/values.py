@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from gradscope.spec.catalog import dtype_kind
 from gradscope.spec.model import InputDef, VariableDef
 
 #: Initializers gradscope implements itself; any other name is a Keras initializer.
@@ -26,16 +27,6 @@ def derived_seed(seed: int, name: str) -> int:
     return int(rng_for(seed, name).integers(0, 2**31 - 1))
 
 
-def _kind(dtype: str) -> str:
-    if dtype == "bool":
-        return "bool"
-    if dtype.startswith(("int", "uint")):
-        return "int"
-    if dtype.startswith("complex"):
-        return "complex"
-    return "float"
-
-
 def _numpy_dtype(dtype: str) -> Any:
     # bfloat16 has no NumPy dtype; generate float32 and let TensorFlow cast.
     return np.float32 if dtype == "bfloat16" else np.dtype(dtype)
@@ -53,7 +44,7 @@ def input_array(definition: InputDef, seed: int) -> np.ndarray:
     if definition.values is not None:
         return _explicit(definition.values, dtype, shape)
     rng = rng_for(seed, definition.name)
-    kind = _kind(definition.dtype)
+    kind = dtype_kind(definition.dtype)
     if kind == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
     if kind == "int":
@@ -81,7 +72,7 @@ def variable_array(definition: VariableDef, seed: int) -> np.ndarray | None:
     if init not in ("normal", "uniform"):
         return None
     rng = rng_for(seed, definition.name)
-    kind = _kind(definition.dtype)
+    kind = dtype_kind(definition.dtype)
     if kind == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
     if init == "uniform":
