@@ -8,8 +8,12 @@ from gradscope.report import style
 _ICON = {m.OK: "✅", m.ZERO: "🟡", m.NAN: "🟥"}
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
+    """Text for a table cell or a list item: one line, no unescaped ``|``."""
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+_escape = escape
 
 
 def _cell(pair: m.PairResult) -> str:
