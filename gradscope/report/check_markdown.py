@@ -29,7 +29,7 @@ def _details(report: m.Report) -> list[str]:
         f"<details{open_}><summary><code>{escape(report.spec)}</code>: {escape(title)}, "
         f"{escape(style.summary(report))}</summary>",
         "",
-        *sections(report),
+        *sections(report, problems=False),
         "",
         "</details>",
     ]

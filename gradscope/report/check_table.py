@@ -85,5 +85,6 @@ def check_renderable(result: CheckResult) -> Group:
 
 
 def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
-    """The check result for a terminal or a CI log."""
-    return to_text(check_renderable(result), color=color, width=width)
+    """The check result for a terminal or a CI log (no trailing blanks on any line)."""
+    text = to_text(check_renderable(result), color=color, width=width)
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
