@@ -116,12 +116,12 @@ def _pair_problem(
         if not m.has_gradient(pair.status):
             return None
         what = (
-            "an all-zero gradient (a differentiable path exists)"
+            f"an all-zero gradient from `{loss.name}` (a differentiable path exists)"
             if pair.status == m.ZERO
-            else f"a gradient (norm {_norm(pair.norm)})"
+            else f"a gradient from `{loss.name}` (norm {_norm(pair.norm)})"
         )
         return m.Problem(loss.name, name, m.UNEXPECTED_CONNECTED,
-                         f"`{name}` gets {what} from `{loss.name}`, "
+                         f"`{name}` gets {what}, "
                          f"but expect.{loss.name}.none lists `{none.glob}`",
                          pair.cut_points, spec, none.pos.line)  # fmt: skip
     connected = _first(e.connected, name)

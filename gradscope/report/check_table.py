@@ -33,7 +33,7 @@ def problems_table(problems: tuple[m.Problem, ...]) -> Table:
                   title_style="bold", pad_edge=False)  # fmt: skip
     table.add_column("mark", no_wrap=True)
     table.add_column("kind", no_wrap=True)
-    table.add_column("where", no_wrap=True, style="dim")
+    table.add_column("where", overflow="fold", style="dim")
     table.add_column("message", overflow="fold")
     ordered = sorted(problems, key=lambda p: p.known)  # new ones first, order kept otherwise
     for p in ordered:
@@ -47,7 +47,7 @@ def _specs_table(result: CheckResult) -> Table:
     table = Table(title="Specs", title_justify="left", box=None, show_header=False,
                   title_style="bold", pad_edge=False)  # fmt: skip
     table.add_column("mark", no_wrap=True)
-    table.add_column("spec", no_wrap=True)
+    table.add_column("spec", overflow="fold")
     table.add_column("summary", overflow="fold")
     for report in result.reports:
         failed = bool(report.failures)
