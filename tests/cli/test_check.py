@@ -186,3 +186,30 @@ def test_check_junit_sarif_github_through_the_cli(detached, tmp_path: Path) -> N
     assert len(errors) == 2
     file = detached.replace(":", "%3A").replace(",", "%2C")
     assert all(f"file={file},line=" in line for line in errors)
+
+
+def test_check_readme_has_the_help_exit_code_table() -> None:
+    from gradscope.cli.check import EPILOG
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## `gradscope check`", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "|" in line[2:]]
+    table = {
+        int(code): meaning.replace("`", "")
+        for code, meaning in (row.strip("| ").split(" | ", 1) for row in rows)
+        if code.strip().isdigit()
+    }
+    help_rows = [line.split(None, 1) for line in EPILOG.splitlines() if line[:3].strip().isdigit()]
+    assert sorted(table) == [0, 1, 2, 3, 130]
+    assert table == {int(code): meaning for code, meaning in help_rows}
+
+
+def test_check_pre_commit_hooks_run_check_and_validate() -> None:
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert hooks["gradscope-check"]["entry"] == "gradscope check"
+    assert hooks["gradscope-validate"]["entry"] == "gradscope validate"
+    for hook in hooks.values():
+        assert hook["language"] == "python" and hook["require_serial"] is True
+        assert hook["types"] == ["yaml"]
