@@ -323,3 +323,17 @@ def test_check_bad_specs_raise_every_error_and_no_result(write_spec) -> None:
     lines = info.value.lines()
     assert any(line.startswith(f"{a}:9:") and "nope" in line for line in lines), lines
     assert any(line.startswith(f"{b}:1:") for line in lines), lines
+
+
+def test_check_errors_of_several_targets_are_one_error() -> None:
+    from gradscope.api import _combined
+    from gradscope.errors import ErrorGroup, Location, SpecError, TargetError
+
+    a = SpecError(Location("a.yaml", 3, 5), "nodes[0]", "bad")
+    b = SpecErrors([SpecError(Location("b.yaml", 1, 1), "gradscope", "worse")])
+    merged = _combined([a, b])
+    assert isinstance(merged, SpecErrors)
+    assert merged.lines() == ["a.yaml:3:5: nodes[0]: bad", "b.yaml:1:1: gradscope: worse"]
+    mixed = _combined([a, TargetError("pkg.mod:build: no such module")])
+    assert isinstance(mixed, ErrorGroup) and mixed.exit_code is ExitCode.USAGE
+    assert mixed.lines() == ["a.yaml:3:5: nodes[0]: bad", "pkg.mod:build: no such module"]
