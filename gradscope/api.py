@@ -174,7 +174,8 @@ def check(
     reports: list[m.Report] = []
     errors: list[GradscopeError] = []
     for index, target in enumerate(items):
-        label = f"[{index + 1}/{len(items)}] {getattr(target, 'path', target)}: "
+        name = getattr(target, "path", target)
+        label = f"[{index + 1}/{len(items)}] {name}: " if len(items) > 1 else ""
         try:
             report = run(
                 target,

@@ -65,6 +65,8 @@ def check(
     loss trains unless an expect.<loss>.none pattern declares it unused. Formats: table (for
     people), json (the report; --baseline reads it), junit (CI test tabs), sarif (code
     scanning), github (annotations in Actions logs), markdown (pull-request comments).
+
+    SPEC is a YAML spec file (see configs/), or anything else `inspect` accepts.
     """
     from gradscope import api
     from gradscope.report import render
