@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.analysis import model as m
+from gradscope.analysis.check import CheckResult, ExpectMap
 from gradscope.analysis.policy import find_problems
 from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
@@ -120,6 +121,105 @@ def inspect(
         >>> report.loss("loss_1").pair("task2/w").status
         'none:disconnected'
     """
-    return run(
-        target, losses=losses, device=device, max_elements=max_elements, progress=progress
-    )[0]
+    return run(target, losses=losses, device=device, max_elements=max_elements, progress=progress)[
+        0
+    ]
+
+
+def check(
+    targets: str | Spec | Sequence[str | Spec],
+    *,
+    expect: ExpectMap | None = None,
+    baseline: str | None = None,
+    device: str | None = None,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    progress: Progress = _quiet,
+) -> CheckResult:
+    """The CI gate: run every target once and hold it to its ``expect`` and the policy.
+
+    A check fails on any ``nan`` gradient, any pair that contradicts ``expect``, and any
+    trainable variable no loss trains unless an ``expect.<loss>.none`` pattern names it
+    (rules in ``gradscope.analysis.policy``).
+
+    Args:
+        targets: one spec path, target or ``Spec``, or several; several give one result.
+        expect: ``{loss: {"none": [globs], "connected": [globs]}}`` to use instead of each
+            target's own ``expect`` block (for Python targets and tests).
+        baseline: a JSON report from ``inspect`` or ``check``; the problems it holds are
+            marked known and do not fail the check.
+        device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
+        max_elements: the largest tensor a spec may ask for.
+        progress: called with a short phase description as work proceeds.
+
+    Returns:
+        The ``CheckResult``: ``passed``, ``exit_code``, ``failures``, ``to_dict()``.
+
+    Raises:
+        SpecErrors: one or more targets are invalid (every error of every target; no
+            partial result). UsageError: an unreadable baseline, a bad ``expect``.
+
+    Example:
+        >>> result = gradscope.check(["configs/multitask.yaml", "configs/stop-gradient.yaml"])
+        >>> result.passed, int(result.exit_code)
+        (True, 0)
+    """
+    from gradscope.analysis.baseline import load_baseline
+    from gradscope.analysis.check import check_reports, with_expect
+    from gradscope.errors import GradscopeError, SpecError, SpecErrors, TargetError
+
+    held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
+    items = [targets] if isinstance(targets, (str, Spec)) else _unique(targets)
+    if not items:
+        raise UsageError("check needs at least one spec or target")
+    reports: list[m.Report] = []
+    errors: list[GradscopeError] = []
+    for index, target in enumerate(items):
+        name = getattr(target, "path", target)
+        label = f"[{index + 1}/{len(items)}] {name}: " if len(items) > 1 else ""
+        try:
+            report = run(
+                target,
+                device=device,
+                max_elements=max_elements,
+                progress=_prefixed(progress, label),
+            )[0]
+        except (SpecErrors, SpecError, TargetError) as exc:  # keep going: report every error
+            errors.append(exc)
+            continue
+        reports.append(report if expect is None else with_expect(report, expect))
+    if errors:
+        raise _combined(errors)
+    return check_reports(reports, held)
+
+
+def _unique(targets: Sequence[str | Spec]) -> list[str | Spec]:
+    """The targets in order, each once (a glob and an explicit path may name the same file)."""
+    seen: set[object] = set()
+    out = []
+    for t in targets:
+        key = t if isinstance(t, str) else id(t)
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out
+
+
+def _prefixed(progress: Progress, label: str) -> Progress:
+    return lambda phase: progress(label + phase)
+
+
+def _combined(errors: Sequence[Exception]) -> Exception:
+    """One exception for every target that failed: ``SpecErrors`` when they all are spec errors."""
+    from gradscope.errors import ErrorGroup, GradscopeError, SpecError, SpecErrors
+
+    if len(errors) == 1:
+        return errors[0]
+    if all(isinstance(e, (SpecErrors, SpecError)) for e in errors):
+        flat: list[SpecError] = []
+        for e in errors:
+            if isinstance(e, SpecErrors):
+                flat.extend(e.errors)
+            elif isinstance(e, SpecError):
+                flat.append(e)
+        return SpecErrors(flat)
+    return ErrorGroup([e for e in errors if isinstance(e, GradscopeError)])

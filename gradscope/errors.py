@@ -87,6 +87,20 @@ class SpecErrors(GradscopeError):
         return cls([e for g in groups for e in g.errors])
 
 
+class ErrorGroup(GradscopeError):
+    """Errors of several targets (specs, Python targets) reported together, one line each."""
+
+    def __init__(self, errors: Sequence[GradscopeError]) -> None:
+        if not errors:
+            raise ValueError("ErrorGroup needs at least one error")
+        self.errors = tuple(errors)
+        self.exit_code = max(e.exit_code for e in self.errors)
+        super().__init__("\n".join(line for e in self.errors for line in e.lines()))
+
+    def lines(self) -> list[str]:
+        return [line for e in self.errors for line in e.lines()]
+
+
 class BuildError(SpecError):
     """TensorFlow refused a node while building or differentiating a spec."""
 

@@ -113,6 +113,7 @@ class Problem:
             "kind": self.kind,
             "message": self.message,
             "cut_points": [c.to_dict() for c in self.cut_points],
+            "spec": self.spec,
             "source": f"{self.spec}:{self.line}",
             "known": self.known,
         }
@@ -148,8 +149,17 @@ class Report:
         """Problems that fail ``check``: those the baseline does not already hold."""
         return tuple(p for p in self.problems if not p.known)
 
+    @property
+    def known(self) -> tuple[Problem, ...]:
+        """Problems the baseline already holds: shown, marked known, never failing."""
+        return tuple(p for p in self.problems if p.known)
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report of contract section 5."""
+        """The JSON report of contract section 5.
+
+        ``problems`` holds what ``check`` fails on; problems a baseline already holds go to
+        ``known_problems`` (present only when there are any).
+        """
         out: dict[str, Any] = {
             "gradscope": REPORT_VERSION,
             "spec": self.spec,
@@ -157,7 +167,7 @@ class Report:
             "tensorflow": self.tensorflow,
             "device": self.device,
             "losses": {loss.name: loss.to_dict() for loss in self.losses},
-            "problems": [p.to_dict() for p in self.problems],
+            "problems": [p.to_dict() for p in self.failures],
             "variables": {
                 v.name: {
                     "shape": list(v.shape),
@@ -168,6 +178,8 @@ class Report:
                 for v in self.variables
             },
         }
+        if self.known:
+            out["known_problems"] = [p.to_dict() for p in self.known]
         if self.notes:
             out["notes"] = list(self.notes)
         out.update(self.extra)

@@ -1,4 +1,24 @@
-"""The CI policy: which pairs are problems (nan, contradicted ``expect``, never trained)."""
+"""The CI policy: which pairs are problems (nan, contradicted ``expect``, never trained).
+
+The rules, per (loss, variable) pair and per variable:
+
+- ``nan``: the gradient has a NaN or an infinity. Always a problem, whatever ``expect`` says.
+- ``unexpected-none``: ``expect.<loss>.connected`` matches the variable but it gets no
+  *usable* gradient from the loss: ``none:*``, ``zero`` (an all-zero gradient trains nothing),
+  ``excluded`` (outside the loss's ``vars``) and ``frozen`` (not trainable) all contradict
+  ``connected``, which means "must get a usable gradient".
+- ``unexpected-connected``: ``expect.<loss>.none`` matches the variable but a gradient exists
+  (``ok`` or ``zero``: a zero gradient still means a differentiable path exists).
+  ``excluded`` and ``frozen`` pairs get no gradient, so they satisfy ``none``.
+- When both lists of a loss match a variable, ``none`` wins: ``connected: ["*"]`` with
+  ``none: ["task2/*"]`` reads "everything except task2".
+- ``never-trained``: a trainable variable that no loss gives a gradient (``ok``, ``zero`` or
+  ``nan``), unless an ``expect.<loss>.none`` pattern of any loss names it: the author
+  declared it unused (contract section 4).
+
+Each problem carries the spec line a reviewer should look at: the pattern's line for a
+contradicted ``expect``, the variable's line for ``nan`` and ``never-trained``.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +30,14 @@ from gradscope.spec.model import Expectation, Pattern
 
 
 def describe_cut(cuts: Sequence[CutPoint]) -> str:
-    """``cut at `frozen` (StopGradient), configs/x.yaml:17`` for one or more cut points."""
+    """One or more cut points in a clause.
+
+    Example:
+        >>> describe_cut([CutPoint("frozen", "StopGradient", "stopped", "configs/x.yaml:17")])
+        '`frozen` (StopGradient), configs/x.yaml:17'
+    """
     parts = [f"`{c.node}` ({c.op}){', ' + c.source if c.source else ''}" for c in cuts]
-    return "; ".join(parts)
+    return " and ".join(parts)
 
 
 def why_none(pair: m.PairResult) -> str:
@@ -32,8 +57,9 @@ def _norm(value: float | None) -> str:
     return "nan" if value is None else f"{value:.3g}"
 
 
-def _line(variable: VariableFacts) -> int:
-    tail = variable.source.rsplit(":", 1)[-1]
+def line_of(source: str) -> int:
+    """The line of a ``FILE:LINE`` source (1 when it has none)."""
+    tail = source.rsplit(":", 1)[-1]
     return int(tail) if tail.isdigit() else 1
 
 
@@ -47,52 +73,69 @@ def find_problems(
     variables: Sequence[VariableFacts],
     expect: Sequence[Expectation],
 ) -> list[m.Problem]:
-    """Every problem ``check`` fails on, in a stable order (loss, then variable)."""
+    """Every problem ``check`` fails on: per loss, per variable, then the never-trained.
+
+    Args:
+        spec: the spec path (or target) the problems are located in.
+        losses: the classified losses of one run.
+        variables: every variable of the run.
+        expect: the spec's ``expect`` block.
+
+    Returns:
+        The problems; the module docstring has the rules.
+    """
     by_name = {v.name: v for v in variables}
     expectations = {e.loss: e for e in expect}
     problems: list[m.Problem] = []
     for loss in losses:
         e = expectations.get(loss.name)
         for pair in loss.pairs:
-            problems.extend(_pair_problems(spec, loss, pair, by_name[pair.variable], e))
+            problem = _pair_problem(spec, loss, pair, by_name[pair.variable], e)
+            if problem is not None:
+                problems.append(problem)
     problems.extend(_never_trained(spec, losses, variables, expect))
     return problems
 
 
-def _pair_problems(
+def _pair_problem(
     spec: str,
     loss: m.LossResult,
     pair: m.PairResult,
     variable: VariableFacts,
     e: Expectation | None,
-) -> list[m.Problem]:
-    name, where = pair.variable, _line(variable)
+) -> m.Problem | None:
+    name = pair.variable
     if pair.status == m.NAN:
-        return [
-            m.Problem(loss.name, name, m.NAN_PROBLEM,
-                      f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`",
-                      pair.cut_points, spec, where)
-        ]  # fmt: skip
+        return m.Problem(loss.name, name, m.NAN_PROBLEM,
+                         f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`",
+                         pair.cut_points, spec, line_of(variable.source))  # fmt: skip
     if e is None:
-        return []
+        return None
     none = _first(e.none, name)
-    if none is not None and m.has_gradient(pair.status):
-        return [
-            m.Problem(loss.name, name, m.UNEXPECTED_CONNECTED,
-                      f"`{name}` gets a gradient from `{loss.name}` (norm {_norm(pair.norm)}), "
-                      f"but expect.{loss.name}.none lists `{none.glob}`",
-                      pair.cut_points, spec, none.pos.line)
-        ]  # fmt: skip
+    if none is not None:
+        if not m.has_gradient(pair.status):
+            return None
+        what = (
+            f"an all-zero gradient from `{loss.name}` (a differentiable path exists)"
+            if pair.status == m.ZERO
+            else f"a gradient from `{loss.name}` (norm {_norm(pair.norm)})"
+        )
+        return m.Problem(loss.name, name, m.UNEXPECTED_CONNECTED,
+                         f"`{name}` gets {what}, "
+                         f"but expect.{loss.name}.none lists `{none.glob}`",
+                         pair.cut_points, spec, none.pos.line)  # fmt: skip
     connected = _first(e.connected, name)
-    if connected is not None and none is None and pair.status != m.OK:
-        why = "an all-zero gradient" if pair.status == m.ZERO else f"no gradient: {why_none(pair)}"
-        return [
-            m.Problem(loss.name, name, m.UNEXPECTED_NONE,
-                      f"`{name}` gets {why} from `{loss.name}`, "
-                      f"but expect.{loss.name}.connected lists `{connected.glob}`",
-                      pair.cut_points, spec, connected.pos.line)
-        ]  # fmt: skip
-    return []
+    if connected is None or pair.status == m.OK:
+        return None
+    what = (
+        "an all-zero gradient from `{loss}`, which trains nothing"
+        if pair.status == m.ZERO
+        else "no gradient from `{loss}`: " + why_none(pair)
+    ).format(loss=loss.name)
+    return m.Problem(loss.name, name, m.UNEXPECTED_NONE,
+                     f"`{name}` gets {what}, but expect.{loss.name}.connected lists "
+                     f"`{connected.glob}`",
+                     pair.cut_points, spec, connected.pos.line)  # fmt: skip
 
 
 def _never_trained(
@@ -110,10 +153,16 @@ def _never_trained(
         if any(m.has_gradient(p.status) for p in pairs):
             continue
         cuts = tuple(dict.fromkeys(c for p in pairs for c in p.cut_points))
-        reason = f"; paths are cut at {describe_cut(cuts)}" if cuts else ""
+        if cuts:
+            reason = f"; its paths are cut at {describe_cut(cuts)}"
+        elif pairs and all(p.status == m.EXCLUDED for p in pairs):
+            reason = "; it is outside every loss's `vars`"
+        else:
+            reason = ""
         out.append(
             m.Problem(None, v.name, m.NEVER_TRAINED,
-                      f"`{v.name}` is trainable but no loss gives it a gradient{reason}",
-                      cuts, spec, _line(v))
+                      f"`{v.name}` is trainable but no loss gives it a gradient{reason} "
+                      "(list it under expect.<loss>.none if it is meant to be unused)",
+                      cuts, spec, line_of(v.source))
         )  # fmt: skip
     return out

@@ -20,11 +20,28 @@ class Format(str, enum.Enum):
     MARKDOWN = "markdown"
 
 
+class CheckFormat(str, enum.Enum):
+    """Formats of ``gradscope check``: for people, for CI test tabs, for code scanning."""
+
+    TABLE = "table"
+    JSON = "json"
+    JUNIT = "junit"
+    SARIF = "sarif"
+    GITHUB = "github"
+    MARKDOWN = "markdown"
+
+
 #: (result class name, format) -> the module whose ``render`` draws it.
 RENDERERS: dict[tuple[str, str], str] = {
     ("Report", "table"): "gradscope.report.table",
     ("Report", "json"): "gradscope.report.json",
     ("Report", "markdown"): "gradscope.report.markdown",
+    ("CheckResult", "table"): "gradscope.report.check_table",
+    ("CheckResult", "json"): "gradscope.report.json",
+    ("CheckResult", "junit"): "gradscope.report.junit",
+    ("CheckResult", "sarif"): "gradscope.report.sarif",
+    ("CheckResult", "github"): "gradscope.report.github",
+    ("CheckResult", "markdown"): "gradscope.report.check_markdown",
 }
 
 

@@ -8,8 +8,12 @@ from gradscope.report import style
 _ICON = {m.OK: "✅", m.ZERO: "🟡", m.NAN: "🟥"}
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
+    """Text for a table cell or a list item: one line, no unescaped ``|``."""
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+_escape = escape
 
 
 def _cell(pair: m.PairResult) -> str:
@@ -27,8 +31,8 @@ def matrix(report: m.Report) -> list[str]:
     return lines
 
 
-def sections(report: m.Report) -> list[str]:
-    """The body shared by ``inspect`` and ``check`` markdown."""
+def sections(report: m.Report, *, problems: bool = True) -> list[str]:
+    """The body shared by ``inspect`` and ``check`` markdown (``check`` lists problems once)."""
     lines = matrix(report)
     rows = style.cut_rows(report)
     if rows:
@@ -37,7 +41,7 @@ def sections(report: m.Report) -> list[str]:
             f"- `{loss}` ← `{var}`: {status}, at {_escape(where)}"
             for loss, var, status, where in rows
         ]
-    if report.problems:
+    if problems and report.problems:
         lines += ["", "**Problems**", ""]
         for p in report.problems:
             known = " (known)" if p.known else ""

@@ -64,10 +64,13 @@ def _problems(report: m.Report) -> Table | None:
     return table
 
 
-def report_renderable(report: m.Report) -> Group:
-    """The report as rich renderables (also what ``Report.__rich__`` returns)."""
+def report_renderable(report: m.Report, *, problems: bool = True) -> Group:
+    """The report as rich renderables (also what ``Report.__rich__`` returns).
+
+    ``problems=False`` leaves out the problems table (``check`` lists them once for all specs).
+    """
     parts: list[Any] = [_title(report), Text(), _matrix(report)]
-    for extra in (_cuts(report), _problems(report)):
+    for extra in (_cuts(report), _problems(report) if problems else None):
         if extra is not None:
             parts += [Text(), extra]
     for note in report.notes:

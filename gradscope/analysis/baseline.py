@@ -1,0 +1,126 @@
+"""Baselines: a JSON report from an earlier run whose problems ``check`` no longer fails on.
+
+A baseline is any JSON report gradscope wrote: ``inspect --format json``, ``check --format
+json`` or ``check --write-baseline``, for one spec or several (the combined shape with a
+``reports`` list). Every problem in it, new or already known then, is held by the baseline.
+
+A problem is identified by its spec, loss, variable and kind (``Problem.key``), never by its
+message or line, so editing the spec around it or a change of norm keeps it known. Spec
+paths are compared after normalisation (``./configs/x.yaml`` is ``configs/x.yaml``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
+from typing import Any
+
+from gradscope.analysis import model as m
+from gradscope.errors import UsageError
+
+Key = tuple[str, str | None, str | None, str]
+
+
+def spec_key(path: str) -> str:
+    """A spec path as baselines compare it: normalised, relative to the current directory
+    when it lies below it, with forward slashes.
+
+    Example:
+        >>> spec_key("./configs//x.yaml")
+        'configs/x.yaml'
+    """
+    if not path:
+        return path
+    if os.path.isabs(path):
+        try:
+            path = os.path.relpath(path)
+        except ValueError:  # another drive on Windows
+            return PurePath(path).as_posix()
+        if path.startswith(".."):
+            path = os.path.abspath(path)
+    return PurePath(os.path.normpath(path)).as_posix()
+
+
+def key_of(problem: m.Problem) -> Key:
+    """What identifies ``problem`` across runs."""
+    return (spec_key(problem.spec), problem.loss, problem.variable, problem.kind)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The problems an earlier report held, and where that report came from."""
+
+    path: str
+    keys: frozenset[Key]
+
+    def holds(self, problem: m.Problem) -> bool:
+        return key_of(problem) in self.keys
+
+    def mark(self, report: m.Report) -> m.Report:
+        """``report`` with every problem the baseline holds marked ``known``."""
+        problems = tuple(replace(p, known=self.holds(p)) for p in report.problems)
+        return replace(report, problems=problems)
+
+    def fixed(self, reports: Iterable[m.Report]) -> tuple[Key, ...]:
+        """Baseline problems of the given reports' specs that no longer occur, sorted."""
+        reports = list(reports)
+        specs = {spec_key(r.spec) for r in reports}
+        now = {key_of(p) for r in reports for p in r.problems}
+        gone = [k for k in self.keys if k[0] in specs and k not in now]
+        return tuple(sorted(gone, key=lambda k: (k[0], k[1] or "", k[2] or "", k[3])))
+
+
+def load_baseline(path: str) -> Baseline:
+    """Read a baseline report.
+
+    Args:
+        path: a JSON report written by ``inspect`` or ``check`` (single or combined).
+
+    Returns:
+        The baseline.
+
+    Raises:
+        UsageError: the file is missing, is not JSON, or is not a gradscope report; the
+            message names the file (and the line, for JSON syntax errors).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"--baseline {path}: cannot read it: {reason}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    return Baseline(path, frozenset(baseline_keys(data, path)))
+
+
+def baseline_keys(data: Any, path: str = "baseline") -> list[Key]:
+    """Every problem key of a parsed JSON report (single or combined)."""
+    if not isinstance(data, Mapping):
+        raise UsageError(f"{path}: not a gradscope JSON report (expected an object)")
+    if isinstance(data.get("reports"), list):
+        return [k for report in data["reports"] for k in baseline_keys(report, path)]
+    if data.get("gradscope") != m.REPORT_VERSION or not isinstance(data.get("problems"), list):
+        raise UsageError(
+            f"{path}: not a gradscope JSON report (write one with `gradscope check "
+            f"--write-baseline FILE` or `--format json`)"
+        )
+    spec = str(data.get("spec", ""))
+    items = list(data["problems"]) + list(data.get("known_problems") or [])
+    return [_key(item, spec, path) for item in items]
+
+
+def _key(item: Any, spec: str, path: str) -> Key:
+    if not isinstance(item, Mapping) or not isinstance(item.get("kind"), str):
+        raise UsageError(f"{path}: a problem without a `kind`: {json.dumps(item)[:80]}")
+    loss, variable = item.get("loss"), item.get("variable")
+    return (
+        spec_key(str(item.get("spec") or spec)),
+        None if loss is None else str(loss),
+        None if variable is None else str(variable),
+        item["kind"],
+    )

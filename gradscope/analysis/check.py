@@ -1,0 +1,182 @@
+"""The result of ``gradscope check``: one report per spec, their problems, and the verdict.
+
+The JSON shape (``CheckResult.to_dict``):
+
+- One spec: exactly the report of ``inspect --format json`` (contract section 5), with
+  ``problems`` holding only what fails (problems a baseline holds move to
+  ``known_problems``) and one more key, ``check``: ``{"passed", "exit_code", "baseline",
+  "specs", "pairs", "problems", "known", "fixed"}``.
+- Several specs: ``{"gradscope": 1, "specs": [paths], "tensorflow", "device", "reports":
+  [one report per spec, as above without "check"], "problems": [every failing problem],
+  "known_problems": [...], "check": {...}}``. Each problem names its ``spec``.
+
+Both shapes are accepted by ``--baseline``; ``schema/report-v1.json`` and
+``schema/check-v1.json`` describe them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gradscope.analysis import model as m
+from gradscope.analysis.baseline import Baseline, Key
+from gradscope.analysis.policy import find_problems, line_of
+from gradscope.errors import ExitCode, UsageError
+from gradscope.spec.model import Expectation, Pattern, Pos
+
+#: ``{loss: {"none": [glob, ...], "connected": [glob, ...]}}``, as in a spec's ``expect``.
+ExpectMap = Mapping[str, Mapping[str, Sequence[str] | str]]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Several reports checked together (one per spec), with the baseline they were held to.
+
+    Attributes:
+        reports: one report per spec or target, in the order given; each problem is marked
+            ``known`` when the baseline holds it.
+        baseline: the baseline file, or None.
+        fixed: baseline problems of these specs that no longer occur.
+    """
+
+    reports: tuple[m.Report, ...]
+    baseline: str | None = None
+    fixed: tuple[Key, ...] = ()
+
+    @property
+    def problems(self) -> tuple[m.Problem, ...]:
+        """Every problem of every report, known ones included."""
+        return tuple(p for r in self.reports for p in r.problems)
+
+    @property
+    def failures(self) -> tuple[m.Problem, ...]:
+        """The problems ``check`` fails on: those the baseline does not hold."""
+        return tuple(p for p in self.problems if not p.known)
+
+    @property
+    def known(self) -> tuple[m.Problem, ...]:
+        return tuple(p for p in self.problems if p.known)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """``ExitCode.OK`` when passed, else ``ExitCode.PROBLEMS``."""
+        return ExitCode.OK if self.passed else ExitCode.PROBLEMS
+
+    @property
+    def pairs(self) -> int:
+        return sum(1 for r in self.reports for _ in r.pairs())
+
+    def report(self, spec: str) -> m.Report:
+        """The report of one spec (by the path given)."""
+        for r in self.reports:
+            if r.spec == spec:
+                return r
+        raise KeyError(spec)
+
+    def verdict(self) -> str:
+        """``passed: 6 specs, 84 pairs, no unexpected gradients`` or ``failed: ...``."""
+        specs = f"{len(self.reports)} spec{'s' if len(self.reports) != 1 else ''}"
+        known = f", {len(self.known)} known" if self.known else ""
+        fixed = f", {len(self.fixed)} fixed since the baseline" if self.fixed else ""
+        if self.passed:
+            return f"passed: {specs}, {self.pairs} pairs, no unexpected gradients{known}{fixed}"
+        n = len(self.failures)
+        failing = len({p.spec for p in self.failures})
+        where = f" in {failing} of {specs}" if len(self.reports) > 1 else f" in {specs}"
+        new = "new " if self.baseline else ""
+        return f"failed: {n} {new}problem{'s' if n != 1 else ''}{where}{known}{fixed}"
+
+    def summary(self) -> dict[str, Any]:
+        """The ``check`` object of the JSON report."""
+        return {
+            "passed": self.passed,
+            "exit_code": int(self.exit_code),
+            "baseline": self.baseline,
+            "specs": len(self.reports),
+            "pairs": self.pairs,
+            "problems": len(self.failures),
+            "known": len(self.known),
+            "fixed": [
+                {"spec": s, "loss": loss, "variable": v, "kind": k} for s, loss, v, k in self.fixed
+            ],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report; the module docstring has both shapes."""
+        if len(self.reports) == 1:
+            out = self.reports[0].to_dict()
+            out.setdefault("known_problems", [])
+            out["check"] = self.summary()
+            return out
+        first = self.reports[0] if self.reports else None
+        return {
+            "gradscope": m.REPORT_VERSION,
+            "specs": [r.spec for r in self.reports],
+            "tensorflow": first.tensorflow if first else None,
+            "device": first.device if first else None,
+            "reports": [r.to_dict() for r in self.reports],
+            "problems": [p.to_dict() for p in self.failures],
+            "known_problems": [p.to_dict() for p in self.known],
+            "check": self.summary(),
+        }
+
+    def __rich__(self) -> Any:
+        from gradscope.report.check_table import check_renderable
+
+        return check_renderable(self)
+
+
+def check_reports(reports: Sequence[m.Report], baseline: Baseline | None = None) -> CheckResult:
+    """Hold reports to a baseline (when given) and combine them."""
+    if baseline is None:
+        return CheckResult(tuple(reports))
+    marked = tuple(baseline.mark(r) for r in reports)
+    return CheckResult(marked, baseline.path, baseline.fixed(marked))
+
+
+def expectations(expect: ExpectMap, report: m.Report) -> tuple[Expectation, ...]:
+    """``expect`` given in Python, as the spec's own ``expect`` block would read.
+
+    Each pattern is located at its loss's line, since it was not written in the spec.
+
+    Raises:
+        UsageError: an unknown loss, an unknown field, or a pattern that is not a string.
+    """
+    names = [loss.name for loss in report.losses]
+    out = []
+    for loss_name, fields in expect.items():
+        if loss_name not in names:
+            raise UsageError(
+                f"expect: {report.spec} has no loss {loss_name!r}; it has {', '.join(names)}"
+            )
+        unknown = sorted(set(fields) - {"none", "connected"})
+        if unknown:
+            raise UsageError(f"expect.{loss_name}: unknown field {unknown[0]!r} "
+                             "(expected `none` and/or `connected`)")  # fmt: skip
+        pos = Pos(line_of(report.loss(loss_name).source), 1)
+        lists = {key: _globs(fields.get(key, ()), f"expect.{loss_name}.{key}", pos)
+                 for key in ("none", "connected")}  # fmt: skip
+        out.append(Expectation(loss_name, lists["none"], lists["connected"], pos))
+    return tuple(out)
+
+
+def _globs(value: Sequence[str] | str, where: str, pos: Pos) -> tuple[Pattern, ...]:
+    items = [value] if isinstance(value, str) else list(value)
+    bad = [g for g in items if not isinstance(g, str)]
+    if bad:
+        raise UsageError(f"{where}: expected glob strings, saw {bad[0]!r}")
+    return tuple(Pattern(g, pos) for g in items)
+
+
+def with_expect(report: m.Report, expect: ExpectMap) -> m.Report:
+    """``report`` with its problems found again under ``expect`` instead of the spec's own."""
+    problems = find_problems(
+        report.spec, report.losses, report.variables, expectations(expect, report)
+    )
+    return replace(report, problems=tuple(problems))

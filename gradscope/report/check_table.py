@@ -1,0 +1,90 @@
+"""The terminal view of ``check``: the failing specs' matrices, every problem with its line,
+the specs at a glance, and the verdict with its exit code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from gradscope.analysis import model as m
+from gradscope.analysis.check import CheckResult
+from gradscope.report import style
+from gradscope.report.table import report_renderable, to_text
+
+
+def _header(result: CheckResult) -> Text:
+    first = result.reports[0]
+    text = Text()
+    text.append("gradscope check", style="bold")
+    text.append(f" · {len(result.reports)} specs")
+    text.append(f" · TensorFlow {first.tensorflow} · {first.device}", style="dim")
+    if result.baseline:
+        text.append(f" · baseline {result.baseline}", style="dim")
+    return text
+
+
+def problems_table(problems: tuple[m.Problem, ...]) -> Table:
+    """One row per problem: new or known, kind, ``FILE:LINE`` and the message."""
+    table = Table(title="Problems", title_justify="left", box=None, show_header=False,
+                  title_style="bold", pad_edge=False)  # fmt: skip
+    table.add_column("mark", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("where", overflow="fold", style="dim")
+    table.add_column("message", overflow="fold")
+    ordered = sorted(problems, key=lambda p: p.known)  # new ones first, order kept otherwise
+    for p in ordered:
+        mark = Text("known", style="dim") if p.known else Text("✗", style="bold red")
+        kind = Text(p.kind, style="dim" if p.known else "red")
+        table.add_row(mark, kind, f"{p.spec}:{p.line}", p.message)
+    return table
+
+
+def _specs_table(result: CheckResult) -> Table:
+    table = Table(title="Specs", title_justify="left", box=None, show_header=False,
+                  title_style="bold", pad_edge=False)  # fmt: skip
+    table.add_column("mark", no_wrap=True)
+    table.add_column("spec", overflow="fold")
+    table.add_column("summary", overflow="fold")
+    for report in result.reports:
+        failed = bool(report.failures)
+        mark = Text("✗", style="bold red") if failed else Text("✓", style="green")
+        table.add_row(mark, report.spec, style.summary(report))
+    return table
+
+
+def _fixed(result: CheckResult) -> Text:
+    lines = [f"  {spec}: {kind} {loss or '-'} × {var or '-'}"
+             for spec, loss, var, kind in result.fixed]  # fmt: skip
+    return Text("Fixed since the baseline\n" + "\n".join(lines), style="green")
+
+
+def check_renderable(result: CheckResult) -> Group:
+    """The whole check result as rich renderables (also what ``CheckResult.__rich__`` returns)."""
+    several = len(result.reports) > 1
+    parts: list[Any] = [_header(result), Text()] if several else []
+    for report in result.reports:
+        if several and not report.failures:
+            continue
+        if several:
+            parts.append(Rule(report.spec, style="red", align="left"))
+        parts += [report_renderable(report, problems=False), Text()]
+    if result.problems:
+        parts += [problems_table(result.problems), Text()]
+    if result.fixed:
+        parts += [_fixed(result), Text()]
+    if several:
+        parts += [_specs_table(result), Text()]
+    tone = "green" if result.passed else "red"
+    verdict = f"{result.verdict()} (exit code {int(result.exit_code)})"
+    parts.append(Text(verdict, style=f"bold {tone}"))
+    return Group(*parts)
+
+
+def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
+    """The check result for a terminal or a CI log (no trailing blanks on any line)."""
+    text = to_text(check_renderable(result), color=color, width=width)
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"

@@ -1,0 +1,52 @@
+"""GitHub Actions workflow commands: each problem becomes an annotation on its spec line.
+
+A new problem is ``::error file=F,line=L,title=T::message``, a problem the baseline holds a
+``::notice`` (visible in the pull request, not failing). Values are escaped as the Actions
+toolkit does (``%``, CR and LF in messages; also ``:`` and ``,`` in properties). A folded
+group lists every spec; the last line is the verdict, for the log.
+"""
+
+from __future__ import annotations
+
+from gradscope.analysis import model as m
+from gradscope.analysis.baseline import spec_key
+from gradscope.analysis.check import CheckResult
+from gradscope.report import style
+
+
+def escape_data(text: str) -> str:
+    """A message, escaped for a workflow command.
+
+    Example:
+        >>> escape_data("50% done\\nnext")
+        '50%25 done%0Anext'
+    """
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A property value (file, title), escaped for a workflow command."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(problem: m.Problem) -> str:
+    """``::error file=configs/x.yaml,line=45,title=gradscope unexpected-none::message``."""
+    command = "notice" if problem.known else "error"
+    title = f"gradscope {'known ' if problem.known else ''}{problem.kind}"
+    props = {"file": spec_key(problem.spec), "line": str(max(problem.line, 1)), "title": title}
+    text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
+    return f"::{command} {text}::{escape_data(problem.message)}"
+
+
+def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
+    """Workflow commands for a GitHub Actions log."""
+    count = len(result.reports)
+    lines = [f"::group::gradscope check: {count} spec{'s' if count != 1 else ''}"]
+    lines += [f"{r.spec}: {style.summary(r)}" for r in result.reports]
+    lines.append("::endgroup::")
+    ordered = sorted(result.problems, key=lambda p: p.known)
+    lines += [annotation(p) for p in ordered]
+    lines += [f"{spec}: fixed since the baseline: {kind} {loss or '-'} × {var or '-'}"
+              for spec, loss, var, kind in result.fixed]  # fmt: skip
+    lines.append(f"gradscope check {result.verdict()} (exit code {int(result.exit_code)})")
+    return "\n".join(lines) + "\n"

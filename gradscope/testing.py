@@ -1,0 +1,69 @@
+"""Gradient assertions for pytest (or any test runner): ``assert_gradients``.
+
+Example::
+
+    from gradscope.testing import assert_gradients
+
+    def test_heads_train_only_their_task():
+        assert_gradients(
+            "configs/multitask.yaml",
+            expect={"loss_1": {"none": ["task2/*"], "connected": ["body/*", "task1/*"]}},
+        )
+
+A failure raises ``AssertionError`` whose message is the same report ``gradscope check``
+prints: every problem with its loss, variable, cut points and spec line.
+"""
+
+from __future__ import annotations
+
+from gradscope.analysis.check import CheckResult, ExpectMap
+from gradscope.spec.model import DEFAULT_MAX_ELEMENTS, Spec
+
+#: The width of the report inside an assertion message (pytest does not wrap it).
+WIDTH = 100
+
+
+def assert_gradients(
+    target: str | Spec,
+    expect: ExpectMap | None = None,
+    *,
+    baseline: str | None = None,
+    device: str | None = None,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+) -> CheckResult:
+    """Assert that gradients flow as ``expect`` says, under the same policy as ``check``.
+
+    Fails on any ``nan`` gradient, any pair that contradicts ``expect``, and any trainable
+    variable no loss trains unless an ``expect.<loss>.none`` pattern names it.
+
+    Args:
+        target: a spec path, a loaded ``Spec``, or anything else ``gradscope.check`` accepts
+            (a Python target ``module:function``).
+        expect: ``{loss: {"none": [globs], "connected": [globs]}}``; replaces the spec's own
+            ``expect`` block. None (the default) uses the spec's own.
+        baseline: a JSON report whose problems are known and do not fail.
+        device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
+        max_elements: the largest tensor a spec may ask for.
+
+    Returns:
+        The ``CheckResult`` (for further assertions) when the check passes.
+
+    Raises:
+        AssertionError: the check failed; the message is the check's report.
+        SpecErrors: the spec is invalid. UsageError: ``expect`` names an unknown loss.
+    """
+    __tracebackhide__ = True  # pytest: show the caller's line, not this one
+    from gradscope import api
+    from gradscope.report import render
+
+    result = api.check(
+        [target], expect=expect, baseline=baseline, device=device, max_elements=max_elements
+    )
+    if not result.passed:
+        raise AssertionError(
+            "gradients are not as expected\n\n" + render(result, "table", width=WIDTH)
+        )
+    return result
+
+
+__all__ = ["assert_gradients"]

@@ -1,0 +1,110 @@
+"""Baselines: what identifies a problem, which reports are accepted, known vs new vs fixed."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gradscope.analysis import model as m
+from gradscope.analysis.baseline import (
+    Baseline,
+    baseline_keys,
+    key_of,
+    load_baseline,
+    spec_key,
+)
+from gradscope.analysis.check import check_reports
+from gradscope.errors import UsageError
+from tests.checks import SPEC, clean, every_kind
+
+
+def _write(tmp_path: Path, data: object, name: str = "baseline.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_baseline_spec_key_normalises_paths() -> None:
+    assert spec_key("./configs//x.yaml") == "configs/x.yaml"
+    assert spec_key(os.path.abspath("configs/x.yaml")) == "configs/x.yaml"
+    assert spec_key("pkg.models:build") == "pkg.models:build"  # a Python target stays as is
+
+
+def test_baseline_from_a_check_report_holds_every_problem(tmp_path: Path) -> None:
+    r = every_kind()
+    path = _write(tmp_path, check_reports([r]).to_dict())
+    baseline = load_baseline(path)
+    assert baseline.keys == {key_of(p) for p in r.problems}
+    result = check_reports([r], baseline)
+    assert result.passed and len(result.known) == 4 and result.failures == ()
+
+
+def test_baseline_from_inspect_and_combined_reports(tmp_path: Path) -> None:
+    r = every_kind()
+    single = baseline_keys(r.to_dict())  # what `inspect --format json` prints
+    combined = baseline_keys(check_reports([clean(), r]).to_dict())
+    assert set(single) == set(combined) == {key_of(p) for p in r.problems}
+
+
+def test_baseline_keeps_known_problems_of_a_baselined_report(tmp_path: Path) -> None:
+    r = every_kind()
+    first = check_reports([r], Baseline("b.json", frozenset([key_of(r.problems[0])])))
+    data = first.to_dict()
+    assert len(data["problems"]) == 3 and len(data["known_problems"]) == 1
+    assert set(baseline_keys(data)) == {key_of(p) for p in r.problems}
+
+
+def test_baseline_known_problem_passes_and_new_one_fails() -> None:
+    r = every_kind()
+    held = frozenset(key_of(p) for p in r.problems if p.kind != m.NEVER_TRAINED)
+    result = check_reports([r], Baseline("b.json", held))
+    assert [p.kind for p in result.failures] == [m.NEVER_TRAINED]
+    assert len(result.known) == 3  # still visible, marked known
+    assert all(p.known for p in result.known)
+    assert result.exit_code == 1
+
+
+def test_baseline_ignores_messages_and_lines() -> None:
+    r = every_kind()
+    moved = replace(r, problems=tuple(replace(p, message="reworded", line=p.line + 7)
+                                      for p in r.problems))  # fmt: skip
+    held = Baseline("b.json", frozenset(key_of(p) for p in r.problems))
+    assert check_reports([moved], held).passed
+
+
+def test_baseline_reports_fixed_problems_of_checked_specs_only() -> None:
+    r = every_kind()
+    gone = (SPEC, "loss_9", "w", m.NAN_PROBLEM)
+    elsewhere = ("configs/other.yaml", "l", "w", m.NAN_PROBLEM)
+    held = Baseline("b.json", frozenset({*map(key_of, r.problems), gone, elsewhere}))
+    result = check_reports([r], held)
+    assert result.fixed == (gone,)
+    assert result.to_dict()["check"]["fixed"] == [
+        {"spec": SPEC, "loss": "loss_9", "variable": "w", "kind": "nan"}
+    ]
+    assert "1 fixed since the baseline" in result.verdict()
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("{not json", r"baseline.json:1:2: not JSON"),
+        ("[1, 2]", "not a gradscope JSON report"),
+        ('{"gradscope": 1, "spec": "x.yaml"}', "not a gradscope JSON report"),
+        ('{"gradscope": 1, "spec": "x.yaml", "problems": [{"loss": "l"}]}', "without a `kind`"),
+    ],
+)
+def test_baseline_rejects_what_is_not_a_report(tmp_path: Path, content: str, message: str):
+    path = tmp_path / "baseline.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(UsageError, match=message):
+        load_baseline(str(path))
+
+
+def test_baseline_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="cannot read it"):
+        load_baseline(str(tmp_path / "missing.json"))

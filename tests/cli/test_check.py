@@ -1,0 +1,215 @@
+"""``gradscope check`` as CI runs it: exit codes, formats, baselines, several specs, errors."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gradscope.cli import main
+from tests.analysis.test_check import HEAD
+from tests.conftest import CONFIGS, ROOT, RunCli
+
+CONFIG_PATHS = [str(p.relative_to(ROOT)) for p in CONFIGS]
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    """The command in this process (TensorFlow is imported once for all these tests)."""
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def detached(write_spec) -> str:
+    """A two-head model whose first head is behind a stop_gradient, against its expect."""
+    return write_spec(HEAD, "detached.yaml")
+
+
+def _schema_registry():
+    referencing = pytest.importorskip("referencing")
+    resources = []
+    for name in ("report-v1.json", "check-v1.json"):
+        schema = json.loads((ROOT / "schema" / name).read_text())
+        resources.append((schema["$id"], referencing.Resource.from_contents(schema)))
+    return referencing.Registry().with_resources(resources)
+
+
+def _validate(data: dict, name: str) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "schema" / name).read_text())
+    jsonschema.Draft202012Validator(schema, registry=_schema_registry()).validate(data)
+
+
+# --- as a user runs it (subprocess) -----------------------------------------------------------
+
+
+def test_check_help_shows_exit_codes_without_tensorflow(run_cli: RunCli, no_tensorflow) -> None:
+    result = run_cli("check", "--help", env=no_tensorflow)
+    assert result.returncode == 0, result.stderr
+    for line in ("0    passed", "1    unexpected gradients", "2    a bad spec"):
+        assert line in result.stdout
+    for fmt in ("table", "json", "junit", "sarif", "github", "markdown"):
+        assert fmt in result.stdout
+    assert "--baseline" in result.stdout and "--write-baseline" in result.stdout
+
+
+@pytest.mark.tf
+def test_check_shipped_configs_pass(run_cli: RunCli) -> None:
+    result = run_cli("check", *CONFIG_PATHS)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().endswith(
+        f"passed: {len(CONFIG_PATHS)} specs, 74 pairs, no unexpected gradients (exit code 0)"
+    )
+    assert result.stderr == ""
+
+
+@pytest.mark.tf
+def test_check_detached_head_fails_with_a_readable_report(run_cli: RunCli, detached) -> None:
+    folder, name = Path(detached).parent, Path(detached).name
+    result = run_cli("check", name, cwd=folder)  # as in a repository: a relative path
+    assert result.returncode == 1, result.stderr
+    text = " ".join(result.stdout.split())  # the table wraps long messages
+    assert (
+        "`task1/w` gets no gradient from `loss_1`: every path is cut at `t1_frozen` "
+        f"(StopGradient), {name}:11, but expect.loss_1.connected lists `task1/*`"
+    ) in text
+    assert f"unexpected-none {name}:20 " in text  # where the contradicted expectation is
+    assert f"never-trained {name}:6 " in text
+    assert "t1_frozen (StopGradient) at detached.yaml:11" in text  # the cut-point table
+    assert "failed: 2 problems in 1 spec (exit code 1)" in text
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.tf
+def test_check_bad_specs_exit_2_with_every_error_and_no_report(
+    run_cli: RunCli, write_spec, tmp_path: Path
+) -> None:
+    a = write_spec(HEAD.replace("inputs: [x, body/w]", "inputs: [x, nope]"), "a.yaml")
+    b = write_spec(HEAD.replace("losses:", "losses:\n  extra: missing_node"), "b.yaml")
+    out = tmp_path / "report.xml"
+    out.write_text("previous")
+    result = run_cli("check", a, "configs/multitask.yaml", b, "--format", "junit",
+                     "--output", str(out))  # fmt: skip
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith(f"{a}:9:") and "nope" in lines[0]
+    assert lines[1].startswith(f"{b}:16:10: losses.extra:") and "missing_node" in lines[1]
+    assert out.read_text() == "previous"
+
+
+def test_check_unreadable_baseline_exits_2_before_tensorflow(
+    run_cli: RunCli, no_tensorflow, tmp_path: Path
+) -> None:
+    bad = tmp_path / "baseline.json"
+    bad.write_text("{oops")
+    result = run_cli("check", "configs/multitask.yaml", "--baseline", str(bad), env=no_tensorflow)
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        == f"{bad}:1:2: not JSON: Expecting property name enclosed in double quotes"
+    )
+
+
+def test_check_needs_a_spec(run_cli: RunCli, no_tensorflow) -> None:
+    result = run_cli("check", env=no_tensorflow)
+    assert result.returncode == 2
+    assert "Missing argument 'SPEC...'" in result.stderr
+
+
+# --- formats and baselines (in process) -------------------------------------------------------
+
+
+@pytest.mark.tf
+def test_check_json_one_spec_is_the_report_shape(detached) -> None:
+    code, out, _ = _invoke("check", detached, "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    _validate(data, "report-v1.json")
+    assert data["spec"] == detached and data["check"]["exit_code"] == 1
+    kinds = {(p["loss"], p["variable"], p["kind"]) for p in data["problems"]}
+    assert kinds == {("loss_1", "task1/w", "unexpected-none"), (None, "task1/w", "never-trained")}
+
+
+@pytest.mark.tf
+def test_check_json_several_specs_is_the_combined_shape(detached) -> None:
+    code, out, _ = _invoke("check", "configs/multitask.yaml", detached, "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    _validate(data, "check-v1.json")
+    for report in data["reports"]:
+        _validate(report, "report-v1.json")
+    assert data["specs"] == ["configs/multitask.yaml", detached]
+    assert {p["spec"] for p in data["problems"]} == {detached}
+
+
+@pytest.mark.tf
+def test_check_baseline_known_passes_new_fails(detached, tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    code, out, _ = _invoke("check", detached, "--write-baseline", str(baseline))
+    assert code == 1  # writing a baseline does not change the verdict
+    assert "failed: 2 problems" in out
+    assert json.loads(baseline.read_text())["check"]["problems"] == 2
+
+    code, out, _ = _invoke("check", detached, "--baseline", str(baseline))
+    assert code == 0, out
+    assert "passed: 1 spec, 6 pairs, no unexpected gradients, 2 known" in out
+    assert "known  unexpected-none" in out  # known problems stay visible
+
+    Path(detached).write_text(HEAD.replace("  task2/w:", "  spare: {shape: [3]}\n  task2/w:"))
+    code, out, _ = _invoke("check", detached, "--baseline", str(baseline), "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    assert [(p["variable"], p["kind"]) for p in data["problems"]] == [("spare", "never-trained")]
+    assert len(data["known_problems"]) == 2
+
+
+@pytest.mark.tf
+def test_check_junit_sarif_github_through_the_cli(detached, tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    code, out, _ = _invoke("check", detached, "--format", "junit", "--output", str(junit))
+    assert code == 1 and out == ""
+    root = ET.parse(junit).getroot()
+    assert len(root.findall(".//failure")) == 2
+
+    code, out, _ = _invoke("check", detached, "--format", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    region = {r["ruleId"]: r["locations"][0]["physicalLocation"]["region"] for r in results}
+    assert region == {"unexpected-none": {"startLine": 20}, "never-trained": {"startLine": 6}}
+
+    code, out, _ = _invoke("check", detached, "--format", "github")
+    errors = [line for line in out.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 2
+    file = detached.replace(":", "%3A").replace(",", "%2C")
+    assert all(f"file={file},line=" in line for line in errors)
+
+
+def test_check_readme_has_the_help_exit_code_table() -> None:
+    from gradscope.cli.check import EPILOG
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## `gradscope check`", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "|" in line[2:]]
+    table = {
+        int(code): meaning.replace("`", "")
+        for code, meaning in (row.strip("| ").split(" | ", 1) for row in rows)
+        if code.strip().isdigit()
+    }
+    help_rows = [line.split(None, 1) for line in EPILOG.splitlines() if line[:3].strip().isdigit()]
+    assert sorted(table) == [0, 1, 2, 3, 130]
+    assert table == {int(code): meaning for code, meaning in help_rows}
+
+
+def test_check_pre_commit_hooks_run_check_and_validate() -> None:
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert hooks["gradscope-check"]["entry"] == "gradscope check"
+    assert hooks["gradscope-validate"]["entry"] == "gradscope validate"
+    for hook in hooks.values():
+        assert hook["language"] == "python" and hook["require_serial"] is True
+        assert hook["types"] == ["yaml"]

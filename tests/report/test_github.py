@@ -1,0 +1,62 @@
+"""GitHub workflow commands: one annotation per problem, with file and line, escaped."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from gradscope.analysis import model as m
+from gradscope.report import render
+from gradscope.report.github import annotation, escape_data, escape_property
+from tests import checks
+
+COMMAND = re.compile(r"^::(error|warning|notice) (?P<props>[^:]*)::(?P<message>.*)$")
+
+
+def _props(line: str) -> dict[str, str]:
+    match = COMMAND.match(line)
+    assert match, line
+    return dict(item.split("=", 1) for item in match["props"].split(","))
+
+
+def test_github_every_problem_is_an_annotation_with_file_and_line() -> None:
+    result = checks.result(checks.every_kind(), checks.clean())
+    lines = render(result, "github").splitlines()
+    commands = [line for line in lines if COMMAND.match(line)]
+    assert len(commands) == len(result.problems) == 4
+    for line, problem in zip(commands, result.problems, strict=True):
+        assert line.startswith("::error ")
+        props = _props(line)
+        assert props["file"] == "configs/x.yaml"
+        assert props["line"] == str(problem.line)
+        assert props["title"] == f"gradscope {problem.kind}"
+        assert line.endswith("::" + problem.message)
+
+
+def test_github_known_problems_are_notices() -> None:
+    lines = render(checks.result(checks.every_kind(), known=1), "github").splitlines()
+    notices = [line for line in lines if line.startswith("::notice ")]
+    assert len(notices) == 1 and "title=gradscope known unexpected-none" in notices[0]
+    assert lines[-1] == ("gradscope check failed: 3 new problems in 1 spec, 1 known (exit code 1)")
+
+
+def test_github_groups_the_spec_summaries_and_ends_with_the_verdict() -> None:
+    lines = render(checks.result(checks.clean()), "github").splitlines()
+    assert lines[0] == "::group::gradscope check: 1 spec"
+    assert lines[2] == "::endgroup::"
+    assert lines[-1].startswith("gradscope check passed")
+
+
+def test_github_escapes_as_the_actions_toolkit_does() -> None:
+    assert escape_data("100% a\r\nb:c,d") == "100%25 a%0D%0Ab:c,d"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    p = replace(checks.every_kind().problems[0], spec="dir,x/sp:ec.yaml", message="50%\nnext")
+    line = annotation(p)
+    assert line.startswith("::error file=dir%2Cx/sp%3Aec.yaml,line=41,")
+    assert line.endswith("::50%25%0Anext")
+    assert "\n" not in line
+
+
+def test_github_kinds_have_titles() -> None:
+    titles = {_props(annotation(p))["title"] for p in checks.every_kind().problems}
+    assert titles == {f"gradscope {kind}" for kind in m.PROBLEM_KINDS}
