@@ -250,16 +250,21 @@ class PairBuilder:
             self.shared.append(shared)
             if not shared:
                 continue
-            dots, signs = [], []
+            dots, signs, squares_a, squares_b = [], [], [], []
             for name in shared:
                 x = tf.cast(tf.convert_to_tensor(ga[name]), tf.float64)
                 y = tf.cast(tf.convert_to_tensor(gb[name]), tf.float64)
                 dots.append(tf.reduce_sum(x * y))
+                # float64 sums of squares, so a cosine is exact where A = -B (a GAN's grad_loss)
+                squares_a.append(tf.reduce_sum(x * x))
+                squares_b.append(tf.reduce_sum(y * y))
                 # 1 where the signs agree, 0 where not; float ops only (see _stats)
                 agree = 1.0 - tf.minimum(tf.abs(tf.sign(x) - tf.sign(y)), 1.0)
                 signs.append(tf.reduce_mean(agree))
             out[f"cmp{j}/dot"] = tf.stack(dots)
             out[f"cmp{j}/sign"] = tf.stack(signs)
+            out[f"cmp{j}/aa"] = tf.stack(squares_a)
+            out[f"cmp{j}/bb"] = tf.stack(squares_b)
         return out
 
     def comparison(self, numbers: dict[str, Any], index: int, a: str, b: str) -> Comparison:
@@ -267,13 +272,17 @@ class PairBuilder:
         shared = self.shared[index]
         if not shared:
             return Comparison(a, b)
-        dots = numbers[f"cmp{index}/dot"]
-        signs = numbers[f"cmp{index}/sign"]
+        def named(key: str) -> dict[str, float]:
+            values = numbers[f"cmp{index}/{key}"]
+            return {n: float(v) for n, v in zip(shared, values, strict=True)}
+
         return Comparison(
             a,
             b,
-            dots={n: float(d) for n, d in zip(shared, dots, strict=True)},
-            sign_agreement={n: float(s) for n, s in zip(shared, signs, strict=True)},
+            dots=named("dot"),
+            sign_agreement=named("sign"),
+            squares_a=named("aa"),
+            squares_b=named("bb"),
         )
 
 
