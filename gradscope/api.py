@@ -35,7 +35,7 @@ def load(target: str | Spec, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spe
 
 def _check_losses(spec: Spec, names: Sequence[str]) -> None:
     known = [loss.name for loss in spec.losses]
-    unknown = [n for n in names if n not in known]
+    unknown = list(dict.fromkeys(n for n in names if n not in known))
     if unknown:
         raise UsageError(
             f"{spec.path}: unknown loss {', '.join(repr(n) for n in unknown)}; "
@@ -127,9 +127,9 @@ def inspect(
         >>> report.loss("loss_1").pair("task2/w").status
         'none:disconnected'
     """
-    return run(
-        target, losses=losses, device=device, max_elements=max_elements, progress=progress
-    )[0]
+    return run(target, losses=losses, device=device, max_elements=max_elements, progress=progress)[
+        0
+    ]
 
 
 @overload
@@ -201,14 +201,16 @@ def diff(
 
     options: dict[str, Any] = {"device": device, "max_elements": max_elements}
     options["progress"] = progress
-    if loss_a is not None and loss_b is not None and not losses:
+    if losses and (loss_a is not None or loss_b is not None):
+        raise UsageError("diff: give two losses (loss_a, loss_b) or losses=, not both")
+    if loss_a is not None and loss_b is not None:
         report, facts = run(target, losses=[loss_a, loss_b], compare=[(loss_a, loss_b)], **options)
         return DiffReport(report, compare(report, facts.comparisons[0]))
-    names = list(dict.fromkeys(losses or ()))
-    if loss_a is not None or loss_b is not None or len(names) == 1:
+    names = list(dict.fromkeys(losses or [n for n in (loss_a, loss_b) if n is not None]))
+    if len(names) == 1:
         raise UsageError(
-            "diff: name two losses to compare side by side, or none (or three and more) "
-            "for the matrix of every pair"
+            f"diff: only one loss given ({names[0]!r}); name two to compare them side by side, "
+            "or none for the matrix of every pair"
         )
     pairs = list(itertools.combinations(names, 2)) if names else [EVERY_PAIR]
     report, facts = run(target, losses=names or None, compare=pairs, **options)

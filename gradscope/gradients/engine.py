@@ -144,8 +144,7 @@ class Engine:
             losses.append(static.facts(numbers, f"l{index}"))
         builder: PairBuilder = self.static["builder"]
         comparisons: list[Comparison] = [
-            builder.comparison(numbers, j, a, b)
-            for j, (a, b) in enumerate(self.static["compare"])
+            builder.comparison(numbers, j, a, b) for j, (a, b) in enumerate(self.static["compare"])
         ]
         return RunFacts(
             target=self.model.target,

@@ -272,6 +272,7 @@ class PairBuilder:
         shared = self.shared[index]
         if not shared:
             return Comparison(a, b)
+
         def named(key: str) -> dict[str, float]:
             values = numbers[f"cmp{index}/{key}"]
             return {n: float(v) for n, v in zip(shared, values, strict=True)}
