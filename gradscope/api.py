@@ -194,7 +194,7 @@ def diff(
         >>> d.diff.variable("disc/w").cosine
         -1.0
         >>> gradscope.diff("configs/multitask.yaml").cosine("loss_1", "loss_2")
-        0.12...
+        -0.144...
     """
     from gradscope.analysis.diff import DiffReport, compare
     from gradscope.analysis.diff_matrix import matrix

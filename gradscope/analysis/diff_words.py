@@ -46,6 +46,8 @@ def why_not(variable: str, loss: str, pair: m.PairResult) -> str:
 
 def _neither(variable: str, a: Side, b: Side) -> str:
     (name_a, pa), (name_b, pb) = a, b
+    if name_a == name_b:  # a loss compared with itself
+        return why_not(variable, name_a, pa)
     if pa.status == pb.status == m.FROZEN:
         return f"{variable} is not trainable"
     if pa.status == pb.status == m.DISCONNECTED:
