@@ -93,8 +93,10 @@ def test_diff_markdown_is_written_atomically(run_cli: RunCli, tmp_path: Path) ->
     assert [p.name for p in tmp_path.iterdir()] == ["diff.md"]
 
 
-def test_diff_unknown_loss_lists_the_spec_losses(run_cli: RunCli) -> None:
-    result = run_cli("diff", MULTITASK, "loss_1", "nope")
+def test_diff_unknown_loss_lists_the_spec_losses(
+    run_cli: RunCli, no_tensorflow: dict[str, str]
+) -> None:
+    result = run_cli("diff", MULTITASK, "loss_1", "nope", env=no_tensorflow)  # found before TF
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "configs/multitask.yaml: unknown loss 'nope'; the spec has loss_1, loss_2, loss_1_own"
@@ -102,14 +104,16 @@ def test_diff_unknown_loss_lists_the_spec_losses(run_cli: RunCli) -> None:
     assert result.stdout == ""
 
 
-def test_diff_one_loss_is_a_usage_error(run_cli: RunCli) -> None:
-    result = run_cli("diff", MULTITASK, "loss_1")
+def test_diff_one_loss_is_a_usage_error(run_cli: RunCli, no_tensorflow: dict[str, str]) -> None:
+    result = run_cli("diff", MULTITASK, "loss_1", env=no_tensorflow)
     assert result.returncode == 2
     assert len(result.stderr.splitlines()) == 1
     assert "only one loss given ('loss_1')" in result.stderr
 
 
-def test_diff_bad_spec_names_file_line_and_column(run_cli: RunCli, write_spec) -> None:
+def test_diff_bad_spec_names_file_line_and_column(
+    run_cli: RunCli, write_spec, no_tensorflow: dict[str, str]
+) -> None:
     path = write_spec(
         """\
         gradscope: 1
@@ -122,7 +126,7 @@ def test_diff_bad_spec_names_file_line_and_column(run_cli: RunCli, write_spec) -
           b: nowhere
         """
     )
-    result = run_cli("diff", path, "a", "b")
+    result = run_cli("diff", path, "a", "b", env=no_tensorflow)
     assert result.returncode == 2
     assert f"{path}:8:6: losses.b:" in result.stderr
     assert "Traceback" not in result.stderr

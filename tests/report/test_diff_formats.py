@@ -144,3 +144,12 @@ def test_diff_format_matrix_of_one_loss_says_there_is_nothing_to_compare() -> No
     result = matrix(_report({"only": [("embedding", m.OK, 1.0)]}), [])
     assert "only one loss: nothing to compare" in render(result, "table")
     assert "Only one loss: nothing to compare." in render(result, "markdown")
+
+
+@pytest.mark.parametrize("make", [_diff, _matrix], ids=["diff", "matrix"])
+def test_diff_results_print_with_rich_as_in_a_notebook(make: object) -> None:
+    from rich.console import Console
+
+    console = Console(record=True, width=120, color_system=None)
+    console.print(make())  # type: ignore[operator]
+    assert "gradscope diff" in console.export_text()
