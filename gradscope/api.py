@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult, ExpectMap
 from gradscope.analysis.policy import find_problems
 from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
+from gradscope.gradients.facts import EVERY_PAIR
 from gradscope.spec.model import DEFAULT_MAX_ELEMENTS, Spec
+
+if TYPE_CHECKING:
+    from gradscope.analysis.diff import DiffReport
+    from gradscope.analysis.diff_matrix import DiffMatrix
 
 Progress = Callable[[str], None]
 
@@ -30,7 +36,7 @@ def load(target: str | Spec, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spe
 
 def _check_losses(spec: Spec, names: Sequence[str]) -> None:
     known = [loss.name for loss in spec.losses]
-    unknown = [n for n in names if n not in known]
+    unknown = list(dict.fromkeys(n for n in names if n not in known))
     if unknown:
         raise UsageError(
             f"{spec.path}: unknown loss {', '.join(repr(n) for n in unknown)}; "
@@ -47,7 +53,8 @@ def run_spec(
     progress: Progress = _quiet,
 ) -> tuple[m.Report, Any]:
     """Build and differentiate a spec once; the report and the raw facts (for ``diff``)."""
-    _check_losses(spec, list(losses or []) + [n for pair in compare for n in pair])
+    compared = [n for pair in compare if tuple(pair) != EVERY_PAIR for n in pair]
+    _check_losses(spec, list(losses or []) + compared)
     progress("importing TensorFlow")
     from gradscope.build.model import SpecModel
     from gradscope.gradients.engine import Engine
@@ -124,6 +131,91 @@ def inspect(
     return run(target, losses=losses, device=device, max_elements=max_elements, progress=progress)[
         0
     ]
+
+
+@overload
+def diff(
+    target: str | Spec,
+    loss_a: str,
+    loss_b: str,
+    *,
+    device: str | None = None,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    progress: Progress = _quiet,
+) -> DiffReport: ...
+
+
+@overload
+def diff(
+    target: str | Spec,
+    loss_a: None = None,
+    loss_b: None = None,
+    *,
+    losses: Sequence[str] | None = None,
+    device: str | None = None,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    progress: Progress = _quiet,
+) -> DiffMatrix: ...
+
+
+def diff(
+    target: str | Spec,
+    loss_a: str | None = None,
+    loss_b: str | None = None,
+    *,
+    losses: Sequence[str] | None = None,
+    device: str | None = None,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    progress: Progress = _quiet,
+) -> DiffReport | DiffMatrix:
+    """Two losses side by side, or the whole-model cosine of every pair of losses.
+
+    Everything comes from one traced forward pass, the same as ``inspect``'s: one backward
+    pass per loss, and the dot products of the gradients inside the same trace.
+
+    Args:
+        target: a spec path or a loaded ``Spec``.
+        loss_a: the first loss; with ``loss_b``, a ``DiffReport`` of the two.
+        loss_b: the second loss.
+        losses: without ``loss_a``/``loss_b``: the losses of the matrix (default: all).
+        device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
+        max_elements: the largest tensor a spec may ask for.
+        progress: called with a short phase description as work proceeds.
+
+    Returns:
+        A ``DiffReport`` for two losses, a ``DiffMatrix`` otherwise; ``.to_dict()`` of either
+        is its JSON report.
+
+    Raises:
+        SpecErrors: the spec is invalid. BuildError: TensorFlow refused a node.
+        UsageError: an unknown loss name, or one loss where two (or none) were expected.
+
+    Example:
+        >>> d = gradscope.diff("configs/gan-grad-loss.yaml", "d_loss", "g_loss_all")
+        >>> d.diff.variable("disc/w").cosine
+        -1.0
+        >>> gradscope.diff("configs/multitask.yaml").cosine("loss_1", "loss_2")
+        -0.144...
+    """
+    from gradscope.analysis.diff import DiffReport, compare
+    from gradscope.analysis.diff_matrix import matrix
+
+    options: dict[str, Any] = {"device": device, "max_elements": max_elements}
+    options["progress"] = progress
+    if losses and (loss_a is not None or loss_b is not None):
+        raise UsageError("diff: give two losses (loss_a, loss_b) or losses=, not both")
+    if loss_a is not None and loss_b is not None:
+        report, facts = run(target, losses=[loss_a, loss_b], compare=[(loss_a, loss_b)], **options)
+        return DiffReport(report, compare(report, facts.comparisons[0]))
+    names = list(dict.fromkeys(losses or [n for n in (loss_a, loss_b) if n is not None]))
+    if len(names) == 1:
+        raise UsageError(
+            f"diff: only one loss given ({names[0]!r}); name two to compare them side by side, "
+            "or none for the matrix of every pair"
+        )
+    pairs = list(itertools.combinations(names, 2)) if names else [EVERY_PAIR]
+    report, facts = run(target, losses=names or None, compare=pairs, **options)
+    return matrix(report, facts.comparisons)
 
 
 def check(

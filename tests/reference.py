@@ -86,9 +86,17 @@ def _variables(tf: Any, keras: Any, spec: Spec) -> dict[str, Any]:
 def reference(spec: Spec) -> dict[str, dict[str, Grad]]:
     """Per loss, per requested variable: what ``tape.gradient`` returns."""
     tf = import_tensorflow()
+    return {
+        loss: {n: _grad(tf, g) for n, g in grads.items()} for loss, grads in gradients(spec).items()
+    }
+
+
+def gradients(spec: Spec) -> dict[str, dict[str, Any]]:
+    """Per loss, per requested variable: the gradient itself (a tensor, IndexedSlices or None)."""
+    tf = import_tensorflow()
     import keras
 
-    out: dict[str, dict[str, Grad]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for loss in spec.losses:
         keras.utils.set_random_seed(spec.seed)
         variables = _variables(tf, keras, spec)
@@ -118,7 +126,7 @@ def reference(spec: Spec) -> dict[str, dict[str, Grad]]:
         if loss.grad_loss is not None:
             upstream = tf.broadcast_to(tf.constant(loss.grad_loss, target.dtype), tf.shape(target))
         grads = tape.gradient(target, list(wanted.values()), output_gradients=upstream)
-        out[loss.name] = {n: _grad(tf, g) for n, g in zip(wanted, grads, strict=True)}
+        out[loss.name] = dict(zip(wanted, grads, strict=True))
     return out
 
 

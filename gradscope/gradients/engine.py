@@ -10,6 +10,7 @@ function then runs once to fetch loss values and gradient norms.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,7 +19,13 @@ from gradscope.build.traceable import LossEntry, Traceable, VariableEntry
 from gradscope.errors import BuildError, UsageError
 from gradscope.gradients import flow
 from gradscope.gradients.extract import Extracted, GradientRegistry
-from gradscope.gradients.facts import Comparison, LossFacts, RunFacts, VariableFacts
+from gradscope.gradients.facts import (
+    EVERY_PAIR,
+    Comparison,
+    LossFacts,
+    RunFacts,
+    VariableFacts,
+)
 from gradscope.gradients.pairs import PairBuilder, pair_outputs
 
 Progress = Callable[[str], None]
@@ -102,7 +109,8 @@ class Engine:
                 static = builder.differentiate(loss)
                 self.static["losses"].append(static)
                 outputs.update(pair_outputs(tf, f"l{index}", static))
-            outputs.update(builder.compare(self.static["losses"], self.compare))
+            self.static["compare"] = _pairs(self.compare, [loss.name for loss in losses])
+            outputs.update(builder.compare(self.static["losses"], self.static["compare"]))
             return outputs
 
     def _create_variable(self, next_creator: Callable[..., Any], **kwargs: Any) -> Any:
@@ -136,7 +144,7 @@ class Engine:
             losses.append(static.facts(numbers, f"l{index}"))
         builder: PairBuilder = self.static["builder"]
         comparisons: list[Comparison] = [
-            builder.comparison(numbers, j, a, b) for j, (a, b) in enumerate(self.compare)
+            builder.comparison(numbers, j, a, b) for j, (a, b) in enumerate(self.static["compare"])
         ]
         return RunFacts(
             target=self.model.target,
@@ -146,6 +154,14 @@ class Engine:
             losses=tuple(losses),
             comparisons=tuple(comparisons),
         )
+
+
+def _pairs(compare: Sequence[tuple[str, str]], losses: list[str]) -> list[tuple[str, str]]:
+    """The pairs to compare, with ``EVERY_PAIR`` expanded over the losses of the run."""
+    out: list[tuple[str, str]] = []
+    for pair in compare:
+        out += itertools.combinations(losses, 2) if tuple(pair) == EVERY_PAIR else [pair]
+    return out
 
 
 class _null:

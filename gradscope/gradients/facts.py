@@ -65,14 +65,24 @@ class LossFacts:
         raise KeyError(variable)
 
 
+#: In ``compare=``: every pair of the losses the run differentiates, in their order.
+EVERY_PAIR = ("*", "*")
+
+
 @dataclass(frozen=True)
 class Comparison:
-    """Two losses' gradients on the variables both reach: dot products and sign agreement."""
+    """Two losses' gradients on the variables both reach: dot products and sign agreement.
+
+    Every number is computed in float64 on the densified gradients; ``squares_a`` and
+    ``squares_b`` are each side's sum of squares (its squared L2 norm) on the same variable.
+    """
 
     loss_a: str
     loss_b: str
     dots: dict[str, float] = field(default_factory=dict)
     sign_agreement: dict[str, float] = field(default_factory=dict)
+    squares_a: dict[str, float] = field(default_factory=dict)
+    squares_b: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

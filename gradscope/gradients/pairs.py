@@ -244,36 +244,59 @@ class PairBuilder:
         by_name = {s.name: s for s in statics}
         out: dict[str, Any] = {}
         self.shared: list[list[str]] = []
+        sides: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
         for j, (a, b) in enumerate(pairs):
             ga, gb = by_name[a].grads, by_name[b].grads
             shared = [v.name for v in self.variables if v.name in ga and v.name in gb]
             self.shared.append(shared)
             if not shared:
                 continue
-            dots, signs = [], []
+            dots, signs, squares_a, squares_b = [], [], [], []
             for name in shared:
-                x = tf.cast(tf.convert_to_tensor(ga[name]), tf.float64)
-                y = tf.cast(tf.convert_to_tensor(gb[name]), tf.float64)
+                x, sign_x, xx = self._side(sides, a, name, ga[name])
+                y, sign_y, yy = self._side(sides, b, name, gb[name])
                 dots.append(tf.reduce_sum(x * y))
+                squares_a.append(xx)
+                squares_b.append(yy)
                 # 1 where the signs agree, 0 where not; float ops only (see _stats)
-                agree = 1.0 - tf.minimum(tf.abs(tf.sign(x) - tf.sign(y)), 1.0)
+                agree = 1.0 - tf.minimum(tf.abs(sign_x - sign_y), 1.0)
                 signs.append(tf.reduce_mean(agree))
             out[f"cmp{j}/dot"] = tf.stack(dots)
             out[f"cmp{j}/sign"] = tf.stack(signs)
+            out[f"cmp{j}/aa"] = tf.stack(squares_a)
+            out[f"cmp{j}/bb"] = tf.stack(squares_b)
         return out
+
+    def _side(
+        self, cache: dict[tuple[str, str], tuple[Any, Any, Any]], loss: str, name: str, grad: Any
+    ) -> tuple[Any, Any, Any]:
+        """One loss's gradient of one variable, densified in float64, its signs and its sum of
+        squares; built once however many pairs the loss is in (``diff`` of every pair)."""
+        key = (loss, name)
+        if key not in cache:
+            tf = self.tf
+            x = tf.cast(tf.convert_to_tensor(grad), tf.float64)
+            # float64 sums of squares, so a cosine is exact where A = -B (a GAN's grad_loss)
+            cache[key] = (x, tf.sign(x), tf.reduce_sum(x * x))
+        return cache[key]
 
     def comparison(self, numbers: dict[str, Any], index: int, a: str, b: str) -> Comparison:
         """The fetched numbers of comparison ``index`` as plain data."""
         shared = self.shared[index]
         if not shared:
             return Comparison(a, b)
-        dots = numbers[f"cmp{index}/dot"]
-        signs = numbers[f"cmp{index}/sign"]
+
+        def named(key: str) -> dict[str, float]:
+            values = numbers[f"cmp{index}/{key}"]
+            return {n: float(v) for n, v in zip(shared, values, strict=True)}
+
         return Comparison(
             a,
             b,
-            dots={n: float(d) for n, d in zip(shared, dots, strict=True)},
-            sign_agreement={n: float(s) for n, s in zip(shared, signs, strict=True)},
+            dots=named("dot"),
+            sign_agreement=named("sign"),
+            squares_a=named("aa"),
+            squares_b=named("bb"),
         )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 
 class Format(str, enum.Enum):
-    """Formats of ``gradscope inspect``."""
+    """Formats of ``gradscope inspect`` (and of ``gradscope diff``)."""
 
     TABLE = "table"
     JSON = "json"
@@ -42,6 +42,12 @@ RENDERERS: dict[tuple[str, str], str] = {
     ("CheckResult", "sarif"): "gradscope.report.sarif",
     ("CheckResult", "github"): "gradscope.report.github",
     ("CheckResult", "markdown"): "gradscope.report.check_markdown",
+    ("DiffReport", "table"): "gradscope.report.diff_table",
+    ("DiffReport", "json"): "gradscope.report.json",
+    ("DiffReport", "markdown"): "gradscope.report.diff_markdown",
+    ("DiffMatrix", "table"): "gradscope.report.diff_table",
+    ("DiffMatrix", "json"): "gradscope.report.json",
+    ("DiffMatrix", "markdown"): "gradscope.report.diff_markdown",
 }
 
 

@@ -1,0 +1,112 @@
+"""Markdown of ``gradscope diff`` for pull-request comments: the side-by-side or the matrix."""
+
+from __future__ import annotations
+
+from gradscope.analysis import model as m
+from gradscope.analysis.diff import BOTH, REACHES, Diff, DiffReport
+from gradscope.analysis.diff_matrix import DiffMatrix
+from gradscope.report import diff_style as ds
+from gradscope.report import style
+from gradscope.report.markdown import _cell, _escape
+
+_CONFLICTS = "**Pulling against each other** (negative cosine, most negative first)"
+
+
+def _head(report: m.Report, what: str) -> list[str]:
+    title = report.name or report.spec
+    return [
+        f"### gradscope diff: {what} in `{_escape(title)}`",
+        "",
+        f"`{report.spec}` · TensorFlow {report.tensorflow} · {report.device}",
+        "",
+    ]
+
+
+def _variables(result: DiffReport) -> list[str]:
+    a, b = result.loss_a.name, result.loss_b.name
+    header = ["variable", "shape", f"A: `{a}`", f"B: `{b}`", "cosine", "signs agree", "norm A/B"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for v in result.diff.variables:
+        numbers = ["", "", ""]
+        if v.reach == BOTH:
+            numbers = [ds.cosine(v.cosine), ds.percent(v.sign_agreement), ds.ratio(v.norm_ratio)]
+        cells = [f"`{_escape(v.variable)}`", style.shape(v.shape), _cell(v.a), _cell(v.b)]
+        lines.append("| " + " | ".join(cells + numbers) + " |")
+    return lines
+
+
+def _reach(diff: Diff) -> list[str]:
+    rows = [v for r in REACHES[1:] for v in diff.variables if v.reach == r]
+    if not rows:
+        return []
+    lines = ["", "**Who reaches what**", ""]
+    for v in rows:
+        where = ds.sources(diff, v.variable)
+        at = f" (at `{where}`)" if where else ""
+        label = ds.reach_label(diff, v.reach, quote="`")
+        lines.append(f"- `{_escape(v.variable)}`, {label}: {_escape(v.explanation or '')}{at}")
+    return lines
+
+
+def _conflicts(diff: Diff) -> list[str]:
+    if not diff.conflicts:
+        return []
+    lines = ["", _CONFLICTS, ""]
+    for v in diff.conflicts:
+        lines.append(
+            f"- `{_escape(v.variable)}`: cosine {ds.cosine(v.cosine)}, signs agree on "
+            f"{ds.percent(v.sign_agreement)}, norm A/B {ds.ratio(v.norm_ratio)}"
+        )
+    return lines
+
+
+def render_diff(result: DiffReport) -> str:
+    diff = result.diff
+    head = _head(result.report, f"`{diff.loss_a}` vs `{diff.loss_b}`")
+    body = _variables(result) + _reach(diff) + _conflicts(diff)
+    values = f"`{result.loss_a.name}` = {style.number(result.loss_a.value)}, " \
+        f"`{result.loss_b.name}` = {style.number(result.loss_b.value)}"  # fmt: skip
+    tail = ["", f"**{diff.whole_model()}**", "", f"Losses: {values}", "", diff.summary(), ""]
+    return "\n".join(head + body + tail)
+
+
+def _matrix(result: DiffMatrix) -> list[str]:
+    header = ["loss"] + [f"`{_escape(n)}`" for n in result.losses]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for a in result.losses:
+        cells = [f"`{_escape(a)}`"]
+        for b in result.losses:
+            value = result.cosine(a, b)
+            text = ds.cosine(value)
+            cells.append(f"**{text}**" if value is not None and value < 0 and a != b else text)
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Whole-model cosine over the variables both losses reach; - : none shared."]
+    return lines
+
+
+def render_matrix(result: DiffMatrix) -> str:
+    lines = _head(result.report, "every pair of losses")
+    if len(result.losses) < 2:
+        lines.append("Only one loss: nothing to compare.")
+    else:
+        lines += _matrix(result)
+    if result.conflicts:
+        lines += ["", _CONFLICTS, ""]
+        for d in result.conflicts:
+            most = ""
+            if d.conflicts:
+                worst = d.conflicts[0]
+                most = f"; most opposed: `{_escape(worst.variable)}` ({ds.cosine(worst.cosine)})"
+            lines.append(
+                f"- `{_escape(d.loss_a)}` × `{_escape(d.loss_b)}`: cosine {ds.cosine(d.cosine)} "
+                f"over {len(d.shared)} shared variables{most}"
+            )
+    lines += ["", f"**{result.summary()}**", ""]
+    return "\n".join(lines)
+
+
+def render(result: DiffReport | DiffMatrix, *, color: bool = False, width: int = 120) -> str:
+    """A diff, or the matrix of every pair, as Markdown."""
+    if isinstance(result, DiffMatrix):
+        return render_matrix(result)
+    return render_diff(result)
