@@ -78,9 +78,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 def _register() -> None:
     # Each command lives in its own module; none imports TensorFlow at module level.
-    from gradscope.cli import inspect, validate
+    from gradscope.cli import graph, inspect, validate
 
-    for module in (validate, inspect):
+    for module in (validate, inspect, graph):
         for command in module.COMMANDS:
             main.add_command(command)
 

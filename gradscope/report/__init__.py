@@ -18,6 +18,7 @@ class Format(str, enum.Enum):
     TABLE = "table"
     JSON = "json"
     MARKDOWN = "markdown"
+    HTML = "html"
 
 
 #: (result class name, format) -> the module whose ``render`` draws it.
@@ -25,6 +26,7 @@ RENDERERS: dict[tuple[str, str], str] = {
     ("Report", "table"): "gradscope.report.table",
     ("Report", "json"): "gradscope.report.json",
     ("Report", "markdown"): "gradscope.report.markdown",
+    ("Report", "html"): "gradscope.report.html",
 }
 
 
