@@ -51,9 +51,14 @@ def _styles(pic: Picture, loss: m.LossResult) -> list[str]:
     for box in pic.boxes:
         if box.kind == VARIABLE:
             classes.setdefault(palette.status_class(loss.pair(box.name).status), []).append(box.id)
+        elif box.kind != LOSS:
+            classes.setdefault("op", []).append(box.id)
     for name, ids in classes.items():
-        fill, border, ink = palette.CLASS_COLORS[name]
-        lines.append(f"  classDef {name} fill:{fill},stroke:{border},color:{ink},stroke-width:2px")
+        fill, border, ink = palette.CLASS_COLORS.get(name, palette.OP_COLORS)
+        width = "1px" if name == "op" else "2px"
+        lines.append(
+            f"  classDef {name} fill:{fill},stroke:{border},color:{ink},stroke-width:{width}"
+        )
         lines.append(f"  class {','.join(ids)} {name}")
     fill, border, ink = palette.LOSS_COLORS
     lines.append(f"  classDef loss fill:{fill},stroke:{border},color:{ink},stroke-width:2px")
@@ -78,7 +83,8 @@ def picture(report: m.Report, loss_name: str) -> str:
 
 def problem_losses(report: m.Report) -> list[str]:
     """Losses whose picture explains a problem: a problem names the loss, or a never-trained
-    variable lies on one of its paths (where the picture shows it cut). Report order."""
+    variable lies on one of its paths and the loss differentiates it (the picture shows
+    where it was cut). In report order."""
     named = {p.loss for p in report.failures if p.loss is not None}
     stranded = {p.variable for p in report.failures if p.loss is None and p.variable}
     out = []
@@ -86,8 +92,9 @@ def problem_losses(report: m.Report) -> list[str]:
         pic = report.picture(loss.name)
         if pic is None:
             continue
-        on_path = {b.name for b in pic.boxes if b.kind == VARIABLE}
-        if loss.name in named or stranded & on_path:
+        shown = {b.name for b in pic.boxes if b.kind == VARIABLE}
+        asked = {n for n in shown if loss.pair(n).status not in (m.EXCLUDED, m.FROZEN)}
+        if loss.name in named or stranded & asked:
             out.append(loss.name)
     return out
 
