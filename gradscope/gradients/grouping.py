@@ -81,6 +81,9 @@ class Grouping:
         self.keys: dict[int, GroupKey] = {}
         self._assign(expand)
         self._attach_strays()
+        self.members: dict[GroupKey, list[int]] = defaultdict(list)
+        for i in self.ops:
+            self.members[self.keys[i]].append(i)
 
     def key(self, op: int) -> GroupKey:
         return self.keys[op]
@@ -128,7 +131,7 @@ class Grouping:
     def label(self, key: GroupKey) -> Label:
         """What the box ``key`` shows."""
         kind, value = key
-        members = [i for i in self.ops if self.keys[i] == key]
+        members = self.members[key]
         where = next((w for i in members if (w := self.locate(i)) is not None), None)
         source = where[1] if where is not None else ""
         if kind == "variable":

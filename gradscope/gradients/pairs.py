@@ -66,7 +66,7 @@ class LossStatic:
                     cut_points=tuple(p.cut_points),
                 )
             )
-        drawn = self.picture.finish(numbers, prefix) if self.picture else None
+        drawn = self.picture.finish(numbers, prefix, pairs) if self.picture else None
         return LossFacts(self.name, value, self.shape, tuple(pairs), picture=drawn)
 
 
