@@ -177,20 +177,29 @@ def test_picture_nan_gradient_is_marked_where_bare_tensorflow_sees_it(write_spec
         variables:
           w: {values: [0.0, 4.0]}
         nodes:
-          - {name: r, op: sqrt, inputs: [w]}
+          - {name: a, op: multiply, inputs: [w, 1.0]}
+          - {name: r, op: sqrt, inputs: [a]}
           - {name: s, op: reduce_sum, inputs: [r]}
         losses:
           l: s
         """
     )
     w = tf.Variable([0.0, 4.0])
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_sum(tf.sqrt(w))
-    assert not bool(tf.reduce_all(tf.math.is_finite(tape.gradient(loss, w))))
+    with tf.GradientTape(persistent=True) as tape:
+        a = w * 1.0
+        r = tf.sqrt(a)
+        loss = tf.reduce_sum(r)
+
+    def finite(x: Any) -> bool:
+        return bool(tf.reduce_all(tf.math.is_finite(tape.gradient(loss, x))))
+
+    assert not finite(w) and not finite(a) and finite(r)
     pic = api.inspect(path, pictures=True).picture("l")
     assert pic is not None
-    assert pic.link("w", "r").nan  # the gradient into w is inf
+    assert pic.link("w", "a").nan  # w's own gradient: its pair says inf
+    assert pic.link("a", "r").nan  # the gradient into a's output is inf
     assert not pic.link("r", "s").nan  # the one into sqrt's output is finite
+    assert not pic.link("s", "l").nan
 
 
 class _KerasTarget:
