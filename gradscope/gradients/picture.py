@@ -19,16 +19,15 @@ from dataclasses import dataclass, field, replace
 from gradscope.gradients import flow
 from gradscope.gradients.facts import CutPoint
 from gradscope.gradients.grouping import Grouping, GroupKey, Label
+from gradscope.gradients.links import CUT, GRADIENT, VALUE, Classifier, OpEdge, blame
+
+__all__ = ["CUT", "GRADIENT", "LOSS", "OP", "VALUE", "VARIABLE", "Box", "Draft", "Link",
+           "Picture", "Scene", "draw"]  # fmt: skip
 
 #: Box kinds.
 VARIABLE = "variable"
 OP = "op"
 LOSS = "loss"
-
-#: Link flows: gradient passes; value passes but no gradient comes back; the gradient is cut.
-GRADIENT = "gradient"
-VALUE = "value"
-CUT = "cut"
 
 _RANK = {GRADIENT: 0, CUT: 1, VALUE: 2}
 
@@ -65,7 +64,11 @@ class Link:
 
 @dataclass(frozen=True)
 class Picture:
-    """Every box on a forward path from a variable to ``loss``, and the links between them."""
+    """Every box on a forward path from a variable to ``loss``, and the links between them.
+
+    Links have a ``flow``: ``GRADIENT`` passes; ``VALUE`` passes forward but no gradient
+    comes back; ``CUT``: the gradient reaches the link's end and stops there.
+    """
 
     loss: str
     boxes: tuple[Box, ...]
@@ -134,17 +137,6 @@ class Draft:
         return replace(self.picture, links=links)
 
 
-@dataclass
-class _OpEdge:
-    """One op-level edge ``t -> o`` (``t`` None for an assign edge) between two boxes."""
-
-    p: int
-    o: int
-    t: int | None
-    flow: str
-    cut: CutPoint | None
-
-
 def draw(scene: Scene, *, expand: bool = False) -> Draft:
     """The picture of ``scene.loss``: boxes on forward paths and classified links.
 
@@ -158,8 +150,8 @@ def draw(scene: Scene, *, expand: bool = False) -> Draft:
         graph, scene.names, on_path, scene.handle_ops, scene.variables,
         scene.locate, scene.describe, expand,
     )  # fmt: skip
-    classify = _Classifier(scene)
-    crossing: list[_OpEdge] = []
+    classify = Classifier(scene)
+    crossing: list[OpEdge] = []
     inside: dict[int, list[int]] = defaultdict(list)  # op -> its producers in the same box
     inner: list[tuple[int, int, CutPoint]] = []  # cuts inside a box: (producer, op, cut)
     for o, op in enumerate(graph.ops):
@@ -174,11 +166,11 @@ def draw(scene: Scene, *, expand: bool = False) -> Draft:
                 continue
             flow_, cut = classify.edge(t, o)
             if grouping.key(p) != grouping.key(o):
-                crossing.append(_OpEdge(p, o, t, flow_, cut))
+                crossing.append(OpEdge(p, o, t, flow_, cut))
             elif cut is not None:
                 inner.append((p, o, cut))
             inside[o].append(p)
-    unshown = _blame(crossing, inside, inner, classify)
+    unshown = blame(crossing, inside, inner, classify)
     box_cuts: dict[GroupKey, list[CutPoint]] = defaultdict(list)
     for _p, o, cut in unshown:
         if scene.visible(o) and cut not in box_cuts[grouping.key(o)]:
@@ -186,89 +178,10 @@ def draw(scene: Scene, *, expand: bool = False) -> Draft:
     return _assemble(scene, grouping, crossing, box_cuts, expand)
 
 
-def _blame(
-    crossing: list[_OpEdge],
-    inside: dict[int, list[int]],
-    inner: list[tuple[int, int, CutPoint]],
-    classify: _Classifier,
-) -> list[tuple[int, int, CutPoint]]:
-    """Turn the edges that enter a box upstream of a cut inside it red.
-
-    The gradient that would have crossed them never arrived because of that cut (the
-    ``assign`` of a spec node reads its value inside the node), so the picture shows the cut
-    on the link into the box. Returns the inner cuts that no edge could carry.
-    """
-    entering: dict[int, list[_OpEdge]] = defaultdict(list)
-    for edge in crossing:
-        entering[edge.o].append(edge)
-    unshown = []
-    for p, o, cut in inner:
-        seen, stack, blamed = {p}, [p], False
-        while stack:
-            op = stack.pop()
-            for edge in entering[op]:
-                if edge.flow == VALUE and classify.could_carry(edge.t):
-                    edge.flow, edge.cut, blamed = CUT, cut, True
-            for q in inside[op]:
-                if q not in seen:
-                    seen.add(q)
-                    stack.append(q)
-        if not blamed:
-            unshown.append((p, o, cut))
-    return unshown
-
-
-class _Classifier:
-    """Classifies op-level edges ``t -> o`` as ``flow.find_cuts`` does."""
-
-    def __init__(self, scene: Scene) -> None:
-        self.scene = scene
-        self.arrive = flow._arrivals(scene.graph, scene.reach, scene.received)
-        self.lost: dict[int, str] = {}  # ops where an integer path began (argmax, cast)
-        for cut in scene.cuts:
-            if not self.arrive[cut.op]:
-                self.lost[cut.op] = cut.kind
-
-    def edge(self, t: int | None, o: int) -> tuple[str, CutPoint | None]:
-        """``(flow, cut point)`` of the edge from tensor ``t`` into op ``o``.
-
-        ``t`` is None for an assign edge: a write feeding a later read of the same variable,
-        which carries value and never gradient.
-        """
-        scene, graph = self.scene, self.scene.graph
-        op = graph.ops[o]
-        if t is None or not scene.all_sets[graph.producer[t]] & scene.mask:
-            return VALUE, None
-        if not self.arrive[o]:
-            lost = graph.differentiable[t] and self.lost.get(o)
-            return (CUT, self._point(o, lost)) if lost else (VALUE, None)
-        if op.write:
-            return CUT, self._point(o, flow.ASSIGN)
-        if not graph.differentiable[t]:
-            return VALUE, None
-        if op.type in flow.STOP_TYPES or o in scene.stop_ops:
-            return CUT, self._point(o, flow.STOPPED)
-        if t not in scene.received or op.no_gradient:
-            return CUT, self._point(o, flow.NONDIFFERENTIABLE)
-        return GRADIENT, None
-
-    def could_carry(self, t: int | None) -> bool:
-        """Whether gradient could cross tensor ``t`` for this loss, were it not cut."""
-        graph = self.scene.graph
-        if t is None or not self.scene.all_sets[graph.producer[t]] & self.scene.mask:
-            return False
-        return bool(graph.differentiable[t])
-
-    def _point(self, o: int, kind: str) -> CutPoint:
-        where = self.scene.locate(o)
-        node, source = where if where is not None else (self.scene.names[o], "")
-        return CutPoint(node=node, op=self.scene.graph.ops[o].type, kind=kind, source=source)
-
-
 def _assemble(
     scene: Scene,
     grouping: Grouping,
-    crossing: list[_OpEdge],
+    crossing: list[OpEdge],
     box_cuts: dict[GroupKey, list[CutPoint]],
     expand: bool,
 ) -> Draft:
@@ -277,7 +190,7 @@ def _assemble(
     ids.update({k: f"n{n}" for n, k in enumerate(k for k in keys if k[0] != VARIABLE)})
     boxes = [_box(grouping.label(key), ids[key], tuple(box_cuts[key])) for key in keys]
     boxes.sort(key=lambda b: (b.kind != VARIABLE, b.index if b.kind == VARIABLE else 0))
-    merged: dict[tuple[str, str], list[_OpEdge]] = {}
+    merged: dict[tuple[str, str], list[OpEdge]] = {}
     for edge in crossing:
         pair = (ids[grouping.key(edge.p)], ids[grouping.key(edge.o)])
         merged.setdefault(pair, []).append(edge)
@@ -296,7 +209,7 @@ def _assemble(
     return Draft(picture, tuple(checks))
 
 
-def _link(a: str, b: str, edges: list[_OpEdge], sparse: set[int]) -> tuple[Link, tuple[int, ...]]:
+def _link(a: str, b: str, edges: list[OpEdge], sparse: set[int]) -> tuple[Link, tuple[int, ...]]:
     """One link from its op-level edges: gradient if any carries it, else cut if any is."""
     flow_ = min((e.flow for e in edges), key=_RANK.__getitem__)
     carrying = [e.t for e in edges if e.flow == GRADIENT and e.t is not None]
