@@ -263,3 +263,28 @@ def test_pictures_are_drawn_only_when_asked() -> None:
     report = seed_report("straight-through")
     assert [p.loss for p in report.pictures] == ["loss_ste", "loss_naive"]
     assert "pictures" not in report.to_dict()  # the JSON report keeps its contract
+
+
+def _specs() -> list[str]:
+    from tests.test_golden import CASES, ROOT
+
+    return [str(path.relative_to(ROOT)) for path, _ in CASES]
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("path", _specs())
+def test_picture_red_marks_are_exactly_the_reported_cut_points(path: str) -> None:
+    import gradscope.api as api
+
+    report = api.inspect(path, pictures=True)
+    for loss in report.losses:
+        pic = report.picture(loss.name)
+        assert pic is not None
+        shown = {c for link in pic.links if link.flow == CUT for c in link.cuts}
+        shown |= {c for box in pic.boxes for c in box.cuts}
+        assert shown == {c for pair in loss.pairs for c in pair.cut_points}, loss.name
+        drawn = {b.name for b in pic.boxes if b.kind == VARIABLE}
+        for pair in loss.pairs:  # a variable with no path is left out, and only then
+            assert (pair.variable in drawn) == (pair.variable not in pic.off_path)
+            if pair.status == "none:disconnected":
+                assert pair.variable in pic.off_path, (loss.name, pair.variable)
