@@ -93,15 +93,14 @@ def graph(
 
 
 def _only_loss(target: str, max_elements: int) -> list[str] | None:
-    """Without --loss, a spec must have exactly one loss (known before TensorFlow starts);
-    a Python target's losses are known only after its run."""
+    """Without --loss, a spec must have exactly one loss, checked before TensorFlow starts
+    (a Python target's losses are known only after its run, and checked then)."""
     if not target.endswith((".yaml", ".yml")):
         return None
     from gradscope import api
 
-    return [
-        _one([loss.name for loss in api.load(target, max_elements=max_elements).losses], target)
-    ]
+    _one([loss.name for loss in api.load(target, max_elements=max_elements).losses], target)
+    return None  # its one loss: run the whole spec (no "only some losses" note)
 
 
 def _one(names: list[str], target: str) -> str:

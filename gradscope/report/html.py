@@ -8,12 +8,15 @@ picture, how to install it and the DOT source.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from html import escape
 
 from gradscope import __version__
 from gradscope.analysis import model as m
 from gradscope.report import dot, palette, style
+
+_CODE = re.compile(r"`([^`]+)`")  # the problems' markdown code spans
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;
@@ -89,7 +92,8 @@ def _problems(report: m.Report) -> list[str]:
     out = ["<h2>Problems</h2>", '<ul class="problems">']
     for p in report.problems:
         kind = f'<span class="{"known" if p.known else "kind"}">{escape(p.kind)}</span>'
-        out.append(f"<li>{kind}{' (known)' if p.known else ''}: {escape(p.message)}</li>")
+        message = _CODE.sub(r"<code>\1</code>", escape(p.message))
+        out.append(f"<li>{kind}{' (known)' if p.known else ''}: {message}</li>")
     return [*out, "</ul>"]
 
 

@@ -61,6 +61,7 @@ def test_html_page_is_self_contained_with_table_and_picture() -> None:
     )
     assert "<code>body/w</code>" in page and "stopped" in page
     assert "never-trained" in page and "no path to loss_5: spare" in page
+    assert "<code>spare</code> is trainable but no loss gives it a gradient" in page
     assert '<a href="#loss-loss_5">' in page
     for tag in ("<script", "<link", "<img", "<iframe", "@import"):
         assert tag not in page
