@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint fmt bench fuzz clean
+.PHONY: demo test test-fast lint fmt bench fuzz clean pictures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(VENV)/bin/gradscope inspect configs/multitask.yaml
+
+# The picture in the README (needs Graphviz's dot).
+pictures: $(STAMP)
+	$(VENV)/bin/gradscope graph configs/chained-heads.yaml --loss loss2_stopped -o docs/chained-heads.svg
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -51,8 +51,14 @@ def run_spec(
     compare: Sequence[tuple[str, str]] = (),
     device: str | None = None,
     progress: Progress = _quiet,
+    pictures: bool = False,
+    expand: bool = False,
 ) -> tuple[m.Report, Any]:
-    """Build and differentiate a spec once; the report and the raw facts (for ``diff``)."""
+    """Build and differentiate a spec once; the report and the raw facts (for ``diff``).
+
+    With ``pictures`` the report also holds each loss's gradient-flow picture
+    (``report.picture(loss)``; one box per op with ``expand``).
+    """
     compared = [n for pair in compare if tuple(pair) != EVERY_PAIR for n in pair]
     _check_losses(spec, list(losses or []) + compared)
     progress("importing TensorFlow")
@@ -61,7 +67,10 @@ def run_spec(
 
     progress("building the model")
     model = SpecModel(spec)
-    facts = Engine(model, losses=losses, compare=compare, device=device, progress=progress).run()
+    facts = Engine(
+        model, losses=losses, compare=compare, device=device, progress=progress,
+        pictures=pictures, expand=expand,
+    ).run()  # fmt: skip
     sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
     results = classify(facts, sources)
     problems = find_problems(spec.path, results, facts.variables, spec.expect)
@@ -78,6 +87,7 @@ def run_spec(
         losses=tuple(results),
         problems=tuple(problems),
         notes=tuple(notes),
+        pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
     return report, facts
 
@@ -90,13 +100,18 @@ def run(
     device: str | None = None,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
+    pictures: bool = False,
+    expand: bool = False,
 ) -> tuple[m.Report, Any]:
     """Resolve a target (a spec path or a ``Spec``) and run it once: ``(Report, RunFacts)``.
 
     Every command goes through here, so every command accepts whatever ``run`` accepts.
     """
     spec = load(target, max_elements=max_elements)
-    return run_spec(spec, losses=losses, compare=compare, device=device, progress=progress)
+    return run_spec(
+        spec, losses=losses, compare=compare, device=device, progress=progress,
+        pictures=pictures, expand=expand,
+    )  # fmt: skip
 
 
 def inspect(
@@ -106,6 +121,7 @@ def inspect(
     device: str | None = None,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
+    pictures: bool = False,
 ) -> m.Report:
     """Every loss x every variable of a spec: status, norm, cut points and problems.
 
@@ -115,6 +131,8 @@ def inspect(
         device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
         max_elements: the largest tensor a spec may ask for.
         progress: called with a short phase description as work proceeds.
+        pictures: also draw each loss's gradient-flow picture (``report.picture(loss)``),
+            for the markdown and html formats.
 
     Returns:
         The ``Report``; ``report.to_dict()`` is the JSON report.
@@ -128,9 +146,10 @@ def inspect(
         >>> report.loss("loss_1").pair("task2/w").status
         'none:disconnected'
     """
-    return run(target, losses=losses, device=device, max_elements=max_elements, progress=progress)[
-        0
-    ]
+    return run(
+        target, losses=losses, device=device, max_elements=max_elements, progress=progress,
+        pictures=pictures,
+    )[0]  # fmt: skip
 
 
 @overload

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.gradients.facts import CutPoint, VariableFacts
+from gradscope.gradients.picture import Picture
 
 REPORT_VERSION = 1
 
@@ -132,12 +133,17 @@ class Report:
     problems: tuple[Problem, ...] = ()
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    pictures: tuple[Picture, ...] = ()  # per loss, when asked for; not in the JSON report
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:
             if loss.name == name:
                 return loss
         raise KeyError(name)
+
+    def picture(self, loss: str) -> Picture | None:
+        """The gradient-flow picture of ``loss``, if the run drew one."""
+        return next((p for p in self.pictures if p.loss == loss), None)
 
     def pairs(self) -> Iterator[tuple[LossResult, PairResult]]:
         for loss in self.losses:

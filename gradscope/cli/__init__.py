@@ -78,9 +78,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 def _register() -> None:
     # Each command lives in its own module; none imports TensorFlow at module level.
-    from gradscope.cli import check, diff, inspect, validate
+    from gradscope.cli import check, diff, graph, inspect, validate
 
-    for module in (validate, inspect, diff, check):
+    for module in (validate, inspect, diff, check, graph):
         for command in module.COMMANDS:
             main.add_command(command)
 

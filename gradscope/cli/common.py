@@ -91,6 +91,11 @@ def write_atomic(path: str, text: str) -> None:
 
     An error or Ctrl-C leaves any previous file untouched.
     """
+    write_atomic_bytes(path, text.encode("utf-8"))
+
+
+def write_atomic_bytes(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, as ``write_atomic`` does (a PNG picture)."""
     import tempfile
 
     directory = os.path.dirname(path) or "."
@@ -99,8 +104,9 @@ def write_atomic(path: str, text: str) -> None:
     name = os.path.basename(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        os.chmod(tmp, _mode(path))  # mkstemp's 0600 would hide a report from other users
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -108,6 +114,16 @@ def write_atomic(path: str, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _mode(path: str) -> int:
+    """The permissions a new file gets (0666 less the umask), or those of the file replaced."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def emit(text: str, output: str | None) -> None:

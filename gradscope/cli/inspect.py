@@ -19,7 +19,7 @@ from gradscope.cli.common import (
 @click.command()
 @click.argument("spec", metavar="SPEC")
 @click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
-@format_option(["table", "json", "markdown"])
+@format_option(["table", "json", "markdown", "html"])
 @output_option
 @run_options
 def inspect(
@@ -34,7 +34,9 @@ def inspect(
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
 
-    SPEC is a YAML spec file (see configs/).
+    SPEC is a YAML spec file (see configs/). --format markdown embeds a Mermaid picture of the
+    gradient flow for each loss with a problem; --format html writes a self-contained page
+    with the table and every loss's picture (laid out by Graphviz's dot when installed).
     """
     from gradscope import api
     from gradscope.report import render
@@ -46,7 +48,13 @@ def inspect(
             device=device_name(device),
             max_elements=max_elements,
             progress=report_progress,
+            pictures=fmt in ("markdown", "html"),  # markdown: Mermaid for each problem
         )
+    if fmt == "html":
+        from gradscope import graphviz
+
+        if graphviz.find() is None:
+            click.echo(f"gradscope: the page has no pictures: {graphviz.INSTALL_HINT}", err=True)
     emit(render(report, fmt, color=color_wanted(output), width=width()), output)
 
 

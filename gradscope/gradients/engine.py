@@ -50,6 +50,8 @@ class Engine:
         device: str | None = None,
         progress: Progress | None = None,
         autograph: bool = False,
+        pictures: bool = False,
+        expand: bool = False,
     ) -> None:
         self.tf = import_tensorflow()
         self.model = model
@@ -58,6 +60,7 @@ class Engine:
         self.device = device
         self.progress = progress or (lambda _phase: None)
         self.autograph = autograph
+        self.pictures, self.expand = pictures, expand  # draw a picture per loss (picture.py)
         self.static: dict[str, Any] = {}
 
     def run(self) -> RunFacts:
@@ -100,7 +103,10 @@ class Engine:
             handles = [graph.capture(_handle(v.variable)) for v in variables]
             extracted = Extracted(graph.get_operations(), GradientRegistry())
             self.static["variables"] = variables
-            builder = PairBuilder(tf, self.model, extracted, variables, handles)
+            builder = PairBuilder(
+                tf, self.model, extracted, variables, handles,
+                pictures=self.pictures, expand=self.expand,
+            )  # fmt: skip
             self.static["builder"] = builder
             outputs: dict[str, Any] = {}
             self.static["losses"] = []

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gradscope.gradients.picture import Picture
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class LossFacts:
     shape: tuple[int | None, ...]
     pairs: tuple[PairFacts, ...]
     notes: tuple[str, ...] = ()
+    picture: Picture | None = None  # the gradient-flow picture, when asked for
 
     def pair(self, variable: str) -> PairFacts:
         for p in self.pairs:

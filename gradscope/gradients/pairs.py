@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gradscope.errors import BuildError
-from gradscope.gradients import flow
+from gradscope.gradients import flow, picture_hook
 from gradscope.gradients.extract import Extracted
 from gradscope.gradients.facts import Comparison, CutPoint, LossFacts, PairFacts
 
@@ -41,6 +41,7 @@ class LossStatic:
     pairs: list[PairStatic]
     value: Any
     grads: dict[str, Any] = field(default_factory=dict)
+    picture: picture_hook.PictureStatic | None = None  # only when pictures were asked for
 
     def facts(self, numbers: dict[str, Any], prefix: str) -> LossFacts:
         value = float(numbers[f"{prefix}/value"])
@@ -65,7 +66,8 @@ class LossStatic:
                     cut_points=tuple(p.cut_points),
                 )
             )
-        return LossFacts(self.name, value, self.shape, tuple(pairs))
+        drawn = self.picture.finish(numbers, prefix, pairs) if self.picture else None
+        return LossFacts(self.name, value, self.shape, tuple(pairs), picture=drawn)
 
 
 def _dense(tf: Any, grad: Any) -> Any:
@@ -104,6 +106,8 @@ def pair_outputs(tf: Any, prefix: str, static: LossStatic) -> dict[str, Any]:
     if stats:
         out[f"{prefix}/norm"] = _stack(tf, [s[0] for s in stats])
         out[f"{prefix}/max"] = _stack(tf, [s[1] for s in stats])
+    if static.picture is not None:
+        out.update(static.picture.outputs(prefix))
     return out
 
 
@@ -117,8 +121,12 @@ class PairBuilder:
         extracted: Extracted,
         variables: Sequence[VariableEntry],
         handles: Sequence[Any],
+        *,
+        pictures: bool = False,
+        expand: bool = False,
     ) -> None:
         self.tf = tf
+        self.pictures, self.expand = pictures, expand
         self.model = model
         self.x = extracted
         self.variables = list(variables)
@@ -168,6 +176,13 @@ class PairBuilder:
         cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops)
         static = LossStatic(loss.name, tuple(target.shape.as_list()), [], self._value(target))
         self._pairs(static, requested, var_grads, cuts, target_op)
+        if self.pictures:
+            ids = [self.handle_ids[i] for i in requested] + probes
+            grads_by_id = {t: g for t, g in zip(ids, grads, strict=True) if t is not None}
+            traced = picture_hook.Traced(
+                loss.name, target_op, reach, mask, received, cuts, stop_ops, grads_by_id
+            )
+            static.picture = picture_hook.trace(self, traced, expand=self.expand)
         return static
 
     def _gradients(self, loss: LossEntry, target: Any, xs: list[Any]) -> list[Any]:

@@ -18,6 +18,7 @@ class Format(str, enum.Enum):
     TABLE = "table"
     JSON = "json"
     MARKDOWN = "markdown"
+    HTML = "html"
 
 
 class CheckFormat(str, enum.Enum):
@@ -36,6 +37,7 @@ RENDERERS: dict[tuple[str, str], str] = {
     ("Report", "table"): "gradscope.report.table",
     ("Report", "json"): "gradscope.report.json",
     ("Report", "markdown"): "gradscope.report.markdown",
+    ("Report", "html"): "gradscope.report.html",
     ("CheckResult", "table"): "gradscope.report.check_table",
     ("CheckResult", "json"): "gradscope.report.json",
     ("CheckResult", "junit"): "gradscope.report.junit",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gradscope.analysis import model as m
-from gradscope.report import style
+from gradscope.report import mermaid, style
 
 _ICON = {m.OK: "✅", m.ZERO: "🟡", m.NAN: "🟥"}
 
@@ -46,6 +46,7 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
         for p in report.problems:
             known = " (known)" if p.known else ""
             lines.append(f"- **{p.kind}**{known}: {_escape(p.message)}")
+    lines += mermaid.sections(report)  # a picture per loss with a problem, when drawn
     return lines
 
 

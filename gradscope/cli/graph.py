@@ -1,0 +1,114 @@
+"""``gradscope graph``: the picture of how gradient flows from the variables to one loss."""
+
+from __future__ import annotations
+
+import click
+
+from gradscope.cli.common import (
+    device_name,
+    emit,
+    progress,
+    run_options,
+    write_atomic_bytes,
+)
+from gradscope.errors import UsageError
+
+_EPILOG = """\b
+Reading the picture:
+  variables on the left, coloured by status, with their gradient norm;
+  the loss on the right; in between, every node on a forward path.
+  solid   gradient flows back along the link
+  grey    value flows forward, but no gradient comes back
+  red ✂   the gradient is cut here: stop_gradient, assign or an op with
+          no gradient, with its line
+  dashed  a sparse gradient (IndexedSlices)
+  orange  a gradient with NaN or Inf
+  Variables with no path to the loss are left out and listed below it.
+
+\b
+Examples:
+  gradscope graph configs/multitask.yaml --loss loss_1 -o loss_1.svg
+  gradscope graph configs/straight-through.yaml --loss loss_ste --format mermaid
+
+\b
+Exit codes:
+  0    the picture was written
+  2    bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html
+  3    gradscope's own failure (re-run with --traceback)"""
+
+
+@click.command(epilog=_EPILOG)
+@click.argument("target", metavar="SPEC_OR_TARGET")
+@click.option("--loss", "-l", metavar="L", help="The loss to draw (needed when there are several).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write the picture to FILE (atomically); its extension picks the format: "
+    ".dot, .mmd (Mermaid), .svg, .png or .html (the last three need Graphviz).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["dot", "mermaid", "svg", "html"]),
+    default=None,
+    help="Format on standard output (default: dot); with --output the extension decides.",
+)
+@click.option("--expand", is_flag=True, help="One box per TensorFlow op, not per node or layer.")
+@run_options
+def graph(
+    target: str,
+    loss: str | None,
+    output: str | None,
+    fmt: str | None,
+    expand: bool,
+    device: str,
+    quiet: bool,
+    max_elements: int,
+) -> None:
+    """Draw the gradient flow from every variable to loss L: where it flows, and where and
+    why it was cut.
+
+    SPEC_OR_TARGET is a YAML spec file (see configs/).
+    """
+    from gradscope import api, draw, graphviz
+
+    chosen = draw.choose(output, fmt)
+    if chosen.needs_graphviz:
+        graphviz.require(f".{chosen.value} pictures")
+    losses = [loss] if loss else _only_loss(target, max_elements)
+    with progress(quiet) as report_progress:
+        report = api.run(
+            target, losses=losses, device=device_name(device), max_elements=max_elements,
+            progress=report_progress, pictures=True, expand=expand,
+        )[0]  # fmt: skip
+        name = _one([loss.name for loss in report.losses], target)
+        report_progress("drawing the picture")
+        picture = draw.draw(report, name, chosen)
+    if isinstance(picture, bytes):
+        write_atomic_bytes(str(output), picture)
+    else:
+        emit(picture, output)
+
+
+def _only_loss(target: str, max_elements: int) -> list[str] | None:
+    """Without --loss, a spec must have exactly one loss, checked before TensorFlow starts
+    (a Python target's losses are known only after its run, and checked then)."""
+    if not target.endswith((".yaml", ".yml")):
+        return None
+    from gradscope import api
+
+    _one([loss.name for loss in api.load(target, max_elements=max_elements).losses], target)
+    return None  # its one loss: run the whole spec (no "only some losses" note)
+
+
+def _one(names: list[str], target: str) -> str:
+    if len(names) != 1:
+        raise UsageError(
+            f"{target} has {len(names)} losses; pick one with --loss: {', '.join(names)}"
+        )
+    return names[0]
+
+
+COMMANDS = [graph]

@@ -1,0 +1,119 @@
+"""Colours and words the pictures share (DOT, Mermaid, HTML), so every format reads alike."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from gradscope.analysis import model as m
+from gradscope.gradients import flow
+from gradscope.gradients.facts import CutPoint
+from gradscope.gradients.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
+from gradscope.report import style
+
+#: Link colours.
+GRADIENT_COLOR = "#37474f"
+VALUE_COLOR = "#b0bec5"
+CUT_COLOR = "#d32f2f"
+NAN_COLOR = "#ef6c00"
+
+#: Box colours: (fill, border, text).
+OP_COLORS = ("#ffffff", "#78909c", "#263238")
+LOSS_COLORS = ("#bbdefb", "#1565c0", "#0d47a1")
+_OK = ("#c8e6c9", "#2e7d32", "#1b5e20")
+_ZERO = ("#fff9c4", "#f9a825", "#5d4037")
+_NAN = ("#ffe0b2", NAN_COLOR, "#bf360c")
+_NONE = ("#ffcdd2", "#c62828", "#b71c1c")
+_IDLE = ("#eceff1", "#90a4ae", "#546e7a")
+
+#: CSS class per status (``status-none`` for every ``none:*``); the HTML table uses them too.
+STATUS_CLASS = {m.OK: "ok", m.ZERO: "zero", m.NAN: "nan", m.EXCLUDED: "idle", m.FROZEN: "idle"}
+
+CLASS_COLORS = {"ok": _OK, "zero": _ZERO, "nan": _NAN, "none": _NONE, "idle": _IDLE}
+
+LEGEND = (
+    "solid: gradient flows · grey: value only, no gradient comes back · "
+    "red ✂: the gradient is cut here · dashed: sparse gradient · orange: NaN or Inf"
+)
+
+
+def status_class(status: str) -> str:
+    """``ok``, ``zero``, ``nan``, ``none`` or ``idle`` (excluded, frozen)."""
+    return STATUS_CLASS.get(status, "none" if m.is_none(status) else "idle")
+
+
+def box_colors(box: Box, loss: m.LossResult) -> tuple[str, str, str]:
+    """``(fill, border, text)`` of a box: variables by their status, the loss in blue."""
+    if box.kind == VARIABLE:
+        return CLASS_COLORS[status_class(loss.pair(box.name).status)]
+    return LOSS_COLORS if box.kind == LOSS else OP_COLORS
+
+
+def line_of(source: str, spec: str) -> str:
+    """``line 23`` within the report's own spec, else ``model.py:42``; empty when unknown."""
+    path, _, line = source.rpartition(":")
+    if not path or not line.isdigit():
+        return source
+    return f"line {line}" if path == spec else f"{PurePath(path).name}:{line}"
+
+
+def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
+    """The lines of a box's label: its name, then its op and line, status, or value."""
+    if box.kind == VARIABLE:
+        return [box.name, style.cell(loss.pair(box.name))]
+    if box.kind == LOSS:
+        return [box.name, f"= {style.number(loss.value)}"]
+    where = line_of(box.source, report.spec)
+    if len(box.op) + len(where) > 28:  # a long op name: the line goes below, not beside
+        lines = [box.name, box.op, where]
+    else:
+        lines = [box.name, " · ".join(x for x in (box.op, where) if x)]
+    lines = [x for x in lines if x]
+    lines += [cut_label(c, report.spec) for c in box.cuts]
+    return lines
+
+
+def cut_label(cut: CutPoint, spec: str) -> str:
+    """``✂ stop_gradient · line 27``, ``✂ assign · line 15``, ``✂ Round (no gradient) · …``."""
+    if cut.kind == flow.STOPPED:
+        what = "stop_gradient" if cut.op in flow.STOP_TYPES else "stop_gradients (loss)"
+    elif cut.kind == flow.ASSIGN:
+        what = "assign"
+    else:
+        what = f"{cut.op} (no gradient)"
+    where = line_of(cut.source, spec)
+    return f"✂ {what}" + (f" · {where}" if where else "")
+
+
+def link_label(link: Link, spec: str) -> str:
+    """What a link says beside its line: its cuts, ``NaN`` or ``sparse``; mostly nothing."""
+    if link.flow == CUT:
+        return "\n".join(cut_label(c, spec) for c in link.cuts)
+    if link.flow == GRADIENT and link.nan:
+        return "NaN/Inf"
+    return "sparse" if link.flow == GRADIENT and link.sparse else ""
+
+
+def link_color(link: Link) -> str:
+    if link.flow == CUT:
+        return CUT_COLOR
+    if link.flow == GRADIENT:
+        return NAN_COLOR if link.nan else GRADIENT_COLOR
+    return VALUE_COLOR
+
+
+def off_path_text(picture: Picture, limit: int = 8) -> str:
+    """``no path to loss_1: task2/w, task2/b`` (the first ``limit`` names), or empty."""
+    names = list(picture.off_path)
+    if not names:
+        return ""
+    shown = ", ".join(names[:limit])
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f"no path to {picture.loss}: {shown}{more}"
+
+
+def picture_of(report: m.Report, loss: str) -> Picture:
+    """The picture of ``loss``; ValueError when the run drew none (``pictures=True``)."""
+    picture = report.picture(loss)
+    if picture is None:
+        raise ValueError(f"the report has no picture of {loss!r}; run with pictures=True")
+    return picture
