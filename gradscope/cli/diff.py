@@ -16,6 +16,7 @@ from gradscope.cli.common import (
     run_options,
     width,
 )
+from gradscope.report import DiffFormat
 
 _HELP_EPILOG = """\b
 Numbers, per variable both losses reach (gA, gB: the densified gradients):
@@ -33,7 +34,7 @@ Exit codes:
 @click.command(epilog=_HELP_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.argument("losses", nargs=-1, metavar="[LOSS_A LOSS_B]")
-@format_option(["table", "json", "markdown"])
+@format_option([f.value for f in DiffFormat])
 @output_option
 @run_options
 def diff(

@@ -14,12 +14,13 @@ from gradscope.cli.common import (
     run_options,
     width,
 )
+from gradscope.report import Format
 
 
 @click.command()
 @click.argument("spec", metavar="SPEC")
 @click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
-@format_option(["table", "json", "markdown", "html"])
+@format_option([f.value for f in Format])
 @output_option
 @run_options
 def inspect(

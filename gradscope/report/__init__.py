@@ -13,12 +13,20 @@ from typing import Any
 
 
 class Format(str, enum.Enum):
-    """Formats of ``gradscope inspect`` (and of ``gradscope diff``)."""
+    """Formats of ``gradscope inspect``."""
 
     TABLE = "table"
     JSON = "json"
     MARKDOWN = "markdown"
     HTML = "html"
+
+
+class DiffFormat(str, enum.Enum):
+    """Formats of ``gradscope diff``."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
 
 
 class CheckFormat(str, enum.Enum):

@@ -10,7 +10,7 @@ from gradscope.analysis import model as m
 from gradscope.analysis.diff import DiffReport, compare
 from gradscope.analysis.diff_matrix import DiffMatrix, matrix
 from gradscope.gradients.facts import Comparison, CutPoint, VariableFacts
-from gradscope.report import RENDERERS, Format, render
+from gradscope.report import RENDERERS, DiffFormat, render
 
 STOP = CutPoint("head1_frozen", "StopGradient", "stopped", "configs/x.yaml:31")
 
@@ -61,9 +61,9 @@ def _matrix() -> DiffMatrix:
                            Comparison("head1", "head3"), Comparison("head2", "head3")])  # fmt: skip
 
 
-@pytest.mark.parametrize("fmt", list(Format))
+@pytest.mark.parametrize("fmt", list(DiffFormat))
 @pytest.mark.parametrize("make", [_diff, _matrix], ids=["diff", "matrix"])
-def test_diff_format_renders_every_member(fmt: Format, make: object) -> None:
+def test_diff_format_renders_every_member(fmt: DiffFormat, make: object) -> None:
     result = make()  # type: ignore[operator]
     assert (type(result).__name__, fmt.value) in RENDERERS
     text = render(result, fmt.value)
