@@ -42,6 +42,10 @@ def sections(report: m.Report) -> list[str]:
         for p in report.problems:
             known = " (known)" if p.known else ""
             lines.append(f"- **{p.kind}**{known}: {_escape(p.message)}")
+    notes = style.note_rows(report)
+    if notes:
+        lines += ["", "**Notes**", ""]
+        lines += [f"- {f'`{loss}`: ' if loss else ''}{_escape(note)}" for loss, note in notes]
     return lines
 
 

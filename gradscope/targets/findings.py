@@ -37,26 +37,52 @@ _CUT_OUTSIDE = (
 )
 
 
-def untraceable(exc: BaseException) -> str:
-    """Why a loss could not be traced, and where."""
+_RAN_EAGERLY = (
+    "gradscope ran this loss eagerly under a GradientTape, and its statuses and norms come "
+    "from there."
+)
+_FRESH = (
+    "it starts again from its initial value at every step and never trains. Create it once, "
+    "outside the loss (in the target function, or in a layer's build())."
+)
+
+
+def _listed(created: Sequence[tuple[Any, str]], name_of: Callable[[Any], str]) -> str:
+    shown = ", ".join(
+        f"`{name_of(v)}`" + (f" at {source}" if source else "") for v, source in created[:3]
+    )
+    return shown + (f" and {len(created) - 3} more" if len(created) > 3 else "")
+
+
+def untraceable(exc: BaseException, eager: EagerLoss, name_of: Callable[[Any], str]) -> str:
+    """Why a loss could not be traced, and where; its answer comes from the eager pass."""
     site = frames.of_exception(exc)
     at = f" at {site}" if site else ""
+    message = frames.first_message_line(exc)
     text = str(exc)
     if any(marker in text for marker in _TO_NUMPY):
-        what, cut = f"converts a tensor to NumPy{at}", _CUT_OUTSIDE
-    elif isinstance(exc, TypeError) and "SymbolicTensor" in text:
-        what, cut = f"turns a tensor into a Python number{at}", _CUT_OUTSIDE.replace(
-            "NumPy", "a Python number"
+        return (
+            f"converts a tensor to NumPy{at}, which a traced tf.function cannot do ({message}); "
+            f"{_RAN_EAGERLY}{_CUT_OUTSIDE}"
         )
-    elif type(exc).__name__ == "OperatorNotAllowedInGraphError":
-        what, cut = f"uses a tensor as a Python bool{at}", ""
-    else:
-        what, cut = f"cannot be traced as a tf.function{at}", ""
-    return (
-        f"{what}, which a traced tf.function cannot do ({frames.first_message_line(exc)}); "
-        "gradscope ran this loss eagerly under a GradientTape, and its statuses and norms "
-        f"come from there.{cut}"
-    )
+    if isinstance(exc, TypeError) and "SymbolicTensor" in text:
+        cut = _CUT_OUTSIDE.replace("to NumPy", "to a Python number")
+        return (
+            f"turns a tensor into a Python number{at}, which a traced tf.function cannot do "
+            f"({message}); {_RAN_EAGERLY}{cut}"
+        )
+    if "tf.Variables created on the first call" in text:
+        listed = _listed(eager.created, name_of) or "a variable"
+        return (
+            f"creates a new variable on every call ({listed}): a traced tf.function refuses "
+            f"that, and eagerly {_FRESH} {_RAN_EAGERLY[:-1]}, without the variables it creates."
+        )
+    if type(exc).__name__ == "OperatorNotAllowedInGraphError":
+        return (
+            f"uses a tensor as a Python bool{at}, which a traced tf.function cannot do "
+            f"({message}); {_RAN_EAGERLY}"
+        )
+    return f"cannot be traced as a tf.function{at} ({message}); {_RAN_EAGERLY}"
 
 
 def eager_pairs(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen]) -> LossFacts:
@@ -101,9 +127,9 @@ def disagreement(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen], sk
         return None
     parts = []
     if traced_only:
-        parts.append(f"{', '.join(traced_only)} get a gradient when traced but None eagerly")
+        parts.append(f"{_subject(traced_only)} a gradient when traced but None eagerly")
     if eager_only:
-        parts.append(f"{', '.join(eager_only)} get a gradient eagerly but None when traced")
+        parts.append(f"{_subject(eager_only)} a gradient eagerly but None when traced")
     return (
         f"traced and eager gradients disagree: {'; '.join(parts)}. The statuses shown are the "
         "traced ones (what a tf.function training step computes); an eager training loop gets "
@@ -112,21 +138,16 @@ def disagreement(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen], sk
     )
 
 
+def _subject(names: list[str]) -> str:
+    return f"{', '.join(names)} {'gets' if len(names) == 1 else 'get'}"
+
+
 def per_call_variables(model: PythonModel, name: str, eager: EagerLoss | None) -> str | None:
     """A note when a loss created variables both in the trace and in the eager pass."""
     traced = model.created.get(name, [])
     if not traced or eager is None or not eager.created:
         return None
-    listed = ", ".join(
-        f"`{model.registry.name(v)}`" + (f" at {source}" if source else "")
-        for v, source in traced[:3]
-    )
-    more = f" and {len(traced) - 3} more" if len(traced) > 3 else ""
-    return (
-        f"creates a new variable on every call ({listed}{more}): it starts again from its "
-        "initial value at every step and never trains. Create it once, outside the loss "
-        "(in the target function, or in a layer's build())."
-    )
+    return f"creates a new variable on every call ({_listed(traced, model.registry.name)}): {_FRESH}"
 
 
 def numpy_inputs(fn: Callable[[], Any]) -> list[str]:

@@ -8,7 +8,6 @@ gradscope reuses that resolution rather than repeating it, so each loss is exact
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +34,9 @@ def _compiled_loss(model: Any) -> Any:
 
 def _one_output(compiled: Any, flat: Any) -> Any:
     """A copy of the compile loss that computes only one output's term (and no metrics)."""
-    single = copy.copy(compiled)
+    # copy.copy would go through Keras' serialization, which CompileLoss refuses.
+    single = object.__new__(type(compiled))
+    single.__dict__.update(compiled.__dict__)
     single._flat_losses = [flat]
     single._metrics = []
     return single
@@ -70,7 +71,9 @@ def targets(
     compiled = _compiled_loss(model)
     if not compiled.built:
         try:
-            compiled.build(y, model(x))  # also checks that y fits the model's outputs
+            # Keras matches the labels to the outputs while it first computes the loss (and
+            # builds); its metric trackers are reset afterwards.
+            compiled(y, model(x), sample_weight)
         except Exception as exc:
             raise TargetError(
                 f"gradscope.keras.targets: the labels do not fit model {model.name!r}'s "

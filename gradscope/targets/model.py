@@ -39,12 +39,21 @@ _OPERATORS = {
 def _autograph(fn: Callable[[], Any]) -> Callable[[], Any]:
     """``fn`` as ``tf.function(fn, autograph=True)`` would call it while tracing."""
     try:
+        from tensorflow.python.autograph.core import ag_ctx
         from tensorflow.python.eager.polymorphic_function.autograph_util import (
             py_func_from_autograph,
         )
-    except ImportError:  # pragma: no cover - a TensorFlow that moved it: trace unconverted
+    except ImportError:  # pragma: no cover - a TensorFlow that moved them: trace unconverted
         return fn
-    return py_func_from_autograph(fn)  # type: ignore[no-any-return]
+    converted = py_func_from_autograph(fn)
+
+    def call() -> Any:
+        # NOTE: the engine traces with autograph off, which disables conversion for every call
+        # inside; tf.function(autograph=True) enables it with this same context.
+        with ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED):
+            return converted()
+
+    return call
 
 
 def _watched(graph: Any) -> list[Any]:

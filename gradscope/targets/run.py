@@ -90,13 +90,13 @@ def _with_eager(
         if loss.name in model.failed:
             failure = model.failed[loss.name]
             if found is None or found.error is not None:
-                site = model.loss_site(loss.name)
+                site = frames.of_exception(failure) or model.loss_site(loss.name)
                 raise TargetError(
-                    f"{site or model.target}: loss {loss.name!r} raised "
+                    f"{f'{site}: ' if site else ''}{model.target}: loss {loss.name!r} raised "
                     f"{frames.first_message_line(failure)} (--traceback shows the traceback)",
                     cause=failure,
                 ) from failure
-            notes = [findings.untraceable(failure)]
+            notes = [findings.untraceable(failure, found, model.registry.name)]
             loss = findings.eager_pairs(loss, found, model.chosen)
             if found.returned:
                 model.returned[loss.name] = found.returned

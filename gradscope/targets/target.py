@@ -102,7 +102,9 @@ def _check(target: Target, origin: str) -> None:
     for name, fn in losses.items():
         if not isinstance(name, str) or not name:
             raise _fail(origin, f"loss names must be non-empty strings, saw {name!r}")
-        _check_callable(fn, f"loss {name!r}", origin)
+        _check_callable(
+            fn, f"loss {name!r}", origin, "; wrap it, e.g. lambda: loss_fn(y, model(x))"
+        )
     variables = target.variables
     if variables is not None and (
         isinstance(variables, (str, bytes, Mapping)) or not isinstance(variables, Sequence)
@@ -119,7 +121,7 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _check_callable(fn: Any, what: str, origin: str) -> None:
+def _check_callable(fn: Any, what: str, origin: str, hint: str = "") -> None:
     if not callable(fn):
         raise _fail(origin, f"{what} must be a zero-argument callable, saw {_kind(fn)}")
     try:
@@ -133,9 +135,7 @@ def _check_callable(fn: Any, what: str, origin: str) -> None:
     ]
     if required:
         raise _fail(
-            origin,
-            f"{what} must take no arguments, but it takes ({', '.join(required)}); "
-            "wrap it, e.g. lambda: loss_fn(y, model(x))",
+            origin, f"{what} must take no arguments, but it takes ({', '.join(required)}){hint}"
         )
 
 
