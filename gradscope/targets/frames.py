@@ -180,6 +180,9 @@ def first_message_line(exc: BaseException, limit: int = 300) -> str:
     if "in user code:" in text:  # autograph: the original message follows the frames
         text = text.strip().splitlines()[-1]
     text = " ".join(text.split())
+    prefix = f"{type(exc).__name__}: "
+    if text.startswith(prefix):
+        text = text[len(prefix) :]
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

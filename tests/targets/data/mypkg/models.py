@@ -52,8 +52,13 @@ def two_heads() -> dict[str, Any]:
             tf.nn.sparse_softmax_cross_entropy_with_logits(labels=kind, logits=logits)
         )
 
+    def agreement_loss() -> tf.Tensor:
+        predicted, logits = model(x)
+        chosen = tf.argmax(logits, axis=-1)  # an index: no gradient reaches the kind head
+        return tf.reduce_mean(predicted[:, 0] * tf.cast(chosen, tf.float32))
+
     return {
-        "losses": {"price": price_loss, "kind": kind_loss},
+        "losses": {"price": price_loss, "kind": kind_loss, "agreement": agreement_loss},
         "model": model,
         "expect": {
             "price": {"none": ["kind/*"], "connected": ["body/*", "price/*"]},
