@@ -34,7 +34,12 @@ def inspect(
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
 
-    SPEC is a YAML spec file (see configs/).
+    \b
+    SPEC is a YAML spec file (see configs/) or a Python target:
+      module.path:function      imported from the current directory and sys.path
+      path/to/file.py:function  a loose file
+    The function takes no arguments and returns a gradscope.Target (or a mapping with
+    "losses", and optionally "variables", "expect", "model"); see the README.
     """
     from gradscope import api
     from gradscope.report import render

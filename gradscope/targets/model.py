@@ -20,6 +20,7 @@ from gradscope.errors import Location, TargetError
 from gradscope.targets import frames
 from gradscope.targets import variables as tv
 from gradscope.targets.resolve import Resolved
+from gradscope.targets.target import article
 
 _NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
 
@@ -143,12 +144,18 @@ class PythonModel:
         if not (tf.is_tensor(value) or tv.tf_variable(tf, value) is not None):
             self.returned[name] = describe(value)
         try:
-            return tf.convert_to_tensor(value)
+            tensor = tf.convert_to_tensor(value)
         except (TypeError, ValueError) as exc:
             raise TargetError(
                 f"{where}loss {name!r} returned a {type(value).__name__}, not a tensor: "
                 f"{one_line(str(exc))}"
             ) from exc
+        if not (tensor.dtype.is_floating or tensor.dtype.is_complex):
+            raise TargetError(
+                f"{where}loss {name!r} returned {article(tensor.dtype.name)} tensor; a loss must be "
+                "floating-point (TensorFlow gives integers no gradient)"
+            )
+        return tensor
 
     def _choose(self, touched: list[Any]) -> list[tv.Chosen]:
         tf, target, label = self.tf, self.resolved.target, self.resolved.label

@@ -27,7 +27,7 @@ from typing import Any
 from gradscope.errors import TargetError
 from gradscope.spec.model import Expectation
 from gradscope.targets import frames
-from gradscope.targets.target import Target, coerce, expectations
+from gradscope.targets.target import Target, article, coerce, expectations
 from gradscope.targets.target import _check_callable as check_callable
 
 _ATTR = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
@@ -174,7 +174,7 @@ def _attribute(text: str, module: ModuleType, attr: str) -> Callable[..., Any]:
         hint = f"did you mean {close[0]!r}?" if close else f"it defines {', '.join(defined) or 'none'}"
         raise TargetError(f"{text}: the module has no function {attr!r} ({hint})") from None
     if not callable(value):
-        raise TargetError(f"{text}: {attr!r} is a {type(value).__name__}, not a function")
+        raise TargetError(f"{text}: {attr!r} is {article(type(value).__name__)}, not a function")
     return value  # type: ignore[no-any-return]
 
 

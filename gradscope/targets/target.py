@@ -62,6 +62,11 @@ class Target:
 FIELDS = tuple(f.name for f in fields(Target))
 
 
+def article(word: str) -> str:
+    """``an int``, ``a float``: a word with its indefinite article."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def _fail(origin: str, message: str) -> TargetError:
     return TargetError(f"{origin}: {message}")
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from gradscope.errors import TargetError
 from gradscope.targets import frames
+from gradscope.targets.target import article
 
 _DEVICE_SUFFIX = re.compile(r":\d+$")
 _WRAPPER_DEPTH = 12  # frames between keras.Variable._initialize and a variable creator
@@ -161,7 +162,7 @@ def explicit(tf: Any, registry: Registry, values: Sequence[Any], origin: str) ->
         inner = tf_variable(tf, value)
         if inner is None:
             raise TargetError(
-                f"{origin}: variables[{index}] is a {type(value).__name__}, not a variable"
+                f"{origin}: variables[{index}] is {article(type(value).__name__)}, not a variable"
             )
         out.setdefault(inner.ref(), inner)
     registry.add(values)
@@ -175,7 +176,7 @@ def of_model(tf: Any, registry: Registry, model: Any, origin: str) -> list[Any]:
     """
     weights = getattr(model, "variables", None)
     if weights is None:
-        raise TargetError(f"{origin}: 'model' is a {type(model).__name__}, not a Keras model")
+        raise TargetError(f"{origin}: 'model' is {article(type(model).__name__)}, not a Keras model")
     registry.add(weights)
     out = []
     for value in weights:
