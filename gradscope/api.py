@@ -139,6 +139,6 @@ def inspect(
         >>> gradscope.inspect(build).loss("frozen").pair("w").cut_points[0].op
         'StopGradient'
     """
-    return run(
-        target, losses=losses, device=device, max_elements=max_elements, progress=progress
-    )[0]
+    return run(target, losses=losses, device=device, max_elements=max_elements, progress=progress)[
+        0
+    ]

@@ -127,7 +127,9 @@ def comparison(
     grads = []
     with _device(tf, device):
         for name in pair:
-            found = _gradients(tf, registry, losses[name], [c.variable for c in trainable], EagerLoss())
+            found = _gradients(
+                tf, registry, losses[name], [c.variable for c in trainable], EagerLoss()
+            )
             grads.append(found or [None] * len(trainable))
     dots, signs = {}, {}
     for c, ga, gb in zip(trainable, grads[0], grads[1], strict=True):

@@ -111,7 +111,9 @@ def eager_pairs(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen]) -> 
     return replace(loss, value=value, shape=eager.shape, pairs=tuple(pairs))
 
 
-def disagreement(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen], skip: set[Any]) -> str | None:
+def disagreement(
+    loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen], skip: set[Any]
+) -> str | None:
     """A note when the trace and the eager pass disagree about which gradients are None."""
     traced_only, eager_only = [], []
     for c, pair in zip(chosen, loss.pairs, strict=True):
@@ -147,7 +149,9 @@ def per_call_variables(model: PythonModel, name: str, eager: EagerLoss | None) -
     traced = model.created.get(name, [])
     if not traced or eager is None or not eager.created:
         return None
-    return f"creates a new variable on every call ({_listed(traced, model.registry.name)}): {_FRESH}"
+    return (
+        f"creates a new variable on every call ({_listed(traced, model.registry.name)}): {_FRESH}"
+    )
 
 
 def numpy_inputs(fn: Callable[[], Any]) -> list[str]:
@@ -194,14 +198,23 @@ def notes_for(
         found = disagreement(loss, eager, chosen, skip)
         if found:
             notes.append(found)
-    requested = [p for p in loss.pairs if p.requested]
-    if requested and not any(p.reachable for p in requested) and name not in model.returned:
-        arrays = numpy_inputs(model.resolved.target.losses[name])
-        if arrays:
-            notes.append(
-                f"no variable reaches this loss, and it reads NumPy arrays "
-                f"({', '.join(f'`{a}`' for a in arrays)}): if one holds a model output turned "
-                "into NumPy (.numpy(), np.asarray), the path was cut outside TensorFlow before "
-                "the loss ran; keep it a tensor."
-            )
+    disconnected = numpy_disconnected(model, loss)
+    if disconnected:
+        notes.append(disconnected)
     return notes
+
+
+def numpy_disconnected(model: PythonModel, loss: LossFacts) -> str | None:
+    """A note when no variable reaches a loss that reads NumPy arrays (converted earlier?)."""
+    requested = [p for p in loss.pairs if p.requested]
+    if not requested or any(p.reachable for p in requested) or loss.name in model.returned:
+        return None
+    arrays = numpy_inputs(model.resolved.target.losses[loss.name])
+    if not arrays:
+        return None
+    return (
+        f"no variable reaches this loss, and it reads NumPy arrays "
+        f"({', '.join(f'`{a}`' for a in arrays)}): if one holds a model output turned "
+        "into NumPy (.numpy(), np.asarray), the path was cut outside TensorFlow before "
+        "the loss ran; keep it a tensor."
+    )

@@ -15,7 +15,6 @@ import importlib.util
 import linecache
 import os
 import re
-import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -168,7 +167,8 @@ def of_code(fn: object) -> Site | None:
     target = getattr(fn, "__func__", fn)
     code = getattr(target, "__code__", None)
     if code is None:
-        code = getattr(getattr(type(fn), "__call__", None), "__code__", None)
+        method = vars(type(fn)).get("__call__")  # a callable object: its __call__
+        code = getattr(method, "__code__", None)
     if code is None:
         return None
     return Site(code.co_filename, code.co_firstlineno)

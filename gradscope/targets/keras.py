@@ -27,7 +27,8 @@ def _compiled_loss(model: Any) -> Any:
                 "loss; call model.compile(loss=...) first"
             )
         raise TargetError(
-            f"gradscope.keras.targets: expected a compiled Keras 3 model, saw {type(model).__name__}"
+            "gradscope.keras.targets: expected a compiled Keras 3 model, "
+            f"saw {type(model).__name__}"
         )
     return compiled
 

@@ -123,7 +123,9 @@ class PythonModel:
                 touched.setdefault(v.ref(), v)
             entries.append(self._entry(name, value))
         self.chosen = self._choose(list(touched.values()))
-        return entries, [VariableEntry(c.name, c.variable, c.trainable, c.source) for c in self.chosen]
+        return entries, [
+            VariableEntry(c.name, c.variable, c.trainable, c.source) for c in self.chosen
+        ]
 
     def _entry(self, name: str, value: Any) -> LossEntry:
         site = self.loss_site(name)
@@ -152,8 +154,8 @@ class PythonModel:
             ) from exc
         if not (tensor.dtype.is_floating or tensor.dtype.is_complex):
             raise TargetError(
-                f"{where}loss {name!r} returned {article(tensor.dtype.name)} tensor; a loss must be "
-                "floating-point (TensorFlow gives integers no gradient)"
+                f"{where}loss {name!r} returned {article(tensor.dtype.name)} tensor; a loss "
+                "must be floating-point (TensorFlow gives integers no gradient)"
             )
         return tensor
 
@@ -166,9 +168,7 @@ class PythonModel:
             chosen = tv.of_model(tf, self.registry, target.model, label) if target.model else []
             known = {v.ref() for v in chosen}
             chosen += [
-                v
-                for v in _first_use(self.graph, touched)
-                if v.trainable and v.ref() not in known
+                v for v in _first_use(self.graph, touched) if v.trainable and v.ref() not in known
             ]
         fallback = str(self.resolved.site) if self.resolved.site else label
         return tv.choose(self.registry, chosen, fallback)

@@ -159,7 +159,9 @@ def _load_file(text: str, path: Path, directory: str, recording: Recording) -> M
             frames.call_user(lambda: spec.loader.exec_module(module))  # type: ignore[union-attr]
         except (Exception, SystemExit) as exc:
             del sys.modules[name]
-            raise _raised(text, f"loading {frames.display_path(str(resolved))} raised", exc) from exc
+            raise _raised(
+                text, f"loading {frames.display_path(str(resolved))} raised", exc
+            ) from exc
     return module
 
 
@@ -171,7 +173,9 @@ def _attribute(text: str, module: ModuleType, attr: str) -> Callable[..., Any]:
             k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
         )
         close = difflib.get_close_matches(attr, defined, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"it defines {', '.join(defined) or 'none'}"
+        hint = (
+            f"did you mean {close[0]!r}?" if close else f"it defines {', '.join(defined) or 'none'}"
+        )
         raise TargetError(f"{text}: the module has no function {attr!r} ({hint})") from None
     if not callable(value):
         raise TargetError(f"{text}: {attr!r} is {article(type(value).__name__)}, not a function")

@@ -59,9 +59,7 @@ def run_target(
     _check_losses(resolved, list(losses or []) + [n for pair in compare for n in pair])
     wanted = set(losses) | {n for pair in compare for n in pair} if losses else None
     model = PythonModel(resolved, registry, wanted)
-    facts = Engine(
-        model, losses=losses, compare=compare, device=device, progress=progress
-    ).run()
+    facts = Engine(model, losses=losses, compare=compare, device=device, progress=progress).run()
     facts = _with_eager(tf, model, facts, compare, device, progress)
     return _report(resolved, model, facts, losses), facts
 
@@ -84,33 +82,35 @@ def _with_eager(
         eager[name] = eager_pass.run_loss(
             tf, model.registry, target.losses[name], model.chosen, device
         )
-    out: list[LossFacts] = []
-    for loss in facts.losses:
-        found = eager.get(loss.name)
-        if loss.name in model.failed:
-            failure = model.failed[loss.name]
-            if found is None or found.error is not None:
-                site = frames.of_exception(failure) or model.loss_site(loss.name)
-                raise TargetError(
-                    f"{f'{site}: ' if site else ''}{model.target}: loss {loss.name!r} raised "
-                    f"{frames.first_message_line(failure)} (--traceback shows the traceback)",
-                    cause=failure,
-                ) from failure
-            notes = [findings.untraceable(failure, found, model.registry.name)]
-            loss = findings.eager_pairs(loss, found, model.chosen)
-            if found.returned:
-                model.returned[loss.name] = found.returned
-            notes += findings.notes_for(model, loss, None, model.chosen)
-        else:
-            notes = findings.notes_for(model, loss, found, model.chosen)
-        out.append(dataclasses.replace(loss, notes=loss.notes + tuple(notes)))
+    losses = tuple(_answer(model, loss, eager.get(loss.name)) for loss in facts.losses)
     comparisons = [
         eager_pass.comparison(tf, model.registry, dict(target.losses), (a, b), model.chosen, device)
         if a in model.failed or b in model.failed
         else c
         for (a, b), c in zip(compare, facts.comparisons, strict=True)
     ]
-    return dataclasses.replace(facts, losses=tuple(out), comparisons=tuple(comparisons))
+    return dataclasses.replace(facts, losses=losses, comparisons=tuple(comparisons))
+
+
+def _answer(model: PythonModel, loss: LossFacts, found: eager_pass.EagerLoss | None) -> LossFacts:
+    """One loss with its notes; an untraceable one answered from the eager pass."""
+    failure = model.failed.get(loss.name)
+    if failure is None:
+        notes = findings.notes_for(model, loss, found, model.chosen)
+        return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
+    if found is None or found.error is not None:  # broken both ways: the user's bug
+        site = frames.of_exception(failure) or model.loss_site(loss.name)
+        raise TargetError(
+            f"{f'{site}: ' if site else ''}{model.target}: loss {loss.name!r} raised "
+            f"{frames.first_message_line(failure)} (--traceback shows the traceback)",
+            cause=failure,
+        ) from failure
+    notes = [findings.untraceable(failure, found, model.registry.name)]
+    loss = findings.eager_pairs(loss, found, model.chosen)
+    if found.returned:
+        model.returned[loss.name] = found.returned
+    notes += findings.notes_for(model, loss, None, model.chosen)
+    return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
 
 
 def _relocate(problem: m.Problem, variables: dict[str, VariableFacts]) -> m.Problem:

@@ -149,7 +149,9 @@ def _check_expect(target: Target, origin: str) -> None:
     if expect is None:
         return
     if not isinstance(expect, Mapping):
-        raise _fail(origin, f"'expect' must map loss names to {{none, connected}}, saw {_kind(expect)}")
+        raise _fail(
+            origin, f"'expect' must map loss names to {{none, connected}}, saw {_kind(expect)}"
+        )
     for loss, rules in expect.items():
         if loss not in target.losses:
             raise _fail(
@@ -158,7 +160,9 @@ def _check_expect(target: Target, origin: str) -> None:
                 f"(it has {', '.join(map(repr, target.losses))})",
             )
         if not isinstance(rules, Mapping) or any(k not in _EXPECT_KEYS for k in rules):
-            raise _fail(origin, f"expect[{loss!r}] must be a mapping with 'none' and/or 'connected'")
+            raise _fail(
+                origin, f"expect[{loss!r}] must be a mapping with 'none' and/or 'connected'"
+            )
         for key, globs in rules.items():
             if isinstance(globs, str):
                 continue

@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import re
 import sys
+import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,7 +123,7 @@ class Registry:
 
 def _creating_wrapper() -> Any | None:
     """The ``keras.Variable`` whose initialisation is creating a tf.Variable right now."""
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(_WRAPPER_DEPTH):
         if frame is None:
             return None
@@ -176,7 +177,9 @@ def of_model(tf: Any, registry: Registry, model: Any, origin: str) -> list[Any]:
     """
     weights = getattr(model, "variables", None)
     if weights is None:
-        raise TargetError(f"{origin}: 'model' is {article(type(model).__name__)}, not a Keras model")
+        raise TargetError(
+            f"{origin}: 'model' is {article(type(model).__name__)}, not a Keras model"
+        )
     registry.add(weights)
     out = []
     for value in weights:
@@ -203,9 +206,7 @@ def unique_names(names: Sequence[str]) -> list[str]:
     return out
 
 
-def choose(
-    registry: Registry, variables: Sequence[Any], fallback_source: str
-) -> list[Chosen]:
+def choose(registry: Registry, variables: Sequence[Any], fallback_source: str) -> list[Chosen]:
     """Report names, trainability and sources for the variables to inspect."""
     names = unique_names([registry.name(v) for v in variables])
     return [

@@ -49,7 +49,9 @@ def test_variable_created_on_every_call(in_data: None) -> None:
     report = gradscope.inspect("loose_model.py:fresh_traced_variable")
     created = line_of(Path("loose_model.py"), 'tf.Variable(np.ones((2, 2), "float32")')
     (note,) = report.loss("loss").notes
-    assert note.startswith(f"creates a new variable on every call (`fresh` at loose_model.py:{created})")
+    assert note.startswith(
+        f"creates a new variable on every call (`fresh` at loose_model.py:{created})"
+    )
     assert report.loss("loss").pair("fresh").status == m.OK
 
 
@@ -126,7 +128,10 @@ def test_frozen_keras_layer_is_reported_frozen(mypkg: ModuleType) -> None:
         model = mypkg.two_heads_model()
         model.get_layer("price").trainable = False
         x, price, _ = mypkg.data()
-        return {"losses": {"price": lambda: tf.reduce_mean((model(x)[0] - price) ** 2)}, "model": model}
+        return {
+            "losses": {"price": lambda: tf.reduce_mean((model(x)[0] - price) ** 2)},
+            "model": model,
+        }
 
     report = gradscope.inspect(build)
     assert report.loss("price").pair("price/kernel").status == m.FROZEN
@@ -157,7 +162,9 @@ def test_python_if_on_a_tensor_is_traced_with_autograph() -> None:
 
 def test_keras_optimizer_state_is_not_inspected(mypkg: ModuleType) -> None:
     model = mypkg.two_heads_model()
-    x, price, _ = mypkg.data()
+    x, _, _ = mypkg.data()
     keras.optimizers.SGD(momentum=0.9).build(model.trainable_variables)  # slot variables
-    report = gradscope.inspect({"losses": {"p": lambda: tf.reduce_mean(model(x)[0])}, "model": model})
+    report = gradscope.inspect(
+        {"losses": {"p": lambda: tf.reduce_mean(model(x)[0])}, "model": model}
+    )
     assert len(report.variables) == len(model.trainable_variables)

@@ -47,7 +47,7 @@ def test_target_is_exported_lazily_from_the_package() -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ({"losses": {}}, "'losses' must map names to zero-argument callables, saw an empty mapping"),
+        ({"losses": {}}, "must map names to zero-argument callables, saw an empty mapping"),
         ({"losses": [_loss]}, "'losses' must map names to zero-argument callables, saw list"),
         ({"losses": {"l": 3}}, "loss 'l' must be a zero-argument callable, saw int"),
         ({"losses": {"": _loss}}, "loss names must be non-empty strings, saw ''"),
@@ -74,7 +74,7 @@ def test_expectations_point_at_the_line_that_wrote_each_glob() -> None:
         "def build():\n",
         "    return {\n",
         '        "losses": {"main": f},\n',
-        "        \"expect\": {'main': {\"none\": ['head/*'], \"connected\": [\"body/*\"]}},\n",
+        '        "expect": {\'main\': {"none": [\'head/*\'], "connected": ["body/*"]}},\n',
         "    }\n",
     ]
     target = Target(
@@ -121,7 +121,7 @@ def test_innermost_skips_libraries_and_callers_of_gradscope() -> None:
 
 def test_first_message_line_drops_autograph_frames() -> None:
     exc = AttributeError(
-        "in user code:\n\n    File \"train.py\", line 5, in loss  *\n        x.numpy()\n\n"
+        'in user code:\n\n    File "train.py", line 5, in loss  *\n        x.numpy()\n\n'
         "    AttributeError: 'SymbolicTensor' object has no attribute 'numpy'\n"
     )
     assert frames.first_message_line(exc) == (

@@ -95,7 +95,12 @@ class Snapshot(keras.layers.Layer):
 def assign_layer() -> gradscope.Target:
     """The encoder reaches the loss only through Snapshot's assign."""
     model = keras.Sequential(
-        [keras.Input((4,)), _dense(6, "encoder", 4), Snapshot(name="snapshot"), _dense(1, "decoder", 5)],
+        [
+            keras.Input((4,)),
+            _dense(6, "encoder", 4),
+            Snapshot(name="snapshot"),
+            _dense(1, "decoder", 5),
+        ],
         name="snapshotter",
     )
     x, price, _ = data()
