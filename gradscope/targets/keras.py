@@ -8,7 +8,7 @@ gradscope reuses that resolution rather than repeating it, so each loss is exact
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gradscope.errors import TargetError
@@ -44,7 +44,13 @@ def _one_output(compiled: Any, flat: Any) -> Any:
 
 
 def targets(
-    model: Any, x: Any, y: Any, *, sample_weight: Any = None, name: str | None = None
+    model: Any,
+    x: Any,
+    y: Any,
+    *,
+    sample_weight: Any = None,
+    expect: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+    name: str | None = None,
 ) -> Target:
     """One loss per output of a compiled multi-output Keras model.
 
@@ -53,6 +59,7 @@ def targets(
         x: the model's input, as ``model.fit`` takes it.
         y: the targets, as ``model.fit`` takes them (a dict by output name or a list).
         sample_weight: optional, as ``model.fit`` takes it.
+        expect: optional, as ``Target.expect`` (by output name).
         name: a name for reports (default: the model's name).
 
     Returns:
@@ -87,7 +94,7 @@ def targets(
         single = _one_output(compiled, flat)
         key = str(flat.name) if flat.name not in losses else f"{flat.name}_{len(losses)}"
         losses[key] = _loss(single, model, x, y, sample_weight)
-    return Target(losses=losses, model=model, name=name or str(model.name))
+    return Target(losses=losses, model=model, expect=expect, name=name or str(model.name))
 
 
 def _loss(single: Any, model: Any, x: Any, y: Any, sample_weight: Any) -> Callable[[], Any]:

@@ -123,6 +123,23 @@ def test_default_variables_are_those_the_losses_touch_even_under_stop_gradient()
     assert cut.source == where
 
 
+def test_library_internal_comparison_is_not_listed_as_a_cut(mypkg: ModuleType) -> None:
+    model = mypkg.two_heads_model()
+    x, _, kind = mypkg.data()
+    labels = tf.one_hot(kind, 3)
+
+    def loss() -> tf.Tensor:  # compares logits >= 0 inside, on a path with no gradient
+        logits = model(x)[1]
+        return tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels, logits))
+
+    expected = tape(loss, model.trainable_variables)[1]
+    report = gradscope.inspect({"losses": {"ce": loss}, "model": model})
+    for name, grad in expected.items():
+        pair = report.loss("ce").pair(name)
+        assert m.is_none(pair.status) == grad.none
+        assert pair.cut_points == (), (name, pair.cut_points)
+
+
 def test_frozen_keras_layer_is_reported_frozen(mypkg: ModuleType) -> None:
     def build() -> dict[str, Any]:
         model = mypkg.two_heads_model()
