@@ -23,6 +23,7 @@ from gradscope.targets.resolve import Resolved
 from gradscope.targets.target import article
 
 _NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
+_TF_DECORATIONS = re.compile(r"\{\{function_node [^}]*\}\}|\[\[\{\{node [^]]*\]\]|\[Op:[^]]*\]")
 
 #: Operator spellings of comparison ops, for ``visible`` (``x > 0`` makes a ``Greater``).
 _OPERATORS = {
@@ -204,7 +205,7 @@ class PythonModel:
             except (KeyError, ValueError):
                 op = None
         cause = getattr(exc, "cause", exc)
-        message = one_line(getattr(cause, "message", None) or str(cause))
+        message = _tf_message(getattr(cause, "message", None) or str(cause))
         if op is None:
             return TargetError(f"{self.target}: TensorFlow failed: {message}", cause=cause)
         site = frames.of_op(op)
@@ -212,6 +213,18 @@ class PythonModel:
         return TargetError(
             f"{where}{self.target}: op '{op.name}' ({op.type}): {message}", cause=cause
         )
+
+
+def _tf_message(text: str) -> str:
+    """TensorFlow's own words from an op error, without the stack listing it adds in graph
+    mode ("Graph execution error: Detected at node ... File ...") or its ``[[{{node}}]]`` tags."""
+    paragraphs = [
+        p
+        for p in text.strip().split("\n\n")
+        if p.strip() and not p.startswith(("Graph execution error", "Detected at node", "  File "))
+    ]
+    last = paragraphs[-1] if paragraphs else text
+    return one_line(_TF_DECORATIONS.sub("", last)) or one_line(text)
 
 
 def describe(value: Any) -> str:

@@ -41,6 +41,8 @@ BROKEN = DATA / "broken.py"
         ("broken.py:bad_expect", "expect names loss 'm', which the target does not define"),
         ("broken.py:not_variables", "broken.py:not_variables: variables[0] is an "
          "EagerTensor, not a variable"),
+        ("broken.py:runtime_failure", "broken.py:{tf.gather(w, [5])}: broken.py:runtime_failure: "
+         "op 'Gather' (ResourceGather): indices[0] = 5 is not in [0, 2)"),
         ("missing.py:build", "missing.py:build: no such file: missing.py"),
         ("no_such_pkg.models:build", "no_such_pkg.models:build: no module named 'no_such_pkg' "
          "(looked in the current directory and on sys.path)"),
@@ -48,7 +50,14 @@ BROKEN = DATA / "broken.py"
     ],
 )  # fmt: skip
 def test_target_error_names_the_place(in_data: None, target: str, message: str) -> None:
-    for marker in ("raise ValueError", "raise KeyError", "lambda: None", "lambda: w * 2"):
+    markers = (
+        "raise ValueError",
+        "raise KeyError",
+        "lambda: None",
+        "lambda: w * 2",
+        "tf.gather(w, [5])",
+    )
+    for marker in markers:
         message = message.replace("{" + marker + "}", str(line_of(BROKEN, marker)))
     with pytest.raises(TargetError) as caught:
         gradscope.inspect(target)

@@ -57,3 +57,8 @@ def not_variables() -> Any:
 
 
 NOT_CALLABLE = 3
+
+
+def runtime_failure() -> Any:
+    w = tf.Variable([1.0, 2.0])
+    return {"losses": {"l": lambda: tf.reduce_sum(tf.gather(w, [5]))}}
