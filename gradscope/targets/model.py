@@ -25,6 +25,11 @@ from gradscope.targets.target import article
 _NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
 _TF_DECORATIONS = re.compile(r"\{\{function_node [^}]*\}\}|\[\[\{\{node [^]]*\]\]|\[Op:[^]]*\]")
 
+_EMPTY_VARIABLES = (
+    "'variables' was empty when the target function returned (a Keras model creates its "
+    "weights on its first call), so every trainable variable the losses touch is inspected"
+)
+
 #: Operator spellings of comparison ops, for ``visible`` (``x > 0`` makes a ``Greater``).
 _OPERATORS = {
     "Greater": (">",),
@@ -97,6 +102,7 @@ class PythonModel:
         self.returned: dict[str, str] = {}  # loss -> what it returned instead of a tensor
         self.created: dict[str, list[tuple[Any, str]]] = {}
         self.chosen: list[tv.Chosen] = []
+        self.notes: list[str] = []  # about the whole target, for the report
 
     @property
     def target(self) -> str:
@@ -163,10 +169,12 @@ class PythonModel:
     def _choose(self, touched: list[Any]) -> list[tv.Chosen]:
         tf, target, label = self.tf, self.resolved.target, self.resolved.label
         self.registry.scan(target.losses.values())
-        if target.variables is not None:
+        if target.variables:
             chosen = tv.explicit(tf, self.registry, target.variables, label)
-        else:
-            chosen = tv.of_model(tf, self.registry, target.model, label) if target.model else []
+        else:  # an empty list: most likely a Keras model that builds on its first call
+            self.notes += [_EMPTY_VARIABLES] if target.variables is not None else []
+            model = target.model
+            chosen = tv.of_model(tf, self.registry, model, label) if model is not None else []
             known = {v.ref() for v in chosen}
             chosen += [
                 v for v in _first_use(self.graph, touched) if v.trainable and v.ref() not in known

@@ -137,7 +137,7 @@ def _report(
         _relocate(p, by_name)
         for p in find_problems(resolved.file, results, facts.variables, resolved.expectations())
     ]
-    notes: list[str] = []
+    notes: list[str] = list(model.notes)
     if losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")

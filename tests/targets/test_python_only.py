@@ -140,6 +140,18 @@ def test_library_internal_comparison_is_not_listed_as_a_cut(mypkg: ModuleType) -
         assert pair.cut_points == (), (name, pair.cut_points)
 
 
+def test_empty_variables_of_an_unbuilt_model_fall_back_to_those_touched(
+    loose: ModuleType,
+) -> None:
+    net = loose.Net()
+    assert net.trainable_variables == []  # a subclassed model builds on its first call
+    report = gradscope.inspect(
+        {"losses": {"l": lambda: tf.reduce_sum(net(loose.X))}, "variables": net.trainable_variables}
+    )
+    assert [v.name for v in report.variables] == [v.path for v in net.trainable_variables]
+    assert report.notes[0].startswith("'variables' was empty when the target function returned")
+
+
 def test_frozen_keras_layer_is_reported_frozen(mypkg: ModuleType) -> None:
     def build() -> dict[str, Any]:
         model = mypkg.two_heads_model()
