@@ -93,7 +93,7 @@ def run_spec(
 
 
 def run(
-    target: str | Spec,
+    target: Any,
     *,
     losses: Sequence[str] | None = None,
     compare: Sequence[tuple[str, str]] = (),
@@ -103,10 +103,19 @@ def run(
     pictures: bool = False,
     expand: bool = False,
 ) -> tuple[m.Report, Any]:
-    """Resolve a target (a spec path or a ``Spec``) and run it once: ``(Report, RunFacts)``.
+    """Resolve a target and run it once: ``(Report, RunFacts)``.
 
-    Every command goes through here, so every command accepts whatever ``run`` accepts.
+    ``target`` is a spec path, a ``Spec``, a Python target string (``pkg.module:function``,
+    ``path/file.py:function``), a ``gradscope.Target``, a mapping with its fields, or a
+    zero-argument callable returning one of those. Every command goes through here, so every
+    command accepts whatever ``run`` accepts.
     """
+    from gradscope.targets import is_python_target
+
+    if is_python_target(target):
+        from gradscope.targets.run import run_target
+
+        return run_target(target, losses=losses, compare=compare, device=device, progress=progress)
     spec = load(target, max_elements=max_elements)
     return run_spec(
         spec, losses=losses, compare=compare, device=device, progress=progress,
@@ -115,7 +124,7 @@ def run(
 
 
 def inspect(
-    target: str | Spec,
+    target: Any,
     *,
     losses: Sequence[str] | None = None,
     device: str | None = None,
@@ -123,28 +132,38 @@ def inspect(
     progress: Progress = _quiet,
     pictures: bool = False,
 ) -> m.Report:
-    """Every loss x every variable of a spec: status, norm, cut points and problems.
+    """Every loss x every variable of a spec or a Python target: status, norm, cut points.
 
     Args:
-        target: a spec path (``configs/multitask.yaml``) or a loaded ``Spec``.
+        target: a spec path (``configs/multitask.yaml``) or a loaded ``Spec``; or a Python
+            target: ``"my_pkg.models:build"``, ``"path/to/train.py:build"``, a
+            ``gradscope.Target``, a mapping with its fields, or a zero-argument function
+            returning one of those.
         losses: only these losses (default: all).
         device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
-        max_elements: the largest tensor a spec may ask for.
+        max_elements: the largest tensor a spec may ask for (specs only).
         progress: called with a short phase description as work proceeds.
         pictures: also draw each loss's gradient-flow picture (``report.picture(loss)``),
             for the markdown and html formats.
 
     Returns:
-        The ``Report``; ``report.to_dict()`` is the JSON report.
+        The ``Report``; ``report.to_dict()`` is the JSON report, and rich consoles and
+        notebooks print it as the table (``Report.__rich__``).
 
     Raises:
         SpecErrors: the spec is invalid. BuildError: TensorFlow refused a node.
+        TargetError: the Python target cannot be imported, called or understood.
         UsageError: an unknown loss name.
 
     Example:
         >>> report = gradscope.inspect("configs/multitask.yaml")
         >>> report.loss("loss_1").pair("task2/w").status
         'none:disconnected'
+        >>> def build():
+        ...     w = tf.Variable(2.0, name="w")
+        ...     return gradscope.Target(losses={"frozen": lambda: tf.stop_gradient(w) * 3.0})
+        >>> gradscope.inspect(build).loss("frozen").pair("w").cut_points[0].op
+        'StopGradient'
     """
     return run(
         target, losses=losses, device=device, max_elements=max_elements, progress=progress,

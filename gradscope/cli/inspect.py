@@ -35,9 +35,16 @@ def inspect(
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
 
-    SPEC is a YAML spec file (see configs/). --format markdown embeds a Mermaid picture of the
-    gradient flow for each loss with a problem; --format html writes a self-contained page
-    with the table and every loss's picture (laid out by Graphviz's dot when installed).
+    \b
+    SPEC is a YAML spec file (see configs/) or a Python target:
+      module.path:function      imported from the current directory and sys.path
+      path/to/file.py:function  a loose file
+    The function takes no arguments and returns a gradscope.Target (or a mapping with
+    "losses", and optionally "variables", "expect", "model"); see the README.
+
+    --format markdown embeds a Mermaid picture of the gradient flow for each loss with a
+    problem; --format html writes a self-contained page with the table and every loss's
+    picture (laid out by Graphviz's dot when installed).
     """
     from gradscope import api
     from gradscope.report import render

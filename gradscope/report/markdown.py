@@ -47,6 +47,10 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
             known = " (known)" if p.known else ""
             lines.append(f"- **{p.kind}**{known}: {_escape(p.message)}")
     lines += mermaid.sections(report)  # a picture per loss with a problem, when drawn
+    notes = style.note_rows(report)
+    if notes:
+        lines += ["", "**Notes**", ""]
+        lines += [f"- {f'`{loss}`: ' if loss else ''}{_escape(note)}" for loss, note in notes]
     return lines
 
 

@@ -97,6 +97,14 @@ def cut_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def note_rows(report: m.Report) -> list[tuple[str, str]]:
+    """``(loss, note)`` for every note: the report's own (loss ``""``), then each loss's."""
+    rows = [("", note) for note in report.notes]
+    for loss in report.losses:
+        rows += [(loss.name, note) for note in loss.notes]
+    return rows
+
+
 def summary(report: m.Report) -> str:
     """``25 pairs: 9 ok, 9 none, 5 excluded, 2 frozen · 1 problem``."""
     counts: Counter[str] = Counter()

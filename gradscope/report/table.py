@@ -64,17 +64,28 @@ def _problems(report: m.Report) -> Table | None:
     return table
 
 
+def _notes(report: m.Report) -> Table | None:
+    rows = style.note_rows(report)
+    if not rows:
+        return None
+    table = Table(title="Notes", title_justify="left", box=None, show_header=False,
+                  title_style="bold")  # fmt: skip
+    table.add_column("loss", no_wrap=True, style="yellow")
+    table.add_column("note", overflow="fold")
+    for loss, note in rows:
+        table.add_row(loss, note)
+    return table
+
+
 def report_renderable(report: m.Report, *, problems: bool = True) -> Group:
     """The report as rich renderables (also what ``Report.__rich__`` returns).
 
     ``problems=False`` leaves out the problems table (``check`` lists them once for all specs).
     """
     parts: list[Any] = [_title(report), Text(), _matrix(report)]
-    for extra in (_cuts(report), _problems(report) if problems else None):
+    for extra in (_cuts(report), _problems(report) if problems else None, _notes(report)):
         if extra is not None:
             parts += [Text(), extra]
-    for note in report.notes:
-        parts.append(Text(f"note: {note}", style="yellow"))
     tone = "red" if report.failures else "green"
     parts += [Text(), Text(style.summary(report), style=f"bold {tone}")]
     return Group(*parts)

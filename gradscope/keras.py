@@ -1,0 +1,7 @@
+"""Keras helpers: ``gradscope.keras.targets(model, x, y)`` for compiled multi-output models."""
+
+from __future__ import annotations
+
+from gradscope.targets.keras import targets
+
+__all__ = ["targets"]

@@ -1,0 +1,188 @@
+"""Which stack frames are the user's own code, and ``FILE:LINE`` for them.
+
+A cut point of a Python target names the line of the user's code that created the op
+(contract section 3). TensorFlow keeps each op's creation stack in graph mode
+(``op.traceback``); the line we want is its innermost frame that is neither TensorFlow, Keras,
+gradscope, autograph's generated code nor Python's own library. When the op was made
+entirely inside some other installed library (a model zoo in site-packages), the innermost
+frame outside the libraries above is the next best answer.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import linecache
+import os
+import re
+import sysconfig
+import types
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+#: Packages whose frames are never the user's code.
+_OWN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "gradscope", "numpy", "absl")
+_AUTOGRAPH_FILE = "__autograph_generated_file"
+T = TypeVar("T")
+_MESSAGE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+@dataclass(frozen=True)
+class Site:
+    """A line of source: an absolute file name and a 1-based line."""
+
+    filename: str
+    line: int
+    function: str = ""
+
+    def __str__(self) -> str:
+        return f"{display_path(self.filename)}:{self.line}"
+
+    def text(self) -> str:
+        """The source line itself, stripped ('' when the file cannot be read)."""
+        return linecache.getline(self.filename, self.line).strip()
+
+
+def display_path(filename: str) -> str:
+    """``filename`` relative to the current directory when below it, else as it is."""
+    try:
+        path = Path(filename).resolve()
+        return str(path.relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return filename
+
+
+def _prefix(path: str) -> str:
+    return str(Path(path).resolve()) + os.sep
+
+
+@functools.lru_cache(maxsize=1)
+def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Directory prefixes of ``(skipped packages, installed packages, Python's library)``."""
+    packages = []
+    for name in _OWN_LIBRARIES:
+        try:
+            spec = importlib.util.find_spec(name)  # finds the package without importing it
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            packages.append(_prefix(str(Path(spec.origin).parent)))
+    paths = sysconfig.get_paths()
+    installed = {_prefix(paths["purelib"]), _prefix(paths["platlib"])}
+    stdlib = {_prefix(paths["stdlib"]), _prefix(paths["platstdlib"])}
+    return tuple(packages), tuple(installed), tuple(stdlib)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kind(filename: str) -> int:
+    """0: the user's code; 1: another installed package; 2: a frame to skip."""
+    if not filename or filename.startswith("<") or _AUTOGRAPH_FILE in filename:
+        return 2
+    resolved = str(Path(filename).resolve())
+    packages, installed, stdlib = _roots()
+    if resolved.startswith(packages):
+        return 2
+    if resolved.startswith(installed):
+        return 1
+    return 2 if resolved.startswith(stdlib) else 0
+
+
+def is_user_code(filename: str) -> bool:
+    """Whether frames of ``filename`` belong to the user (not TF, Keras, gradscope, stdlib)."""
+    return _kind(filename) == 0
+
+
+def call_user(fn: Callable[[], T]) -> T:
+    """Call the user's function; stacks are read only below this frame (``innermost``)."""
+    return fn()
+
+
+def _is_boundary(site: Site) -> bool:
+    return site.function == "call_user" and site.filename == __file__
+
+
+def innermost(sites: Sequence[Site]) -> Site | None:
+    """The innermost user site of a stack listed outermost first (see the module docstring).
+
+    Only frames called from ``call_user`` count when it is on the stack: the code that
+    called gradscope (a test, a notebook cell) is never where an op was made.
+    """
+    start = max((i + 1 for i, s in enumerate(sites) if _is_boundary(s)), default=0)
+    fallback = None
+    for site in reversed(sites[start:]):
+        kind = _kind(site.filename)
+        if kind == 0:
+            return site
+        if kind == 1 and fallback is None:
+            fallback = site
+    return fallback
+
+
+def of_traceback(frames: Iterable[object]) -> Site | None:
+    """The user's site in a TensorFlow stack (``op.traceback``, ``tf_stack.extract_stack()``)."""
+    sites = [
+        Site(
+            str(getattr(f, "filename", "")),
+            int(getattr(f, "lineno", 0) or 0),
+            str(getattr(f, "name", "")),
+        )
+        for f in frames
+    ]
+    return innermost(sites)
+
+
+def of_op(op: object) -> Site | None:
+    """Where the user's code created a graph op; None when TensorFlow kept no stack."""
+    try:
+        return of_traceback(getattr(op, "traceback", None) or ())
+    except (TypeError, ValueError):
+        return None
+
+
+def of_exception(exc: BaseException) -> Site | None:
+    """The user's line an exception was raised from.
+
+    Autograph rewrites the user's functions into generated files; it lists the original
+    frames in the message instead (``File "train.py", line 12``), which we prefer.
+    """
+    from_message = [
+        Site(name, int(line)) for name, line in _MESSAGE_FRAME.findall(str(exc)) if name
+    ]
+    site = innermost(from_message) if from_message else None
+    if site is not None and _kind(site.filename) == 0:
+        return site
+    frames: list[Site] = []
+    tb: types.TracebackType | None = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        frames.append(Site(code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    return innermost(frames) or site
+
+
+def of_code(fn: object) -> Site | None:
+    """Where a function (or a callable object's ``__call__``) is defined."""
+    target = getattr(fn, "__func__", fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        method = vars(type(fn)).get("__call__")  # a callable object: its __call__
+        code = getattr(method, "__code__", None)
+    if code is None:
+        return None
+    return Site(code.co_filename, code.co_firstlineno)
+
+
+def first_message_line(exc: BaseException, limit: int = 300) -> str:
+    """``Type: message`` of an exception on one line, without autograph's stack listing."""
+    text = str(exc)
+    if "in user code:" in text:  # autograph: the original message follows the frames
+        text = text.strip().splitlines()[-1]
+    text = " ".join(text.split())
+    prefix = f"{type(exc).__name__}: "
+    if text.startswith(prefix):
+        text = text[len(prefix) :]
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

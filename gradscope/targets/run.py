@@ -1,0 +1,156 @@
+"""Run a Python target: resolve it, trace it once, check it eagerly, and report.
+
+The same stages as a spec (``api.run_spec``): the engine traces the losses once and finds cut
+points; classification and the CI policy are shared. What is added here is Python's: losses
+that only run eagerly, the eager cross-check, and notes on what only Python code gets wrong.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradscope.analysis import model as m
+from gradscope.analysis.policy import find_problems
+from gradscope.analysis.status import classify
+from gradscope.build.tf_import import import_tensorflow
+from gradscope.errors import TargetError, UsageError
+from gradscope.gradients.engine import Engine
+from gradscope.gradients.facts import LossFacts, RunFacts, VariableFacts
+from gradscope.targets import eager as eager_pass
+from gradscope.targets import findings, frames
+from gradscope.targets.model import PythonModel
+from gradscope.targets.resolve import Resolved, resolve
+from gradscope.targets.variables import Registry
+
+Progress = Callable[[str], None]
+
+
+def _check_losses(resolved: Resolved, names: Sequence[str]) -> None:
+    known = list(resolved.target.losses)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(
+            f"{resolved.label}: unknown loss {', '.join(repr(n) for n in unknown)}; "
+            f"the target has {', '.join(known)}"
+        )
+
+
+def run_target(
+    obj: Any,
+    *,
+    losses: Sequence[str] | None = None,
+    compare: Sequence[tuple[str, str]] = (),
+    device: str | None = None,
+    progress: Progress = lambda _phase: None,
+) -> tuple[m.Report, RunFacts]:
+    """Resolve, trace and check a Python target once: ``(Report, RunFacts)``.
+
+    Raises:
+        TargetError: the target cannot be imported, called or understood, or a loss fails
+            both traced and eagerly. UsageError: an unknown loss name.
+    """
+    progress("importing TensorFlow")
+    tf = import_tensorflow()
+    registry = Registry(tf)
+    progress("building the target")
+    resolved = resolve(obj, registry.recording)
+    _check_losses(resolved, list(losses or []) + [n for pair in compare for n in pair])
+    wanted = set(losses) | {n for pair in compare for n in pair} if losses else None
+    model = PythonModel(resolved, registry, wanted)
+    facts = Engine(model, losses=losses, compare=compare, device=device, progress=progress).run()
+    facts = _with_eager(tf, model, facts, compare, device, progress)
+    return _report(resolved, model, facts, losses), facts
+
+
+def _with_eager(
+    tf: Any,
+    model: PythonModel,
+    facts: RunFacts,
+    compare: Sequence[tuple[str, str]],
+    device: str | None,
+    progress: Progress,
+) -> RunFacts:
+    """The traced facts, with untraceable losses answered eagerly and every note attached."""
+    target = model.resolved.target
+    names = [loss.name for loss in facts.losses]
+    checked = names if target.eager_check else [n for n in names if n in model.failed]
+    eager = {}
+    for index, name in enumerate(checked):
+        progress(f"running loss {index + 1} of {len(checked)} eagerly: {name}")
+        eager[name] = eager_pass.run_loss(
+            tf, model.registry, target.losses[name], model.chosen, device
+        )
+    losses = tuple(_answer(model, loss, eager.get(loss.name)) for loss in facts.losses)
+    comparisons = [
+        eager_pass.comparison(tf, model.registry, dict(target.losses), (a, b), model.chosen, device)
+        if a in model.failed or b in model.failed
+        else c
+        for (a, b), c in zip(compare, facts.comparisons, strict=True)
+    ]
+    return dataclasses.replace(facts, losses=losses, comparisons=tuple(comparisons))
+
+
+def _answer(model: PythonModel, loss: LossFacts, found: eager_pass.EagerLoss | None) -> LossFacts:
+    """One loss with its notes; an untraceable one answered from the eager pass."""
+    failure = model.failed.get(loss.name)
+    if failure is None:
+        notes = findings.notes_for(model, loss, found, model.chosen)
+        return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
+    if found is None or found.error is not None:  # broken both ways: the user's bug
+        site = frames.of_exception(failure) or model.loss_site(loss.name)
+        raise TargetError(
+            f"{f'{site}: ' if site else ''}{model.target}: loss {loss.name!r} raised "
+            f"{frames.first_message_line(failure)} (--traceback shows the traceback)",
+            cause=failure,
+        ) from failure
+    notes = [findings.untraceable(failure, found, model.registry.name)]
+    loss = findings.eager_pairs(loss, found, model.chosen)
+    if found.returned:
+        model.returned[loss.name] = found.returned
+    notes += findings.notes_for(model, loss, None, model.chosen)
+    return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
+
+
+def _relocate(problem: m.Problem, variables: dict[str, VariableFacts]) -> m.Problem:
+    """Point a variable's problem (never trained, NaN) at the line that created it."""
+    if problem.kind not in (m.NEVER_TRAINED, m.NAN_PROBLEM) or problem.variable is None:
+        return problem
+    source = variables[problem.variable].source
+    path, _, line = source.rpartition(":")
+    if not path or not line.isdigit():
+        return problem
+    return dataclasses.replace(problem, spec=path, line=int(line))
+
+
+def _report(
+    resolved: Resolved, model: PythonModel, facts: RunFacts, losses: Sequence[str] | None
+) -> m.Report:
+    sources = {}
+    for name in resolved.target.losses:
+        site = model.loss_site(name)
+        sources[name] = str(site) if site else ""
+    results = classify(facts, sources)
+    by_name = {v.name: v for v in facts.variables}
+    problems = [
+        _relocate(p, by_name)
+        for p in find_problems(resolved.file, results, facts.variables, resolved.expectations())
+    ]
+    notes: list[str] = list(model.notes)
+    if losses:
+        problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
+        notes.append("only some losses were inspected, so never-trained variables are not reported")
+    if not resolved.target.eager_check:
+        notes.append("eager_check is off: traced and eager gradients were not compared")
+    target = resolved.target
+    return m.Report(
+        spec=resolved.label,
+        name=target.name or getattr(target.model, "name", None),
+        tensorflow=facts.tensorflow,
+        device=facts.device,
+        variables=facts.variables,
+        losses=tuple(results),
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )

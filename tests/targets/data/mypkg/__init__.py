@@ -1,0 +1,1 @@
+"""A package of sample targets for gradscope's tests (``mypkg.models:FUNCTION``)."""
