@@ -115,7 +115,10 @@ def run(
     if is_python_target(target):
         from gradscope.targets.run import run_target
 
-        return run_target(target, losses=losses, compare=compare, device=device, progress=progress)
+        return run_target(
+            target, losses=losses, compare=compare, device=device, progress=progress,
+            pictures=pictures, expand=expand,
+        )  # fmt: skip
     spec = load(target, max_elements=max_elements)
     return run_spec(
         spec, losses=losses, compare=compare, device=device, progress=progress,
@@ -173,7 +176,7 @@ def inspect(
 
 @overload
 def diff(
-    target: str | Spec,
+    target: Any,
     loss_a: str,
     loss_b: str,
     *,
@@ -185,7 +188,7 @@ def diff(
 
 @overload
 def diff(
-    target: str | Spec,
+    target: Any,
     loss_a: None = None,
     loss_b: None = None,
     *,
@@ -197,7 +200,7 @@ def diff(
 
 
 def diff(
-    target: str | Spec,
+    target: Any,
     loss_a: str | None = None,
     loss_b: str | None = None,
     *,
@@ -212,7 +215,7 @@ def diff(
     pass per loss, and the dot products of the gradients inside the same trace.
 
     Args:
-        target: a spec path or a loaded ``Spec``.
+        target: anything ``run`` accepts (a spec path, a ``Spec``, a Python target, ...).
         loss_a: the first loss; with ``loss_b``, a ``DiffReport`` of the two.
         loss_b: the second loss.
         losses: without ``loss_a``/``loss_b``: the losses of the matrix (default: all).
@@ -257,7 +260,7 @@ def diff(
 
 
 def check(
-    targets: str | Spec | Sequence[str | Spec],
+    targets: Any,
     *,
     expect: ExpectMap | None = None,
     baseline: str | None = None,
@@ -272,7 +275,8 @@ def check(
     (rules in ``gradscope.analysis.policy``).
 
     Args:
-        targets: one spec path, target or ``Spec``, or several; several give one result.
+        targets: one target (what ``run`` accepts: a spec path, a ``Spec``, a Python target
+            string, a ``Target``, ...) or a list of them; several give one result.
         expect: ``{loss: {"none": [globs], "connected": [globs]}}`` to use instead of each
             target's own ``expect`` block (for Python targets and tests).
         baseline: a JSON report from ``inspect`` or ``check``; the problems it holds are
@@ -298,7 +302,7 @@ def check(
     from gradscope.errors import GradscopeError, SpecError, SpecErrors, TargetError
 
     held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
-    items = [targets] if isinstance(targets, (str, Spec)) else _unique(targets)
+    items = _unique(targets) if isinstance(targets, (list, tuple)) else [targets]
     if not items:
         raise UsageError("check needs at least one spec or target")
     reports: list[m.Report] = []
@@ -322,7 +326,7 @@ def check(
     return check_reports(reports, held)
 
 
-def _unique(targets: Sequence[str | Spec]) -> list[str | Spec]:
+def _unique(targets: Sequence[Any]) -> list[Any]:
     """The targets in order, each once (a glob and an explicit path may name the same file)."""
     seen: set[object] = set()
     out = []

@@ -8,6 +8,7 @@ that only run eagerly, the eager cross-check, and notes on what only Python code
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from gradscope.analysis.status import classify
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.errors import TargetError, UsageError
 from gradscope.gradients.engine import Engine
-from gradscope.gradients.facts import LossFacts, RunFacts, VariableFacts
+from gradscope.gradients.facts import EVERY_PAIR, LossFacts, RunFacts, VariableFacts
 from gradscope.targets import eager as eager_pass
 from gradscope.targets import findings, frames
 from gradscope.targets.model import PythonModel
@@ -44,6 +45,8 @@ def run_target(
     compare: Sequence[tuple[str, str]] = (),
     device: str | None = None,
     progress: Progress = lambda _phase: None,
+    pictures: bool = False,
+    expand: bool = False,
 ) -> tuple[m.Report, RunFacts]:
     """Resolve, trace and check a Python target once: ``(Report, RunFacts)``.
 
@@ -56,12 +59,27 @@ def run_target(
     registry = Registry(tf)
     progress("building the target")
     resolved = resolve(obj, registry.recording)
+    compare = _expand_pairs(resolved, losses, compare)
     _check_losses(resolved, list(losses or []) + [n for pair in compare for n in pair])
     wanted = set(losses) | {n for pair in compare for n in pair} if losses else None
     model = PythonModel(resolved, registry, wanted)
-    facts = Engine(model, losses=losses, compare=compare, device=device, progress=progress).run()
+    facts = Engine(
+        model, losses=losses, compare=compare, device=device, progress=progress,
+        pictures=pictures, expand=expand,
+    ).run()  # fmt: skip
     facts = _with_eager(tf, model, facts, compare, device, progress)
     return _report(resolved, model, facts, losses), facts
+
+
+def _expand_pairs(
+    resolved: Resolved, losses: Sequence[str] | None, compare: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """``EVERY_PAIR`` (diff's matrix) as the pairs of the target's losses, named up front so
+    the eager pass can match comparisons to pairs."""
+    if EVERY_PAIR not in [tuple(pair) for pair in compare]:
+        return list(compare)
+    names = list(losses or resolved.target.losses)
+    return list(itertools.combinations(names, 2))
 
 
 def _with_eager(
@@ -153,4 +171,5 @@ def _report(
         losses=tuple(results),
         problems=tuple(problems),
         notes=tuple(notes),
+        pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
