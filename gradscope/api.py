@@ -63,7 +63,10 @@ def run_spec(
     _check_losses(spec, list(losses or []) + compared)
     progress("importing TensorFlow")
     from gradscope.build.model import SpecModel
+    from gradscope.build.tf_import import import_tensorflow
     from gradscope.gradients.engine import Engine
+
+    import_tensorflow()
 
     progress("building the model")
     model = SpecModel(spec)

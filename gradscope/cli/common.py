@@ -134,33 +134,51 @@ def emit(text: str, output: str | None) -> None:
         click.echo(text, nl=not text.endswith("\n"))
 
 
+class _Phase:
+    """What the progress line shows: a spinner, the phase, and the time since the start,
+    recomputed on every refresh so the clock runs while TensorFlow is busy."""
+
+    def __init__(self) -> None:
+        from rich.spinner import Spinner
+
+        self.start = time.monotonic()
+        self.text = "starting"
+        self.spinner = Spinner("dots", style="green")
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        line = Table.grid(padding=(0, 1))
+        elapsed = time.monotonic() - self.start
+        line.add_row(self.spinner, f"{self.text} [dim]({elapsed:.1f}s)[/]")
+        return line
+
+
 @contextlib.contextmanager
 def progress(quiet: bool) -> Iterator[Callable[[str], None]]:
     """A callback that shows the current phase and the elapsed time on standard error.
 
     Shown only when standard error is a terminal and ``--quiet`` is not given. It writes to a
     duplicate of file descriptor 2, so it keeps working while TensorFlow's import banners
-    are being caught on the real one.
+    are being caught on the real one. Every phase is drawn at least once, however short.
     """
     if quiet or not sys.stderr.isatty():
         yield lambda _phase: None
         return
     from rich.console import Console
-    from rich.status import Status
+    from rich.live import Live
 
     stream = os.fdopen(os.dup(2), "w", encoding="utf-8")
-    console = Console(file=stream, stderr=True)
-    start = time.monotonic()
-    status = Status("starting", console=console, spinner="dots")
-    phase = ["starting"]
+    phase = _Phase()
+    live = Live(phase, console=Console(file=stream), refresh_per_second=10, transient=True)
 
     def update(text: str) -> None:
-        phase[0] = text
-        status.update(f"{text} [dim]({time.monotonic() - start:.1f}s)[/]")
+        phase.text = text
+        live.refresh()
 
-    status.start()
+    live.start()
     try:
         yield update
     finally:
-        status.stop()
+        live.stop()
         stream.close()

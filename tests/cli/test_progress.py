@@ -1,0 +1,78 @@
+"""Start-up and progress: spec errors never import TensorFlow; progress only on a terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, RunCli
+
+BAD = """\
+gradscope: 1
+variables:
+  w: {shape: [3]}
+nodes:
+  - {name: y, op: reduce_sum, inputs: [w2]}
+losses:
+  loss: y
+"""
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["check"], ["diff"], ["graph"]])
+def test_spec_errors_never_import_tensorflow(
+    command: list[str], run_cli: RunCli, write_spec, no_tensorflow: dict[str, str]
+) -> None:
+    path = write_spec(BAD)
+    result = run_cli(*command, path, env=no_tensorflow)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"{path}:5:"), result.stderr
+    assert "must not be imported" not in result.stderr
+
+
+def _run_on_terminal(*args: str) -> tuple[int, str, str]:
+    """Run the CLI with standard error on a pseudo-terminal; (exit code, stdout, stderr)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gradscope", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env={**os.environ, "TERM": "xterm"},
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    stdout = proc.stdout.read().decode() if proc.stdout else ""
+    code = proc.wait()
+    os.close(leader)
+    return code, stdout, b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.tf
+def test_progress_names_each_phase_on_a_terminal() -> None:
+    code, stdout, stderr = _run_on_terminal("inspect", "configs/multitask.yaml", "--format", "json")
+    assert code == 0
+    assert stdout.startswith("{")  # the report itself is untouched
+    for phase in ("importing TensorFlow", "building the model", "loss 1 of 3", "loss 3 of 3"):
+        assert phase in stderr, stderr
+    assert "s)" in stderr  # elapsed time, e.g. "(2.4s)"
+
+
+@pytest.mark.tf
+def test_progress_is_silent_when_quiet_or_piped(run_cli: RunCli) -> None:
+    code, _, stderr = _run_on_terminal("inspect", "configs/multitask.yaml", "--quiet")
+    assert code == 0
+    assert "importing TensorFlow" not in stderr
+    piped = run_cli("inspect", "configs/multitask.yaml")
+    assert piped.returncode == 0 and piped.stderr == ""
