@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -23,6 +23,7 @@ MAX_BYTES = 256 * 2**20
 
 _Y = "tag:yaml.org,2002:"
 _MERGE = _Y + "merge"
+_STR = _Y + "str"
 _NON_PRINTABLE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
@@ -35,6 +36,18 @@ class _Loader(yaml.SafeLoader):
 
 
 _Loader.add_implicit_resolver(_Y + "float", _FLOAT_12, list("-+0123456789."))
+
+# libyaml's parser (when PyYAML was built with it) composes the same nodes, marks included,
+# ten times faster: a 10,000-node spec reads in a fraction of a second instead of 2.5 s.
+# Errors are re-read with the pure-Python loader, whose messages the tests pin down.
+_FastLoader: type[Any] | None = None
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _CLoader(yaml.CSafeLoader):  # type: ignore[misc, name-defined]
+        """libyaml's parser with the same resolvers as ``_Loader``."""
+
+    _CLoader.add_implicit_resolver(_Y + "float", _FLOAT_12, list("-+0123456789."))
+    _FastLoader = _CLoader
 _CONSTRUCT = SafeConstructor()
 _SCALAR_TAGS = {
     _Y + "str": _CONSTRUCT.construct_yaml_str,
@@ -123,6 +136,17 @@ def _pos_in(text: str, index: int) -> Pos:
 
 
 def _compose(path: str, text: str) -> Node:
+    if _FastLoader is not None:
+        fast = _FastLoader(text)
+        try:
+            node = fast.get_single_node()
+        except (yaml.YAMLError, RecursionError):
+            node = None  # read again below, for the well-worded error
+        else:
+            if node is not None:
+                return node  # type: ignore[no-any-return]
+        finally:
+            fast.dispose()
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
@@ -192,6 +216,8 @@ class _Converter:
             self.error(pos, f"the tag {_show_tag(node.tag)} is not allowed; write plain YAML")
 
     def _scalar(self, node: Node, pos: Pos) -> ScalarValue:
+        if node.tag == _STR and isinstance(node, ScalarNode):
+            return str(node.value)  # most scalars are names; the constructor adds nothing
         construct = _SCALAR_TAGS.get(node.tag)
         if construct is None or not isinstance(node, ScalarNode):
             self.error(pos, f"the tag {_show_tag(node.tag)} is not allowed; write plain YAML")
