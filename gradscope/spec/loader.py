@@ -43,7 +43,7 @@ _Loader.add_implicit_resolver(_Y + "float", _FLOAT_12, list("-+0123456789."))
 _FastLoader: type[Any] | None = None
 if getattr(yaml, "__with_libyaml__", False):
 
-    class _CLoader(yaml.CSafeLoader):  # type: ignore[misc, name-defined]
+    class _CLoader(yaml.CSafeLoader):
         """libyaml's parser with the same resolvers as ``_Loader``."""
 
     _CLoader.add_implicit_resolver(_Y + "float", _FLOAT_12, list("-+0123456789."))
