@@ -71,6 +71,7 @@ def run_spec(
         model, losses=losses, compare=compare, device=device, progress=progress,
         pictures=pictures, expand=expand,
     ).run()  # fmt: skip
+    facts = _diagnosed(spec, facts, device, progress)
     sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
     results = classify(facts, sources)
     problems = find_problems(spec.path, results, facts.variables, spec.expect)
@@ -90,6 +91,17 @@ def run_spec(
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
     return report, facts
+
+
+def _diagnosed(spec: Spec, facts: Any, device: str | None, progress: Progress) -> Any:
+    """The facts with every ``nan`` pair's origin (a second pass, only when one is ``nan``)."""
+    from gradscope.build.model import SpecModel
+    from gradscope.gradients import anomaly
+    from gradscope.gradients.retrace import Rebuild
+
+    if not anomaly.nan_pairs(facts):
+        return facts
+    return anomaly.explain(facts, Rebuild(lambda: SpecModel(spec)), device=device, progress=progress)
 
 
 def run(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.gradients.facts import CutPoint, VariableFacts
+from gradscope.gradients.facts import CutPoint, NanOrigin, VariableFacts
 from gradscope.gradients.picture import Picture
 
 REPORT_VERSION = 1
@@ -53,15 +53,21 @@ class PairResult:
     shape: tuple[int | None, ...]
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
+    nan_origin: NanOrigin | None = None  # ``nan`` pairs: where the NaN/Inf first appeared
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The pair in the JSON report; ``nan_origin`` on every ``nan`` pair (null when it
+        could not be found)."""
+        out: dict[str, Any] = {
             "status": self.status,
             "norm": self.norm,
             "shape": list(self.shape),
             "sparse": self.sparse,
             "cut_points": [c.to_dict() for c in self.cut_points],
         }
+        if self.status == NAN:
+            out["nan_origin"] = self.nan_origin.to_dict() if self.nan_origin else None
+        return out
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint, VariableFacts
+from gradscope.gradients.facts import CutPoint, NanOrigin, VariableFacts
 from gradscope.spec.model import Expectation, Pattern
 
 
@@ -51,6 +51,25 @@ def why_none(pair: m.PairResult) -> str:
     if pair.cut_points:
         return f"every path is cut at {describe_cut(pair.cut_points)}"
     return "TensorFlow returns no gradient and gradscope found no cause"
+
+
+#: Ops that only hand over a value: a NaN there was in an input's or a variable's value.
+VALUE_OPS = ("Placeholder", "ReadVariableOp")
+
+
+def describe_origin(origin: NanOrigin) -> str:
+    """Where a NaN or an infinity first appeared, in a clause.
+
+    Example:
+        >>> describe_origin(NanOrigin("s", "Sqrt", "x.yaml:9", "forward", "nan"))
+        'NaN first appears in the forward value of `s` (Sqrt), x.yaml:9'
+    """
+    value = {"nan": "NaN", "inf": "Inf", "-inf": "-Inf"}.get(origin.value, origin.value)
+    where = f", {origin.source}" if origin.source else ""
+    if origin.where == "forward" and origin.op in VALUE_OPS:
+        return f"{value} is already in the value of `{origin.node}`{where}"
+    what = "forward value" if origin.where == "forward" else "gradient"
+    return f"{value} first appears in the {what} of `{origin.node}` ({origin.op}){where}"
 
 
 def _norm(value: float | None) -> str:
@@ -106,8 +125,9 @@ def _pair_problem(
 ) -> m.Problem | None:
     name = pair.variable
     if pair.status == m.NAN:
+        origin = f": {describe_origin(pair.nan_origin)}" if pair.nan_origin else ""
         return m.Problem(loss.name, name, m.NAN_PROBLEM,
-                         f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`",
+                         f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`{origin}",
                          pair.cut_points, spec, line_of(variable.source))  # fmt: skip
     if e is None:
         return None

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint
+from gradscope.gradients.facts import CutPoint, NanOrigin
 
 #: Rich styles per status; the table uses them only on a terminal.
 STATUS_STYLE = {
@@ -94,6 +94,29 @@ def cut_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
         status = pair.status if not m.has_gradient(pair.status) else f"{pair.status}, partly cut"
         where = "; ".join(cut_text(c) for c in pair.cut_points)
         rows.append((loss.name, pair.variable, status, where))
+    return rows
+
+
+def origin_text(origin: NanOrigin) -> str:
+    """``NaN in the forward value of s (Sqrt)``, ``Inf in the gradient of s (Sqrt)``."""
+    value = {"nan": "NaN", "inf": "Inf", "-inf": "-Inf"}.get(origin.value, origin.value)
+    if origin.where == "forward" and origin.op in ("Placeholder", "ReadVariableOp"):
+        return f"{value} in the value of {origin.node}"
+    what = "forward value" if origin.where == "forward" else "gradient"
+    return f"{value} in the {what} of {origin.node} ({origin.op})"
+
+
+def nan_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
+    """``(loss, variable, what appeared where, FILE:LINE)`` for every ``nan`` pair."""
+    rows = []
+    for loss, pair in report.pairs():
+        if pair.status != m.NAN:
+            continue
+        if pair.nan_origin is None:
+            rows.append((loss.name, pair.variable, "not found", ""))
+        else:
+            origin = pair.nan_origin
+            rows.append((loss.name, pair.variable, origin_text(origin), origin.source))
     return rows
 
 

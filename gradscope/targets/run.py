@@ -17,8 +17,10 @@ from gradscope.analysis.policy import find_problems
 from gradscope.analysis.status import classify
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.errors import TargetError, UsageError
+from gradscope.gradients import anomaly
 from gradscope.gradients.engine import Engine
 from gradscope.gradients.facts import EVERY_PAIR, LossFacts, RunFacts, VariableFacts
+from gradscope.gradients.retrace import Rebuild
 from gradscope.targets import eager as eager_pass
 from gradscope.targets import findings, frames
 from gradscope.targets.model import PythonModel
@@ -68,6 +70,11 @@ def run_target(
         pictures=pictures, expand=expand,
     ).run()  # fmt: skip
     facts = _with_eager(tf, model, facts, compare, device, progress)
+    if anomaly.nan_pairs(facts):  # where the NaN/Inf came from: a second pass, only then
+        rebuild = Rebuild(lambda: PythonModel(resolved, registry, wanted))
+        facts = anomaly.explain(
+            facts, rebuild, device=device, progress=progress, skip=list(model.failed)
+        )
     return _report(resolved, model, facts, losses), facts
 
 
