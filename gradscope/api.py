@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult, ExpectMap
+from gradscope.analysis.numeric import judge
 from gradscope.analysis.policy import find_problems
 from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
@@ -53,11 +54,13 @@ def run_spec(
     progress: Progress = _quiet,
     pictures: bool = False,
     expand: bool = False,
+    numeric: bool = False,
 ) -> tuple[m.Report, Any]:
     """Build and differentiate a spec once; the report and the raw facts (for ``diff``).
 
     With ``pictures`` the report also holds each loss's gradient-flow picture
-    (``report.picture(loss)``; one box per op with ``expand``).
+    (``report.picture(loss)``; one box per op with ``expand``); with ``numeric`` every
+    ``ok`` gradient is compared with finite differences (``gradients/numeric.py``).
     """
     compared = [n for pair in compare if tuple(pair) != EVERY_PAIR for n in pair]
     _check_losses(spec, list(losses or []) + compared)
@@ -72,8 +75,12 @@ def run_spec(
         pictures=pictures, expand=expand,
     ).run()  # fmt: skip
     facts = _diagnosed(spec, facts, device, progress)
+    if numeric:
+        from gradscope.gradients import numeric as fd_check
+
+        facts = fd_check.check(facts, _wide(spec), device=device, progress=progress)
     sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
-    results = classify(facts, sources)
+    results = judge(classify(facts, sources), spec.expect, facts) if numeric else classify(facts, sources)
     problems = find_problems(spec.path, results, facts.variables, spec.expect)
     notes: list[str] = []
     if losses:
@@ -87,10 +94,36 @@ def run_spec(
         variables=facts.variables,
         losses=tuple(results),
         problems=tuple(problems),
-        notes=tuple(notes),
+        notes=tuple(notes) + facts.notes,
+        extra=_numeric_extra(facts),
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
     return report, facts
+
+
+def _numeric_extra(facts: Any) -> dict[str, Any]:
+    """The report's top-level ``numeric`` object, when the run checked gradients numerically."""
+    return {"numeric": facts.numeric.to_dict()} if facts.numeric is not None else {}
+
+
+def _wide(spec: Spec) -> Any:
+    """How ``--numeric`` rebuilds a spec: in float64, else in its own dtypes."""
+    from gradscope.build.model import SpecModel
+    from gradscope.build.widen import WideSpecModel, float64_policy, has_layers
+    from gradscope.gradients import retrace
+
+    def initial() -> list[Any]:
+        traced = retrace.trace(SpecModel(spec), lambda _traced, _losses: {})
+        return [v.read_value() for v in traced.created]
+
+    narrow = retrace.Rebuild(lambda: SpecModel(spec))
+    return retrace.Rebuild(
+        lambda: WideSpecModel(spec),
+        dtype="float64",
+        scope=float64_policy,
+        fallback=narrow,
+        initial=initial if has_layers(spec) else None,
+    )
 
 
 def _diagnosed(spec: Spec, facts: Any, device: str | None, progress: Progress) -> Any:
@@ -114,6 +147,7 @@ def run(
     progress: Progress = _quiet,
     pictures: bool = False,
     expand: bool = False,
+    numeric: bool = False,
 ) -> tuple[m.Report, Any]:
     """Resolve a target and run it once: ``(Report, RunFacts)``.
 
@@ -129,12 +163,12 @@ def run(
 
         return run_target(
             target, losses=losses, compare=compare, device=device, progress=progress,
-            pictures=pictures, expand=expand,
+            pictures=pictures, expand=expand, numeric=numeric,
         )  # fmt: skip
     spec = load(target, max_elements=max_elements)
     return run_spec(
         spec, losses=losses, compare=compare, device=device, progress=progress,
-        pictures=pictures, expand=expand,
+        pictures=pictures, expand=expand, numeric=numeric,
     )  # fmt: skip
 
 
@@ -146,6 +180,7 @@ def inspect(
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
     pictures: bool = False,
+    numeric: bool = False,
 ) -> m.Report:
     """Every loss x every variable of a spec or a Python target: status, norm, cut points.
 
@@ -160,6 +195,10 @@ def inspect(
         progress: called with a short phase description as work proceeds.
         pictures: also draw each loss's gradient-flow picture (``report.picture(loss)``),
             for the markdown and html formats.
+        numeric: also compare every ``ok`` gradient with central finite differences (in
+            float64 where a spec allows; up to 16 coordinates per variable): each such pair
+            gets a ``numeric`` verdict (``agrees``, ``differs``, ``expected-difference``,
+            ``skipped``), and an unexplained difference is a ``numeric-differs`` problem.
 
     Returns:
         The ``Report``; ``report.to_dict()`` is the JSON report, and rich consoles and
@@ -182,7 +221,7 @@ def inspect(
     """
     return run(
         target, losses=losses, device=device, max_elements=max_elements, progress=progress,
-        pictures=pictures,
+        pictures=pictures, numeric=numeric,
     )[0]  # fmt: skip
 
 
@@ -279,6 +318,7 @@ def check(
     device: str | None = None,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
+    numeric: bool = False,
 ) -> CheckResult:
     """The CI gate: run every target once and hold it to its ``expect`` and the policy.
 
@@ -289,13 +329,15 @@ def check(
     Args:
         targets: one target (what ``run`` accepts: a spec path, a ``Spec``, a Python target
             string, a ``Target``, ...) or a list of them; several give one result.
-        expect: ``{loss: {"none": [globs], "connected": [globs]}}`` to use instead of each
-            target's own ``expect`` block (for Python targets and tests).
+        expect: ``{loss: {"none": [globs], "connected": [globs], "numeric": [globs]}}`` to
+            use instead of each target's own ``expect`` block (for Python targets and tests).
         baseline: a JSON report from ``inspect`` or ``check``; the problems it holds are
             marked known and do not fail the check.
         device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
         max_elements: the largest tensor a spec may ask for.
         progress: called with a short phase description as work proceeds.
+        numeric: also compare every ``ok`` gradient with finite differences and fail on
+            ``numeric-differs`` (see ``inspect``).
 
     Returns:
         The ``CheckResult``: ``passed``, ``exit_code``, ``failures``, ``to_dict()``.
@@ -328,6 +370,7 @@ def check(
                 device=device,
                 max_elements=max_elements,
                 progress=_prefixed(progress, label),
+                numeric=numeric,
             )[0]
         except (SpecErrors, SpecError, TargetError) as exc:  # keep going: report every error
             errors.append(exc)

@@ -15,6 +15,10 @@ The rules, per (loss, variable) pair and per variable:
 - ``never-trained``: a trainable variable that no loss gives a gradient (``ok``, ``zero`` or
   ``nan``), unless an ``expect.<loss>.none`` pattern of any loss names it: the author
   declared it unused (contract section 4).
+- ``numeric-differs`` (only with ``--numeric``): an ``ok`` gradient that disagrees with
+  finite differences with nothing to explain it, or with a deliberate cause (a
+  straight-through estimator, ``tf.custom_gradient``) when ``expect.<loss>.numeric`` names
+  the variable (``analysis/numeric.py``).
 
 Each problem carries the spec line a reviewer should look at: the pattern's line for a
 contradicted ``expect``, the variable's line for ``nan`` and ``never-trained``.
@@ -25,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gradscope.analysis import model as m
+from gradscope.analysis.numeric import describe
 from gradscope.gradients.facts import CutPoint, NanOrigin, VariableFacts
 from gradscope.spec.model import Expectation, Pattern
 
@@ -109,9 +114,13 @@ def find_problems(
     for loss in losses:
         e = expectations.get(loss.name)
         for pair in loss.pairs:
-            problem = _pair_problem(spec, loss, pair, by_name[pair.variable], e)
-            if problem is not None:
-                problems.append(problem)
+            variable = by_name[pair.variable]
+            for problem in (
+                _pair_problem(spec, loss, pair, variable, e),
+                _numeric_problem(spec, loss, pair, variable),
+            ):
+                if problem is not None:
+                    problems.append(problem)
     problems.extend(_never_trained(spec, losses, variables, expect))
     return problems
 
@@ -156,6 +165,25 @@ def _pair_problem(
                      f"`{name}` gets {what}, but expect.{loss.name}.connected lists "
                      f"`{connected.glob}`",
                      pair.cut_points, spec, connected.pos.line)  # fmt: skip
+
+
+def _numeric_problem(
+    spec: str, loss: m.LossResult, pair: m.PairResult, variable: VariableFacts
+) -> m.Problem | None:
+    """``numeric-differs``: a ``--numeric`` check found the gradient wrong (module docstring)."""
+    result = pair.numeric
+    if result is None or result.verdict != m.DIFFERS:
+        return None
+    name = pair.variable
+    message = (
+        f"the gradient of `{name}` from `{loss.name}` differs from finite differences: "
+        f"{describe(result)}"
+    )
+    if result.pattern is not None:
+        message += f"; expect.{loss.name}.numeric lists `{result.pattern.glob}`"
+        message += f", and {result.reason}" if result.reason else ""
+    line = result.pattern.pos.line if result.pattern is not None else line_of(variable.source)
+    return m.Problem(loss.name, name, m.NUMERIC_DIFFERS, message, pair.cut_points, spec, line)
 
 
 def _never_trained(

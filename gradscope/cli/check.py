@@ -9,6 +9,7 @@ from gradscope.cli.common import (
     device_name,
     emit,
     format_option,
+    numeric_option,
     output_option,
     progress,
     run_options,
@@ -44,6 +45,7 @@ Examples:
 @click.option("--write-baseline", metavar="FILE", type=click.Path(dir_okay=False),
               help="Also write the JSON report (every current problem) to FILE, atomically, "
                    "for a later --baseline; the exit code follows the rules as usual.")  # fmt: skip
+@numeric_option
 @run_options
 @click.pass_context
 def check(
@@ -56,6 +58,7 @@ def check(
     device: str,
     quiet: bool,
     max_elements: int,
+    numeric: bool,
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
@@ -78,6 +81,7 @@ def check(
             device=device_name(device),
             max_elements=max_elements,
             progress=report_progress,
+            numeric=numeric,
         )
     if write_baseline:
         write_atomic(write_baseline, render(result, "json"))

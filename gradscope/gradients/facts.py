@@ -78,6 +78,24 @@ class NumericCheck:
 
 
 @dataclass(frozen=True)
+class NumericRun:
+    """How a run's ``--numeric`` pass went: the dtype it ran in (``"float64"`` for a widened
+    spec, None for the model's own dtypes), the most coordinates checked per variable, and
+    how many times the losses were evaluated."""
+
+    dtype: str | None
+    coordinates: int
+    evaluations: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "dtype": self.dtype,
+            "coordinates": self.coordinates,
+            "evaluations": self.evaluations,
+        }
+
+
+@dataclass(frozen=True)
 class VariableFacts:
     """A variable of the model, as reports name and locate it."""
 
@@ -158,6 +176,7 @@ class RunFacts:
     losses: tuple[LossFacts, ...]
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[str, ...] = ()
+    numeric: NumericRun | None = None  # with ``--numeric``
 
     def loss(self, name: str) -> LossFacts:
         for loss in self.losses:

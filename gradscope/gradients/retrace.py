@@ -33,12 +33,15 @@ class Rebuild:
         scope: entered around every trace of a model from ``make`` (a Keras dtype policy).
         fallback: a rebuild to use when this one cannot be traced (the original dtypes when
             a widened model fails: an op with no float64 kernel).
+        initial: the initial values of the variables a trace of ``make()`` creates (Keras
+            layers), in creation order: a widened model's layers start where the original's do.
     """
 
     make: Callable[[], Traceable]
     dtype: str | None = None
     scope: Callable[[], ContextManager[None]] = _nothing
     fallback: Rebuild | None = None
+    initial: Callable[[], list[Any]] | None = None
 
 
 def handle(variable: Any) -> Any:
