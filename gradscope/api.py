@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult, ExpectMap
-from gradscope.analysis.numeric import judge
+from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems
 from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
@@ -80,9 +80,11 @@ def run_spec(
 
         facts = fd_check.check(facts, _wide(spec), device=device, progress=progress)
     sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
-    results = judge(classify(facts, sources), spec.expect, facts) if numeric else classify(facts, sources)
+    results = (
+        judge(classify(facts, sources), spec.expect, facts) if numeric else classify(facts, sources)
+    )
     problems = find_problems(spec.path, results, facts.variables, spec.expect)
-    notes: list[str] = []
+    notes: list[str] = [] if numeric else unheld_numeric(spec.expect)
     if losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")
@@ -134,7 +136,9 @@ def _diagnosed(spec: Spec, facts: Any, device: str | None, progress: Progress) -
 
     if not anomaly.nan_pairs(facts):
         return facts
-    return anomaly.explain(facts, Rebuild(lambda: SpecModel(spec)), device=device, progress=progress)
+    return anomaly.explain(
+        facts, Rebuild(lambda: SpecModel(spec)), device=device, progress=progress
+    )
 
 
 def run(

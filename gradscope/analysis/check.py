@@ -163,9 +163,7 @@ def expectations(expect: ExpectMap, report: m.Report) -> tuple[Expectation, ...]
         pos = Pos(line_of(report.loss(loss_name).source), 1)
         lists = {key: _globs(fields.get(key, ()), f"expect.{loss_name}.{key}", pos)
                  for key in ("none", "connected", "numeric")}  # fmt: skip
-        out.append(
-            Expectation(loss_name, lists["none"], lists["connected"], pos, lists["numeric"])
-        )
+        out.append(Expectation(loss_name, lists["none"], lists["connected"], pos, lists["numeric"]))
     return tuple(out)
 
 

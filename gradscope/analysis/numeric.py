@@ -32,21 +32,29 @@ def _where(point: CutPoint) -> str:
     return f"`{point.node}` ({point.op}){', ' + point.source if point.source else ''}"
 
 
-def explanation(cuts: Sequence[CutPoint], custom: Sequence[CutPoint]) -> str:
+def explanation(cuts: Sequence[CutPoint], causes: Sequence[CutPoint]) -> str:
     """Why a gradient may differ from the loss's derivative on purpose ('' when nothing does).
 
     Example:
-        >>> explanation([CutPoint("gap", "StopGradient", "stopped", "x.yaml:17")], [])
-        'its paths cut at `gap` (StopGradient), x.yaml:17 carry no gradient (a straight-through estimator)'
+        >>> explanation([CutPoint("gap", "StopGradient", "stopped", "x.yaml:17")], [])[:48]
+        'its paths cut at `gap` (StopGradient), x.yaml:17'
     """
     parts = []
     if cuts:
         kinds = ", ".join(dict.fromkeys(_WHY_CUT.get(c.kind, c.kind) for c in cuts))
         where = " and ".join(_where(c) for c in cuts)
         parts.append(f"its paths cut at {where} carry no gradient ({kinds})")
+    custom = [c for c in causes if c.kind == "custom-gradient"]
     if custom:
-        where = " and ".join(_where(c) for c in custom)
-        parts.append(f"it passes {where}, which has its own gradient (tf.custom_gradient)")
+        where = " and ".join(f"`{c.node}`{', ' + c.source if c.source else ''}" for c in custom)
+        parts.append(f"it passes a gradient of its own (tf.custom_gradient) at {where}")
+    written = [c for c in causes if c.kind == "assigned"]
+    if written:
+        where = " and ".join(_where(c) for c in written)
+        parts.append(
+            f"the model assigns to the variable at {where}: the gradient is that of the value "
+            "each read sees, finite differences change only its value before the assign"
+        )
     return "; ".join(parts)
 
 
@@ -59,7 +67,7 @@ def verdict(
         return m.NumericResult(m.SKIPPED, check, check.skipped or "not checked", pattern)
     if check.max_rel_error <= check.tolerance:
         return m.NumericResult(m.AGREES, check, "", pattern)
-    why = explanation(cuts, check.custom)
+    why = explanation(cuts, check.causes)
     if why and pattern is None:
         return m.NumericResult(m.EXPECTED_DIFFERENCE, check, why, pattern)
     return m.NumericResult(m.DIFFERS, check, why, pattern)
@@ -94,11 +102,21 @@ def judge(
     return out
 
 
+def unheld_numeric(expect: Sequence[Expectation]) -> list[str]:
+    """A note for a run without ``--numeric`` whose ``expect`` asks for numeric agreement."""
+    asked = [f"expect.{e.loss}.numeric" for e in expect if e.numeric]
+    if not asked:
+        return []
+    return [f"{', '.join(asked)} {'is' if len(asked) == 1 else 'are'} held only with --numeric"]
+
+
 def describe(result: m.NumericResult) -> str:
     """``largest relative error 0.5 (tolerance 1e-05; 16 of 64 coordinates, float64)``."""
     c = result.check
     error = "inf" if c.max_rel_error is None else f"{c.max_rel_error:.2g}"
-    sampled = f"{c.coordinates} of {c.size} coordinates" if c.coordinates < c.size else (
-        f"all {c.size} coordinate{'s' if c.size != 1 else ''}"
+    sampled = (
+        f"{c.coordinates} of {c.size} coordinates"
+        if c.coordinates < c.size
+        else (f"all {c.size} coordinate{'s' if c.size != 1 else ''}")
     )
     return f"largest relative error {error} (tolerance {c.tolerance:.0e}; {sampled}, {c.dtype})"

@@ -172,7 +172,7 @@ def _checks(tf: Any, plan: _Plan, grads: dict[Pair, _Wanted]) -> dict[str, Any]:
     """
     index = {op.name: i for i, op in enumerate(plan.ops)}
     writes = _writes(plan.ops)
-    rows = []
+    rows: list[Any] = []
     for pair, wanted in grads.items():
         found = _ancestors(plan.ops, index, writes, [index[wanted.gradient.op.name]])
         end = plan.first_gradient_op[pair[0]]
@@ -315,9 +315,9 @@ class _Describe:
             return None
         for name, source, tensor in self.inputs:
             array = tensor.numpy()
-            if array.shape == value.shape and array.dtype == value.dtype:
-                if np.array_equal(array, value, equal_nan=array.dtype.kind in "fc"):
-                    return name, source
+            same = array.shape == value.shape and array.dtype == value.dtype
+            if same and np.array_equal(array, value, equal_nan=array.dtype.kind in "fc"):
+                return name, source
         return None
 
     def gradient(self, op: Any, value: str) -> NanOrigin:

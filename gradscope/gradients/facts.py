@@ -59,8 +59,11 @@ class NumericCheck:
     ``|analytic - numeric| / max(|analytic|, |numeric|, floor)`` (the floor keeps coordinates
     near zero from dominating; ``gradients/fd.py``). ``coordinates`` of the variable's
     ``size`` elements were checked, each with a step of ``step * max(1, |x|)`` in ``dtype``.
-    ``cuts`` are cut points and ``custom`` ops with their own gradient
-    (``tf.custom_gradient``) on the pair's paths: reasons a difference may be deliberate.
+    ``causes`` are reasons a difference may be deliberate that the cut points do not show:
+    an op with a gradient of its own on the pair's paths (``tf.custom_gradient``, kind
+    ``custom-gradient``), or an ``assign`` that overwrites the variable (kind ``assigned``:
+    TensorFlow's gradient is that of the value each read sees, finite differences change
+    only the value the variable starts with).
     ``skipped`` says why no comparison was made (then the numbers carry no information).
     """
 
@@ -73,7 +76,7 @@ class NumericCheck:
     worst: tuple[int, ...] | None = None  # the coordinate with the largest error
     analytic: float | None = None  # the gradient there
     numeric: float | None = None  # the finite difference there
-    custom: tuple[CutPoint, ...] = ()
+    causes: tuple[CutPoint, ...] = ()
     skipped: str | None = None
 
 

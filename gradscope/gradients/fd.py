@@ -35,7 +35,7 @@ RETRY_STEPS = (0.1, 10.0)
 DEFAULT_COORDINATES = 16
 
 #: How many times ``eps * |f|`` the rounding error of one loss evaluation is taken to be.
-_ROUNDING = 16.0
+_ROUNDING = 4.0
 
 
 def _known(dtype: str) -> str:
@@ -88,6 +88,11 @@ def central(f_plus: float, f_minus: float, x_plus: float, x_minus: float) -> flo
 def floor(dtype: str, values: Sequence[float], width: float, scale: float) -> float:
     """The smallest magnitude an error is measured against, for one coordinate.
 
+    A difference within the rounding noise of the central difference itself
+    (``eps * |f| / width``, a few times over) agrees: the floor is that noise divided by
+    the tolerance. So an error ``<= tolerance`` reads ``|analytic - numeric| <= tolerance *
+    max(|analytic|, |numeric|) + noise``, the usual relative-plus-absolute test.
+
     Args:
         dtype: the type the losses were evaluated in.
         values: the loss values at the points evaluated (their size sets the rounding error).
@@ -98,7 +103,7 @@ def floor(dtype: str, values: Sequence[float], width: float, scale: float) -> fl
     eps = EPS[_known(dtype)]
     magnitude = max((abs(v) for v in values), default=0.0)
     noise = _ROUNDING * eps * magnitude / abs(width) if width else math.inf
-    return max(noise, math.sqrt(eps) * scale, 1e-300)
+    return max(noise / tolerance(dtype), math.sqrt(eps) * scale, 1e-300)
 
 
 def error(analytic: float, numeric: float, at_least: float) -> float:

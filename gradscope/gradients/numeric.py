@@ -80,12 +80,12 @@ def check(
                 notes.append(f"numeric: the float64 rebuild failed ({why}); checked in the "
                              "spec's own dtypes instead")  # fmt: skip
             else:
-                checks = {pair: _skipped(f"the rebuilt model failed: {why}") for pair in _all(wanted)}
+                checks = {
+                    pair: _skipped(f"the rebuilt model failed: {why}") for pair in _all(wanted)
+                }
             attempt = attempt.fallback
     losses = tuple(_attach(loss, checks) for loss in facts.losses)
-    return dataclasses.replace(
-        facts, losses=losses, numeric=run, notes=facts.notes + tuple(notes)
-    )
+    return dataclasses.replace(facts, losses=losses, numeric=run, notes=facts.notes + tuple(notes))
 
 
 def _all(wanted: dict[str, list[str]]) -> list[Pair]:
@@ -111,7 +111,7 @@ class _Static:
     """What the two traces leave behind."""
 
     keys: dict[Pair, str] = field(default_factory=dict)  # pair -> output of the analytic pass
-    custom: dict[Pair, tuple[CutPoint, ...]] = field(default_factory=dict)
+    causes: dict[Pair, tuple[CutPoint, ...]] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # losses of the objective vector
     dtypes: dict[str, str] = field(default_factory=dict)  # loss -> its dtype
     skipped: dict[str, str] = field(default_factory=dict)  # loss -> why
@@ -153,7 +153,7 @@ class _Pass:
         tf, static = self.tf, self.static
         graph = tf.compat.v1.get_default_graph()
         handles = {v.name: graph.capture(retrace.handle(v.variable)) for v in traced.variables}
-        custom = _Custom(traced.model, graph, handles)
+        causes = _Causes(traced.model, graph, handles)
         out: dict[str, Any] = {}
         for loss in losses:
             names = [n for n in self.wanted.get(loss.name, ()) if n in handles]
@@ -166,7 +166,7 @@ class _Pass:
                 key = f"g{len(out)}"
                 static.keys[(loss.name, name)] = key
                 out[key] = tf.cast(tf.convert_to_tensor(grad), tf.float64)
-                static.custom[(loss.name, name)] = custom.on_paths(loss, name)
+                static.causes[(loss.name, name)] = causes.of(loss, name)
         return out
 
     def _values(self, traced: retrace.Traced, losses: list[LossEntry]) -> dict[str, Any]:
@@ -200,6 +200,11 @@ class _Pass:
                 "the loss is not deterministic: two evaluations at the same point differ "
                 "(random ops, or a device that sums in varying order)"
             )
+        for name, value in zip(static.order, base, strict=True):
+            if not np.isfinite(value):
+                static.skipped[name] = (
+                    f"the loss is {value} here: finite differences need a finite loss"
+                )
         out: dict[Pair, NumericCheck] = {}
         for variable in dict.fromkeys(v for names in self.wanted.values() for v in names):
             losses = [n for n, names in self.wanted.items() if variable in names]
@@ -228,7 +233,7 @@ class _Pass:
         compare = _Comparison(evaluate, variable, base, checked, static)
         for loss, result in compare.run(self.count).items():
             out[(loss, variable)] = dataclasses.replace(
-                result, custom=static.custom.get((loss, variable), ())
+                result, causes=static.causes.get((loss, variable), ())
             )
         return out
 
@@ -349,7 +354,9 @@ class _Comparison:
             for loss, (err, index, analytic, numeric) in worst.items()
         }
 
-    def _errors(self, index: tuple[int, ...], factor: float) -> dict[str, tuple[float, float, float]]:
+    def _errors(
+        self, index: tuple[int, ...], factor: float
+    ) -> dict[str, tuple[float, float, float]]:
         """Per loss: ``(error, analytic, numeric)`` at one coordinate with ``factor`` x the step."""
         x = self.values[index] if index else self.values
         h = fd.step(self.check_dtype) * factor * max(1.0, abs(float(x)))
@@ -368,42 +375,89 @@ class _Comparison:
         return out
 
 
-class _Custom:
-    """Ops with a gradient of their own (``tf.custom_gradient``) on a pair's paths."""
+class _Causes:
+    """Why a pair's gradient may differ from finite differences on purpose, beyond its cut
+    points: ops with a gradient of their own (``tf.custom_gradient``) on its paths, and
+    ``assign`` ops that overwrite the variable."""
 
     def __init__(self, model: Any, graph: Any, handles: dict[str, Any]) -> None:
         self.model = model
         self.x = Extracted(graph.get_operations(), GradientRegistry())
         self.bits = {name: k for k, name in enumerate(handles)}
-        sources = {
-            t: 1 << k
-            for k, h in enumerate(handles.values())
-            if (t := self.x.tensor_id(h)) is not None
-        }
+        ids = {name: self.x.tensor_id(h) for name, h in handles.items()}
+        sources = {t: 1 << self.bits[name] for name, t in ids.items() if t is not None}
         self.vsets = flow.variable_sets(self.x.graph, sources)
-        self.ops = [i for i, op in enumerate(self.x.tf_ops) if _has_own_gradient(op)]
+        self.custom = [i for i, op in enumerate(self.x.tf_ops) if _has_own_gradient(op)]
+        self.writes: dict[str, list[int]] = {}
+        for i, node in enumerate(self.x.graph.ops):
+            if node.write and node.inputs:
+                for name, t in ids.items():
+                    if t == node.inputs[0]:
+                        self.writes.setdefault(name, []).append(i)
         self.reach: dict[str, list[bool]] = {}
 
-    def on_paths(self, loss: LossEntry, variable: str) -> tuple[CutPoint, ...]:
-        if not self.ops:
-            return ()
+    def of(self, loss: LossEntry, variable: str) -> tuple[CutPoint, ...]:
+        out = [self._point(i, "assigned") for i in self.writes.get(variable, ())]
+        reach = self._reach(loss) if self.custom else None
+        bit = self.bits[variable]
+        for i in self.custom:
+            if reach is not None and reach[i] and self.vsets[i] >> bit & 1:
+                out.append(self._point(i, "custom-gradient"))
+        return tuple(dict.fromkeys(out))
+
+    def _reach(self, loss: LossEntry) -> list[bool] | None:
         if loss.name not in self.reach:
             op = getattr(loss.tensor, "op", None)
             target = self.x.op_index.get(op.name) if op is not None else None
             if target is None:
-                return ()
+                return None
             self.reach[loss.name] = flow.reaching(self.x.graph, target)
-        reach = self.reach[loss.name]
-        bit = self.bits[variable]
-        out = []
-        for i in self.ops:
-            if reach[i] and self.vsets[i] >> bit & 1:
-                op = self.x.tf_ops[i]
-                node, source = self.model.locate(op) or (op.name, "")
-                out.append(CutPoint(node, op.type, "custom-gradient", source))
-        return tuple(dict.fromkeys(out))
+        return self.reach[loss.name]
+
+    def _point(self, index: int, kind: str) -> CutPoint:
+        op = self.x.tf_ops[index]
+        if kind == "custom-gradient":
+            named = _custom_gradient_function(op)
+            if named is not None:
+                return CutPoint(named[0], op.type, kind, named[1])
+        node, source = self.model.locate(op) or (op.name, "")
+        return CutPoint(node, op.type, kind, source)
 
 
 def _has_own_gradient(op: Any) -> bool:
     """``tf.custom_gradient`` (and ``gradient_override_map``) mark the op with its gradient."""
     return "_gradient_op_type" in op.node_def.attr
+
+
+def _custom_gradient_function(op: Any) -> tuple[str, str] | None:
+    """``(name, "FILE:LINE")`` of the user's gradient function behind a ``tf.custom_gradient``
+    op: TensorFlow registers a wrapper under the op's ``_gradient_op_type``, holding the
+    user's function in its closure (best effort; None when it is not found)."""
+    try:
+        from tensorflow.python.framework import ops as tf_ops
+
+        wrapper = tf_ops._gradient_registry.lookup(op.get_attr("_gradient_op_type").decode())
+    except (LookupError, ValueError, AttributeError, TypeError):
+        return None
+    seen: set[int] = set()
+    stack = [wrapper]
+    while stack:
+        fn = stack.pop()
+        if id(fn) in seen or len(seen) > 50:
+            continue
+        seen.add(id(fn))
+        module = getattr(fn, "__module__", "") or ""
+        code = getattr(fn, "__code__", None)
+        if code is not None and not module.startswith(("tensorflow", "keras")):
+            from gradscope.targets.frames import display_path
+
+            name = fn.__qualname__.split(".<locals>")[0]
+            return name, f"{display_path(code.co_filename)}:{code.co_firstlineno}"
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if callable(value):
+                stack.append(value)
+    return None

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, ContextManager
+from typing import Any
 
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, Traceable, VariableEntry
 
 
-def _nothing() -> ContextManager[None]:
+def _nothing() -> AbstractContextManager[None]:
     return contextlib.nullcontext()
 
 
@@ -39,7 +40,7 @@ class Rebuild:
 
     make: Callable[[], Traceable]
     dtype: str | None = None
-    scope: Callable[[], ContextManager[None]] = _nothing
+    scope: Callable[[], AbstractContextManager[None]] = _nothing
     fallback: Rebuild | None = None
     initial: Callable[[], list[Any]] | None = None
 
@@ -52,7 +53,11 @@ def handle(variable: Any) -> Any:
 
 def tf_variable(variable: Any) -> Any:
     """The ``tf.Variable`` behind a variable (a Keras variable wraps one)."""
-    return variable if hasattr(variable, "handle") else variable.value
+    tf = import_tensorflow()
+    if isinstance(variable, tf.Variable):
+        return variable
+    inner = getattr(variable, "value", None)
+    return inner if isinstance(inner, tf.Variable) else variable
 
 
 @dataclass
@@ -102,7 +107,7 @@ def trace(
     body: Body,
     *,
     device: str | None = None,
-    scope: Callable[[], ContextManager[None]] = _nothing,
+    scope: Callable[[], AbstractContextManager[None]] = _nothing,
     initial: list[Any] | None = None,
 ) -> Traced:
     """Trace ``body`` once in a ``tf.function``; nothing runs yet.

@@ -62,7 +62,9 @@ def _top() -> dict[str, Any]:
             "description": "Loss name -> node name, or a mapping with 'node'.",
             "additionalProperties": {"$ref": "#/$defs/loss"},
         },
-        "expect": names_to("expectation", "Per loss: variables with no gradient / connected / numeric."),
+        "expect": names_to(
+            "expectation", "Per loss: variables with no gradient / connected / numeric."
+        ),
     }
 
 
