@@ -74,11 +74,7 @@ def run_spec(
         model, losses=losses, compare=compare, device=device, progress=progress,
         pictures=pictures, expand=expand,
     ).run()  # fmt: skip
-    facts = _diagnosed(spec, facts, device, progress)
-    if numeric:
-        from gradscope.gradients import numeric as fd_check
-
-        facts = fd_check.check(facts, _wide(spec), device=device, progress=progress)
+    facts = _diagnosed(spec, facts, device, progress, numeric)
     sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
     results = (
         judge(classify(facts, sources), spec.expect, facts) if numeric else classify(facts, sources)
@@ -108,37 +104,19 @@ def _numeric_extra(facts: Any) -> dict[str, Any]:
     return {"numeric": facts.numeric.to_dict()} if facts.numeric is not None else {}
 
 
-def _wide(spec: Spec) -> Any:
-    """How ``--numeric`` rebuilds a spec: in float64, else in its own dtypes."""
-    from gradscope.build.model import SpecModel
-    from gradscope.build.widen import WideSpecModel, float64_policy, has_layers
-    from gradscope.gradients import retrace
+def _diagnosed(
+    spec: Spec, facts: Any, device: str | None, progress: Progress, numeric: bool
+) -> Any:
+    """The facts with every ``nan`` pair's origin (a second pass, only when one is ``nan``)
+    and, with ``numeric``, every ``ok`` pair checked against finite differences."""
+    from gradscope.gradients import anomaly, rebuilds
+    from gradscope.gradients import numeric as numeric_check
 
-    def initial() -> list[Any]:
-        traced = retrace.trace(SpecModel(spec), lambda _traced, _losses: {})
-        return [v.read_value() for v in traced.created]
-
-    narrow = retrace.Rebuild(lambda: SpecModel(spec))
-    return retrace.Rebuild(
-        lambda: WideSpecModel(spec),
-        dtype="float64",
-        scope=float64_policy,
-        fallback=narrow,
-        initial=initial if has_layers(spec) else None,
-    )
-
-
-def _diagnosed(spec: Spec, facts: Any, device: str | None, progress: Progress) -> Any:
-    """The facts with every ``nan`` pair's origin (a second pass, only when one is ``nan``)."""
-    from gradscope.build.model import SpecModel
-    from gradscope.gradients import anomaly
-    from gradscope.gradients.retrace import Rebuild
-
-    if not anomaly.nan_pairs(facts):
-        return facts
-    return anomaly.explain(
-        facts, Rebuild(lambda: SpecModel(spec)), device=device, progress=progress
-    )
+    if anomaly.nan_pairs(facts):
+        facts = anomaly.explain(facts, rebuilds.same(spec), device=device, progress=progress)
+    if numeric:
+        facts = numeric_check.check(facts, rebuilds.wide(spec), device=device, progress=progress)
+    return facts
 
 
 def run(

@@ -21,8 +21,7 @@ from gradscope.build.model import one_line
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, Traceable
 from gradscope.errors import GradscopeError
-from gradscope.gradients import retrace
-from gradscope.gradients.extract import is_write
+from gradscope.gradients import retrace, upstream
 from gradscope.gradients.facts import LossFacts, NanOrigin, RunFacts
 
 Progress = Callable[[str], None]
@@ -171,86 +170,22 @@ def _checks(tf: Any, plan: _Plan, grads: dict[Pair, _Wanted]) -> dict[str, Any]:
     gradient of ``log`` reads only its input).
     """
     index = {op.name: i for i, op in enumerate(plan.ops)}
-    writes = _writes(plan.ops)
+    writes = upstream.writes(plan.ops)
     rows: list[Any] = []
     for pair, wanted in grads.items():
-        found = _ancestors(plan.ops, index, writes, [index[wanted.gradient.op.name]])
+        found = upstream.ancestors(plan.ops, index, writes, [index[wanted.gradient.op.name]])
         end = plan.first_gradient_op[pair[0]]
-        upstream = _ancestors(plan.ops, index, writes, [index[wanted.target.op.name]])
-        downstream = _descendants(plan.ops[:end], index[wanted.handle.op.name], writes)
-        ancestors = sorted(set(found) | (set(upstream) & downstream))
+        feeding = upstream.ancestors(plan.ops, index, writes, [index[wanted.target.op.name]])
+        fed = upstream.descendants(plan.ops[:end], index[wanted.handle.op.name], writes)
+        ancestors = sorted(set(found) | (set(feeding) & fed))
         plan.ancestors[pair] = ancestors
         for i in ancestors:
             for t in plan.ops[i].outputs:
                 key = (i, t.value_index)
                 if key not in plan.checked and (t.dtype.is_floating or t.dtype.is_complex):
                     plan.checked[key] = len(rows)
-                    rows.append(_flags(tf, t))
+                    rows.append(upstream.nonfinite_flags(tf, t))
     return {"flags": tf.stack(rows)} if rows else {}
-
-
-def _flags(tf: Any, t: Any) -> Any:
-    parts = [tf.math.real(t), tf.math.imag(t)] if t.dtype.is_complex else [t]
-    flags = []
-    for x in parts:
-        if x.dtype in (tf.float16, tf.bfloat16):
-            x = tf.cast(x, tf.float32)
-        flags.append(
-            tf.stack(
-                [
-                    tf.reduce_any(tf.math.is_nan(x)),
-                    tf.reduce_any(tf.equal(x, float("inf"))),
-                    tf.reduce_any(tf.equal(x, float("-inf"))),
-                ]
-            )
-        )
-    return flags[0] if len(flags) == 1 else tf.logical_or(flags[0], flags[1])
-
-
-def _writes(ops: list[Any]) -> dict[str, list[int]]:
-    """Per resource tensor, the ops that write it (a read sees the last earlier write)."""
-    out: dict[str, list[int]] = {}
-    for i, op in enumerate(ops):
-        if is_write(op.type) and op.inputs:
-            out.setdefault(op.inputs[0].name, []).append(i)
-    return out
-
-
-def _ancestors(
-    ops: list[Any], index: dict[str, int], writes: dict[str, list[int]], start: list[int]
-) -> list[int]:
-    """Every op whose value flows into ``start`` (data edges and variable writes), sorted."""
-    seen = set(start)
-    stack = list(start)
-    while stack:
-        i = stack.pop()
-        preds = [index[t.op.name] for t in ops[i].inputs if t.op.name in index]
-        for t in ops[i].inputs:
-            if t.dtype.name == "resource":
-                preds += [w for w in writes.get(t.name, ()) if w < i]
-        for p in preds:
-            if p not in seen:
-                seen.add(p)
-                stack.append(p)
-    return sorted(seen)
-
-
-def _descendants(ops: list[Any], start: int, writes: dict[str, list[int]]) -> set[int]:
-    """Every op among ``ops`` that ``start``'s value flows into (data edges and, through a
-    write to a variable, the later reads of it)."""
-    reached = {start}
-    tensors = {t.name for t in ops[start].outputs}
-    written: set[str] = set()
-    for i in range(start + 1, len(ops)):
-        op = ops[i]
-        inputs = [t.name for t in op.inputs]
-        values = inputs[1:] if i in writes.get(inputs[0] if inputs else "", ()) else inputs
-        if any(t in tensors for t in values) or any(t in written for t in inputs):
-            reached.add(i)
-            tensors.update(t.name for t in op.outputs)
-            if is_write(op.type) and inputs:
-                written.add(inputs[0])
-    return reached
 
 
 def _first(
