@@ -50,20 +50,21 @@ RULES: dict[str, tuple[str, str, str]] = {
         "One optimizer step with this gradient turns the variable into NaN. Typical causes: "
         "log or sqrt of zero, a division by zero, an overflowing exp.",
     ),
-    m.NUMERIC_DIFFERS: (
-        "GradientDiffersFromFiniteDifferences",
-        "A gradient disagrees with central finite differences of its loss (--numeric).",
-        "TensorFlow's gradient is not the derivative of the loss: a wrong custom gradient, an "
-        "op whose registered gradient is not its derivative, or a straight-through estimator "
-        "or assign that the spec's `expect.<loss>.numeric` says must not be there. Compare "
-        "the analytic and numeric values at the worst coordinate in the JSON report.",
-    ),
     m.NEVER_TRAINED: (
         "NeverTrainedVariable",
         "A trainable variable gets a gradient from no loss.",
         "No loss updates this variable, so it keeps its initial value forever. Connect it, "
         "make it non-trainable, or list it under some `expect.<loss>.none` to declare it "
         "unused.",
+    ),
+    m.NUMERIC_DIFFERS: (
+        "GradientDiffersFromFiniteDifferences",
+        "A gradient disagrees with central finite differences of its loss (--numeric).",
+        "TensorFlow's gradient is not the derivative of the loss: a wrong custom gradient, an "
+        "op whose registered gradient is not its derivative, or a deliberate difference (a "
+        "straight-through estimator, an assign, a custom gradient) on a variable that "
+        "`expect.<loss>.numeric` asks to agree. Compare the analytic and numeric values at "
+        "the worst coordinate in the JSON report.",
     ),
 }
 
