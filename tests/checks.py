@@ -85,7 +85,9 @@ def every_kind(numeric: bool = False) -> m.Report:
         None,
         (
             pair("body/w", m.NAN, None),
-            numeric_pair("task1/w", m.OK, 1.0, DIFFERENT) if numeric else pair("task1/w", m.OK, 1.0),
+            numeric_pair("task1/w", m.OK, 1.0, DIFFERENT)
+            if numeric
+            else pair("task1/w", m.OK, 1.0),
             pair("task2/w", m.DISCONNECTED),
             pair("spare", m.DISCONNECTED),
         ),

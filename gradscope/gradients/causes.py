@@ -95,7 +95,9 @@ def _custom_gradient_function(op: Any) -> tuple[str, str] | None:
         if code is not None and not module.startswith(("tensorflow", "keras")):
             from gradscope.targets.frames import display_path
 
-            name = fn.__qualname__.split(".<locals>")[0]
+            # "cube.<locals>.grad" -> "cube": the function that made the custom gradient
+            parts = [p for p in fn.__qualname__.split(".") if p != "<locals>"]
+            name = parts[-2] if len(parts) > 1 else parts[0]
             return name, f"{display_path(code.co_filename)}:{code.co_firstlineno}"
         for cell in getattr(fn, "__closure__", None) or ():
             try:

@@ -131,13 +131,12 @@ _VERDICT_ORDER = (m.DIFFERS, m.EXPECTED_DIFFERENCE, m.SKIPPED, m.AGREES)
 
 
 def numeric_heading(report: m.Report) -> str:
-    """``Gradients against finite differences (float64; up to 16 coordinates per variable,
-    142 evaluations)``."""
+    """``Finite differences (float64, up to 16 coordinates per variable, 142 evaluations)``."""
     run = report.extra.get("numeric") or {}
-    dtype = run.get("dtype") or "the model's own dtypes"
+    dtype = run.get("dtype") or "own dtypes"
     return (
-        f"Gradients against finite differences ({dtype}; up to {run.get('coordinates')} "
-        f"coordinates per variable, {run.get('evaluations')} evaluations)"
+        f"Finite differences ({dtype}, up to {run.get('coordinates')} coordinates per "
+        f"variable, {run.get('evaluations')} evaluations)"
     )
 
 

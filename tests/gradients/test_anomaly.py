@@ -62,7 +62,9 @@ def bare_origin(spec: Spec, loss: str) -> tuple[str, str, str]:
     import keras
 
     keras.utils.set_random_seed(spec.seed)
-    env: dict[str, Any] = {d.name: tf.constant(np.asarray(d.values, np.float32)) for d in spec.inputs}
+    env: dict[str, Any] = {
+        d.name: tf.constant(np.asarray(d.values, np.float32)) for d in spec.inputs
+    }
     env.update(_variables(tf, keras, spec))
     with tf.GradientTape(persistent=True) as tape:
         for name, value in env.items():
