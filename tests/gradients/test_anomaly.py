@@ -67,7 +67,7 @@ def bare_origin(spec: Spec, loss: str) -> tuple[str, str, str]:
     }
     env.update(_variables(tf, keras, spec))
     with tf.GradientTape(persistent=True) as tape:
-        for name, value in env.items():
+        for value in env.values():
             tape.watch(value)
         for node in spec.nodes:
             args = [_resolve(a, env) for a in node.args]
