@@ -109,12 +109,16 @@ def _diagnosed(
 ) -> Any:
     """The facts with every ``nan`` pair's origin (a second pass, only when one is ``nan``)
     and, with ``numeric``, every ``ok`` pair checked against finite differences."""
-    from gradscope.gradients import anomaly, rebuilds
-    from gradscope.gradients import numeric as numeric_check
+    from gradscope.gradients import anomaly
 
     if anomaly.nan_pairs(facts):
+        from gradscope.gradients import rebuilds
+
         facts = anomaly.explain(facts, rebuilds.same(spec), device=device, progress=progress)
     if numeric:
+        from gradscope.gradients import numeric as numeric_check
+        from gradscope.gradients import rebuilds
+
         facts = numeric_check.check(facts, rebuilds.wide(spec), device=device, progress=progress)
     return facts
 
