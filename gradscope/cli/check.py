@@ -21,7 +21,7 @@ from gradscope.report import CheckFormat
 EPILOG = """\b
 Exit codes:
   0    passed: no unexpected gradients (problems the baseline holds do not count)
-  1    unexpected gradients: a nan, a contradicted expect, a never-trained variable
+  1    unexpected gradients: a nan, a contradicted expect, a never-trained variable, numeric-differs
   2    a bad spec, target, baseline or command line (every error listed, no report)
   3    gradscope's own failure (re-run with --traceback)
   130  interrupted (Ctrl-C); no output file was touched
@@ -32,7 +32,8 @@ Examples:
   gradscope check configs/*.yaml --format github
   gradscope check configs/*.yaml --format sarif --output gradscope.sarif
   gradscope check configs/*.yaml --write-baseline gradscope-baseline.json
-  gradscope check configs/*.yaml --baseline gradscope-baseline.json"""
+  gradscope check configs/*.yaml --baseline gradscope-baseline.json
+  gradscope check configs/*.yaml --numeric"""
 
 
 @click.command(epilog=EPILOG)
@@ -65,7 +66,10 @@ def check(
     Each SPEC runs once; several give one combined report. A check fails on any nan
     gradient, any pair that contradicts the spec's `expect` block (a `connected` variable
     with no usable gradient, a `none` variable that gets one), and any trainable variable no
-    loss trains unless an expect.<loss>.none pattern declares it unused. Formats: table (for
+    loss trains unless an expect.<loss>.none pattern declares it unused. With --numeric, it
+    also fails on an ok gradient that disagrees with central finite differences, unless the
+    difference is deliberate (a straight-through estimator, a custom gradient) and no
+    expect.<loss>.numeric pattern asks for agreement. Formats: table (for
     people), json (the report; --baseline reads it), junit (CI test tabs), sarif (code
     scanning), github (annotations in Actions logs), markdown (pull-request comments).
 
