@@ -31,12 +31,12 @@ Progress = Callable[[str], None]
 Pair = tuple[str, str]
 
 
-def ok_pairs(facts: RunFacts, skip: Sequence[str] = ()) -> dict[str, list[str]]:
+def ok_pairs(facts: RunFacts) -> dict[str, list[str]]:
     """Per loss, the variables whose gradient is ``ok`` (exists, finite, not all zero)."""
     out = {}
     for loss in facts.losses:
         names = [p.variable for p in loss.pairs if p.has_gradient and p.finite and not p.all_zero]
-        if names and loss.name not in skip:
+        if names:
             out[loss.name] = names
     return out
 
@@ -62,31 +62,36 @@ def check(
     """
     wanted = ok_pairs(facts)
     if not wanted:
-        return dataclasses.replace(facts, numeric=NumericRun(None, coordinates, 0))
+        return dataclasses.replace(facts, numeric=NumericRun(rebuild.dtype, coordinates, 0))
     say = progress or (lambda _phase: None)
-    tf = import_tensorflow()
-    notes: list[str] = []
-    checks: dict[Pair, NumericCheck] = {}
-    attempt: retrace.Rebuild | None = rebuild
-    run = NumericRun(None, coordinates, 0)
-    while attempt is not None:
-        say(f"checking gradients against finite differences ({attempt.dtype or 'own dtypes'})")
-        try:
-            checks, run = _Pass(attempt, wanted, device, coordinates, skip).run()
-            break
-        except (GradscopeError, tf.errors.OpError, ValueError, TypeError) as exc:
-            why = one_line(str(exc) or type(exc).__name__, 200)
-            if attempt.fallback is not None:
-                notes.append(f"numeric: the float64 rebuild failed ({why}); checked in the "
-                             "spec's own dtypes instead")  # fmt: skip
-            else:
-                checks = {
-                    pair: perturb.skipped(f"the rebuilt model failed: {why}")
-                    for pair in _all(wanted)
-                }
-            attempt = attempt.fallback
+    checks, run, notes = _attempts(rebuild, wanted, device, coordinates, skip, say)
     losses = tuple(_attach(loss, checks) for loss in facts.losses)
-    return dataclasses.replace(facts, losses=losses, numeric=run, notes=facts.notes + tuple(notes))
+    return dataclasses.replace(facts, losses=losses, numeric=run, notes=facts.notes + notes)
+
+
+def _attempts(
+    rebuild: retrace.Rebuild,
+    wanted: dict[str, list[str]],
+    device: str | None,
+    coordinates: int,
+    skip: Sequence[str],
+    say: Progress,
+) -> tuple[dict[Pair, NumericCheck], NumericRun, tuple[str, ...]]:
+    """The pass over ``rebuild``, else over its fallback (with a note saying why)."""
+    tf = import_tensorflow()
+    say(f"checking gradients against finite differences ({rebuild.dtype or 'own dtypes'})")
+    try:
+        checks, run = _Pass(rebuild, wanted, device, coordinates, skip).run()
+        return checks, run, ()
+    except (GradscopeError, tf.errors.OpError, ValueError, TypeError) as exc:
+        why = one_line(str(exc) or type(exc).__name__, 200)
+    if rebuild.fallback is None:
+        failed = perturb.skipped(f"the rebuilt model failed: {why}")
+        checks = {pair: failed for pair in _all(wanted)}
+        return checks, NumericRun(rebuild.dtype, coordinates, 0), ()
+    note = f"numeric: the float64 rebuild failed ({why}); checked in the spec's own dtypes instead"
+    checks, run, notes = _attempts(rebuild.fallback, wanted, device, coordinates, skip, say)
+    return checks, run, (note, *notes)
 
 
 def _all(wanted: dict[str, list[str]]) -> list[Pair]:

@@ -77,15 +77,27 @@ def run_target(
     ).run()  # fmt: skip
     facts = _with_eager(tf, model, facts, compare, device, progress)
     rebuild = Rebuild(lambda: PythonModel(resolved, registry, wanted))
-    if anomaly.nan_pairs(facts):  # where the NaN/Inf came from: a second pass, only then
-        facts = anomaly.explain(
-            facts, rebuild, device=device, progress=progress, skip=list(model.failed)
-        )
+    facts = _diagnosed(facts, rebuild, list(model.failed), device, progress, numeric)
+    return _report(resolved, model, facts, losses), facts
+
+
+def _diagnosed(
+    facts: RunFacts,
+    rebuild: Rebuild,
+    eager_only: list[str],
+    device: str | None,
+    progress: Progress,
+    numeric: bool,
+) -> RunFacts:
+    """Second passes over the traced losses: where a NaN came from (only when a pair is
+    ``nan``) and, with ``numeric``, every ``ok`` gradient against finite differences."""
+    if anomaly.nan_pairs(facts):
+        facts = anomaly.explain(facts, rebuild, device=device, progress=progress, skip=eager_only)
     if numeric:
         facts = numeric_check.check(
-            facts, rebuild, device=device, progress=progress, skip=list(model.failed)
+            facts, rebuild, device=device, progress=progress, skip=eager_only
         )
-    return _report(resolved, model, facts, losses), facts
+    return facts
 
 
 def _expand_pairs(
