@@ -93,15 +93,10 @@ def run_spec(
         losses=tuple(results),
         problems=tuple(problems),
         notes=tuple(notes) + facts.notes,
-        extra=_numeric_extra(facts),
+        numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
     return report, facts
-
-
-def _numeric_extra(facts: Any) -> dict[str, Any]:
-    """The report's top-level ``numeric`` object, when the run checked gradients numerically."""
-    return {"numeric": facts.numeric.to_dict()} if facts.numeric is not None else {}
 
 
 def _diagnosed(

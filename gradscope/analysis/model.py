@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.gradients.facts import CutPoint, NanOrigin, NumericCheck, VariableFacts
+from gradscope.gradients.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.gradients.picture import Picture
 from gradscope.spec.model import Pattern
 
@@ -185,6 +185,7 @@ class Report:
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     pictures: tuple[Picture, ...] = ()  # per loss, when asked for; not in the JSON report
+    numeric: NumericRun | None = None  # how the --numeric pass ran, when it did
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:
@@ -239,6 +240,8 @@ class Report:
             out["known_problems"] = [p.to_dict() for p in self.known]
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.numeric is not None:
+            out["numeric"] = self.numeric.to_dict()
         out.update(self.extra)
         return out
 

@@ -132,11 +132,12 @@ _VERDICT_ORDER = (m.DIFFERS, m.EXPECTED_DIFFERENCE, m.SKIPPED, m.AGREES)
 
 def numeric_heading(report: m.Report) -> str:
     """``Finite differences (float64, up to 16 coordinates per variable, 142 evaluations)``."""
-    run = report.extra.get("numeric") or {}
-    dtype = run.get("dtype") or "own dtypes"
+    run = report.numeric
+    if run is None:
+        return "Finite differences"
     return (
-        f"Finite differences ({dtype}, up to {run.get('coordinates')} coordinates per "
-        f"variable, {run.get('evaluations')} evaluations)"
+        f"Finite differences ({run.dtype or 'own dtypes'}, up to {run.coordinates} coordinates "
+        f"per variable, {run.evaluations} evaluations)"
     )
 
 
@@ -163,7 +164,7 @@ def numeric_rows(report: m.Report) -> list[tuple[str, str, str, str, str, str]]:
 def numeric_summary(report: m.Report) -> str:
     """``numeric: 11 agree, 1 expected difference`` ('' without ``--numeric``)."""
     counts = Counter(p.numeric.verdict for _, p in report.pairs() if p.numeric is not None)
-    if not counts and "numeric" not in report.extra:
+    if not counts and report.numeric is None:
         return ""
     words = {
         m.AGREES: "agree",

@@ -212,6 +212,6 @@ def _report(
         losses=tuple(results),
         problems=tuple(problems),
         notes=tuple(notes),
-        extra={"numeric": facts.numeric.to_dict()} if facts.numeric is not None else {},
+        numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
