@@ -81,7 +81,7 @@ def _attempts(
     tf = import_tensorflow()
     say(f"checking gradients against finite differences ({rebuild.dtype or 'own dtypes'})")
     try:
-        checks, run = _Pass(rebuild, wanted, device, coordinates, skip).run()
+        checks, run = _Pass(rebuild, wanted, device, coordinates, skip, say).run()
         return checks, run, ()
     except (GradscopeError, tf.errors.OpError, ValueError, TypeError) as exc:
         why = one_line(str(exc) or type(exc).__name__, 200)
@@ -129,9 +129,10 @@ class _Pass:
         device: str | None,
         count: int,
         skip: Sequence[str],
+        say: Progress,
     ) -> None:
         self.tf = import_tensorflow()
-        self.rebuild, self.device, self.count = rebuild, device, count
+        self.rebuild, self.device, self.count, self.say = rebuild, device, count, say
         self.wanted = wanted
         self.static = _Static(skipped={n: "the loss runs only eagerly" for n in skip})
 
@@ -210,7 +211,9 @@ class _Pass:
                     f"the loss is {value} here: finite differences need a finite loss"
                 )
         out: dict[Pair, NumericCheck] = {}
-        for variable in dict.fromkeys(v for names in self.wanted.values() for v in names):
+        every = list(dict.fromkeys(v for names in self.wanted.values() for v in names))
+        for index, variable in enumerate(every):
+            self.say(f"finite differences for variable {index + 1} of {len(every)}: {variable}")
             losses = [n for n, names in self.wanted.items() if variable in names]
             out.update(self._variable(evaluate, base, variable, losses, grads))
         return out
