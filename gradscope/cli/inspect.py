@@ -45,6 +45,11 @@ def inspect(
     The function takes no arguments and returns a gradscope.Target (or a mapping with
     "losses", and optionally "variables", "expect", "model"); see the README.
 
+    A nan pair names the node where the NaN or Inf first appeared (a second pass, only
+    when a pair is nan). --numeric also compares every ok gradient with central finite
+    differences and gives it a verdict: agrees, differs, expected-difference (a
+    straight-through estimator, a custom gradient) or skipped.
+
     --format markdown embeds a Mermaid picture of the gradient flow for each loss with a
     problem; --format html writes a self-contained page with the table and every loss's
     picture (laid out by Graphviz's dot when installed).

@@ -28,6 +28,7 @@ Progress = Callable[[str], None]
 Pair = tuple[str, str]
 
 _VALUES = ("nan", "inf", "-inf")
+_EAGER = "the loss runs only eagerly, and only traced losses are looked into"
 
 
 def nan_pairs(facts: RunFacts) -> dict[str, list[str]]:
@@ -61,7 +62,13 @@ def explain(
         progress: called with a short phase description.
         skip: losses not to look into (a Python loss that only runs eagerly).
     """
-    wanted = {k: v for k, v in nan_pairs(facts).items() if k not in skip}
+    every = nan_pairs(facts)
+    wanted = {k: v for k, v in every.items() if k not in skip}
+    eager = {k: v for k, v in every.items() if k in skip}
+    if eager:
+        facts = dataclasses.replace(
+            facts, losses=tuple(_attach(loss, eager, {}, _EAGER) for loss in facts.losses)
+        )
     if not wanted:
         return facts
     (progress or (lambda _phase: None))("looking for where NaN/Inf first appeared")
@@ -95,11 +102,12 @@ def _attach(
     notes = loss.notes
     if missing:
         which = ", ".join(f"`{n}`" for n in missing)
-        why = (
-            f"the diagnostic pass failed: {failure}"
-            if failure
-            else "a second run found every value finite"
-        )
+        if failure == _EAGER:
+            why = failure
+        elif failure:
+            why = f"the diagnostic pass failed: {failure}"
+        else:
+            why = "a second run found every value finite"
         notes += (f"where the NaN/Inf in the gradient of {which} first appeared is unknown: {why}",)
     return dataclasses.replace(loss, pairs=pairs, notes=notes)
 
@@ -137,8 +145,8 @@ def _origins(
             names = [n for n in wanted.get(loss.name, ()) if n in handles]
             if not names:
                 continue
-            plan.first_gradient_op[loss.name] = len(graph.get_operations())
             target = tf.convert_to_tensor(loss.tensor)
+            plan.first_gradient_op[loss.name] = len(graph.get_operations())
             found = retrace.gradients(tf, loss, [handles[n] for n in names])
             for name, grad in zip(names, found, strict=True):
                 if grad is not None:

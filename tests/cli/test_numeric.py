@@ -59,6 +59,9 @@ def test_check_numeric_fails_only_when_expect_asks(write_spec: Any, run_cli: Any
     failing = run_cli("check", path, "--numeric", "--quiet", "--format", "json")
     assert failing.returncode == 1, failing.stderr
     report = json.loads(failing.stdout)
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "schema" / "report-v1.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(report)
     (problem,) = report["problems"]
     assert problem["kind"] == "numeric-differs"
     line = next(p.pos.line for e in load_spec(path).expect for p in e.numeric)

@@ -303,3 +303,18 @@ def test_anomaly_json_report_validates_against_the_schema(spec_file: str, run_cl
     assert result.returncode == 0, result.stderr
     schema = json.loads((HERE.parents[2] / "schema" / "report-v1.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(json.loads(result.stdout))
+
+
+def test_anomaly_eager_only_loss_says_it_was_not_looked_into() -> None:
+    w = tf.Variable([0.0, 1.0], name="w")
+    # .numpy() cannot be traced: gradscope answers this loss from an eager pass only
+    target = {"losses": {"eager": lambda: tf.reduce_sum(tf.sqrt(w)) + 0.0 * float(w.numpy()[1])}}
+    with tf.GradientTape() as tape:
+        value = target["losses"]["eager"]()
+    assert _kind(tape.gradient(value, w)) == "inf"  # bare TensorFlow: the gradient is Inf
+    loss = gradscope.inspect(target).loss("eager")
+    assert loss.pair("w").status == m.NAN and loss.pair("w").nan_origin is None
+    assert (
+        "where the NaN/Inf in the gradient of `w` first appeared is unknown: the loss runs "
+        "only eagerly, and only traced losses are looked into"
+    ) in loss.notes
