@@ -40,8 +40,10 @@ def widen(spec: Spec) -> Spec:
     """The spec with every narrow floating ``dtype`` attr (and layer config dtype) as float64.
 
     Example:
-        >>> widen(spec).node("cast_node").attrs["dtype"]
-        'float64'
+        >>> spec.node("c").attrs  # {name: c, op: cast, inputs: [x], attrs: {dtype: float32}}
+        {'dtype': 'float32'}
+        >>> widen(spec).node("c").attrs
+        {'dtype': 'float64'}
     """
     return dataclasses.replace(spec, nodes=tuple(_widen_node(n) for n in spec.nodes))
 
