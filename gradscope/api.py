@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult, ExpectMap
+from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems
 from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
@@ -53,11 +54,13 @@ def run_spec(
     progress: Progress = _quiet,
     pictures: bool = False,
     expand: bool = False,
+    numeric: bool = False,
 ) -> tuple[m.Report, Any]:
     """Build and differentiate a spec once; the report and the raw facts (for ``diff``).
 
     With ``pictures`` the report also holds each loss's gradient-flow picture
-    (``report.picture(loss)``; one box per op with ``expand``).
+    (``report.picture(loss)``; one box per op with ``expand``); with ``numeric`` every
+    ``ok`` gradient is compared with finite differences (``gradients/numeric.py``).
     """
     compared = [n for pair in compare if tuple(pair) != EVERY_PAIR for n in pair]
     _check_losses(spec, list(losses or []) + compared)
@@ -74,10 +77,13 @@ def run_spec(
         model, losses=losses, compare=compare, device=device, progress=progress,
         pictures=pictures, expand=expand,
     ).run()  # fmt: skip
+    facts = _diagnosed(spec, facts, device, progress, numeric)
     sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
-    results = classify(facts, sources)
+    results = (
+        judge(classify(facts, sources), spec.expect, facts) if numeric else classify(facts, sources)
+    )
     problems = find_problems(spec.path, results, facts.variables, spec.expect)
-    notes: list[str] = []
+    notes: list[str] = [] if numeric else unheld_numeric(spec.expect)
     if losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")
@@ -89,10 +95,30 @@ def run_spec(
         variables=facts.variables,
         losses=tuple(results),
         problems=tuple(problems),
-        notes=tuple(notes),
+        notes=tuple(notes) + facts.notes,
+        numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
     return report, facts
+
+
+def _diagnosed(
+    spec: Spec, facts: Any, device: str | None, progress: Progress, numeric: bool
+) -> Any:
+    """The facts with every ``nan`` pair's origin (a second pass, only when one is ``nan``)
+    and, with ``numeric``, every ``ok`` pair checked against finite differences."""
+    from gradscope.gradients import anomaly
+
+    if anomaly.nan_pairs(facts):
+        from gradscope.gradients import rebuilds
+
+        facts = anomaly.explain(facts, rebuilds.same(spec), device=device, progress=progress)
+    if numeric:
+        from gradscope.gradients import numeric as numeric_check
+        from gradscope.gradients import rebuilds
+
+        facts = numeric_check.check(facts, rebuilds.wide(spec), device=device, progress=progress)
+    return facts
 
 
 def run(
@@ -105,6 +131,7 @@ def run(
     progress: Progress = _quiet,
     pictures: bool = False,
     expand: bool = False,
+    numeric: bool = False,
 ) -> tuple[m.Report, Any]:
     """Resolve a target and run it once: ``(Report, RunFacts)``.
 
@@ -120,12 +147,12 @@ def run(
 
         return run_target(
             target, losses=losses, compare=compare, device=device, progress=progress,
-            pictures=pictures, expand=expand,
+            pictures=pictures, expand=expand, numeric=numeric,
         )  # fmt: skip
     spec = load(target, max_elements=max_elements)
     return run_spec(
         spec, losses=losses, compare=compare, device=device, progress=progress,
-        pictures=pictures, expand=expand,
+        pictures=pictures, expand=expand, numeric=numeric,
     )  # fmt: skip
 
 
@@ -137,6 +164,7 @@ def inspect(
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
     pictures: bool = False,
+    numeric: bool = False,
 ) -> m.Report:
     """Every loss x every variable of a spec or a Python target: status, norm, cut points.
 
@@ -151,6 +179,10 @@ def inspect(
         progress: called with a short phase description as work proceeds.
         pictures: also draw each loss's gradient-flow picture (``report.picture(loss)``),
             for the markdown and html formats.
+        numeric: also compare every ``ok`` gradient with central finite differences (in
+            float64 where a spec allows; up to 16 coordinates per variable): each such pair
+            gets a ``numeric`` verdict (``agrees``, ``differs``, ``expected-difference``,
+            ``skipped``), and an unexplained difference is a ``numeric-differs`` problem.
 
     Returns:
         The ``Report``; ``report.to_dict()`` is the JSON report, and rich consoles and
@@ -173,7 +205,7 @@ def inspect(
     """
     return run(
         target, losses=losses, device=device, max_elements=max_elements, progress=progress,
-        pictures=pictures,
+        pictures=pictures, numeric=numeric,
     )[0]  # fmt: skip
 
 
@@ -270,6 +302,7 @@ def check(
     device: str | None = None,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
+    numeric: bool = False,
 ) -> CheckResult:
     """The CI gate: run every target once and hold it to its ``expect`` and the policy.
 
@@ -280,13 +313,15 @@ def check(
     Args:
         targets: one target (what ``run`` accepts: a spec path, a ``Spec``, a Python target
             string, a ``Target``, ...) or a list of them; several give one result.
-        expect: ``{loss: {"none": [globs], "connected": [globs]}}`` to use instead of each
-            target's own ``expect`` block (for Python targets and tests).
+        expect: ``{loss: {"none": [globs], "connected": [globs], "numeric": [globs]}}`` to
+            use instead of each target's own ``expect`` block (for Python targets and tests).
         baseline: a JSON report from ``inspect`` or ``check``; the problems it holds are
             marked known and do not fail the check.
         device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
         max_elements: the largest tensor a spec may ask for.
         progress: called with a short phase description as work proceeds.
+        numeric: also compare every ``ok`` gradient with finite differences and fail on
+            ``numeric-differs`` (see ``inspect``).
 
     Returns:
         The ``CheckResult``: ``passed``, ``exit_code``, ``failures``, ``to_dict()``.
@@ -319,6 +354,7 @@ def check(
                 device=device,
                 max_elements=max_elements,
                 progress=_prefixed(progress, label),
+                numeric=numeric,
             )[0]
         except (SpecErrors, SpecError, TargetError) as exc:  # keep going: report every error
             errors.append(exc)

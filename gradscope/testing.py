@@ -30,6 +30,7 @@ def assert_gradients(
     baseline: str | None = None,
     device: str | None = None,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
+    numeric: bool = False,
 ) -> CheckResult:
     """Assert that gradients flow as ``expect`` says, under the same policy as ``check``.
 
@@ -39,11 +40,13 @@ def assert_gradients(
     Args:
         target: a spec path, a loaded ``Spec``, or anything else ``gradscope.check`` accepts
             (a Python target ``module:function``).
-        expect: ``{loss: {"none": [globs], "connected": [globs]}}``; replaces the spec's own
-            ``expect`` block. None (the default) uses the spec's own.
+        expect: ``{loss: {"none": [globs], "connected": [globs], "numeric": [globs]}}``;
+            replaces the spec's own ``expect`` block. None (the default) uses the spec's own.
         baseline: a JSON report whose problems are known and do not fail.
         device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
         max_elements: the largest tensor a spec may ask for.
+        numeric: also compare every ``ok`` gradient with finite differences and fail on an
+            unexplained difference (``check --numeric``).
 
     Returns:
         The ``CheckResult`` (for further assertions) when the check passes.
@@ -57,8 +60,9 @@ def assert_gradients(
     from gradscope.report import render
 
     result = api.check(
-        [target], expect=expect, baseline=baseline, device=device, max_elements=max_elements
-    )
+        [target], expect=expect, baseline=baseline, device=device, max_elements=max_elements,
+        numeric=numeric,
+    )  # fmt: skip
     if not result.passed:
         raise AssertionError(
             "gradients are not as expected\n\n" + render(result, "table", width=WIDTH)

@@ -10,7 +10,7 @@ from gradscope.analysis import model as m
 from gradscope.analysis.baseline import Baseline, key_of
 from gradscope.analysis.check import CheckResult, check_reports
 from gradscope.analysis.policy import find_problems
-from gradscope.gradients.facts import CutPoint, VariableFacts
+from gradscope.gradients.facts import CutPoint, NumericCheck, VariableFacts
 from gradscope.spec.model import Expectation, Pattern, Pos
 
 SPEC = "configs/x.yaml"
@@ -24,6 +24,17 @@ def variable(name: str, line: int, trainable: bool = True, shape=(3,)) -> Variab
 
 def pair(name: str, status: str, norm: float | None = None, cuts=()) -> m.PairResult:
     return m.PairResult(name, status, norm, (3,), False, tuple(cuts))
+
+
+#: A ``--numeric`` check whose gradient is twice the finite difference.
+DIFFERENT = NumericCheck(0.5, 1e-5, 3, 3, 6e-6, "float64", (1,), 2.0, 1.0)
+
+
+def numeric_pair(name: str, status: str, norm: float, check: NumericCheck) -> m.PairResult:
+    """A pair with a ``--numeric`` verdict: ``differs`` for ``DIFFERENT``."""
+    from gradscope.analysis.numeric import verdict
+
+    return m.PairResult(name, status, norm, (3,), False, (), numeric=verdict(check, ()))
 
 
 def report(
@@ -46,13 +57,15 @@ def expectation(loss: str, none=(), connected=(), line: int = 40) -> Expectation
     )
 
 
-def every_kind() -> m.Report:
-    """One report with one problem of every kind.
+def every_kind(numeric: bool = False) -> m.Report:
+    """One report with one problem of every kind (``numeric-differs`` only with ``numeric``).
 
     - ``loss_1`` x ``task1/w``: none:stopped at ``frozen``, but ``connected`` -> unexpected-none
     - ``loss_1`` x ``task2/w``: ok, but ``none`` -> unexpected-connected
     - ``loss_2`` x ``body/w``: nan -> nan
     - ``spare``: disconnected everywhere -> never-trained
+    - with ``numeric``: ``loss_2`` x ``task1/w``: ok, but its gradient differs from finite
+      differences (``--numeric``) -> numeric-differs
     """
     variables = [variable("body/w", 8), variable("task1/w", 9), variable("task2/w", 10),
                  variable("spare", 11)]  # fmt: skip
@@ -72,7 +85,9 @@ def every_kind() -> m.Report:
         None,
         (
             pair("body/w", m.NAN, None),
-            pair("task1/w", m.OK, 1.0),
+            numeric_pair("task1/w", m.OK, 1.0, DIFFERENT)
+            if numeric
+            else pair("task1/w", m.OK, 1.0),
             pair("task2/w", m.DISCONNECTED),
             pair("spare", m.DISCONNECTED),
         ),

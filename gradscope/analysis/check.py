@@ -26,7 +26,8 @@ from gradscope.analysis.policy import find_problems, line_of
 from gradscope.errors import ExitCode, UsageError
 from gradscope.spec.model import Expectation, Pattern, Pos
 
-#: ``{loss: {"none": [glob, ...], "connected": [glob, ...]}}``, as in a spec's ``expect``.
+#: ``{loss: {"none": [glob, ...], "connected": [...], "numeric": [...]}}``, as in a spec's
+#: ``expect``.
 ExpectMap = Mapping[str, Mapping[str, Sequence[str] | str]]
 
 
@@ -155,14 +156,14 @@ def expectations(expect: ExpectMap, report: m.Report) -> tuple[Expectation, ...]
             raise UsageError(
                 f"expect: {report.spec} has no loss {loss_name!r}; it has {', '.join(names)}"
             )
-        unknown = sorted(set(fields) - {"none", "connected"})
+        unknown = sorted(set(fields) - {"none", "connected", "numeric"})
         if unknown:
             raise UsageError(f"expect.{loss_name}: unknown field {unknown[0]!r} "
-                             "(expected `none` and/or `connected`)")  # fmt: skip
+                             "(expected `none`, `connected` and/or `numeric`)")  # fmt: skip
         pos = Pos(line_of(report.loss(loss_name).source), 1)
         lists = {key: _globs(fields.get(key, ()), f"expect.{loss_name}.{key}", pos)
-                 for key in ("none", "connected")}  # fmt: skip
-        out.append(Expectation(loss_name, lists["none"], lists["connected"], pos))
+                 for key in ("none", "connected", "numeric")}  # fmt: skip
+        out.append(Expectation(loss_name, lists["none"], lists["connected"], pos, lists["numeric"]))
     return tuple(out)
 
 
@@ -175,8 +176,11 @@ def _globs(value: Sequence[str] | str, where: str, pos: Pos) -> tuple[Pattern, .
 
 
 def with_expect(report: m.Report, expect: ExpectMap) -> m.Report:
-    """``report`` with its problems found again under ``expect`` instead of the spec's own."""
-    problems = find_problems(
-        report.spec, report.losses, report.variables, expectations(expect, report)
-    )
-    return replace(report, problems=tuple(problems))
+    """``report`` with its numeric verdicts and problems found again under ``expect`` instead
+    of the spec's own."""
+    from gradscope.analysis.numeric import judge
+
+    given = expectations(expect, report)
+    losses = tuple(judge(report.losses, given))
+    problems = find_problems(report.spec, losses, report.variables, given)
+    return replace(report, losses=losses, problems=tuple(problems))

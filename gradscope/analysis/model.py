@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.gradients.facts import CutPoint, VariableFacts
+from gradscope.gradients.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.gradients.picture import Picture
+from gradscope.spec.model import Pattern
 
 REPORT_VERSION = 1
 
@@ -31,7 +32,16 @@ UNEXPECTED_NONE = "unexpected-none"
 UNEXPECTED_CONNECTED = "unexpected-connected"
 NAN_PROBLEM = "nan"
 NEVER_TRAINED = "never-trained"
-PROBLEM_KINDS = (UNEXPECTED_NONE, UNEXPECTED_CONNECTED, NAN_PROBLEM, NEVER_TRAINED)
+NUMERIC_DIFFERS = "numeric-differs"  # only with --numeric
+PROBLEM_KINDS = (UNEXPECTED_NONE, UNEXPECTED_CONNECTED, NAN_PROBLEM, NEVER_TRAINED,
+                 NUMERIC_DIFFERS)  # fmt: skip
+
+#: ``--numeric`` verdicts of an ``ok`` pair.
+AGREES = "agrees"
+DIFFERS = "differs"
+EXPECTED_DIFFERENCE = "expected-difference"
+SKIPPED = "skipped"
+VERDICTS = (AGREES, DIFFERS, EXPECTED_DIFFERENCE, SKIPPED)
 
 
 def is_none(status: str) -> bool:
@@ -44,6 +54,38 @@ def has_gradient(status: str) -> bool:
 
 
 @dataclass(frozen=True)
+class NumericResult:
+    """An ``ok`` pair's gradient against finite differences: the check and its verdict.
+
+    ``reason`` says why a difference is expected (a straight-through estimator, a custom
+    gradient) or why the check was skipped; ``pattern`` is the ``expect.<loss>.numeric``
+    pattern that asks this pair to agree, if any.
+    """
+
+    verdict: str
+    check: NumericCheck
+    reason: str = ""
+    pattern: Pattern | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.check
+        return {
+            "verdict": self.verdict,
+            "max_rel_error": c.max_rel_error,
+            "tolerance": c.tolerance,
+            "coordinates": c.coordinates,
+            "size": c.size,
+            "step": c.step,
+            "dtype": c.dtype,
+            "worst": list(c.worst) if c.worst is not None else None,
+            "analytic": c.analytic,
+            "numeric": c.numeric,
+            "reason": self.reason or None,
+            "expected_agreement": self.pattern is not None,
+        }
+
+
+@dataclass(frozen=True)
 class PairResult:
     """One loss x one variable: its status and what explains it."""
 
@@ -53,15 +95,24 @@ class PairResult:
     shape: tuple[int | None, ...]
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
+    nan_origin: NanOrigin | None = None  # ``nan`` pairs: where the NaN/Inf first appeared
+    numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The pair in the JSON report; ``nan_origin`` on every ``nan`` pair (null when it
+        could not be found), ``numeric`` on every ``ok`` pair of a ``--numeric`` run."""
+        out: dict[str, Any] = {
             "status": self.status,
             "norm": self.norm,
             "shape": list(self.shape),
             "sparse": self.sparse,
             "cut_points": [c.to_dict() for c in self.cut_points],
         }
+        if self.status == NAN:
+            out["nan_origin"] = self.nan_origin.to_dict() if self.nan_origin else None
+        if self.numeric is not None:
+            out["numeric"] = self.numeric.to_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -134,6 +185,7 @@ class Report:
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     pictures: tuple[Picture, ...] = ()  # per loss, when asked for; not in the JSON report
+    numeric: NumericRun | None = None  # how the --numeric pass ran, when it did
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:
@@ -188,6 +240,8 @@ class Report:
             out["known_problems"] = [p.to_dict() for p in self.known]
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.numeric is not None:
+            out["numeric"] = self.numeric.to_dict()
         out.update(self.extra)
         return out
 

@@ -15,6 +15,10 @@ The rules, per (loss, variable) pair and per variable:
 - ``never-trained``: a trainable variable that no loss gives a gradient (``ok``, ``zero`` or
   ``nan``), unless an ``expect.<loss>.none`` pattern of any loss names it: the author
   declared it unused (contract section 4).
+- ``numeric-differs`` (only with ``--numeric``): an ``ok`` gradient that disagrees with
+  finite differences with nothing to explain it, or with a deliberate cause (a
+  straight-through estimator, ``tf.custom_gradient``) when ``expect.<loss>.numeric`` names
+  the variable (``analysis/numeric.py``).
 
 Each problem carries the spec line a reviewer should look at: the pattern's line for a
 contradicted ``expect``, the variable's line for ``nan`` and ``never-trained``.
@@ -25,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint, VariableFacts
+from gradscope.analysis.numeric import describe
+from gradscope.gradients.facts import CutPoint, NanOrigin, VariableFacts
 from gradscope.spec.model import Expectation, Pattern
 
 
@@ -51,6 +56,25 @@ def why_none(pair: m.PairResult) -> str:
     if pair.cut_points:
         return f"every path is cut at {describe_cut(pair.cut_points)}"
     return "TensorFlow returns no gradient and gradscope found no cause"
+
+
+#: Ops that only hand over a value: a NaN there was in an input's or a variable's value.
+VALUE_OPS = ("Placeholder", "ReadVariableOp")
+
+
+def describe_origin(origin: NanOrigin) -> str:
+    """Where a NaN or an infinity first appeared, in a clause.
+
+    Example:
+        >>> describe_origin(NanOrigin("s", "Sqrt", "x.yaml:9", "forward", "nan"))
+        'NaN first appears in the forward value of `s` (Sqrt), x.yaml:9'
+    """
+    value = {"nan": "NaN", "inf": "Inf", "-inf": "-Inf"}.get(origin.value, origin.value)
+    where = f", {origin.source}" if origin.source else ""
+    if origin.where == "forward" and origin.op in VALUE_OPS:
+        return f"{value} is already in the value of `{origin.node}`{where}"
+    what = "forward value" if origin.where == "forward" else "gradient"
+    return f"{value} first appears in the {what} of `{origin.node}` ({origin.op}){where}"
 
 
 def _norm(value: float | None) -> str:
@@ -90,9 +114,13 @@ def find_problems(
     for loss in losses:
         e = expectations.get(loss.name)
         for pair in loss.pairs:
-            problem = _pair_problem(spec, loss, pair, by_name[pair.variable], e)
-            if problem is not None:
-                problems.append(problem)
+            variable = by_name[pair.variable]
+            for problem in (
+                _pair_problem(spec, loss, pair, variable, e),
+                _numeric_problem(spec, loss, pair, variable),
+            ):
+                if problem is not None:
+                    problems.append(problem)
     problems.extend(_never_trained(spec, losses, variables, expect))
     return problems
 
@@ -106,8 +134,9 @@ def _pair_problem(
 ) -> m.Problem | None:
     name = pair.variable
     if pair.status == m.NAN:
+        origin = f": {describe_origin(pair.nan_origin)}" if pair.nan_origin else ""
         return m.Problem(loss.name, name, m.NAN_PROBLEM,
-                         f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`",
+                         f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`{origin}",
                          pair.cut_points, spec, line_of(variable.source))  # fmt: skip
     if e is None:
         return None
@@ -136,6 +165,25 @@ def _pair_problem(
                      f"`{name}` gets {what}, but expect.{loss.name}.connected lists "
                      f"`{connected.glob}`",
                      pair.cut_points, spec, connected.pos.line)  # fmt: skip
+
+
+def _numeric_problem(
+    spec: str, loss: m.LossResult, pair: m.PairResult, variable: VariableFacts
+) -> m.Problem | None:
+    """``numeric-differs``: a ``--numeric`` check found the gradient wrong (module docstring)."""
+    result = pair.numeric
+    if result is None or result.verdict != m.DIFFERS:
+        return None
+    name = pair.variable
+    message = (
+        f"the gradient of `{name}` from `{loss.name}` differs from finite differences: "
+        f"{describe(result)}"
+    )
+    if result.pattern is not None:
+        message += f"; expect.{loss.name}.numeric lists `{result.pattern.glob}`"
+        message += f", and {result.reason}" if result.reason else ""
+    line = result.pattern.pos.line if result.pattern is not None else line_of(variable.source)
+    return m.Problem(loss.name, name, m.NUMERIC_DIFFERS, message, pair.cut_points, spec, line)
 
 
 def _never_trained(

@@ -35,6 +35,7 @@ def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: st
                 shape=variable.shape,
                 sparse=pair.sparse,
                 cut_points=cuts,
+                nan_origin=pair.nan_origin if status == m.NAN else None,
             )
         )
     return m.LossResult(loss.name, _finite(loss.value), tuple(pairs), source, loss.notes)

@@ -9,6 +9,7 @@ from gradscope.cli.common import (
     device_name,
     emit,
     format_option,
+    numeric_option,
     output_option,
     progress,
     run_options,
@@ -20,7 +21,7 @@ from gradscope.report import CheckFormat
 EPILOG = """\b
 Exit codes:
   0    passed: no unexpected gradients (problems the baseline holds do not count)
-  1    unexpected gradients: a nan, a contradicted expect, a never-trained variable
+  1    unexpected gradients: a nan, a contradicted expect, a never-trained variable, numeric-differs
   2    a bad spec, target, baseline or command line (every error listed, no report)
   3    gradscope's own failure (re-run with --traceback)
   130  interrupted (Ctrl-C); no output file was touched
@@ -31,7 +32,8 @@ Examples:
   gradscope check configs/*.yaml --format github
   gradscope check configs/*.yaml --format sarif --output gradscope.sarif
   gradscope check configs/*.yaml --write-baseline gradscope-baseline.json
-  gradscope check configs/*.yaml --baseline gradscope-baseline.json"""
+  gradscope check configs/*.yaml --baseline gradscope-baseline.json
+  gradscope check configs/*.yaml --numeric"""
 
 
 @click.command(epilog=EPILOG)
@@ -44,6 +46,7 @@ Examples:
 @click.option("--write-baseline", metavar="FILE", type=click.Path(dir_okay=False),
               help="Also write the JSON report (every current problem) to FILE, atomically, "
                    "for a later --baseline; the exit code follows the rules as usual.")  # fmt: skip
+@numeric_option
 @run_options
 @click.pass_context
 def check(
@@ -56,13 +59,17 @@ def check(
     device: str,
     quiet: bool,
     max_elements: int,
+    numeric: bool,
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
     Each SPEC runs once; several give one combined report. A check fails on any nan
     gradient, any pair that contradicts the spec's `expect` block (a `connected` variable
     with no usable gradient, a `none` variable that gets one), and any trainable variable no
-    loss trains unless an expect.<loss>.none pattern declares it unused. Formats: table (for
+    loss trains unless an expect.<loss>.none pattern declares it unused. With --numeric, it
+    also fails on an ok gradient that disagrees with central finite differences, unless the
+    difference is deliberate (a straight-through estimator, a custom gradient) and no
+    expect.<loss>.numeric pattern asks for agreement. Formats: table (for
     people), json (the report; --baseline reads it), junit (CI test tabs), sarif (code
     scanning), github (annotations in Actions logs), markdown (pull-request comments).
 
@@ -78,6 +85,7 @@ def check(
             device=device_name(device),
             max_elements=max_elements,
             progress=report_progress,
+            numeric=numeric,
         )
     if write_baseline:
         write_atomic(write_baseline, render(result, "json"))

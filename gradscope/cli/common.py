@@ -55,6 +55,17 @@ def run_options(fn: F) -> F:
     return max_elements_option(fn)
 
 
+def numeric_option(fn: F) -> F:
+    """``--numeric``: compare every ``ok`` gradient with finite differences."""
+    return click.option(
+        "--numeric",
+        is_flag=True,
+        help="Also compare every ok gradient with central finite differences (float64 "
+        "where the spec allows; up to 16 coordinates per variable): a verdict per pair, and "
+        "a numeric-differs problem where they disagree with nothing to explain it.",
+    )(fn)
+
+
 def device_name(choice: str) -> str | None:
     return {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}[choice]
 

@@ -9,6 +9,7 @@ from gradscope.cli.common import (
     device_name,
     emit,
     format_option,
+    numeric_option,
     output_option,
     progress,
     run_options,
@@ -22,6 +23,7 @@ from gradscope.report import Format
 @click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
 @format_option([f.value for f in Format])
 @output_option
+@numeric_option
 @run_options
 def inspect(
     spec: str,
@@ -31,6 +33,7 @@ def inspect(
     device: str,
     quiet: bool,
     max_elements: int,
+    numeric: bool,
 ) -> None:
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
@@ -41,6 +44,11 @@ def inspect(
       path/to/file.py:function  a loose file
     The function takes no arguments and returns a gradscope.Target (or a mapping with
     "losses", and optionally "variables", "expect", "model"); see the README.
+
+    A nan pair names the node where the NaN or Inf first appeared (a second pass, only
+    when a pair is nan). --numeric also compares every ok gradient with central finite
+    differences and gives it a verdict: agrees, differs, expected-difference (a
+    straight-through estimator, a custom gradient) or skipped.
 
     --format markdown embeds a Mermaid picture of the gradient flow for each loss with a
     problem; --format html writes a self-contained page with the table and every loss's
@@ -56,6 +64,7 @@ def inspect(
             device=device_name(device),
             max_elements=max_elements,
             progress=report_progress,
+            numeric=numeric,
             pictures=fmt in ("markdown", "html"),  # markdown: Mermaid for each problem
         )
     if fmt == "html":

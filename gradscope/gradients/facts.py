@@ -23,6 +23,82 @@ class CutPoint:
 
 
 @dataclass(frozen=True)
+class NanOrigin:
+    """Where a NaN or an infinity first appeared on the way to a ``nan`` pair's gradient.
+
+    ``where`` is ``"forward"`` when a forward value became non-finite (the gradient then
+    inherits it) and ``"gradient"`` when every forward value is finite and the backward pass
+    of ``node`` made the gradient non-finite. ``value`` says what appeared first: ``"nan"``,
+    ``"inf"`` or ``"-inf"``. ``op`` is the forward op's type (``Sqrt``); ``tf_op`` names the
+    TensorFlow op whose output was the first non-finite value (``gradients/N2/Sqrt_grad/SqrtGrad``).
+    """
+
+    node: str
+    op: str
+    source: str  # FILE:LINE, "" when unknown
+    where: str  # "forward" | "gradient"
+    value: str  # "nan" | "inf" | "-inf"
+    tf_op: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "node": self.node,
+            "op": self.op,
+            "source": self.source,
+            "where": self.where,
+            "value": self.value,
+            "tf_op": self.tf_op,
+        }
+
+
+@dataclass(frozen=True)
+class NumericCheck:
+    """One pair's gradient compared with central finite differences (``--numeric``).
+
+    ``max_rel_error`` is the largest error over the checked coordinates, each measured as
+    ``|analytic - numeric| / max(|analytic|, |numeric|, floor)`` (the floor keeps coordinates
+    near zero from dominating; ``gradients/fd.py``). ``coordinates`` of the variable's
+    ``size`` elements were checked, each with a step of ``step * max(1, |x|)`` in ``dtype``.
+    ``causes`` are reasons a difference may be deliberate that the cut points do not show:
+    an op with a gradient of its own on the pair's paths (``tf.custom_gradient``, kind
+    ``custom-gradient``), or an ``assign`` that overwrites the variable (kind ``assigned``:
+    TensorFlow's gradient is that of the value each read sees, finite differences change
+    only the value the variable starts with).
+    ``skipped`` says why no comparison was made (then the numbers carry no information).
+    """
+
+    max_rel_error: float | None
+    tolerance: float
+    coordinates: int
+    size: int
+    step: float
+    dtype: str
+    worst: tuple[int, ...] | None = None  # the coordinate with the largest error
+    analytic: float | None = None  # the gradient there
+    numeric: float | None = None  # the finite difference there
+    causes: tuple[CutPoint, ...] = ()
+    skipped: str | None = None
+
+
+@dataclass(frozen=True)
+class NumericRun:
+    """How a run's ``--numeric`` pass went: the dtype it ran in (``"float64"`` for a widened
+    spec, None for the model's own dtypes), the most coordinates checked per variable, and
+    how many times the losses were evaluated."""
+
+    dtype: str | None
+    coordinates: int
+    evaluations: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "dtype": self.dtype,
+            "coordinates": self.coordinates,
+            "evaluations": self.evaluations,
+        }
+
+
+@dataclass(frozen=True)
 class VariableFacts:
     """A variable of the model, as reports name and locate it."""
 
@@ -50,6 +126,8 @@ class PairFacts:
     finite: bool = True
     all_zero: bool = False
     cut_points: tuple[CutPoint, ...] = ()
+    nan_origin: NanOrigin | None = None  # a ``nan`` pair's origin, when one was looked for
+    numeric: NumericCheck | None = None  # the finite-difference check, with ``--numeric``
 
 
 @dataclass(frozen=True)
@@ -101,6 +179,7 @@ class RunFacts:
     losses: tuple[LossFacts, ...]
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[str, ...] = ()
+    numeric: NumericRun | None = None  # with ``--numeric``
 
     def loss(self, name: str) -> LossFacts:
         for loss in self.losses:

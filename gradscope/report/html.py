@@ -9,7 +9,7 @@ picture, how to install it and the DOT source.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import escape
 
 from gradscope import __version__
@@ -86,6 +86,29 @@ def _cuts(report: m.Report) -> list[str]:
     return [*out, "</table>"]
 
 
+def _rows(title: str, header: list[str], rows: Sequence[tuple[str, ...]], code: int) -> list[str]:
+    """A section: a heading and a table; the first ``code`` columns are names (``<code>``)."""
+    if not rows:
+        return []
+    out = [f"<h2>{escape(title)}</h2>", "<table>"]
+    out.append("<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>")
+    for row in rows:
+        cells = [_code(c) if i < code else escape(c) for i, c in enumerate(row)]
+        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return [*out, "</table>"]
+
+
+def _nan_origins(report: m.Report) -> list[str]:
+    header = ["loss", "variable", "first non-finite value", "at"]
+    return _rows("Where NaN/Inf first appeared", header, style.nan_rows(report), 2)
+
+
+def _numeric(report: m.Report) -> list[str]:
+    rows = style.numeric_rows(report)
+    header = ["loss", "variable", "verdict", "error / tolerance", "coordinates", "why"]
+    return _rows(style.numeric_heading(report), header, rows, 2) if rows else []
+
+
 def _problems(report: m.Report) -> list[str]:
     if not report.problems:
         return []
@@ -146,6 +169,8 @@ def page(report: m.Report, svgs: Mapping[str, str | None]) -> str:
         "<h2>Every loss × every variable</h2>",
         *_matrix(report),
         *_cuts(report),
+        *_nan_origins(report),
+        *_numeric(report),
         *_problems(report),
         *_pictures(report, svgs),
         f"<footer><p>Made by gradscope {escape(__version__)}.</p></footer>",

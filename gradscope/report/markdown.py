@@ -41,6 +41,22 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
             f"- `{loss}` ← `{var}`: {status}, at {_escape(where)}"
             for loss, var, status, where in rows
         ]
+    origins = style.nan_rows(report)
+    if origins:
+        lines += ["", "**Where NaN/Inf first appeared**", ""]
+        lines += [
+            f"- `{loss}` ← `{var}`: {_escape(what)}{f', at {_escape(at)}' if at else ''}"
+            for loss, var, what, at in origins
+        ]
+    numeric = style.numeric_rows(report)
+    if numeric:
+        lines += ["", f"**{style.numeric_heading(report)}**", ""]
+        lines += ["| loss | variable | verdict | error / tolerance | coordinates | why |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            f"| `{loss}` | `{_escape(var)}` | {verdict} | {error} | {coords} | {_escape(why)} |"
+            for loss, var, verdict, error, coords, why in numeric
+        ]
     if problems and report.problems:
         lines += ["", "**Problems**", ""]
         for p in report.problems:

@@ -57,6 +57,15 @@ RULES: dict[str, tuple[str, str, str]] = {
         "make it non-trainable, or list it under some `expect.<loss>.none` to declare it "
         "unused.",
     ),
+    m.NUMERIC_DIFFERS: (
+        "GradientDiffersFromFiniteDifferences",
+        "A gradient disagrees with central finite differences of its loss (--numeric).",
+        "TensorFlow's gradient is not the derivative of the loss: a wrong custom gradient, an "
+        "op whose registered gradient is not its derivative, or a deliberate difference (a "
+        "straight-through estimator, an assign, a custom gradient) on a variable that "
+        "`expect.<loss>.numeric` asks to agree. Compare the analytic and numeric values at "
+        "the worst coordinate in the JSON report.",
+    ),
 }
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint
+from gradscope.gradients.facts import CutPoint, NanOrigin
 
 #: Rich styles per status; the table uses them only on a terminal.
 STATUS_STYLE = {
@@ -97,6 +97,85 @@ def cut_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def origin_text(origin: NanOrigin) -> str:
+    """``NaN in the forward value of s (Sqrt)``, ``Inf in the gradient of s (Sqrt)``."""
+    value = {"nan": "NaN", "inf": "Inf", "-inf": "-Inf"}.get(origin.value, origin.value)
+    if origin.where == "forward" and origin.op in ("Placeholder", "ReadVariableOp"):
+        return f"{value} in the value of {origin.node}"
+    what = "forward value" if origin.where == "forward" else "gradient"
+    return f"{value} in the {what} of {origin.node} ({origin.op})"
+
+
+def nan_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
+    """``(loss, variable, what appeared where, FILE:LINE)`` for every ``nan`` pair."""
+    rows = []
+    for loss, pair in report.pairs():
+        if pair.status != m.NAN:
+            continue
+        if pair.nan_origin is None:
+            rows.append((loss.name, pair.variable, "not found", ""))
+        else:
+            origin = pair.nan_origin
+            rows.append((loss.name, pair.variable, origin_text(origin), origin.source))
+    return rows
+
+
+#: Rich styles per ``--numeric`` verdict.
+VERDICT_STYLE = {
+    m.AGREES: "green",
+    m.DIFFERS: "bold red",
+    m.EXPECTED_DIFFERENCE: "yellow",
+    m.SKIPPED: "dim",
+}
+_VERDICT_ORDER = (m.DIFFERS, m.EXPECTED_DIFFERENCE, m.SKIPPED, m.AGREES)
+
+
+def numeric_heading(report: m.Report) -> str:
+    """``Finite differences (float64, up to 16 coordinates per variable, 142 evaluations)``."""
+    run = report.numeric
+    if run is None:
+        return "Finite differences"
+    return (
+        f"Finite differences ({run.dtype or 'own dtypes'}, up to {run.coordinates} coordinates "
+        f"per variable, {run.evaluations} evaluations)"
+    )
+
+
+def numeric_rows(report: m.Report) -> list[tuple[str, str, str, str, str, str]]:
+    """``(loss, variable, verdict, error / tolerance, coordinates, why)`` per checked pair,
+    differences first."""
+    rows = []
+    for loss, pair in report.pairs():
+        result = pair.numeric
+        if result is None:
+            continue
+        c = result.check
+        error = "-" if c.max_rel_error is None else f"{c.max_rel_error:.1e} / {c.tolerance:.0e}"
+        coordinates = "-" if not c.size else f"{c.coordinates} of {c.size}"
+        why = result.reason
+        if result.verdict == m.DIFFERS and result.pattern is not None:
+            why = f"expect.{loss.name}.numeric lists `{result.pattern.glob}`" + (
+                f"; {why}" if why else ""
+            )
+        rows.append((loss.name, pair.variable, result.verdict, error, coordinates, why))
+    return sorted(rows, key=lambda r: _VERDICT_ORDER.index(r[2]))
+
+
+def numeric_summary(report: m.Report) -> str:
+    """``numeric: 11 agree, 1 expected difference`` ('' without ``--numeric``)."""
+    counts = Counter(p.numeric.verdict for _, p in report.pairs() if p.numeric is not None)
+    if not counts and report.numeric is None:
+        return ""
+    words = {
+        m.AGREES: "agree",
+        m.DIFFERS: "differ",
+        m.EXPECTED_DIFFERENCE: "expected difference",
+        m.SKIPPED: "skipped",
+    }
+    parts = [f"{counts[v]} {words[v]}" for v in reversed(_VERDICT_ORDER) if counts[v]]
+    return f"numeric: {', '.join(parts) or 'nothing to check'}"
+
+
 def note_rows(report: m.Report) -> list[tuple[str, str]]:
     """``(loss, note)`` for every note: the report's own (loss ``""``), then each loss's."""
     rows = [("", note) for note in report.notes]
@@ -106,7 +185,8 @@ def note_rows(report: m.Report) -> list[tuple[str, str]]:
 
 
 def summary(report: m.Report) -> str:
-    """``25 pairs: 9 ok, 9 none, 5 excluded, 2 frozen · 1 problem``."""
+    """``25 pairs: 9 ok, 9 none, 5 excluded, 2 frozen · 1 problem`` (with ``--numeric``:
+    ``... · numeric: 8 agree · 1 problem``)."""
     counts: Counter[str] = Counter()
     for _, pair in report.pairs():
         key = "none" if m.is_none(pair.status) else pair.status
@@ -119,4 +199,7 @@ def summary(report: m.Report) -> str:
     problems = f"{failures} problem{'s' if failures != 1 else ''}"
     if known:
         problems += f" ({known} known)"
-    return f"{total} pair{'s' if total != 1 else ''}: {', '.join(parts) or 'none'} · {problems}"
+    numeric = numeric_summary(report)
+    numeric = f" · {numeric}" if numeric else ""
+    pairs = f"{total} pair{'s' if total != 1 else ''}: {', '.join(parts) or 'none'}"
+    return f"{pairs}{numeric} · {problems}"

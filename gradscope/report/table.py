@@ -51,6 +51,33 @@ def _cuts(report: m.Report) -> Table | None:
     return table
 
 
+def _nan_origins(report: m.Report) -> Table | None:
+    rows = style.nan_rows(report)
+    if not rows:
+        return None
+    table = Table(title="Where NaN/Inf first appeared", title_justify="left", box=None,
+                  header_style="bold", title_style="bold")  # fmt: skip
+    for name in ("loss", "variable", "first non-finite value", "at"):
+        table.add_column(name, overflow="fold")
+    for loss, variable, what, where in rows:
+        table.add_row(loss, variable, Text(what, style=style.STATUS_STYLE[m.NAN]), where)
+    return table
+
+
+def _numeric(report: m.Report) -> Group | None:
+    rows = style.numeric_rows(report)
+    if not rows:
+        return None
+    # the heading is longer than a narrow table: a line of its own, not the table's title
+    table = Table(box=None, header_style="bold")
+    for name in ("loss", "variable", "verdict", "error / tolerance", "coordinates", "why"):
+        table.add_column(name, overflow="fold", no_wrap=name != "why")
+    for loss, variable, verdict, error, coordinates, why in rows:
+        mark = Text(verdict, style=style.VERDICT_STYLE[verdict])
+        table.add_row(loss, variable, mark, error, coordinates, why)
+    return Group(Text(style.numeric_heading(report), style="bold"), table)
+
+
 def _problems(report: m.Report) -> Table | None:
     if not report.problems:
         return None
@@ -83,7 +110,9 @@ def report_renderable(report: m.Report, *, problems: bool = True) -> Group:
     ``problems=False`` leaves out the problems table (``check`` lists them once for all specs).
     """
     parts: list[Any] = [_title(report), Text(), _matrix(report)]
-    for extra in (_cuts(report), _problems(report) if problems else None, _notes(report)):
+    extras = (_cuts(report), _nan_origins(report), _numeric(report),
+              _problems(report) if problems else None, _notes(report))  # fmt: skip
+    for extra in extras:
         if extra is not None:
             parts += [Text(), extra]
     tone = "red" if report.failures else "green"

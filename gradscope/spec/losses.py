@@ -8,7 +8,7 @@ from gradscope.spec.model import Expectation, Loss, Pattern
 from gradscope.spec.tree import YEntry, YMap, YNode, YScalar, YSeq
 
 LOSS_FIELDS = ("node", "grad_loss", "vars", "stop_gradients")
-EXPECT_FIELDS = ("none", "connected")
+EXPECT_FIELDS = ("none", "connected", "numeric")
 
 
 def read_losses(ctx: Context, node: YNode | None) -> list[Loss]:
@@ -97,14 +97,16 @@ def read_expect(ctx: Context, node: YNode | None, losses: list[str]) -> list[Exp
             message = f"expected the name of a loss, saw {entry.key!r}{suggest(entry.key, losses)}"
             ctx.error(entry.key_pos, where, message)
             continue
-        body = ctx.mapping(entry.value, where, "a mapping with none and/or connected")
+        body = ctx.mapping(entry.value, where, "a mapping with none, connected and/or numeric")
         if body is None:
             continue
         found = ctx.fields(body, where, EXPECT_FIELDS)
         none = _patterns(ctx, found.get("none"), join(where, "none"))
         connected = _patterns(ctx, found.get("connected"), join(where, "connected"))
+        numeric = _patterns(ctx, found.get("numeric"), join(where, "numeric"))
         _overlap(ctx, none, connected, join(where, "connected"))
-        out.append(Expectation(entry.key, none, connected, entry.key_pos))
+        _overlap(ctx, none, numeric, join(where, "numeric"))
+        out.append(Expectation(entry.key, none, connected, entry.key_pos, numeric))
     return out
 
 

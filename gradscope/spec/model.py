@@ -157,12 +157,15 @@ class Pattern:
 
 @dataclass(frozen=True)
 class Expectation:
-    """What the author expects of one loss: variables with no gradient, and connected ones."""
+    """What the author expects of one loss: variables with no gradient, connected ones, and
+    (``numeric``) ones whose gradient must agree with finite differences under ``--numeric``,
+    even where a straight-through estimator or a custom gradient makes it differ on purpose."""
 
     loss: str
     none: tuple[Pattern, ...]
     connected: tuple[Pattern, ...]
     pos: Pos
+    numeric: tuple[Pattern, ...] = ()
 
 
 @dataclass(frozen=True)

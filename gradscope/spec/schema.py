@@ -62,7 +62,9 @@ def _top() -> dict[str, Any]:
             "description": "Loss name -> node name, or a mapping with 'node'.",
             "additionalProperties": {"$ref": "#/$defs/loss"},
         },
-        "expect": names_to("expectation", "Per loss: variables with no gradient / connected."),
+        "expect": names_to(
+            "expectation", "Per loss: variables with no gradient / connected / numeric."
+        ),
     }
 
 
@@ -210,6 +212,11 @@ def _loss_defs() -> dict[str, Any]:
             "properties": {
                 "none": {**strings, "description": "Variables that must get no gradient."},
                 "connected": {**strings, "description": "Variables that must get a gradient."},
+                "numeric": {
+                    **strings,
+                    "description": "Variables whose gradient must agree with finite "
+                    "differences (check --numeric), even a straight-through estimator's.",
+                },
             },
         },
     }

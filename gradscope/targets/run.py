@@ -13,12 +13,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.analysis import model as m
+from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems
 from gradscope.analysis.status import classify
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.errors import TargetError, UsageError
+from gradscope.gradients import anomaly
+from gradscope.gradients import numeric as numeric_check
 from gradscope.gradients.engine import Engine
 from gradscope.gradients.facts import EVERY_PAIR, LossFacts, RunFacts, VariableFacts
+from gradscope.gradients.retrace import Rebuild
 from gradscope.targets import eager as eager_pass
 from gradscope.targets import findings, frames
 from gradscope.targets.model import PythonModel
@@ -47,8 +51,12 @@ def run_target(
     progress: Progress = lambda _phase: None,
     pictures: bool = False,
     expand: bool = False,
+    numeric: bool = False,
 ) -> tuple[m.Report, RunFacts]:
     """Resolve, trace and check a Python target once: ``(Report, RunFacts)``.
+
+    With ``numeric``, every ``ok`` gradient is also compared with finite differences in the
+    target's own dtypes (``gradients/numeric.py``).
 
     Raises:
         TargetError: the target cannot be imported, called or understood, or a loss fails
@@ -68,7 +76,28 @@ def run_target(
         pictures=pictures, expand=expand,
     ).run()  # fmt: skip
     facts = _with_eager(tf, model, facts, compare, device, progress)
+    rebuild = Rebuild(lambda: PythonModel(resolved, registry, wanted))
+    facts = _diagnosed(facts, rebuild, list(model.failed), device, progress, numeric)
     return _report(resolved, model, facts, losses), facts
+
+
+def _diagnosed(
+    facts: RunFacts,
+    rebuild: Rebuild,
+    eager_only: list[str],
+    device: str | None,
+    progress: Progress,
+    numeric: bool,
+) -> RunFacts:
+    """Second passes over the traced losses: where a NaN came from (only when a pair is
+    ``nan``) and, with ``numeric``, every ``ok`` gradient against finite differences."""
+    if anomaly.nan_pairs(facts):
+        facts = anomaly.explain(facts, rebuild, device=device, progress=progress, skip=eager_only)
+    if numeric:
+        facts = numeric_check.check(
+            facts, rebuild, device=device, progress=progress, skip=eager_only
+        )
+    return facts
 
 
 def _expand_pairs(
@@ -131,9 +160,15 @@ def _answer(model: PythonModel, loss: LossFacts, found: eager_pass.EagerLoss | N
     return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
 
 
-def _relocate(problem: m.Problem, variables: dict[str, VariableFacts]) -> m.Problem:
-    """Point a variable's problem (never trained, NaN) at the line that created it."""
-    if problem.kind not in (m.NEVER_TRAINED, m.NAN_PROBLEM) or problem.variable is None:
+def _relocate(
+    problem: m.Problem, variables: dict[str, VariableFacts], asked: set[tuple[str, str]]
+) -> m.Problem:
+    """Point a variable's problem (never trained, NaN, a numeric difference no ``expect``
+    pattern asked about) at the line that created it."""
+    kinds = (m.NEVER_TRAINED, m.NAN_PROBLEM, m.NUMERIC_DIFFERS)
+    if problem.kind not in kinds or problem.variable is None:
+        return problem
+    if (problem.loss or "", problem.variable) in asked:  # located at the expect pattern
         return problem
     source = variables[problem.variable].source
     path, _, line = source.rpartition(":")
@@ -149,13 +184,19 @@ def _report(
     for name in resolved.target.losses:
         site = model.loss_site(name)
         sources[name] = str(site) if site else ""
+    expect = resolved.expectations()
     results = classify(facts, sources)
+    if facts.numeric is not None:
+        results = judge(results, expect, facts)
     by_name = {v.name: v for v in facts.variables}
+    asked = {(loss.name, p.variable) for loss in results for p in loss.pairs
+             if p.numeric is not None and p.numeric.pattern is not None}  # fmt: skip
     problems = [
-        _relocate(p, by_name)
-        for p in find_problems(resolved.file, results, facts.variables, resolved.expectations())
+        _relocate(p, by_name, asked)
+        for p in find_problems(resolved.file, results, facts.variables, expect)
     ]
-    notes: list[str] = list(model.notes)
+    notes: list[str] = list(model.notes) + list(facts.notes)
+    notes += [] if facts.numeric is not None else unheld_numeric(expect)
     if losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")
@@ -171,5 +212,6 @@ def _report(
         losses=tuple(results),
         problems=tuple(problems),
         notes=tuple(notes),
+        numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )

@@ -16,7 +16,7 @@ from typing import Any
 from gradscope.errors import TargetError
 from gradscope.spec.model import Expectation, Pattern, Pos
 
-_EXPECT_KEYS = ("none", "connected")
+_EXPECT_KEYS = ("none", "connected", "numeric")
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,8 @@ class Target:
         variables: the variables to inspect, in report order. Default: every trainable
             variable the losses touch; with ``model``, the model's trainable variables (and
             the weights of layers frozen with ``trainable = False``) first.
-        expect: loss name -> ``{"none": [globs], "connected": [globs]}``, what ``check``
-            holds the model to (the same as a spec's ``expect`` block).
+        expect: loss name -> ``{"none": [globs], "connected": [globs], "numeric": [globs]}``,
+            what ``check`` holds the model to (the same as a spec's ``expect`` block).
         model: a Keras model; its variables are the default ``variables``.
         name: a name for reports (default: the model's name, else the target string).
         eager_check: also run every loss eagerly under a ``tf.GradientTape`` and report any
@@ -161,7 +161,8 @@ def _check_expect(target: Target, origin: str) -> None:
             )
         if not isinstance(rules, Mapping) or any(k not in _EXPECT_KEYS for k in rules):
             raise _fail(
-                origin, f"expect[{loss!r}] must be a mapping with 'none' and/or 'connected'"
+                origin,
+                f"expect[{loss!r}] must be a mapping with 'none', 'connected' and/or 'numeric'",
             )
         for key, globs in rules.items():
             if isinstance(globs, str):
@@ -198,5 +199,6 @@ def expectations(target: Target, lines: Sequence[str], first_line: int) -> tuple
     for loss, rules in (target.expect or {}).items():
         none = tuple(Pattern(g, where(g)) for g in _globs(rules.get("none")))
         connected = tuple(Pattern(g, where(g)) for g in _globs(rules.get("connected")))
-        out.append(Expectation(loss, none, connected, where(loss)))
+        numeric = tuple(Pattern(g, where(g)) for g in _globs(rules.get("numeric")))
+        out.append(Expectation(loss, none, connected, where(loss), numeric))
     return tuple(out)

@@ -306,7 +306,7 @@ def test_validate_empty_sections_are_allowed(write_spec):
     ("extra", "message"),
     [
         ("expect:\n  l: {none: [w], connected: [w]}\n", "expected a pattern not also under none"),
-        ("expect:\n  l: [w]\n", "expected a mapping with none and/or connected"),
+        ("expect:\n  l: [w]\n", "expected a mapping with none, connected and/or numeric"),
         ("expect:\n  l: {none: [1]}\n", "expected a non-empty string"),
         ("name: ''\n", "name: expected a non-empty string"),
     ],

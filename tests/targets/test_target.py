@@ -55,7 +55,7 @@ def test_target_is_exported_lazily_from_the_package() -> None:
         ({"losses": {"l": _loss}, "eager_check": "yes"}, "'eager_check' must be True or False"),
         ({"losses": {"l": _loss}, "name": 3}, "'name' must be a string, saw int"),
         ({"losses": {"l": _loss}, "expect": {"l": {"nope": []}}},
-         "expect['l'] must be a mapping with 'none' and/or 'connected'"),
+         "expect['l'] must be a mapping with 'none', 'connected' and/or 'numeric'"),
         ({"losses": {"l": _loss}, "expect": {"l": {"none": [1]}}},
          "expect['l']['none'] must be a list of glob strings"),
         ({"variables": []}, "the mapping has no 'losses'"),
