@@ -1,6 +1,6 @@
 """Run a Python target: resolve it, trace it once, check it eagerly, and report.
 
-The same stages as a spec (``api.run_spec``): the engine traces the losses once and finds cut
+The same stages as a spec (``runner.run_spec``): the engine traces the losses once and finds cut
 points; classification and the CI policy are shared. What is added here is Python's: losses
 that only run eagerly, the eager cross-check, and notes on what only Python code gets wrong.
 """
