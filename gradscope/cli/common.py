@@ -26,7 +26,9 @@ def max_elements_option(fn: F) -> F:
         type=click.IntRange(min=1),
         default=DEFAULT_MAX_ELEMENTS,
         show_default=True,
-        help="Refuse any tensor with more elements than this.",
+        help="Refuse a spec that would make a tensor (an op's output, a variable, a layer's "
+        "weight) with more elements than this, before anything is allocated. Python targets "
+        "are your own code and run as written.",
     )(fn)
 
 
