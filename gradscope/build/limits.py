@@ -27,11 +27,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 #: The most tensors one op may make (``split``, ``unstack``, ``dynamic_partition``).
 MAX_OUTPUTS = 10_000
 
 #: Op types whose output size is given by the value of an input (a shape, a count, a size).
-VALUE_SIZED = frozenset(
+VALUE_SIZED = _names(
     """Fill Range Tile OneHot BroadcastTo Pad PadV2 MirrorPad LinSpace Empty ScatterNd
     SparseToDense MatrixDiagV2 MatrixDiagV3 Bincount DenseBincount RaggedBincount
     SparseBincount UnsortedSegmentSum UnsortedSegmentMax UnsortedSegmentMin
@@ -44,17 +49,17 @@ VALUE_SIZED = frozenset(
     SpaceToBatchND SpaceToBatch Conv2DBackpropInput Conv3DBackpropInputV2
     DepthwiseConv2dNativeBackpropInput Conv2DBackpropFilter RFFT IRFFT RFFT2D IRFFT2D
     RFFT3D IRFFT3D RFFTND IRFFTND RaggedRange RaggedTensorToTensor TensorListReserve
-    HistogramFixedWidth""".split()
+    HistogramFixedWidth"""
 )
 #: Prefixes of the random op types, all of which take the shape to make as a value.
 _RANDOM = ("Random", "StatelessRandom", "StatelessTruncated", "StatelessParameterized",
            "TruncatedNormal", "ParameterizedTruncated")  # fmt: skip
 #: Op types whose unknown dimensions are bounded by their inputs' total size, not their
 #: largest dimension (they flatten, concatenate or count elements).
-FLATTENING = frozenset(
+FLATTENING = _names(
     """Where Reshape Unique UniqueV2 UniqueWithCounts UniqueWithCountsV2 ConcatV2 Concat
     ListDiff DynamicPartition DepthToSpace BatchToSpaceND BatchToSpace SparseReshape
-    ParallelConcat""".split()
+    ParallelConcat"""
 )
 #: Handles and containers: their static shape says nothing about the memory behind them.
 _HANDLE_DTYPES = ("resource", "variant")
@@ -127,11 +132,11 @@ def oversized(ops: Iterable[Any], limit: int) -> Oversize | None:
         size_cap = max(sum(b.size for b in inputs), 1)
         if op.type in FLATTENING:
             dim_cap = size_cap
+        value_sized = op.type in VALUE_SIZED or op.type.startswith(_RANDOM)
         for tensor in op.outputs:
-            value_sized = op.type in VALUE_SIZED or op.type.startswith(_RANDOM)
-            bound = None if value_sized and not _known(tensor) else _bound(tensor, dim_cap, size_cap)
-            if bound is None:
+            if value_sized and not _known(tensor):
                 return Oversize(op, _dims(tensor), None, exact=False)
+            bound = _bound(tensor, dim_cap, size_cap)
             if bound.size > limit:
                 return Oversize(op, _dims(tensor), bound.size, exact=_known(tensor))
             bounds[tensor.name] = bound
@@ -174,13 +179,12 @@ def weights_within(keras: Any, limit: int) -> Iterator[None]:
 
     @functools.wraps(original)
     def add_weight(self: Any, *args: Any, **kwargs: Any) -> Any:
-        shape = kwargs.get("shape", args[0] if args else None)
-        elements = _elements(shape)
-        if elements is not None and elements > limit:
+        dims = _weight_dims(kwargs.get("shape", args[0] if args else None))
+        if dims is not None and math.prod(dims) > limit:
             name = kwargs.get("name") or "weight"
             raise TooLarge(
-                f"would make a weight {name!r} of {elements} elements "
-                f"(shape {_shape(tuple(shape))}), more than --max-elements {limit}"
+                f"would make a weight {name!r} of {math.prod(dims)} elements "
+                f"(shape {_shape(dims)}), more than --max-elements {limit}"
             )
         return original(self, *args, **kwargs)
 
@@ -191,15 +195,15 @@ def weights_within(keras: Any, limit: int) -> Iterator[None]:
         layer_class.add_weight = original
 
 
-def _elements(shape: Any) -> int | None:
-    """The number of elements of a shape Keras was given, or None when it is not one."""
+def _weight_dims(shape: Any) -> list[int] | None:
+    """The dimensions of a shape Keras was given, or None when it is not one."""
     if shape is None:
-        return 1
+        return []
     try:
         dims = [int(d) for d in shape]
     except (TypeError, ValueError):
         return None  # Keras reports what is wrong with it
-    return math.prod(dims) if all(d >= 0 for d in dims) else None
+    return dims if all(d >= 0 for d in dims) else None
 
 
 # --- ops that make many tensors -------------------------------------------------------

@@ -6,12 +6,14 @@ import inspect
 import re
 from typing import Any
 
+import numpy as np
+
 from gradscope.build import limits, ops, values
 from gradscope.build.messages import OP_NAME, one_line, tagged_op, tf_message
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, VariableEntry
 from gradscope.errors import BuildError
-from gradscope.spec.model import Arg, ListArg, Literal, Node, Pos, Ref, Spec
+from gradscope.spec.model import Arg, ListArg, Literal, Loss, Node, Pos, Ref, Spec
 
 _SCOPE = re.compile(r"^N(\d+)(?:_\d+)?$")
 _GRADIENTS = re.compile(r"^gradients(?:_\d+)?/")
@@ -165,30 +167,29 @@ class SpecModel:
         """
         self.forward()
         self._check_sizes()
-        losses = []
-        for loss in self.spec.losses:
-            try:
-                tensor = self.tensor(loss.node)
-                stops = [self.tensor(name) for name in loss.stop_gradients]
-            except Exception as exc:
-                raise BuildError(
-                    self.spec.location(loss.pos), f"losses.{loss.name}", tf_message(str(exc))
-                ) from exc
-            losses.append(
-                LossEntry(
-                    name=loss.name,
-                    tensor=tensor,
-                    location=self.spec.location(loss.pos),
-                    grad_ys=loss.grad_loss,
-                    stop_tensors=stops,
-                    includes=loss.includes,
-                )
-            )
+        losses = [self._loss_entry(loss) for loss in self.spec.losses]
         variables = [
             VariableEntry(v.name, v.variable, v.trainable, self.source(v.pos))
             for v in self.variables
         ]
         return losses, variables
+
+    def _loss_entry(self, loss: Loss) -> LossEntry:
+        location = self.spec.location(loss.pos)
+        try:
+            tensor = self.tensor(loss.node)
+            stops = [self.tensor(name) for name in loss.stop_gradients]
+            _check_grad_loss(loss.grad_loss, tensor.shape)
+        except Exception as exc:
+            raise BuildError(location, f"losses.{loss.name}", tf_message(str(exc))) from exc
+        return LossEntry(
+            name=loss.name,
+            tensor=tensor,
+            location=location,
+            grad_ys=loss.grad_loss,
+            stop_tensors=stops,
+            includes=loss.includes,
+        )
 
     def _check_sizes(self) -> None:
         graph = self.tf.compat.v1.get_default_graph()
@@ -198,7 +199,8 @@ class SpecModel:
         message = found.message(self.spec.max_elements)
         node = self.node_of(found.op.name)
         if node is None:
-            raise BuildError(self.spec.location(self.spec.pos), "", f"op {found.op.name}: {message}")
+            top = self.spec.location(self.spec.pos)
+            raise BuildError(top, "", f"op {found.op.name}: {message}")
         raise BuildError(self.spec.location(node.pos), f"node '{node.name}' ({node.op})", message)
 
     def locate(self, op: Any) -> tuple[str, str] | None:
@@ -230,3 +232,19 @@ class SpecModel:
                 f"TensorFlow failed running the spec: {tf_message(text, self.op_label)}",
             )
         return exc
+
+
+def _check_grad_loss(grad_loss: Any, shape: Any) -> None:
+    """A ``grad_loss`` must broadcast to the loss's shape, as ``output_gradients`` must."""
+    if grad_loss is None or not shape.is_fully_defined():
+        return
+    given, wanted = np.shape(grad_loss), tuple(shape.as_list())
+    try:
+        fits = np.broadcast_shapes(given, wanted) == wanted
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"grad_loss has shape {list(given)}, which does not fit the loss's shape "
+            f"{list(wanted)}; give a number or a nested list of that shape"
+        )

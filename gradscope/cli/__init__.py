@@ -47,9 +47,12 @@ class _Group(click.Group):
             click.echo("gradscope: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # gradscope's own bug: say so, in one line unless asked
+            from gradscope.build.messages import one_line
+
             if _wants_traceback(ctx):
                 traceback.print_exc()
-            click.echo(f"gradscope: internal error: {type(exc).__name__}: {exc}", err=True)
+            message = one_line(f"gradscope: internal error: {type(exc).__name__}: {exc}", 300)
+            click.echo(message, err=True)
             click.echo(
                 "  This is a bug in gradscope: please report it to the gradscope issue tracker "
                 "with the spec and the output of --traceback.",
