@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
@@ -44,7 +45,7 @@ def _one_line(result: Result, path: str, line: int, node: str, op: str) -> str:
 
 def _bare_error(fn: Callable[[], object]) -> str:
     """What bare TensorFlow says when ``fn`` runs."""
-    with pytest.raises(Exception) as info:  # noqa: PT011 - any TensorFlow error
+    with pytest.raises(Exception) as info:  # any TensorFlow error
         fn()
     return str(getattr(info.value, "message", info.value))
 
@@ -141,8 +142,8 @@ def test_keras_layer_errors_name_the_layer_node(write_spec: WriteSpec) -> None:
     assert "expected min_ndim=4, found ndim=2" in message
     # without the broken Conv2D, the Embedding fails only when the function runs
     fixed = path.replace("spec.yaml", "embedding.yaml")
-    text = open(path, encoding="utf-8").read().replace("  - {name: c,", "  # - {name: c,")
-    open(fixed, "w", encoding="utf-8").write(text)
+    text = Path(path).read_text(encoding="utf-8")
+    Path(fixed).write_text(text.replace("  - {name: c,", "  # - {name: c,"), encoding="utf-8")
     bare = _bare_error(lambda: keras.layers.Embedding(5, 3)(tf.constant([0, 1, 9, 2])))
     core = re.search(r"indices\[2\] = 9 is not in \[0, 5\)", bare)
     assert core is not None, bare
