@@ -33,8 +33,11 @@ class _Group(click.Group):
     """Turns gradscope's errors into their exit codes and one-line messages."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from gradscope.cli.common import interrupts_noted
+
         try:
-            return super().invoke(ctx)
+            with interrupts_noted():
+                return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except GradscopeError as exc:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -88,6 +90,35 @@ def width() -> int:
     return int(os.environ.get("COLUMNS", "120"))
 
 
+_INTERRUPTED = [False]
+
+
+@contextlib.contextmanager
+def interrupts_noted() -> Iterator[None]:
+    """Remember a Ctrl-C for as long as a command runs, even one a library swallowed.
+
+    Ctrl-C raises ``KeyboardInterrupt`` as usual; the note is for when it lands where some
+    code catches and drops it (a finalizer, a callback inside TensorFlow): no output file is
+    replaced after a Ctrl-C all the same (``write_atomic_bytes`` checks it).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def note(signum: int, frame: Any) -> None:
+        _INTERRUPTED[0] = True
+        signal.default_int_handler(signum, frame)
+
+    _INTERRUPTED[0] = False
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _INTERRUPTED[0] = False
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename.
 
@@ -111,6 +142,8 @@ def write_atomic_bytes(path: str, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if _INTERRUPTED[0]:
+            raise KeyboardInterrupt  # Ctrl-C came earlier and was swallowed on its way up
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
