@@ -143,6 +143,26 @@ def oversized(ops: Iterable[Any], limit: int) -> Oversize | None:
     return None
 
 
+def first_empty(ops: Iterable[Any]) -> tuple[Any, tuple[int | None, ...]] | None:
+    """The first floating-point op output whose static shape has no elements, if any.
+
+    TensorFlow's graph optimizer divides by dimensions it knows when it rewrites products
+    of broadcast tensors, and kills the process with SIGFPE when one of them is 0 (seen in
+    TensorFlow 2.21 on the gradient of ``LayerNormalization`` of a ``[0, 3]`` variable). A
+    gradient has no use for empty tensors, so a spec may not make one; integer tensors
+    (shape vectors inside ``boolean_mask``, ``tf.shape`` of a scalar) are not affected.
+    """
+    for op in ops:
+        for tensor in op.outputs:
+            dtype = tensor.dtype
+            if not (dtype.is_floating or dtype.is_complex):
+                continue
+            dims = _dims(tensor)
+            if dims is not None and 0 in dims:
+                return op, dims
+    return None
+
+
 def _dims(tensor: Any) -> tuple[int | None, ...] | None:
     shape = tensor.shape
     return None if shape.rank is None else tuple(shape.as_list())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from gradscope.build.messages import OP_NAME, one_line, tagged_op, tf_message
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, VariableEntry
 from gradscope.errors import BuildError
+from gradscope.spec.catalog import dtype_kind
 from gradscope.spec.model import Arg, ListArg, Literal, Loss, Node, Pos, Ref, Spec
 
 _SCOPE = re.compile(r"^N(\d+)(?:_\d+)?$")
@@ -99,7 +101,11 @@ class SpecModel:
         try:
             args = [self._resolve(a, env) for a in node.args]
             kwargs = {k: self._resolve(a, env) for k, a in node.kwargs}
-            return ops.call(self.ctx, node, args, kwargs)
+            # Keras and TensorFlow warn about Python-API style ("do not pass input_dim"),
+            # which a spec's author cannot act on; errors are what the user sees.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ops.call(self.ctx, node, args, kwargs)
         except BuildError:
             raise
         except Exception as exc:
@@ -192,15 +198,24 @@ class SpecModel:
         )
 
     def _check_sizes(self) -> None:
-        graph = self.tf.compat.v1.get_default_graph()
-        found = limits.oversized(graph.get_operations(), self.spec.max_elements)
-        if found is None:
-            return
-        message = found.message(self.spec.max_elements)
-        node = self.node_of(found.op.name)
+        defined = [("inputs", d) for d in self.spec.inputs]
+        for section, d in defined + [("variables", d) for d in self.spec.variables]:
+            if 0 in d.shape and dtype_kind(d.dtype) in ("float", "complex"):
+                where = f"{section}.{d.name}"
+                raise BuildError(self.spec.location(d.pos), where, _empty_message(d.shape))
+        operations = self.tf.compat.v1.get_default_graph().get_operations()
+        found = limits.oversized(operations, self.spec.max_elements)
+        empty = limits.first_empty(operations) if found is None else None
+        if empty is not None:
+            self._refuse(empty[0], _empty_message(empty[1]))
+        if found is not None:
+            self._refuse(found.op, found.message(self.spec.max_elements))
+
+    def _refuse(self, op: Any, message: str) -> None:
+        node = self.node_of(op.name)
         if node is None:
             top = self.spec.location(self.spec.pos)
-            raise BuildError(top, "", f"op {found.op.name}: {message}")
+            raise BuildError(top, "", f"op {op.name}: {message}")
         raise BuildError(self.spec.location(node.pos), f"node '{node.name}' ({node.op})", message)
 
     def locate(self, op: Any) -> tuple[str, str] | None:
@@ -248,3 +263,11 @@ def _check_grad_loss(grad_loss: Any, shape: Any) -> None:
             f"grad_loss has shape {list(given)}, which does not fit the loss's shape "
             f"{list(wanted)}; give a number or a nested list of that shape"
         )
+
+
+def _empty_message(dims: Any) -> str:
+    shape = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+    return (
+        f"would make an empty tensor (shape {shape}); TensorFlow's graph optimizer can crash "
+        "on empty floating-point tensors, so a spec may not make one"
+    )

@@ -22,16 +22,24 @@ from gradscope.spec.model import DEFAULT_MAX_ELEMENTS
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def max_elements_option(fn: F) -> F:
+def max_elements_option(fn: F, help: str | None = None) -> F:
+    """``--max-elements`` as ``validate`` uses it (inputs and variables only)."""
     return click.option(
         "--max-elements",
         type=click.IntRange(min=1),
         default=DEFAULT_MAX_ELEMENTS,
         show_default=True,
-        help="Refuse a spec that would make a tensor (an op's output, a variable, a layer's "
-        "weight) with more elements than this, before anything is allocated. Python targets "
-        "are your own code and run as written.",
+        help=help
+        or "Refuse inputs and variables with more elements than this (commands that run "
+        "TensorFlow also hold every op output and layer weight to it).",
     )(fn)
+
+
+_RUN_MAX_ELEMENTS = (
+    "Refuse a spec that would make a tensor (an input, a variable, an op's output, a layer's "
+    "weight) with more elements than this, before anything is allocated. Python targets "
+    "are your own code and run as written."
+)
 
 
 def output_option(fn: F) -> F:
@@ -56,7 +64,7 @@ def run_options(fn: F) -> F:
         show_default=True,
         help="Where the gradients run; auto is TensorFlow's own placement.",
     )(fn)
-    return max_elements_option(fn)
+    return max_elements_option(fn, _RUN_MAX_ELEMENTS)
 
 
 def device_name(choice: str) -> str | None:
