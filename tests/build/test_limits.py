@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from gradscope import api
 from gradscope.build import limits
 from gradscope.errors import BuildError
+from tests.conftest import RunCli
 
 pytestmark = pytest.mark.tf
 
@@ -148,3 +150,59 @@ def test_python_targets_are_not_held_to_max_elements() -> None:
 
     report = api.inspect(build, max_elements=4)
     assert report.loss("l").pair("w").status == "ok"
+
+
+def test_empty_floating_tensors_are_refused_before_tensorflow_runs(
+    write_spec: WriteSpec, run_cli: RunCli
+) -> None:
+    """Found by the fuzz suite: the gradient of LayerNormalization of a [0, 3] variable made
+    TensorFlow's graph optimizer die of SIGFPE (exit 136). Run as a subprocess, so that a
+    regression fails this test instead of killing the test run."""
+    path = write_spec(
+        """\
+        gradscope: 1
+        variables:
+          w: {shape: [0, 3]}
+        nodes:
+          - {name: n, op: layer, inputs: [w], attrs: {class: LayerNormalization}}
+          - {name: s, op: reduce_sum, inputs: [n]}
+        losses: {l: s}
+        """
+    )
+    result = run_cli("inspect", path, "-q")
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stderr.strip() == (
+        f"{path}:3:3: variables.w: would make an empty tensor (shape [0, 3]); TensorFlow's "
+        "graph optimizer can crash on empty floating-point tensors, so a spec may not make one"
+    )
+
+
+def test_empty_tensors_made_by_nodes_are_refused_but_integer_ones_are_not(
+    write_spec: WriteSpec,
+) -> None:
+    path = write_spec(
+        """\
+        gradscope: 1
+        inputs:
+          x: {shape: [4, 3]}
+          m: {shape: [4], dtype: bool}
+        variables:
+          w: {shape: [3]}
+        nodes:
+          - {name: sel, op: boolean_mask, inputs: [x, m]}
+          - {name: h, op: multiply, inputs: [sel, w]}
+          - {name: s, op: reduce_sum, inputs: [h]}
+          - {name: none, op: slice, inputs: [w], attrs: {begin: [0], size: [0]}}
+          - {name: t, op: reduce_sum, inputs: [none]}
+        losses: {l: s}
+        """
+    )
+    with pytest.raises(BuildError) as info:
+        api.inspect(path)
+    assert str(info.value).startswith(
+        f"{path}:11:5: node 'none' (slice): would make an empty tensor (shape [0])"
+    )
+    # boolean_mask makes integer shape vectors of shape [0] inside: not refused
+    text = Path(path).read_text(encoding="utf-8").split("  - {name: none")[0] + "losses: {l: s}\n"
+    Path(path).write_text(text, encoding="utf-8")
+    assert api.inspect(path).loss("l").pair("w").status == "ok"

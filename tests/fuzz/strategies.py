@@ -77,8 +77,10 @@ hostile_values = st.one_of(
 
 documents = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=6) | st.sampled_from(_WORDS), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=6) | st.sampled_from(_WORDS), inner, max_size=5)
+    ),
     max_leaves=40,
 )
 
@@ -131,6 +133,9 @@ def _mutate(doc: Any, path: Path_, kind: str, value: Any, key: str) -> Any:
     return doc
 
 
+_MUTATIONS = ["replace", "replace", "delete", "extra", "duplicate", "rename"]
+
+
 @st.composite
 def mutated_specs(draw: st.DrawFn) -> Any:
     """A spec from ``configs/`` or ``tests/cases/`` with one to three random changes."""
@@ -138,7 +143,9 @@ def mutated_specs(draw: st.DrawFn) -> Any:
     for _ in range(draw(st.integers(1, 3))):
         paths = list(_paths(doc))
         path = draw(st.sampled_from(paths[1:] or paths))  # the root itself: see ``documents``
-        kind = draw(st.sampled_from(["replace", "replace", "delete", "extra", "duplicate", "rename"]))
+        kind = draw(
+            st.sampled_from(["replace", "replace", "delete", "extra", "duplicate", "rename"])
+        )
         key = draw(st.sampled_from(_WORDS) | st.text(min_size=1, max_size=8) | _long_text)
         doc = _mutate(doc, path, kind, draw(hostile_values), key)
     return doc
