@@ -44,6 +44,21 @@ class Location:
         return f"{self.path}:{self.line}:{self.column}"
 
 
+def visible(text: str) -> str:
+    """``text`` with every character that is not printable escaped (``\r``, ``\x1b``, ...):
+    a message is one line, and never moves a terminal's cursor or changes its colours.
+
+    Example:
+        >>> visible("variables.\r\x1b[31m")
+        'variables.\\r\\x1b[31m'
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode() for c in text
+    )
+
+
 class SpecError(GradscopeError):
     """One problem in a spec, at a file, line and column, naming the field.
 
@@ -52,9 +67,9 @@ class SpecError(GradscopeError):
 
     def __init__(self, location: Location, field: str, message: str) -> None:
         self.location = location
-        self.field = field
-        self.message = " ".join(message.split())  # always one line
-        prefix = f"{field}: " if field else ""
+        self.field = visible(field)  # a field names keys of the spec, which may hold "\r"
+        self.message = visible(" ".join(message.split()))  # always one line
+        prefix = f"{self.field}: " if field else ""
         super().__init__(f"{location}: {prefix}{self.message}")
 
     @property

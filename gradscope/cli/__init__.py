@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from gradscope import __version__
-from gradscope.errors import ExitCode, GradscopeError
+from gradscope.errors import ExitCode, GradscopeError, visible
 
 #: Set to 1 (or pass --traceback) to print the Python traceback of gradscope's own failures.
 TRACEBACK_ENV = "GRADSCOPE_TRACEBACK"
@@ -44,7 +44,7 @@ class _Group(click.Group):
             if _wants_traceback(ctx) and exc.__cause__ is not None:
                 traceback.print_exception(exc.__cause__)
             for line in exc.lines():
-                click.echo(line, err=True)
+                click.echo(visible(" ".join(line.split())), err=True)  # one line, each
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
             click.echo("gradscope: interrupted", err=True)
@@ -54,7 +54,9 @@ class _Group(click.Group):
 
             if _wants_traceback(ctx):
                 traceback.print_exc()
-            message = one_line(f"gradscope: internal error: {type(exc).__name__}: {exc}", 300)
+            message = visible(
+                one_line(f"gradscope: internal error: {type(exc).__name__}: {exc}", 300)
+            )
             click.echo(message, err=True)
             click.echo(
                 "  This is a bug in gradscope: please report it to the gradscope issue tracker "

@@ -170,10 +170,17 @@ BINARY = ["add", "subtract", "multiply", "divide", "matmul", "maximum", "minimum
           "greater", "math.floordiv", "math.squared_difference", "broadcast_to",
           "nn.sparse_softmax_cross_entropy_with_logits", "linalg.solve", "scatter_nd",
           "math.unsorted_segment_sum", "searchsorted", "clip_by_value", "where"]  # fmt: skip
-LAYERS = ["Dense", "Conv1D", "Conv2D", "LSTM", "GRU", "Embedding", "BatchNormalization",
-          "LayerNormalization", "Dropout", "Flatten", "Reshape", "MultiHeadAttention",
-          "Attention", "Add", "Concatenate", "GlobalAveragePooling1D", "MaxPooling2D",
-          "TimeDistributed", "Bidirectional", "SimpleRNN", "DepthwiseConv2D"]  # fmt: skip
+#: Keras layers, each with the config it needs to be built at all.
+LAYERS: dict[str, dict[str, Any]] = {
+    "Dense": {"units": 2}, "Conv1D": {"filters": 2, "kernel_size": 1},
+    "Conv2D": {"filters": 2, "kernel_size": 1}, "LSTM": {"units": 2}, "GRU": {"units": 2},
+    "SimpleRNN": {"units": 2}, "Embedding": {"input_dim": 5, "output_dim": 2},
+    "BatchNormalization": {}, "LayerNormalization": {}, "Dropout": {"rate": 0.5},
+    "Flatten": {}, "Reshape": {"target_shape": [-1]}, "GlobalAveragePooling1D": {},
+    "MaxPooling2D": {}, "DepthwiseConv2D": {"kernel_size": 1}, "ReLU": {}, "Softmax": {},
+    "MultiHeadAttention": {"num_heads": 1, "key_dim": 2}, "Attention": {}, "Add": {},
+    "Concatenate": {}, "TimeDistributed": {"layer": {"class_name": "Dense", "config": {}}},
+}  # fmt: skip
 _ATTR_KEYS = ["axis", "keepdims", "shape", "perm", "multiples", "depth", "dtype", "axes",
               "transpose_a", "transpose_b", "units", "filters", "kernel_size", "num",
               "num_or_size_splits", "equation", "paddings", "num_segments", "k", "rate",
@@ -214,15 +221,16 @@ def tf_specs(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def _node(draw: st.DrawFn, name: str, names: list[str]) -> dict[str, Any]:
-    ref = st.sampled_from(names)
+    floats = [n for n in names if n != "ids"]
+    ref = st.sampled_from(floats) | st.sampled_from(floats) | st.sampled_from(names)
     kind = draw(st.sampled_from(["unary", "unary", "binary", "binary", "layer", "any"]))
-    attrs = draw(st.dictionaries(st.sampled_from(_ATTR_KEYS), _attr_values, max_size=2))
+    attrs = draw(
+        st.just({}) | st.dictionaries(st.sampled_from(_ATTR_KEYS), _attr_values, max_size=2)
+    )
     if kind == "layer":
-        config = draw(st.dictionaries(st.sampled_from(_ATTR_KEYS), _attr_values, max_size=3))
-        layer = draw(st.sampled_from(LAYERS))
-        if layer in ("TimeDistributed", "Bidirectional"):
-            config["layer"] = {"class_name": draw(st.sampled_from(["Dense", "LSTM"])),
-                               "config": {"units": 2}}  # fmt: skip
+        layer = draw(st.sampled_from(sorted(LAYERS)))
+        extra = draw(st.dictionaries(st.sampled_from(_ATTR_KEYS), _attr_values, max_size=2))
+        config = {**LAYERS[layer], **(extra if draw(st.booleans()) else {})}
         attrs = {"class": layer, "config": config}
         return {"name": name, "op": "layer", "inputs": [draw(ref)], "attrs": attrs}
     if kind == "any":  # any op a spec may name, with one to three inputs

@@ -37,7 +37,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz-tf")
 
 
-@fuzz_settings(examples=150, seconds=30)
+@fuzz_settings(examples=400, seconds=30)
 @given(fs.tf_specs())
 def test_fuzz_inspect_small_specs_end_in_a_report_or_a_located_error(
     folder: Path, spec: dict[str, Any]
