@@ -45,7 +45,7 @@ class Location:
 
 
 def visible(text: str) -> str:
-    """``text`` with every character that is not printable escaped (``\r``, ``\x1b``, ...):
+    r"""``text`` with every character that is not printable escaped (``\r``, ``\x1b``, ...):
     a message is one line, and never moves a terminal's cursor or changes its colours.
 
     Example:
@@ -59,6 +59,20 @@ def visible(text: str) -> str:
     )
 
 
+def shorten(text: str, limit: int) -> str:
+    """``text``, or its start and end around a count of what was left out when it is longer
+    than ``limit`` (a 900 KB op name stays a readable line).
+
+    Example:
+        >>> shorten("a" * 1000, 40)
+        'aaaaaaaaaaaaaaaaaaaaaaaaaa[... 961 characters ...]aaaaaaaaaaaaa'
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{text[:head]}[... {len(text) - head - tail} characters ...]{text[-tail:]}"
+
+
 class SpecError(GradscopeError):
     """One problem in a spec, at a file, line and column, naming the field.
 
@@ -67,8 +81,8 @@ class SpecError(GradscopeError):
 
     def __init__(self, location: Location, field: str, message: str) -> None:
         self.location = location
-        self.field = visible(field)  # a field names keys of the spec, which may hold "\r"
-        self.message = visible(" ".join(message.split()))  # always one line
+        self.field = shorten(visible(field), 200)  # keys of the spec: they may hold "\r"
+        self.message = shorten(visible(" ".join(message.split())), 600)  # always one line
         prefix = f"{self.field}: " if field else ""
         super().__init__(f"{location}: {prefix}{self.message}")
 
