@@ -133,13 +133,25 @@ def oversized(ops: Iterable[Any], limit: int) -> Oversize | None:
         if op.type in FLATTENING:
             dim_cap = size_cap
         value_sized = op.type in VALUE_SIZED or op.type.startswith(_RANDOM)
+        like = _shaped_like(op, bounds)
         for tensor in op.outputs:
-            if value_sized and not _known(tensor):
+            if value_sized and like is None and not _known(tensor):
                 return Oversize(op, _dims(tensor), None, exact=False)
-            bound = _bound(tensor, dim_cap, size_cap)
+            bound = like or _bound(tensor, dim_cap, size_cap)
             if bound.size > limit:
                 return Oversize(op, _dims(tensor), bound.size, exact=_known(tensor))
             bounds[tensor.name] = bound
+    return None
+
+
+def _shaped_like(op: Any, bounds: dict[str, _Bound]) -> _Bound | None:
+    """For an op that makes a tensor of the shape it is given (``Fill``, ``BroadcastTo``,
+    random ops), given ``tf.shape(t)``: the bound of ``t`` (Dropout on a masked tensor)."""
+    if not (op.type in ("Fill", "BroadcastTo") or op.type.startswith(_RANDOM)):
+        return None
+    for tensor in op.inputs:
+        if tensor.op.type == "Shape" and tensor.op.inputs[0].name in bounds:
+            return bounds[tensor.op.inputs[0].name]
     return None
 
 

@@ -64,6 +64,12 @@ def test_oversized_bounds_data_dependent_sizes_by_their_inputs() -> None:
 
     assert limits.oversized(_ops(masked(1000)), 2**26) is None
 
+    def noise_like_masked() -> object:  # what Dropout does to a masked tensor
+        rows = tf.boolean_mask(tf.ones([1000, 4]), tf.ones([1000]) > 0)
+        return tf.reduce_sum(rows * tf.random.uniform(tf.shape(rows)))
+
+    assert limits.oversized(_ops(noise_like_masked), 2**26) is None
+
     def outer() -> object:
         idx = tf.cast(tf.where(tf.ones([100_000]) > 0), tf.float32)  # [None, 1]
         return tf.reduce_sum(tf.matmul(idx, idx, transpose_b=True))  # [None, None]
