@@ -15,12 +15,11 @@ held before, and no ``MARKER`` exists anywhere under the test's folders.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,29 +66,41 @@ def _blocked_modules(folder: Path) -> str:
     return str(folder)
 
 
+# NOTE: Linux keeps a process's peak RSS across exec, and a forked child starts with its
+# parent's: a child of this test process (TensorFlow loaded) would report 600 MB before
+# doing anything. A small Python process in between starts the measured one and reports it.
+_MEASURE = """
+import json, os, subprocess, sys, threading, time
+args, cwd, out, err, kill_after = json.loads(sys.argv[1])
+with open(out, "wb") as o, open(err, "wb") as e:
+    start = time.monotonic()
+    process = subprocess.Popen(args, cwd=cwd, stdout=o, stderr=e)
+    killer = threading.Timer(kill_after, process.kill)
+    killer.start()
+    _, status, usage = os.wait4(process.pid, 0)
+    killer.cancel()
+    seconds = time.monotonic() - start
+process.returncode = os.waitstatus_to_exitcode(status)
+print(json.dumps([process.returncode, seconds, usage.ru_maxrss]))
+"""
+
+
 def run_measured(args: list[str], cwd: Path, env: dict[str, str], logs: Path) -> Run:
-    """Run ``python -m gradscope ARGS`` and measure its wall time and peak RSS (``wait4``)."""
+    """Run ``python -m gradscope ARGS``; its wall time and peak RSS come from ``wait4``."""
     logs.mkdir(parents=True, exist_ok=True)
     out_path, err_path = logs / "stdout.txt", logs / "stderr.txt"
-    with out_path.open("wb") as out, err_path.open("wb") as err:
-        start = time.monotonic()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gradscope", *args], cwd=cwd, env=env, stdout=out, stderr=err
-        )
-        killer = threading.Timer(KILL_SECONDS, process.kill)
-        killer.start()
-        try:
-            _, status, usage = os.wait4(process.pid, 0)
-        finally:
-            killer.cancel()
-        seconds = time.monotonic() - start
-    process.returncode = os.waitstatus_to_exitcode(status)  # keep Popen from waiting again
+    command = [sys.executable, "-m", "gradscope", *args]
+    job = json.dumps([command, str(cwd), str(out_path), str(err_path), KILL_SECONDS])
+    measured = subprocess.run(
+        [sys.executable, "-c", _MEASURE, job], env=env, capture_output=True, text=True, check=True
+    )
+    code, seconds, peak_kb = json.loads(measured.stdout)
     return Run(
-        code=process.returncode,
+        code=code,
         stdout=out_path.read_text(encoding="utf-8", errors="replace"),
         stderr=err_path.read_text(encoding="utf-8", errors="replace"),
         seconds=seconds,
-        peak_mb=usage.ru_maxrss / 1024,  # kilobytes on Linux
+        peak_mb=peak_kb / 1024,  # kilobytes on Linux
     )
 
 
