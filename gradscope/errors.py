@@ -44,6 +44,35 @@ class Location:
         return f"{self.path}:{self.line}:{self.column}"
 
 
+def visible(text: str) -> str:
+    r"""``text`` with every character that is not printable escaped (``\r``, ``\x1b``, ...):
+    a message is one line, and never moves a terminal's cursor or changes its colours.
+
+    Example:
+        >>> visible("variables.\r\x1b[31m")
+        'variables.\\r\\x1b[31m'
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode() for c in text
+    )
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text``, or its start and end around a count of what was left out when it is longer
+    than ``limit`` (a 900 KB op name stays a readable line).
+
+    Example:
+        >>> shorten("a" * 1000, 40)
+        'aaaaaaaaaaaaaaaaaaaaaaaaaa[... 961 characters ...]aaaaaaaaaaaaa'
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{text[:head]}[... {len(text) - head - tail} characters ...]{text[-tail:]}"
+
+
 class SpecError(GradscopeError):
     """One problem in a spec, at a file, line and column, naming the field.
 
@@ -52,9 +81,9 @@ class SpecError(GradscopeError):
 
     def __init__(self, location: Location, field: str, message: str) -> None:
         self.location = location
-        self.field = field
-        self.message = " ".join(message.split())  # always one line
-        prefix = f"{field}: " if field else ""
+        self.field = shorten(visible(field), 200)  # keys of the spec: they may hold "\r"
+        self.message = shorten(visible(" ".join(message.split())), 600)  # always one line
+        prefix = f"{self.field}: " if field else ""
         super().__init__(f"{location}: {prefix}{self.message}")
 
     @property

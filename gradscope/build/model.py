@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from typing import Any
 
-from gradscope.build import ops, values
+import numpy as np
+
+from gradscope.build import limits, ops, values
+from gradscope.build.messages import OP_NAME, one_line, tagged_op, tf_message
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, VariableEntry
 from gradscope.errors import BuildError
-from gradscope.spec.model import Arg, ListArg, Literal, Node, Pos, Ref, Spec
+from gradscope.spec.catalog import dtype_kind
+from gradscope.spec.model import Arg, ListArg, Literal, Loss, Node, Pos, Ref, Spec
 
 _SCOPE = re.compile(r"^N(\d+)(?:_\d+)?$")
-_NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
+_GRADIENTS = re.compile(r"^gradients(?:_\d+)?/")
 
-
-def one_line(message: str, limit: int = 400) -> str:
-    """TensorFlow's error message squeezed onto one line: first paragraph, collapsed spaces."""
-    first = message.strip().split("\n\n")[0]
-    text = " ".join(first.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+__all__ = ["SpecModel", "keras_initializer", "one_line"]
 
 
 def keras_initializer(keras: Any, name: str, seed: int) -> Any:
@@ -45,7 +45,7 @@ class SpecModel:
 
         self.keras = keras
         keras.utils.set_random_seed(spec.seed)
-        self.ctx = ops.Context(self.tf, keras)
+        self.ctx = ops.Context(self.tf, keras, max_elements=spec.max_elements)
         self.inputs = {d.name: self._input(d) for d in spec.inputs}
         for d in spec.variables:
             self.ctx.variables.append(
@@ -74,7 +74,7 @@ class SpecModel:
             return tf.Variable(initial, trainable=d.trainable, name=d.name, dtype=dtype)
         except Exception as exc:  # a Keras initializer refusing a shape, a bad dtype, ...
             raise BuildError(
-                self.spec.location(d.pos), f"variables.{d.name}", one_line(str(exc))
+                self.spec.location(d.pos), f"variables.{d.name}", tf_message(str(exc))
             ) from exc
 
     @property
@@ -101,7 +101,11 @@ class SpecModel:
         try:
             args = [self._resolve(a, env) for a in node.args]
             kwargs = {k: self._resolve(a, env) for k, a in node.kwargs}
-            return ops.call(self.ctx, node, args, kwargs)
+            # Keras and TensorFlow warn about Python-API style ("do not pass input_dim"),
+            # which a spec's author cannot act on; errors are what the user sees.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ops.call(self.ctx, node, args, kwargs)
         except BuildError:
             raise
         except Exception as exc:
@@ -111,8 +115,20 @@ class SpecModel:
         """``FILE:LINE:COLUMN: node 'm' (matmul): <TensorFlow's message in one line>``."""
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         return BuildError(
-            self.spec.location(node.pos), f"node '{node.name}' ({node.op})", one_line(message)
+            self.spec.location(node.pos),
+            f"node '{node.name}' ({node.op})",
+            tf_message(message, self.op_label),
         )
+
+    def op_label(self, op_name: str) -> str | None:
+        """How a user reads a TensorFlow op name: ``N3/MatMul`` is ``node 'h' (MatMul)``."""
+        node = self.node_of(op_name)
+        if node is None:
+            return None
+        gradient = _GRADIENTS.match(op_name)
+        inner = _GRADIENTS.sub("", op_name).split("/", 1)[-1]
+        label = f"node '{node.name}' ({inner})"
+        return f"the gradient of {label}" if gradient else label
 
     def _resolve(self, arg: Arg, env: dict[str, Any]) -> Any:
         if isinstance(arg, Literal):
@@ -131,8 +147,9 @@ class SpecModel:
         return self.tf.convert_to_tensor(value)
 
     def node_of(self, op_name: str) -> Node | None:
-        """The spec node whose name scope holds the TensorFlow op ``op_name``."""
-        match = _SCOPE.match(op_name.split("/", 1)[0])
+        """The spec node whose name scope holds the TensorFlow op ``op_name`` (or the op whose
+        gradient it computes: ``gradients/N3/MatMul_grad/MatMul`` belongs to node 3)."""
+        match = _SCOPE.match(_GRADIENTS.sub("", op_name).split("/", 1)[0])
         if match is None:
             return None
         index = int(match.group(1))
@@ -148,32 +165,58 @@ class SpecModel:
         return self.spec.path
 
     def trace(self) -> tuple[list[LossEntry], list[VariableEntry]]:
-        """Build every node, then hand the engine the losses and variables."""
+        """Build every node, then hand the engine the losses and variables.
+
+        Raises:
+            BuildError: a node failed, or would make a tensor larger than the spec's
+                ``max_elements`` (checked here, before anything runs).
+        """
         self.forward()
-        losses = []
-        for loss in self.spec.losses:
-            try:
-                tensor = self.tensor(loss.node)
-                stops = [self.tensor(name) for name in loss.stop_gradients]
-            except Exception as exc:
-                raise BuildError(
-                    self.spec.location(loss.pos), f"losses.{loss.name}", one_line(str(exc))
-                ) from exc
-            losses.append(
-                LossEntry(
-                    name=loss.name,
-                    tensor=tensor,
-                    location=self.spec.location(loss.pos),
-                    grad_ys=loss.grad_loss,
-                    stop_tensors=stops,
-                    includes=loss.includes,
-                )
-            )
+        self._check_sizes()
+        losses = [self._loss_entry(loss) for loss in self.spec.losses]
         variables = [
             VariableEntry(v.name, v.variable, v.trainable, self.source(v.pos))
             for v in self.variables
         ]
         return losses, variables
+
+    def _loss_entry(self, loss: Loss) -> LossEntry:
+        location = self.spec.location(loss.pos)
+        try:
+            tensor = self.tensor(loss.node)
+            stops = [self.tensor(name) for name in loss.stop_gradients]
+            _check_grad_loss(loss.grad_loss, tensor.shape)
+        except Exception as exc:
+            raise BuildError(location, f"losses.{loss.name}", tf_message(str(exc))) from exc
+        return LossEntry(
+            name=loss.name,
+            tensor=tensor,
+            location=location,
+            grad_ys=loss.grad_loss,
+            stop_tensors=stops,
+            includes=loss.includes,
+        )
+
+    def _check_sizes(self) -> None:
+        defined = [("inputs", d) for d in self.spec.inputs]
+        for section, d in defined + [("variables", d) for d in self.spec.variables]:
+            if 0 in d.shape and dtype_kind(d.dtype) in ("float", "complex"):
+                where = f"{section}.{d.name}"
+                raise BuildError(self.spec.location(d.pos), where, _empty_message(d.shape))
+        operations = self.tf.compat.v1.get_default_graph().get_operations()
+        found = limits.oversized(operations, self.spec.max_elements)
+        empty = limits.first_empty(operations) if found is None else None
+        if empty is not None:
+            self._refuse(empty[0], _empty_message(empty[1]))
+        if found is not None:
+            self._refuse(found.op, found.message(self.spec.max_elements))
+
+    def _refuse(self, op: Any, message: str) -> None:
+        node = self.node_of(op.name)
+        if node is None:
+            top = self.spec.location(self.spec.pos)
+            raise BuildError(top, "", f"op {op.name}: {message}")
+        raise BuildError(self.spec.location(node.pos), f"node '{node.name}' ({node.op})", message)
 
     def locate(self, op: Any) -> tuple[str, str] | None:
         node = self.node_of(op.name)
@@ -183,14 +226,48 @@ class SpecModel:
         return op.name in self._outputs
 
     def trace_error(self, exc: BaseException) -> BaseException:
-        """A TensorFlow error, attributed to the node that owns the failing op."""
-        op = getattr(exc, "op", None)
-        name = getattr(op, "name", None)
-        if name is None:
-            match = _NODE_IN_MESSAGE.search(str(exc))
-            name = match.group(1) if match else None
-        node = self.node_of(name) if name else None
-        if node is None:
-            return exc
+        """A TensorFlow error, attributed to the node that owns the failing op.
+
+        The op is the error's own (``exc.op``), the one its ``{{node ...}}`` tag names, or
+        the first spec op its message mentions. An error TensorFlow raised while running
+        with no op to blame is still the spec's: it is located at the top of the file.
+        Anything else is returned unchanged (gradscope's own failure).
+        """
         cause = getattr(exc, "cause", exc)
-        return self.node_error(node, cause)
+        text = str(getattr(cause, "message", None) or cause)
+        op = getattr(exc, "op", None)
+        names = [getattr(op, "name", None), tagged_op(text), *OP_NAME.findall(text)]
+        node = next((n for name in names if name and (n := self.node_of(name))), None)
+        if node is not None:
+            return self.node_error(node, cause)
+        if isinstance(cause, self.tf.errors.OpError):
+            return BuildError(
+                self.spec.location(self.spec.pos),
+                "",
+                f"TensorFlow failed running the spec: {tf_message(text, self.op_label)}",
+            )
+        return exc
+
+
+def _check_grad_loss(grad_loss: Any, shape: Any) -> None:
+    """A ``grad_loss`` must broadcast to the loss's shape, as ``output_gradients`` must."""
+    if grad_loss is None or not shape.is_fully_defined():
+        return
+    given, wanted = np.shape(grad_loss), tuple(shape.as_list())
+    try:
+        fits = np.broadcast_shapes(given, wanted) == wanted
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"grad_loss has shape {list(given)}, which does not fit the loss's shape "
+            f"{list(wanted)}; give a number or a nested list of that shape"
+        )
+
+
+def _empty_message(dims: Any) -> str:
+    shape = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+    return (
+        f"would make an empty tensor (shape {shape}); TensorFlow's graph optimizer can crash "
+        "on empty floating-point tensors, so a spec may not make one"
+    )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gradscope.build import limits
 from gradscope.build.layers import make_layer, weight_name
 from gradscope.spec.model import Node, Pos
 
@@ -29,6 +31,7 @@ class Context:
     tf: Any
     keras: Any
     variables: list[BuiltVariable] = field(default_factory=list)
+    max_elements: int | None = None  # the largest weight a layer may make (--max-elements)
     layers: dict[str, Any] = field(default_factory=dict)
 
 
@@ -70,10 +73,16 @@ def assign(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) ->
 
 def layer(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Call a Keras layer; the variables it creates are named ``<node>/<weight>``."""
-    instance = make_layer(ctx.keras, node.attrs["class"], node.attrs.get("config") or {})
-    ctx.layers[node.name] = instance
-    call_kwargs = dict(node.attrs.get("call") or {})
-    out = instance(*args, **kwargs, **call_kwargs)
+    bounded = (
+        limits.weights_within(ctx.keras, ctx.max_elements)
+        if ctx.max_elements is not None
+        else contextlib.nullcontext()
+    )
+    with bounded:  # applications make their weights in the constructor, other layers on call
+        instance = make_layer(ctx.keras, node.attrs["class"], node.attrs.get("config") or {})
+        ctx.layers[node.name] = instance
+        call_kwargs = dict(node.attrs.get("call") or {})
+        out = instance(*args, **kwargs, **call_kwargs)
     for variable in instance.weights:
         ctx.variables.append(
             BuiltVariable(
@@ -116,4 +125,5 @@ def call(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) -> A
         k: ctx.tf.as_dtype(v) if _is_dtype_attr(k) and isinstance(v, str) else v
         for k, v in node.attrs.items()
     }
+    limits.check_outputs(node.target, args, {**kwargs, **attrs})
     return tf_function(ctx.tf, node.target)(*args, **kwargs, **attrs)

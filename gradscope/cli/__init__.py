@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from gradscope import __version__
-from gradscope.errors import ExitCode, GradscopeError
+from gradscope.errors import ExitCode, GradscopeError, visible
 
 #: Set to 1 (or pass --traceback) to print the Python traceback of gradscope's own failures.
 TRACEBACK_ENV = "GRADSCOPE_TRACEBACK"
@@ -33,23 +33,31 @@ class _Group(click.Group):
     """Turns gradscope's errors into their exit codes and one-line messages."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from gradscope.cli.common import interrupts_noted
+
         try:
-            return super().invoke(ctx)
+            with interrupts_noted():
+                return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except GradscopeError as exc:
             if _wants_traceback(ctx) and exc.__cause__ is not None:
                 traceback.print_exception(exc.__cause__)
             for line in exc.lines():
-                click.echo(line, err=True)
+                click.echo(visible(" ".join(line.split())), err=True)  # one line, each
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
             click.echo("gradscope: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # gradscope's own bug: say so, in one line unless asked
+            from gradscope.build.messages import one_line
+
             if _wants_traceback(ctx):
                 traceback.print_exc()
-            click.echo(f"gradscope: internal error: {type(exc).__name__}: {exc}", err=True)
+            message = visible(
+                one_line(f"gradscope: internal error: {type(exc).__name__}: {exc}", 300)
+            )
+            click.echo(message, err=True)
             click.echo(
                 "  This is a bug in gradscope: please report it to the gradscope issue tracker "
                 "with the spec and the output of --traceback.",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -20,14 +22,24 @@ from gradscope.spec.model import DEFAULT_MAX_ELEMENTS
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def max_elements_option(fn: F) -> F:
+def max_elements_option(fn: F, help: str | None = None) -> F:
+    """``--max-elements`` as ``validate`` uses it (inputs and variables only)."""
     return click.option(
         "--max-elements",
         type=click.IntRange(min=1),
         default=DEFAULT_MAX_ELEMENTS,
         show_default=True,
-        help="Refuse any tensor with more elements than this.",
+        help=help
+        or "Refuse inputs and variables with more elements than this (commands that run "
+        "TensorFlow also hold every op output and layer weight to it).",
     )(fn)
+
+
+_RUN_MAX_ELEMENTS = (
+    "Refuse a spec that would make a tensor (an input, a variable, an op's output, a layer's "
+    "weight) with more elements than this, before anything is allocated. Python targets "
+    "are your own code and run as written."
+)
 
 
 def output_option(fn: F) -> F:
@@ -52,7 +64,7 @@ def run_options(fn: F) -> F:
         show_default=True,
         help="Where the gradients run; auto is TensorFlow's own placement.",
     )(fn)
-    return max_elements_option(fn)
+    return max_elements_option(fn, _RUN_MAX_ELEMENTS)
 
 
 def numeric_option(fn: F) -> F:
@@ -97,6 +109,35 @@ def width() -> int:
     return int(os.environ.get("COLUMNS", "120"))
 
 
+_INTERRUPTED = [False]
+
+
+@contextlib.contextmanager
+def interrupts_noted() -> Iterator[None]:
+    """Remember a Ctrl-C for as long as a command runs, even one a library swallowed.
+
+    Ctrl-C raises ``KeyboardInterrupt`` as usual; the note is for when it lands where some
+    code catches and drops it (a finalizer, a callback inside TensorFlow): no output file is
+    replaced after a Ctrl-C all the same (``write_atomic_bytes`` checks it).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def note(signum: int, frame: Any) -> None:
+        _INTERRUPTED[0] = True
+        signal.default_int_handler(signum, frame)
+
+    _INTERRUPTED[0] = False
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _INTERRUPTED[0] = False
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename.
 
@@ -120,6 +161,8 @@ def write_atomic_bytes(path: str, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if _INTERRUPTED[0]:
+            raise KeyboardInterrupt  # Ctrl-C came earlier and was swallowed on its way up
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -68,7 +68,10 @@ class Engine:
         self._check_device()
         self.progress("tracing the forward and backward passes")
         function = tf.function(self._body, autograph=self.autograph)
-        concrete = function.get_concrete_function()
+        try:
+            concrete = function.get_concrete_function()
+        except (tf.errors.OpError, ValueError) as exc:  # TensorFlow refusing a gradient
+            raise self.model.trace_error(exc) from exc
         self.progress("computing gradients")
         try:
             outputs = concrete()

@@ -18,8 +18,9 @@ from gradscope.spec.tree import ScalarValue, YEntry, YMap, YNode, YScalar, YSeq
 MAX_ALIAS_NODES = 100_000
 #: Deepest nesting of lists and mappings accepted.
 MAX_DEPTH = 100
-#: Largest spec file read (bytes).
-MAX_BYTES = 256 * 2**20
+#: Largest spec file read (bytes): reading YAML takes about 5 s per MiB, and a spec describes a
+#: computation, not its data (large values are generated from a shape and an init).
+MAX_BYTES = 2**20
 
 _Y = "tag:yaml.org,2002:"
 _MERGE = _Y + "merge"
@@ -112,7 +113,11 @@ def _read_text(path: str) -> str:
     except OSError as exc:
         raise _fatal(path, start, f"cannot read the file: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:
-        raise _fatal(path, start, f"the file is larger than {MAX_BYTES // 2**20} MiB")
+        message = (
+            f"the file is larger than {MAX_BYTES // 2**20} MiB; "
+            "give large values as a shape and an init instead of writing them out"
+        )
+        raise _fatal(path, start, message)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -42,6 +42,7 @@ DENIED_MODULES: dict[str, str] = {
     "version": "is not tensor math",
     "errors": "is not tensor math",
     "types": "is not tensor math",
+    "strings": "has no gradients, and its strings grow without a bound gradscope can check",
 }
 
 
@@ -53,6 +54,14 @@ def _each(names: str, reason: str) -> dict[str, str]:
 DENIED_FUNCTIONS: dict[str, str] = {
     **_each("py_function numpy_function py_func eager_py_func", "runs Python code"),
     **_each("print Print", "writes to the console"),
+    **_each("as_string", "makes strings that grow without a bound gradscope can check"),
+    **_each(
+        """decode_and_crop_jpeg decode_bmp decode_gif decode_image decode_jpeg decode_jxl
+        decode_png decode_webp encode_jpeg encode_png extract_jpeg_shape is_jpeg
+        adjust_jpeg_quality random_jpeg_quality stateless_random_jpeg_quality""",
+        "decodes or encodes image files' bytes",
+    ),
+    **_each("make_tensor_proto", "is not a TensorFlow op"),
     **_each(
         "load_library load_op_library read_file write_file get_file",
         "reads or writes files",
@@ -80,7 +89,7 @@ DENIED_FUNCTIONS: dict[str, str] = {
 }
 
 #: Modules, besides the lookup path, whose functions may be named when dotted.
-EXTRA_MODULES = ("random", "signal", "image", "bitwise", "sparse", "strings", "debugging")
+EXTRA_MODULES = ("random", "signal", "image", "bitwise", "sparse", "debugging")
 
 _LOOKUP_PREFIXES = ("", "math.", "nn.", "linalg.")
 _PRIVATE = re.compile(r"^_|__")

@@ -182,12 +182,21 @@ def _config_problem(cls: str, config: dict[str, Any]) -> str | None:
     return _nested_problem(config)
 
 
+#: Config keys that name files Keras would read, at any depth of a layer's config.
+_FILE_KEYS = ("vocabulary", "filepath", "file_path", "idf_weights")
+
+
 def _nested_problem(value: Any) -> str | None:
-    """Serialized Keras objects that would import modules or run code."""
+    """Serialized Keras objects that would import modules or run code, and file names."""
     if isinstance(value, list):
         return next((p for p in map(_nested_problem, value) if p), None)
     if not isinstance(value, dict):
         return None
+    for key in _FILE_KEYS:
+        if isinstance(value.get(key), str):
+            return f"refused: {key} {value[key]!r} names a file Keras would read; give values"
+    if value.get("weights") is not None:
+        return "refused: weights must be null (weights are never loaded from files)"
     module = value.get("module")
     if isinstance(module, str) and not (module == "keras" or module.startswith("keras.")):
         return f"refused: a serialized object from module {module!r} would import it"

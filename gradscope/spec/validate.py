@@ -13,6 +13,10 @@ from gradscope.spec.tree import YEntry, YMap, YNode, YScalar
 
 TOP_FIELDS = ("gradscope", "name", "seed", "inputs", "variables", "nodes", "losses", "expect")
 MAX_SEED = 2**63 - 1
+#: The most work a spec may ask for, as (nodes + variables) x (losses + 1): the forward pass
+#: costs about 3 ms per node, and each loss's backward pass as much again (a spec at the
+#: limit takes about 30 s on one core).
+MAX_WORK = 20_000
 
 
 def validate(root: YNode, path: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:
@@ -56,6 +60,7 @@ def _spec(ctx: Context, root: YNode) -> Spec | None:
     loss_node = _value(found, "losses")
     loss_names = [e.key for e in loss_node] if isinstance(loss_node, YMap) else []
     expect = read_expect(ctx, _value(found, "expect"), loss_names)
+    _work(ctx, mapping.pos, len(nodes) + len(variables), len(losses))
     if version is None:
         return None
     return Spec(
@@ -114,3 +119,15 @@ def _seed(ctx: Context, entry: YEntry | None) -> int:
         return value
     ctx.expected(entry.value, "seed", f"an integer from 0 to {MAX_SEED}")
     return 0
+
+
+def _work(ctx: Context, pos: Pos, size: int, losses: int) -> None:
+    """Refuse a spec too large to inspect in bounded time."""
+    work = size * (losses + 1)
+    if work > MAX_WORK:
+        ctx.error(
+            pos,
+            "",
+            f"expected at most {MAX_WORK} for (nodes + variables) x (losses + 1), saw "
+            f"{size} x {losses + 1} = {work}; split the spec into smaller ones",
+        )

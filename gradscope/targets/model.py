@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gradscope.build.model import one_line
+from gradscope.build.messages import tf_message
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, VariableEntry
 from gradscope.errors import Location, TargetError
@@ -23,7 +23,6 @@ from gradscope.targets.resolve import Resolved
 from gradscope.targets.target import article
 
 _NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
-_TF_DECORATIONS = re.compile(r"\{\{function_node [^}]*\}\}|\[\[\{\{node [^]]*\]\]|\[Op:[^]]*\]")
 
 _EMPTY_VARIABLES = (
     "'variables' was empty when the target function returned (a Keras model creates its "
@@ -157,7 +156,7 @@ class PythonModel:
         except (TypeError, ValueError) as exc:
             raise TargetError(
                 f"{where}loss {name!r} returned a {type(value).__name__}, not a tensor: "
-                f"{one_line(str(exc))}"
+                f"{tf_message(str(exc))}"
             ) from exc
         if not (tensor.dtype.is_floating or tensor.dtype.is_complex):
             raise TargetError(
@@ -213,7 +212,7 @@ class PythonModel:
             except (KeyError, ValueError):
                 op = None
         cause = getattr(exc, "cause", exc)
-        message = _tf_message(getattr(cause, "message", None) or str(cause))
+        message = tf_message(getattr(cause, "message", None) or str(cause))
         if op is None:
             return TargetError(f"{self.target}: TensorFlow failed: {message}", cause=cause)
         site = frames.of_op(op)
@@ -221,18 +220,6 @@ class PythonModel:
         return TargetError(
             f"{where}{self.target}: op '{op.name}' ({op.type}): {message}", cause=cause
         )
-
-
-def _tf_message(text: str) -> str:
-    """TensorFlow's own words from an op error, without the stack listing it adds in graph
-    mode ("Graph execution error: Detected at node ... File ...") or its ``[[{{node}}]]`` tags."""
-    paragraphs = [
-        p
-        for p in text.strip().split("\n\n")
-        if p.strip() and not p.startswith(("Graph execution error", "Detected at node", "  File "))
-    ]
-    last = paragraphs[-1] if paragraphs else text
-    return one_line(_TF_DECORATIONS.sub("", last)) or one_line(text)
 
 
 def describe(value: Any) -> str:
