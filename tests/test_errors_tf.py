@@ -255,7 +255,7 @@ def test_internal_error_is_two_short_lines_with_the_traceback_hint(
         raise RuntimeError("boom\n\n" + "details " * 200)
 
     monkeypatch.setattr("gradscope.analysis.status.classify", broken)
-    monkeypatch.setattr("gradscope.api.classify", broken)
+    monkeypatch.setattr("gradscope.runner.classify", broken)
     path = write_spec(
         "gradscope: 1\nvariables: {w: {shape: [2]}}\n"
         "nodes: [{name: s, op: reduce_sum, inputs: [w]}]\nlosses: {l: s}\n"
