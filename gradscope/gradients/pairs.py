@@ -51,6 +51,8 @@ class LossStatic:
             if p.slot is not None:
                 norm = float(numbers[f"{prefix}/norm"][p.slot])
                 largest = float(numbers[f"{prefix}/max"][p.slot])
+                if largest == -math.inf:  # max |g| of no elements: an empty gradient is zero
+                    largest = 0.0
                 finite = math.isfinite(largest) and not math.isnan(norm)
                 zero = finite and largest == 0.0
             pairs.append(

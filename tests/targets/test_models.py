@@ -144,3 +144,19 @@ def test_compiled_multi_output_model_through_keras_targets(mypkg: ModuleType) ->
     assert report.loss("price").pair("kind/kernel").status == m.DISCONNECTED
     assert report.loss("kind").pair("price/bias").status == m.DISCONNECTED
     assert report.problems == ()  # expect, given to gradscope.keras.targets, holds
+
+
+def test_empty_variable_gets_a_zero_gradient_not_nan() -> None:
+    """A zero-size variable's gradient has no elements: bare TF returns it, all (none) zero."""
+    empty = tf.Variable(tf.zeros([0]), name="empty")
+    w = tf.Variable([1.0, 2.0, 3.0], name="w")
+
+    def loss() -> tf.Tensor:
+        return tf.reduce_sum(w * w) + tf.reduce_sum(empty)
+
+    report = gradscope.inspect(gradscope.Target(losses={"loss": loss}, variables=[empty, w]))
+    value, grads = tape(loss, [empty, w])
+    assert not grads["empty"].none and grads["empty"].finite and grads["empty"].zero
+    _agrees(report.to_dict(), {"loss": (value, grads)})
+    assert report.loss("loss").pair("empty").status == m.ZERO
+    assert report.problems == ()
