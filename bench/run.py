@@ -87,6 +87,7 @@ def startup(runs: int) -> dict[str, float]:
         "help": [PY, "-m", "gradscope", "--help"],
         "baseline": [PY, "-c", "import click, rich, yaml"],
         "validate": [PY, "-m", "gradscope", "validate", str(ROOT / "configs" / "multitask.yaml")],
+        "tensorflow": [PY, "-c", "import tensorflow"],  # the floor under every TF process
     }
     out: dict[str, list[float]] = {k: [] for k in cmds}
     for _ in range(runs):

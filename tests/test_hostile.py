@@ -120,7 +120,7 @@ def _prepare(source: Path, scratch: Path) -> None:
     scratch.mkdir(parents=True)
     text = source.read_text(encoding="utf-8")
     if source.name == "size-file.yaml":
-        text += "#" + "x" * (2**20) + "\n"
+        text += "#" + "x" * (8 * 2**20) + "\n"
     if source.name == "size-work.yaml":
         text += "".join(
             f"  - {{name: n{i}, op: sin, inputs: [n{i - 1}]}}\n" for i in range(1, 5_000)

@@ -340,3 +340,14 @@ def test_validate_a_bad_loss_does_not_also_fail_its_expect(write_spec):
     text = HEAD + "variables:\n  w: 1.0\n" + TAIL.replace("{l: s}", "{l: nope}")
     error = _one(write_spec, text + "expect:\n  l: {none: [w]}\n")
     assert "losses.l: expected the name of a node" in error
+
+
+def test_validate_accepts_a_ten_thousand_node_spec(write_spec):
+    """The benchmark's size (issue 7): the work budget refuses only far larger specs."""
+    nodes = "".join(
+        f"  - {{name: n{i}, op: sin, inputs: [{f'n{i - 1}' if i else 'w'}]}}\n"
+        for i in range(10_000)
+    )
+    text = "gradscope: 1\nvariables:\n  w: {shape: [16]}\nnodes:\n" + nodes
+    spec = load_spec(write_spec(text + "losses:\n  total: n9999\n  early: n10\n"))
+    assert len(spec.nodes) == 10_000 and len(spec.losses) == 2
