@@ -32,13 +32,13 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not tf"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check gradscope tests scripts
-	$(VENV)/bin/ruff check gradscope tests scripts
+	$(VENV)/bin/ruff format --check gradscope tests scripts bench
+	$(VENV)/bin/ruff check gradscope tests scripts bench
 	$(VENV)/bin/mypy
 
 fmt: $(STAMP)
-	$(VENV)/bin/ruff format gradscope tests scripts
-	$(VENV)/bin/ruff check --fix gradscope tests scripts
+	$(VENV)/bin/ruff format gradscope tests scripts bench
+	$(VENV)/bin/ruff check --fix gradscope tests scripts bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -108,7 +108,9 @@ def mlp(layers: int = 100, width: int = 256, batch: int = 32, heads: int = 4) ->
         f"  x: {{shape: [{batch}, {width}]}}",
         "variables:",
     ]
-    lines += [f"  l{i}/w: {{shape: [{width}, {width}], init: glorot_uniform}}" for i in range(layers)]
+    lines += [
+        f"  l{i}/w: {{shape: [{width}, {width}], init: glorot_uniform}}" for i in range(layers)
+    ]
     lines.append("nodes:")
     previous = "x"
     for i in range(layers):
@@ -205,7 +207,9 @@ def chain(nodes: int, every: int = 100, width: int = 16) -> Model:
     while made < nodes - 1:
         name = f"n{made}"
         if made % every == 0 and made // every < count:
-            lines.append(f"  - {{name: {name}, op: multiply, inputs: [{previous}, v{made // every}]}}")
+            lines.append(
+                f"  - {{name: {name}, op: multiply, inputs: [{previous}, v{made // every}]}}"
+            )
         else:
             lines.append(f"  - {{name: {name}, op: {ops[made % 3]}, inputs: [{previous}]}}")
         previous, made = name, made + 1
@@ -227,7 +231,12 @@ def chain(nodes: int, every: int = 100, width: int = 16) -> Model:
             return [tf.reduce_sum(h)]
         """
     )
-    return Model(f"chain{nodes}", "\n".join(lines) + "\n", body, f"a chain of {nodes} nodes, {count} variables")
+    return Model(
+        f"chain{nodes}",
+        "\n".join(lines) + "\n",
+        body,
+        f"a chain of {nodes} nodes, {count} variables",
+    )
 
 
 def all_models() -> list[Model]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from models import ROOT, Model, all_models  # noqa: E402
+from models import ROOT, Model, all_models
 
 PY = sys.executable
 
@@ -152,14 +152,17 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="model names to run")
     parser.add_argument("--write", action="store_true", help="record in bench/RESULTS.md")
     args = parser.parse_args()
-    from report import render  # noqa: PLC0415
+    from report import render
 
     models = [m for m in all_models() if not args.only or m.name in args.only]
     results = {}
     with tempfile.TemporaryDirectory(prefix="gradscope-bench-") as tmp:
         for model in models:
             naive = model.name in ("mlp100", "multitask")
-            results[model.name] = (model, run_model(model, Path(tmp), args.runs, args.device, naive))
+            results[model.name] = (
+                model,
+                run_model(model, Path(tmp), args.runs, args.device, naive),
+            )
     text = render(
         machine=machine(),
         device=args.device,
