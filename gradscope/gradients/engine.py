@@ -17,6 +17,7 @@ from typing import Any
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, Traceable, VariableEntry
 from gradscope.errors import BuildError, UsageError
+from gradscope.gcpause import paused
 from gradscope.gradients import flow
 from gradscope.gradients.extract import Extracted, GradientRegistry
 from gradscope.gradients.facts import (
@@ -64,6 +65,10 @@ class Engine:
         self.static: dict[str, Any] = {}
 
     def run(self) -> RunFacts:
+        with paused():
+            return self._run()
+
+    def _run(self) -> RunFacts:
         tf = self.tf
         self._check_device()
         self.progress("tracing the forward and backward passes")

@@ -57,10 +57,12 @@ def load_spec(path: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:
     Raises:
         SpecErrors: every problem in the file, each ``FILE:LINE:COLUMN: field: message``.
     """
+    from gradscope.gcpause import paused
     from gradscope.spec.loader import load_yaml
     from gradscope.spec.validate import validate
 
-    return validate(load_yaml(path), path, max_elements=max_elements)
+    with paused():
+        return validate(load_yaml(path), path, max_elements=max_elements)
 
 
 def load_specs(paths: Iterable[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> list[Spec]:
