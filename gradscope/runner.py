@@ -12,7 +12,7 @@ from typing import Any
 
 from gradscope.analysis import model as m
 from gradscope.analysis.numeric import judge, unheld_numeric
-from gradscope.analysis.policy import find_problems
+from gradscope.analysis.policy import find_problems, unmatched_patterns
 from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
 from gradscope.gradients.facts import EVERY_PAIR
@@ -83,6 +83,7 @@ def run_spec(
     )
     problems = find_problems(spec.path, results, facts.variables, spec.expect)
     notes: list[str] = [] if numeric else unheld_numeric(spec.expect)
+    notes += unmatched_patterns(spec, spec.expect, facts.variables)
     if losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")

@@ -298,3 +298,43 @@ def test_tf_message_keeps_tensorflows_words_only() -> None:
     assert tf_message(keras_call) == "bad input"
     renamed = tf_message("Forward operation: N3/Sum_1.", lambda name: f"<{name}>")
     assert renamed == "Forward operation: <N3/Sum_1>."
+
+
+_DENSE = "{class: Dense, config: {units: 2}}"
+_MHA = "{class: MultiHeadAttention, config: {num_heads: 1, key_dim: 2}}"
+
+
+@pytest.mark.parametrize(
+    ("variables", "nodes", "line", "node", "named"),
+    [
+        (
+            ["d1/kernel: {shape: [2, 2]}"],
+            [f"{{name: d1, op: layer, attrs: {_DENSE}, inputs: [x]}}"],
+            7, "d1", "variable 'd1/kernel' (line 5)",
+        ),
+        (
+            [],
+            [f"{{name: d1, op: layer, attrs: {_DENSE}, inputs: [x]}}",
+             "{name: d1/kernel, op: reduce_sum, inputs: [d1]}"],
+            5, "d1", "node 'd1/kernel' (line 6)",
+        ),
+        (
+            [],
+            [f"{{name: m, op: layer, attrs: {_MHA}, inputs: [x, x]}}",
+             f"{{name: m/query, op: layer, attrs: {_DENSE}, inputs: [x]}}"],
+            6, "m/query", "a weight of layer node 'm' (line 5)",
+        ),
+    ],
+)  # fmt: skip
+def test_a_layer_weight_named_like_another_name_is_refused(
+    write_spec: WriteSpec, variables: list[str], nodes: list[str], line: int, node: str,
+    named: str,
+) -> None:  # fmt: skip
+    """Reports key variables by name: a clash would merge two variables' rows into one."""
+    text = "gradscope: 1\ninputs:\n  x: {shape: [1, 3, 2]}\n"
+    text += "variables:\n" + "".join(f"  {v}\n" for v in variables) if variables else ""
+    text += "nodes:\n" + "".join(f"  - {n}\n" for n in nodes)
+    text += f"  - {{name: total, op: reduce_sum, inputs: [{node}]}}\nlosses: {{l: total}}\n"
+    path = write_spec(text)
+    message = _one_line(_inspect(path), path, line, node, "layer")
+    assert message.startswith(f"its weight '{node}/kernel' has the same name as {named};"), message

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from gradscope.analysis import model as m
 from gradscope.analysis.numeric import describe
 from gradscope.gradients.facts import CutPoint, NanOrigin, VariableFacts
-from gradscope.spec.model import Expectation, Pattern
+from gradscope.spec.model import Expectation, Pattern, Spec, glob_matches
 
 
 def describe_cut(cuts: Sequence[CutPoint]) -> str:
@@ -214,3 +214,39 @@ def _never_trained(
                       cuts, spec, line_of(v.source))
         )  # fmt: skip
     return out
+
+
+def unmatched_patterns(
+    spec: Spec | None, expect: Sequence[Expectation], variables: Sequence[VariableFacts]
+) -> list[str]:
+    """A note for each ``vars`` or ``expect`` glob that names no variable of the model.
+
+    Such a pattern holds nothing (a ``vars`` of only typos excludes every variable), which
+    is almost always a typo or a renamed variable.
+    """
+    names = [v.name for v in variables]
+    found: list[tuple[str, str, str]] = []  # (field, glob, where)
+    if spec is not None:
+        for loss in spec.losses:
+            where = f"{spec.path}:{loss.pos.line}"
+            found += [(f"losses.{loss.name}.vars", g, where) for g in loss.vars or ()]
+    path = spec.path if spec is not None else None
+    for e in expect:
+        for field, patterns in (("none", e.none), ("connected", e.connected),
+                                ("numeric", e.numeric)):  # fmt: skip
+            found += [
+                (f"expect.{e.loss}.{field}", p.glob, f"{path}:{p.pos.line}" if path else "")
+                for p in patterns
+            ]
+    notes = []
+    for field, glob, where in found:
+        if any(glob_matches(name, glob) for name in names):
+            continue
+        hint = (
+            " (in a glob, [ ] enclose a set of characters; [[] is a literal [)"
+            if "[" in glob
+            else ""
+        )
+        at = f" at {where}" if where else ""
+        notes.append(f"{field}: '{glob}'{at} matches no variable{hint}")
+    return notes

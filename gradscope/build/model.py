@@ -46,6 +46,10 @@ class SpecModel:
         self.keras = keras
         keras.utils.set_random_seed(spec.seed)
         self.ctx = ops.Context(self.tf, keras, max_elements=spec.max_elements)
+        self.ctx.names = {
+            **{d.name: f"input '{d.name}' (line {d.pos.line})" for d in spec.inputs},
+            **{n.name: f"node '{n.name}' (line {n.pos.line})" for n in spec.nodes},
+        }
         self.inputs = {d.name: self._input(d) for d in spec.inputs}
         for d in spec.variables:
             self.ctx.variables.append(

@@ -33,6 +33,7 @@ class Context:
     variables: list[BuiltVariable] = field(default_factory=list)
     max_elements: int | None = None  # the largest weight a layer may make (--max-elements)
     layers: dict[str, Any] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # the spec's own names -> what each is
 
 
 OpFn = Callable[[Context, Node, list[Any], dict[str, Any]], Any]
@@ -83,17 +84,31 @@ def layer(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) -> 
         ctx.layers[node.name] = instance
         call_kwargs = dict(node.attrs.get("call") or {})
         out = instance(*args, **kwargs, **call_kwargs)
+    taken = {v.name: v for v in ctx.variables}
     for variable in instance.weights:
-        ctx.variables.append(
-            BuiltVariable(
-                name=weight_name(node.name, instance, variable),
-                variable=variable,
-                trainable=bool(variable.trainable),
-                pos=node.pos,
-                node=node.name,
-            )
-        )
+        name = weight_name(node.name, instance, variable)
+        _check_free(ctx, name, taken.get(name))
+        taken[name] = BuiltVariable(name, variable, bool(variable.trainable), node.pos, node.name)
+        ctx.variables.append(taken[name])
     return out
+
+
+def _check_free(ctx: Context, name: str, holder: BuiltVariable | None) -> None:
+    """Refuse a layer weight named like something else: reports would merge the two."""
+    if holder is not None:
+        other = (
+            f"a weight of layer node '{holder.node}' (line {holder.pos.line})"
+            if holder.node is not None
+            else f"variable '{name}' (line {holder.pos.line})"
+        )
+    elif name in ctx.names:
+        other = ctx.names[name]
+    else:
+        return
+    raise ValueError(
+        f"its weight '{name}' has the same name as {other}; inputs, variables, nodes and "
+        "layer weights share one namespace, so rename one of them"
+    )
 
 
 SPECIAL: dict[str, OpFn] = {

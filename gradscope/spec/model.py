@@ -152,7 +152,7 @@ class Pattern:
     pos: Pos
 
     def matches(self, name: str) -> bool:
-        return fnmatch.fnmatchcase(name, self.glob)
+        return glob_matches(name, self.glob)
 
 
 @dataclass(frozen=True)
@@ -210,6 +210,12 @@ class Spec:
         return self.name or self.path
 
 
+def glob_matches(name: str, glob: str) -> bool:
+    """Whether ``name`` matches ``glob`` (``*`` also matches ``/``), or is the glob's exact
+    text: a variable named ``w[0]`` is matched by ``w[0]``, where the glob alone would not."""
+    return name == glob or fnmatch.fnmatchcase(name, glob)
+
+
 def matches_any(name: str, globs: tuple[str, ...]) -> bool:
-    """Whether ``name`` matches any of the glob patterns (``*`` also matches ``/``)."""
-    return any(fnmatch.fnmatchcase(name, g) for g in globs)
+    """Whether ``name`` matches any of the glob patterns (see :func:`glob_matches`)."""
+    return any(glob_matches(name, g) for g in globs)

@@ -14,7 +14,7 @@ from typing import Any
 
 from gradscope.analysis import model as m
 from gradscope.analysis.numeric import judge, unheld_numeric
-from gradscope.analysis.policy import find_problems
+from gradscope.analysis.policy import find_problems, unmatched_patterns
 from gradscope.analysis.status import classify
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.errors import TargetError, UsageError
@@ -197,6 +197,7 @@ def _report(
     ]
     notes: list[str] = list(model.notes) + list(facts.notes)
     notes += [] if facts.numeric is not None else unheld_numeric(expect)
+    notes += unmatched_patterns(None, expect, facts.variables)
     if losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")

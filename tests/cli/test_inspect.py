@@ -85,3 +85,45 @@ def test_inspect_build_error_names_node_and_line(run_cli: RunCli, write_spec) ->
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(f"{path}:7:5: node 'm' (matmul): ")
+
+
+def test_patterns_match_exact_names_and_unmatched_ones_are_noted(write_spec) -> None:
+    """`vars: ["w[0]"]` names the variable `w[0]` (as a glob alone it would mean `w0`), and
+    a `vars` or `expect` glob that matches no variable is a note, not silence."""
+    import tensorflow as tf
+
+    import gradscope
+    from gradscope.analysis import model as m
+
+    path = write_spec(
+        """\
+        gradscope: 1
+        variables:
+          "w[0]": {values: [1.0, 2.0]}
+          v: {values: [3.0, 4.0]}
+        nodes:
+          - {name: s, op: reduce_sum, inputs: ["w[0]"]}
+          - {name: t, op: reduce_sum, inputs: [v]}
+          - {name: l, op: add, inputs: [s, t]}
+        losses:
+          a: {node: l, vars: ["w[0]"]}
+          b: {node: l, vars: ["nothing*", "v"]}
+        expect:
+          a:
+            none: ["typo*"]
+        """
+    )
+    w, v = tf.Variable([1.0, 2.0]), tf.Variable([3.0, 4.0])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(w) + tf.reduce_sum(v)
+    (grad,) = tape.gradient(loss, [w])  # var_list [w[0]]
+    report = gradscope.inspect(path)
+    pair = report.loss("a").pair("w[0]")
+    assert pair.status == m.OK
+    assert pair.norm == pytest.approx(float(tf.norm(grad)), rel=1e-6)
+    assert report.loss("a").pair("v").status == m.EXCLUDED
+    assert report.loss("b").pair("w[0]").status == m.EXCLUDED
+    assert report.notes == (
+        f"losses.b.vars: 'nothing*' at {path}:11 matches no variable",
+        f"expect.a.none: 'typo*' at {path}:14 matches no variable",
+    )
