@@ -201,18 +201,19 @@ def _never_trained(
         if any(m.has_gradient(p.status) for p in pairs):
             continue
         cuts = tuple(dict.fromkeys(c for p in pairs for c in p.cut_points))
-        if cuts:
-            reason = f"; its paths are cut at {describe_cut(cuts)}"
-        elif pairs and all(p.status == m.EXCLUDED for p in pairs):
-            reason = "; it is outside every loss's `vars`"
+        message = f"`{v.name}` is trainable but no loss gives it a gradient"
+        if not v.dtype.startswith(("float", "bfloat", "half", "double", "complex")):
+            message += (
+                f": it holds {v.dtype} values, and TensorFlow gives no gradient to a variable "
+                "that is not floating-point (declare it `trainable: false`)"
+            )
         else:
-            reason = ""
-        out.append(
-            m.Problem(None, v.name, m.NEVER_TRAINED,
-                      f"`{v.name}` is trainable but no loss gives it a gradient{reason} "
-                      "(list it under expect.<loss>.none if it is meant to be unused)",
-                      cuts, spec, line_of(v.source))
-        )  # fmt: skip
+            if cuts:
+                message += f"; its paths are cut at {describe_cut(cuts)}"
+            elif pairs and all(p.status == m.EXCLUDED for p in pairs):
+                message += "; it is outside every loss's `vars`"
+            message += " (list it under expect.<loss>.none if it is meant to be unused)"
+        out.append(m.Problem(None, v.name, m.NEVER_TRAINED, message, cuts, spec, line_of(v.source)))
     return out
 
 

@@ -77,6 +77,8 @@ class Classifier:
         return bool(graph.differentiable[t])
 
     def _point(self, o: int, kind: str) -> CutPoint:
+        if self.scene.cut_point is not None:
+            return self.scene.cut_point(o, kind)
         where = self.scene.locate(o)
         node, source = where if where is not None else (self.scene.names[o], "")
         return CutPoint(node=node, op=self.scene.graph.ops[o].type, kind=kind, source=source)

@@ -248,10 +248,30 @@ class PairBuilder:
                 static.grads[v.name] = grad
 
     def _cut_point(self, cut: flow.Cut) -> CutPoint:
-        op = self.x.tf_ops[cut.op]
+        return self.cut_point_at(cut.op, cut.kind)
+
+    def cut_point_at(self, index: int, kind: str) -> CutPoint:
+        """The cut point for op ``index`` of the traced graph, as reports and pictures name it."""
+        op = self.x.tf_ops[index]
+        variable = self._integer_variable(op) if kind == flow.NONDIFFERENTIABLE else None
+        if variable is not None:  # no op made these values integer: the variable holds them
+            return CutPoint(variable.name, op.type, kind, variable.source)
         where = self.model.locate(op)
         node, source = where if where is not None else (op.name, "")
-        return CutPoint(node=node, op=op.type, kind=cut.kind, source=source)
+        return CutPoint(node=node, op=op.type, kind=kind, source=source)
+
+    def _integer_variable(self, op: Any) -> VariableEntry | None:
+        """The analysed variable of an integer (or boolean) type that ``op`` reads, if any."""
+        if not op.inputs or not op.outputs:
+            return None
+        dtype = op.outputs[0].dtype
+        if dtype.is_floating or dtype.is_complex:
+            return None
+        handle = self.x.tensor_id(op.inputs[0])
+        for variable, known in zip(self.variables, self.handle_ids, strict=True):
+            if known is not None and known == handle:
+                return variable
+        return None
 
     def compare(
         self, statics: list[LossStatic], pairs: Sequence[tuple[str, str]]

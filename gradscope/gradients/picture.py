@@ -119,6 +119,8 @@ class Scene:
     visible: Callable[[int], bool]  # the op is one the user wrote, not a library's
     describe: Callable[[int], str | None] = lambda _op: None  # the op the user named, if any
     sparse: set[int] = field(default_factory=set)  # tensor ids with an IndexedSlices gradient
+    #: The cut point reports give op ``i`` cut as ``kind`` (None: from ``locate``).
+    cut_point: Callable[[int, str], CutPoint] | None = None
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,7 @@ def trace(builder: PairBuilder, traced: Traced, *, expand: bool) -> PictureStati
         visible=lambda i: builder.model.visible(ops[i]),
         describe=(lambda i: _said(describe(ops[i].name))) if describe else (lambda _i: None),
         sparse={t for t, g in traced.grads.items() if isinstance(g, tf.IndexedSlices)},
+        cut_point=builder.cut_point_at,
     )
     draft = draw(scene, expand=expand)
     handles = {t: builder.variables[i].name for t, i in _handle_tensors(builder).items()}

@@ -216,3 +216,21 @@ def test_check_pre_commit_hooks_run_check_and_validate() -> None:
     for hook in hooks.values():
         assert hook["language"] == "python" and hook["require_serial"] is True
         assert hook["types"] == ["yaml"]
+
+
+def test_an_integer_variable_is_never_trained_and_says_why() -> None:
+    """TensorFlow gives no gradient to an int32 variable; the problem names its type."""
+    import tensorflow as tf
+
+    picks = tf.Variable([0, 2, 1])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.cast(picks, tf.float32))
+    assert tape.gradient(loss, picks) is None  # bare TensorFlow's answer
+    spec = "tests/cases/integer-variable.yaml"
+    code, out, _ = _invoke("check", spec, "--format", "json")
+    assert code == 1
+    (problem,) = json.loads(out)["problems"]
+    assert (problem["variable"], problem["kind"]) == ("picks", "never-trained")
+    assert "it holds int32 values" in problem["message"]
+    assert "trainable: false" in problem["message"]
+    assert problem["source"] == f"{spec}:5"
