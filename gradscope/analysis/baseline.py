@@ -44,9 +44,13 @@ def spec_key(path: str) -> str:
     return PurePath(os.path.normpath(path)).as_posix()
 
 
-def key_of(problem: m.Problem) -> Key:
-    """What identifies ``problem`` across runs."""
-    return (spec_key(problem.spec), problem.loss, problem.variable, problem.kind)
+def key_of(problem: m.Problem, spec: str | None = None) -> Key:
+    """What identifies ``problem`` of the report for ``spec`` across runs.
+
+    ``spec`` is the report's spec or Python target (``train.py:build``): a target's problems
+    are located in the file that created the variable, which several targets may share.
+    """
+    return (spec_key(spec or problem.spec), problem.loss, problem.variable, problem.kind)
 
 
 @dataclass(frozen=True)
@@ -56,19 +60,19 @@ class Baseline:
     path: str
     keys: frozenset[Key]
 
-    def holds(self, problem: m.Problem) -> bool:
-        return key_of(problem) in self.keys
+    def holds(self, problem: m.Problem, spec: str | None = None) -> bool:
+        return key_of(problem, spec) in self.keys
 
     def mark(self, report: m.Report) -> m.Report:
         """``report`` with every problem the baseline holds marked ``known``."""
-        problems = tuple(replace(p, known=self.holds(p)) for p in report.problems)
+        problems = tuple(replace(p, known=self.holds(p, report.spec)) for p in report.problems)
         return replace(report, problems=problems)
 
     def fixed(self, reports: Iterable[m.Report]) -> tuple[Key, ...]:
         """Baseline problems of the given reports' specs that no longer occur, sorted."""
         reports = list(reports)
         specs = {spec_key(r.spec) for r in reports}
-        now = {key_of(p) for r in reports for p in r.problems}
+        now = {key_of(p, r.spec) for r in reports for p in r.problems}
         gone = [k for k in self.keys if k[0] in specs and k not in now]
         return tuple(sorted(gone, key=lambda k: (k[0], k[1] or "", k[2] or "", k[3])))
 
@@ -119,7 +123,7 @@ def _key(item: Any, spec: str, path: str) -> Key:
         raise UsageError(f"{path}: a problem without a `kind`: {json.dumps(item)[:80]}")
     loss, variable = item.get("loss"), item.get("variable")
     return (
-        spec_key(str(item.get("spec") or spec)),
+        spec_key(spec or str(item.get("spec") or "")),  # the report's spec or target
         None if loss is None else str(loss),
         None if variable is None else str(variable),
         item["kind"],

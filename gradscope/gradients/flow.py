@@ -136,31 +136,57 @@ def find_cuts(
     arrive = _arrivals(graph, list(reach), grads)
     cuts: dict[tuple[int, str], int] = {}
     integer_seen: set[int] = set()
+    # Per op, the variables that reach it along paths no cut found so far has taken: a path
+    # is named where it was first cut (a StopGradient), never again further on (a comparison
+    # inside the loss function after it).
+    live = [0] * len(graph.ops)
 
     def add(op: int, kind: str, bits: int) -> None:
-        cuts[(op, kind)] = cuts.get((op, kind), 0) | bits
+        if bits:
+            cuts[(op, kind)] = cuts.get((op, kind), 0) | bits
 
     for index, op in enumerate(graph.ops):
-        if not (reach[index] and arrive[index]):
-            continue
-        for t in graph.value_inputs(op):
-            bits = vsets[graph.producer[t]]
-            if not bits:
+        inputs = list(graph.value_inputs(op))
+        upstream = 0
+        for t in inputs:
+            upstream |= vsets[graph.producer[t]]
+        for w in op.assign_preds:
+            upstream |= vsets[w]
+        passed = vsets[index] & ~upstream  # a variable's own handle
+        passed |= _assigned(graph, live, op)
+        cutting = reach[index] and arrive[index]
+        for t in inputs:
+            if not vsets[graph.producer[t]]:
                 continue
-            if op.write:
+            bits = live[graph.producer[t]]
+            if not cutting:
+                passed |= bits
+            elif op.write:
                 add(index, ASSIGN, bits)
             elif not graph.differentiable[t]:
-                for p, p_bits in _integer_sources(graph, vsets, graph.producer[t], integer_seen):
+                found = _integer_sources(graph, vsets, live, graph.producer[t], integer_seen)
+                for p, p_bits in found:
                     add(p, NONDIFFERENTIABLE, p_bits)
             elif op.type in STOP_TYPES or index in stop_ops:
                 add(index, STOPPED, bits)
             elif t not in grads or op.no_gradient:
                 add(index, NONDIFFERENTIABLE, bits)
+            else:
+                passed |= bits
+        live[index] = passed
     return [Cut(op, kind, bits) for (op, kind), bits in cuts.items()]
 
 
+def _assigned(graph: Graph, live: list[int], op: Op) -> int:
+    """What reaches a read through the writes before it (value, never gradient, passes)."""
+    bits = 0
+    for w in op.assign_preds:
+        bits |= live[w]
+    return bits
+
+
 def _integer_sources(
-    graph: Graph, vsets: Sequence[int], start: int, seen: set[int]
+    graph: Graph, vsets: Sequence[int], live: Sequence[int], start: int, seen: set[int]
 ) -> list[tuple[int, int]]:
     """Ops upstream of a non-differentiable value that made it from a differentiable one
     (the ``argmax``, the ``cast`` to ``int32``): where the user lost the gradient."""
@@ -176,7 +202,7 @@ def _integer_sources(
         for t in graph.value_inputs(op):
             producer = graph.producer[t]
             if graph.differentiable[t]:
-                lost |= vsets[producer]
+                lost |= live[producer]
             else:
                 stack.append(producer)
         for w in op.assign_preds:

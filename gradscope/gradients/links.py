@@ -45,6 +45,8 @@ class Classifier:
         for cut in scene.cuts:
             if not self.arrive[cut.op]:
                 self.lost[cut.op] = cut.kind
+        # Ops where flow named a cut: an edge past an earlier cut carries value only.
+        self.cut_ops = {cut.op for cut in scene.cuts if cut.variables & scene.mask}
 
     def edge(self, t: int | None, o: int) -> tuple[str, CutPoint | None]:
         """``(flow, cut point)`` of the edge from tensor ``t`` into op ``o``.
@@ -59,15 +61,17 @@ class Classifier:
         if not self.arrive[o]:
             lost = graph.differentiable[t] and self.lost.get(o)
             return (CUT, self._point(o, lost)) if lost else (VALUE, None)
-        if op.write:
-            return CUT, self._point(o, flow.ASSIGN)
-        if not graph.differentiable[t]:
+        if not (op.write or graph.differentiable[t]):
             return VALUE, None
-        if op.type in flow.STOP_TYPES or o in scene.stop_ops:
-            return CUT, self._point(o, flow.STOPPED)
-        if t not in scene.received or op.no_gradient:
-            return CUT, self._point(o, flow.NONDIFFERENTIABLE)
-        return GRADIENT, None
+        if op.write:
+            kind = flow.ASSIGN
+        elif op.type in flow.STOP_TYPES or o in scene.stop_ops:
+            kind = flow.STOPPED
+        elif t not in scene.received or op.no_gradient:
+            kind = flow.NONDIFFERENTIABLE
+        else:
+            return GRADIENT, None
+        return (CUT, self._point(o, kind)) if o in self.cut_ops else (VALUE, None)
 
     def could_carry(self, t: int | None) -> bool:
         """Whether gradient could cross tensor ``t`` for this loss, were it not cut."""

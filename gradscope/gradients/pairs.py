@@ -223,11 +223,12 @@ class PairBuilder:
     ) -> None:
         located = [(cut, self._cut_point(cut)) for cut in sorted(cuts, key=lambda c: c.op)]
         # Where a gradient still flows, a path cut by an op inside a library function (the
-        # comparison in sigmoid_cross_entropy_with_logits) is noise; cuts the user wrote are not.
+        # comparison in sigmoid_cross_entropy_with_logits, the stop_gradient inside
+        # BatchNormalization's moments) is noise; cuts the user wrote are not.
         partial = [
             (cut, point)
             for cut, point in located
-            if cut.kind != flow.NONDIFFERENTIABLE or self.model.visible(self.x.tf_ops[cut.op])
+            if cut.kind == flow.ASSIGN or self.model.visible(self.x.tf_ops[cut.op])
         ]
         slot = 0
         for i, v in enumerate(self.variables):

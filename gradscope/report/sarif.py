@@ -102,7 +102,7 @@ def _rules() -> list[dict[str, Any]]:
     return out
 
 
-def _result(p: m.Problem, with_baseline: bool) -> dict[str, Any]:
+def _result(p: m.Problem, spec: str, with_baseline: bool) -> dict[str, Any]:
     location = {
         "physicalLocation": {
             "artifactLocation": {"uri": uri(p.spec), "uriBaseId": "%SRCROOT%"},
@@ -115,7 +115,7 @@ def _result(p: m.Problem, with_baseline: bool) -> dict[str, Any]:
         "level": "note" if p.known else "error",
         "message": {"text": p.message},
         "locations": [location],
-        "partialFingerprints": {"gradscopeProblem/v1": _fingerprint(p)},
+        "partialFingerprints": {"gradscopeProblem/v1": _fingerprint(p, spec)},
         "properties": {
             "loss": p.loss,
             "variable": p.variable,
@@ -127,8 +127,8 @@ def _result(p: m.Problem, with_baseline: bool) -> dict[str, Any]:
     return out
 
 
-def _fingerprint(p: m.Problem) -> str:
-    text = "\0".join(str(part) for part in key_of(p))
+def _fingerprint(p: m.Problem, spec: str) -> str:
+    text = "\0".join(str(part) for part in key_of(p, spec))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -150,7 +150,11 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
         "artifacts": [
             {"location": {"uri": uri(r.spec), "uriBaseId": "%SRCROOT%"}} for r in result.reports
         ],
-        "results": [_result(p, result.baseline is not None) for p in result.problems],
+        "results": [
+            _result(p, r.spec, result.baseline is not None)
+            for r in result.reports
+            for p in r.problems
+        ],
         "properties": {"tensorflow": first.tensorflow if first else None},
     }
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}

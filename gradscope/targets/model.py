@@ -10,7 +10,7 @@ runner answers it from an eager pass instead (``targets/eager.py``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.build.messages import tf_message
@@ -91,8 +91,17 @@ def _first_use(graph: Any, variables: list[Any]) -> list[Any]:
 class PythonModel:
     """Calls a target's losses inside the engine's trace and locates ops in the user's code."""
 
-    def __init__(self, resolved: Resolved, registry: tv.Registry, wanted: set[str] | None):
+    def __init__(
+        self,
+        resolved: Resolved,
+        registry: tv.Registry,
+        wanted: set[str] | None,
+        also_read: Sequence[Any] = (),
+    ):
         self.tf = import_tensorflow()
+        # Variables an untraceable loss reads after the point where its trace failed (found
+        # by running it eagerly): the trace alone never sees them.
+        self.also_read = list(also_read)
         self.resolved = resolved
         self.registry = registry
         self.wanted = wanted
@@ -114,7 +123,7 @@ class PythonModel:
         """Call every wanted loss; the variables are chosen from what they read."""
         self.graph = self.tf.compat.v1.get_default_graph()
         entries = []
-        touched: dict[Any, Any] = {}
+        touched: dict[Any, Any] = {v.ref(): v for v in self.also_read}
         for name, fn in self.resolved.target.losses.items():
             if self.wanted is not None and name not in self.wanted:
                 continue

@@ -70,15 +70,47 @@ def run_target(
     compare = _expand_pairs(resolved, losses, compare)
     _check_losses(resolved, list(losses or []) + [n for pair in compare for n in pair])
     wanted = set(losses) | {n for pair in compare for n in pair} if losses else None
-    model = PythonModel(resolved, registry, wanted)
-    facts = Engine(
-        model, losses=losses, compare=compare, device=device, progress=progress,
-        pictures=pictures, expand=expand,
-    ).run()  # fmt: skip
+
+    def traced(also_read: Sequence[Any] = ()) -> tuple[PythonModel, RunFacts]:
+        model = PythonModel(resolved, registry, wanted, also_read)
+        facts = Engine(
+            model, losses=losses, compare=compare, device=device, progress=progress,
+            pictures=pictures, expand=expand,
+        ).run()  # fmt: skip
+        return model, facts
+
+    model, facts = traced()
+    unseen = _unseen_reads(tf, model, device, progress)
+    if unseen:  # traced again with them, so every pass and report knows them
+        model, facts = traced(unseen)
     facts = _with_eager(tf, model, facts, compare, device, progress)
-    rebuild = Rebuild(lambda: PythonModel(resolved, registry, wanted))
+    rebuild = Rebuild(lambda: PythonModel(resolved, registry, wanted, model.also_read))
     facts = _diagnosed(facts, rebuild, list(model.failed), device, progress, numeric)
     return _report(resolved, model, facts, losses), facts
+
+
+def _unseen_reads(tf: Any, model: PythonModel, device: str | None, progress: Progress) -> list[Any]:
+    """Trainable variables that losses whose trace failed read after the failure.
+
+    Only when the target leaves ``variables`` out: the variables are then the ones the
+    losses read, and a trace that stopped at a ``.numpy()`` call (or at a variable created
+    inside the loss) read only those before it. Each such loss runs eagerly once here;
+    variables it creates itself are left out (they are reported as created on every call).
+    """
+    if not model.failed or model.resolved.target.variables:
+        return []
+    known = {c.variable.ref() for c in model.chosen}
+    unseen: dict[Any, Any] = {}
+    for name in model.failed:
+        progress(f"finding the variables {name} reads, eagerly")
+        found = eager_pass.run_loss(
+            tf, model.registry, model.resolved.target.losses[name], (), device
+        )
+        fresh = {v.ref() for v, _ in found.created}
+        for ref in found.reads - known - fresh:
+            if ref.deref().trainable:
+                unseen.setdefault(ref, ref.deref())
+    return list(unseen.values())
 
 
 def _diagnosed(

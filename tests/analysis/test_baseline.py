@@ -108,3 +108,16 @@ def test_baseline_rejects_what_is_not_a_report(tmp_path: Path, content: str, mes
 def test_baseline_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot read it"):
         load_baseline(str(tmp_path / "missing.json"))
+
+
+def test_baseline_tells_two_targets_of_one_file_apart(tmp_path: Path) -> None:
+    """A target's problems are located in its file, which other targets share: the baseline
+    keys them by the target (`twin.py:t1`), so t1's problems never hide t2's."""
+    problem = m.Problem(None, "w", m.NEVER_TRAINED, "`w` is never trained", (), "twin.py", 3)
+    t1 = replace(clean(), spec="twin.py:t1", problems=(problem,))
+    t2 = replace(clean(), spec="twin.py:t2", problems=(problem,))
+    baseline = load_baseline(_write(tmp_path, check_reports([t1]).to_dict()))
+    assert baseline.keys == {("twin.py:t1", None, "w", m.NEVER_TRAINED)}
+    assert check_reports([t1], baseline).passed
+    second = check_reports([t2], baseline)
+    assert not second.passed and second.failures == (problem,)

@@ -197,3 +197,94 @@ def test_keras_optimizer_state_is_not_inspected(mypkg: ModuleType) -> None:
         {"losses": {"p": lambda: tf.reduce_mean(model(x)[0])}, "model": model}
     )
     assert len(report.variables) == len(model.trainable_variables)
+
+
+def test_variables_read_after_a_numpy_call_are_not_lost() -> None:
+    """The trace stops at `.numpy()`; variables the loss reads after it still get their row."""
+    x = tf.constant(np.arange(8, dtype="float32").reshape(4, 2))
+    w = tf.Variable(tf.ones((2, 1)), name="w")
+    b = tf.Variable(0.5, name="b")
+
+    def loss() -> tf.Tensor:
+        err = tf.matmul(x, w).numpy()
+        return tf.reduce_mean(tf.constant(err)) + b * b
+
+    value, grads = tape(loss, [w, b])
+    report = gradscope.inspect({"losses": {"l": loss}})  # no variables: the ones it reads
+    assert [v.name for v in report.variables] == ["w", "b"]
+    pairs = report.loss("l")
+    assert grads["w"].none and m.is_none(pairs.pair("w").status)
+    assert not grads["b"].none and pairs.pair("b").status == m.OK
+    assert pairs.pair("b").norm == pytest.approx(grads["b"].norm, rel=1e-6)
+    assert pairs.value == pytest.approx(value, rel=1e-6)
+
+
+def test_variables_read_after_a_per_call_variable_are_not_lost() -> None:
+    """A variable created inside the loss stops the trace; the real ones it reads stay."""
+    w0 = tf.Variable(tf.ones((2, 2)), name="w0")
+
+    def loss() -> tf.Tensor:
+        fresh = tf.Variable(tf.ones((2, 2)) * 2.0, name="fresh")
+        return tf.reduce_sum(fresh * w0)
+
+    _, grads = tape(loss, [w0])
+    report = gradscope.inspect({"losses": {"l": loss}})
+    assert [v.name for v in report.variables] == ["w0"]  # not the per-call `fresh`
+    pair = report.loss("l").pair("w0")
+    assert pair.status == m.OK
+    assert pair.norm == pytest.approx(grads["w0"].norm, rel=1e-6)
+    assert "creates a new variable on every call" in report.loss("l").notes[0]
+
+
+def test_a_path_is_named_where_it_was_first_cut_not_again_inside_the_loss() -> None:
+    """GAN discriminator loss: the generator is cut at the user's stop_gradient; the
+    comparison inside Keras's cross-entropy further on is not a second cut point."""
+    keras.utils.set_random_seed(3)
+    generator = keras.Sequential([keras.layers.Dense(4)], name="g")
+    discriminator = keras.Sequential([keras.layers.Dense(1)], name="d")
+    z = tf.constant(np.random.default_rng(0).normal(size=(8, 2)), tf.float32)
+    real = tf.constant(np.random.default_rng(1).normal(size=(8, 4)), tf.float32)
+    bce = keras.losses.BinaryCrossentropy(from_logits=True)
+    generator(z), discriminator(real)
+
+    def d_loss() -> tf.Tensor:
+        fake = tf.stop_gradient(generator(z))  # cut here
+        return bce(tf.ones((8, 1)), discriminator(real)) + bce(
+            tf.zeros((8, 1)), discriminator(fake)
+        )
+
+    variables = generator.trainable_variables + discriminator.trainable_variables
+    _, grads = tape(d_loss, variables)
+    report = gradscope.inspect({"losses": {"d_loss": d_loss}, "variables": variables})
+    stop_line = line_of(HERE, "# cut" + " here")
+    for v in generator.trainable_variables:
+        assert grads[v.path].none
+        pair = report.loss("d_loss").pair(v.path)
+        assert pair.status == m.STOPPED
+        assert [(c.op, c.source) for c in pair.cut_points] == [
+            ("StopGradient", f"{THIS}:{stop_line}")
+        ]
+    for v in discriminator.trainable_variables:
+        pair = report.loss("d_loss").pair(v.path)
+        assert pair.status == m.OK and pair.cut_points == ()
+        assert pair.norm == pytest.approx(grads[v.path].norm, rel=1e-4)
+
+
+def test_batch_normalization_is_not_partly_cut() -> None:
+    """BatchNormalization's moments use a stop_gradient inside Keras: not the user's cut."""
+    keras.utils.set_random_seed(4)
+    model = keras.Sequential([keras.layers.Dense(3), keras.layers.BatchNormalization()])
+    x = tf.constant(np.random.default_rng(2).normal(size=(16, 5)), tf.float32)
+    y = tf.constant(np.random.default_rng(3).normal(size=(16, 3)), tf.float32)
+    model(x)
+
+    def loss() -> tf.Tensor:
+        return tf.reduce_mean(tf.square(model(x, training=True) - y))
+
+    variables = model.trainable_variables
+    _, grads = tape(loss, variables)
+    report = gradscope.inspect({"losses": {"mse": loss}, "variables": variables})
+    kernel = variables[0]
+    pair = report.loss("mse").pair(kernel.path)
+    assert pair.status == m.OK and pair.cut_points == ()
+    assert pair.norm == pytest.approx(grads[kernel.path].norm, rel=1e-4)
