@@ -189,3 +189,11 @@ def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr("gradscope.spec.load_spec", interrupted)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERRUPTED
+
+
+@pytest.mark.parametrize("command", ["inspect", "diff", "check", "graph", "validate"])
+def test_every_command_help_lists_its_exit_codes(command: str) -> None:
+    result = CliRunner().invoke(cli.main, [command, "--help"])
+    assert result.exit_code == 0
+    codes = result.output.split("Exit codes:", 1)[1]
+    assert "  0 " in codes and "  2 " in codes

@@ -28,7 +28,9 @@ Numbers, per variable both losses reach (gA, gB: the densified gradients):
 \b
 Exit codes:
   0    done
-  2    bad spec or usage (an unknown loss name lists the spec's losses)"""
+  2    bad spec, target or usage (an unknown loss name lists the spec's losses)
+  3    gradscope's own failure (re-run with --traceback)
+  130  interrupted (Ctrl-C); no output file was touched"""
 
 
 @click.command(epilog=_HELP_EPILOG)

@@ -34,7 +34,8 @@ Examples:
 Exit codes:
   0    the picture was written
   2    bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html
-  3    gradscope's own failure (re-run with --traceback)"""
+  3    gradscope's own failure (re-run with --traceback)
+  130  interrupted (Ctrl-C); no output file was touched"""
 
 
 @click.command(epilog=_EPILOG)
@@ -53,7 +54,8 @@ Exit codes:
     "fmt",
     type=click.Choice(["dot", "mermaid", "svg", "html"]),
     default=None,
-    help="Format on standard output (default: dot); with --output the extension decides.",
+    help="The format (default: dot, or the one --output's extension names); a --format "
+    "that contradicts the extension is an error.",
 )
 @click.option("--expand", is_flag=True, help="One box per TensorFlow op, not per node or layer.")
 @run_options
@@ -70,7 +72,8 @@ def graph(
     """Draw the gradient flow from every variable to loss L: where it flows, and where and
     why it was cut.
 
-    SPEC_OR_TARGET is a YAML spec file (see configs/).
+    SPEC_OR_TARGET is a YAML spec file (see configs/) or a Python target,
+    module.path:function or path/to/file.py:function (see gradscope inspect --help).
     """
     from gradscope import api, draw, graphviz
 

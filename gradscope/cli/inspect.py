@@ -17,8 +17,15 @@ from gradscope.cli.common import (
 )
 from gradscope.report import Format
 
+_EPILOG = """\b
+Exit codes:
+  0    the report was written (its problems do not fail inspect: use gradscope check)
+  2    bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN)
+  3    gradscope's own failure (re-run with --traceback)
+  130  interrupted (Ctrl-C); no output file was touched"""
 
-@click.command()
+
+@click.command(epilog=_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
 @format_option([f.value for f in Format])

@@ -10,7 +10,10 @@ from gradscope.cli.common import max_elements_option
 from gradscope.errors import SpecErrors
 
 
-@click.command()
+@click.command(
+    epilog="\b\nExit codes:\n  0    every spec is valid\n"
+    "  2    a spec has errors (each listed as FILE:LINE:COLUMN: field: message) or bad usage"
+)
 @click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
 @max_elements_option
 def validate(specs: tuple[str, ...], max_elements: int) -> None:
