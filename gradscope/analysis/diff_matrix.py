@@ -71,7 +71,9 @@ class DiffMatrix:
 
     def to_dict(self) -> dict[str, Any]:
         out = _header(self.report)
-        out["losses"] = {loss.name: {"value": loss.value} for loss in self.report.losses}
+        out["losses"] = {
+            loss.name: {"value": m.json_number(loss.value)} for loss in self.report.losses
+        }
         out["matrix"] = {a: {b: self.cosine(a, b) for b in self.losses} for a in self.losses}
         out["conflicts"] = [
             {"loss_a": d.loss_a, "loss_b": d.loss_b, "cosine": d.cosine} for d in self.conflicts

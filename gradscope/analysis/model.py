@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,11 @@ def is_none(status: str) -> bool:
 
 def has_gradient(status: str) -> bool:
     return status in (OK, ZERO, NAN)
+
+
+def json_number(value: float | None) -> float | None:
+    """``value`` for JSON, which has no NaN or Infinity: those become null."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -120,7 +126,7 @@ class LossResult:
     """One loss: its value and a pair per variable, in the model's variable order."""
 
     name: str
-    value: float | None
+    value: float | None  # NaN or Inf as computed; JSON has null for those (not valid JSON)
     pairs: tuple[PairResult, ...]
     source: str = ""
     notes: tuple[str, ...] = ()
@@ -133,7 +139,7 @@ class LossResult:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "value": self.value,
+            "value": json_number(self.value),
             "variables": {p.variable: p.to_dict() for p in self.pairs},
         }
         if self.notes:

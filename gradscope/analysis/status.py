@@ -38,11 +38,7 @@ def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: st
                 nan_origin=pair.nan_origin if status == m.NAN else None,
             )
         )
-    return m.LossResult(loss.name, _finite(loss.value), tuple(pairs), source, loss.notes)
-
-
-def _finite(value: float) -> float | None:
-    return value if value == value and abs(value) != float("inf") else None
+    return m.LossResult(loss.name, loss.value, tuple(pairs), source, loss.notes)
 
 
 def classify(run: RunFacts, loss_sources: dict[str, str] | None = None) -> list[m.LossResult]:

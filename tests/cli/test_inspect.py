@@ -127,3 +127,30 @@ def test_patterns_match_exact_names_and_unmatched_ones_are_noted(write_spec) -> 
         f"losses.b.vars: 'nothing*' at {path}:11 matches no variable",
         f"expect.a.none: 'typo*' at {path}:14 matches no variable",
     )
+
+
+def test_a_nan_loss_value_reads_nan_in_the_table_and_null_in_json(write_spec) -> None:
+    """JSON has no NaN (null there); the table says nan rather than the '-' of no value."""
+    import tensorflow as tf
+    from click.testing import CliRunner
+
+    from gradscope.cli import main
+
+    w = tf.Variable([-1.0, 4.0])
+    assert tf.math.is_nan(tf.reduce_sum(tf.sqrt(w)))  # bare TensorFlow's value
+    path = write_spec(
+        """\
+        gradscope: 1
+        variables:
+          w: {values: [-1.0, 4.0]}
+        nodes:
+          - {name: r, op: sqrt, inputs: [w]}
+          - {name: l, op: reduce_sum, inputs: [r]}
+        losses: {l: l}
+        """
+    )
+    table = CliRunner().invoke(main, ["inspect", path]).output
+    header = next(line for line in table.splitlines() if line.startswith("variable"))
+    assert header.split()[-1] == "nan"
+    data = json.loads(CliRunner().invoke(main, ["inspect", path, "--format", "json"]).output)
+    assert data["losses"]["l"]["value"] is None
