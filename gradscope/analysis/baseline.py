@@ -6,15 +6,18 @@ json`` or ``check --write-baseline``, for one spec or several (the combined shap
 
 A problem is identified by its spec, loss, variable and kind (``Problem.key``), never by its
 message or line, so editing the spec around it or a change of norm keeps it known. Spec
-paths are compared after normalisation (``./configs/x.yaml`` is ``configs/x.yaml``).
+paths are compared after normalisation (``./configs/x.yaml`` is ``configs/x.yaml``), as
+written in the report (relative to where it was written) and, for a run from another
+directory, relative to the baseline file's own folder.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -59,9 +62,17 @@ class Baseline:
 
     path: str
     keys: frozenset[Key]
+    #: A key whose spec reads differently relative to the baseline file's folder, with that
+    #: reading (``s.yaml`` in ``bl/base.json`` is ``bl/s.yaml`` when checked from above).
+    moved: Mapping[Key, Key] = field(default_factory=dict)
+
+    @functools.cached_property
+    def _moved_keys(self) -> frozenset[Key]:
+        return frozenset(self.moved.values())
 
     def holds(self, problem: m.Problem, spec: str | None = None) -> bool:
-        return key_of(problem, spec) in self.keys
+        key = key_of(problem, spec)
+        return key in self.keys or key in self._moved_keys
 
     def mark(self, report: m.Report) -> m.Report:
         """``report`` with every problem the baseline holds marked ``known``."""
@@ -73,7 +84,11 @@ class Baseline:
         reports = list(reports)
         specs = {spec_key(r.spec) for r in reports}
         now = {key_of(p, r.spec) for r in reports for p in r.problems}
-        gone = [k for k in self.keys if k[0] in specs and k not in now]
+        gone = []
+        for k in self.keys:
+            other = self.moved.get(k, k)
+            if (k[0] in specs or other[0] in specs) and k not in now and other not in now:
+                gone.append(k)
         return tuple(sorted(gone, key=lambda k: (k[0], k[1] or "", k[2] or "", k[3])))
 
 
@@ -99,7 +114,24 @@ def load_baseline(path: str) -> Baseline:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
-    return Baseline(path, frozenset(baseline_keys(data, path)))
+    keys = frozenset(baseline_keys(data, path))
+    folder = os.path.dirname(os.path.abspath(path))
+    moved = {k: (spec, *k[1:]) for k in keys if (spec := _from(folder, k[0])) not in (None, k[0])}
+    return Baseline(path, keys, moved)
+
+
+def _from(folder: str, spec: str) -> str | None:
+    """``spec`` (a file, or a ``file.py:function`` target) read relative to ``folder``;
+    None for a module target or an absolute path."""
+    path, suffix = spec, ""
+    if ":" in spec:
+        path, _, function = spec.rpartition(":")
+        if not path.endswith(".py"):
+            return None
+        suffix = f":{function}"
+    if not path or os.path.isabs(path):
+        return None
+    return spec_key(os.path.join(folder, path)) + suffix
 
 
 def baseline_keys(data: Any, path: str = "baseline") -> list[Key]:

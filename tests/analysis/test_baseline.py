@@ -121,3 +121,27 @@ def test_baseline_tells_two_targets_of_one_file_apart(tmp_path: Path) -> None:
     assert check_reports([t1], baseline).passed
     second = check_reports([t2], baseline)
     assert not second.passed and second.failures == (problem,)
+
+
+def test_baseline_written_in_another_directory_still_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written from inside bl/ (spec `s.yaml`) and checked from above (spec `bl/s.yaml`):
+    the spec is also read relative to the baseline file's folder."""
+    folder = tmp_path / "bl"
+    folder.mkdir()
+    problem = m.Problem(None, "w", m.NEVER_TRAINED, "`w` is never trained", (), "s.yaml", 3)
+    there = replace(clean(), spec="s.yaml", problems=(problem,))
+    monkeypatch.chdir(folder)
+    path = _write(folder, check_reports([there]).to_dict(), "base.json")
+    monkeypatch.chdir(tmp_path)
+    baseline = load_baseline("bl/base.json")
+    moved = replace(problem, spec="bl/s.yaml")
+    here = replace(clean(), spec="bl/s.yaml", problems=(moved,))
+    assert check_reports([here], baseline).passed
+    assert check_reports([replace(here, problems=())], baseline).fixed == (
+        ("s.yaml", None, "w", m.NEVER_TRAINED),
+    )
+    other = replace(clean(), spec="other/s.yaml", problems=(replace(problem, spec="other/s.yaml"),))
+    assert not check_reports([other], baseline).passed
+    assert path.endswith("base.json")
