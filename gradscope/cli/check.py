@@ -16,6 +16,7 @@ from gradscope.cli.common import (
     width,
     write_atomic,
 )
+from gradscope.errors import SpecError, SpecErrors
 from gradscope.report import CheckFormat
 
 EPILOG = """\b
@@ -78,15 +79,22 @@ def check(
     from gradscope import api
     from gradscope.report import render
 
-    with progress(quiet) as report_progress:
-        result = api.check(
-            list(specs),
-            baseline=baseline,
-            device=device_name(device),
-            max_elements=max_elements,
-            progress=report_progress,
-            numeric=numeric,
-        )
+    try:
+        with progress(quiet) as report_progress:
+            result = api.check(
+                list(specs),
+                baseline=baseline,
+                device=device_name(device),
+                max_elements=max_elements,
+                progress=report_progress,
+                numeric=numeric,
+            )
+    except (SpecErrors, SpecError) as errors:
+        if fmt == "github" and output is None:  # annotate the bad lines too (still exit 2)
+            from gradscope.report.github import spec_errors
+
+            click.echo(spec_errors(errors), nl=False)
+        raise
     if write_baseline:
         write_atomic(write_baseline, render(result, "json"))
     emit(render(result, fmt, color=color_wanted(output), width=width()), output)

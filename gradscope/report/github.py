@@ -11,6 +11,7 @@ from __future__ import annotations
 from gradscope.analysis import model as m
 from gradscope.analysis.baseline import spec_key
 from gradscope.analysis.check import CheckResult
+from gradscope.errors import SpecError, SpecErrors
 from gradscope.report import style
 
 
@@ -36,6 +37,20 @@ def annotation(problem: m.Problem) -> str:
     props = {"file": spec_key(problem.spec), "line": str(max(problem.line, 1)), "title": title}
     text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
     return f"::{command} {text}::{escape_data(problem.message)}"
+
+
+def spec_errors(errors: SpecErrors | SpecError) -> str:
+    """``::error file=F,line=L,col=C,title=gradscope spec error::message`` per error, so a
+    check that stops at a bad spec (exit 2) still annotates the lines in the pull request."""
+    lines = []
+    for e in errors.errors if isinstance(errors, SpecErrors) else (errors,):
+        loc = e.location
+        props = {"file": spec_key(loc.path), "line": str(max(loc.line, 1)),
+                 "col": str(max(loc.column, 1)), "title": "gradscope spec error"}  # fmt: skip
+        text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
+        message = f"{e.field}: {e.message}" if e.field else e.message
+        lines.append(f"::error {text}::{escape_data(message)}")
+    return "\n".join(lines) + "\n"
 
 
 def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:

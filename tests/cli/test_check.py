@@ -234,3 +234,19 @@ def test_an_integer_variable_is_never_trained_and_says_why() -> None:
     assert "it holds int32 values" in problem["message"]
     assert "trainable: false" in problem["message"]
     assert problem["source"] == f"{spec}:5"
+
+
+def test_github_format_annotates_spec_errors_too(write_spec) -> None:
+    """A bad spec still exits 2 with its FILE:LINE:COLUMN line on stderr; with --format
+    github the same error is also an ::error annotation on that line."""
+    bad = write_spec(
+        "gradscope: 1\nvariables:\n  w: {shape: [2]}\n"
+        "nodes:\n  - {name: l, op: reduce_sum, inputs: [nope]}\nlosses: {l: l}\n",
+        "bad.yaml",
+    )
+    result = CliRunner().invoke(main, ["check", bad, "--format", "github"])
+    assert result.exit_code == 2
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"::error file={bad.replace(':', '%3A')},line=5,col=40,")
+    assert "saw 'nope'" in line
+    assert result.stderr.startswith(f"{bad}:5:40: ")
