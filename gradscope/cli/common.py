@@ -192,19 +192,21 @@ class _Phase:
     """What the progress line shows: a spinner, the phase, and the time since the start,
     recomputed on every refresh so the clock runs while TensorFlow is busy."""
 
-    def __init__(self) -> None:
+    def __init__(self, plain: bool = False) -> None:
         from rich.spinner import Spinner
 
         self.start = time.monotonic()
         self.text = "starting"
-        self.spinner = Spinner("dots", style="green")
+        self.plain = plain  # NO_COLOR: no colour and no dimmed text
+        self.spinner = Spinner("dots", style=None if plain else "green")
 
     def __rich__(self) -> Any:
         from rich.table import Table
 
         line = Table.grid(padding=(0, 1))
         elapsed = time.monotonic() - self.start
-        line.add_row(self.spinner, f"{self.text} [dim]({elapsed:.1f}s)[/]")
+        took = f"({elapsed:.1f}s)" if self.plain else f"[dim]({elapsed:.1f}s)[/]"
+        line.add_row(self.spinner, f"{self.text} {took}")
         return line
 
 
@@ -223,8 +225,10 @@ def progress(quiet: bool) -> Iterator[Callable[[str], None]]:
     from rich.live import Live
 
     stream = os.fdopen(os.dup(2), "w", encoding="utf-8")
-    phase = _Phase()
-    live = Live(phase, console=Console(file=stream), refresh_per_second=10, transient=True)
+    plain = bool(os.environ.get("NO_COLOR"))
+    phase = _Phase(plain)
+    console = Console(file=stream, no_color=plain, highlight=False)
+    live = Live(phase, console=console, refresh_per_second=10, transient=True)
 
     def update(text: str) -> None:
         phase.text = text

@@ -99,7 +99,7 @@ def render_matrix(result: DiffMatrix) -> str:
                 most = f"; most opposed: `{_escape(worst.variable)}` ({ds.cosine(worst.cosine)})"
             lines.append(
                 f"- `{_escape(d.loss_a)}` × `{_escape(d.loss_b)}`: cosine {ds.cosine(d.cosine)} "
-                f"over {len(d.shared)} shared variables{most}"
+                f"over {len(d.shared)} shared variable{'s' if len(d.shared) != 1 else ''}{most}"
             )
     lines += ["", f"**{result.summary()}**", ""]
     return "\n".join(lines)

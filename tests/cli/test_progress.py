@@ -33,7 +33,7 @@ def test_spec_errors_never_import_tensorflow(
     assert "must not be imported" not in result.stderr
 
 
-def _run_on_terminal(*args: str) -> tuple[int, str, str]:
+def _run_on_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """Run the CLI with standard error on a pseudo-terminal; (exit code, stdout, stderr)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
@@ -41,7 +41,7 @@ def _run_on_terminal(*args: str) -> tuple[int, str, str]:
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=follower,
-        env={**os.environ, "TERM": "xterm"},
+        env={**os.environ, "TERM": "xterm", **(env or {})},
     )
     os.close(follower)
     chunks = []
@@ -76,3 +76,12 @@ def test_progress_is_silent_when_quiet_or_piped(run_cli: RunCli) -> None:
     assert "importing TensorFlow" not in stderr
     piped = run_cli("inspect", "configs/multitask.yaml")
     assert piped.returncode == 0 and piped.stderr == ""
+
+
+@pytest.mark.tf
+def test_progress_respects_no_color() -> None:
+    code, _, plain = _run_on_terminal(
+        "inspect", "configs/multitask.yaml", "--format", "json", env={"NO_COLOR": "1"}
+    )
+    assert code == 0 and "importing TensorFlow" in plain
+    assert "\x1b[2m" not in plain and "\x1b[32m" not in plain  # no dim, no green

@@ -130,7 +130,7 @@ def test_diff_format_matrix_table_and_markdown_call_out_conflicting_pairs() -> N
     assert table.splitlines()[-1] == "3 losses, 3 pairs: 1 in conflict, 2 with no cosine"
     markdown = render(_matrix(), "markdown")
     assert "| `head2` | **-0.750** | +1.000 | - |" in markdown
-    assert "- `head1` × `head2`: cosine -0.750 over 1 shared variables" in markdown
+    assert "- `head1` × `head2`: cosine -0.750 over 1 shared variable" in markdown
 
 
 def test_diff_format_matrix_json() -> None:
