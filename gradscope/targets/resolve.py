@@ -63,7 +63,7 @@ class Resolved:
 
 def is_target_string(text: str) -> bool:
     """Whether ``text`` names a Python target rather than a spec file."""
-    return bool(_FILE.match(text) or _MODULE.match(text)) or text.endswith(".py")
+    return bool(_FILE.match(text) or _MODULE.match(text)) or text.endswith((".py", ":"))
 
 
 def resolve(obj: Any, recording: Recording = nullcontext) -> Resolved:
@@ -112,6 +112,8 @@ def _on_sys_path(directory: str) -> Iterator[None]:
 
 def _load(text: str, recording: Recording) -> tuple[Callable[..., Any], str, str]:
     """The target function named by ``text``, and the directory to keep on ``sys.path``."""
+    if text.endswith(":"):
+        raise TargetError(f"{text}: name the function after the colon, as {text}build")
     match = _FILE.match(text)
     if match:
         path = Path(match["path"])

@@ -34,7 +34,7 @@ Progress = Callable[[str], None]
 
 def _check_losses(resolved: Resolved, names: Sequence[str]) -> None:
     known = list(resolved.target.losses)
-    unknown = [n for n in names if n not in known]
+    unknown = list(dict.fromkeys(n for n in names if n not in known))
     if unknown:
         raise UsageError(
             f"{resolved.label}: unknown loss {', '.join(repr(n) for n in unknown)}; "

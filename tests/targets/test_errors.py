@@ -47,6 +47,9 @@ BROKEN = DATA / "broken.py"
         ("no_such_pkg.models:build", "no_such_pkg.models:build: no module named 'no_such_pkg' "
          "(looked in the current directory and on sys.path)"),
         ("broken.py", "broken.py: name the function that builds the target, as broken.py:build"),
+        ("broken.py:", "broken.py:: name the function after the colon, as broken.py:build"),
+        ("mypkg.models:", "mypkg.models:: name the function after the colon, as "
+         "mypkg.models:build"),
     ],
 )  # fmt: skip
 def test_target_error_names_the_place(in_data: None, target: str, message: str) -> None:
