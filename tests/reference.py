@@ -91,8 +91,12 @@ def reference(spec: Spec) -> dict[str, dict[str, Grad]]:
     }
 
 
-def gradients(spec: Spec) -> dict[str, dict[str, Any]]:
-    """Per loss, per requested variable: the gradient itself (a tensor, IndexedSlices or None)."""
+def gradients(spec: Spec, loss_values: dict[str, float] | None = None) -> dict[str, dict[str, Any]]:
+    """Per loss, per requested variable: the gradient itself (a tensor, IndexedSlices or None).
+
+    With ``loss_values``, each loss's value (summed, as TensorFlow sums a non-scalar loss) is put
+    there too.
+    """
     tf = import_tensorflow()
     import keras
 
@@ -114,6 +118,8 @@ def gradients(spec: Spec) -> dict[str, dict[str, Any]]:
                 if node.name in loss.stop_gradients:
                     env[node.name] = tf.stop_gradient(env[node.name])
             target = tf.convert_to_tensor(env[loss.node])
+        if loss_values is not None:
+            loss_values[loss.name] = float(tf.reduce_sum(tf.cast(target, tf.float64)))
         named = dict(variables)
         for node_name, layer in layers.items():
             for w in layer.weights:
