@@ -82,9 +82,16 @@ def uri(spec: str) -> str:
             path = Path(os.path.relpath(path))
         except ValueError:
             return path.as_uri()
-        if path.parts and path.parts[0] == "..":
-            return Path(spec).resolve().as_uri()
-    return quote(PurePath(os.path.normpath(path)).as_posix(), safe="/")
+    relative = PurePath(os.path.normpath(path))
+    if relative.parts and relative.parts[0] == "..":  # outside the source root: absolute
+        return Path(spec).resolve().as_uri()
+    return quote(relative.as_posix(), safe="/")
+
+
+def artifact(spec: str) -> dict[str, str]:
+    """A SARIF artifactLocation: relative to ``%SRCROOT%``, or an absolute ``file:`` URI."""
+    found = uri(spec)
+    return {"uri": found} if found.startswith("file:") else {"uri": found, "uriBaseId": "%SRCROOT%"}
 
 
 def _rules() -> list[dict[str, Any]]:
@@ -105,7 +112,7 @@ def _rules() -> list[dict[str, Any]]:
 def _result(p: m.Problem, spec: str, with_baseline: bool) -> dict[str, Any]:
     location = {
         "physicalLocation": {
-            "artifactLocation": {"uri": uri(p.spec), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": artifact(p.spec),
             "region": {"startLine": max(p.line, 1)},
         }
     }
@@ -147,9 +154,7 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
         "automationDetails": {"id": "gradscope/check/"},
         "columnKind": "unicodeCodePoints",
         "invocations": [{"executionSuccessful": True, "exitCode": int(result.exit_code)}],
-        "artifacts": [
-            {"location": {"uri": uri(r.spec), "uriBaseId": "%SRCROOT%"}} for r in result.reports
-        ],
+        "artifacts": [{"location": artifact(r.spec)} for r in result.reports],
         "results": [
             _result(p, r.spec, result.baseline is not None)
             for r in result.reports

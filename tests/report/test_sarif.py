@@ -11,7 +11,7 @@ import pytest
 from gradscope.analysis import model as m
 from gradscope.analysis.check import check_reports
 from gradscope.report import render
-from gradscope.report.sarif import to_sarif, uri
+from gradscope.report.sarif import artifact, to_sarif, uri
 from tests import checks
 
 
@@ -115,3 +115,14 @@ def test_sarif_uris_are_relative_with_forward_slashes(path: str, expected: str) 
 def test_sarif_uri_outside_the_current_directory_is_absolute() -> None:
     outside = os.path.join(os.path.dirname(os.getcwd()), "elsewhere", "x.yaml")
     assert uri(outside).startswith("file:///")
+
+
+def test_sarif_locates_a_spec_outside_the_source_root_absolutely(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`../x.yaml` relative to %SRCROOT% points outside it; an absolute file: URI does not."""
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    outside = artifact("../x.yaml")
+    assert outside == {"uri": (tmp_path / "x.yaml").resolve().as_uri()}
+    assert artifact("./configs/x.yaml") == {"uri": "configs/x.yaml", "uriBaseId": "%SRCROOT%"}
