@@ -42,9 +42,10 @@ def spec_key(path: str) -> str:
             path = os.path.relpath(path)
         except ValueError:  # another drive on Windows
             return PurePath(path).as_posix()
-        if path.startswith(".."):
-            path = os.path.abspath(path)
-    return PurePath(os.path.normpath(path)).as_posix()
+    path = os.path.normpath(path)
+    if path == ".." or path.startswith(".." + os.sep):  # outside the current directory
+        path = os.path.abspath(path)
+    return PurePath(path).as_posix()
 
 
 def key_of(problem: m.Problem, spec: str | None = None) -> Key:

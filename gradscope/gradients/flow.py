@@ -123,6 +123,7 @@ def find_cuts(
     reach: Sequence[bool],
     grads: set[int],
     stop_ops: set[int],
+    live_out: list[int] | None = None,
 ) -> list[Cut]:
     """Every cut on a path from an analysed variable to the loss.
 
@@ -132,6 +133,7 @@ def find_cuts(
         reach: per op, whether it reaches the loss (from ``reaching``).
         grads: tensor ids that TensorFlow says receive a gradient from the loss.
         stop_ops: ops whose outputs the loss treats as constants (``stop_gradients``).
+        live_out: filled, when given, with the ``live`` bits per op (for pictures).
     """
     arrive = _arrivals(graph, list(reach), grads)
     cuts: dict[tuple[int, str], int] = {}
@@ -139,7 +141,8 @@ def find_cuts(
     # Per op, the variables that reach it along paths no cut found so far has taken: a path
     # is named where it was first cut (a StopGradient), never again further on (a comparison
     # inside the loss function after it).
-    live = [0] * len(graph.ops)
+    live = live_out if live_out is not None else []
+    live[:] = [0] * len(graph.ops)
 
     def add(op: int, kind: str, bits: int) -> None:
         if bits:

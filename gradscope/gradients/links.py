@@ -60,7 +60,7 @@ class Classifier:
             return VALUE, None
         if not self.arrive[o]:
             lost = graph.differentiable[t] and self.lost.get(o)
-            return (CUT, self._point(o, lost)) if lost else (VALUE, None)
+            return (CUT, self._point(o, lost)) if lost and self._first(t, o) else (VALUE, None)
         if not (op.write or graph.differentiable[t]):
             return VALUE, None
         if op.write:
@@ -71,7 +71,15 @@ class Classifier:
             kind = flow.NONDIFFERENTIABLE
         else:
             return GRADIENT, None
-        return (CUT, self._point(o, kind)) if o in self.cut_ops else (VALUE, None)
+        return (CUT, self._point(o, kind)) if self._first(t, o) else (VALUE, None)
+
+    def _first(self, t: int, o: int) -> bool:
+        """Whether edge ``t -> o`` carries a path no earlier cut took (find_cuts names a
+        path where it was first cut; past that, an edge carries value only)."""
+        scene = self.scene
+        if scene.live is None:
+            return o in self.cut_ops
+        return bool(scene.live[scene.graph.producer[t]] & scene.mask)
 
     def could_carry(self, t: int | None) -> bool:
         """Whether gradient could cross tensor ``t`` for this loss, were it not cut."""

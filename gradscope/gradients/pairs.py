@@ -175,14 +175,15 @@ class PairBuilder:
         if target_id is not None:
             received.add(target_id)
         stop_ops = {self.x.op_index[t.op.name] for t in loss.stop_tensors}
-        cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops)
+        live: list[int] = []
+        cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops, live_out=live)
         static = LossStatic(loss.name, tuple(target.shape.as_list()), [], self._value(target))
         self._pairs(static, requested, var_grads, cuts, target_op)
         if self.pictures:
             ids = [self.handle_ids[i] for i in requested] + probes
             grads_by_id = {t: g for t, g in zip(ids, grads, strict=True) if t is not None}
             traced = picture_hook.Traced(
-                loss.name, target_op, reach, mask, received, cuts, stop_ops, grads_by_id
+                loss.name, target_op, reach, mask, received, cuts, stop_ops, grads_by_id, live
             )
             static.picture = picture_hook.trace(self, traced, expand=self.expand)
         return static
@@ -271,7 +272,8 @@ class PairBuilder:
         handle = self.x.tensor_id(op.inputs[0])
         for variable, known in zip(self.variables, self.handle_ids, strict=True):
             if known is not None and known == handle:
-                return variable
+                kind = variable.variable.dtype
+                return None if kind.is_floating or kind.is_complex else variable
         return None
 
     def compare(

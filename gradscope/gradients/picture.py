@@ -121,6 +121,8 @@ class Scene:
     sparse: set[int] = field(default_factory=set)  # tensor ids with an IndexedSlices gradient
     #: The cut point reports give op ``i`` cut as ``kind`` (None: from ``locate``).
     cut_point: Callable[[int, str], CutPoint] | None = None
+    #: Per op, the variables whose paths no earlier cut took (``flow.find_cuts``); None: unknown.
+    live: list[int] | None = None
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class Traced:
     cuts: list[flow.Cut]
     stop_ops: set[int]
     grads: dict[int, Any]  # tensor id -> its gradient (None when TensorFlow gave none)
+    live: list[int] | None = None  # per op, variables no earlier cut took (flow.find_cuts)
 
 
 def trace(builder: PairBuilder, traced: Traced, *, expand: bool) -> PictureStatic:
@@ -87,6 +88,7 @@ def trace(builder: PairBuilder, traced: Traced, *, expand: bool) -> PictureStati
         describe=(lambda i: _said(describe(ops[i].name))) if describe else (lambda _i: None),
         sparse={t for t, g in traced.grads.items() if isinstance(g, tf.IndexedSlices)},
         cut_point=builder.cut_point_at,
+        live=traced.live,
     )
     draft = draw(scene, expand=expand)
     handles = {t: builder.variables[i].name for t, i in _handle_tensors(builder).items()}

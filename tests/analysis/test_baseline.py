@@ -142,6 +142,11 @@ def test_baseline_written_in_another_directory_still_matches(
     assert check_reports([replace(here, problems=())], baseline).fixed == (
         ("s.yaml", None, "w", m.NEVER_TRAINED),
     )
+    (folder / "sub").mkdir()
+    monkeypatch.chdir(folder / "sub")  # below the spec: `../s.yaml`
+    below = replace(clean(), spec="../s.yaml", problems=(replace(problem, spec="../s.yaml"),))
+    assert check_reports([below], load_baseline("../base.json")).passed
+    monkeypatch.chdir(tmp_path)
     other = replace(clean(), spec="other/s.yaml", problems=(replace(problem, spec="other/s.yaml"),))
     assert not check_reports([other], baseline).passed
     assert path.endswith("base.json")

@@ -288,3 +288,17 @@ def test_picture_red_marks_are_exactly_the_reported_cut_points(path: str) -> Non
             assert (pair.variable in drawn) == (pair.variable not in pic.off_path)
             if pair.status == "none:disconnected":
                 assert pair.variable in pic.off_path, (loss.name, pair.variable)
+
+
+@pytest.mark.tf
+def test_an_edge_past_an_earlier_cut_carries_value_only() -> None:
+    """w is stopped at s; the link from s into the comparison g is grey, not a second cut,
+    while v's own link into g is the cut (tests/cases/cut-then-compare.yaml)."""
+    import gradscope.api as api
+
+    report = api.inspect("tests/cases/cut-then-compare.yaml", pictures=True)
+    pic = report.picture("l")
+    assert pic is not None
+    names = {b.id: b.name for b in pic.boxes}
+    into_g = {names[link.src]: link.flow for link in pic.links if names[link.dst] == "g"}
+    assert into_g == {"s": VALUE, "v": CUT}
