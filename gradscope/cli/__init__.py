@@ -41,9 +41,12 @@ class _Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except GradscopeError as exc:
-            if _wants_traceback(ctx) and exc.__cause__ is not None:
+            shown = _wants_traceback(ctx) and exc.__cause__ is not None
+            if shown:
                 traceback.print_exception(exc.__cause__)
             for line in exc.lines():
+                if shown:  # the hint is moot once the traceback is above
+                    line = line.replace(" (--traceback shows the traceback)", "")
                 click.echo(visible(" ".join(line.split())), err=True)  # one line, each
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:

@@ -64,7 +64,21 @@ def run_options(fn: F) -> F:
         show_default=True,
         help="Where the gradients run; auto is TensorFlow's own placement.",
     )(fn)
+    fn = click.option(
+        "--traceback",
+        is_flag=True,
+        expose_value=False,
+        callback=_traceback_wanted,
+        help="Show Python tracebacks of failures (also accepted before the command).",
+    )(fn)
     return max_elements_option(fn, _RUN_MAX_ELEMENTS)
+
+
+def _traceback_wanted(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``gradscope inspect X --traceback`` as ``gradscope --traceback inspect X``."""
+    if value:
+        root = ctx.find_root()
+        root.obj = {**(root.obj or {}), "traceback": True}
 
 
 def numeric_option(fn: F) -> F:

@@ -146,7 +146,7 @@ class Engine:
         variables = tuple(
             VariableFacts(
                 name=v.name,
-                shape=tuple(v.variable.shape.as_list()),
+                shape=_shape_of(v.variable),
                 dtype=self.tf.as_dtype(v.variable.dtype).name,
                 trainable=v.trainable,
                 source=v.source,
@@ -168,6 +168,14 @@ class Engine:
             losses=tuple(losses),
             comparisons=tuple(comparisons),
         )
+
+
+def _shape_of(variable: Any) -> tuple[int | None, ...]:
+    """A variable's static shape, or the shape of its value when it was made with an unknown
+    shape (``tf.Variable(..., shape=tf.TensorShape(None))``)."""
+    if variable.shape.rank is not None:
+        return tuple(variable.shape.as_list())
+    return tuple(int(d) for d in variable.read_value().shape)
 
 
 def _pairs(compare: Sequence[tuple[str, str]], losses: list[str]) -> list[tuple[str, str]]:

@@ -177,7 +177,8 @@ class PairBuilder:
         stop_ops = {self.x.op_index[t.op.name] for t in loss.stop_tensors}
         live: list[int] = []
         cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops, live_out=live)
-        static = LossStatic(loss.name, tuple(target.shape.as_list()), [], self._value(target))
+        dims = tuple(target.shape.as_list()) if target.shape.rank is not None else (None,)
+        static = LossStatic(loss.name, dims, [], self._value(target))
         self._pairs(static, requested, var_grads, cuts, target_op)
         if self.pictures:
             ids = [self.handle_ids[i] for i in requested] + probes

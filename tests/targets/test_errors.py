@@ -83,8 +83,16 @@ def test_cli_target_errors_exit_2_in_one_line(run_cli: RunCli) -> None:
         assert result.stdout == ""
 
 
-def test_cli_traceback_shows_the_users_own_code(run_cli: RunCli) -> None:
-    result = run_cli("--traceback", "inspect", "broken.py:raises", cwd=DATA)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--traceback", "inspect", "broken.py:raises"),
+        ("inspect", "broken.py:raises", "--traceback"),
+    ],
+)
+def test_cli_traceback_shows_the_users_own_code(run_cli: RunCli, args: tuple[str, ...]) -> None:
+    result = run_cli(*args, cwd=DATA)  # before the command, or after it as users type it
     assert result.returncode == 2
     assert "Traceback (most recent call last)" in result.stderr
     assert f'broken.py", line {line_of(BROKEN, "raise ValueError")}, in raises' in result.stderr
+    assert "--traceback shows" not in result.stderr  # the hint is moot once it is shown

@@ -288,3 +288,18 @@ def test_batch_normalization_is_not_partly_cut() -> None:
     pair = report.loss("mse").pair(kernel.path)
     assert pair.status == m.OK and pair.cut_points == ()
     assert pair.norm == pytest.approx(grads[kernel.path].norm, rel=1e-4)
+
+
+def test_a_variable_of_unknown_shape_is_reported_with_its_value_shape() -> None:
+    w = tf.Variable(tf.ones([3]), shape=tf.TensorShape(None), name="w")
+
+    def loss() -> tf.Tensor:
+        return tf.reduce_sum(w * 2.0)
+
+    _, grads = tape(loss, [w])
+    report = gradscope.inspect({"losses": {"l": loss}, "variables": [w]})
+    (variable,) = report.variables
+    assert variable.shape == (3,)
+    pair = report.loss("l").pair("w")
+    assert pair.status == m.OK
+    assert pair.norm == pytest.approx(grads["w"].norm, rel=1e-6)
