@@ -37,6 +37,11 @@ def is_write(op_type: str) -> bool:
     return op_type in WRITE_TYPES or op_type.startswith("ResourceScatter")
 
 
+#: Writes that replace a variable's whole value (a slice write or ``assign_add`` keeps, or
+#: reads, the old one).
+_OVERWRITES = frozenset({"AssignVariableOp"})
+
+
 class GradientRegistry:
     """Caches, per op type, whether TensorFlow's gradient gives its inputs nothing."""
 
@@ -116,6 +121,8 @@ class Extracted:
             for t in dict.fromkeys(node.inputs):
                 if self.tensors[t].dtype.name != "resource":
                     continue
+                if node.type in _OVERWRITES and node.inputs[0] == t:
+                    continue  # the old value is gone: nothing of it reaches later reads
                 w = last_write.get(t)
                 if w is not None and w != i:
                     node.assign_preds.append(w)
