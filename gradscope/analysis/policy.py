@@ -202,7 +202,7 @@ def _never_trained(
             continue
         cuts = tuple(dict.fromkeys(c for p in pairs for c in p.cut_points))
         message = f"`{v.name}` is trainable but no loss gives it a gradient"
-        if not v.dtype.startswith(("float", "bfloat", "half", "double", "complex")):
+        if not v.dtype.startswith(("float", "bfloat", "complex")):  # TensorFlow dtype names
             message += (
                 f": it holds {v.dtype} values, and TensorFlow gives no gradient to a variable "
                 "that is not floating-point (declare it `trainable: false`)"

@@ -75,12 +75,9 @@ class Engine:
         function = tf.function(self._body, autograph=self.autograph)
         try:
             concrete = function.get_concrete_function()
-        except (tf.errors.OpError, ValueError) as exc:  # TensorFlow refusing a gradient
-            raise self.model.trace_error(exc) from exc
-        self.progress("computing gradients")
-        try:
+            self.progress("computing gradients")
             outputs = concrete()
-        except (tf.errors.OpError, ValueError) as exc:
+        except (tf.errors.OpError, ValueError) as exc:  # refusing a gradient, failing a run
             raise self.model.trace_error(exc) from exc
         numbers = {k: v.numpy() for k, v in outputs.items()}
         return self._facts(numbers, self.device or self._default_device())

@@ -150,13 +150,11 @@ def find_cuts(
 
     for index, op in enumerate(graph.ops):
         inputs = list(graph.value_inputs(op))
-        upstream = 0
-        for t in inputs:
-            upstream |= vsets[graph.producer[t]]
+        # A variable's handle (an op with no inputs) starts its bit; a read after writes gets
+        # what reached the writes (value passes along assign edges, gradient never does).
+        passed = 0 if inputs or op.assign_preds else vsets[index]
         for w in op.assign_preds:
-            upstream |= vsets[w]
-        passed = vsets[index] & ~upstream  # a variable's own handle
-        passed |= _assigned(graph, live, op)
+            passed |= live[w]
         cutting = reach[index] and arrive[index]
         for t in inputs:
             if not vsets[graph.producer[t]]:
@@ -178,14 +176,6 @@ def find_cuts(
                 passed |= bits
         live[index] = passed
     return [Cut(op, kind, bits) for (op, kind), bits in cuts.items()]
-
-
-def _assigned(graph: Graph, live: list[int], op: Op) -> int:
-    """What reaches a read through the writes before it (value, never gradient, passes)."""
-    bits = 0
-    for w in op.assign_preds:
-        bits |= live[w]
-    return bits
 
 
 def _integer_sources(

@@ -45,8 +45,12 @@ class Classifier:
         for cut in scene.cuts:
             if not self.arrive[cut.op]:
                 self.lost[cut.op] = cut.kind
-        # Ops where flow named a cut: an edge past an earlier cut carries value only.
-        self.cut_ops = {cut.op for cut in scene.cuts if cut.variables & scene.mask}
+        # Per op, the variables no earlier cut took: an edge past an earlier cut carries value
+        # only. A scene made by hand (tests) gets them from the pass that finds cuts.
+        self.live: list[int] = scene.live if scene.live is not None else []
+        if scene.live is None:
+            flow.find_cuts(scene.graph, scene.all_sets, scene.reach, scene.received,
+                           scene.stop_ops, live_out=self.live)  # fmt: skip
 
     def edge(self, t: int | None, o: int) -> tuple[str, CutPoint | None]:
         """``(flow, cut point)`` of the edge from tensor ``t`` into op ``o``.
@@ -60,7 +64,7 @@ class Classifier:
             return VALUE, None
         if not self.arrive[o]:
             lost = graph.differentiable[t] and self.lost.get(o)
-            return (CUT, self._point(o, lost)) if lost and self._first(t, o) else (VALUE, None)
+            return (CUT, self._point(o, lost)) if lost and self._first(t) else (VALUE, None)
         if not (op.write or graph.differentiable[t]):
             return VALUE, None
         if op.write:
@@ -71,15 +75,12 @@ class Classifier:
             kind = flow.NONDIFFERENTIABLE
         else:
             return GRADIENT, None
-        return (CUT, self._point(o, kind)) if self._first(t, o) else (VALUE, None)
+        return (CUT, self._point(o, kind)) if self._first(t) else (VALUE, None)
 
-    def _first(self, t: int, o: int) -> bool:
-        """Whether edge ``t -> o`` carries a path no earlier cut took (find_cuts names a
+    def _first(self, t: int) -> bool:
+        """Whether tensor ``t`` carries a path no earlier cut took (find_cuts names a
         path where it was first cut; past that, an edge carries value only)."""
-        scene = self.scene
-        if scene.live is None:
-            return o in self.cut_ops
-        return bool(scene.live[scene.graph.producer[t]] & scene.mask)
+        return bool(self.live[self.scene.graph.producer[t]] & self.scene.mask)
 
     def could_carry(self, t: int | None) -> bool:
         """Whether gradient could cross tensor ``t`` for this loss, were it not cut."""

@@ -223,7 +223,9 @@ class PairBuilder:
         cuts: list[flow.Cut],
         target_op: int,
     ) -> None:
-        located = [(cut, self._cut_point(cut)) for cut in sorted(cuts, key=lambda c: c.op)]
+        located = [
+            (cut, self.cut_point_at(cut.op, cut.kind)) for cut in sorted(cuts, key=lambda c: c.op)
+        ]
         # Where a gradient still flows, a path cut by an op inside a library function (the
         # comparison in sigmoid_cross_entropy_with_logits, the stop_gradient inside
         # BatchNormalization's moments) is noise; cuts the user wrote are not.
@@ -249,9 +251,6 @@ class PairBuilder:
                 pair.slot = slot
                 slot += 1
                 static.grads[v.name] = grad
-
-    def _cut_point(self, cut: flow.Cut) -> CutPoint:
-        return self.cut_point_at(cut.op, cut.kind)
 
     def cut_point_at(self, index: int, kind: str) -> CutPoint:
         """The cut point for op ``index`` of the traced graph, as reports and pictures name it."""

@@ -80,32 +80,40 @@ def run_target(
         return model, facts
 
     model, facts = traced()
-    unseen = _unseen_reads(tf, model, device, progress)
+    ran = _failed_eagerly(tf, model, device, progress)
+    unseen = _unseen_reads(model, ran)
     if unseen:  # traced again with them, so every pass and report knows them
         model, facts = traced(unseen)
-    facts = _with_eager(tf, model, facts, compare, device, progress)
+        ran = {}  # their gradients were not asked for: the eager pass runs again
+    facts = _with_eager(tf, model, facts, compare, device, progress, ran)
     rebuild = Rebuild(lambda: PythonModel(resolved, registry, wanted, model.also_read))
     facts = _diagnosed(facts, rebuild, list(model.failed), device, progress, numeric)
     return _report(resolved, model, facts, losses), facts
 
 
-def _unseen_reads(tf: Any, model: PythonModel, device: str | None, progress: Progress) -> list[Any]:
-    """Trainable variables that losses whose trace failed read after the failure.
+def _failed_eagerly(
+    tf: Any, model: PythonModel, device: str | None, progress: Progress
+) -> dict[str, eager_pass.EagerLoss]:
+    """The eager pass of each loss whose trace failed, run early when the target leaves
+    ``variables`` out: the variables are then the ones the losses read, and a trace that
+    stopped at a ``.numpy()`` call (or at a variable created inside the loss) read only
+    those before it. The same runs answer those losses later (``_with_eager``)."""
+    if model.resolved.target.variables:
+        return {}
+    losses = model.resolved.target.losses
+    out = {}
+    for index, name in enumerate(model.failed):
+        progress(f"running loss {index + 1} of {len(model.failed)} eagerly: {name}")
+        out[name] = eager_pass.run_loss(tf, model.registry, losses[name], model.chosen, device)
+    return out
 
-    Only when the target leaves ``variables`` out: the variables are then the ones the
-    losses read, and a trace that stopped at a ``.numpy()`` call (or at a variable created
-    inside the loss) read only those before it. Each such loss runs eagerly once here;
-    variables it creates itself are left out (they are reported as created on every call).
-    """
-    if not model.failed or model.resolved.target.variables:
-        return []
+
+def _unseen_reads(model: PythonModel, ran: dict[str, eager_pass.EagerLoss]) -> list[Any]:
+    """Trainable variables the eagerly run losses read that the trace never saw; those
+    they create themselves are left out (reported as created on every call)."""
     known = {c.variable.ref() for c in model.chosen}
     unseen: dict[Any, Any] = {}
-    for name in model.failed:
-        progress(f"finding the variables {name} reads, eagerly")
-        found = eager_pass.run_loss(
-            tf, model.registry, model.resolved.target.losses[name], (), device
-        )
+    for found in ran.values():
         fresh = {v.ref() for v, _ in found.created}
         for ref in found.reads - known - fresh:
             if ref.deref().trainable:
@@ -150,12 +158,15 @@ def _with_eager(
     compare: Sequence[tuple[str, str]],
     device: str | None,
     progress: Progress,
+    ran: dict[str, eager_pass.EagerLoss],
 ) -> RunFacts:
-    """The traced facts, with untraceable losses answered eagerly and every note attached."""
+    """The traced facts, with untraceable losses answered eagerly and every note attached
+    (``ran``: losses already run eagerly with the same variables)."""
     target = model.resolved.target
     names = [loss.name for loss in facts.losses]
     checked = names if target.eager_check else [n for n in names if n in model.failed]
-    eager = {}
+    checked = [n for n in checked if n not in ran]
+    eager = dict(ran)
     for index, name in enumerate(checked):
         progress(f"running loss {index + 1} of {len(checked)} eagerly: {name}")
         eager[name] = eager_pass.run_loss(
