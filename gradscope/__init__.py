@@ -23,9 +23,9 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope.analysis.check import CheckResult
     from gradscope.analysis.diff import DiffReport
     from gradscope.analysis.diff_matrix import DiffMatrix
-    from gradscope.analysis.model import Report
     from gradscope.api import check, diff, inspect, run
-    from gradscope.targets.target import Target
+    from gradscope.frontends.python.target import Target
+    from gradscope.results.report import Report
 
 # The one place the version lives; pyproject.toml reads it from here (importlib.metadata
 # would cost ~60 ms on every `gradscope --help`).
@@ -36,12 +36,12 @@ _LAZY = {
     "inspect": "gradscope.api",
     "diff": "gradscope.api",
     "check": "gradscope.api",
-    "Report": "gradscope.analysis.model",
+    "Report": "gradscope.results.report",
     "DiffReport": "gradscope.analysis.diff",
     "DiffMatrix": "gradscope.analysis.diff_matrix",
     "CheckResult": "gradscope.analysis.check",
     "run": "gradscope.api",
-    "Target": "gradscope.targets.target",
+    "Target": "gradscope.frontends.python.target",
     "testing": "gradscope.testing",
     "keras": "gradscope.keras",
 }

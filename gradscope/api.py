@@ -6,13 +6,13 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult, ExpectMap
 from gradscope.errors import UsageError
-from gradscope.gradients.facts import EVERY_PAIR
-from gradscope.runner import Progress, load, run, run_spec
-from gradscope.runner import quiet as _quiet
-from gradscope.spec.model import DEFAULT_MAX_ELEMENTS
+from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
+from gradscope.pipeline import Progress, load, run, run_spec
+from gradscope.pipeline import quiet as _quiet
+from gradscope.results import report as m
+from gradscope.results.facts import EVERY_PAIR
 
 if TYPE_CHECKING:
     from gradscope.analysis.diff import DiffReport

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from gradscope.targets.keras import targets
+from gradscope.frontends.python.keras import targets
 
 __all__ = ["targets"]

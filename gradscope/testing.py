@@ -17,7 +17,7 @@ prints: every problem with its loss, variable, cut points and spec line.
 from __future__ import annotations
 
 from gradscope.analysis.check import CheckResult, ExpectMap
-from gradscope.spec.model import DEFAULT_MAX_ELEMENTS, Spec
+from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, Spec
 
 #: The width of the report inside an assertion message (pytest does not wrap it).
 WIDTH = 100

@@ -19,8 +19,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras
 import tensorflow as tf
 
-from gradscope.spec import catalog
-from gradscope.spec.ops import EXTRA_MODULES, refusal
+from gradscope.frontends.yaml import catalog
+from gradscope.frontends.yaml.ops import EXTRA_MODULES, refusal
 
 DATA = Path(__file__).resolve().parent.parent / "gradscope" / "data"
 MODULES = ("", "math", "nn", "linalg", *EXTRA_MODULES)

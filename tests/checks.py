@@ -6,12 +6,12 @@ renderers on every problem kind. Tests that need real gradients use bare TensorF
 
 from __future__ import annotations
 
-from gradscope.analysis import model as m
 from gradscope.analysis.baseline import Baseline, key_of
 from gradscope.analysis.check import CheckResult, check_reports
 from gradscope.analysis.policy import find_problems
-from gradscope.gradients.facts import CutPoint, NumericCheck, VariableFacts
-from gradscope.spec.model import Expectation, Pattern, Pos
+from gradscope.frontends.yaml.model import Expectation, Pattern, Pos
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint, NumericCheck, VariableFacts
 
 SPEC = "configs/x.yaml"
 OTHER = "configs/y.yaml"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from gradscope.analysis import model as m
-from gradscope.spec import load_spec
-from gradscope.spec.model import Spec
+from gradscope.frontends.yaml import load_spec
+from gradscope.frontends.yaml.model import Spec
+from gradscope.results import report as m
 from tests.reference import Grad, _call, _resolve, _variables, reference
 
 
@@ -39,8 +39,8 @@ def node_gradients(config: str, loss_name: str) -> dict[str, bool]:
 
 
 def _node_gradients(spec: Spec, loss_name: str) -> dict[str, bool]:
-    from gradscope.build import values
-    from gradscope.build.tf_import import import_tensorflow
+    from gradscope.engine.tf_import import import_tensorflow
+    from gradscope.frontends.yaml.forward import values
 
     tf = import_tensorflow()
     import keras

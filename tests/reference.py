@@ -11,10 +11,10 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope.build import values
-from gradscope.build.model import keras_initializer
-from gradscope.build.tf_import import import_tensorflow
-from gradscope.spec.model import ListArg, Literal, Ref, Spec
+from gradscope.engine.tf_import import import_tensorflow
+from gradscope.frontends.yaml.forward import values
+from gradscope.frontends.yaml.forward.model import keras_initializer
+from gradscope.frontends.yaml.model import ListArg, Literal, Ref, Spec
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import pytest
 
 import gradscope
 from gradscope import api
-from gradscope.analysis import model as m
+from gradscope.results import report as m
 from tests.conftest import ROOT
 
 SCHEMA = ROOT / "schema" / "report-v1.json"
@@ -43,11 +43,11 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 def test_run_accepts_every_kind_of_target(monkeypatch: pytest.MonkeyPatch) -> None:
     import tensorflow as tf
 
-    from gradscope.spec import load_spec
+    from gradscope.frontends.yaml import load_spec
 
     w = tf.Variable(2.0, name="w")
     target = gradscope.Target(losses={"l": lambda: w * w})
-    monkeypatch.chdir(ROOT / "tests" / "targets" / "data")
+    monkeypatch.chdir(ROOT / "tests" / "frontends" / "python" / "data")
     forms: list[object] = [
         target,
         {"losses": {"l": lambda: w * w}},

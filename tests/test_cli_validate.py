@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from gradscope import __version__, cli
 from gradscope.errors import ExitCode
-from gradscope.spec import spec_schema
+from gradscope.frontends.yaml import spec_schema
 from tests.conftest import CONFIGS, ROOT, RunCli
 
-BAD = sorted((ROOT / "tests" / "spec" / "bad").glob("*.yaml"))
+BAD = sorted((ROOT / "tests" / "frontends" / "yaml" / "bad").glob("*.yaml"))
 LOCATED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): \S")
 
 
@@ -75,7 +75,7 @@ def test_bad_specs_cover_at_least_thirty_cases():
 
 @pytest.mark.parametrize("name", ["python-tag.yaml", "denied-op-io.yaml"])
 def test_validate_executes_nothing(name: str, run_cli: RunCli, tmp_path: Path):
-    shutil.copyfile(ROOT / "tests" / "spec" / "bad" / name, tmp_path / name)
+    shutil.copyfile(ROOT / "tests" / "frontends" / "yaml" / "bad" / name, tmp_path / name)
     text = (tmp_path / name).read_text(encoding="utf-8")
     assert "MARKER" in text  # the spec would create this file if anything ran it
     result = run_cli("validate", name, cwd=tmp_path)
@@ -171,7 +171,7 @@ def test_internal_error_exits_3_in_one_line(monkeypatch: pytest.MonkeyPatch):
     def broken(path: str, *, max_elements: int) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("gradscope.spec.load_spec", broken)
+    monkeypatch.setattr("gradscope.frontends.yaml.load_spec", broken)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERNAL
     first, second = result.output.strip().splitlines()
@@ -186,7 +186,7 @@ def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch):
     def interrupted(path: str, *, max_elements: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("gradscope.spec.load_spec", interrupted)
+    monkeypatch.setattr("gradscope.frontends.yaml.load_spec", interrupted)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERRUPTED
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from gradscope.build.messages import tf_message
 from gradscope.cli import main
+from gradscope.engine.messages import tf_message
 from gradscope.errors import ExitCode
 
 pytestmark = pytest.mark.tf
@@ -215,9 +215,9 @@ def test_grad_loss_of_the_wrong_shape_names_the_loss(write_spec: WriteSpec) -> N
 def test_trace_error_maps_op_names_and_unattributed_errors(write_spec: WriteSpec) -> None:
     import tensorflow as tf
 
-    from gradscope.build.model import SpecModel
     from gradscope.errors import BuildError
-    from gradscope.spec import load_spec
+    from gradscope.frontends.yaml import load_spec
+    from gradscope.frontends.yaml.forward.model import SpecModel
 
     path = write_spec(
         """\
@@ -254,8 +254,8 @@ def test_internal_error_is_two_short_lines_with_the_traceback_hint(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\n\n" + "details " * 200)
 
-    monkeypatch.setattr("gradscope.analysis.status.classify", broken)
-    monkeypatch.setattr("gradscope.runner.classify", broken)
+    monkeypatch.setattr("gradscope.engine.status.classify", broken)
+    monkeypatch.setattr("gradscope.pipeline.classify", broken)
     path = write_spec(
         "gradscope: 1\nvariables: {w: {shape: [2]}}\n"
         "nodes: [{name: s, op: reduce_sum, inputs: [w]}]\nlosses: {l: s}\n"

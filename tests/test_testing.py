@@ -6,8 +6,8 @@ import pytest
 
 import gradscope
 from gradscope.errors import UsageError
+from gradscope.frontends.yaml import load_spec
 from gradscope.report import render
-from gradscope.spec import load_spec
 from gradscope.testing import assert_gradients
 
 pytestmark = pytest.mark.tf

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any
 
-from gradscope.analysis import model as m
 from gradscope.errors import UsageError
+from gradscope.results import report as m
 
 Key = tuple[str, str | None, str | None, str]
 

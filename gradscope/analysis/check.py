@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gradscope.analysis import model as m
 from gradscope.analysis.baseline import Baseline, Key
 from gradscope.analysis.policy import find_problems, line_of
 from gradscope.errors import ExitCode, UsageError
-from gradscope.spec.model import Expectation, Pattern, Pos
+from gradscope.frontends.yaml.model import Expectation, Pattern, Pos
+from gradscope.results import report as m
 
 #: ``{loss: {"none": [glob, ...], "connected": [...], "numeric": [...]}}``, as in a spec's
 #: ``expect``.

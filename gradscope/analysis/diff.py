@@ -21,9 +21,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope.analysis import model as m
 from gradscope.analysis.diff_words import explain
-from gradscope.gradients.facts import Comparison, CutPoint
+from gradscope.results import report as m
+from gradscope.results.facts import Comparison, CutPoint
 
 BOTH = "both"
 ONLY_A = "only_a"

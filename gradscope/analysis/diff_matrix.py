@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope.analysis import model as m
 from gradscope.analysis.diff import Diff, compare
-from gradscope.gradients.facts import Comparison
+from gradscope.results import report as m
+from gradscope.results.facts import Comparison
 
 
 def _header(report: m.Report) -> dict[str, Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint
 
 Side = tuple[str, m.PairResult]  # (loss name, its pair for the variable)
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint, NumericCheck, RunFacts
-from gradscope.spec.model import Expectation, Pattern
+from gradscope.frontends.yaml.model import Expectation, Pattern
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint, NumericCheck, RunFacts
 
 _WHY_CUT = {
     "stopped": "a straight-through estimator",

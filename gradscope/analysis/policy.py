@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradscope.analysis import model as m
 from gradscope.analysis.numeric import describe
-from gradscope.gradients.facts import CutPoint, NanOrigin, VariableFacts
-from gradscope.spec.model import Expectation, Pattern, Spec, glob_matches
+from gradscope.frontends.yaml.model import Expectation, Pattern, Spec, glob_matches
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint, NanOrigin, VariableFacts
 
 
 def describe_cut(cuts: Sequence[CutPoint]) -> str:

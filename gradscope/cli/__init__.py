@@ -53,7 +53,7 @@ class _Group(click.Group):
             click.echo("gradscope: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # gradscope's own bug: say so, in one line unless asked
-            from gradscope.build.messages import one_line
+            from gradscope.engine.messages import one_line
 
             if _wants_traceback(ctx):
                 traceback.print_exc()

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from gradscope.errors import UsageError
-from gradscope.spec.model import DEFAULT_MAX_ELEMENTS
+from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 
 # Imports of heavy standard modules (pathlib, tempfile, shutil) happen inside functions:
 # `gradscope --help` must cost little more than importing click.

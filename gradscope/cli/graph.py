@@ -75,7 +75,8 @@ def graph(
     SPEC_OR_TARGET is a YAML spec file (see configs/) or a Python target,
     module.path:function or path/to/file.py:function (see gradscope inspect --help).
     """
-    from gradscope import api, draw, graphviz
+    from gradscope import api
+    from gradscope.report import draw, graphviz
 
     chosen = draw.choose(output, fmt)
     if chosen.needs_graphviz:

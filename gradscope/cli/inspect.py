@@ -75,7 +75,7 @@ def inspect(
             pictures=fmt in ("markdown", "html"),  # markdown: Mermaid for each problem
         )
     if fmt == "html":
-        from gradscope import graphviz
+        from gradscope.report import graphviz
 
         if graphviz.find() is None:
             click.echo(f"gradscope: the page has no pictures: {graphviz.INSTALL_HINT}", err=True)

@@ -18,8 +18,8 @@ from gradscope.errors import SpecErrors
 @max_elements_option
 def validate(specs: tuple[str, ...], max_elements: int) -> None:
     """Parse and check spec files without importing TensorFlow."""
-    from gradscope.spec import load_spec
-    from gradscope.spec.summary import summary_line
+    from gradscope.frontends.yaml import load_spec
+    from gradscope.frontends.yaml.summary import summary_line
 
     failures: list[SpecErrors] = []
     for path in specs:
@@ -34,7 +34,7 @@ def validate(specs: tuple[str, ...], max_elements: int) -> None:
 @click.command()
 def schema() -> None:
     """Print the JSON Schema of the spec (for editors; see the README)."""
-    from gradscope.spec import spec_schema
+    from gradscope.frontends.yaml import spec_schema
 
     click.echo(json.dumps(spec_schema(), indent=2))
 

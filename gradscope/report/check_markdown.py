@@ -3,10 +3,10 @@ the specs at a glance, and each spec's matrix folded in a ``<details>`` block.""
 
 from __future__ import annotations
 
-from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult
 from gradscope.report import style
 from gradscope.report.markdown import escape, sections
+from gradscope.results import report as m
 
 
 def _problem(p: m.Problem) -> str:

@@ -10,10 +10,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult
 from gradscope.report import style
 from gradscope.report.table import report_renderable, to_text
+from gradscope.results import report as m
 
 
 def _header(result: CheckResult) -> Text:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from gradscope.analysis import model as m
 from gradscope.analysis.diff import BOTH, REACHES, Diff, DiffReport
 from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import diff_style as ds
 from gradscope.report import style
 from gradscope.report.markdown import _cell, _escape
+from gradscope.results import report as m
 
 _CONFLICTS = "**Pulling against each other** (negative cosine, most negative first)"
 

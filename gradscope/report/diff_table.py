@@ -8,12 +8,12 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gradscope.analysis import model as m
 from gradscope.analysis.diff import BOTH, REACHES, Diff, DiffReport
 from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import diff_style as ds
 from gradscope.report import style
 from gradscope.report.table import to_text
+from gradscope.results import report as m
 
 
 def _title(report: m.Report, what: str) -> Text:

@@ -8,11 +8,11 @@ group lists every spec; the last line is the verdict, for the log.
 
 from __future__ import annotations
 
-from gradscope.analysis import model as m
 from gradscope.analysis.baseline import spec_key
 from gradscope.analysis.check import CheckResult
 from gradscope.errors import SpecError, SpecErrors
 from gradscope.report import style
+from gradscope.results import report as m
 
 
 def escape_data(text: str) -> str:

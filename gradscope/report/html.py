@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from gradscope import __version__
-from gradscope.analysis import model as m
 from gradscope.report import dot, palette, style
+from gradscope.results import report as m
 
 _CODE = re.compile(r"`([^`]+)`")  # the problems' markdown code spans
 
@@ -141,7 +141,7 @@ def _pictures(report: m.Report, svgs: Mapping[str, str | None]) -> list[str]:
 
 
 def _missing() -> str:
-    from gradscope.graphviz import INSTALL_HINT
+    from gradscope.report.graphviz import INSTALL_HINT
 
     return f"No picture: {INSTALL_HINT}."
 
@@ -185,7 +185,7 @@ def page(report: m.Report, svgs: Mapping[str, str | None]) -> str:
 
 def render(report: m.Report, *, color: bool = False, width: int = 120) -> str:
     """The page for every loss the report has a picture of (``inspect --format html``)."""
-    from gradscope import graphviz
+    from gradscope.report import graphviz
 
     svgs = {
         p.loss: graphviz.inline_svg(dot.picture(report, p.loss, caption=False))

@@ -14,10 +14,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import PurePath
 
-from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult
 from gradscope.analysis.policy import line_of
 from gradscope.report import style
+from gradscope.results import report as m
 
 ANY_LOSS = "any loss"
 

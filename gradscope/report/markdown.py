@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gradscope.analysis import model as m
 from gradscope.report import mermaid, style
+from gradscope.results import report as m
 
 _ICON = {m.OK: "✅", m.ZERO: "🟡", m.NAN: "🟥"}
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from gradscope.analysis import model as m
-from gradscope.gradients import flow
-from gradscope.gradients.facts import CutPoint
-from gradscope.gradients.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
+from gradscope.engine import cuts as flow
+from gradscope.engine.picture.draw import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope.report import style
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint
 
 #: Link colours.
 GRADIENT_COLOR = "#37474f"

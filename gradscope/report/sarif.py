@@ -19,10 +19,10 @@ from typing import Any
 from urllib.parse import quote
 
 from gradscope import __version__
-from gradscope.analysis import model as m
 from gradscope.analysis.baseline import key_of
 from gradscope.analysis.check import CheckResult
 from gradscope.report.json import dumps
+from gradscope.results import report as m
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"

@@ -6,8 +6,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint, NanOrigin
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint, NanOrigin
 
 #: Rich styles per status; the table uses them only on a terminal.
 STATUS_STYLE = {

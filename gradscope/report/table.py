@@ -9,8 +9,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from gradscope.analysis import model as m
 from gradscope.report import style
+from gradscope.results import report as m
 
 
 def _title(report: m.Report) -> Text:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.analysis import model as m
 from gradscope.analysis.baseline import (
     Baseline,
     baseline_keys,
@@ -19,6 +18,7 @@ from gradscope.analysis.baseline import (
 )
 from gradscope.analysis.check import check_reports
 from gradscope.errors import UsageError
+from gradscope.results import report as m
 from tests.checks import SPEC, clean, every_kind
 
 

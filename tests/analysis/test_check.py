@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult, check_reports, expectations, with_expect
 from gradscope.errors import ExitCode, SpecErrors, UsageError
+from gradscope.results import report as m
 from tests import checks
 from tests.checks import CUT, SPEC, clean, every_kind, expectation, pair, report, variable
 
@@ -213,7 +213,7 @@ expect:
 
 @pytest.fixture
 def spec_file(write_spec):
-    from gradscope.spec import load_spec
+    from gradscope.frontends.yaml import load_spec
 
     def make(text: str, name: str = "spec.yaml"):
         path = write_spec(text, name)

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from gradscope.analysis import model as m
 from gradscope.analysis.diff import BOTH, NEITHER, ONLY_A, ONLY_B, DiffReport, compare
 from gradscope.analysis.diff_matrix import matrix
 from gradscope.analysis.diff_words import why_not
-from gradscope.gradients.facts import Comparison, CutPoint, VariableFacts
+from gradscope.results import report as m
+from gradscope.results.facts import Comparison, CutPoint, VariableFacts
 
 STOP = CutPoint("frozen", "StopGradient", "stopped", "x.yaml:17")
 ROUND = CutPoint("rounded", "Round", "nondifferentiable", "x.yaml:18")

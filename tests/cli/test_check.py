@@ -58,7 +58,7 @@ def test_check_help_shows_exit_codes_without_tensorflow(run_cli: RunCli, no_tens
 
 @pytest.mark.tf
 def test_check_shipped_configs_pass(run_cli: RunCli) -> None:
-    from gradscope.spec import load_specs
+    from gradscope.frontends.yaml import load_specs
 
     pairs = sum(len(s.losses) * len(s.variables) for s in load_specs(CONFIG_PATHS))
     result = run_cli("check", *CONFIG_PATHS)

@@ -93,7 +93,7 @@ def test_patterns_match_exact_names_and_unmatched_ones_are_noted(write_spec) -> 
     import tensorflow as tf
 
     import gradscope
-    from gradscope.analysis import model as m
+    from gradscope.results import report as m
 
     path = write_spec(
         """\

@@ -1,7 +1,7 @@
 """``inspect --numeric`` and ``check --numeric`` as users run them, and ``expect.<loss>.numeric``.
 
 Which gradients differ is established against bare TensorFlow in
-``tests/gradients/test_numeric.py``; these tests hold the command line to it: exit codes, the
+``tests/engine/test_numeric.py``; these tests hold the command line to it: exit codes, the
 table, the JSON report against its schema, and the spec field.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from gradscope.spec import load_spec
-from gradscope.spec.model import Spec
+from gradscope.frontends.yaml import load_spec
+from gradscope.frontends.yaml.model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
 STE = ROOT / "configs" / "straight-through.yaml"

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.conftest import RunCli
-from tests.targets.bare import DATA, line_of, load_file, tape
+from tests.frontends.python.bare import DATA, line_of, load_file, tape
 
 pytestmark = pytest.mark.tf
 

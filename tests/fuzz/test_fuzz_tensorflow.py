@@ -31,7 +31,7 @@ MAX_ELEMENTS = "100000"
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import gradscope.build.tf_import as tf_import
+    import gradscope.engine.tf_import as tf_import
 
     tf_import.import_tensorflow()  # once, before the first example's deadline starts
     return tmp_path_factory.mktemp("fuzz-tf")

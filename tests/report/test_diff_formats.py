@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from gradscope.analysis import model as m
 from gradscope.analysis.diff import DiffReport, compare
 from gradscope.analysis.diff_matrix import DiffMatrix, matrix
-from gradscope.gradients.facts import Comparison, CutPoint, VariableFacts
 from gradscope.report import RENDERERS, DiffFormat, render
+from gradscope.results import report as m
+from gradscope.results.facts import Comparison, CutPoint, VariableFacts
 
 STOP = CutPoint("head1_frozen", "StopGradient", "stopped", "configs/x.yaml:31")
 

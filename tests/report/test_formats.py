@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint, VariableFacts
 from gradscope.report import Format, render
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint, VariableFacts
 
 
 def _report() -> m.Report:

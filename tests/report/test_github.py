@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from gradscope.analysis import model as m
 from gradscope.report import render
 from gradscope.report.github import annotation, escape_data, escape_property
+from gradscope.results import report as m
 from tests import checks
 
 COMMAND = re.compile(r"^::(error|warning|notice) (?P<props>[^:]*)::(?P<message>.*)$")

@@ -8,11 +8,20 @@ import re
 
 import pytest
 
-from gradscope import graphviz
-from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint
-from gradscope.gradients.picture import CUT, GRADIENT, LOSS, OP, VALUE, VARIABLE, Box, Link, Picture
-from gradscope.report import dot, html, mermaid
+from gradscope.engine.picture.draw import (
+    CUT,
+    GRADIENT,
+    LOSS,
+    OP,
+    VALUE,
+    VARIABLE,
+    Box,
+    Link,
+    Picture,
+)
+from gradscope.report import dot, graphviz, html, mermaid
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint
 from tests.pictures import seed_report
 from tests.report import parse
 from tests.report.test_formats import _report

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from gradscope.analysis import model as m
 from gradscope.report import render
+from gradscope.results import report as m
 from tests import checks
 
 

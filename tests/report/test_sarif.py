@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from gradscope.analysis import model as m
 from gradscope.analysis.check import check_reports
 from gradscope.report import render
 from gradscope.report.sarif import artifact, to_sarif, uri
+from gradscope.results import report as m
 from tests import checks
 
 

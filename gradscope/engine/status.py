@@ -1,0 +1,48 @@
+"""One status per loss x variable, from what TensorFlow answered (contract section 2)."""
+
+from __future__ import annotations
+
+from gradscope.engine.cuts import kind_of
+from gradscope.results import report as m
+from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
+
+
+def status_of(pair: PairFacts, variable: VariableFacts) -> str:
+    """The status of one pair; see the table in contract section 2."""
+    if not pair.requested:
+        return m.FROZEN if not variable.trainable else m.EXCLUDED
+    if pair.has_gradient:
+        if not pair.finite:
+            return m.NAN
+        return m.ZERO if pair.all_zero else m.OK
+    if not pair.reachable:
+        return m.DISCONNECTED
+    kind = kind_of(c.kind for c in pair.cut_points)
+    return m.UNEXPLAINED if kind is None else f"none:{kind}"
+
+
+def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: str) -> m.LossResult:
+    pairs = []
+    for pair in loss.pairs:
+        variable = variables[pair.variable]
+        status = status_of(pair, variable)
+        cuts = pair.cut_points if status not in (m.EXCLUDED, m.FROZEN) else ()
+        pairs.append(
+            m.PairResult(
+                variable=pair.variable,
+                status=status,
+                norm=pair.norm if m.has_gradient(status) else None,
+                shape=variable.shape,
+                sparse=pair.sparse,
+                cut_points=cuts,
+                nan_origin=pair.nan_origin if status == m.NAN else None,
+            )
+        )
+    return m.LossResult(loss.name, loss.value, tuple(pairs), source, loss.notes)
+
+
+def classify(run: RunFacts, loss_sources: dict[str, str] | None = None) -> list[m.LossResult]:
+    """Every loss of a run, with a status per pair."""
+    variables = {v.name: v for v in run.variables}
+    sources = loss_sources or {}
+    return [loss_result(loss, variables, sources.get(loss.name, "")) for loss in run.losses]

@@ -1,0 +1,239 @@
+"""A Python target as the engine's ``Traceable``: its losses called inside the one trace.
+
+Each loss callable runs through autograph, as ``tf.function`` would run it, so Python control
+flow on tensors works; only the user's callables are converted, never gradscope's own trace
+code. A loss that cannot be traced (it calls ``.numpy()``, ``np.mean`` on a tensor, ...) does
+not stop the run: it is recorded in ``failed``, stands in the trace as a constant, and the
+runner answers it from an eager pass instead (``targets/eager.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradscope.engine.messages import tf_message
+from gradscope.engine.protocol import LossEntry, VariableEntry
+from gradscope.engine.tf_import import import_tensorflow
+from gradscope.errors import Location, TargetError
+from gradscope.frontends.python import frames
+from gradscope.frontends.python import variables as tv
+from gradscope.frontends.python.resolve import Resolved
+from gradscope.frontends.python.target import article
+
+_NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
+
+_EMPTY_VARIABLES = (
+    "'variables' was empty when the target function returned (a Keras model creates its "
+    "weights on its first call), so every trainable variable the losses touch is inspected"
+)
+
+#: Operator spellings of comparison ops, for ``visible`` (``x > 0`` makes a ``Greater``).
+_OPERATORS = {
+    "Greater": (">",),
+    "GreaterEqual": (">=",),
+    "Less": ("<",),
+    "LessEqual": ("<=",),
+    "Equal": ("==",),
+    "NotEqual": ("!=",),
+    "FloorDiv": ("//",),
+    "FloorMod": ("%",),
+}
+
+
+def _autograph(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` as ``tf.function(fn, autograph=True)`` would call it while tracing."""
+    try:
+        from tensorflow.python.autograph.core import ag_ctx
+        from tensorflow.python.eager.polymorphic_function.autograph_util import (
+            py_func_from_autograph,
+        )
+    except ImportError:  # pragma: no cover - a TensorFlow that moved them: trace unconverted
+        return fn
+    converted = py_func_from_autograph(fn)
+
+    def call() -> Any:
+        # NOTE: the engine traces with autograph off, which disables conversion for every call
+        # inside; tf.function(autograph=True) enables it with this same context.
+        with ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED):
+            return converted()
+
+    return call
+
+
+def _watched(graph: Any) -> list[Any]:
+    """Variables the graph has read so far (also those read only under ``stop_gradient``,
+    which a GradientTape's ``watched_variables`` leaves out)."""
+    # NOTE: FuncGraph keeps them in a private set; `graph.variables` is filled only when the
+    # trace ends, after the engine needs the list.
+    return list(getattr(graph, "_watched_variables", ()))
+
+
+def _first_use(graph: Any, variables: list[Any]) -> list[Any]:
+    """``variables`` in the order the graph first reads them (a stable, readable order)."""
+    by_handle = {id(v.handle): v for v in variables}
+    placeholders = {}
+    for external, internal in graph.captures:
+        v = by_handle.get(id(external))
+        if v is not None:
+            placeholders[internal.op.name] = v
+    order: dict[Any, Any] = {}
+    for op in graph.get_operations():
+        for t in op.inputs:
+            v = placeholders.get(t.op.name)
+            if v is not None:
+                order.setdefault(v.ref(), v)
+    rest = sorted((v for v in variables if v.ref() not in order), key=lambda v: str(v.name))
+    return list(order.values()) + rest
+
+
+class PythonModel:
+    """Calls a target's losses inside the engine's trace and locates ops in the user's code."""
+
+    def __init__(
+        self,
+        resolved: Resolved,
+        registry: tv.Registry,
+        wanted: set[str] | None,
+        also_read: Sequence[Any] = (),
+    ):
+        self.tf = import_tensorflow()
+        # Variables an untraceable loss reads after the point where its trace failed (found
+        # by running it eagerly): the trace alone never sees them.
+        self.also_read = list(also_read)
+        self.resolved = resolved
+        self.registry = registry
+        self.wanted = wanted
+        self.graph: Any = None
+        self.failed: dict[str, BaseException] = {}
+        self.returned: dict[str, str] = {}  # loss -> what it returned instead of a tensor
+        self.created: dict[str, list[tuple[Any, str]]] = {}
+        self.chosen: list[tv.Chosen] = []
+        self.notes: list[str] = []  # about the whole target, for the report
+
+    @property
+    def target(self) -> str:
+        return self.resolved.label
+
+    def loss_site(self, name: str) -> frames.Site | None:
+        return frames.of_code(self.resolved.target.losses[name])
+
+    def trace(self) -> tuple[list[LossEntry], list[VariableEntry]]:
+        """Call every wanted loss; the variables are chosen from what they read."""
+        self.graph = self.tf.compat.v1.get_default_graph()
+        entries = []
+        touched: dict[Any, Any] = {v.ref(): v for v in self.also_read}
+        for name, fn in self.resolved.target.losses.items():
+            if self.wanted is not None and name not in self.wanted:
+                continue
+            with self.registry.collect() as created:
+                try:
+                    value = frames.call_user(_autograph(fn))
+                except Exception as exc:  # answered eagerly instead; see the module docstring
+                    self.failed[name] = exc
+                    value = None
+            self.created[name] = created
+            for v in _watched(self.graph):
+                touched.setdefault(v.ref(), v)
+            entries.append(self._entry(name, value))
+        self.chosen = self._choose(list(touched.values()))
+        return entries, [
+            VariableEntry(c.name, c.variable, c.trainable, c.source) for c in self.chosen
+        ]
+
+    def _entry(self, name: str, value: Any) -> LossEntry:
+        site = self.loss_site(name)
+        location = Location(frames.display_path(site.filename), site.line, 1) if site else None
+        if name in self.failed:  # a stand-in, replaced by the eager answer
+            return LossEntry(name, self.tf.constant(0.0), location)
+        return LossEntry(name, self._tensor(name, value, site), location)
+
+    def _tensor(self, name: str, value: Any, site: frames.Site | None) -> Any:
+        tf = self.tf
+        where = f"{site}: " if site else ""
+        if value is None or isinstance(value, (list, tuple, dict)):
+            what = "None" if value is None else f"a {type(value).__name__}"
+            raise TargetError(
+                f"{where}loss {name!r} returned {what}; a loss returns one tensor "
+                "(add several up, e.g. tf.add_n([...]))"
+            )
+        if not (tf.is_tensor(value) or tv.tf_variable(tf, value) is not None):
+            self.returned[name] = describe(value)
+        try:
+            tensor = tf.convert_to_tensor(value)
+        except (TypeError, ValueError) as exc:
+            raise TargetError(
+                f"{where}loss {name!r} returned a {type(value).__name__}, not a tensor: "
+                f"{tf_message(str(exc))}"
+            ) from exc
+        if not (tensor.dtype.is_floating or tensor.dtype.is_complex):
+            raise TargetError(
+                f"{where}loss {name!r} returned {article(tensor.dtype.name)} tensor; a loss "
+                "must be floating-point (TensorFlow gives integers no gradient)"
+            )
+        return tensor
+
+    def _choose(self, touched: list[Any]) -> list[tv.Chosen]:
+        tf, target, label = self.tf, self.resolved.target, self.resolved.label
+        self.registry.scan(target.losses.values())
+        if target.variables:
+            chosen = tv.explicit(tf, self.registry, target.variables, label)
+        else:  # an empty list: most likely a Keras model that builds on its first call
+            self.notes += [_EMPTY_VARIABLES] if target.variables is not None else []
+            model = target.model
+            chosen = tv.of_model(tf, self.registry, model, label) if model is not None else []
+            known = {v.ref() for v in chosen}
+            chosen += [
+                v for v in _first_use(self.graph, touched) if v.trainable and v.ref() not in known
+            ]
+        fallback = str(self.resolved.site) if self.resolved.site else label
+        return tv.choose(self.registry, chosen, fallback)
+
+    # --- the Traceable protocol -------------------------------------------------------------
+
+    def locate(self, op: Any) -> tuple[str, str] | None:
+        """``(op name, "FILE:LINE")`` of the user's line that created ``op``."""
+        site = frames.of_op(op)
+        return None if site is None else (op.name, str(site))
+
+    def visible(self, op: Any) -> bool:
+        """Whether the user wrote ``op`` themselves: the line of their code that created it
+        names it (``tf.argmax(...)`` for ``ArgMax``, ``tf.cast`` for ``Cast``, ``>`` for
+        ``Greater``). An op made inside a library function called on that line (the
+        comparison inside ``sigmoid_cross_entropy_with_logits``) is not."""
+        site = frames.of_op(op)
+        if site is None:
+            return False
+        text = site.text()
+        squashed = text.lower().replace("_", "")
+        if op.type.lower() in squashed:
+            return True
+        return any(symbol in text for symbol in _OPERATORS.get(op.type, ()))
+
+    def trace_error(self, exc: BaseException) -> BaseException:
+        """A TensorFlow error as one line naming the op and the user's line that made it."""
+        op = getattr(exc, "op", None)
+        match = _NODE_IN_MESSAGE.search(str(exc))
+        if op is None and match and self.graph is not None:
+            try:
+                op = self.graph.get_operation_by_name(match.group(1))
+            except (KeyError, ValueError):
+                op = None
+        cause = getattr(exc, "cause", exc)
+        message = tf_message(getattr(cause, "message", None) or str(cause))
+        if op is None:
+            return TargetError(f"{self.target}: TensorFlow failed: {message}", cause=cause)
+        site = frames.of_op(op)
+        where = f"{site}: " if site else ""
+        return TargetError(
+            f"{where}{self.target}: op '{op.name}' ({op.type}): {message}", cause=cause
+        )
+
+
+def describe(value: Any) -> str:
+    """``a NumPy value (float32)`` / ``a Python float``: what a loss returned instead."""
+    module = type(value).__module__.split(".")[0]
+    if module == "numpy":
+        return f"a NumPy value ({getattr(value, 'dtype', type(value).__name__)})"
+    return f"a Python {type(value).__name__}"

@@ -1,0 +1,188 @@
+"""What the gradient stage found, as plain data: no tensors leave ``gradients/``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gradscope.engine.picture.draw import Picture
+
+
+@dataclass(frozen=True)
+class CutPoint:
+    """Where the last paths from a variable to a loss were cut (contract section 2)."""
+
+    node: str
+    op: str
+    kind: str  # "stopped" | "assign" | "nondifferentiable"
+    source: str  # FILE:LINE
+
+    def to_dict(self) -> dict[str, str]:
+        return {"node": self.node, "op": self.op, "kind": self.kind, "source": self.source}
+
+
+@dataclass(frozen=True)
+class NanOrigin:
+    """Where a NaN or an infinity first appeared on the way to a ``nan`` pair's gradient.
+
+    ``where`` is ``"forward"`` when a forward value became non-finite (the gradient then
+    inherits it) and ``"gradient"`` when every forward value is finite and the backward pass
+    of ``node`` made the gradient non-finite. ``value`` says what appeared first: ``"nan"``,
+    ``"inf"`` or ``"-inf"``. ``op`` is the forward op's type (``Sqrt``); ``tf_op`` names the
+    TensorFlow op whose output was the first non-finite value (``gradients/N2/Sqrt_grad/SqrtGrad``).
+    """
+
+    node: str
+    op: str
+    source: str  # FILE:LINE, "" when unknown
+    where: str  # "forward" | "gradient"
+    value: str  # "nan" | "inf" | "-inf"
+    tf_op: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "node": self.node,
+            "op": self.op,
+            "source": self.source,
+            "where": self.where,
+            "value": self.value,
+            "tf_op": self.tf_op,
+        }
+
+
+@dataclass(frozen=True)
+class NumericCheck:
+    """One pair's gradient compared with central finite differences (``--numeric``).
+
+    ``max_rel_error`` is the largest error over the checked coordinates, each measured as
+    ``|analytic - numeric| / max(|analytic|, |numeric|, floor)`` (the floor keeps coordinates
+    near zero from dominating; ``gradients/fd.py``). ``coordinates`` of the variable's
+    ``size`` elements were checked, each with a step of ``step * max(1, |x|)`` in ``dtype``.
+    ``causes`` are reasons a difference may be deliberate that the cut points do not show:
+    an op with a gradient of its own on the pair's paths (``tf.custom_gradient``, kind
+    ``custom-gradient``), or an ``assign`` that overwrites the variable (kind ``assigned``:
+    TensorFlow's gradient is that of the value each read sees, finite differences change
+    only the value the variable starts with).
+    ``skipped`` says why no comparison was made (then the numbers carry no information).
+    """
+
+    max_rel_error: float | None
+    tolerance: float
+    coordinates: int
+    size: int
+    step: float
+    dtype: str
+    worst: tuple[int, ...] | None = None  # the coordinate with the largest error
+    analytic: float | None = None  # the gradient there
+    numeric: float | None = None  # the finite difference there
+    causes: tuple[CutPoint, ...] = ()
+    skipped: str | None = None
+
+
+@dataclass(frozen=True)
+class NumericRun:
+    """How a run's ``--numeric`` pass went: the dtype it ran in (``"float64"`` for a widened
+    spec, None for the model's own dtypes), the most coordinates checked per variable, and
+    how many times the losses were evaluated."""
+
+    dtype: str | None
+    coordinates: int
+    evaluations: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "dtype": self.dtype,
+            "coordinates": self.coordinates,
+            "evaluations": self.evaluations,
+        }
+
+
+@dataclass(frozen=True)
+class VariableFacts:
+    """A variable of the model, as reports name and locate it."""
+
+    name: str
+    shape: tuple[int | None, ...]
+    dtype: str
+    trainable: bool
+    source: str  # FILE:LINE where the variable (or the layer that made it) was written
+
+
+@dataclass(frozen=True)
+class PairFacts:
+    """One loss x one variable, as TensorFlow answered it.
+
+    ``requested`` is False when no gradient was asked for (the variable is frozen or outside
+    the loss's ``vars``); the other fields then carry no information.
+    """
+
+    variable: str
+    requested: bool
+    has_gradient: bool = False
+    reachable: bool = False  # a forward path (data or assign) exists from variable to loss
+    sparse: bool = False
+    norm: float | None = None
+    finite: bool = True
+    all_zero: bool = False
+    cut_points: tuple[CutPoint, ...] = ()
+    nan_origin: NanOrigin | None = None  # a ``nan`` pair's origin, when one was looked for
+    numeric: NumericCheck | None = None  # the finite-difference check, with ``--numeric``
+
+
+@dataclass(frozen=True)
+class LossFacts:
+    """One loss: its value (summed when not scalar) and every variable's pair."""
+
+    name: str
+    value: float
+    shape: tuple[int | None, ...]
+    pairs: tuple[PairFacts, ...]
+    notes: tuple[str, ...] = ()
+    picture: Picture | None = None  # the gradient-flow picture, when asked for
+
+    def pair(self, variable: str) -> PairFacts:
+        for p in self.pairs:
+            if p.variable == variable:
+                return p
+        raise KeyError(variable)
+
+
+#: In ``compare=``: every pair of the losses the run differentiates, in their order.
+EVERY_PAIR = ("*", "*")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two losses' gradients on the variables both reach: dot products and sign agreement.
+
+    Every number is computed in float64 on the densified gradients; ``squares_a`` and
+    ``squares_b`` are each side's sum of squares (its squared L2 norm) on the same variable.
+    """
+
+    loss_a: str
+    loss_b: str
+    dots: dict[str, float] = field(default_factory=dict)
+    sign_agreement: dict[str, float] = field(default_factory=dict)
+    squares_a: dict[str, float] = field(default_factory=dict)
+    squares_b: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """Everything one run of the gradient stage found."""
+
+    target: str
+    tensorflow: str
+    device: str
+    variables: tuple[VariableFacts, ...]
+    losses: tuple[LossFacts, ...]
+    comparisons: tuple[Comparison, ...] = ()
+    notes: tuple[str, ...] = ()
+    numeric: NumericRun | None = None  # with ``--numeric``
+
+    def loss(self, name: str) -> LossFacts:
+        for loss in self.losses:
+            if loss.name == name:
+                return loss
+        raise KeyError(name)
