@@ -5,9 +5,10 @@ from __future__ import annotations
 from gradscope.engine.cuts import kind_of
 from gradscope.results import report as m
 from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
+from gradscope.results.status import Status
 
 
-def status_of(pair: PairFacts, variable: VariableFacts) -> str:
+def status_of(pair: PairFacts, variable: VariableFacts) -> Status:
     """The status of one pair; see the table in contract section 2."""
     if not pair.requested:
         return m.FROZEN if not variable.trainable else m.EXCLUDED
@@ -18,7 +19,7 @@ def status_of(pair: PairFacts, variable: VariableFacts) -> str:
     if not pair.reachable:
         return m.DISCONNECTED
     kind = kind_of(c.kind for c in pair.cut_points)
-    return m.UNEXPLAINED if kind is None else f"none:{kind}"
+    return m.UNEXPLAINED if kind is None else Status(f"none:{kind}")
 
 
 def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: str) -> m.LossResult:

@@ -18,9 +18,6 @@ class CutPoint:
     kind: str  # "stopped" | "assign" | "nondifferentiable"
     source: str  # FILE:LINE
 
-    def to_dict(self) -> dict[str, str]:
-        return {"node": self.node, "op": self.op, "kind": self.kind, "source": self.source}
-
 
 @dataclass(frozen=True)
 class NanOrigin:
@@ -39,16 +36,6 @@ class NanOrigin:
     where: str  # "forward" | "gradient"
     value: str  # "nan" | "inf" | "-inf"
     tf_op: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "node": self.node,
-            "op": self.op,
-            "source": self.source,
-            "where": self.where,
-            "value": self.value,
-            "tf_op": self.tf_op,
-        }
 
 
 @dataclass(frozen=True)
@@ -89,13 +76,6 @@ class NumericRun:
     dtype: str | None
     coordinates: int
     evaluations: int
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "dtype": self.dtype,
-            "coordinates": self.coordinates,
-            "evaluations": self.evaluations,
-        }
 
 
 @dataclass(frozen=True)
