@@ -1,0 +1,1 @@
+"""Front-ends: the ways a computation comes into gradscope."""

@@ -1,0 +1,293 @@
+"""One watched gradient call: ask TensorFlow, analyse the cuts, and arrange for the numbers.
+
+The program's own call always runs as written; its result goes back unchanged. Tapes are
+asked once, with the tensors on the paths added as extra sources (they receive exactly the
+gradients the backward pass computes anyway); ``tf.gradients`` and ``compute_gradients`` are
+asked again in a copy of the graph.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradscope.analysis.run_result import EAGER, FUNCTION, GRAPH
+from gradscope.frontends.program import analyse, fit, graphs, session, sites, values
+from gradscope.frontends.program.analyse import SourceStatic
+from gradscope.frontends.program.eager import EagerCall, Recorder
+from gradscope.frontends.program.watch import SiteState, Static, Watcher
+from gradscope.targets import frames
+
+
+#: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
+FLAGS = 64
+
+
+class Calls:
+    """Handles every watched call of one run."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+        self.recorder = Recorder(self.eager_recording, lambda: watcher.busy)
+        self.sessions = session.Sessions(watcher)
+        self.open_eager = 0  # eager tape spans still open
+        self.functions: dict[int, set[tuple[str, str]]] = {}  # id(tf.function) -> sites
+        self._local = threading.local()
+        self.flags: list[Any] = []
+
+    def eager_recording(self) -> bool:
+        return self.open_eager > 0
+
+    # -- tapes: which ops each recorded -----------------------------------------------------
+
+    def push(self, tape: Any) -> None:
+        import tensorflow as tf
+
+        spans = tape.__dict__.setdefault("_gradscope_spans", [])
+        if tf.executing_eagerly():
+            self.open_eager += 1
+            spans.append([None, self.recorder.seq, None])
+        else:
+            graph = tf.compat.v1.get_default_graph()
+            spans.append([graph, graphs.mark(graph), None])
+
+    def pop(self, tape: Any) -> None:
+        spans = tape.__dict__.get("_gradscope_spans")
+        if not spans or spans[-1][2] is not None:
+            return
+        graph = spans[-1][0]
+        if graph is None:
+            self.open_eager -= 1
+            spans[-1][2] = self.recorder.seq
+        else:
+            spans[-1][2] = graphs.mark(graph)
+
+    def _spans(self, tape: Any, graph: Any) -> list[tuple[int, int]]:
+        out = []
+        for g, start, end in tape.__dict__.get("_gradscope_spans", []):
+            if g is graph:
+                now = self.recorder.seq if graph is None else graphs.mark(graph)
+                out.append((start, now if end is None else end))
+        return out
+
+    # -- tf.function calls: the stack, to know which function holds a site -----------------
+
+    def calling(self) -> list[Any]:
+        if not hasattr(self._local, "stack"):
+            self._local.stack = []
+        return self._local.stack  # type: ignore[no-any-return]
+
+    def before_function(self, fn: Any) -> None:
+        """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
+        for key in self.functions.get(id(fn), ()):
+            state = self.watcher.sites[key]
+            if not self.watcher.before_execution(state):
+                for flag in state.flags:
+                    flag.assign(False)
+                state.flags.clear()
+
+    def _in_functions(self, state: SiteState) -> None:
+        for fn in self.calling():
+            self.functions.setdefault(id(fn), set()).add((state.site, state.api))
+
+    # -- GradientTape.gradient ---------------------------------------------------------------
+
+    def tape_gradient(self, orig: Callable[..., Any], tape: Any, target: Any, sources: Any,
+                      output_gradients: Any, unconnected: Any) -> Any:  # fmt: skip
+        import tensorflow as tf
+
+        eager = tf.executing_eagerly()
+        api = "fit" if fit.active() and not eager else "GradientTape.gradient"
+        state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION)
+        if eager and not self.watcher.before_execution(state):
+            return orig(tape, target, sources, output_gradients, unconnected)
+        flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
+        if eager:
+            built: Any = self._eager_call(tape, flat_s, flat_t)
+        else:
+            built = self._function_call(tape, flat_s, flat_t)
+        call, probe_ids, probe_ts = built
+        with self.watcher.own_work():
+            grads = orig(tape, target, flat_s + probe_ts, output_gradients,
+                         tf.UnconnectedGradients.NONE)  # fmt: skip
+        user = list(grads[: len(flat_s)])
+        call.problem.received.update(
+            t for t, g in zip(probe_ids, grads[len(flat_s) :], strict=True) if g is not None
+        )
+        statics = self._statics(flat_s, user, call)
+        analyse.analyse(call.problem, statics, call.locate, call.visible)
+        self._outside(tape, flat_s, flat_t, statics, eager)
+        notes = fit.notes(call, statics) if api == "fit" else ()
+        static = Static(statics, self._target_source(call, flat_t, eager), notes)
+        if eager:
+            self.watcher.record(state, static, values.of_arrays(flat_t, user))
+        else:
+            state.unrun.append(static)
+            self._in_functions(state)
+            self._numbers_in_graph(state, static, flat_t, user)
+        if unconnected == tf.UnconnectedGradients.ZERO:
+            user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
+        return tf.nest.pack_sequence_as(sources, user)
+
+    def _function_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
+        import tensorflow as tf
+
+        graph = tf.compat.v1.get_default_graph()
+        spans = self._spans(tape, graph)
+        tensors = [graphs.source_tensor(graph, s) for s in flat_s]
+        call = graphs.GraphCall(graphs.ops_in(graph, spans), tensors, flat_t)
+        probe_ids = analyse.probes(call.problem)
+        return call, probe_ids, call.probe_tensors(probe_ids)
+
+    def _eager_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
+        spans = self._spans(tape, None)
+        records = [r for r in self.recorder.records if any(a < r.seq <= b for a, b in spans)]
+        call = EagerCall(self.recorder, records, _eager_ids(flat_s), _eager_ids(flat_t))
+        probe_ids, probe_ts = call.probe_tensors(analyse.probes(call.problem))
+        return call, probe_ids, probe_ts
+
+    def _outside(self, tape: Any, flat_s: list[Any], flat_t: list[Any],
+                 statics: list[SourceStatic], eager: bool) -> None:  # fmt: skip
+        """Notes for sources the tape never saw reach the target."""
+        if all(s.reachable or s.has_gradient for s in statics):
+            return
+        if eager:
+            spans = self._spans(tape, None)
+            full = EagerCall(self.recorder, list(self.recorder.records), _eager_ids(flat_s),
+                             _eager_ids(flat_t))  # fmt: skip
+            seqs = [r.seq for r in full.records]
+            first = len(full.ops) - len(seqs)  # synthetic ops come first
+            recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
+            where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
+            analyse.outside_notes(full.problem, statics, recorded, where)
+            return
+        import tensorflow as tf
+
+        graph = tf.compat.v1.get_default_graph()
+        spans = self._spans(tape, graph)
+        tensors = [graphs.source_tensor(graph, s) for s in flat_s]
+        whole = graphs.GraphCall(graph.get_operations(), tensors, flat_t)
+        recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
+        analyse.outside_notes(whole.problem, statics, recorded,
+                              lambda k: sites.text(frames.of_op(whole.x.tf_ops[k])))  # fmt: skip
+
+    def _statics(self, flat_s: list[Any], grads: list[Any], call: Any) -> list[SourceStatic]:
+        import tensorflow as tf
+
+        names = sites.unique([self._name(s, call) for s in flat_s])
+        out = []
+        for name, s, g in zip(names, flat_s, grads, strict=True):
+            shape = tuple(s.shape.as_list()) if s.shape.rank is not None else ()
+            out.append(SourceStatic(name, shape, g is not None,
+                                    sparse=isinstance(g, tf.IndexedSlices)))  # fmt: skip
+        return out
+
+    def _name(self, source: Any, call: Any) -> str:
+        if hasattr(source, "handle") or hasattr(source, "_ref") and not hasattr(source, "op"):
+            return sites.variable_name(source)
+        if isinstance(call, EagerCall):
+            t = call.tensors.get(getattr(source, "_id", -1))
+            if t is None:
+                return "tensor"
+            index = call.problem.graph.producer[t]
+            site = call.sites[index]
+            return f"{call.ops[index].type}@{site}" if site is not None else call.ops[index].type
+        return sites.tensor_name(source, frames.of_op(source.op))
+
+    def _target_source(self, call: Any, flat_t: list[Any], eager: bool) -> str:
+        if not flat_t:
+            return ""
+        if eager:
+            t = call.tensors.get(getattr(flat_t[0], "_id", -1))
+            site = call.sites[call.problem.graph.producer[t]] if t is not None else None
+            return sites.text(site)
+        return sites.text(frames.of_op(flat_t[0].op))
+
+    def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
+                          grads: list[Any]) -> None:  # fmt: skip
+        flag = self._flag()
+        if flag is not None:
+            state.flags.append(flag)
+        watcher = self.watcher
+
+        def sink(numbers: values.Numbers) -> None:
+            watcher.record(state, static, numbers)
+            if watcher.done(state) and flag is not None:
+                flag.assign(False)
+
+        with self.watcher.own_work():
+            values.in_graph(flag, flat_t, grads, sink)
+
+    def make_flags(self) -> None:
+        """Make the "still watching" boolean variables, eagerly, before the program starts: a
+        ``tf.function`` may not create variables after its first trace."""
+        import tensorflow as tf
+
+        self.flags = [tf.Variable(True, trainable=False) for _ in range(FLAGS)]
+
+    def _flag(self) -> Any:
+        """A fresh flag, or None when the pool is used up (then every execution measures,
+        and executions past ``--steps`` are dropped)."""
+        return self.flags.pop() if self.flags else None
+
+    # -- tf.gradients and compute_gradients --------------------------------------------------
+
+    def graph_gradients(self, helper: Callable[..., Any], api: str, ys: Sequence[Any],
+                        xs: Sequence[Any], grads: Sequence[Any],
+                        stops: Sequence[Any]) -> None:  # fmt: skip
+        """Analyse a graph-level gradient call the program just made."""
+        import tensorflow as tf
+
+        graph = ys[0].graph
+        mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
+        state = self.watcher.site(sites.text(sites.current()), api, mode)
+        tensors = [graphs.source_tensor(graph, x) for x in xs]
+        made = [g for g in grads if g is not None]
+        first_grad_op = min((_first_op_id(g) for g in made), default=None)
+        ops = [op for op in graph.get_operations()
+               if first_grad_op is None or op._id < first_grad_op]  # fmt: skip
+        call = graphs.GraphCall(ops, tensors, list(ys))
+        call.stop([s for s in stops if hasattr(s, "op")])
+        probe_ids = analyse.probes(call.problem)
+        statics = self._statics(list(xs), list(grads), call)
+        found = [t for t in tensors if t is not None]
+        with self.watcher.own_work():
+            try:
+                got = graphs.received_by_copy(graph, ys, found + call.probe_tensors(probe_ids),
+                                              [s for s in stops if hasattr(s, "op")], helper)
+            except Exception:  # noqa: BLE001 - a graph the copy cannot hold: fewer cut points
+                self.watcher.notes.append(f"{state.site}: cut points not analysed (graph copy)")
+            else:
+                call.received(probe_ids, got[len(found) :])
+                answers = iter(got[: len(found)])
+                for s, t in zip(statics, tensors, strict=True):
+                    s.has_gradient = t is not None and next(answers) is not None
+        analyse.analyse(call.problem, statics, call.locate, call.visible)
+        static = Static(statics, sites.text(frames.of_op(ys[0].op)))
+        state.unrun.append(static)
+        if mode == FUNCTION:
+            self._in_functions(state)
+            self._numbers_in_graph(state, static, list(ys), list(grads))
+        else:
+            self.sessions.add(graph, state, static, list(ys), list(grads))
+        del tf
+
+
+def _first_op_id(grad: Any) -> int:
+    values_ = getattr(grad, "values", None)
+    tensor = values_ if values_ is not None else grad
+    return int(tensor.op._id)
+
+
+def _eager_ids(items: Sequence[Any]) -> list[int | None]:
+    out: list[int | None] = []
+    for item in items:
+        handle = getattr(item, "handle", None)
+        tensor = handle if handle is not None else item
+        out.append(getattr(tensor, "_id", None))
+    return out
+
+
+def _in_spans(spans: list[tuple[int, int]], position: Callable[[int], int]) -> Callable[[int], bool]:
+    return lambda k: any(a < position(k) <= b for a, b in spans)

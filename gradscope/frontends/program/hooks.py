@@ -1,0 +1,213 @@
+"""The watched APIs, patched for the length of a run and restored after (contract section 6).
+
+Each patch calls TensorFlow's own function with the program's own arguments and returns its
+result unchanged; what gradscope adds runs beside it (``calls.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from gradscope.frontends.program import fit
+from gradscope.frontends.program.calls import Calls
+from gradscope.frontends.program.watch import Watcher
+
+_NONE = object()
+
+
+@contextmanager
+def installed(watcher: Watcher, eager_ops: bool = True) -> Iterator[Calls]:
+    """Patch every watched API while the block runs.
+
+    Args:
+        watcher: where results go.
+        eager_ops: record eager ops (needed for eager tapes; costs eager speed).
+    """
+    calls = Calls(watcher)
+    undo: list[Callable[[], None]] = []
+    try:
+        for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras):
+            undo.append(patch(calls))
+        calls.make_flags()
+        if eager_ops:
+            calls.recorder.install()
+        yield calls
+    finally:
+        calls.recorder.uninstall()
+        for restore in reversed(undo):
+            restore()
+
+
+def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:
+    """Set ``owner.name`` to ``make(original)``; returns what restores it."""
+    own = name in owner.__dict__
+    original = owner.__dict__[name] if own else getattr(owner, name)
+    patched = make(original)
+    functools.update_wrapper(patched, original)
+    setattr(owner, name, patched)
+    if own:
+        return lambda: setattr(owner, name, original)
+    return lambda: delattr(owner, name)
+
+
+def _tape(calls: Calls) -> Callable[[], None]:
+    from tensorflow.python.eager import backprop
+
+    tape_class = backprop.GradientTape
+    watcher = calls.watcher
+
+    def gradient(orig: Any) -> Any:
+        def patched(self: Any, target: Any, sources: Any, output_gradients: Any = None,
+                    unconnected_gradients: Any = _NONE) -> Any:  # fmt: skip
+            import tensorflow as tf
+
+            unconnected = (tf.UnconnectedGradients.NONE if unconnected_gradients is _NONE
+                           else unconnected_gradients)  # fmt: skip
+            if watcher.busy or self._tape is None:
+                return orig(self, target, sources, output_gradients, unconnected)
+            return calls.tape_gradient(orig, self, target, sources, output_gradients,
+                                       unconnected)  # fmt: skip
+
+        return patched
+
+    def push(orig: Any) -> Any:
+        def patched(self: Any) -> Any:
+            result = orig(self)
+            if not watcher.busy:
+                calls.push(self)
+            return result
+
+        return patched
+
+    def pop(orig: Any) -> Any:
+        def patched(self: Any) -> Any:
+            calls.pop(self)
+            return orig(self)
+
+        return patched
+
+    undo = [
+        _replace(tape_class, "gradient", gradient),
+        _replace(tape_class, "_push_tape", push),
+        _replace(tape_class, "_pop_tape", pop),
+    ]
+    return lambda: [u() for u in reversed(undo)] and None
+
+
+def _gradients(calls: Calls) -> Callable[[], None]:
+    from tensorflow.python.ops import gradients_util
+
+    watcher = calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(ys: Any, xs: Any, *args: Any, **kwargs: Any) -> Any:
+            import tensorflow as tf
+
+            grads = orig(ys, xs, *args, **kwargs)
+            if watcher.busy or tf.executing_eagerly():
+                return grads
+            stops = kwargs.get("stop_gradients", args[5] if len(args) > 5 else None)
+            calls.graph_gradients(orig, "tf.gradients", _listed(ys), _listed(xs), list(grads),
+                                  _listed(stops))  # fmt: skip
+            return grads
+
+        return patched
+
+    return _replace(gradients_util, "_GradientsHelper", make)
+
+
+def _optimizer_v1(calls: Calls) -> Callable[[], None]:
+    import sys
+
+    from tensorflow.python.ops import gradients_util
+    from tensorflow.python.training import optimizer
+
+    watcher = calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, loss: Any, var_list: Any = None, *args: Any, **kwargs: Any) -> Any:
+            import tensorflow as tf
+
+            if watcher.busy or tf.executing_eagerly() or callable(loss):
+                return orig(self, loss, var_list, *args, **kwargs)
+            with watcher.own_work():
+                pairs = orig(self, loss, var_list, *args, **kwargs)
+            caller = sys._getframe(1).f_code.co_name
+            api = "minimize" if caller == "minimize" else "compute_gradients"
+            helper = gradients_util._GradientsHelper
+            helper = getattr(helper, "__wrapped__", helper)
+            calls.graph_gradients(helper, api, [loss], [v for _, v in pairs],
+                                  [g for g, _ in pairs], [])  # fmt: skip
+            return pairs
+
+        return patched
+
+    return _replace(optimizer.Optimizer, "compute_gradients", make)
+
+
+def _session(calls: Calls) -> Callable[[], None]:
+    from tensorflow.python.client import session
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, fetches: Any, *args: Any, **kwargs: Any) -> Any:
+            return calls.sessions.run(orig, self, fetches, *args, **kwargs)
+
+        return patched
+
+    return _replace(session.BaseSession, "run", make)
+
+
+def _function(calls: Calls) -> Callable[[], None]:
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.before_function(self)
+            stack = calls.calling()
+            stack.append(self)
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                stack.pop()
+
+        return patched
+
+    return _replace(pf.Function, "__call__", make)
+
+
+def _keras(calls: Calls) -> Callable[[], None]:
+    try:
+        import keras
+        from keras.src.trainers import trainer
+    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+        return lambda: None
+
+    def make_fit(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            fit.enter(self)
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                fit.leave()
+
+        return patched
+
+    def make_loss(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            fit.saw_outputs(self, kwargs.get("y_pred"))
+            return orig(self, *args, **kwargs)
+
+        return patched
+
+    undo = [_replace(keras.Model, "fit", make_fit),
+            _replace(trainer.Trainer, "_compute_loss", make_loss)]  # fmt: skip
+    return lambda: [u() for u in reversed(undo)] and None
+
+
+def _listed(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
