@@ -184,7 +184,9 @@ class Calls:
         return out
 
     def _name(self, source: Any, call: Any) -> str:
-        if hasattr(source, "handle") or hasattr(source, "_ref") and not hasattr(source, "op"):
+        import tensorflow as tf
+
+        if isinstance(source, tf.Variable) or hasattr(source, "path"):
             return sites.variable_name(source)
         if isinstance(call, EagerCall):
             t = call.tensors.get(getattr(source, "_id", -1))

@@ -41,7 +41,8 @@ def saw_outputs(model: Any, y_pred: Any) -> None:
 
 
 def notes(call: Any, statics: Sequence[SourceStatic]) -> tuple[str, ...]:
-    """Causes for the sources with no forward path to the loss; sets each one's note."""
+    """Causes for the sources with no forward path to the loss, set as each one's note;
+    returns the call's own notes (none yet)."""
     seen = getattr(_local, "outputs", None)
     missing = [i for i, s in enumerate(statics) if not s.has_gradient and not s.reachable]
     if seen is None or not missing or not hasattr(call, "x"):
@@ -51,7 +52,6 @@ def notes(call: Any, statics: Sequence[SourceStatic]) -> tuple[str, ...]:
     graph = call.problem.graph
     sources = {t: 1 << i for i, t in enumerate(call.problem.sources) if t is not None}
     vsets = flow.variable_sets(graph, sources)
-    out = []
     for i in missing:
         reached = [name for name, tensor in named
                    if (t := call.x.tensor_id(tensor)) is not None
@@ -63,8 +63,7 @@ def notes(call: Any, statics: Sequence[SourceStatic]) -> tuple[str, ...]:
         else:
             statics[i].note = ("reaches no output of the model: its layer is not on the path "
                                "from the inputs to the outputs")  # fmt: skip
-        out.append(f"{statics[i].name} {statics[i].note}")
-    return tuple(out)
+    return ()
 
 
 def _outputs(model: Any, y_pred: Any) -> list[tuple[str, Any]]:

@@ -43,17 +43,21 @@ def source_tensor(graph: Any, source: Any) -> Any | None:
 
 
 def _in_graph(graph: Any, tensor: Any) -> Any | None:
-    """``tensor`` as ``graph`` sees it: itself, or the placeholder that captures it (through
-    every enclosing function)."""
+    """``tensor`` as ``graph`` sees it: itself, or the placeholder that captures it, directly
+    (an eager handle) or through enclosing functions."""
     if getattr(tensor, "graph", None) is graph:
         return tensor
     if not hasattr(graph, "captures"):
         return None
+    captures = graph.captures
+    for ext, internal in captures:
+        if ext is tensor:
+            return internal
     outer = graph.outer_graph
-    external = _in_graph(outer, tensor) if hasattr(outer, "captures") else tensor
+    external = _in_graph(outer, tensor) if hasattr(outer, "captures") else None
     if external is None:
         return None
-    for ext, internal in graph.captures:
+    for ext, internal in captures:
         if ext is external:
             return internal
     return None
