@@ -32,7 +32,7 @@ class Calls:
         self.recorder = Recorder(self.eager_recording, lambda: watcher.busy)
         self.sessions = session.Sessions(watcher)
         self.open_eager = 0  # eager tape spans still open
-        self.functions: dict[int, set[tuple[str, str]]] = {}  # id(tf.function) -> sites
+        self.functions: dict[int, set[tuple[str, str, int]]] = {}  # id(tf.function) -> sites
         self._local = threading.local()
         self.flags: list[Any] = []
 
@@ -89,7 +89,7 @@ class Calls:
 
     def _in_functions(self, state: SiteState) -> None:
         for fn in self.calling():
-            self.functions.setdefault(id(fn), set()).add((state.site, state.api))
+            self.functions.setdefault(id(fn), set()).add(state.key)
 
     # -- GradientTape.gradient ---------------------------------------------------------------
 
@@ -99,7 +99,9 @@ class Calls:
 
         eager = tf.executing_eagerly()
         api = "fit" if fit.active() and not eager else "GradientTape.gradient"
-        state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION)
+        where = sites.instruction() if eager else -1
+        state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
+                                  where)  # fmt: skip
         if eager and not self.watcher.before_execution(state):
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
@@ -187,7 +189,11 @@ class Calls:
         import tensorflow as tf
 
         if isinstance(source, tf.Variable) or hasattr(source, "path"):
-            return sites.variable_name(source)
+            name = sites.variable_name(source)
+            handle = getattr(source, "handle", None)
+            made = self.recorder.created.get(getattr(handle, "_id", -1))
+            # an eager variable nobody named: where it was made tells it apart
+            return f"{name}@{made}" if name == "Variable" and made is not None else name
         if isinstance(call, EagerCall):
             t = call.tensors.get(getattr(source, "_id", -1))
             if t is None:

@@ -63,6 +63,7 @@ class Recorder:
         self._no_gradient: dict[str, bool] = {}
         self.installed = False
         self._fast: Any = None
+        self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
 
     def install(self) -> None:
         from tensorflow.python import pywrap_tfe
@@ -94,6 +95,9 @@ class Recorder:
             return
         kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
         kept = self._recording()
+        site = sites.fast_current()
+        if kind == "VarHandleOp" and outputs:
+            self.created[outputs[0]._id] = site
         self.seq += 1
         self.records.append(
             Record(
@@ -102,7 +106,7 @@ class Recorder:
                 tuple(getattr(t, "_id", -1) for t in inputs),
                 tuple(t._id for t in outputs),
                 tuple(_carries(t.dtype) for t in outputs),
-                sites.fast_current(),
+                site,
                 tuple(outputs) if kept else (),
             )
         )

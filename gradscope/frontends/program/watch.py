@@ -34,6 +34,7 @@ class SiteState:
     site: str
     api: str
     mode: str
+    key: tuple[str, str, int] = ("", "", -1)
     count: int = 0  # executions recorded
     flags: list[Any] = field(default_factory=list)  # in-graph "still watching" variables
     unrun: list[Static] = field(default_factory=list)  # built or traced, maybe never run
@@ -45,7 +46,7 @@ class Watcher:
     def __init__(self, steps: int, keep_going: bool) -> None:
         self.steps = steps
         self.keep_going = keep_going
-        self.sites: dict[tuple[str, str], SiteState] = {}
+        self.sites: dict[tuple[str, str, int], SiteState] = {}
         self.calls: list[CallResult] = []
         self.notes: list[str] = []
         self._local = threading.local()
@@ -67,10 +68,11 @@ class Watcher:
 
     # -- sites and steps --------------------------------------------------------------------
 
-    def site(self, site: str, api: str, mode: str) -> SiteState:
-        key = (site, api)
+    def site(self, site: str, api: str, mode: str, where: int = -1) -> SiteState:
+        """The state of a call site; ``where`` tells apart calls on one line."""
+        key = (site, api, where)
         if key not in self.sites:
-            self.sites[key] = SiteState(site, api, mode)
+            self.sites[key] = SiteState(site, api, mode, key=key)
         return self.sites[key]
 
     def done(self, state: SiteState) -> bool:
