@@ -1,0 +1,213 @@
+"""``gradscope run`` on TensorFlow 2 programs, in this process, against bare TensorFlow."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import runpy
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradscope.analysis import run_result as rr
+from gradscope.frontends.program.launch import Program
+from gradscope.frontends.program.run import Outcome, run
+from gradscope.targets.frames import display_path
+
+pytestmark = pytest.mark.tf
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def line_of(program: str, text: str) -> int:
+    """The 1-based line of ``program`` holding ``text``."""
+    lines = (PROGRAMS / program).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def watched(program: str, *args: str, **options: object) -> tuple[Outcome, str]:
+    """Run a test program under gradscope; its report and what it printed."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        outcome = run(Program(str(PROGRAMS / program), args), **options)  # type: ignore[arg-type]
+    return outcome, out.getvalue()
+
+
+def unwatched(program: str) -> str:
+    """What the program prints when run as Python runs it."""
+    out = io.StringIO()
+    sys.path.insert(0, str(PROGRAMS))
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(PROGRAMS / program), run_name="__main__")
+    finally:
+        sys.path.remove(str(PROGRAMS))
+    return out.getvalue()
+
+
+def parts():  # the programs' own helper module, as the tests' references use it
+    sys.path.insert(0, str(PROGRAMS))
+    try:
+        import parts as module
+    finally:
+        sys.path.remove(str(PROGRAMS))
+    return module
+
+
+def site(program: str, text: str) -> str:
+    """``FILE:LINE`` as reports name it (relative to the current directory)."""
+    return f"{display_path(str(PROGRAMS / program))}:{line_of(program, text)}"
+
+
+def by_site(report: rr.RunReport, where: str) -> list[rr.CallResult]:
+    return [c for c in report.calls if c.site.endswith(where.split("/")[-1])]
+
+
+def norms(grads) -> list[float | None]:
+    return [None if g is None else float(np.linalg.norm(np.asarray(g))) for g in grads]
+
+
+@pytest.fixture(scope="module")
+def dcgan() -> tuple[Outcome, str]:
+    return watched("dcgan.py", keep_going=True)
+
+
+def test_dcgan_generator_outside_its_tape_is_disconnected(dcgan) -> None:
+    import tensorflow as tf
+
+    generator, discriminator, real, noises = parts().gan()
+    fake = generator(noises[0], training=True)
+    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+        fake_out = discriminator(fake, training=True)
+        gen_loss = tf.reduce_mean(tf.nn.softplus(-fake_out))
+        disc_loss = tf.reduce_mean(tf.nn.softplus(-discriminator(real, training=True)))
+        disc_loss += tf.reduce_mean(tf.nn.softplus(fake_out))
+    bare_g = gen_tape.gradient(gen_loss, generator.trainable_variables)
+    bare_d = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+    assert all(g is None for g in bare_g)
+    report = dcgan[0].report
+    gen_call = by_site(report, f"dcgan.py:{line_of('dcgan.py', 'gen_tape.gradient')}")[0]
+    assert gen_call.mode == rr.FUNCTION and gen_call.step == 1
+    assert [s.status for s in gen_call.sources] == ["none:disconnected"] * 4
+    fake_line = line_of("dcgan.py", "fake = generator(noise")
+    assert all(f"dcgan.py:{fake_line}" in s.note for s in gen_call.sources)
+    assert gen_call.value == pytest.approx(float(gen_loss), rel=1e-5)
+    disc_call = by_site(report, f"dcgan.py:{line_of('dcgan.py', 'disc_tape.gradient')}")[0]
+    assert [s.status for s in disc_call.sources] == ["ok", "ok"]
+    assert [s.norm for s in disc_call.sources] == pytest.approx(norms(bare_d), rel=1e-5)
+    assert {p.variable for p in report.problems} == {
+        "generator/g1/kernel", "generator/g1/bias", "generator/g2/kernel", "generator/g2/bias"}
+    assert report.exit_code == 1
+
+
+def test_dcgan_watching_changes_no_loss(dcgan) -> None:
+    assert dcgan[1] == unwatched("dcgan.py")
+    assert dcgan[1].count("epoch") == 3  # --continue: every step ran
+    assert len(dcgan[0].report.calls) == 2  # the first step only was watched
+
+
+def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
+    import tensorflow as tf
+
+    outcome, printed = watched("fit_missing_loss.py")
+    model, x, y = parts().two_heads()
+    with tf.GradientTape() as tape:
+        pred = model(x[:8], training=True)
+        loss = tf.reduce_mean(tf.square(y["a"][:8] - pred["a"]))
+    bare = tape.gradient(loss, model.trainable_variables)
+    report = outcome.report
+    assert outcome.error is None and report.outcome == rr.STOPPED
+    (call,) = report.calls
+    assert call.api == "fit" and call.site.endswith(
+        f"fit_missing_loss.py:{line_of('fit_missing_loss.py', 'model.fit(')}")
+    names = [s.name for s in call.sources]
+    assert names == [v.path for v in model.trainable_variables]
+    for s, g in zip(call.sources, bare, strict=True):
+        if g is None:
+            assert s.status == "none:disconnected" and "output 'b'" in s.note
+        else:
+            assert s.status == "ok" and s.norm == pytest.approx(norms([g])[0], rel=1e-4)
+    assert call.value == pytest.approx(float(loss), rel=1e-5)
+    assert {p.variable for p in report.problems} == {"b/kernel", "b/bias"}
+
+
+def test_eager_assign_is_cut_at_the_assign_line() -> None:
+    import tensorflow as tf
+
+    outcome, printed = watched("seed003_assign.py")
+    x = tf.Variable([[2.0, 3.0, 4.0], [1.0, 10.0, 100.0]])
+    patch = tf.Variable([[0.0, 1.0], [2.0, 3.0]])
+    with tf.GradientTape() as g:
+        g.watch(patch)
+        x[:2, :2].assign(patch)
+        o = tf.reduce_mean(tf.tensordot(x, tf.transpose(x), axes=1))
+    assert g.gradient(o, patch) is None
+    first, fixed = outcome.report.calls
+    assert first.mode == rr.EAGER
+    (source,) = first.sources
+    assert source.status == "none:assign"
+    assert source.name == f"Variable@{site('seed003_assign.py', 'patch = tf.Variable')}"
+    (cut,) = source.cut_points
+    assert cut.kind == "assign" and cut.op == "ResourceStridedSliceAssign"
+    assert cut.source == site("seed003_assign.py", "x[:2, :2].assign(patch)")
+    assert fixed.sources[0].status == "ok"
+    assert fixed.sources[0].norm == pytest.approx(np.linalg.norm([[1, 2], [1, 2]]), rel=1e-6)
+    assert "do_dpatch None" in printed
+
+
+def test_output_gradients_and_watched_tensors_eagerly() -> None:
+    import tensorflow as tf
+
+    outcome, printed = watched("seed002_output_gradients.py")
+    w = [tf.Variable([0.0, 0.1]), tf.Variable([0.0, 0.2])]
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_mean(2.0 * (w[0] + w[1]))
+        y2 = 7.0 * y
+    plain = norms(tape.gradient(y2, w))
+    by_hand = norms(tape.gradient(y, w, output_gradients=tape.gradient(y2, y)))
+    turned = norms(tape.gradient(y2, w, output_gradients=-1.0))
+    calls = outcome.report.calls
+    assert [c.site.rsplit(":", 1)[1] for c in calls] == [
+        str(line_of("seed002_output_gradients.py", text))
+        for text in ("grads = tape.gradient(y2, w)\n"[:-1], "chain rule", "chain rule",
+                     "turned around")]
+    assert [s.norm for s in calls[0].sources] == pytest.approx(plain)
+    inner = calls[1].sources[0]  # tape.gradient(y2, y): a watched tensor is the source
+    assert inner.name == f"Mean@{site('seed002_output_gradients.py', 'y = tf.reduce_mean')}"
+    assert inner.status == "ok" and inner.norm == pytest.approx(7.0)
+    assert [s.norm for s in calls[2].sources] == pytest.approx(by_hand)
+    assert [s.norm for s in calls[3].sources] == pytest.approx(turned)
+    assert outcome.report.exit_code == 0
+
+
+def test_clean_loop_exits_0_and_stops_after_steps() -> None:
+    import tensorflow as tf
+
+    outcome, printed = watched("clean_loop.py", steps=2)
+    x, y, w0, b0 = parts().regression()
+    w, b = tf.Variable(w0), tf.Variable(b0)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(x @ w + b - y))
+    first = norms(tape.gradient(loss, [w, b]))
+    report = outcome.report
+    assert report.exit_code == 0 and report.outcome == rr.STOPPED
+    assert [c.step for c in report.calls] == [1, 2]
+    assert [s.norm for s in report.calls[0].sources] == pytest.approx(first, rel=1e-6)
+    assert report.calls[0].value == pytest.approx(float(loss), rel=1e-6)
+    assert printed == "".join(unwatched("clean_loop.py").splitlines(True)[:2])
+
+
+def test_program_exception_is_returned_with_the_report_so_far() -> None:
+    outcome, printed = watched("raises.py")
+    assert isinstance(outcome.error, ValueError)
+    assert outcome.report.exit_code == 4 and outcome.report.outcome == rr.RAISED
+    (call,) = outcome.report.calls
+    assert call.sources[0].norm == pytest.approx(np.linalg.norm([2.0, 4.0]))
+
+
+def test_allow_none_turns_a_none_into_no_problem(dcgan) -> None:
+    calls = dcgan[0].report.calls
+    assert rr.problems_of(calls, ["generator/*"]) == []
+    assert len(rr.problems_of(calls, ["generator/g1/*"])) == 2
