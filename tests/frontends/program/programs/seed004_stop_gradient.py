@@ -49,5 +49,5 @@ for i in range(3):
     _, grads, loss = sess.run([train_op, gradients_node, loss_op],
                               feed_dict={x_input: x_train[i], y_input: y_train[i]})
     print("epoch: {} \t loss: {} \t gradients: {}".format(i, loss, grads))
-print(sess.run(gradients), sess.run(gradients2), sess.run(g3))
+print(sess.run(gradients[1:]), sess.run(gradients2), sess.run(g3))
 sess.close()
