@@ -68,6 +68,16 @@ def check(program: Program) -> None:
 
 
 def _module_spec(name: str) -> importlib.machinery.ModuleSpec | None:
+    """The module as ``python -m`` finds it: the working directory first on the path."""
+    saved = sys.path[:]
+    sys.path.insert(0, os.getcwd())
+    try:
+        return _find(name)
+    finally:
+        sys.path[:] = saved
+
+
+def _find(name: str) -> importlib.machinery.ModuleSpec | None:
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
@@ -103,7 +113,8 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
 
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = program.argv
-    first = "" if program.module else os.path.dirname(os.path.abspath(program.target))
+    # as Python sets sys.path[0]: the script's folder, or the working directory for -m
+    first = os.getcwd() if program.module else os.path.dirname(os.path.abspath(program.target))
     if sys.path:
         sys.path[0] = first
     else:
