@@ -36,8 +36,15 @@ def as_check(report: rr.RunReport) -> CheckResult:
             for c in calls
         )
         problems = tuple(
-            m.Problem(labels.get((p.site, p.step)), p.variable, p.kind, p.message, p.cut_points,
-                      spec=path, line=line_of(p.site))  # fmt: skip
+            m.Problem(
+                labels.get((p.site, p.step)),
+                p.variable,
+                p.kind,
+                p.message,
+                p.cut_points,
+                spec=path,
+                line=line_of(p.site),
+            )
             for p in report.problems
             if _file(p.site) == path
         )
@@ -49,4 +56,3 @@ def as_check(report: rr.RunReport) -> CheckResult:
 def _pair(source: rr.SourceResult) -> m.PairResult:
     return m.PairResult(source.name, source.status, source.norm, source.shape, source.sparse,
                         source.cut_points)  # fmt: skip
-

@@ -10,8 +10,8 @@ from gradscope.report.run_table import heading, summary, why
 
 
 def _call(call: rr.CallResult) -> list[str]:
-    lines = [f"### {escape(heading(call))}", "",
-             "| source | shape | status | norm | cut at / why |", "|---|---|---|---|---|"]  # fmt: skip
+    lines = [f"### {escape(heading(call))}", ""]
+    lines += ["| source | shape | status | norm | cut at / why |", "|---|---|---|---|---|"]
     for s in call.sources:
         norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
         lines.append(f"| `{escape(s.name)}` | {style.shape(s.shape)} | {s.status} | {norm} | "

@@ -49,8 +49,8 @@ def _call(call: rr.CallResult) -> Group:
         norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
         if s.sparse and m.has_gradient(s.status):
             norm += " (sparse)"
-        table.add_row(s.name, style.shape(s.shape),
-                      Text(s.status, style=style.STATUS_STYLE.get(s.status, "")), norm, why(s))  # fmt: skip
+        status = Text(s.status, style=style.STATUS_STYLE.get(s.status, ""))
+        table.add_row(s.name, style.shape(s.shape), status, norm, why(s))
     parts: list[Any] = [Text(heading(call), style="bold"), table]
     parts += [Text(f"note: {n}", style="dim") for n in call.notes]
     return Group(*parts)

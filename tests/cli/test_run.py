@@ -84,7 +84,7 @@ def test_run_program_that_raises_prints_its_traceback_then_the_report() -> None:
 def test_run_interrupted_program_exits_130(tmp_path: Path) -> None:
     script = tmp_path / "interrupt.py"
     script.write_text("raise KeyboardInterrupt\n", encoding="utf-8")
-    code, out, err = _invoke(str(script))
+    code, _, err = _invoke(str(script))
     assert code == 130 and "interrupted" in err
 
 
@@ -97,7 +97,7 @@ def test_run_module_with_its_argv(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
-    code, out, err = _invoke("--output", "-", "--format", "json", "-m", "mytrain", "--lr", "1")
+    code, out, _ = _invoke("--output", "-", "--format", "json", "-m", "mytrain", "--lr", "1")
     printed, report = out.split("\n", 2)[:2], json.loads(out.split("\n", 2)[2])
     assert code == 0
     assert printed == ["['--lr', '1'] __main__", "6.0"]

@@ -19,7 +19,6 @@ from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.targets import frames
 
-
 #: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
 FLAGS = 64
 
@@ -262,9 +261,14 @@ class Calls:
         found = [t for t in tensors if t is not None]
         with self.watcher.own_work():
             try:
-                got = graphs.received_by_copy(graph, ys, found + call.probe_tensors(probe_ids),
-                                              [s for s in stops if hasattr(s, "op")], helper)
-            except Exception:  # noqa: BLE001 - a graph the copy cannot hold: fewer cut points
+                got = graphs.received_by_copy(
+                    graph,
+                    ys,
+                    found + call.probe_tensors(probe_ids),
+                    [s for s in stops if hasattr(s, "op")],
+                    helper,
+                )
+            except Exception:
                 self.watcher.notes.append(f"{state.site}: cut points not analysed (graph copy)")
             else:
                 call.received(probe_ids, got[len(found) :])
@@ -297,5 +301,7 @@ def _eager_ids(items: Sequence[Any]) -> list[int | None]:
     return out
 
 
-def _in_spans(spans: list[tuple[int, int]], position: Callable[[int], int]) -> Callable[[int], bool]:
+def _in_spans(
+    spans: list[tuple[int, int]], position: Callable[[int], int]
+) -> Callable[[int], bool]:
     return lambda k: any(a < position(k) <= b for a, b in spans)

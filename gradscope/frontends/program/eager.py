@@ -131,7 +131,7 @@ class EagerCall:
         recorder: Recorder,
         records: Sequence[Record],
         sources: Sequence[int | None],
-        targets: Sequence[int],
+        targets: Sequence[int | None],
     ) -> None:
         self.recorder = recorder
         self.records = list(records)
@@ -151,7 +151,9 @@ class EagerCall:
         self._link_assignments()
         graph = flow.Graph(self.ops, self.producer, self.differentiable)
         ids = [self.tensors.get(s) if s is not None else None for s in sources]
-        self.problem = Problem(graph, ids, [self.tensors[t] for t in targets if t in self.tensors])
+        self.problem = Problem(
+            graph, ids, [self.tensors[t] for t in targets if t is not None and t in self.tensors]
+        )
 
     def _add(self, kind: str, inputs: list[int], outputs: list[int], diff: list[bool],
              site: frames.Site | None, kept: tuple[Any, ...]) -> None:  # fmt: skip

@@ -115,8 +115,9 @@ def visible(op_type: str, site: frames.Site | None) -> bool:
     return any(symbol in line for symbol in _OPERATORS.get(op_type, ()))
 
 
-def received_by_copy(graph: Any, targets: Sequence[Any], probes: Sequence[Any], stops: Sequence[Any],
-                     helper: Any) -> list[Any]:  # fmt: skip
+def received_by_copy(
+    graph: Any, targets: Sequence[Any], probes: Sequence[Any], stops: Sequence[Any], helper: Any
+) -> list[Any]:
     """``tf.gradients(target, probes)`` in a copy of ``graph``: which probes get a gradient.
 
     Args:

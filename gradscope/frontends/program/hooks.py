@@ -94,7 +94,7 @@ def _tape(calls: Calls) -> Callable[[], None]:
         _replace(tape_class, "_push_tape", push),
         _replace(tape_class, "_pop_tape", pop),
     ]
-    return lambda: [u() for u in reversed(undo)] and None
+    return _undo_all(undo)
 
 
 def _gradients(calls: Calls) -> Callable[[], None]:
@@ -204,10 +204,18 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
     undo = [_replace(keras.Model, "fit", make_fit),
             _replace(trainer.Trainer, "_compute_loss", make_loss)]  # fmt: skip
-    return lambda: [u() for u in reversed(undo)] and None
+    return _undo_all(undo)
 
 
 def _listed(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _undo_all(undo: list[Callable[[], None]]) -> Callable[[], None]:
+    def restore() -> None:
+        for u in reversed(undo):
+            u()
+
+    return restore

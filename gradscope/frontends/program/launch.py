@@ -132,7 +132,7 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
         if exc.code in (None, 0):
             return rr.FINISHED, None
         return rr.RAISED, exc
-    except BaseException as exc:  # noqa: BLE001 - the program's own failure, reported
+    except BaseException as exc:
         return rr.RAISED, exc
     finally:
         sys.argv = saved_argv

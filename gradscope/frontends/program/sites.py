@@ -62,7 +62,7 @@ def tensor_name(tensor: Any, site: frames.Site | None) -> str:
 
 
 def _is_eager(tensor: Any) -> bool:
-    return hasattr(tensor, "_id") and not hasattr(tensor, "graph") or _eager_type(tensor)
+    return (hasattr(tensor, "_id") and not hasattr(tensor, "graph")) or _eager_type(tensor)
 
 
 def _eager_type(tensor: Any) -> bool:

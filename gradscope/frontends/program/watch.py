@@ -13,7 +13,7 @@ from gradscope.frontends.program import analyse
 from gradscope.frontends.program.values import Numbers
 
 
-class StopProgram(BaseException):  # noqa: N818 - not an error: the end of the watched steps
+class StopProgram(BaseException):
     """Raised into the program when a site would run once more than ``--steps`` allows."""
 
 
@@ -112,8 +112,9 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None) -> CallRe
         status = analyse.status(s, norm, largest)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
         sources.append(
-            SourceResult(s.name, status, norm if s.has_gradient else None, s.shape, s.sparse,
-                         cuts, s.note)  # fmt: skip
+            SourceResult(
+                s.name, status, norm if s.has_gradient else None, s.shape, s.sparse, cuts, s.note
+            )
         )
     notes = static.notes
     if numbers is None and state.mode == GRAPH:

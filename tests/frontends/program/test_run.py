@@ -98,7 +98,11 @@ def test_dcgan_generator_outside_its_tape_is_disconnected(dcgan) -> None:
     assert [s.status for s in disc_call.sources] == ["ok", "ok"]
     assert [s.norm for s in disc_call.sources] == pytest.approx(norms(bare_d), rel=1e-5)
     assert {p.variable for p in report.problems} == {
-        "generator/g1/kernel", "generator/g1/bias", "generator/g2/kernel", "generator/g2/bias"}
+        "generator/g1/kernel",
+        "generator/g1/bias",
+        "generator/g2/kernel",
+        "generator/g2/bias",
+    }
     assert report.exit_code == 1
 
 
@@ -111,7 +115,7 @@ def test_dcgan_watching_changes_no_loss(dcgan) -> None:
 def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
     import tensorflow as tf
 
-    outcome, printed = watched("fit_missing_loss.py")
+    outcome, _ = watched("fit_missing_loss.py")
     model, x, y = parts().two_heads()
     with tf.GradientTape() as tape:
         pred = model(x[:8], training=True)
@@ -121,7 +125,8 @@ def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
     assert outcome.error is None and report.outcome == rr.STOPPED
     (call,) = report.calls
     assert call.api == "fit" and call.site.endswith(
-        f"fit_missing_loss.py:{line_of('fit_missing_loss.py', 'model.fit(')}")
+        f"fit_missing_loss.py:{line_of('fit_missing_loss.py', 'model.fit(')}"
+    )
     names = [s.name for s in call.sources]
     assert names == [v.path for v in model.trainable_variables]
     for s, g in zip(call.sources, bare, strict=True):
@@ -160,7 +165,7 @@ def test_eager_assign_is_cut_at_the_assign_line() -> None:
 def test_output_gradients_and_watched_tensors_eagerly() -> None:
     import tensorflow as tf
 
-    outcome, printed = watched("seed002_output_gradients.py")
+    outcome, _ = watched("seed002_output_gradients.py")
     w = [tf.Variable([0.0, 0.1]), tf.Variable([0.0, 0.2])]
     with tf.GradientTape(persistent=True) as tape:
         y = tf.reduce_mean(2.0 * (w[0] + w[1]))
@@ -171,8 +176,13 @@ def test_output_gradients_and_watched_tensors_eagerly() -> None:
     calls = outcome.report.calls
     assert [c.site.rsplit(":", 1)[1] for c in calls] == [
         str(line_of("seed002_output_gradients.py", text))
-        for text in ("grads = tape.gradient(y2, w)\n"[:-1], "chain rule", "chain rule",
-                     "turned around")]
+        for text in (
+            "grads = tape.gradient(y2, w)\n"[:-1],
+            "chain rule",
+            "chain rule",
+            "turned around",
+        )
+    ]
     assert [s.norm for s in calls[0].sources] == pytest.approx(plain)
     inner = calls[1].sources[0]  # tape.gradient(y2, y): a watched tensor is the source
     assert inner.name == f"Mean@{site('seed002_output_gradients.py', 'y = tf.reduce_mean')}"
@@ -200,7 +210,7 @@ def test_clean_loop_exits_0_and_stops_after_steps() -> None:
 
 
 def test_program_exception_is_returned_with_the_report_so_far() -> None:
-    outcome, printed = watched("raises.py")
+    outcome, _ = watched("raises.py")
     assert isinstance(outcome.error, ValueError)
     assert outcome.report.exit_code == 4 and outcome.report.outcome == rr.RAISED
     (call,) = outcome.report.calls

@@ -30,7 +30,9 @@ def _reference(name: str, g: dict[str, Any]) -> dict[str, Any]:
     import tensorflow.compat.v1 as tf
 
     graphs = {
-        "seed000_multitask.py": lambda: [("compute_gradients", g["grads_and_vars"], {g["x"]: g["data"]})],
+        "seed000_multitask.py": lambda: [
+            ("compute_gradients", g["grads_and_vars"], {g["x"]: g["data"]})
+        ],
         "seed001_chained_heads.py": lambda: [
             ("compute_gradients", g["grads_vars"], g["feed_dict_v"]),
             ("compute_gradients", g["grads_vars2"], g["feed_dict_v"]),
@@ -38,8 +40,11 @@ def _reference(name: str, g: dict[str, Any]) -> dict[str, Any]:
         ],
         "seed004_stop_gradient.py": lambda: [
             ("minimize", None, None),
-            ("tf.gradients", g["gradients_node"],
-             {g["x_input"]: g["x_train"][0], g["y_input"]: g["y_train"][0]}),
+            (
+                "tf.gradients",
+                g["gradients_node"],
+                {g["x_input"]: g["x_train"][0], g["y_input"]: g["y_train"][0]},
+            ),
             ("tf.gradients", g["gradients"], None),
             ("tf.gradients", g["gradients2"], None),
             ("tf.gradients", g["g3"], None),
@@ -132,7 +137,9 @@ def _check_calls(result: dict[str, Any]) -> list[dict[str, Any]]:
 def test_seed000_compute_gradients_returns_none_for_the_other_task(seeds) -> None:
     calls = _check_calls(seeds["seed000_multitask.py"])
     (call,) = calls
-    assert call["site"].endswith(f":{line_of('seed000_multitask.py', '= optimizer.compute_gradients(loss)')}")
+    assert call["site"].endswith(
+        f":{line_of('seed000_multitask.py', '= optimizer.compute_gradients(loss)')}"
+    )
     statuses = {n: s["status"] for n, s in call["sources"].items()}
     assert statuses == {"body/w": "ok", "task1/w": "ok", "task2/w": "none:disconnected"}
     (problem,) = seeds["seed000_multitask.py"]["report"]["problems"]
@@ -153,7 +160,9 @@ def test_seed001_var_list_keeps_loss2_out_of_output1(seeds) -> None:
 def test_seed004_stop_gradient_names_the_line(seeds) -> None:
     calls = _check_calls(seeds["seed004_stop_gradient.py"])
     assert {n: s["status"] for n, s in calls[0]["sources"].items()} == {
-        "weight": "ok", "biases": "ok"}
+        "weight": "ok",
+        "biases": "ok",
+    }
     experiment1 = calls[2]["sources"]
     assert experiment1["w1"]["status"] == "none:stopped"
     (cut,) = experiment1["w1"]["cut_points"]

@@ -1,7 +1,6 @@
 """A DCGAN-style loop with two tapes; the generator is called outside its tape (a bug)."""
 
 import tensorflow as tf
-
 from parts import gan
 
 generator, discriminator, real, noises = gan()
@@ -17,13 +16,16 @@ def train_step(noise):
         fake_out = discriminator(fake, training=True)
         gen_loss = tf.reduce_mean(tf.nn.softplus(-fake_out))
         disc_loss = tf.reduce_mean(tf.nn.softplus(-real_out)) + tf.reduce_mean(
-            tf.nn.softplus(fake_out))
+            tf.nn.softplus(fake_out)
+        )
     g_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
     d_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
-    g_pairs = [(g, v) for g, v in zip(g_grads, generator.trainable_variables) if g is not None]
+    g_pairs = [
+        (g, v) for g, v in zip(g_grads, generator.trainable_variables, strict=True) if g is not None
+    ]
     if g_pairs:
         g_opt.apply_gradients(g_pairs)
-    d_opt.apply_gradients(zip(d_grads, discriminator.trainable_variables))
+    d_opt.apply_gradients(zip(d_grads, discriminator.trainable_variables, strict=True))
     return gen_loss, disc_loss
 
 

@@ -7,18 +7,31 @@ import tensorflow as tf
 def seeded(model, seed):
     """Give every weight of ``model`` values from a numpy generator (no TensorFlow RNG)."""
     rng = np.random.default_rng(seed)
-    model.set_weights([rng.normal(size=w.shape).astype("float32") * 0.5
-                       for w in model.get_weights()])
+    model.set_weights(
+        [rng.normal(size=w.shape).astype("float32") * 0.5 for w in model.get_weights()]
+    )
     return model
 
 
 def gan():
     """A generator, a discriminator, real data and one batch of noise per step."""
-    generator = seeded(tf.keras.Sequential(
-        [tf.keras.Input((4,)), tf.keras.layers.Dense(8, activation="relu", name="g1"),
-         tf.keras.layers.Dense(3, name="g2")], name="generator"), 1)
-    discriminator = seeded(tf.keras.Sequential(
-        [tf.keras.Input((3,)), tf.keras.layers.Dense(1, name="d1")], name="discriminator"), 2)
+    generator = seeded(
+        tf.keras.Sequential(
+            [
+                tf.keras.Input((4,)),
+                tf.keras.layers.Dense(8, activation="relu", name="g1"),
+                tf.keras.layers.Dense(3, name="g2"),
+            ],
+            name="generator",
+        ),
+        1,
+    )
+    discriminator = seeded(
+        tf.keras.Sequential(
+            [tf.keras.Input((3,)), tf.keras.layers.Dense(1, name="d1")], name="discriminator"
+        ),
+        2,
+    )
     rng = np.random.default_rng(3)
     real = rng.normal(size=(16, 3)).astype("float32")
     noises = [rng.normal(size=(16, 4)).astype("float32") for _ in range(3)]
@@ -34,8 +47,10 @@ def two_heads():
     model = seeded(tf.keras.Model(inputs, {"a": out_a, "b": out_b}), 4)
     rng = np.random.default_rng(5)
     x = rng.normal(size=(32, 4)).astype("float32")
-    y = {"a": rng.normal(size=(32, 1)).astype("float32"),
-         "b": rng.normal(size=(32, 2)).astype("float32")}
+    y = {
+        "a": rng.normal(size=(32, 1)).astype("float32"),
+        "b": rng.normal(size=(32, 2)).astype("float32"),
+    }
     return model, x, y
 
 

@@ -46,8 +46,9 @@ g3 = tf.gradients(a3 + b3, [a3, b3], stop_gradients=[a3, b3])
 sess = tf.Session()
 sess.run(tf.global_variables_initializer())
 for i in range(3):
-    _, grads, loss = sess.run([train_op, gradients_node, loss_op],
-                              feed_dict={x_input: x_train[i], y_input: y_train[i]})
-    print("epoch: {} \t loss: {} \t gradients: {}".format(i, loss, grads))
+    _, grads, loss = sess.run(
+        [train_op, gradients_node, loss_op], feed_dict={x_input: x_train[i], y_input: y_train[i]}
+    )
+    print(f"epoch: {i} \t loss: {loss} \t gradients: {grads}")
 print(sess.run(gradients[1:]), sess.run(gradients2), sess.run(g3))
 sess.close()
