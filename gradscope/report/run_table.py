@@ -56,6 +56,20 @@ def _call(call: rr.CallResult) -> Group:
     return Group(*parts)
 
 
+def _problems(report: rr.RunReport) -> Table:
+    """One row per site and kind, naming its sources (the messages are in the JSON report)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for p in report.problems:
+        grouped.setdefault((p.kind, p.site), []).append(p.variable)
+    table = Table(title="Problems", title_justify="left", box=None, header_style="bold",
+                  title_style="bold")  # fmt: skip
+    for name in ("kind", "site", "sources"):
+        table.add_column(name, overflow="fold")
+    for (kind, site), names in grouped.items():
+        table.add_row(Text(kind, style="red"), site, ", ".join(names))
+    return table
+
+
 def summary(report: rr.RunReport) -> str:
     sites = len(list(report.sites()))
     count = len(report.problems)
@@ -75,13 +89,7 @@ def renderable(report: rr.RunReport) -> Group:
     for call in report.calls:
         parts += [Text(), _call(call)]
     if report.problems:
-        table = Table(title="Problems", title_justify="left", box=None, header_style="bold",
-                      title_style="bold")  # fmt: skip
-        for name in ("kind", "message"):
-            table.add_column(name, overflow="fold")
-        for p in report.problems:
-            table.add_row(Text(p.kind, style="red"), p.message)
-        parts += [Text(), table]
+        parts += [Text(), _problems(report)]
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
     tone = "red" if report.exit_code else "green"
     parts += [Text(), Text(summary(report), style=f"bold {tone}")]

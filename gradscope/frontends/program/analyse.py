@@ -172,7 +172,5 @@ def outside_notes(
                    and not recorded(k) and graph.ops[k].inputs]  # fmt: skip
         if outside:
             line = where(outside[-1]) or "an unknown line"
-            static.note = (
-                f"reaches the target through {graph.ops[outside[-1]].type} at {line}, "
-                "computed while the tape was not recording (before it started)"
-            )
+            op = graph.ops[outside[-1]].type
+            static.note = f"used only through {line} ({op}), run while the tape was not recording"
