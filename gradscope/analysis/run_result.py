@@ -25,10 +25,6 @@ STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 
-#: Exit code 4: the program raised (contract section 6).
-PROGRAM_RAISED = 4
-
-
 @dataclass(frozen=True)
 class SourceResult:
     """One source of one watched call: a variable or a watched tensor."""
@@ -126,7 +122,7 @@ class RunReport:
     def exit_code(self) -> int:
         """0 no problems, 1 problems, 4 the program raised, 130 interrupted."""
         if self.outcome == RAISED:
-            return PROGRAM_RAISED
+            return int(ExitCode.PROGRAM_RAISED)
         if self.outcome == INTERRUPTED:
             return int(ExitCode.INTERRUPTED)
         return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)

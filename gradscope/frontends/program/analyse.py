@@ -75,6 +75,7 @@ def analyse(
     received = set(problem.received) | set(problem.targets)
     received |= {t for t, s in zip(problem.sources, statics, strict=True)
                  if t is not None and s.has_gradient}  # fmt: skip
+    _through_integers(graph, vsets, received)
     cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
     located = [(c, locate(c.op, c.kind)) for c in sorted(cuts, key=lambda c: c.op)]
     for i, static in enumerate(statics):
@@ -87,6 +88,29 @@ def analyse(
             if static.has_gradient and not (cut.kind == flow.ASSIGN or visible(cut.op)):
                 continue
             static.cut_points.append(point)
+
+
+def _through_integers(graph: flow.Graph, vsets: Sequence[int], received: set[int]) -> None:
+    """Count as receiving a gradient the floating values made only from integer ones.
+
+    A tape records no op whose inputs it does not watch, so nothing made from an integer
+    tensor (the float cast of a ``tf.cast(x, tf.int32)``) gets a gradient from it, where
+    ``tf.gradients`` would pass one back to the integer. With them counted, the cut is where
+    the value became an integer (the contract's cut point), not where the tape stopped.
+    """
+    derived = [False] * len(graph.ops)
+    for i, op in enumerate(graph.ops):
+        ins = [t for t in graph.value_inputs(op) if vsets[graph.producer[t]]]
+        derived[i] = bool(ins) and all(
+            not graph.differentiable[t] or derived[graph.producer[t]] for t in ins
+        )
+    for i in range(len(graph.ops) - 1, -1, -1):
+        op = graph.ops[i]
+        if not any(t in received for t in op.outputs):
+            continue
+        for t in graph.value_inputs(op):
+            if graph.differentiable[t] and derived[graph.producer[t]]:
+                received.add(t)
 
 
 def probes(problem: Problem) -> list[int]:
@@ -174,3 +198,25 @@ def outside_notes(
             line = where(outside[-1]) or "an unknown line"
             op = graph.ops[outside[-1]].type
             static.note = f"used only through {line} ({op}), run while the tape was not recording"
+
+
+def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic], left: dict[int, str]) -> None:
+    """Name the line where a source's value left TensorFlow (``.numpy()``, ``float()``): a
+    source that reaches such a tensor but not the target lost its path there, since what
+    comes back from numpy is a new constant.
+
+    Args:
+        full: every recorded op.
+        statics: the sources, in the order of ``full.sources``; notes are set in place.
+        left: tensor id in ``full.graph`` -> the line that converted it to numpy.
+    """
+    graph = full.graph
+    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    for i, static in enumerate(statics):
+        if static.reachable or static.has_gradient or static.note:
+            continue
+        lines = [line for t, line in left.items() if vsets[graph.producer[t]] >> i & 1]
+        if lines:
+            static.note = (f"its value left TensorFlow at {lines[-1]} (.numpy()): what came back "
+                           "is a new constant the tape cannot trace to it")  # fmt: skip

@@ -162,6 +162,9 @@ class Calls:
             recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
             where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
             analyse.outside_notes(full.problem, statics, recorded, where)
+            left = {full.tensors[t]: sites.text(site)
+                    for t, site in self.recorder.left.items() if t in full.tensors}  # fmt: skip
+            analyse.roundtrip_notes(full.problem, statics, left)
             return
         import tensorflow as tf
 

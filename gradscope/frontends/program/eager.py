@@ -64,6 +64,8 @@ class Recorder:
         self.installed = False
         self._fast: Any = None
         self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
+        self.left: dict[int, frames.Site | None] = {}  # tensor id -> where .numpy() took it
+        self._numpy_originals: dict[str, Any] = {}
 
     def install(self) -> None:
         from tensorflow.python import pywrap_tfe
@@ -76,6 +78,7 @@ class Recorder:
         self._fast = pywrap_tfe.TFE_Py_FastPathExecute
         pywrap_tfe.TFE_Py_FastPathExecute = no_fast_path
         op_callbacks.add_op_callback(self._callback)
+        self._numpy_patch(True)
         self.installed = True
 
     def uninstall(self) -> None:
@@ -86,6 +89,7 @@ class Recorder:
 
         pywrap_tfe.TFE_Py_FastPathExecute = self._fast
         op_callbacks.remove_op_callback(self._callback)
+        self._numpy_patch(False)
         self.installed = False
         self.records.clear()
 
@@ -110,6 +114,32 @@ class Recorder:
                 tuple(outputs) if kept else (),
             )
         )
+
+    def _numpy_patch(self, on: bool) -> None:
+        """Note where the program takes a tensor's value out of TensorFlow (``.numpy()``,
+        ``float(t)``, ``np.asarray(t)``): a path to the loss that goes through numpy ends
+        there."""
+        from tensorflow.python.framework import ops
+
+        base = ops._EagerTensorBase
+        if not on:
+            for name, original in self._numpy_originals.items():
+                setattr(base, name, original)
+            return
+        self._numpy_originals = {n: base.__dict__[n] for n in ("numpy", "__array__", "__float__")
+                                 if n in base.__dict__}  # fmt: skip
+        recorder = self
+
+        def wrap(original: Any) -> Any:
+            def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+                if not recorder._busy() and len(recorder.left) < HISTORY:
+                    recorder.left[tensor._id] = sites.fast_current()
+                return original(tensor, *args, **kwargs)
+
+            return taken
+
+        for name, original in self._numpy_originals.items():
+            setattr(base, name, wrap(original))
 
     def no_gradient(self, op_type: str) -> bool:
         if op_type not in self._no_gradient:

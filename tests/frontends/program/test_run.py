@@ -221,3 +221,30 @@ def test_allow_none_turns_a_none_into_no_problem(dcgan) -> None:
     calls = dcgan[0].report.calls
     assert rr.problems_of(calls, ["generator/*"]) == []
     assert len(rr.problems_of(calls, ["generator/g1/*"])) == 2
+
+
+def test_eager_lines_of_numpy_round_trip_integer_cast_and_early_read() -> None:
+    import tensorflow as tf
+
+    outcome, _ = watched("eager_roundtrip.py")
+    w, v, u = (tf.Variable([[0.5], [-1.0]]), tf.Variable([[2.0], [1.0]]),
+               tf.Variable([[1.0], [3.0]]))  # fmt: skip
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    early = x @ u
+    with tf.GradientTape() as tape:
+        back = tf.constant(np.tanh((x @ w).numpy()))
+        counts = tf.cast(x @ v, tf.int32)
+        loss = tf.reduce_sum(back) + tf.reduce_sum(tf.cast(counts, tf.float32))
+        loss += tf.reduce_sum(early)
+    assert tape.gradient(loss, [w, v, u]) == [None, None, None]
+    (call,) = outcome.report.calls
+    by_name = {s.name: s for s in call.sources}
+    program = "eager_roundtrip.py"
+    assert by_name["w"].status == "none:disconnected"
+    assert site(program, "h = (x @ w).numpy()") in by_name["w"].note
+    assert by_name["v"].status == "none:nondifferentiable"
+    (cut,) = by_name["v"].cut_points
+    assert (cut.op, cut.source) == ("Cast", site(program, "counts = tf.cast"))
+    assert by_name["u"].status == "none:disconnected"
+    assert site(program, "early = x @ u") in by_name["u"].note
+    assert call.value == pytest.approx(float(loss), rel=1e-6)
