@@ -28,6 +28,7 @@ class SourceStatic:
     cut_points: list[CutPoint] = field(default_factory=list)
     note: str = ""
     trainable: bool = True
+    half_path: bool = False  # a float16 value lies on a path to the target (underflow)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Problem:
     targets: Sequence[int]  # tensor ids of the targets (the losses) in ``graph``
     received: set[int] = field(default_factory=set)  # tensors that receive a gradient
     stop_ops: set[int] = field(default_factory=set)
+    half: Sequence[bool] = ()  # per tensor: float16 (or bfloat16)
 
 
 def analyse(
@@ -78,10 +80,15 @@ def analyse(
     _through_integers(graph, vsets, received)
     cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
     located = [(c, locate(c.op, c.kind)) for c in sorted(cuts, key=lambda c: c.op)]
+    halves = 0
+    for t, is_half in enumerate(problem.half):
+        if is_half and reach[graph.producer[t]]:
+            halves |= vsets[graph.producer[t]]
     for i, static in enumerate(statics):
         if problem.sources[i] is None:
             continue
         static.reachable = bool(reached >> i & 1)
+        static.half_path = bool(halves >> i & 1)
         for cut, point in located:
             if not cut.variables >> i & 1 or point in static.cut_points:
                 continue

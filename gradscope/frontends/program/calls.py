@@ -34,6 +34,7 @@ class Calls:
         self.functions: dict[int, set[tuple[str, str, int]]] = {}  # id(tf.function) -> sites
         self._local = threading.local()
         self.flags: list[Any] = []
+        self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -121,12 +122,14 @@ class Calls:
         self._outside(tape, flat_s, flat_t, statics, eager)
         notes = fit.notes(call, statics) if api == "fit" else ()
         static = Static(statics, self._target_source(call, flat_t, eager), notes)
+        scale = self._scale_of(flat_t)
         if eager:
-            self.watcher.record(state, static, values.of_arrays(flat_t, user))
+            by = None if scale is None else values.total(scale)
+            self.watcher.record(state, static, values.of_arrays(flat_t, user, by))
         else:
             state.unrun.append(static)
             self._in_functions(state)
-            self._numbers_in_graph(state, static, flat_t, user)
+            self._numbers_in_graph(state, static, flat_t, user, scale)
         if unconnected == tf.UnconnectedGradients.ZERO:
             user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
         return tf.nest.pack_sequence_as(sources, user)
@@ -214,8 +217,18 @@ class Calls:
             return sites.text(site)
         return sites.text(frames.of_op(flat_t[0].op))
 
+    def saw_scaled(self, scaled: Any, scale: Any) -> None:
+        """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""
+        self.scaled = [*self.scaled[-99:], (scaled, scale)]
+
+    def _scale_of(self, flat_t: list[Any]) -> Any:
+        """The loss scale of a target made by ``scale_loss``, else None."""
+        if len(flat_t) != 1:
+            return None
+        return next((scale for t, scale in reversed(self.scaled) if t is flat_t[0]), None)
+
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
-                          grads: list[Any]) -> None:  # fmt: skip
+                          grads: list[Any], scale: Any = None) -> None:  # fmt: skip
         flag = self._flag()
         if flag is not None:
             state.flags.append(flag)
@@ -227,7 +240,7 @@ class Calls:
                 flag.assign(False)
 
         with self.watcher.own_work():
-            values.in_graph(flag, flat_t, grads, sink)
+            values.in_graph(flag, flat_t, grads, sink, scale)
 
     def make_flags(self) -> None:
         """Make the "still watching" boolean variables, eagerly, before the program starts: a

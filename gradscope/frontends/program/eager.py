@@ -35,6 +35,7 @@ class Record:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     differentiable: tuple[bool, ...]
+    half: tuple[bool, ...]
     site: frames.Site | None
     tensors: tuple[Any, ...] = ()  # the outputs, kept while a tape records
 
@@ -110,6 +111,7 @@ class Recorder:
                 tuple(getattr(t, "_id", -1) for t in inputs),
                 tuple(t._id for t in outputs),
                 tuple(_carries(t.dtype) for t in outputs),
+                tuple(t.dtype.name in ("float16", "bfloat16") for t in outputs),
                 site,
                 tuple(outputs) if kept else (),
             )
@@ -171,22 +173,23 @@ class EagerCall:
         self.sites: list[frames.Site | None] = []
         self.producer: list[int] = []
         self.differentiable: list[bool] = []
+        self.half: list[bool] = []
         produced = {t for r in self.records for t in r.outputs}
         for t in dict.fromkeys(s for s in sources if s is not None):
             if t not in produced:
                 self._add("Source", [], [t], [True], None, ())
         for r in self.records:
             self._add(r.type, list(r.inputs), list(r.outputs), list(r.differentiable), r.site,
-                      r.tensors)  # fmt: skip
+                      r.tensors, list(r.half))  # fmt: skip
         self._link_assignments()
         graph = flow.Graph(self.ops, self.producer, self.differentiable)
         ids = [self.tensors.get(s) if s is not None else None for s in sources]
-        self.problem = Problem(
-            graph, ids, [self.tensors[t] for t in targets if t is not None and t in self.tensors]
-        )
+        found = [self.tensors[t] for t in targets if t is not None and t in self.tensors]
+        self.problem = Problem(graph, ids, found, half=self.half)
 
     def _add(self, kind: str, inputs: list[int], outputs: list[int], diff: list[bool],
-             site: frames.Site | None, kept: tuple[Any, ...]) -> None:  # fmt: skip
+             site: frames.Site | None, kept: tuple[Any, ...],
+             half: list[bool] | None = None) -> None:  # fmt: skip
         for t in inputs:
             if t not in self.tensors:  # made before the record (a constant, a handle)
                 self._add("Input", [], [t], [True], None, ())
@@ -198,6 +201,7 @@ class EagerCall:
             ids.append(len(self.producer))
             self.producer.append(index)
             self.differentiable.append(diff[k])
+            self.half.append(bool(half and half[k]))
             self.objects.append(kept[k] if k < len(kept) else None)
         write = is_write(kind)
         no_grad = kind != "Source" and bool(inputs) and self.recorder.no_gradient(kind)

@@ -18,6 +18,9 @@ from gradscope.targets import frames
 
 _REGISTRY: list[GradientRegistry] = []
 
+#: Dtypes whose small gradients underflow to 0.
+HALF = ("float16", "bfloat16")
+
 
 def registry() -> GradientRegistry:
     if not _REGISTRY:
@@ -78,7 +81,8 @@ class GraphCall:
         self.x = Extracted([ordered[k] for k in sorted(ordered)], registry())
         ids = [self.x.tensor_id(t) if t is not None else None for t in sources]
         found = [self.x.tensor_id(t) for t in targets]
-        self.problem = Problem(self.x.graph, ids, [t for t in found if t is not None])
+        half = [t.dtype.base_dtype.name in HALF for t in self.x.tensors]
+        self.problem = Problem(self.x.graph, ids, [t for t in found if t is not None], half=half)
 
     def probe_tensors(self, ids: Sequence[int]) -> list[Any]:
         return [self.x.tensors[t] for t in ids]

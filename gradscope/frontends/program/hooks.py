@@ -29,7 +29,8 @@ def installed(watcher: Watcher, eager_ops: bool = True) -> Iterator[Calls]:
     calls = Calls(watcher)
     undo: list[Callable[[], None]] = []
     try:
-        for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras):
+        for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
+                      _loss_scale):  # fmt: skip
             undo.append(patch(calls))
         calls.make_flags()
         if eager_ops:
@@ -205,6 +206,22 @@ def _keras(calls: Calls) -> Callable[[], None]:
     undo = [_replace(keras.Model, "fit", make_fit),
             _replace(trainer.Trainer, "_compute_loss", make_loss)]  # fmt: skip
     return _undo_all(undo)
+
+
+def _loss_scale(calls: Calls) -> Callable[[], None]:
+    """Keras' ``LossScaleOptimizer.scale_loss``: its result is a scaled loss; the gradients
+    of it are reported divided by the scale (unscaled), with the scale shown."""
+    from keras.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, loss: Any) -> Any:
+            scaled = orig(self, loss)
+            calls.saw_scaled(scaled, self.dynamic_scale if self.built else self.initial_scale)
+            return scaled
+
+        return patched
+
+    return _replace(LossScaleOptimizer, "scale_loss", make)
 
 
 def _listed(value: Any) -> list[Any]:

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-#: (value, per gradient (norm, largest |g|) or None where there is no gradient)
-Numbers = tuple[float | None, list[tuple[float, float] | None]]
+#: (value, per gradient (norm, largest |g|) or None where there is none, loss scale or None);
+#: with a loss scale, the value and the gradients are divided by it (unscaled).
+Numbers = tuple[float | None, list[tuple[float, float] | None], float | None]
 
 
 def dense(grad: Any) -> Any:
@@ -52,12 +53,15 @@ def total(value: Any) -> float | None:
         return None
 
 
-def of_arrays(values: Sequence[Any], grads: Sequence[Any], scale: float = 1.0) -> Numbers:
+def of_arrays(values: Sequence[Any], grads: Sequence[Any], scale: float | None = None) -> Numbers:
     """The numbers of arrays (eager tensors, ``Session.run`` results): the targets' summed
-    value, and each gradient's stats."""
+    value, each gradient's stats, both divided by ``scale`` when given (a loss scale)."""
     parts = [total(v) for v in values]
     value = None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
-    return value, [None if g is None else stats(g, scale) for g in grads]
+    by = scale or 1.0
+    if value is not None:
+        value /= by
+    return value, [None if g is None else stats(g, by) for g in grads], scale
 
 
 def in_graph(
@@ -75,24 +79,27 @@ def in_graph(
         target: the target tensor.
         grads: the gradients, None where there is none.
         sink: called with the numbers of each watched execution.
-        scale: a scalar tensor dividing every gradient (a mixed-precision loss scale).
+        scale: a loss scale (a variable, a tensor or a number) dividing the target and
+            every gradient; it is delivered with the numbers.
     """
     import tensorflow as tf
 
     present = [i for i, g in enumerate(grads) if g is not None]
 
     def measure() -> Any:
+        by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
         sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
-        scalars = [tf.add_n(sums)]
+        scalars = [tf.add_n(sums) / by, by]
         for i in present:
             g = grads[i]
             if isinstance(g, tf.IndexedSlices):
                 g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
             g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64)
-            if scale is not None:
-                g = g / tf.cast(scale, tf.float64)
+            g = g / by
             scalars += [tf.norm(tf.reshape(g, [-1])), _largest(tf, g)]
-        tf.py_function(lambda *xs: _deliver(sink, present, len(grads), xs), scalars, Tout=[])
+        scaled = scale is not None
+        tf.py_function(lambda *xs: _deliver(sink, present, len(grads), xs, scaled), scalars,
+                       Tout=[])  # fmt: skip
         return tf.constant(0)
 
     if flag is None:
@@ -112,8 +119,8 @@ def _largest(tf: Any, g: Any) -> Any:
 
 
 def _deliver(sink: Callable[[Numbers], None], present: list[int], count: int,
-             xs: Sequence[Any]) -> None:  # fmt: skip
+             xs: Sequence[Any], scaled: bool) -> None:  # fmt: skip
     numbers: list[tuple[float, float] | None] = [None] * count
     for k, i in enumerate(present):
-        numbers[i] = (float(xs[1 + 2 * k]), float(xs[2 + 2 * k]))
-    sink((float(xs[0]), numbers))
+        numbers[i] = (float(xs[2 + 2 * k]), float(xs[3 + 2 * k]))
+    sink((float(xs[0]), numbers, float(xs[1]) if scaled else None))

@@ -13,6 +13,13 @@ from gradscope.frontends.program import analyse
 from gradscope.frontends.program.values import Numbers
 
 
+#: The note of an all-zero gradient with float16 values on its path.
+UNDERFLOW = (
+    "every element is 0: float16 values on its path underflow to 0 (a loss scale, "
+    "keras.optimizers.LossScaleOptimizer, keeps them representable)"
+)
+
+
 class StopProgram(BaseException):
     """Raised into the program when a site would run once more than ``--steps`` allows."""
 
@@ -105,15 +112,17 @@ class Watcher:
 
 
 def _result(state: SiteState, static: Static, numbers: Numbers | None) -> CallResult:
-    value, stats = numbers if numbers is not None else (None, [None] * len(static.sources))
+    value, stats, scale = numbers if numbers is not None else (None, [None] * len(static.sources),
+                                                                None)  # fmt: skip
     sources = []
     for s, measured in zip(static.sources, stats, strict=True):
         norm, largest = measured if measured is not None else (None, None)
         status = analyse.status(s, norm, largest)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
+        note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
         sources.append(
             SourceResult(
-                s.name, status, norm if s.has_gradient else None, s.shape, s.sparse, cuts, s.note
+                s.name, status, norm if s.has_gradient else None, s.shape, s.sparse, cuts, note
             )
         )
     notes = static.notes
@@ -122,7 +131,7 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None) -> CallRe
     elif numbers is None:
         notes += ("traced, never run: statuses from the trace, no numbers",)
     return CallResult(state.site, state.api, state.mode, state.count, static.target_source,
-                      value, tuple(sources), notes, static.loss_scale)  # fmt: skip
+                      value, tuple(sources), notes, scale)  # fmt: skip
 
 
 def names_of(names: Sequence[str]) -> list[str]:

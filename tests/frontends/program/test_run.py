@@ -248,3 +248,31 @@ def test_eager_lines_of_numpy_round_trip_integer_cast_and_early_read() -> None:
     assert by_name["u"].status == "none:disconnected"
     assert site(program, "early = x @ u") in by_name["u"].note
     assert call.value == pytest.approx(float(loss), rel=1e-6)
+
+
+def test_mixed_precision_norms_unscaled_and_float16_underflow_named() -> None:
+    import tensorflow as tf
+
+    outcome, printed = watched("mixed_precision.py")
+    assert tf.keras.mixed_precision.global_policy().name == "float32"
+    inputs = tf.keras.Input((4,))
+    outputs = tf.keras.layers.Dense(1, name="head")(
+        tf.keras.layers.Dense(8, activation="relu", name="hidden")(inputs))  # fmt: skip
+    model = parts().seeded(tf.keras.Model(inputs, outputs), 7)
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(16, 4)).astype("float32")
+    y = rng.normal(size=(16, 1)).astype("float32")
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(y - model(x)))
+    bare = norms(tape.gradient(loss, model.trainable_variables))
+    fit_call, tiny_call = outcome.report.calls
+    assert fit_call.loss_scale == float(printed.split("scale ")[1].split()[0]) == 32768.0
+    assert [s.norm for s in fit_call.sources] == pytest.approx(bare, rel=2e-2)
+    assert fit_call.value == pytest.approx(float(loss), rel=2e-2)
+    w = tf.Variable(tf.ones([3], tf.float16))
+    with tf.GradientTape() as tape:
+        small = tf.constant(1e-4, tf.float16)
+        loss16 = tf.reduce_sum(w * small * small)
+    assert not np.any(tape.gradient(loss16, w).numpy())  # bare TensorFlow: exactly 0
+    (tiny,) = tiny_call.sources
+    assert tiny.status == "zero" and "float16" in tiny.note and "underflow" in tiny.note
