@@ -12,7 +12,6 @@ from gradscope.analysis.run_result import GRAPH, CallResult, SourceResult
 from gradscope.frontends.program import analyse
 from gradscope.frontends.program.values import Numbers
 
-
 #: The note of an all-zero gradient with float16 values on its path.
 UNDERFLOW = (
     "every element is 0: float16 values on its path underflow to 0 (a loss scale, "

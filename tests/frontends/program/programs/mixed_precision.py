@@ -2,7 +2,6 @@
 
 import numpy as np
 import tensorflow as tf
-
 from parts import seeded
 
 tf.keras.mixed_precision.set_global_policy("mixed_float16")
