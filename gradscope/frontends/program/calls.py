@@ -35,6 +35,7 @@ class Calls:
         self._local = threading.local()
         self.flags: list[Any] = []
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
+        self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -102,7 +103,7 @@ class Calls:
         where = sites.instruction() if eager else -1
         state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
                                   where)  # fmt: skip
-        if eager and not self.watcher.before_execution(state):
+        if eager and not self._eager_watch(state):
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
         if eager:
@@ -133,6 +134,20 @@ class Calls:
         if unconnected == tf.UnconnectedGradients.ZERO:
             user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
         return tf.nest.pack_sequence_as(sources, user)
+
+    def _eager_watch(self, state: SiteState) -> bool:
+        """Whether to watch this eager execution. Once every eager site has had its
+        ``--steps`` (``--continue``), eager ops are no longer recorded, so the program runs
+        at its own speed; a site first seen after that is watched from its next execution."""
+        if not self.watcher.before_execution(state):
+            eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
+            if all(self.watcher.done(s) for s in eager):
+                self.recorder.uninstall()
+            return False
+        if not self.recorder.installed:
+            self.recorder.install()
+            return False
+        return True
 
     def _function_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
         import tensorflow as tf
@@ -239,8 +254,22 @@ class Calls:
             if watcher.done(state) and flag is not None:
                 flag.assign(False)
 
-        with self.watcher.own_work():
-            values.in_graph(flag, flat_t, grads, sink, scale)
+        def add() -> None:
+            with self.watcher.own_work():
+                values.in_graph(flag, flat_t, grads, sink, scale)
+
+        graph = flat_t[0].graph
+        if getattr(graph, "experimental_acd_manager", None) is None:
+            add()  # a branch of a cond or a loop: no end of trace to wait for
+        else:
+            self.pending.setdefault(id(graph), []).append(add)
+
+    def end_of_trace(self, graph: Any) -> None:
+        """Add the measuring ops once the program's function body has run: added any earlier
+        they would shift the ids of the program's later ops, and so the seeds TensorFlow
+        derives from them for random ops (``tf.random.set_seed`` without an op seed)."""
+        for add in self.pending.pop(id(graph), []):
+            add()
 
     def make_flags(self) -> None:
         """Make the "still watching" boolean variables, eagerly, before the program starts: a

@@ -30,7 +30,7 @@ def installed(watcher: Watcher, eager_ops: bool = True) -> Iterator[Calls]:
     undo: list[Callable[[], None]] = []
     try:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
-                      _loss_scale):  # fmt: skip
+                      _loss_scale, _trace_end):  # fmt: skip
             undo.append(patch(calls))
         calls.make_flags()
         if eager_ops:
@@ -222,6 +222,24 @@ def _loss_scale(calls: Calls) -> Callable[[], None]:
         return patched
 
     return _replace(LossScaleOptimizer, "scale_loss", make)
+
+
+def _trace_end(calls: Calls) -> Callable[[], None]:
+    """The end of a ``tf.function`` body: where the measuring ops are added."""
+    from tensorflow.python.framework import auto_control_deps
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, kind: Any, value: Any, tb: Any) -> Any:
+            graph = getattr(self, "_graph", None)
+            if kind is None and graph is not None:
+                calls.end_of_trace(graph)
+            elif graph is not None:
+                calls.pending.pop(id(graph), None)
+            return orig(self, kind, value, tb)
+
+        return patched
+
+    return _replace(auto_control_deps.AutomaticControlDependencies, "__exit__", make)
 
 
 def _listed(value: Any) -> list[Any]:

@@ -276,3 +276,11 @@ def test_mixed_precision_norms_unscaled_and_float16_underflow_named() -> None:
     assert not np.any(tape.gradient(loss16, w).numpy())  # bare TensorFlow: exactly 0
     (tiny,) = tiny_call.sources
     assert tiny.status == "zero" and "float16" in tiny.note and "underflow" in tiny.note
+
+
+def test_watching_changes_no_random_draw_loss_or_update() -> None:
+    outcome, printed = watched("random_draws.py", steps=3)
+    assert printed == unwatched("random_draws.py")
+    assert outcome.report.outcome == rr.FINISHED
+    assert sorted({c.mode for c in outcome.report.calls}) == [rr.EAGER, rr.FUNCTION]
+    assert all(s.status == "ok" for c in outcome.report.calls for s in c.sources)
