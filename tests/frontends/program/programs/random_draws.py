@@ -20,7 +20,7 @@ def step(x):
     return loss, loss2
 
 
-for i in range(3):
+for _ in range(3):
     x = tf.random.normal([2, 4])
     with tf.GradientTape() as eager_tape:
         eager_loss = tf.reduce_sum(tf.nn.dropout(x, 0.3) * tf.transpose(w))
