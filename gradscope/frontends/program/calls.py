@@ -99,7 +99,7 @@ class Calls:
         import tensorflow as tf
 
         eager = tf.executing_eagerly()
-        api = "fit" if fit.active() and not eager else "GradientTape.gradient"
+        api = "fit" if fit.active() else "GradientTape.gradient"
         where = sites.instruction() if eager else -1
         state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
                                   where)  # fmt: skip
@@ -244,6 +244,12 @@ class Calls:
 
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
                           grads: list[Any], scale: Any = None) -> None:  # fmt: skip
+        if any(getattr(fn, "_jit_compile", False) for fn in self.calling()):
+            # XLA compiles no py_function: statuses from the trace, no numbers
+            static.notes += ("compiled with XLA (jit_compile): statuses from the trace, no "
+                             "norms",)  # fmt: skip
+            static.measured = False
+            return
         flag = self._flag()
         if flag is not None:
             state.flags.append(flag)

@@ -30,7 +30,7 @@ class Static:
     sources: list[analyse.SourceStatic]
     target_source: str
     notes: tuple[str, ...] = ()
-    loss_scale: float | None = None
+    measured: bool = True  # False: no numbers will come (XLA)
 
 
 @dataclass
@@ -127,7 +127,7 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None) -> CallRe
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)
-    elif numbers is None:
+    elif numbers is None and static.measured:
         notes += ("traced, never run: statuses from the trace, no numbers",)
     return CallResult(state.site, state.api, state.mode, state.count, static.target_source,
                       value, tuple(sources), notes, scale)  # fmt: skip
