@@ -47,6 +47,8 @@ class Calls:
 
         spans = tape.__dict__.setdefault("_gradscope_spans", [])
         if tf.executing_eagerly():
+            if not self.open_eager:  # a new step: tapes of earlier ones are done with
+                self.recorder.release(self.recorder.seq)
             self.open_eager += 1
             spans.append([None, self.recorder.seq, None])
         else:
@@ -127,6 +129,8 @@ class Calls:
         if eager:
             by = None if scale is None else values.total(scale)
             self.watcher.record(state, static, values.of_arrays(flat_t, user, by))
+            if not tape._persistent and not self.open_eager:
+                self.recorder.release(self.recorder.seq)
         else:
             state.unrun.append(static)
             self._in_functions(state)

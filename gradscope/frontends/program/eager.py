@@ -23,7 +23,7 @@ from gradscope.gradients.facts import CutPoint
 from gradscope.targets import frames
 
 #: How many recent eager ops are kept: enough for a step of a large model.
-HISTORY = 200_000
+HISTORY = 100_000
 
 
 @dataclass
@@ -58,6 +58,7 @@ class Recorder:
 
     def __init__(self, recording: Callable[[], bool], busy: Callable[[], bool]) -> None:
         self.records: collections.deque[Record] = collections.deque(maxlen=HISTORY)
+        self.kept: list[Record] = []  # records still holding their output tensors
         self.seq = 0
         self._recording = recording  # whether some tape records now
         self._busy = busy
@@ -93,6 +94,7 @@ class Recorder:
         self._numpy_patch(False)
         self.installed = False
         self.records.clear()
+        self.kept.clear()
 
     def _callback(self, op_type: Any, inputs: Any, attrs: Any, outputs: Any,
                   op_name: Any = None, graph: Any = None) -> None:  # fmt: skip
@@ -104,7 +106,7 @@ class Recorder:
         if kind == "VarHandleOp" and outputs:
             self.created[outputs[0]._id] = site
         self.seq += 1
-        self.records.append(
+        self._append(
             Record(
                 self.seq,
                 kind,
@@ -116,6 +118,22 @@ class Recorder:
                 tuple(outputs) if kept else (),
             )
         )
+
+    def _append(self, record: Record) -> None:
+        self.records.append(record)
+        if record.tensors:
+            self.kept.append(record)
+
+    def release(self, up_to: int) -> None:
+        """Drop the output tensors kept for ops up to ``up_to``: no tape that may still be
+        asked for a gradient recorded them (the memory of a step's activations)."""
+        keep = []
+        for record in self.kept:
+            if record.seq <= up_to:
+                record.tensors = ()
+            else:
+                keep.append(record)
+        self.kept = keep
 
     def _numpy_patch(self, on: bool) -> None:
         """Note where the program takes a tensor's value out of TensorFlow (``.numpy()``,

@@ -19,12 +19,12 @@ _NONE = object()
 
 
 @contextmanager
-def installed(watcher: Watcher, eager_ops: bool = True) -> Iterator[Calls]:
-    """Patch every watched API while the block runs.
+def installed(watcher: Watcher) -> Iterator[Calls]:
+    """Patch every watched API while the block runs; eager ops are recorded until every eager
+    call site has had its ``--steps``.
 
     Args:
         watcher: where results go.
-        eager_ops: record eager ops (needed for eager tapes; costs eager speed).
     """
     calls = Calls(watcher)
     undo: list[Callable[[], None]] = []
@@ -33,8 +33,7 @@ def installed(watcher: Watcher, eager_ops: bool = True) -> Iterator[Calls]:
                       _loss_scale, _trace_end):  # fmt: skip
             undo.append(patch(calls))
         calls.make_flags()
-        if eager_ops:
-            calls.recorder.install()
+        calls.recorder.install()
         yield calls
     finally:
         calls.recorder.uninstall()

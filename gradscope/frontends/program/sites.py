@@ -54,19 +54,9 @@ def variable_name(variable: Any) -> str:
 
 
 def tensor_name(tensor: Any, site: frames.Site | None) -> str:
-    """A watched tensor's name: ``NAME@FILE:LINE`` after the line that made it."""
-    name = "tensor"
-    if not _is_eager(tensor):
-        name = tensor.op.name.rsplit("/", 1)[-1] or name
+    """A watched graph tensor's name: ``NAME@FILE:LINE`` after the line that made it."""
+    name = tensor.op.name.rsplit("/", 1)[-1] or "tensor"
     return f"{name}@{site}" if site is not None else name
-
-
-def _is_eager(tensor: Any) -> bool:
-    return (hasattr(tensor, "_id") and not hasattr(tensor, "graph")) or _eager_type(tensor)
-
-
-def _eager_type(tensor: Any) -> bool:
-    return type(tensor).__name__ == "EagerTensor"
 
 
 def unique(names: list[str]) -> list[str]:
