@@ -36,6 +36,7 @@ class Calls:
         self.flags: list[Any] = []
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
+        self.given_none: set[int] = set()  # id() of variables a watched call gave None
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -121,6 +122,7 @@ class Calls:
             t for t, g in zip(probe_ids, grads[len(flat_s) :], strict=True) if g is not None
         )
         statics = self._statics(flat_s, user, call)
+        self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
         self._outside(tape, flat_s, flat_t, statics, eager)
         notes = fit.notes(call, statics) if api == "fit" else ()
@@ -292,6 +294,37 @@ class Calls:
         """A fresh flag, or None when the pool is used up (then every execution measures,
         and executions past ``--steps`` are dropped)."""
         return self.flags.pop() if self.flags else None
+
+    # -- apply_gradients -----------------------------------------------------------------
+
+    def apply_gradients(self, pairs: list[Any]) -> None:
+        """A ``None`` passed to ``apply_gradients`` that no watched call returned (the program
+        made or replaced it) is reported at the ``apply_gradients`` line."""
+        import tensorflow as tf
+
+        unexplained = [v for g, v in pairs if g is None and id(v) not in self.given_none]
+        if not unexplained:
+            return
+        eager = tf.executing_eagerly()
+        state = self.watcher.site(sites.text(sites.current()), "apply_gradients",
+                                  EAGER if eager else FUNCTION)  # fmt: skip
+        if eager and not self.watcher.before_execution(state):
+            return
+        names = sites.unique([sites.variable_name(v) for _, v in pairs])
+        statics = []
+        for name, (g, v) in zip(names, pairs, strict=True):
+            shape = tuple(v.shape.as_list()) if hasattr(v.shape, "as_list") else tuple(v.shape)
+            static = SourceStatic(name, shape, g is not None, reachable=True)
+            if g is None:
+                static.note = "the program passed None, not a gradient a watched call returned"
+            statics.append(static)
+        static_call = Static(statics, "")
+        if eager:
+            grads = [g for g, _ in pairs]
+            self.watcher.record(state, static_call, values.of_arrays([], grads))
+        else:
+            static_call.measured = False
+            state.unrun.append(static_call)
 
     # -- tf.gradients and compute_gradients --------------------------------------------------
 

@@ -30,7 +30,7 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
     undo: list[Callable[[], None]] = []
     try:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
-                      _loss_scale, _trace_end):  # fmt: skip
+                      _loss_scale, _trace_end, _apply_gradients):  # fmt: skip
             undo.append(patch(calls))
         calls.make_flags()
         calls.recorder.install()
@@ -239,6 +239,25 @@ def _trace_end(calls: Calls) -> Callable[[], None]:
         return patched
 
     return _replace(auto_control_deps.AutomaticControlDependencies, "__exit__", make)
+
+
+def _apply_gradients(calls: Calls) -> Callable[[], None]:
+    """Keras' ``apply_gradients``, where Keras warns "Gradients do not exist for variables"."""
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+    watcher = calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, grads_and_vars: Any, *args: Any, **kwargs: Any) -> Any:
+            if watcher.busy or fit.active():
+                return orig(self, grads_and_vars, *args, **kwargs)
+            pairs = list(grads_and_vars)
+            calls.apply_gradients(pairs)
+            return orig(self, pairs, *args, **kwargs)
+
+        return patched
+
+    return _replace(BaseOptimizer, "apply_gradients", make)
 
 
 def _listed(value: Any) -> list[Any]:

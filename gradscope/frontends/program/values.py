@@ -57,7 +57,7 @@ def of_arrays(values: Sequence[Any], grads: Sequence[Any], scale: float | None =
     """The numbers of arrays (eager tensors, ``Session.run`` results): the targets' summed
     value, each gradient's stats, both divided by ``scale`` when given (a loss scale)."""
     parts = [total(v) for v in values]
-    value = None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
+    value = None if not parts or None in parts else sum(p for p in parts if p is not None)
     by = scale or 1.0
     if value is not None:
         value /= by

@@ -284,3 +284,30 @@ def test_watching_changes_no_random_draw_loss_or_update() -> None:
     assert outcome.report.outcome == rr.FINISHED
     assert sorted({c.mode for c in outcome.report.calls}) == [rr.EAGER, rr.FUNCTION]
     assert all(s.status == "ok" for c in outcome.report.calls for s in c.sources)
+
+
+def test_apply_gradients_none_the_program_made_is_reported_at_its_line(tmp_path: Path) -> None:
+    import tensorflow as tf
+
+    script = tmp_path / "apply.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "w = tf.Variable([1.0, 2.0], name='w')\n"
+        "b = tf.Variable([0.5], name='b')\n"
+        "opt = tf.keras.optimizers.SGD(0.1)\n"
+        "with tf.GradientTape() as tape:\n"
+        "    loss = tf.reduce_sum(w * w)\n"
+        "(gw,) = tape.gradient(loss, [w])\n"
+        "opt.apply_gradients([(gw, w), (None, b)])\n",
+        encoding="utf-8",
+    )
+    outcome = run(Program(str(script), ()))
+    w = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(w * w)
+    bare = norms(tape.gradient(loss, [w]))
+    tape_call, apply_call = outcome.report.calls
+    assert apply_call.api == "apply_gradients" and apply_call.site.endswith("apply.py:8")
+    assert [s.status for s in apply_call.sources] == ["ok", "none:unexplained"]
+    assert apply_call.sources[0].norm == pytest.approx(bare[0])
+    assert [(p.site, p.variable) for p in outcome.report.problems] == [(apply_call.site, "b")]
