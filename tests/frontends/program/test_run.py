@@ -306,7 +306,7 @@ def test_apply_gradients_none_the_program_made_is_reported_at_its_line(tmp_path:
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(w * w)
     bare = norms(tape.gradient(loss, [w]))
-    tape_call, apply_call = outcome.report.calls
+    _, apply_call = outcome.report.calls
     assert apply_call.api == "apply_gradients" and apply_call.site.endswith("apply.py:8")
     assert [s.status for s in apply_call.sources] == ["ok", "none:unexplained"]
     assert apply_call.sources[0].norm == pytest.approx(bare[0])
