@@ -99,6 +99,11 @@ class Calls:
 
     def tape_gradient(self, orig: Callable[..., Any], tape: Any, target: Any, sources: Any,
                       output_gradients: Any, unconnected: Any) -> Any:  # fmt: skip
+        """``tape.gradient`` as the program asked for it, watched.
+
+        gradscope's own work never breaks the program: if it fails, the program's call runs
+        as written and the report says which site could not be analysed.
+        """
         import tensorflow as tf
 
         eager = tf.executing_eagerly()
@@ -109,23 +114,34 @@ class Calls:
         if eager and not self._eager_watch(state):
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
-        if eager:
-            built: Any = self._eager_call(tape, flat_s, flat_t)
-        else:
-            built = self._function_call(tape, flat_s, flat_t)
-        call, probe_ids, probe_ts = built
+        try:
+            call, probe_ids, probe_ts = (self._eager_call if eager else self._function_call)(
+                tape, flat_s, flat_t
+            )
+        except Exception as exc:  # gradscope's failure, never the program's
+            self._failed(state, exc)
+            return orig(tape, target, sources, output_gradients, unconnected)
         with self.watcher.own_work():
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
-        call.problem.received.update(
-            t for t, g in zip(probe_ids, grads[len(flat_s) :], strict=True) if g is not None
-        )
+        try:
+            call.received(probe_ids, grads[len(flat_s) :])
+            self._after(state, tape, call, flat_s, flat_t, user, eager)
+        except Exception as exc:  # gradscope's failure, never the program's
+            self._failed(state, exc)
+        if unconnected == tf.UnconnectedGradients.ZERO:
+            user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
+        return tf.nest.pack_sequence_as(sources, user)
+
+    def _after(self, state: SiteState, tape: Any, call: Any, flat_s: list[Any],
+               flat_t: list[Any], user: list[Any], eager: bool) -> None:  # fmt: skip
+        """Analyse a tape's answer and arrange for its numbers."""
         statics = self._statics(flat_s, user, call)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
         self._outside(tape, flat_s, flat_t, statics, eager)
-        notes = fit.notes(call, statics) if api == "fit" else ()
+        notes = fit.notes(call, statics) if state.api == "fit" else ()
         static = Static(statics, self._target_source(call, flat_t, eager), notes)
         scale = self._scale_of(flat_t)
         if eager:
@@ -137,9 +153,24 @@ class Calls:
             state.unrun.append(static)
             self._in_functions(state)
             self._numbers_in_graph(state, static, flat_t, user, scale)
-        if unconnected == tf.UnconnectedGradients.ZERO:
-            user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
-        return tf.nest.pack_sequence_as(sources, user)
+
+    def guarded(self, work: Callable[..., None], *args: Any) -> None:
+        """Run gradscope's side of a call; a failure is noted in the report, never raised
+        into the program (``StopProgram`` and Ctrl-C pass)."""
+        try:
+            work(*args)
+        except Exception as exc:  # gradscope's failure, never the program's
+            site = sites.text(sites.current())
+            self._failed(SiteState(site, "", ""), exc)
+
+    def _failed(self, state: SiteState, exc: Exception) -> None:
+        """Say in the report that a site could not be analysed (a gradscope bug)."""
+        from gradscope.build.messages import one_line
+
+        message = one_line(f"{type(exc).__name__}: {exc}", 200)
+        note = f"{state.site}: gradscope could not analyse this call ({message}); please report it"
+        if note not in self.watcher.notes:
+            self.watcher.notes.append(note)
 
     def _eager_watch(self, state: SiteState) -> bool:
         """Whether to watch this eager execution. Once every eager site has had its
@@ -262,9 +293,12 @@ class Calls:
         watcher = self.watcher
 
         def sink(numbers: values.Numbers) -> None:
-            watcher.record(state, static, numbers)
-            if watcher.done(state) and flag is not None:
-                flag.assign(False)
+            try:
+                watcher.record(state, static, numbers)
+                if watcher.done(state) and flag is not None:
+                    flag.assign(False)
+            except Exception as exc:  # never fail the program's function
+                self._failed(state, exc)
 
         def add() -> None:
             with self.watcher.own_work():

@@ -239,6 +239,10 @@ class EagerCall:
             if node.write and node.inputs:
                 last_write[node.inputs[0]] = i
 
+    def received(self, ids: Sequence[int], grads: Sequence[Any]) -> None:
+        """Record which probes got a gradient."""
+        self.problem.received.update(t for t, g in zip(ids, grads, strict=True) if g is not None)
+
     def probe_tensors(self, ids: Sequence[int]) -> tuple[list[int], list[Any]]:
         """The probes whose eager tensors were kept (ran while a tape recorded)."""
         kept = [t for t in ids if self.objects[t] is not None]

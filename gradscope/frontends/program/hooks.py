@@ -110,8 +110,8 @@ def _gradients(calls: Calls) -> Callable[[], None]:
             if watcher.busy or tf.executing_eagerly():
                 return grads
             stops = kwargs.get("stop_gradients", args[5] if len(args) > 5 else None)
-            calls.graph_gradients(orig, "tf.gradients", _listed(ys), _listed(xs), list(grads),
-                                  _listed(stops))  # fmt: skip
+            calls.guarded(calls.graph_gradients, orig, "tf.gradients", _listed(ys), _listed(xs),
+                          list(grads), _listed(stops))  # fmt: skip
             return grads
 
         return patched
@@ -139,8 +139,8 @@ def _optimizer_v1(calls: Calls) -> Callable[[], None]:
             api = "minimize" if caller == "minimize" else "compute_gradients"
             helper = gradients_util._GradientsHelper
             helper = getattr(helper, "__wrapped__", helper)
-            calls.graph_gradients(helper, api, [loss], [v for _, v in pairs],
-                                  [g for g, _ in pairs], [])  # fmt: skip
+            calls.guarded(calls.graph_gradients, helper, api, [loss], [v for _, v in pairs],
+                          [g for g, _ in pairs], [])  # fmt: skip
             return pairs
 
         return patched
@@ -252,7 +252,7 @@ def _apply_gradients(calls: Calls) -> Callable[[], None]:
             if watcher.busy or fit.active():
                 return orig(self, grads_and_vars, *args, **kwargs)
             pairs = list(grads_and_vars)
-            calls.apply_gradients(pairs)
+            calls.guarded(calls.apply_gradients, pairs)
             return orig(self, pairs, *args, **kwargs)
 
         return patched

@@ -311,3 +311,17 @@ def test_apply_gradients_none_the_program_made_is_reported_at_its_line(tmp_path:
     assert [s.status for s in apply_call.sources] == ["ok", "none:unexplained"]
     assert apply_call.sources[0].norm == pytest.approx(bare[0])
     assert [(p.site, p.variable) for p in outcome.report.problems] == [(apply_call.site, "b")]
+
+
+def test_a_gradscope_failure_never_breaks_the_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradscope.frontends.program import analyse
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("an analysis bug")
+
+    monkeypatch.setattr(analyse, "analyse", broken)
+    outcome, printed = watched("clean_loop.py", keep_going=True)
+    assert printed == unwatched("clean_loop.py")
+    assert outcome.error is None and outcome.report.outcome == rr.FINISHED
+    (note,) = outcome.report.notes
+    assert "could not analyse this call (RuntimeError: an analysis bug)" in note
