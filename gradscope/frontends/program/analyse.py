@@ -77,7 +77,7 @@ def analyse(
     received = set(problem.received) | set(problem.targets)
     received |= {t for t, s in zip(problem.sources, statics, strict=True)
                  if t is not None and s.has_gradient}  # fmt: skip
-    _through_integers(graph, vsets, received)
+    _through_integers(graph, vsets, received, problem.stop_ops)
     cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
     located = [(c, locate(c.op, c.kind)) for c in sorted(cuts, key=lambda c: c.op)]
     halves = 0
@@ -97,17 +97,23 @@ def analyse(
             static.cut_points.append(point)
 
 
-def _through_integers(graph: flow.Graph, vsets: Sequence[int], received: set[int]) -> None:
-    """Count as receiving a gradient the floating values made only from integer ones.
+def _through_integers(
+    graph: flow.Graph, vsets: Sequence[int], received: set[int], stop_ops: set[int]
+) -> None:
+    """Count as receiving a gradient the values made only from integer or stopped ones.
 
     A tape records no op whose inputs it does not watch, so nothing made from an integer
-    tensor (the float cast of a ``tf.cast(x, tf.int32)``) gets a gradient from it, where
-    ``tf.gradients`` would pass one back to the integer. With them counted, the cut is where
-    the value became an integer (the contract's cut point), not where the tape stopped.
+    tensor (the float cast of a ``tf.cast(x, tf.int32)``) or from a ``stop_gradient`` gets a
+    gradient from it, where ``tf.gradients`` would pass one back to them. With them counted,
+    the cut is where the value became an integer or was stopped (the contract's cut point),
+    not where the tape stopped recording.
     """
     derived = [False] * len(graph.ops)
     for i, op in enumerate(graph.ops):
         ins = [t for t in graph.value_inputs(op) if vsets[graph.producer[t]]]
+        if op.type in flow.STOP_TYPES or i in stop_ops:
+            derived[i] = bool(ins)
+            continue
         derived[i] = bool(ins) and all(
             not graph.differentiable[t] or derived[graph.producer[t]] for t in ins
         )

@@ -162,6 +162,8 @@ class Recorder:
             setattr(base, name, wrap(original))
 
     def no_gradient(self, op_type: str) -> bool:
+        if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
+            return False  # a tf.function called eagerly: its gradient is the function's
         if op_type not in self._no_gradient:
             from gradscope.frontends.program.graphs import registry
 

@@ -7,6 +7,7 @@ result unchanged; what gradscope adds runs beside it (``calls.py``).
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -107,7 +108,7 @@ def _gradients(calls: Calls) -> Callable[[], None]:
             import tensorflow as tf
 
             grads = orig(ys, xs, *args, **kwargs)
-            if watcher.busy or tf.executing_eagerly():
+            if watcher.busy or tf.executing_eagerly() or not _from_api(sys._getframe(1)):
                 return grads
             stops = kwargs.get("stop_gradients", args[5] if len(args) > 5 else None)
             calls.guarded(calls.graph_gradients, orig, "tf.gradients", _listed(ys), _listed(xs),
@@ -258,6 +259,12 @@ def _apply_gradients(calls: Calls) -> Callable[[], None]:
         return patched
 
     return _replace(BaseOptimizer, "apply_gradients", make)
+
+
+def _from_api(caller: Any) -> bool:
+    """Whether ``_GradientsHelper`` was called by ``tf.gradients`` (the program's call), not
+    by TensorFlow itself (the backward function of a ``tf.function`` called under a tape)."""
+    return bool(caller.f_code.co_filename.endswith("gradients_impl.py"))
 
 
 def _listed(value: Any) -> list[Any]:

@@ -325,3 +325,32 @@ def test_a_gradscope_failure_never_breaks_the_program(monkeypatch: pytest.Monkey
     assert outcome.error is None and outcome.report.outcome == rr.FINISHED
     (note,) = outcome.report.notes
     assert "could not analyse this call (RuntimeError: an analysis bug)" in note
+
+
+def test_eager_tape_around_a_function_call_and_a_stop_gradient(tmp_path: Path) -> None:
+    import tensorflow as tf
+
+    script = tmp_path / "eager_fn.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "w = tf.Variable([1.0, 2.0], name='w')\n"
+        "v = tf.Variable([1.0, 2.0], name='v')\n"
+        "f = tf.function(lambda x: tf.reduce_sum(x * w))\n"
+        "with tf.GradientTape() as t:\n"
+        "    frozen = tf.stop_gradient(v)\n"
+        "    loss = f(tf.constant([1.0, 1.0])) + tf.reduce_sum(frozen * 2.0)\n"
+        "grads = t.gradient(loss, [w, v])\n",
+        encoding="utf-8",
+    )
+    outcome = run(Program(str(script), ()))
+    w, v = tf.Variable([1.0, 2.0]), tf.Variable([1.0, 2.0])
+    f = tf.function(lambda x: tf.reduce_sum(x * w))
+    with tf.GradientTape() as t:
+        loss = f(tf.constant([1.0, 1.0])) + tf.reduce_sum(tf.stop_gradient(v) * 2.0)
+    bare = t.gradient(loss, [w, v])
+    (call,) = outcome.report.calls  # TensorFlow's own backward function is not a call
+    assert bare[1] is None
+    assert [s.status for s in call.sources] == ["ok", "none:stopped"]
+    assert call.sources[0].norm == pytest.approx(norms(bare)[0])
+    (cut,) = call.sources[1].cut_points
+    assert (cut.op, cut.source) == ("StopGradient", f"{display_path(str(script))}:6")
