@@ -33,15 +33,20 @@ def _returns_only_none(fn: Any) -> bool:
     return not any(i.opname.startswith(reads) for i in instructions)
 
 
-#: Writes of TensorFlow 1 reference variables (``VariableV2``): the ref at input 0.
-REF_WRITE_TYPES = frozenset({"Assign", "AssignAdd", "AssignSub", "StridedSliceAssign"})
+#: Writes of TensorFlow 1 reference variables (``VariableV2``): the ref at input 0. Not
+#: ``ScatterNd`` or ``TensorScatterUpdate``: those make a new tensor.
+REF_WRITE_TYPES = frozenset(
+    {"Assign", "AssignAdd", "AssignSub", "StridedSliceAssign"}
+    | {f"Scatter{kind}" for kind in ("Update", "Add", "Sub", "Mul", "Div", "Min", "Max")}
+    | {f"ScatterNd{kind}" for kind in ("Update", "Add", "Sub", "Min", "Max")}
+)
 
 
 def is_write(op_type: str) -> bool:
     return (
         op_type in WRITE_TYPES
         or op_type in REF_WRITE_TYPES
-        or op_type.startswith(("ResourceScatter", "Scatter"))
+        or op_type.startswith("ResourceScatter")
     )
 
 
