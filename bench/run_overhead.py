@@ -1,9 +1,9 @@
 """What ``gradscope run`` costs a training loop: watched steps, and steps after ``--steps``.
 
 Each training program times its own steps (median of the steps measured) and runs three
-ways, each in its own process: plainly with Python, under ``gradscope run --steps ALL``
-(every step watched), and under ``gradscope run --steps 1 --continue`` (every step but the
-first unwatched). Goals (issue 16): a watched step at most 2x an unwatched one; unwatched
+ways, each in its own process (``--runs`` times, alternating; medians): plainly with
+Python, under ``gradscope run --steps ALL`` (every step watched), and under
+``gradscope run --steps 1 --continue`` (every step but the first unwatched). Goals (issue 16): a watched step at most 2x an unwatched one; unwatched
 steps at the program's own speed.
 
     python bench/run_overhead.py [--steps 30]
@@ -74,14 +74,17 @@ def _run(mode: str, how: str, steps: int, folder: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=3, help="processes per way, alternating")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         print("| loop | plain ms/step | watched ms/step | ratio | after --steps ms/step | ratio |")
         print("|---|---|---|---|---|---|")
         for mode in ("function", "eager"):
-            plain = _run(mode, "plain", args.steps, Path(tmp))
-            watched = _run(mode, "watched", args.steps, Path(tmp))
-            after = _run(mode, "after", args.steps, Path(tmp))
+            times: dict[str, list[float]] = {"plain": [], "watched": [], "after": []}
+            for _ in range(args.runs):  # alternating, so load on the machine hits every way
+                for how, found in times.items():
+                    found.append(_run(mode, how, args.steps, Path(tmp)))
+            plain, watched, after = (sorted(t)[len(t) // 2] for t in times.values())
             print(f"| {mode} | {plain * 1e3:.2f} | {watched * 1e3:.2f} | {watched / plain:.2f}x "
                   f"| {after * 1e3:.2f} | {after / plain:.2f}x |")  # fmt: skip
 
