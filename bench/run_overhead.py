@@ -3,10 +3,11 @@
 Each training program times its own steps (median of the steps measured) and runs three
 ways, each in its own process (``--runs`` times, alternating; medians): plainly with
 Python, under ``gradscope run --steps ALL`` (every step watched), and under
-``gradscope run --steps 1 --continue`` (every step but the first unwatched). Goals (issue 16): a watched step at most 2x an unwatched one; unwatched
-steps at the program's own speed.
+``gradscope run --steps 1 --continue`` (every step but the first unwatched). Goals
+(issue 16): a watched step at most 2x an unwatched one; unwatched steps at the program's
+own speed.
 
-    python bench/run_overhead.py [--steps 30]
+    python bench/run_overhead.py [--steps 30] [--runs 3]
 """
 
 from __future__ import annotations
