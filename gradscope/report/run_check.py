@@ -2,7 +2,7 @@
 GitHub renderers of ``check`` draw it unchanged.
 
 Each file holding a call site becomes one report (its ``spec``); each watched call one loss,
-named ``API at FILE:LINE (step N)``; each of the run's problems a problem at the site's line.
+named ``API at line N (step S)``; each of the run's problems a problem at the site's line.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from gradscope.analysis.policy import line_of
 
 
 def label(call: rr.CallResult) -> str:
-    """The loss name a call takes in check formats."""
-    return f"{call.api} at {call.site} (step {call.step})"
+    """The loss name a call takes in check formats (its file is the report's)."""
+    return f"{call.api} at line {line_of(call.site)} (step {call.step})"
 
 
 def _file(site: str) -> str:
