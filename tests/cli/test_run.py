@@ -22,6 +22,18 @@ def _invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def _validate(data: dict) -> None:
+    """The run report against schema/run-v1.json (which refers to report-v1.json)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    referencing = pytest.importorskip("referencing")
+    root = Path(__file__).resolve().parents[2] / "schema"
+    schemas = [json.loads((root / n).read_text()) for n in ("run-v1.json", "report-v1.json")]
+    registry = referencing.Registry().with_resources(
+        [(s["$id"], referencing.Resource.from_contents(s)) for s in schemas]
+    )
+    jsonschema.Draft202012Validator(schemas[0], registry=registry).validate(data)
+
+
 def _program(name: str) -> str:
     return str(PROGRAMS / name)
 
@@ -103,6 +115,7 @@ def test_run_module_with_its_argv(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert printed == ["['--lr', '1'] __main__", "6.0"]
     assert report["argv"][1:] == ["--lr", "1"]
     assert report["calls"][0]["sources"]["w"]["norm"] == pytest.approx(6.0)
+    _validate(report)
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +133,7 @@ def assign_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[
 def test_run_formats_report_the_assign_problem(assign_outputs: dict[str, tuple[int, str]]) -> None:
     assert {code for code, _ in assign_outputs.values()} == {1}
     report = json.loads(assign_outputs["json"][1])
+    _validate(report)
     assert list(report) == ["gradscope", "program", "argv", "tensorflow", "device", "outcome",
                             "calls", "problems"]  # fmt: skip
     (problem,) = report["problems"]
