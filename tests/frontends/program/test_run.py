@@ -115,15 +115,15 @@ def test_dcgan_watching_changes_no_loss(dcgan) -> None:
 def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
     import tensorflow as tf
 
-    outcome, _ = watched("fit_missing_loss.py")
+    outcome, _ = watched("fit_missing_loss.py", keep_going=True)
     model, x, y = parts().two_heads()
     with tf.GradientTape() as tape:
         pred = model(x[:8], training=True)
         loss = tf.reduce_mean(tf.square(y["a"][:8] - pred["a"]))
     bare = tape.gradient(loss, model.trainable_variables)
     report = outcome.report
-    assert outcome.error is None and report.outcome == rr.STOPPED
-    (call,) = report.calls
+    assert outcome.error is None and report.outcome == rr.FINISHED
+    call, spare_call = report.calls
     assert call.api == "fit" and call.site.endswith(
         f"fit_missing_loss.py:{line_of('fit_missing_loss.py', 'model.fit(')}"
     )
@@ -135,7 +135,17 @@ def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
         else:
             assert s.status == "ok" and s.norm == pytest.approx(norms([g])[0], rel=1e-4)
     assert call.value == pytest.approx(float(loss), rel=1e-5)
-    assert {p.variable for p in report.problems} == {"b/kernel", "b/bias"}
+    assert {p.variable for p in report.problems} == {
+        "b/kernel",
+        "b/bias",
+        "spare/kernel",
+        "spare/bias",
+    }
+    assert spare_call.site.endswith(f":{line_of('fit_missing_loss.py', 'spare_model.fit(')}")
+    spare = {s.name: s for s in spare_call.sources}
+    assert spare["with_spare/used/kernel"].status == "ok"
+    assert spare["spare/kernel"].status == "none:disconnected"
+    assert "reaches no output of the model" in spare["spare/kernel"].note
 
 
 def test_eager_assign_is_cut_at_the_assign_line() -> None:
