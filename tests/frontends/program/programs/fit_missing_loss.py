@@ -1,7 +1,6 @@
 """model.fit on a two-output model whose compile() gives output "b" no loss."""
 
 import tensorflow as tf
-
 from parts import two_heads
 
 model, x, y = two_heads()
