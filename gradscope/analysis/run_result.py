@@ -25,6 +25,7 @@ STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 
+
 @dataclass(frozen=True)
 class SourceResult:
     """One source of one watched call: a variable or a watched tensor."""
