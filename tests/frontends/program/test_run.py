@@ -364,3 +364,36 @@ def test_eager_tape_around_a_function_call_and_a_stop_gradient(tmp_path: Path) -
     assert call.sources[0].norm == pytest.approx(norms(bare)[0])
     (cut,) = call.sources[1].cut_points
     assert (cut.op, cut.source) == ("StopGradient", f"{display_path(str(script))}:6")
+
+
+def test_watched_tensors_in_functions_and_nan_and_zero_eagerly() -> None:
+    import tensorflow as tf
+
+    outcome, _ = watched("saliency_nan.py")
+    model = parts().seeded(
+        tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2, name="d")]), 9
+    )
+    x = tf.constant(np.random.default_rng(10).normal(size=(4, 3)), tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        score = tf.reduce_max(model(x), axis=1)
+    bare_saliency = norms([tape.gradient(score, x)])[0]
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = model(x)
+        gp = tf.reduce_mean(tf.square(tf.norm(inner.gradient(y, x), axis=1) - 1.0))
+    bare_penalty = outer.gradient(gp, model.trainable_variables)
+    w, dead = tf.Variable([1.0, 2.0]), tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.sqrt(w - w)) + tf.reduce_sum(tf.nn.relu(-dead))
+    bare_w, bare_dead = (g.numpy() for g in tape.gradient(loss, [w, dead]))
+    saliency, _, penalty, eager = outcome.report.calls
+    (image,) = saliency.sources
+    assert image.name.startswith("x@") and image.status == "ok"
+    assert image.norm == pytest.approx(bare_saliency, rel=1e-5)
+    assert [s.status == "ok" for s in penalty.sources] == [g is not None for g in bare_penalty]
+    assert not np.all(np.isfinite(bare_w)) and not np.any(bare_dead)
+    assert [s.status for s in eager.sources] == ["nan", "zero"]
+    assert [(p.variable, p.kind) for p in outcome.report.problems] == [
+        ("sequential/d/bias", "unexpected-none"), ("w", "nan")]  # fmt: skip
