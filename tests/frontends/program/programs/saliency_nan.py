@@ -2,7 +2,6 @@
 
 import numpy as np
 import tensorflow as tf
-
 from parts import seeded
 
 model = seeded(tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2, name="d")]), 9)
