@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.analysis.run_result import EAGER, FUNCTION, GRAPH
-from gradscope.frontends.program import analyse, fit, graphs, session, sites, values
+from gradscope.frontends.program import analyse, fit, graphs, names, session, sites, values
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
@@ -232,42 +232,10 @@ class Calls:
                               lambda k: sites.text(frames.of_op(whole.x.tf_ops[k])))  # fmt: skip
 
     def _statics(self, flat_s: list[Any], grads: list[Any], call: Any) -> list[SourceStatic]:
-        import tensorflow as tf
-
-        names = sites.unique([self._name(s, call) for s in flat_s])
-        out = []
-        for name, s, g in zip(names, flat_s, grads, strict=True):
-            shape = tuple(s.shape.as_list()) if s.shape.rank is not None else ()
-            out.append(SourceStatic(name, shape, g is not None,
-                                    sparse=isinstance(g, tf.IndexedSlices)))  # fmt: skip
-        return out
-
-    def _name(self, source: Any, call: Any) -> str:
-        import tensorflow as tf
-
-        if isinstance(source, tf.Variable) or hasattr(source, "path"):
-            name = sites.variable_name(source)
-            handle = getattr(source, "handle", None)
-            made = self.recorder.created.get(getattr(handle, "_id", -1))
-            # an eager variable nobody named: where it was made tells it apart
-            return f"{name}@{made}" if name == "Variable" and made is not None else name
-        if isinstance(call, EagerCall):
-            t = call.tensors.get(getattr(source, "_id", -1))
-            if t is None:
-                return "tensor"
-            index = call.problem.graph.producer[t]
-            site = call.sites[index]
-            return f"{call.ops[index].type}@{site}" if site is not None else call.ops[index].type
-        return sites.tensor_name(source, frames.of_op(source.op))
+        return names.statics(flat_s, grads, call, self.recorder.created)
 
     def _target_source(self, call: Any, flat_t: list[Any], eager: bool) -> str:
-        if not flat_t:
-            return ""
-        if eager:
-            t = call.tensors.get(getattr(flat_t[0], "_id", -1))
-            site = call.sites[call.problem.graph.producer[t]] if t is not None else None
-            return sites.text(site)
-        return sites.text(frames.of_op(flat_t[0].op))
+        return names.target_source(call, flat_t, eager)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""
