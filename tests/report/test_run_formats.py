@@ -35,7 +35,9 @@ def _report(outcome: str = rr.STOPPED) -> rr.RunReport:
 def test_run_problems_are_none_unless_allowed_and_nan() -> None:
     report = _report()
     assert [(p.site, p.variable, p.kind) for p in report.problems] == [
-        ("train.py:12", "patch", "unexpected-none"), ("model.py:40", "d/kernel", "nan")]  # fmt: skip
+        ("train.py:12", "patch", "unexpected-none"),
+        ("model.py:40", "d/kernel", "nan"),
+    ]
     assert "cut at x[:2, :2].assign(patch) (ResourceStridedSliceAssign) at train.py:9" in (
         report.problems[0].message
     )
