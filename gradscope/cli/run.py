@@ -22,6 +22,7 @@ Exit codes:
   0    no problems: every source the program asked about got a finite gradient
   1    problems: a None gradient (not named by --allow-none) or a NaN/Inf one
   2    bad usage, or a program that cannot start (no such file, a syntax error, no module)
+  3    gradscope's own failure (re-run with --traceback)
   4    the program raised: its traceback as Python prints it, then the report so far
   130  interrupted (Ctrl-C): the report so far
 
@@ -60,7 +61,7 @@ def run(ctx: click.Context, steps: int, keep_going: bool, allow_none: tuple[str,
 
     Watched: GradientTape.gradient (eager and inside tf.function, so model.fit and custom
     train steps), tf.gradients, compute_gradients/minimize of tf.compat.v1 optimizers in
-    graph mode, and model.fit. For each call, every source (variable or watched tensor)
+    graph mode, model.fit, and Keras' apply_gradients (a None the program passed). For each call, every source (variable or watched tensor)
     gets a status, a norm and, when no gradient flows, the line where the path was cut.
     """
     from gradscope.frontends.program.launch import Program, print_failure
