@@ -61,8 +61,9 @@ def run(ctx: click.Context, steps: int, keep_going: bool, allow_none: tuple[str,
 
     Watched: GradientTape.gradient (eager and inside tf.function, so model.fit and custom
     train steps), tf.gradients, compute_gradients/minimize of tf.compat.v1 optimizers in
-    graph mode, model.fit, and Keras' apply_gradients (a None the program passed). For each call, every source (variable or watched tensor)
-    gets a status, a norm and, when no gradient flows, the line where the path was cut.
+    graph mode, model.fit, and Keras' apply_gradients (a None the program passed). For
+    each call, every source (variable or watched tensor) gets a status, a norm and, when
+    no gradient flows, the line where the path was cut.
     """
     from gradscope.frontends.program.launch import Program, print_failure
     from gradscope.frontends.program.run import run as run_program
