@@ -142,7 +142,8 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
 
 
 def print_failure(exc: BaseException, program: Program) -> None:
-    """The program's exception as Python prints it, from the program's own first frame."""
+    """The program's exception as Python prints it: from the program's own first frame, and
+    without gradscope's frames (the watched calls it passed through)."""
     if isinstance(exc, SystemExit):
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
@@ -150,7 +151,21 @@ def print_failure(exc: BaseException, program: Program) -> None:
     tb = exc.__traceback__
     while tb is not None and not _is_program_frame(tb, program):
         tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+    shown = traceback.TracebackException(type(exc), exc, tb or exc.__traceback__)
+    _drop_own_frames(shown, set())
+    print("".join(shown.format()), end="", file=sys.stderr)
+
+
+def _drop_own_frames(shown: traceback.TracebackException, seen: set[int]) -> None:
+    if id(shown) in seen:
+        return
+    seen.add(id(shown))
+    own = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    frames = [f for f in shown.stack if not os.path.abspath(f.filename).startswith(own + os.sep)]
+    shown.stack = traceback.StackSummary.from_list(frames)
+    for chained in (shown.__cause__, shown.__context__):
+        if chained is not None:
+            _drop_own_frames(chained, seen)
 
 
 def _is_program_frame(tb: types.TracebackType, program: Program) -> bool:
