@@ -10,9 +10,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.analysis import model as m
+from gradscope.results import report as m
 from gradscope.errors import ExitCode
-from gradscope.gradients.facts import CutPoint
+from gradscope.results.facts import CutPoint
 
 #: ``mode`` of a watched call.
 EAGER = "eager"

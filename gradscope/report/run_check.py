@@ -7,7 +7,7 @@ named ``API at line N (step S)``; each of the run's problems a problem at the si
 
 from __future__ import annotations
 
-from gradscope.analysis import model as m
+from gradscope.results import report as m
 from gradscope.analysis import run_result as rr
 from gradscope.analysis.check import CheckResult
 from gradscope.analysis.policy import line_of

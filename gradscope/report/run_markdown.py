@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradscope.analysis import model as m
+from gradscope.results import report as m
 from gradscope.analysis import run_result as rr
 from gradscope.report import style
 from gradscope.report.markdown import escape

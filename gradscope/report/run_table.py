@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gradscope.analysis import model as m
+from gradscope.results import report as m
 from gradscope.analysis import run_result as rr
 from gradscope.report import style
 from gradscope.report.table import to_text

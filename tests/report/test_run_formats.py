@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from gradscope.analysis import run_result as rr
-from gradscope.gradients.facts import CutPoint
+from gradscope.results.facts import CutPoint
 from gradscope.report import RunFormat, render
 
 CUT = CutPoint("x[:2, :2].assign(patch)", "ResourceStridedSliceAssign", "assign", "train.py:9")

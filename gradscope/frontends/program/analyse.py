@@ -11,9 +11,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gradscope.analysis.status import status_of
-from gradscope.gradients import flow
-from gradscope.gradients.facts import CutPoint, PairFacts, VariableFacts
+from gradscope.engine.status import status_of
+from gradscope.engine import cuts as flow
+from gradscope.results.facts import CutPoint, PairFacts, VariableFacts
 
 
 @dataclass

@@ -17,7 +17,7 @@ from gradscope.frontends.program import analyse, fit, graphs, names, session, si
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
-from gradscope.targets import frames
+from gradscope.frontends.python import frames
 
 #: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
 FLAGS = 64
@@ -165,7 +165,7 @@ class Calls:
 
     def _failed(self, state: SiteState, exc: Exception) -> None:
         """Say in the report that a site could not be analysed (a gradscope bug)."""
-        from gradscope.build.messages import one_line
+        from gradscope.engine.messages import one_line
 
         message = one_line(f"{type(exc).__name__}: {exc}", 200)
         note = f"{state.site}: gradscope could not analyse this call ({message}); please report it"

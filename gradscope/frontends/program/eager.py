@@ -17,10 +17,10 @@ from typing import Any
 
 from gradscope.frontends.program import sites
 from gradscope.frontends.program.analyse import Problem
-from gradscope.gradients import flow
-from gradscope.gradients.extract import _OVERWRITES, is_write
-from gradscope.gradients.facts import CutPoint
-from gradscope.targets import frames
+from gradscope.engine import cuts as flow
+from gradscope.engine.graph import _OVERWRITES, is_write
+from gradscope.results.facts import CutPoint
+from gradscope.frontends.python import frames
 
 #: How many recent eager ops are kept: enough for a step of a large model.
 HISTORY = 100_000

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradscope.frontends.program.analyse import SourceStatic
-from gradscope.gradients import flow
+from gradscope.engine import cuts as flow
 
 _local = threading.local()
 

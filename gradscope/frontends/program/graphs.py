@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradscope.frontends.program.analyse import Problem
-from gradscope.gradients.extract import Extracted, GradientRegistry
-from gradscope.gradients.facts import CutPoint
-from gradscope.targets import frames
+from gradscope.engine.graph import Extracted, GradientRegistry
+from gradscope.results.facts import CutPoint
+from gradscope.frontends.python import frames
 
 _REGISTRY: list[GradientRegistry] = []
 
@@ -109,7 +109,7 @@ class GraphCall:
 def visible(op_type: str, site: frames.Site | None) -> bool:
     """Whether the user's line names the op (``tf.argmax`` for ``ArgMax``, ``>`` for
     ``Greater``): a cut of a gradient that still flows is listed only then."""
-    from gradscope.targets.model import _OPERATORS
+    from gradscope.frontends.python.model import _OPERATORS
 
     if site is None:
         return False

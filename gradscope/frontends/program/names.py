@@ -8,7 +8,7 @@ from typing import Any
 from gradscope.frontends.program import sites
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall
-from gradscope.targets import frames
+from gradscope.frontends.python import frames
 
 
 def statics(flat_s: list[Any], grads: list[Any], call: Any,

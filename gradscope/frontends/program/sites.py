@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gradscope.targets import frames
+from gradscope.frontends.python import frames
 
 
 def current() -> frames.Site | None:

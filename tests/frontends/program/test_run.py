@@ -14,7 +14,7 @@ import pytest
 from gradscope.analysis import run_result as rr
 from gradscope.frontends.program.launch import Program
 from gradscope.frontends.program.run import Outcome, run
-from gradscope.targets.frames import display_path
+from gradscope.frontends.python.frames import display_path
 
 pytestmark = pytest.mark.tf
 
