@@ -76,7 +76,8 @@ class Engine:
         try:
             concrete = function.get_concrete_function()
             self.progress("computing gradients")
-            with optimized_for_one_run(tf):
+            kinds = {op.type for op in concrete.graph.get_operations()}
+            with optimized_for_one_run(tf, kinds):
                 outputs = concrete()
         except (tf.errors.OpError, ValueError) as exc:  # refusing a gradient, failing a run
             raise self.model.trace_error(exc) from exc
