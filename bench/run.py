@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import platform
 import statistics
 import subprocess
@@ -164,23 +165,32 @@ def main() -> None:
     parser.add_argument("--big-runs", type=int, default=3, help=f"runs for {', '.join(BIG)}")
     parser.add_argument("--only", nargs="*", help="model names to run")
     parser.add_argument("--write", action="store_true", help="record in bench/RESULTS.md")
+    parser.add_argument("--render", type=Path, help="render the samples a run saved")
     args = parser.parse_args()
-    from report import render
+    if args.render:
+        from report import render
 
+        print(render(**pickle.loads(args.render.read_bytes())))
+        return
     models = [m for m in all_models() if not args.only or m.name in args.only]
     results = {}
     with tempfile.TemporaryDirectory(prefix="gradscope-bench-") as tmp:
         for model in models:
             runs = min(args.runs, args.big_runs) if model.name in BIG else args.runs
             results[model.name] = (model, run_model(model, Path(tmp), runs, args.device))
-    text = render(
-        machine=machine(),
-        device=args.device,
-        runs=args.runs,
-        results=results,
-        startup=startup(max(args.runs, 5)),
-        diamonds=diamonds(200),
-    )
+    fields = {
+        "machine": machine(),
+        "device": args.device,
+        "runs": args.runs,
+        "results": results,
+        "startup": startup(max(args.runs, 5)),
+        "diamonds": diamonds(200),
+    }
+    # the raw samples, to render again (python bench/run.py --render FILE)
+    Path(tempfile.gettempdir(), "gradscope-bench.pickle").write_bytes(pickle.dumps(fields))
+    from report import render  # imported late: the report can change while a run goes on
+
+    text = render(**fields)
     print(text)
     if args.write:
         (Path(__file__).parent / "RESULTS.md").write_text(text)
