@@ -1,4 +1,4 @@
-"""Norms and max |g| of a loss's gradients, joined per dtype, against bare TensorFlow."""
+"""Norms and max |g| of a loss's gradients against bare TensorFlow."""
 
 from __future__ import annotations
 
