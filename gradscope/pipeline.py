@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from gradscope.analysis.check import ExpectMap, expectations_of
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
+from gradscope.analysis.replicas import replica_problems, with_replicas
 from gradscope.engine.status import classify
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import UsageError
@@ -26,6 +27,7 @@ from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope.progress import Progress, quiet
 from gradscope.results import report as m
 from gradscope.results.facts import EVERY_PAIR, RunFacts
+from gradscope.results.replicas import Distribution
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Request:
         numeric: compare every ``ok`` gradient with finite differences.
         expect: expectations to hold the model to instead of its own.
         max_elements: the largest tensor a spec may ask for.
+        distribution: the ``tf.distribute`` strategy and replicas (``--strategy``).
     """
 
     losses: tuple[str, ...] | None = None
@@ -52,6 +55,7 @@ class Request:
     numeric: bool = False
     expect: ExpectMap | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS
+    distribution: Distribution = Distribution()
 
 
 @dataclass(frozen=True)
@@ -70,9 +74,13 @@ def run(target: object, request: Request = Request()) -> Outcome:
             Python target cannot be imported, called or understood. UsageError: an unknown
             loss, a bad ``expect``.
     """
+    from gradscope.engine.distribute import run as distribute
+
+    distribute.check(request.distribution)
     frontend = open_frontend(target, max_elements=request.max_elements)
     request.progress("importing TensorFlow")
     import_tensorflow()
+    distribute.prepare(request.distribution)  # before anything initialises TF's devices
     frontend.prepare(request.progress)
     compare = _pairs(frontend, request)
     asked = list(request.losses or []) + [n for pair in compare for n in pair]
@@ -80,6 +88,12 @@ def run(target: object, request: Request = Request()) -> Outcome:
     trace = Trace(request.losses, compare, request.device, request.progress,
                   request.pictures, request.expand)  # fmt: skip
     facts = _diagnosed(frontend, frontend.trace(trace), request)
+    if request.distribution.active:
+        request.progress(f"running on {request.distribution.replicas} replicas")
+        facts = distribute.distributed(
+            frontend, facts, request.distribution, max_elements=request.max_elements,
+            losses=None if request.losses is None else list(asked),
+        )  # fmt: skip
     return Outcome(assemble(frontend, facts, request), facts)
 
 
@@ -131,10 +145,11 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         if request.expect is None
         else expectations_of(request.expect, frontend.label, sources)
     )
-    results = classify(facts, sources)
+    results = with_replicas(classify(facts, sources), facts)
     if facts.numeric is not None:
         results = judge(results, expect, facts)
     problems = find_problems(frontend.file, results, facts.variables, expect)
+    problems += replica_problems(frontend.file, results, facts)
     notes = list(frontend.notes) + list(facts.notes)
     notes += [] if facts.numeric is not None else unheld_numeric(expect)
     where = frontend.file if frontend.label == frontend.file else None
@@ -153,4 +168,5 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         notes=tuple(notes),
         numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
+        distributed=facts.distributed,
     )

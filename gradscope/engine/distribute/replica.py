@@ -1,0 +1,208 @@
+"""One pass under a strategy: each loss per replica with ``strategy.run``, every replica's
+gradient, their all-reduced sum (what Keras' ``apply_gradients`` uses), the one-device
+gradient of the whole batch, and each replica's variables after one step.
+
+The same code runs under ``MirroredStrategy`` (every replica in this process) and
+``MultiWorkerMirroredStrategy`` (one replica per worker process); it returns plain numbers
+(a ``Measurement``, JSON-ready) that ``merge`` turns into facts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from gradscope.engine.distribute.shards import rows, split
+from gradscope.engine.tf_import import import_tensorflow
+from gradscope.frontends.yaml.model import Spec
+
+#: The learning rate of the step after which replicas' variables are compared.
+STEP = 0.1
+
+Measurement = dict[str, Any]
+"""``{"devices", "shards", "pairs": {"LOSS\\x1fVAR": {"replicas", "reduced", "whole_norm",
+"error", "scaled_error"}}, "spreads": {VAR: [spread, [replica, ...]]}}``; the stats are
+``[norm, max |g|]`` pairs."""
+
+KEY = "\x1f"
+
+
+def measure(spec: Spec, strategy: Any, losses: list[str] | None = None) -> Measurement:
+    """Run every loss of ``spec`` (or only ``losses``) once under ``strategy``.
+
+    Raises:
+        UsageError: an input has fewer rows than there are replicas.
+        BuildError: TensorFlow refused a node.
+    """
+    from gradscope.frontends.yaml.forward.model import SpecModel
+
+    tf = import_tensorflow()
+    replicas = int(strategy.num_replicas_in_sync)
+    with strategy.scope():
+        model = SpecModel(spec)
+        if any(node.op == "layer" for node in spec.nodes):
+            model.trace()  # Keras layers make their weights eagerly, as mirrored variables
+    shards = split({n: t.numpy() for n, t in model.inputs.items()}, replicas)
+    values = strategy.experimental_distribute_values_from_function(
+        lambda ctx: {n: tf.constant(s[ctx.replica_id_in_sync_group]) for n, s in shards.items()}
+    )
+    keys: list[tuple[str, str]] = []  # the pairs with a gradient, filled in while tracing
+    names: list[str] = []  # the variables compared after a step
+
+    def replica_fn(inputs: dict[str, Any]) -> dict[str, Any]:
+        return _replica(tf, model, inputs, losses, keys, names)
+
+    step = tf.function(lambda v: strategy.run(replica_fn, args=(v,)), autograph=False)
+    try:
+        out = strategy.experimental_local_results(step(values))[0]
+    except (tf.errors.OpError, ValueError) as exc:
+        raise model.trace_error(exc) from exc
+    numbers = {k: [np.asarray(x) for x in v] for k, v in out.items()}
+    whole = _whole_batch(tf, spec, keys)
+    return {
+        "devices": list(strategy.extended.worker_devices),
+        "shards": [[n, list(r)] for n, r in rows(shards)],
+        "pairs": _pairs(keys, numbers, whole, replicas),
+        "spreads": _spreads(names, numbers.get("after", [])),
+    }
+
+
+def _replica(tf: Any, model: Any, inputs: dict[str, Any], only: list[str] | None,
+             keys: list[tuple[str, str]], names: list[str]) -> dict[str, Any]:  # fmt: skip
+    """The replica function: everything that reads the model runs before the first
+    collective, because ``MirroredStrategy`` runs replicas as threads that switch there."""
+    ctx = tf.distribute.get_replica_context()
+    model.inputs = dict(inputs)
+    grads, owners = [], []
+    keys.clear()
+    for loss, variable, grad in _gradients(tf, model, only):
+        keys.append((loss, variable.name))
+        grads.append(_dense(tf, grad))
+        owners.append(variable)
+    if not grads:
+        return {}
+    local = tf.stack([_stats(tf, g) for g in grads])[None]
+    reduced = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+    after = _after_step(tf, owners, reduced, keys)
+    names[:] = list(after)
+    return {
+        "local": [ctx.all_gather(local, axis=0)],
+        "reduced": list(reduced),
+        "after": [ctx.all_gather(a[None], axis=0) for a in after.values()],
+    }
+
+
+def _gradients(tf: Any, model: Any, only: list[str] | None) -> Iterator[tuple[str, Any, Any]]:
+    """``(loss, variable entry, gradient)`` for every pair that gets a gradient."""
+    losses, variables = model.trace()
+    for loss in losses:
+        if only is not None and loss.name not in only:
+            continue
+        wanted = [v for v in variables if v.trainable and loss.includes(v.name)]
+        if not wanted:
+            continue
+        target = tf.convert_to_tensor(loss.tensor)
+        grad_ys = None
+        if loss.grad_ys is not None:
+            grad_ys = tf.broadcast_to(tf.constant(loss.grad_ys, target.dtype), tf.shape(target))
+        grads = tf.gradients(
+            target, [v.variable for v in wanted], grad_ys=grad_ys,
+            stop_gradients=loss.stop_tensors or None,
+        )  # fmt: skip
+        for variable, grad in zip(wanted, grads, strict=True):
+            if grad is not None:
+                yield loss.name, variable, grad
+
+
+def _dense(tf: Any, grad: Any) -> Any:
+    return tf.convert_to_tensor(grad) if isinstance(grad, tf.IndexedSlices) else grad
+
+
+def _stats(tf: Any, grad: Any) -> Any:
+    """``[norm, max |g|]`` in float64 (``max |g|`` is NaN or Inf exactly when an element is)."""
+    g = tf.cast(tf.abs(grad) if grad.dtype.is_complex else grad, tf.float64)
+    largest = tf.reduce_max(tf.abs(g)) if g.shape.num_elements() else tf.constant(0.0, tf.float64)
+    return tf.stack([tf.sqrt(tf.reduce_sum(tf.square(g))), largest])
+
+
+def _after_step(tf: Any, owners: list[Any], reduced: list[Any],
+                keys: list[tuple[str, str]]) -> dict[str, Any]:  # fmt: skip
+    """Each variable's local copy after one step of gradient descent on the sum of the losses,
+    with the all-reduced gradient (every replica applies the same update, as Keras does)."""
+    total: dict[str, Any] = {}
+    copies: dict[str, Any] = {}
+    for (_, name), variable, grad in zip(keys, owners, reduced, strict=True):
+        total[name] = grad if name not in total else total[name] + grad
+        copies[name] = variable.variable
+    return {
+        name: tf.cast(tf.convert_to_tensor(copies[name]), grad.dtype) - STEP * grad
+        for name, grad in total.items()
+        if not grad.dtype.is_complex
+    }
+
+
+def _whole_batch(tf: Any, spec: Spec, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Any]:
+    """The one-device gradient of every pair in ``keys`` on the whole batch (a model built
+    again from the spec's seed outside the strategy, so its variables start equal)."""
+    from gradscope.frontends.yaml.forward.model import SpecModel
+
+    with contextlib.ExitStack():
+        model = SpecModel(spec)
+    wanted = {loss for loss, _ in keys}
+
+    def body() -> dict[str, Any]:
+        return {
+            f"{loss}{KEY}{variable.name}": _dense(tf, grad)
+            for loss, variable, grad in _gradients(tf, model, sorted(wanted))
+        }
+
+    out = tf.function(body, autograph=False)()
+    return {tuple(k.split(KEY, 1)): np.asarray(v) for k, v in out.items()}  # type: ignore[misc]
+
+
+def _pairs(keys: list[tuple[str, str]], numbers: dict[str, list[np.ndarray]],
+           whole: dict[tuple[str, str], Any], replicas: int) -> dict[str, Any]:  # fmt: skip
+    if not keys:
+        return {}
+    local = numbers["local"][0]  # [replicas, pairs, 2]
+    out: dict[str, Any] = {}
+    for index, key in enumerate(keys):
+        reduced = numbers["reduced"][index]
+        base = whole.get(key)
+        entry: dict[str, Any] = {
+            "replicas": [[float(x) for x in local[r, index]] for r in range(replicas)],
+            "reduced": [float(np.linalg.norm(reduced.astype(np.float64))),
+                        float(np.max(np.abs(reduced))) if reduced.size else 0.0],
+            "whole_norm": None, "error": None, "scaled_error": None,
+        }  # fmt: skip
+        if base is not None:
+            entry.update(_agreement(reduced, base, replicas))
+        out[f"{key[0]}{KEY}{key[1]}"] = entry
+    return out
+
+
+def _agreement(reduced: np.ndarray, whole: np.ndarray, replicas: int) -> dict[str, float | None]:
+    r, w = reduced.astype(np.float64), whole.astype(np.float64)
+    norm = float(np.linalg.norm(w))
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(w))):
+        return {"whole_norm": norm if np.isfinite(norm) else None, "error": None,
+                "scaled_error": None}  # fmt: skip
+    floor = max(norm, 1e-12)
+    return {
+        "whole_norm": norm,
+        "error": float(np.linalg.norm(r - w)) / floor,
+        "scaled_error": float(np.linalg.norm(r - replicas * w)) / floor,
+    }
+
+
+def _spreads(names: list[str], after: list[np.ndarray]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, copies in zip(names, after, strict=True):
+        gaps = [float(np.max(np.abs(copies[r] - copies[0]))) if copies[r].size else 0.0
+                for r in range(copies.shape[0])]  # fmt: skip
+        differing = [r for r, gap in enumerate(gaps) if gap > 0 or np.isnan(gap)]
+        out[name] = [max(gaps), differing]
+    return out
