@@ -13,7 +13,9 @@ from gradscope.errors import GradscopeError, UsageError
 
 def main(path: str) -> int:
     """Load the spec, run it under ``MultiWorkerMirroredStrategy``; the chief (worker 0)
-    writes the measurement, or the error every worker met, to the request's ``result``."""
+    writes the measurement, or the error every worker met, to the request's ``result``.
+
+    ``TF_CONFIG`` (set by ``cluster.main``) names this worker and its loopback cluster."""
     with open(path, encoding="utf-8") as handle:
         request: dict[str, Any] = json.load(handle)
     config = json.loads(os.environ["TF_CONFIG"])

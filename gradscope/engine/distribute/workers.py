@@ -1,18 +1,23 @@
 """``--strategy multiworker``: one local worker process per replica on the loopback interface.
 
-gradscope builds each worker's ``TF_CONFIG`` (a cluster of ``127.0.0.1`` addresses on free
-ports, so no other address is ever contacted), starts the workers in a process group of their
-own, waits for them with a timeout, and reads the results the chief (worker 0) gathered. The
-workers are stopped on every way out: success, a worker's failure, the timeout, Ctrl-C.
+gradscope starts a launcher (``cluster.py``) in a process group of its own; the launcher picks
+free ports on 127.0.0.1, builds each worker's ``TF_CONFIG`` (a cluster of ``127.0.0.1``
+addresses, so no other address is ever contacted) and starts the workers in the same group.
+TensorFlow's gRPC server listens on every interface and offers no way to choose one, so where
+the system lets an unprivileged user make a network namespace (``unshare --user --net``), the
+launcher runs in one that holds only a loopback interface: the workers are then unreachable
+from outside the machine's loopback. The whole group is stopped on every way out: success, a
+worker's failure, the timeout, Ctrl-C.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,7 +29,7 @@ from gradscope.errors import GradscopeError, UsageError
 
 #: How long the workers may take, in seconds, unless the caller says otherwise.
 TIMEOUT = 300.0
-#: How long a stopped worker gets to exit before it is killed.
+#: How long a stopped process group gets to exit before it is killed.
 GRACE = 3.0
 
 
@@ -32,20 +37,19 @@ class WorkerError(GradscopeError):
     """A worker process failed, or the workers did not finish in time."""
 
 
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct ports nothing listens on at 127.0.0.1 (held open together, so the
-    system cannot hand out one twice)."""
-    with contextlib.ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
-
-
-def tf_config(ports: list[int], index: int) -> str:
-    """The ``TF_CONFIG`` of worker ``index`` in a loopback cluster."""
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    return json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
+@functools.cache
+def isolating() -> list[str]:
+    """The command prefix that runs the launcher in a private network namespace with only a
+    loopback interface, or ``[]`` where the system does not allow it."""
+    unshare = shutil.which("unshare")
+    if unshare is None or not sys.platform.startswith("linux"):
+        return []
+    prefix = [unshare, "--user", "--map-root-user", "--net", "--"]
+    try:
+        done = subprocess.run([*prefix, "true"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return prefix if done.returncode == 0 else []
 
 
 def run(request: dict[str, Any], workers: int, timeout: float = TIMEOUT) -> dict[str, Any]:
@@ -54,14 +58,16 @@ def run(request: dict[str, Any], workers: int, timeout: float = TIMEOUT) -> dict
 
     Raises:
         WorkerError: a worker failed (its last lines of output are quoted) or the timeout
-            passed. UsageError, SpecErrors, BuildError: as the chief reported them.
+            passed. UsageError: as the workers reported it.
     """
     with tempfile.TemporaryDirectory(prefix="gradscope-workers-") as folder:
         result = os.path.join(folder, "result.json")
         with open(os.path.join(folder, "request.json"), "w", encoding="utf-8") as handle:
-            json.dump({**request, "result": result}, handle)
-        with _started(folder, workers) as processes:
-            _wait(processes, timeout, folder)
+            json.dump({**request, "result": result, "workers": workers}, handle)
+        with _launched(folder) as launcher:
+            _wait(launcher, timeout, workers)
+        if launcher.returncode != 0 or not os.path.exists(result):
+            raise WorkerError(_failure(folder, launcher.returncode))
         with open(result, encoding="utf-8") as handle:
             answer: dict[str, Any] = json.load(handle)
     if "error" in answer:
@@ -70,75 +76,73 @@ def run(request: dict[str, Any], workers: int, timeout: float = TIMEOUT) -> dict
 
 
 @contextlib.contextmanager
-def _started(folder: str, workers: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """The worker processes, each in a new session (its own process group), stopped on exit."""
-    ports = free_ports(workers)
-    processes: list[subprocess.Popen[bytes]] = []
+def _launched(folder: str) -> Iterator[subprocess.Popen[bytes]]:
+    """The launcher, in a new session (its own process group, which its workers join),
+    and the whole group stopped on the way out."""
+    command = [*isolating(), sys.executable, "-m", "gradscope.engine.distribute.cluster", folder]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+    with open(os.path.join(folder, "launcher.log"), "wb") as log:
+        launcher = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)  # fmt: skip
     try:
-        for index in range(workers):
-            env = {**os.environ, "TF_CONFIG": tf_config(ports, index),
-                   "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}  # fmt: skip
-            log = open(os.path.join(folder, f"worker{index}.log"), "wb")  # noqa: SIM115
-            with log:
-                processes.append(subprocess.Popen(
-                    [sys.executable, "-m", "gradscope.engine.distribute.worker",
-                     os.path.join(folder, "request.json")],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                    start_new_session=True,
-                ))  # fmt: skip
-        yield processes
+        yield launcher
     finally:
-        stop(processes)
+        stop(launcher)
 
 
-def _wait(processes: list[subprocess.Popen[bytes]], timeout: float, folder: str) -> None:
-    """Until the chief is done (its result is written once every collective has run);
-    the other workers are then stopped if they have not exited yet."""
-    deadline = time.monotonic() + timeout
-    while True:
-        codes = [p.poll() for p in processes]
-        failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
-        if failed:
-            raise WorkerError(_failure(folder, failed[0], codes[failed[0]]))
-        if codes[0] == 0:
-            return
-        if time.monotonic() > deadline:
-            raise WorkerError(
-                f"--strategy multiworker: the {len(processes)} workers did not finish within "
-                f"{timeout:g}s; they were stopped"
-            )
-        time.sleep(0.05)
+def _wait(launcher: subprocess.Popen[bytes], timeout: float, workers: int) -> None:
+    try:
+        launcher.wait(timeout)
+    except subprocess.TimeoutExpired:
+        raise WorkerError(
+            f"--strategy multiworker: the {workers} workers did not finish within "
+            f"{timeout:g}s; they were stopped"
+        ) from None
 
 
-def stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    """Stop every worker still running (its whole process group): SIGTERM, then SIGKILL."""
-    alive = [p for p in processes if p.poll() is None]
-    for p in alive:
-        _signal(p, signal.SIGTERM)
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop ``process``'s whole process group (it and every worker): SIGTERM, then SIGKILL."""
+    signal_group(process.pid, signal.SIGTERM)
     deadline = time.monotonic() + GRACE
-    for p in alive:
-        try:
-            p.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            _signal(p, signal.SIGKILL)
-            p.wait()
+    while time.monotonic() < deadline and group_alive(process.pid):
+        process.poll()  # reap the launcher itself once it exits
+        time.sleep(0.05)
+    signal_group(process.pid, signal.SIGKILL)
+    process.wait()
 
 
-def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
+def signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, sig)
+        os.killpg(pgid, sig)
 
 
-def _failure(folder: str, index: int, code: int | None) -> str:
-    path = os.path.join(folder, f"worker{index}.log")
-    with open(path, encoding="utf-8", errors="replace") as handle:
+def group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` still runs (signal 0 probes without signalling)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _failure(folder: str, code: int | None) -> str:
+    """What went wrong, from the launcher's note naming the worker and that worker's log."""
+    note = os.path.join(folder, "failure.json")
+    if os.path.exists(note):
+        with open(note, encoding="utf-8") as handle:
+            failed = json.load(handle)
+        log, what = os.path.join(folder, f"worker{failed['worker']}.log"), (
+            f"worker {failed['worker']} exited with code {failed['code']}")  # fmt: skip
+    else:
+        log, what = os.path.join(folder, "launcher.log"), f"the launcher exited with code {code}"
+    with open(log, encoding="utf-8", errors="replace") as handle:
         lines = [line.rstrip() for line in handle if line.strip()]
-    tail = "\n  ".join(lines[-8:])
-    return f"--strategy multiworker: worker {index} exited with code {code}:\n  {tail}"
+    tail = "".join(f"\n  {line}" for line in lines[-8:])
+    return f"--strategy multiworker: {what}{':' if tail else ''}{tail}"
 
 
 def _error(error: dict[str, Any]) -> GradscopeError:
-    """The chief's located error, raised again here as the same kind of error."""
+    """The error the workers met, raised again here (a located spec error keeps its text)."""
     if error["type"] == "UsageError":
         return UsageError(error["message"])
     return WorkerError(error["message"])
