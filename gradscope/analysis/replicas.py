@@ -117,19 +117,18 @@ def _agreement_problems(spec: str, losses: Sequence[m.LossResult], run: Distribu
             continue
         message = (
             f"the all-reduced gradient of `{a.variable}` from `{a.loss}` differs from the "
-            f"one-device gradient of the whole batch by {a.error:.2%} (relative L2): the loss "
-            "couples examples across the batch (batch statistics, a reduction over the batch "
-            "axis), so each replica's share gives a different gradient"
+            f"one-device gradient of the whole batch by {a.error:.2%} (relative L2), and is "
+            f"no multiple of it: the loss is not a sum over examples (a mean over unevenly "
+            "split shares, batch statistics, a reduction across the batch axis)"
         )
         out.append(m.Problem(a.loss, a.variable, ProblemKind.REPLICA_GRADIENT_DIFFERS, message,
                              (), *located_at(variables[a.variable], spec)))  # fmt: skip
     for loss, found in scaled.items():
-        names = ", ".join(f"`{a.variable}`" for a in found[:3]) + (", ..." if found[3:] else "")
         message = (
             f"the all-reduced gradient of `{loss}` is {n}x the one-device gradient of the whole "
-            f"batch ({names}): each replica averages the loss over its own share of the batch "
-            "(or computes it whole), and apply_gradients sums the replicas; divide by the "
-            "global batch (tf.nn.compute_average_loss) or by the number of replicas"
+            "batch: each replica averages its loss over its own share of the batch (or "
+            "computes it whole) and apply_gradients sums the replicas; divide by the global "
+            "batch instead (tf.nn.compute_average_loss)"
         )
         out.append(m.Problem(loss, None, ProblemKind.REPLICA_LOSS_SCALE, message, (), spec,
                              line_of(sources.get(loss, ""))))  # fmt: skip
@@ -142,9 +141,11 @@ def _spread_problems(spec: str, run: DistributedFacts,
     for s in run.spreads:
         if not s.replicas:
             continue
+        copies = "'s copy" if len(s.replicas) == 1 else "' copies"
+        differ = "differs" if len(s.replicas) == 1 else "differ"
         message = (
-            f"after one step with the all-reduced gradient, {_replica_words(s.replicas)}' copy "
-            f"of `{s.variable}` differs from replica 0's by up to {s.spread:.3g}: the copies "
+            f"after one step with the all-reduced gradient, {_replica_words(s.replicas)}{copies} "
+            f"of `{s.variable}` {differ} from replica 0's by up to {s.spread:.3g}: the copies "
             "were written per replica (an assign of per-replica data), so they drift apart"
         )
         out.append(m.Problem(None, s.variable, ProblemKind.REPLICA_VARIABLES_DIFFER, message,

@@ -28,6 +28,7 @@ Measurement = dict[str, Any]
 ``[norm, max |g|]`` pairs."""
 
 KEY = "\x1f"
+UPSTREAM = "\x1fgrad_loss/"  # the per-replica values that are a loss's grad_loss, not inputs
 
 
 def measure(spec: Spec, strategy: Any, losses: list[str] | None = None) -> Measurement:
@@ -43,11 +44,14 @@ def measure(spec: Spec, strategy: Any, losses: list[str] | None = None) -> Measu
     replicas = int(strategy.num_replicas_in_sync)
     with strategy.scope():
         model = SpecModel(spec)
+        model.whole_batch = False  # a replica's loss is its shard's: grad_loss is split too
         if any(node.op == "layer" for node in spec.nodes):
             model.trace()  # Keras layers make their weights eagerly, as mirrored variables
     shards = split({n: t.numpy() for n, t in model.inputs.items()}, replicas)
+    upstream = _upstream(spec, replicas)
     values = strategy.experimental_distribute_values_from_function(
-        lambda ctx: {n: tf.constant(s[ctx.replica_id_in_sync_group]) for n, s in shards.items()}
+        lambda ctx: {n: tf.constant(s[ctx.replica_id_in_sync_group])
+                     for n, s in {**shards, **upstream}.items()}  # fmt: skip
     )
     keys: list[tuple[str, str]] = []  # the pairs with a gradient, filled in while tracing
     names: list[str] = []  # the variables compared after a step
@@ -75,10 +79,11 @@ def _replica(tf: Any, model: Any, inputs: dict[str, Any], only: list[str] | None
     """The replica function: everything that reads the model runs before the first
     collective, because ``MirroredStrategy`` runs replicas as threads that switch there."""
     ctx = tf.distribute.get_replica_context()
-    model.inputs = dict(inputs)
+    model.inputs = {n: v for n, v in inputs.items() if not n.startswith(UPSTREAM)}
+    upstream = {n[len(UPSTREAM):]: v for n, v in inputs.items() if n.startswith(UPSTREAM)}
     grads, owners = [], []
     keys.clear()
-    for loss, variable, grad in _gradients(tf, model, only):
+    for loss, variable, grad in _gradients(tf, model, only, upstream):
         keys.append((loss, variable.name))
         grads.append(_dense(tf, grad))
         owners.append(variable)
@@ -95,7 +100,37 @@ def _replica(tf: Any, model: Any, inputs: dict[str, Any], only: list[str] | None
     }
 
 
-def _gradients(tf: Any, model: Any, only: list[str] | None) -> Iterator[tuple[str, Any, Any]]:
+def _upstream(spec: Spec, replicas: int) -> dict[str, list[np.ndarray]]:
+    """Each loss's ``grad_loss`` with a first axis, split like the inputs: it is the upstream
+    gradient of the loss's examples (used where the replica's loss has the shard's shape)."""
+    out = {}
+    for loss in spec.losses:
+        array = None if loss.grad_loss is None else np.asarray(loss.grad_loss)
+        if array is not None and array.ndim and array.shape[0] >= replicas:
+            out[UPSTREAM + loss.name] = list(np.array_split(array, replicas, axis=0))
+    return out
+
+
+def _grad_ys(tf: Any, loss: Any, target: Any, shard: Any) -> Any:
+    """The upstream gradient of one replica's loss: the loss's ``grad_loss`` where it fits
+    the replica's loss, else the replica's slice of it."""
+    if loss.grad_ys is None:
+        return None
+    shape = tuple(target.shape) if target.shape.is_fully_defined() else None
+    fits = shape is not None and _broadcasts(np.shape(loss.grad_ys), shape) == shape
+    value = tf.constant(loss.grad_ys, target.dtype) if fits or shard is None else shard
+    return tf.broadcast_to(tf.cast(value, target.dtype), tf.shape(target))
+
+
+def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        return None
+
+
+def _gradients(tf: Any, model: Any, only: list[str] | None,
+               upstream: dict[str, Any] | None = None) -> Iterator[tuple[str, Any, Any]]:  # fmt: skip
     """``(loss, variable entry, gradient)`` for every pair that gets a gradient."""
     losses, variables = model.trace()
     for loss in losses:
@@ -105,9 +140,7 @@ def _gradients(tf: Any, model: Any, only: list[str] | None) -> Iterator[tuple[st
         if not wanted:
             continue
         target = tf.convert_to_tensor(loss.tensor)
-        grad_ys = None
-        if loss.grad_ys is not None:
-            grad_ys = tf.broadcast_to(tf.constant(loss.grad_ys, target.dtype), tf.shape(target))
+        grad_ys = _grad_ys(tf, loss, target, (upstream or {}).get(loss.name))
         grads = tf.gradients(
             target, [v.variable for v in wanted], grad_ys=grad_ys,
             stop_gradients=loss.stop_tensors or None,
@@ -198,11 +231,20 @@ def _agreement(reduced: np.ndarray, whole: np.ndarray, replicas: int) -> dict[st
     }
 
 
+def _gap(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest difference of two copies; NaN where both are NaN is no difference (a
+    ``nan`` gradient is a problem of its own), NaN in only one is an infinite one."""
+    if not a.size:
+        return 0.0
+    both = np.isnan(a) & np.isnan(b)
+    gap = np.where(both, 0.0, np.abs(a.astype(np.float64) - b.astype(np.float64)))
+    return float(np.max(np.where(np.isnan(gap), np.inf, gap)))
+
+
 def _spreads(names: list[str], after: list[np.ndarray]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, copies in zip(names, after, strict=True):
-        gaps = [float(np.max(np.abs(copies[r] - copies[0]))) if copies[r].size else 0.0
-                for r in range(copies.shape[0])]  # fmt: skip
-        differing = [r for r, gap in enumerate(gaps) if gap > 0 or np.isnan(gap)]
+        gaps = [_gap(copies[r], copies[0]) for r in range(copies.shape[0])]
+        differing = [r for r, gap in enumerate(gaps) if gap > 0]
         out[name] = [max(gaps), differing]
     return out

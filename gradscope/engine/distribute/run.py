@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gradscope.engine.distribute import devices, workers
@@ -36,6 +37,17 @@ def prepare(distribution: Distribution) -> None:
         devices.configure(import_tensorflow(), distribution.replicas)
 
 
+@functools.cache
+def _mirrored(names: tuple[str, ...]) -> Any:
+    """One ``MirroredStrategy`` per set of devices for the whole process.
+
+    NOTE: every new strategy numbers its collective ops from the same start, and TensorFlow
+    remembers the shapes of earlier ones by number: a second strategy over the same devices
+    fails with "Shape mismatch in the collective instance 100".
+    """
+    return import_tensorflow().distribute.MirroredStrategy(list(names))
+
+
 def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
                 losses: list[str] | None, max_elements: int,
                 timeout: float = workers.TIMEOUT) -> RunFacts:  # fmt: skip
@@ -60,5 +72,5 @@ def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
 
         tf = import_tensorflow()
         names = devices.configure(tf, distribution.replicas)
-        measured = measure(spec, tf.distribute.MirroredStrategy(names), losses)
+        measured = measure(spec, _mirrored(tuple(names)), losses)
     return merge(facts, measured, distribution)
