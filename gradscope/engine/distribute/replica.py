@@ -17,6 +17,7 @@ import numpy as np
 
 from gradscope.engine.distribute.shards import rows, split
 from gradscope.engine.tf_import import import_tensorflow
+from gradscope.errors import BuildError
 from gradscope.frontends.yaml.model import Spec
 
 #: The learning rate of the step after which replicas' variables are compared.
@@ -62,8 +63,11 @@ def measure(spec: Spec, strategy: Any, losses: list[str] | None = None) -> Measu
     step = tf.function(lambda v: strategy.run(replica_fn, args=(v,)), autograph=False)
     try:
         out = strategy.experimental_local_results(step(values))[0]
+    except BuildError as exc:
+        raise _on_shares(exc) from exc
     except (tf.errors.OpError, ValueError) as exc:
-        raise model.trace_error(exc) from exc
+        error = model.trace_error(exc)
+        raise (_on_shares(error) if isinstance(error, BuildError) else error) from exc
     numbers = {k: [np.asarray(x) for x in v] for k, v in out.items()}
     whole = _whole_batch(tf, spec, keys)
     return {
@@ -74,6 +78,13 @@ def measure(spec: Spec, strategy: Any, losses: list[str] | None = None) -> Measu
     }
 
 
+def _on_shares(error: BuildError) -> BuildError:
+    """A node's error, saying that the node saw one replica's share of the inputs."""
+    note = "(with --strategy, each replica runs on its share of the inputs, split along the "
+    note += "first axis)"
+    return BuildError(error.location, error.field, f"{error.message} {note}")
+
+
 def _replica(tf: Any, model: Any, inputs: dict[str, Any], only: list[str] | None,
              keys: list[tuple[str, str]], names: list[str]) -> dict[str, Any]:  # fmt: skip
     """The replica function: everything that reads the model runs before the first
@@ -81,23 +92,24 @@ def _replica(tf: Any, model: Any, inputs: dict[str, Any], only: list[str] | None
     ctx = tf.distribute.get_replica_context()
     model.inputs = {n: v for n, v in inputs.items() if not n.startswith(UPSTREAM)}
     upstream = {n[len(UPSTREAM):]: v for n, v in inputs.items() if n.startswith(UPSTREAM)}
-    grads, owners = [], []
+    losses, variables = model.trace()
+    grads, values = [], []
     keys.clear()
-    for loss, variable, grad in _gradients(tf, model, only, upstream):
+    for loss, variable, grad in _gradients(tf, losses, variables, only, upstream, values):
         keys.append((loss, variable.name))
         grads.append(_dense(tf, grad))
-        owners.append(variable)
-    if not grads:
-        return {}
-    local = tf.stack([_stats(tf, g) for g in grads])[None]
-    reduced = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
-    after = _after_step(tf, owners, reduced, keys)
+    # every replica's loss values are computed, as training computes them: a replica whose
+    # share breaks the forward pass (an index past its rows) fails here, located
+    out = {"values": [ctx.all_gather(tf.stack(values)[None], axis=0)]} if values else {}
+    reduced = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads) if grads else []
+    if grads:
+        local = tf.stack([_stats(tf, g) for g in grads])[None]
+        out |= {"local": [ctx.all_gather(local, axis=0)], "reduced": list(reduced)}
+    after = _after_step(tf, variables, reduced, keys)
     names[:] = list(after)
-    return {
-        "local": [ctx.all_gather(local, axis=0)],
-        "reduced": list(reduced),
-        "after": [ctx.all_gather(a[None], axis=0) for a in after.values()],
-    }
+    if after:
+        out["after"] = [ctx.all_gather(a[None], axis=0) for a in after.values()]
+    return out
 
 
 def _upstream(spec: Spec, replicas: int) -> dict[str, list[np.ndarray]]:
@@ -129,17 +141,21 @@ def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | Non
         return None
 
 
-def _gradients(tf: Any, model: Any, only: list[str] | None,
-               upstream: dict[str, Any] | None = None) -> Iterator[tuple[str, Any, Any]]:  # fmt: skip
-    """``(loss, variable entry, gradient)`` for every pair that gets a gradient."""
-    losses, variables = model.trace()
+def _gradients(tf: Any, losses: list[Any], variables: list[Any], only: list[str] | None,
+               upstream: dict[str, Any] | None = None,
+               values: list[Any] | None = None) -> Iterator[tuple[str, Any, Any]]:  # fmt: skip
+    """``(loss, variable entry, gradient)`` for every pair that gets a gradient; each loss's
+    value (summed, in float64) is appended to ``values``."""
     for loss in losses:
         if only is not None and loss.name not in only:
             continue
+        target = tf.convert_to_tensor(loss.tensor)
+        if values is not None:
+            real = tf.math.real(target) if target.dtype.is_complex else target
+            values.append(tf.reduce_sum(tf.cast(real, tf.float64)))
         wanted = [v for v in variables if v.trainable and loss.includes(v.name)]
         if not wanted:
             continue
-        target = tf.convert_to_tensor(loss.tensor)
         grad_ys = _grad_ys(tf, loss, target, (upstream or {}).get(loss.name))
         grads = tf.gradients(
             target, [v.variable for v in wanted], grad_ys=grad_ys,
@@ -161,20 +177,22 @@ def _stats(tf: Any, grad: Any) -> Any:
     return tf.stack([tf.sqrt(tf.reduce_sum(tf.square(g))), largest])
 
 
-def _after_step(tf: Any, owners: list[Any], reduced: list[Any],
+def _after_step(tf: Any, variables: list[Any], reduced: list[Any],
                 keys: list[tuple[str, str]]) -> dict[str, Any]:  # fmt: skip
-    """Each variable's local copy after one step of gradient descent on the sum of the losses,
-    with the all-reduced gradient (every replica applies the same update, as Keras does)."""
+    """Each floating variable's local copy (as the forward pass left it: an ``assign`` may
+    have written it) after one step of gradient descent on the sum of the losses with the
+    all-reduced gradient: every replica applies the same update, as Keras does."""
     total: dict[str, Any] = {}
-    copies: dict[str, Any] = {}
-    for (_, name), variable, grad in zip(keys, owners, reduced, strict=True):
+    for (_, name), grad in zip(keys, reduced, strict=True):
         total[name] = grad if name not in total else total[name] + grad
-        copies[name] = variable.variable
-    return {
-        name: tf.cast(tf.convert_to_tensor(copies[name]), grad.dtype) - STEP * grad
-        for name, grad in total.items()
-        if not grad.dtype.is_complex
-    }
+    out = {}
+    for v in variables:
+        value = tf.convert_to_tensor(v.variable)
+        if not value.dtype.is_floating:
+            continue
+        step = total.get(v.name)
+        out[v.name] = value if step is None else value - tf.cast(STEP * step, value.dtype)
+    return out
 
 
 def _whole_batch(tf: Any, spec: Spec, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Any]:
@@ -187,9 +205,10 @@ def _whole_batch(tf: Any, spec: Spec, keys: list[tuple[str, str]]) -> dict[tuple
     wanted = {loss for loss, _ in keys}
 
     def body() -> dict[str, Any]:
+        losses, variables = model.trace()
         return {
             f"{loss}{KEY}{variable.name}": _dense(tf, grad)
-            for loss, variable, grad in _gradients(tf, model, sorted(wanted))
+            for loss, variable, grad in _gradients(tf, losses, variables, sorted(wanted))
         }
 
     out = tf.function(body, autograph=False)()
