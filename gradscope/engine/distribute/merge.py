@@ -56,15 +56,15 @@ def _pair(pair: PairFacts, entry: dict[str, Any] | None, replicas: int) -> PairF
         return dataclasses.replace(
             pair, replicas=tuple(dataclasses.replace(none, replica=r) for r in range(replicas))
         )
-    each = tuple(_numbers(r, *stats) for r, stats in enumerate(entry["replicas"]))
-    reduced = _numbers(0, *entry["reduced"])
+    each = tuple(from_stats(r, *stats) for r, stats in enumerate(entry["replicas"]))
+    reduced = from_stats(0, *entry["reduced"])
     return dataclasses.replace(
         pair, has_gradient=True, norm=reduced.norm, finite=reduced.finite,
         all_zero=reduced.all_zero, replicas=each,
     )  # fmt: skip
 
 
-def _numbers(replica: int, norm: float, largest: float) -> ReplicaFacts:
+def from_stats(replica: int, norm: float, largest: float) -> ReplicaFacts:
     """A gradient's facts from its ``[norm, max |g|]``, as ``engine/pairs.py`` reads them."""
     finite = math.isfinite(largest) and not math.isnan(norm)
     return ReplicaFacts(

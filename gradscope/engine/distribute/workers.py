@@ -52,27 +52,39 @@ def isolating() -> list[str]:
     return prefix if done.returncode == 0 else []
 
 
-def run(request: dict[str, Any], workers: int, timeout: float = TIMEOUT) -> dict[str, Any]:
-    """Run ``request`` (what ``worker.main`` reads) on ``workers`` local worker processes and
-    return what the chief wrote.
+def run(job: dict[str, Any], workers: int, timeout: float = TIMEOUT) -> dict[str, Any]:
+    """Run one job (``{"spec", "max_elements", "losses"}``) on ``workers`` local worker
+    processes and return the measurement the chief gathered.
 
     Raises:
         WorkerError: a worker failed (its last lines of output are quoted) or the timeout
             passed. UsageError: as the workers reported it.
     """
+    (answer,) = run_all([job], workers, timeout)
+    if "error" in answer:
+        raise _error(answer["error"])
+    return answer
+
+
+def run_all(jobs: list[dict[str, Any]], workers: int,
+            timeout: float = TIMEOUT) -> list[dict[str, Any]]:  # fmt: skip
+    """Run several jobs in order on one start of the workers; each answer is a measurement
+    or ``{"error": {"type", "message"}}``.
+
+    Raises:
+        WorkerError: a worker failed or the timeout passed.
+    """
     with tempfile.TemporaryDirectory(prefix="gradscope-workers-") as folder:
         result = os.path.join(folder, "result.json")
         with open(os.path.join(folder, "request.json"), "w", encoding="utf-8") as handle:
-            json.dump({**request, "result": result, "workers": workers}, handle)
+            json.dump({"jobs": jobs, "result": result, "workers": workers}, handle)
         with _launched(folder) as launcher:
             _wait(launcher, timeout, workers)
         if launcher.returncode != 0 or not os.path.exists(result):
             raise WorkerError(_failure(folder, launcher.returncode))
         with open(result, encoding="utf-8") as handle:
-            answer: dict[str, Any] = json.load(handle)
-    if "error" in answer:
-        raise _error(answer["error"])
-    return answer
+            answers: list[dict[str, Any]] = json.load(handle)["answers"]
+    return answers
 
 
 @contextlib.contextmanager

@@ -16,10 +16,13 @@ import numpy as np
 import pytest
 
 from gradscope.engine.distribute import workers
+from gradscope.engine.distribute.merge import from_stats
+from gradscope.engine.distribute.replica import KEY
 from gradscope.results import report as m
 from gradscope.results.status import ProblemKind
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.engine.distribute.test_run import UNSPLIT
+from tests.test_golden import CASES, ROOT
 
 
 def _ours() -> list[str]:
@@ -44,26 +47,35 @@ def mask() -> m.Report:
 
 
 @pytest.fixture(scope="module")
-def multitask() -> m.Report:
-    import gradscope
+def every_case() -> dict[str, dict[str, Any]]:
+    """Every splittable golden case and config, measured on one start of 2 workers."""
+    paths = [str(p.relative_to(ROOT)) for p, _ in CASES if p.name not in UNSPLIT]
+    jobs = [{"spec": p, "max_elements": 2**26, "losses": None} for p in paths]
+    return dict(zip(paths, workers.run_all(jobs, 2), strict=True))
 
-    return gradscope.inspect(
-        "configs/multitask.yaml", losses=["loss_1"], strategy="multiworker", replicas=2
-    )
 
-
-def _bare(path: str) -> list[dict[str, dict[str, Any]]]:
+def _bare(path: str, shard: tuple[int, int] | None) -> dict[str, dict[str, Any]]:
     from gradscope.engine.tf_import import import_tensorflow
     from gradscope.frontends.yaml import load_spec
     from tests.reference import gradients
 
     tf = import_tensorflow()
-    spec = load_spec(path)
-    return [
-        {loss: {v: None if g is None else tf.convert_to_tensor(g).numpy() for v, g in p.items()}
-         for loss, p in gradients(spec, shard=(r, 2)).items()}
-        for r in range(2)
-    ]  # fmt: skip
+    return {
+        loss: {v: None if g is None else tf.convert_to_tensor(g).numpy() for v, g in p.items()}
+        for loss, p in gradients(load_spec(path), shard=shard).items()
+    }
+
+
+def _status(norm: float, largest: float) -> str:
+    """How gradscope reads a gradient's ``[norm, max |g|]`` (``merge.from_stats``)."""
+    facts = from_stats(0, norm, largest)
+    return "nan" if not facts.finite else "zero" if facts.all_zero else "ok"
+
+
+def _bare_status(grad: Any) -> str:
+    if not np.all(np.isfinite(grad)):
+        return "nan"
+    return "zero" if not np.any(grad) else "ok"
 
 
 @pytest.mark.tf
@@ -78,22 +90,34 @@ def test_multiworker_replica_mask_is_a_mismatch(mask: m.Report) -> None:
 
 
 @pytest.mark.tf
-def test_multiworker_agrees_with_bare_tensorflow(mask: m.Report, multitask: m.Report) -> None:
-    for path, report in (("tests/cases/replica-mask.yaml", mask),
-                         ("configs/multitask.yaml", multitask)):  # fmt: skip
-        shards = _bare(path)
-        for loss, pair in report.pairs():
-            each = [s[loss.name].get(pair.variable, "excluded") for s in shards]
-            if any(isinstance(g, str) or g is None for g in each):
-                assert all(r.norm is None for r in pair.replicas), pair.variable
+@pytest.mark.parametrize("path", [c[0] for c in CASES], ids=[c[0].name for c in CASES])
+def test_multiworker_agrees_with_one_device_and_bare_tensorflow(
+    path: Path, every_case: dict[str, dict[str, Any]]
+) -> None:
+    if path.name in UNSPLIT:  # not a batch: refused under mirrored already (test_run.py)
+        return
+    label = str(path.relative_to(ROOT))
+    measured = every_case[label]
+    assert "error" not in measured, measured
+    whole = _bare(label, None)
+    shards = [_bare(label, (r, 2)) for r in range(2)]
+    for loss, grads in whole.items():
+        for variable, one in grads.items():
+            where = f"{loss} x {variable}"
+            entry = measured["pairs"].get(f"{loss}{KEY}{variable}")
+            each = [s[loss][variable] for s in shards]
+            if entry is None:  # no replica got a gradient: none on one device as well
+                assert one is None and all(g is None for g in each), where
                 continue
-            for r, g in zip(pair.replicas, each, strict=True):
-                assert r.norm == pytest.approx(float(np.linalg.norm(g)), rel=1e-4, abs=1e-6)
-            total = float(np.linalg.norm(sum(np.asarray(g, np.float64) for g in each)))
-            assert pair.norm == pytest.approx(total, rel=1e-4, abs=1e-6), pair.variable
-    assert multitask.loss("loss_1").pair("task2/w").status == m.DISCONNECTED
-    (scale,) = [p for p in multitask.problems if p.kind == ProblemKind.REPLICA_LOSS_SCALE]
-    assert scale.loss == "loss_1"
+            assert one is not None, where
+            for (norm, largest), g in zip(entry["replicas"], each, strict=True):
+                assert _status(norm, largest) == _bare_status(g), where
+                if _bare_status(g) == "ok":
+                    assert norm == pytest.approx(float(np.linalg.norm(g)), rel=1e-4, abs=1e-6)
+            assert _status(*entry["reduced"]) == _bare_status(one), where  # one-device status
+            if _bare_status(one) == "ok":
+                total = float(np.linalg.norm(sum(np.asarray(g, np.float64) for g in each)))
+                assert entry["reduced"][0] == pytest.approx(total, rel=1e-4, abs=1e-6), where
 
 
 @pytest.mark.tf
