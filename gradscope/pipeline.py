@@ -55,7 +55,7 @@ class Request:
     numeric: bool = False
     expect: ExpectMap | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS
-    distribution: Distribution = Distribution()
+    distribution: Distribution = Distribution()  # noqa: RUF009  (frozen: one shared default)
 
 
 @dataclass(frozen=True)

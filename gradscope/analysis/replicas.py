@@ -21,11 +21,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from gradscope.analysis.policy import located_at, line_of
+from gradscope.analysis.policy import line_of, located_at
 from gradscope.engine.status import status_of
 from gradscope.results import report as m
 from gradscope.results.facts import PairFacts, RunFacts, VariableFacts
-from gradscope.results.replicas import Agreement, DistributedFacts, ReplicaResult
+from gradscope.results.replicas import DistributedFacts, ReplicaResult
 from gradscope.results.status import ProblemKind
 
 #: Relative L2 difference within which two float32 gradients are the same gradient.
@@ -61,9 +61,7 @@ def _replicas(pair: PairFacts, variables: dict[str, VariableFacts]) -> tuple[Rep
     return tuple(out)
 
 
-def replica_problems(
-    spec: str, losses: Sequence[m.LossResult], facts: RunFacts
-) -> list[m.Problem]:
+def replica_problems(spec: str, losses: Sequence[m.LossResult], facts: RunFacts) -> list[m.Problem]:
     """The problems of a distributed run (module docstring); none without ``--strategy``."""
     run = facts.distributed
     if run is None:
@@ -107,13 +105,13 @@ def _agreement_problems(spec: str, losses: Sequence[m.LossResult], run: Distribu
                         variables: dict[str, VariableFacts]) -> list[m.Problem]:  # fmt: skip
     n = run.distribution.replicas
     sources = {loss.name: loss.source for loss in losses}
-    scaled: dict[str, list[Agreement]] = {}
+    scaled: list[str] = []  # losses whose every compared gradient is n times the whole's
     out = []
     for a in run.agreements:
         if a.whole_norm is None or a.error is None or _same(a.error, a.whole_norm):
             continue
         if _same(a.scaled_error, a.whole_norm):
-            scaled.setdefault(a.loss, []).append(a)
+            scaled += [] if a.loss in scaled else [a.loss]
             continue
         message = (
             f"the all-reduced gradient of `{a.variable}` from `{a.loss}` differs from the "
@@ -123,7 +121,7 @@ def _agreement_problems(spec: str, losses: Sequence[m.LossResult], run: Distribu
         )
         out.append(m.Problem(a.loss, a.variable, ProblemKind.REPLICA_GRADIENT_DIFFERS, message,
                              (), *located_at(variables[a.variable], spec)))  # fmt: skip
-    for loss, found in scaled.items():
+    for loss in scaled:
         message = (
             f"the all-reduced gradient of `{loss}` is {n}x the one-device gradient of the whole "
             "batch: each replica averages its loss over its own share of the batch (or "

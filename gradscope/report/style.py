@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from gradscope.results import report as m
 from gradscope.results.facts import CutPoint, NanOrigin
+from gradscope.results.status import Status
 
 #: Rich styles per status; the table uses them only on a terminal.
 STATUS_STYLE: dict[str, str] = {
@@ -231,5 +232,5 @@ def replica_rows(report: m.Report) -> list[tuple[str, str, list[tuple[str, str]]
     return rows
 
 
-def _replica_cell(status: m.Status, norm: float | None) -> str:
+def _replica_cell(status: Status, norm: float | None) -> str:
     return f"{SHORT[status]} {number(norm)}" if status == m.OK else SHORT[status]

@@ -7,6 +7,7 @@ pipeline calls it right after importing TensorFlow, and tests before their first
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from gradscope.errors import UsageError
@@ -28,10 +29,9 @@ def configure(tf: Any, replicas: int) -> list[str]:
     wanted = [tf.config.LogicalDeviceConfiguration() for _ in range(replicas)]
     current = tf.config.get_logical_device_configuration(cpu) or []
     if len(current) < replicas:
-        try:
+        # "Virtual devices cannot be modified after being initialized": checked just below
+        with contextlib.suppress(RuntimeError):
             tf.config.set_logical_device_configuration(cpu, wanted)
-        except RuntimeError:  # "Virtual devices cannot be modified after being initialized"
-            pass
     logical = tf.config.list_logical_devices("CPU")
     if len(logical) < replicas:
         raise UsageError(

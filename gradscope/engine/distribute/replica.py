@@ -50,9 +50,9 @@ def measure(spec: Spec, strategy: Any, losses: list[str] | None = None) -> Measu
             model.trace()  # Keras layers make their weights eagerly, as mirrored variables
     shards = split({n: t.numpy() for n, t in model.inputs.items()}, replicas)
     upstream = _upstream(spec, replicas)
+    parts = {**shards, **upstream}
     values = strategy.experimental_distribute_values_from_function(
-        lambda ctx: {n: tf.constant(s[ctx.replica_id_in_sync_group])
-                     for n, s in {**shards, **upstream}.items()}  # fmt: skip
+        lambda ctx: {n: tf.constant(s[ctx.replica_id_in_sync_group]) for n, s in parts.items()}
     )
     keys: list[tuple[str, str]] = []  # the pairs with a gradient, filled in while tracing
     names: list[str] = []  # the variables compared after a step
@@ -91,9 +91,10 @@ def _replica(tf: Any, model: Any, inputs: dict[str, Any], only: list[str] | None
     collective, because ``MirroredStrategy`` runs replicas as threads that switch there."""
     ctx = tf.distribute.get_replica_context()
     model.inputs = {n: v for n, v in inputs.items() if not n.startswith(UPSTREAM)}
-    upstream = {n[len(UPSTREAM):]: v for n, v in inputs.items() if n.startswith(UPSTREAM)}
+    upstream = {n[len(UPSTREAM) :]: v for n, v in inputs.items() if n.startswith(UPSTREAM)}
     losses, variables = model.trace()
-    grads, values = [], []
+    grads: list[Any] = []
+    values: list[Any] = []
     keys.clear()
     for loss, variable, grad in _gradients(tf, losses, variables, only, upstream, values):
         keys.append((loss, variable.name))
@@ -212,7 +213,7 @@ def _whole_batch(tf: Any, spec: Spec, keys: list[tuple[str, str]]) -> dict[tuple
         }
 
     out = tf.function(body, autograph=False)()
-    return {tuple(k.split(KEY, 1)): np.asarray(v) for k, v in out.items()}  # type: ignore[misc]
+    return {tuple(k.split(KEY, 1)): np.asarray(v) for k, v in out.items()}
 
 
 def _pairs(keys: list[tuple[str, str]], numbers: dict[str, list[np.ndarray]],

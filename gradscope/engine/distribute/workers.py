@@ -94,8 +94,10 @@ def _launched(folder: str) -> Iterator[subprocess.Popen[bytes]]:
     command = [*isolating(), sys.executable, "-m", "gradscope.engine.distribute.cluster", folder]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
     with open(os.path.join(folder, "launcher.log"), "wb") as log:
-        launcher = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)  # fmt: skip
+        launcher = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+            start_new_session=True,
+        )  # fmt: skip
     try:
         yield launcher
     finally:

@@ -20,7 +20,6 @@ from gradscope.engine.distribute.merge import from_stats
 from gradscope.engine.distribute.replica import KEY
 from gradscope.results import report as m
 from gradscope.results.status import ProblemKind
-
 from tests.engine.distribute.test_run import UNSPLIT
 from tests.test_golden import CASES, ROOT
 
@@ -148,7 +147,7 @@ def test_workers_stop_on_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_spec_error_in_the_workers_is_reported() -> None:
     request = {"spec": "no/such/spec.yaml", "max_elements": 2**26, "losses": None}
-    with pytest.raises(workers.WorkerError, match="no/such/spec.yaml"):
+    with pytest.raises(workers.WorkerError, match=r"no/such/spec\.yaml"):
         workers.run(request, 2, timeout=60)
     assert _ours() == []
 
