@@ -207,15 +207,14 @@ def summary(report: m.Report) -> str:
 
 
 def replica_heading(report: m.Report) -> str:
-    """``Per replica (mirrored, 2 replicas: CPU:0, CPU:1); the matrix shows the all-reduced
-    gradient``."""
+    """``Per replica (mirrored on CPU:0, CPU:1; the matrix shows their all-reduced sum)``."""
     d = report.distributed
     if d is None:
         return ""
     where = ", ".join(d.devices)
     return (
-        f"Per replica ({d.distribution.strategy}, {d.distribution.replicas} replicas: {where}); "
-        "the matrix above shows the all-reduced gradient"
+        f"Per replica ({d.distribution.strategy} on {where}; "
+        "the matrix shows their all-reduced sum)"
     )
 
 
