@@ -14,15 +14,11 @@ medians compared. ``--write`` adds the run to bench/RESULTS.md with the machine 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -34,6 +30,23 @@ PY = sys.executable
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH, DEPTH, BATCH, FEATURES, CLASSES = 128, 4, 64, 32, 10
 
+
+def _layers() -> str:
+    rows = [FEATURES] + [WIDTH] * (DEPTH - 1)
+    return "\n".join(
+        f"  l{i}/w: {{shape: [{n}, {WIDTH}], init: glorot_uniform}}" for i, n in enumerate(rows)
+    )
+
+
+def _nodes() -> str:
+    lines = []
+    for i in range(DEPTH):
+        source = "x" if i == 0 else f"a{i - 1}"
+        lines.append(f"  - {{name: h{i}, op: matmul, inputs: [{source}, l{i}/w]}}")
+        lines.append(f"  - {{name: a{i}, op: relu, inputs: [h{i}]}}")
+    return "\n".join(lines)
+
+
 SPEC = f"""\
 gradscope: 1
 name: mlp-distributed
@@ -41,10 +54,10 @@ inputs:
   x: {{shape: [{BATCH}, {FEATURES}]}}
   labels: {{shape: [{BATCH}], dtype: int32, range: [0, {CLASSES}]}}
 variables:
-{chr(10).join(f"  l{i}/w: {{shape: [{FEATURES if i == 0 else WIDTH}, {WIDTH}], init: glorot_uniform}}" for i in range(DEPTH))}
+{_layers()}
   out/w: {{shape: [{WIDTH}, {CLASSES}], init: glorot_uniform}}
 nodes:
-{chr(10).join(f"  - {{name: h{i}, op: matmul, inputs: [{'x' if i == 0 else f'a{i - 1}'}, l{i}/w]}}" + chr(10) + f"  - {{name: a{i}, op: relu, inputs: [h{i}]}}" for i in range(DEPTH))}
+{_nodes()}
   - {{name: logits, op: matmul, inputs: [a{DEPTH - 1}, out/w]}}
   - name: ce
     op: nn.sparse_softmax_cross_entropy_with_logits
