@@ -19,10 +19,11 @@ def _title(report: m.Report) -> Text:
     title.append(f" · {report.name or report.spec}")
     if report.name:
         title.append(f" ({report.spec})", style="dim")
-    title.append(f" · TensorFlow {report.tensorflow} · {report.device}", style="dim")
-    if report.distributed is not None:
+    where = report.device
+    if report.distributed is not None:  # the devices are listed with the replicas
         d = report.distributed.distribution
-        title.append(f" · {d.strategy} ×{d.replicas}", style="dim")
+        where = f"{d.strategy} ×{d.replicas}"
+    title.append(f" · TensorFlow {report.tensorflow} · {where}", style="dim")
     return title
 
 
