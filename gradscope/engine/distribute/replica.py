@@ -9,7 +9,6 @@ The same code runs under ``MirroredStrategy`` (every replica in this process) an
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -201,8 +200,7 @@ def _whole_batch(tf: Any, spec: Spec, keys: list[tuple[str, str]]) -> dict[tuple
     again from the spec's seed outside the strategy, so its variables start equal)."""
     from gradscope.frontends.yaml.forward.model import SpecModel
 
-    with contextlib.ExitStack():
-        model = SpecModel(spec)
+    model = SpecModel(spec)
     wanted = {loss for loss, _ in keys}
 
     def body() -> dict[str, Any]:
