@@ -126,7 +126,8 @@ def _agreement_problems(spec: str, losses: Sequence[m.LossResult], run: Distribu
             f"the all-reduced gradient of `{loss}` is {n}x the one-device gradient of the whole "
             "batch: each replica averages its loss over its own share of the batch (or "
             "computes it whole) and apply_gradients sums the replicas; divide by the global "
-            "batch instead (tf.nn.compute_average_loss)"
+            "batch instead (tf.nn.compute_average_loss; a loss of no per-example input, a "
+            "weight penalty: tf.nn.scale_regularization_loss)"
         )
         out.append(m.Problem(loss, None, ProblemKind.REPLICA_LOSS_SCALE, message, (), spec,
                              line_of(sources.get(loss, ""))))  # fmt: skip
