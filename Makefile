@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint fmt bench fuzz clean pictures
+.PHONY: demo test test-fast lint fmt bench bench-distribute fuzz clean pictures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,3 +47,7 @@ clean:
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
+
+# --strategy against bare tf.distribute (bench/RESULTS.md, "Distributed runs")
+bench-distribute: $(STAMP)
+	$(PY) bench/distribute.py $(BENCH_ARGS)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from gradscope.analysis.check import ExpectMap, expectations_of
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
+from gradscope.analysis.replicas import replica_problems, with_replicas
 from gradscope.engine.status import classify
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import UsageError
@@ -27,6 +28,33 @@ from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope.progress import Progress, quiet
 from gradscope.results import report as m
 from gradscope.results.facts import EVERY_PAIR, RunFacts
+from gradscope.results.replicas import Distribution
+
+#: ``device=`` words, as on the command line (``--device``); "CPU:0"/"GPU:1" are taken as given.
+DEVICES = {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}
+
+
+def device_name(device: str | None) -> str | None:
+    """A TensorFlow device name for ``device``: ``"auto"`` (or None) is TensorFlow's own
+    placement, ``"cpu"``/``"gpu"`` the first of each, ``"CPU:0"``/``"GPU:1"`` as given.
+
+    Raises:
+        UsageError: any other word.
+    """
+    if device is None or device.lower() in DEVICES:
+        return None if device is None else DEVICES[device.lower()]
+    kind, _, index = device.upper().partition(":")
+    if kind in ("CPU", "GPU") and index.isdigit():
+        return f"{kind}:{index}"
+    raise UsageError(f"device: expected auto, cpu, gpu or a name like GPU:1, saw {device!r}")
+
+
+def distribution(strategy: str = "default", replicas: int | None = None) -> Distribution:
+    """The ``tf.distribute`` setting for ``strategy=`` and ``replicas=`` (as ``--strategy``
+    and ``--replicas``): a strategy other than ``"default"`` runs 2 replicas unless told."""
+    if replicas is None:
+        replicas = 1 if strategy == "default" else 2
+    return Distribution(strategy, replicas)
 
 
 @dataclass(frozen=True)
@@ -42,6 +70,7 @@ class Request:
         numeric: compare every ``ok`` gradient with finite differences.
         expect: expectations to hold the model to instead of its own.
         max_elements: the largest tensor a spec may ask for.
+        distribution: the ``tf.distribute`` strategy and replicas (``--strategy``).
     """
 
     losses: tuple[str, ...] | None = None
@@ -53,6 +82,7 @@ class Request:
     numeric: bool = False
     expect: ExpectMap | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS
+    distribution: Distribution = Distribution()  # noqa: RUF009  (frozen: one shared default)
 
 
 @dataclass(frozen=True)
@@ -71,7 +101,11 @@ def run(target: object, request: Request = Request()) -> Outcome:
             Python target cannot be imported, called or understood. UsageError: an unknown
             loss, a bad ``expect``.
     """
+    from gradscope.engine.distribute import run as distribute
+
+    distribute.check(request.distribution)
     frontend = open_frontend(target, max_elements=request.max_elements)
+    distribute.prepare(request.distribution)  # mirrored: devices before TF initialises them
     frontend.prepare(request.progress)
     compare = _pairs(frontend, request)
     asked = list(request.losses or []) + [n for pair in compare for n in pair]
@@ -82,6 +116,12 @@ def run(target: object, request: Request = Request()) -> Outcome:
     trace = Trace(request.losses, compare, request.device, request.progress,
                   request.pictures, request.expand)  # fmt: skip
     facts = _diagnosed(frontend, frontend.trace(trace), request)
+    if request.distribution.active:
+        request.progress(f"running on {request.distribution.replicas} replicas")
+        facts = distribute.distributed(
+            frontend, facts, request.distribution, max_elements=request.max_elements,
+            losses=None if request.losses is None else list(asked),
+        )  # fmt: skip
     return Outcome(assemble(frontend, facts, request), facts)
 
 
@@ -133,10 +173,11 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         if request.expect is None
         else expectations_of(request.expect, frontend.label, sources)
     )
-    results = classify(facts, sources)
+    results = with_replicas(classify(facts, sources), facts)
     if facts.numeric is not None:
         results = judge(results, expect, facts)
     problems = find_problems(frontend.file, results, facts.variables, expect)
+    problems += replica_problems(frontend.file, results, facts)
     notes = list(frontend.notes) + list(facts.notes)
     notes += [] if facts.numeric is not None else unheld_numeric(expect)
     where = frontend.file if frontend.label == frontend.file else None
@@ -155,4 +196,5 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         notes=tuple(notes),
         numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
+        distributed=facts.distributed,
     )

@@ -62,3 +62,21 @@ def run_cli() -> RunCli:
         )
 
     return run
+
+
+#: Logical CPU devices a ``replicas`` test may use (``--strategy mirrored --replicas 2``).
+REPLICAS = 2
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Make the logical CPU devices ``replicas`` tests run on before any test runs.
+
+    TensorFlow fixes its devices when it first initialises them, so this happens once, after
+    collection and before the first test touches TensorFlow; sessions without such a test
+    never import TensorFlow here.
+    """
+    if any(item.get_closest_marker("replicas") for item in session.items):
+        from gradscope.engine.distribute.devices import configure
+        from gradscope.engine.tf_import import import_tensorflow
+
+        configure(import_tensorflow(), REPLICAS)

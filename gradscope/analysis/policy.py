@@ -19,6 +19,9 @@ The rules, per (loss, variable) pair and per variable:
   finite differences with nothing to explain it, or with a deliberate cause (a
   straight-through estimator, ``tf.custom_gradient``) when ``expect.<loss>.numeric`` names
   the variable (``analysis/numeric.py``).
+- ``replica-mismatch``, ``replica-loss-scale``, ``replica-gradient-differs``,
+  ``replica-variables-differ`` (only with ``--strategy``): what only a distributed run can get
+  wrong, decided in ``analysis/replicas.py`` and added by the pipeline beside these.
 
 Each problem carries the spec line a reviewer should look at: the pattern's line for a
 contradicted ``expect``, the line that created the variable (its spec line, or the Python

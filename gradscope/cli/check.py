@@ -12,6 +12,7 @@ from gradscope.cli.common import (
     output_option,
     progress,
     run_options,
+    strategy_options,
     width,
     write_atomic,
 )
@@ -21,7 +22,7 @@ from gradscope.report import CheckFormat
 EPILOG = """\b
 Exit codes:
   0    passed: no unexpected gradients (problems the baseline holds do not count)
-  1    unexpected gradients: a nan, a contradicted expect, a never-trained variable, numeric-differs
+  1    unexpected gradients: nan, a contradicted expect, never-trained, numeric-differs, replica-*
   2    a bad spec, target, baseline or command line (every error listed, no report)
   3    gradscope's own failure (re-run with --traceback)
   130  interrupted (Ctrl-C); no output file was touched
@@ -33,7 +34,8 @@ Examples:
   gradscope check configs/*.yaml --format sarif --output gradscope.sarif
   gradscope check configs/*.yaml --write-baseline gradscope-baseline.json
   gradscope check configs/*.yaml --baseline gradscope-baseline.json
-  gradscope check configs/*.yaml --numeric"""
+  gradscope check configs/*.yaml --numeric
+  gradscope check configs/global-batch.yaml --strategy mirrored --replicas 2"""
 
 
 @click.command(epilog=EPILOG)
@@ -47,6 +49,7 @@ Examples:
               help="Also write the JSON report (every current problem) to FILE, atomically, "
                    "for a later --baseline; the exit code follows the rules as usual.")  # fmt: skip
 @numeric_option
+@strategy_options
 @run_options
 @click.pass_context
 def check(
@@ -60,6 +63,8 @@ def check(
     quiet: bool,
     max_elements: int,
     numeric: bool,
+    strategy: str,
+    replicas: int | None,
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
@@ -87,6 +92,8 @@ def check(
                 max_elements=max_elements,
                 progress=report_progress,
                 numeric=numeric,
+                strategy=strategy,
+                replicas=replicas,
             )
     except (SpecErrors, SpecError) as errors:
         if fmt == "github" and output is None:  # annotate the bad lines too (still exit 2)

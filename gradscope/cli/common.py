@@ -82,6 +82,29 @@ def _traceback_wanted(ctx: click.Context, _param: click.Parameter, value: bool) 
         root.obj = {**(root.obj or {}), "traceback": True}
 
 
+def strategy_options(fn: F) -> F:
+    """``--strategy`` and ``--replicas`` (contract section 8), for every command that runs
+    gradients: the command passes them on as ``strategy=`` and ``replicas=``
+    (``pipeline.distribution``); ``gradscope run`` watches a program's own strategy instead."""
+    fn = click.option(
+        "--replicas",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="How many replicas (default 2 with a strategy): logical CPU devices on this "
+        "machine (GPUs when there are enough); multiworker: one local worker process each.",
+    )(fn)
+    return click.option(
+        "--strategy",
+        type=click.Choice(["default", "mirrored", "multiworker"]),
+        default="default",
+        show_default=True,
+        help="Run each loss per replica under this tf.distribute strategy, a spec's inputs "
+        "split along their first axis: pairs show the all-reduced gradient and every "
+        "replica's; replicas that disagree are a replica-mismatch problem.",
+    )(fn)
+
+
 def numeric_option(fn: F) -> F:
     """``--numeric``: compare every ``ok`` gradient with finite differences."""
     return click.option(

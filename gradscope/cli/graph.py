@@ -74,7 +74,7 @@ def graph(
     SPEC_OR_TARGET is a YAML spec file (see configs/) or a Python target,
     module.path:function or path/to/file.py:function (see gradscope inspect --help).
     """
-    from gradscope import api, pipeline
+    from gradscope import pipeline
     from gradscope.report import draw, graphviz
 
     chosen = draw.choose(output, fmt)
@@ -83,7 +83,7 @@ def graph(
     losses = [loss] if loss else _only_loss(target, max_elements)
     with progress(quiet) as report_progress:
         request = pipeline.Request(
-            losses=tuple(losses) if losses else None, device=api.device_name(device),
+            losses=tuple(losses) if losses else None, device=pipeline.device_name(device),
             max_elements=max_elements, progress=report_progress, pictures=True, expand=expand,
         )  # fmt: skip
         report = pipeline.run(target, request).report

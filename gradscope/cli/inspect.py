@@ -12,6 +12,7 @@ from gradscope.cli.common import (
     output_option,
     progress,
     run_options,
+    strategy_options,
     width,
 )
 from gradscope.report import Format
@@ -30,6 +31,7 @@ Exit codes:
 @format_option([f.value for f in Format])
 @output_option
 @numeric_option
+@strategy_options
 @run_options
 def inspect(
     spec: str,
@@ -40,6 +42,8 @@ def inspect(
     quiet: bool,
     max_elements: int,
     numeric: bool,
+    strategy: str,
+    replicas: int | None,
 ) -> None:
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
@@ -71,6 +75,8 @@ def inspect(
             max_elements=max_elements,
             progress=report_progress,
             numeric=numeric,
+            strategy=strategy,
+            replicas=replicas,
             pictures=fmt in ("markdown", "html"),  # markdown: Mermaid for each problem
         )
     if fmt == "html":

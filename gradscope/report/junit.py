@@ -5,8 +5,10 @@ One ``<testsuite>`` per spec. In it, one ``<testcase>`` per loss × variable (cl
 for "some loss trains it" (classname ``<spec>.any loss``). A problem is a ``<failure>`` whose
 ``type`` is its kind and whose ``message`` is the one-line message; a problem the baseline
 already holds is ``<skipped>`` instead (visible, not failing). So the report has exactly one
-failure per new problem. Each test case carries ``file`` and ``line``: the line the problem
-points at, else the loss's (or the variable's) line.
+failure per new problem: a pair's second problem (a ``nan`` that is also a
+``replica-mismatch``) or a problem about a whole loss (``replica-loss-scale``) gets a test case of
+its own, named ``<variable or "every variable">: <kind>``. Each test case carries ``file`` and
+``line``: the line the problem points at, else the loss's (or the variable's) line.
 """
 
 from __future__ import annotations
@@ -58,10 +60,14 @@ def _suite(parent: ET.Element, report: m.Report, baseline: str | None) -> ET.Ele
     for key, value in (("name", report.name or ""), ("tensorflow", report.tensorflow),
                        ("device", report.device)):  # fmt: skip
         ET.SubElement(props, "property", name=key, value=value)
-    by_pair = {(p.loss, p.variable): p for p in report.problems}
+    by_pair: dict[tuple[str | None, str | None], m.Problem] = {}
+    for p in report.problems:
+        by_pair.setdefault((p.loss, p.variable), p)
     label = _label(report.spec)
+    placed: set[int] = set()
     for loss, pair in report.pairs():
         problem = by_pair.get((loss.name, pair.variable))
+        placed |= {id(problem)} if problem else set()
         line = problem.line if problem else line_of(loss.source)
         case = _case(suite, f"{label}.{loss.name}", pair.variable, report.spec, line)
         _outcome(case, problem, baseline)
@@ -69,7 +75,14 @@ def _suite(parent: ET.Element, report: m.Report, baseline: str | None) -> ET.Ele
     for v in report.variables:
         if v.trainable:
             case = _case(suite, f"{label}.{ANY_LOSS}", v.name, report.spec, line_of(v.source))
-            _outcome(case, by_pair.get((None, v.name)), baseline)
+            problem = by_pair.get((None, v.name))
+            placed |= {id(problem)} if problem else set()
+            _outcome(case, problem, baseline)
+    for p in report.problems:  # a second problem of a pair, or one about a whole loss
+        if id(p) not in placed:
+            name = f"{p.variable or 'every variable'}: {p.kind}"
+            case = _case(suite, f"{label}.{p.loss or ANY_LOSS}", name, report.spec, p.line)
+            _outcome(case, p, baseline)
     _count(suite)
     return suite
 

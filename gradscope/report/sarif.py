@@ -67,6 +67,34 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`expect.<loss>.numeric` asks to agree. Compare the analytic and numeric values at "
         "the worst coordinate in the JSON report.",
     ),
+    m.REPLICA_MISMATCH: (
+        "ReplicasDisagree",
+        "Replicas disagree on a gradient's status (--strategy).",
+        "Each replica computes the loss on its share of the batch; here one replica's gradient "
+        "is usable and another's is zero, NaN or None: the data takes different paths (a "
+        "mask, a branch), the failure PyTorch DDP reports as unused parameters. The message "
+        "names the replicas.",
+    ),
+    m.REPLICA_LOSS_SCALE: (
+        "LossNotScaledByGlobalBatch",
+        "The all-reduced gradient is N times the whole batch's (--strategy).",
+        "apply_gradients sums the replicas' gradients, so a loss averaged over each replica's "
+        "own examples trains with N times the intended gradient. Divide the per-example loss "
+        "by the global batch (tf.nn.compute_average_loss).",
+    ),
+    m.REPLICA_GRADIENT_DIFFERS: (
+        "AllReducedGradientDiffers",
+        "The all-reduced gradient is no multiple of the whole batch's (--strategy).",
+        "Splitting the batch changes the gradient: the loss is not a sum over examples (a mean "
+        "over unevenly split shares, batch statistics, a reduction across the batch axis).",
+    ),
+    m.REPLICA_VARIABLES_DIFFER: (
+        "ReplicaCopiesDiffer",
+        "Replicas' copies of a variable differ after a step (--strategy).",
+        "Every replica applies the same all-reduced update, so copies stay equal unless they "
+        "are written per replica (an assign of per-replica data); then the replicas train "
+        "different models.",
+    ),
 }
 
 

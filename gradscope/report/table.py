@@ -19,7 +19,11 @@ def _title(report: m.Report) -> Text:
     title.append(f" · {report.name or report.spec}")
     if report.name:
         title.append(f" ({report.spec})", style="dim")
-    title.append(f" · TensorFlow {report.tensorflow} · {report.device}", style="dim")
+    where = report.device
+    if report.distributed is not None:  # the devices are listed with the replicas
+        d = report.distributed.distribution
+        where = f"{d.strategy} ×{d.replicas}"
+    title.append(f" · TensorFlow {report.tensorflow} · {where}", style="dim")
     return title
 
 
@@ -78,6 +82,22 @@ def _numeric(report: m.Report) -> Group | None:
     return Group(Text(style.numeric_heading(report), style="bold"), table)
 
 
+def _replicas(report: m.Report) -> Group | None:
+    """Each replica's status and norm (``--strategy``), for the pairs where they can differ."""
+    rows = style.replica_rows(report)
+    if not rows:
+        return None
+    table = Table(box=None, header_style="bold")
+    table.add_column("loss", overflow="fold")
+    table.add_column("variable", overflow="fold")
+    for replica in range(len(rows[0][2])):
+        table.add_column(f"replica {replica}", no_wrap=True)
+    for loss, variable, cells in rows:
+        marks = [Text(text, style=style.STATUS_STYLE[status]) for text, status in cells]
+        table.add_row(loss, variable, *marks)
+    return Group(Text(style.replica_heading(report), style="bold"), table)
+
+
 def _problems(report: m.Report) -> Table | None:
     if not report.problems:
         return None
@@ -110,7 +130,7 @@ def report_renderable(report: m.Report, *, problems: bool = True) -> Group:
     ``problems=False`` leaves out the problems table (``check`` lists them once for all specs).
     """
     parts: list[Any] = [_title(report), Text(), _matrix(report)]
-    extras = (_cuts(report), _nan_origins(report), _numeric(report),
+    extras = (_cuts(report), _nan_origins(report), _numeric(report), _replicas(report),
               _problems(report) if problems else None, _notes(report))  # fmt: skip
     for extra in extras:
         if extra is not None:

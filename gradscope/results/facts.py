@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gradscope.engine.picture.draw import Picture
+    from gradscope.results.replicas import DistributedFacts, ReplicaFacts
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,8 @@ class PairFacts:
     cut_points: tuple[CutPoint, ...] = ()
     nan_origin: NanOrigin | None = None  # a ``nan`` pair's origin, when one was looked for
     numeric: NumericCheck | None = None  # the finite-difference check, with ``--numeric``
+    #: each replica's gradient under ``--strategy`` (the fields above are the all-reduced one)
+    replicas: tuple[ReplicaFacts, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,7 @@ class RunFacts:
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[str, ...] = ()
     numeric: NumericRun | None = None  # with ``--numeric``
+    distributed: DistributedFacts | None = None  # with ``--strategy``
 
     def loss(self, name: str) -> LossFacts:
         for loss in self.losses:

@@ -52,6 +52,11 @@ class ProblemKind(_Word):
     NAN = "nan"
     NEVER_TRAINED = "never-trained"
     NUMERIC_DIFFERS = "numeric-differs"  # only with --numeric
+    # only with --strategy (contract section 8; analysis/replicas.py)
+    REPLICA_MISMATCH = "replica-mismatch"
+    REPLICA_LOSS_SCALE = "replica-loss-scale"
+    REPLICA_GRADIENT_DIFFERS = "replica-gradient-differs"
+    REPLICA_VARIABLES_DIFFER = "replica-variables-differ"
 
 
 class Verdict(_Word):

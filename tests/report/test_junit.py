@@ -16,13 +16,13 @@ def _parse(result) -> ET.Element:
 
 
 def test_junit_has_one_failure_per_problem() -> None:
-    result = checks.result(checks.every_kind(numeric=True), checks.clean())
+    result = checks.result(checks.every_kind(numeric=True, replicas=True), checks.clean())
     root = _parse(result)
     failures = root.findall(".//testcase/failure")
-    assert len(failures) == len(result.failures) == 5
+    assert len(failures) == len(result.failures) == 9
     assert sorted(f.get("type") for f in failures) == sorted(m.PROBLEM_KINDS)
     assert {f.get("message") for f in failures} == {p.message for p in result.failures}
-    assert root.get("failures") == "5" and root.get("errors") == "0"
+    assert root.get("failures") == "9" and root.get("errors") == "0"
 
 
 def test_junit_one_case_per_pair_and_per_trainable_variable() -> None:

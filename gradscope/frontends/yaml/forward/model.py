@@ -59,6 +59,7 @@ class SpecModel:
         self.spec_variables = {v.name: v.variable for v in self.ctx.variables}
         self.env: dict[str, Any] = {}
         self._outputs: set[str] = set()
+        self.whole_batch = True  # False per replica (engine/distribute): losses see a shard
 
     def _input(self, d: Any) -> Any:
         tf = self.tf
@@ -190,7 +191,8 @@ class SpecModel:
         try:
             tensor = self.tensor(loss.node)
             stops = [self.tensor(name) for name in loss.stop_gradients]
-            _check_grad_loss(loss.grad_loss, tensor.shape)
+            if self.whole_batch:
+                _check_grad_loss(loss.grad_loss, tensor.shape)
         except Exception as exc:
             raise BuildError(location, f"losses.{loss.name}", tf_message(str(exc))) from exc
         return LossEntry(

@@ -80,6 +80,9 @@ def layer(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) -> 
         if ctx.max_elements is not None
         else contextlib.nullcontext()
     )
+    built = ctx.layers.get(node.name)
+    if built is not None:  # a second forward pass (one per replica) calls the same layer
+        return built(*args, **kwargs, **dict(node.attrs.get("call") or {}))
     with bounded:  # applications make their weights in the constructor, other layers on call
         instance = make_layer(ctx.keras, node.attrs["class"], node.attrs.get("config") or {})
         ctx.layers[node.name] = instance

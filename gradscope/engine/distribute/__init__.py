@@ -1,0 +1,1 @@
+"""Gradients across replicas with TensorFlow's own ``tf.distribute`` (``--strategy``)."""
