@@ -227,13 +227,10 @@ class PairBuilder:
         located = [
             (cut, self.cut_point_at(cut.op, cut.kind)) for cut in sorted(cuts, key=lambda c: c.op)
         ]
-        # Where a gradient still flows, a path cut by an op inside a library function (the
-        # comparison in sigmoid_cross_entropy_with_logits, the stop_gradient inside
-        # BatchNormalization's moments) is noise; cuts the user wrote are not.
         partial = [
             (cut, point)
             for cut, point in located
-            if cut.kind == flow.ASSIGN or self.model.visible(self.x.tf_ops[cut.op])
+            if flow.shown_with_gradient(cut.kind, self.model.visible(self.x.tf_ops[cut.op]))
         ]
         slot = 0
         for i, v in enumerate(self.variables):
@@ -259,9 +256,7 @@ class PairBuilder:
         variable = self._integer_variable(op) if kind == flow.NONDIFFERENTIABLE else None
         if variable is not None:  # no op made these values integer: the variable holds them
             return CutPoint(variable.name, op.type, kind, variable.source)
-        where = self.model.locate(op)
-        node, source = where if where is not None else (op.name, "")
-        return CutPoint(node=node, op=op.type, kind=kind, source=source)
+        return flow.cut_point(op, kind, self.model.locate)
 
     def _integer_variable(self, op: Any) -> VariableEntry | None:
         """The analysed variable of an integer (or boolean) type that ``op`` reads, if any."""

@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from gradscope.engine.picture.draw import Picture
-
-
-@dataclass(frozen=True)
-class CutPoint:
-    """Where the last paths from a variable to a loss were cut (contract section 2)."""
-
-    node: str
-    op: str
-    kind: str  # "stopped" | "assign" | "nondifferentiable"
-    source: str  # FILE:LINE
-
-    def to_dict(self) -> dict[str, str]:
-        return {"node": self.node, "op": self.op, "kind": self.kind, "source": self.source}
+# CutPoint is re-exported: every stage reads it from here.
+from gradscope.results.cut import CutPoint as CutPoint
+from gradscope.results.picture import Picture
 
 
 @dataclass(frozen=True)

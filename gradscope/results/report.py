@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.engine.picture.draw import Picture
 from gradscope.frontends.yaml.model import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
+from gradscope.results.picture import Picture
 
 REPORT_VERSION = 1
 

@@ -211,6 +211,15 @@ class PythonModel:
             return True
         return any(symbol in text for symbol in _OPERATORS.get(op.type, ()))
 
+    def describe(self, op: Any) -> str | None:
+        return None
+
+    def display_path(self, filename: str) -> str:
+        return frames.display_path(filename)
+
+    def named_inputs(self) -> list[tuple[str, str, Any]]:
+        return []
+
     def trace_error(self, exc: BaseException) -> BaseException:
         """A TensorFlow error as one line naming the op and the user's line that made it."""
         op = getattr(exc, "op", None)
