@@ -215,15 +215,22 @@ def _integer_sources(
         lost = 0
         for t in graph.value_inputs(op):
             producer = graph.producer[t]
-            if graph.differentiable[t]:
+            if graph.differentiable[t] and not _gives_none(graph, producer):
                 lost |= live[producer]
-            else:
+            else:  # an integer, or a value an op with no gradient made (round -> cast)
                 stack.append(producer)
         for w in op.assign_preds:
             stack.append(w)
         if lost:
             found.append((index, lost))
     return found
+
+
+def _gives_none(graph: Graph, index: int) -> bool:
+    """Whether op ``index`` gives none of its inputs a gradient although it reads floating
+    values (``round``, ``floor``): in a chain ``round -> cast``, the gradient was lost there."""
+    op = graph.ops[index]
+    return op.no_gradient and any(graph.differentiable[t] for t in graph.value_inputs(op))
 
 
 def cut_point(op: Any, kind: str, locate: Callable[[Any], tuple[str, str] | None]) -> CutPoint:

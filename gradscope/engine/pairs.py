@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gradscope.engine import custom_gradient
 from gradscope.engine import cuts as flow
+from gradscope.engine.bodies import Descent, InnerCut
 from gradscope.engine.graph import Extracted
 from gradscope.engine.picture import hook as picture_hook
 from gradscope.errors import BuildError
@@ -137,6 +139,7 @@ class PairBuilder:
         self.handles = list(handles)
         sources = {t: 1 << i for i, t in enumerate(self.handle_ids) if t is not None}
         self.vsets = flow.variable_sets(extracted.graph, sources)
+        self.descent = Descent()
 
     def differentiate(self, loss: LossEntry) -> LossStatic:
         tf = self.tf
@@ -180,7 +183,8 @@ class PairBuilder:
         cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops, live_out=live)
         dims = tuple(target.shape.as_list()) if target.shape.rank is not None else (None,)
         static = LossStatic(loss.name, dims, [], self._value(target))
-        self._pairs(static, requested, var_grads, cuts, target_op)
+        inner = self.descent.descend(self.x, live, received, reach)
+        self._pairs(static, requested, var_grads, _located(self.x, cuts, inner), target_op)
         if self.pictures:
             ids = [self.handle_ids[i] for i in requested] + probes
             grads_by_id = {t: g for t, g in zip(ids, grads, strict=True) if t is not None}
@@ -221,16 +225,14 @@ class PairBuilder:
         static: LossStatic,
         requested: list[int],
         var_grads: dict[int, Any],
-        cuts: list[flow.Cut],
+        cuts: list[InnerCut],
         target_op: int,
     ) -> None:
-        located = [
-            (cut, self.cut_point_at(cut.op, cut.kind)) for cut in sorted(cuts, key=lambda c: c.op)
-        ]
+        located = [(cut, self.point_of(cut.op, cut.kind)) for cut in cuts]
         partial = [
             (cut, point)
             for cut, point in located
-            if flow.shown_with_gradient(cut.kind, self.model.visible(self.x.tf_ops[cut.op]))
+            if flow.shown_with_gradient(cut.kind, self.model.visible(cut.op))
         ]
         slot = 0
         for i, v in enumerate(self.variables):
@@ -252,10 +254,16 @@ class PairBuilder:
 
     def cut_point_at(self, index: int, kind: str) -> CutPoint:
         """The cut point for op ``index`` of the traced graph, as reports and pictures name it."""
-        op = self.x.tf_ops[index]
+        return self.point_of(self.x.tf_ops[index], kind)
+
+    def point_of(self, op: Any, kind: str) -> CutPoint:
+        """The cut point for the TensorFlow op ``op`` (of the trace or of a body inside it)."""
         variable = self._integer_variable(op) if kind == flow.NONDIFFERENTIABLE else None
         if variable is not None:  # no op made these values integer: the variable holds them
             return CutPoint(variable.name, op.type, kind, variable.source)
+        custom = custom_gradient.site(op, self.model.display_path)
+        if custom is not None:  # the user's grad_fn gave this input None
+            return CutPoint(custom[0], op.type, kind, custom[1])
         return flow.cut_point(op, kind, self.model.locate)
 
     def _integer_variable(self, op: Any) -> VariableEntry | None:
@@ -334,6 +342,24 @@ class PairBuilder:
             squares_a=named("aa"),
             squares_b=named("bb"),
         )
+
+
+def _located(
+    x: Extracted, cuts: list[flow.Cut], inner: dict[int, list[InnerCut]]
+) -> list[InnerCut]:
+    """Every cut as the TensorFlow op that made it, in graph order. A cut at an op with bodies
+    (a nested ``tf.function``'s call) is replaced by the cuts found inside, for the variables
+    those explain; cuts inside a body the outer graph saw no cut at are added."""
+    out: list[InnerCut] = []
+    for cut in sorted(cuts, key=lambda c: c.op):
+        explained = 0
+        for found in inner.get(cut.op, ()):
+            explained |= found.variables & cut.variables
+        if cut.variables & ~explained:
+            out.append(InnerCut(x.tf_ops[cut.op], cut.kind, cut.variables & ~explained))
+    for index in sorted(inner):
+        out += inner[index]
+    return out
 
 
 class _OpError(Exception):
