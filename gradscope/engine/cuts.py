@@ -230,6 +230,8 @@ def _gives_none(graph: Graph, index: int) -> bool:
     """Whether op ``index`` gives none of its inputs a gradient although it reads floating
     values (``round``, ``floor``): in a chain ``round -> cast``, the gradient was lost there."""
     op = graph.ops[index]
+    if op.type in STOP_TYPES:  # a stop_gradient is named where the path reaches it
+        return False
     return op.no_gradient and any(graph.differentiable[t] for t in graph.value_inputs(op))
 
 
