@@ -19,7 +19,8 @@ from gradscope.results.facts import Comparison, CutPoint, LossFacts, PairFacts
 if TYPE_CHECKING:
     from gradscope.engine.protocol import LossEntry, Traceable, VariableEntry
 
-_NO_GRADIENT = re.compile(r"operation '([^']+)'")
+# "No gradient defined for operation'adjust_contrast' (op type: AdjustContrastv2)" (sic)
+_NO_GRADIENT = re.compile(r"operation\s*'([^']+)'")
 
 
 @dataclass
@@ -212,8 +213,17 @@ class PairBuilder:
         except LookupError as exc:
             # "No gradient defined for operation 'N3/Foo' (op type: Foo)"
             match = _NO_GRADIENT.search(str(exc))
-            op = self.x.tf_ops[self.x.op_index[match.group(1)]] if match else None
-            raise self.model.trace_error(exc if op is None else _OpError(op, exc)) from exc
+            index = self.x.op_index.get(match.group(1)) if match else None
+            op = self.x.tf_ops[index] if index is not None else None
+            if op is None:
+                raise self.model.trace_error(exc) from exc
+            said = LookupError(
+                f"loss {loss.name!r}: TensorFlow has no gradient registered for op type "
+                f"{op.type}, so it refuses to differentiate the loss through it (wrap the op's "
+                "input in tf.stop_gradient if no gradient should flow there, or use a "
+                "differentiable op)"
+            )
+            raise self.model.trace_error(_OpError(op, said)) from exc
 
     def _value(self, target: Any) -> Any:
         tf = self.tf

@@ -60,17 +60,15 @@ def _gradients(
         try:
             with tf.GradientTape() as tape:
                 value = frames.call_user(fn)
+                # Read inside the tape: a loss that returns a tf.Variable itself is read here,
+                # as the user's own `tape.gradient(variable, ...)` reads it.
+                tensor = _tensor(tf, value, out)
         except Exception as exc:  # reported as a note by the caller, never hidden
             out.error = exc
             return None
     out.created = created
     out.reads = {v.ref() for v in tape.watched_variables()}
-    if not (tf.is_tensor(value) or tf_variable(tf, value) is not None):
-        out.returned = describe(value)
-    try:
-        tensor = tf.convert_to_tensor(value)
-    except (TypeError, ValueError) as exc:
-        out.error = exc
+    if tensor is None:
         return None
     out.shape = tuple(tensor.shape.as_list())
     if not (tensor.dtype.is_floating or tensor.dtype.is_complex):
@@ -78,6 +76,17 @@ def _gradients(
     real = tf.math.real(tensor) if tensor.dtype.is_complex else tensor
     out.value = float(tf.reduce_sum(tf.cast(real, tf.float64)))
     return list(tape.gradient(tensor, list(variables)))
+
+
+def _tensor(tf: Any, value: Any, out: EagerLoss) -> Any:
+    """``value`` as a tensor; None (and ``out.error``) when it is not one."""
+    if not (tf.is_tensor(value) or tf_variable(tf, value) is not None):
+        out.returned = describe(value)
+    try:
+        return tf.convert_to_tensor(value)
+    except (TypeError, ValueError) as exc:
+        out.error = exc
+        return None
 
 
 def _dense(tf: Any, grad: Any) -> Any:

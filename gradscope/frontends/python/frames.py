@@ -10,11 +10,13 @@ frame outside the libraries above is the next best answer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import linecache
 import os
 import re
+import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -95,8 +97,13 @@ def is_user_code(filename: str) -> bool:
 
 
 def call_user(fn: Callable[[], T]) -> T:
-    """Call the user's function; stacks are read only below this frame (``innermost``)."""
-    return fn()
+    """Call the user's function; stacks are read only below this frame (``innermost``).
+
+    Whatever the user's code prints goes to stderr: stdout carries the report only, so a
+    ``print`` in a loss cannot corrupt ``--format json``.
+    """
+    with contextlib.redirect_stdout(sys.stderr):
+        return fn()
 
 
 def _is_boundary(site: Site) -> bool:
