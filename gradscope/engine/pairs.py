@@ -185,7 +185,12 @@ class PairBuilder:
         dims = tuple(target.shape.as_list()) if target.shape.rank is not None else (None,)
         static = LossStatic(loss.name, dims, [], self._value(target))
         inner = self.descent.descend(self.x, live, received, reach)
-        self._pairs(static, requested, var_grads, _located(self.x, cuts, inner), target_op)
+        zeroed: set[int] = set()
+        if loss.unconnected == "zero":  # the cut analysis above saw TensorFlow's Nones
+            zeroed = {i for i, g in var_grads.items() if g is None}
+            var_grads = {i: self._zero_if_none(i, g) for i, g in var_grads.items()}
+        located = _located(self.x, cuts, inner)
+        self._pairs(static, requested, var_grads, located, target_op, zeroed)
         if self.pictures:
             ids = [self.handle_ids[i] for i in requested] + probes
             grads_by_id = {t: g for t, g in zip(ids, grads, strict=True) if t is not None}
@@ -225,6 +230,12 @@ class PairBuilder:
             )
             raise self.model.trace_error(_OpError(op, said)) from exc
 
+    def _zero_if_none(self, index: int, grad: Any) -> Any:
+        if grad is not None:
+            return grad
+        variable = self.variables[index].variable
+        return self.tf.zeros(variable.shape, variable.dtype.base_dtype)
+
     def _value(self, target: Any) -> Any:
         tf = self.tf
         value = tf.math.real(target) if target.dtype.is_complex else target
@@ -237,6 +248,7 @@ class PairBuilder:
         var_grads: dict[int, Any],
         cuts: list[InnerCut],
         target_op: int,
+        zeroed: set[int],
     ) -> None:
         located = [(cut, self.point_of(cut.op, cut.kind)) for cut in cuts]
         partial = [
@@ -253,7 +265,8 @@ class PairBuilder:
             grad = var_grads[i]
             pair.reachable = bool(self.vsets[target_op] >> i & 1)
             pair.has_gradient = grad is not None
-            for cut, point in located if grad is None else partial:
+            cut_all = grad is None or i in zeroed  # no gradient but TensorFlow's zeros
+            for cut, point in located if cut_all else partial:
                 if cut.variables >> i & 1 and point not in pair.cut_points:
                     pair.cut_points.append(point)
             if grad is not None:

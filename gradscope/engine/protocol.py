@@ -33,6 +33,9 @@ class LossEntry:
     grad_ys: Any = None
     stop_tensors: list[Any] = field(default_factory=list)
     includes: Callable[[str], bool] = _everything
+    #: ``"zero"``: a variable the loss does not reach gets zeros, as with
+    #: ``unconnected_gradients=tf.UnconnectedGradients.ZERO`` (its cut points still show why).
+    unconnected: str = "none"
 
 
 class Traceable(Protocol):

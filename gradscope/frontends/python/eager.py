@@ -44,6 +44,19 @@ class EagerLoss:
     error: BaseException | None = None
 
 
+@dataclass(frozen=True)
+class Options:
+    """How a loss is differentiated, as the target asks (``Target.grad_loss``, ...)."""
+
+    grad_loss: Any = None
+    unconnected: str = "none"
+
+
+def options_of(target: Any, name: str) -> Options:
+    """A target's differentiation options for loss ``name``."""
+    return Options((target.grad_loss or {}).get(name), target.unconnected_gradients)
+
+
 def _device(tf: Any, device: str | None) -> Any:
     return tf.device(f"/{device}") if device else contextlib.nullcontext()
 
@@ -54,8 +67,10 @@ def _gradients(
     fn: Callable[[], Any],
     variables: Sequence[Any],
     out: EagerLoss,
+    options: Options | None = None,
 ) -> list[Any] | None:
     """Call ``fn`` under a tape and differentiate it; None when it raised (``out.error``)."""
+    options = options or Options()
     with registry.collect() as created:
         try:
             with tf.GradientTape() as tape:
@@ -75,7 +90,15 @@ def _gradients(
         return [None] * len(variables)
     real = tf.math.real(tensor) if tensor.dtype.is_complex else tensor
     out.value = float(tf.reduce_sum(tf.cast(real, tf.float64)))
-    return list(tape.gradient(tensor, list(variables)))
+    upstream = None
+    if options.grad_loss is not None:
+        upstream = tf.broadcast_to(tf.constant(options.grad_loss, tensor.dtype), tf.shape(tensor))
+    unconnected = tf.UnconnectedGradients(options.unconnected)
+    return list(
+        tape.gradient(
+            tensor, list(variables), output_gradients=upstream, unconnected_gradients=unconnected
+        )
+    )
 
 
 def _tensor(tf: Any, value: Any, out: EagerLoss) -> Any:
@@ -106,13 +129,18 @@ def _stats(tf: Any, grad: Any) -> GradStats:
 
 
 def run_loss(
-    tf: Any, registry: Registry, fn: Callable[[], Any], chosen: Sequence[Chosen], device: str | None
+    tf: Any,
+    registry: Registry,
+    fn: Callable[[], Any],
+    chosen: Sequence[Chosen],
+    device: str | None,
+    options: Options | None = None,
 ) -> EagerLoss:
     """One loss, eagerly: value, reads, created variables and gradient stats per variable."""
     out = EagerLoss()
     trainable = [c.variable for c in chosen if c.trainable]
     with _device(tf, device):
-        grads = _gradients(tf, registry, fn, trainable, out)
+        grads = _gradients(tf, registry, fn, trainable, out, options)
         if grads is None:
             return out
         out.grads = {

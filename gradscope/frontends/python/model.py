@@ -9,6 +9,7 @@ runner answers it from an eager pass instead (``targets/eager.py``).
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -147,7 +148,28 @@ class PythonModel:
         location = Location(frames.display_path(site.filename), site.line, 1) if site else None
         if name in self.failed:  # a stand-in, replaced by the eager answer
             return LossEntry(name, self.tf.constant(0.0), location)
-        return LossEntry(name, self._tensor(name, value, site), location)
+        target = self.resolved.target
+        return LossEntry(
+            name,
+            self._tensor(name, value, site),
+            location,
+            grad_ys=(target.grad_loss or {}).get(name),
+            stop_tensors=self._stopped((target.stop_gradients or {}).get(name, ())),
+            unconnected=target.unconnected_gradients,
+        )
+
+    def _stopped(self, patterns: Sequence[str]) -> list[Any]:
+        """Outputs of the trace's ops whose names match ``patterns`` (``stop_gradients``)."""
+        if not patterns:
+            return []
+        ops = self.graph.get_operations()
+        return [
+            t
+            for op in ops
+            if any(fnmatch.fnmatchcase(op.name, p) for p in patterns)
+            for t in op.outputs
+            if t.dtype.is_floating or t.dtype.is_complex
+        ]
 
     def _tensor(self, name: str, value: Any, site: frames.Site | None) -> Any:
         tf = self.tf
@@ -188,7 +210,10 @@ class PythonModel:
                 v for v in _first_use(self.graph, touched) if v.trainable and v.ref() not in known
             ]
         fallback = str(self.resolved.site) if self.resolved.site else label
-        return tv.choose(self.registry, chosen, fallback)
+        out = tv.choose(self.registry, chosen, fallback)
+        if not target.variables and self.registry.wrappers:
+            self.notes += [_untracked(c) for c in out if not self.registry.tracked(c.variable)]
+        return out
 
     # --- the Traceable protocol -------------------------------------------------------------
 
@@ -238,6 +263,15 @@ class PythonModel:
         return TargetError(
             f"{where}{self.target}: op '{op.name}' ({op.type}): {message}", cause=cause
         )
+
+
+def _untracked(chosen: tv.Chosen) -> str:
+    return (
+        f"`{chosen.name}` (made at {chosen.source}) is a raw tf.Variable that no Keras model or "
+        "layer tracks: the losses read it, so it is inspected, but model.fit and an optimizer "
+        "given model.trainable_variables never update it. Create it with layer.add_weight() "
+        "(or keras.Variable) so Keras trains it."
+    )
 
 
 def describe(value: Any) -> str:
