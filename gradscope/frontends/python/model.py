@@ -110,6 +110,7 @@ class PythonModel:
         self.failed: dict[str, BaseException] = {}
         self.returned: dict[str, str] = {}  # loss -> what it returned instead of a tensor
         self.created: dict[str, list[tuple[Any, str]]] = {}
+        self.loss_ops: dict[str, list[Any]] = {}  # ops each loss's call created
         self.chosen: list[tv.Chosen] = []
         self.notes: list[str] = []  # about the whole target, for the report
 
@@ -128,6 +129,7 @@ class PythonModel:
         for name, fn in self.resolved.target.losses.items():
             if self.wanted is not None and name not in self.wanted:
                 continue
+            first = len(self.graph.get_operations())
             with self.registry.collect() as created:
                 try:
                     value = frames.call_user(_autograph(fn))
@@ -135,6 +137,7 @@ class PythonModel:
                     self.failed[name] = exc
                     value = None
             self.created[name] = created
+            self.loss_ops[name] = self.graph.get_operations()[first:]
             for v in _watched(self.graph):
                 touched.setdefault(v.ref(), v)
             entries.append(self._entry(name, value))
@@ -154,19 +157,20 @@ class PythonModel:
             self._tensor(name, value, site),
             location,
             grad_ys=(target.grad_loss or {}).get(name),
-            stop_tensors=self._stopped((target.stop_gradients or {}).get(name, ())),
+            stop_tensors=self._stopped(name, (target.stop_gradients or {}).get(name, ())),
             unconnected=target.unconnected_gradients,
         )
 
-    def _stopped(self, patterns: Sequence[str]) -> list[Any]:
-        """Outputs of the trace's ops whose names match ``patterns`` (``stop_gradients``)."""
+    def _stopped(self, name: str, patterns: Sequence[str]) -> list[Any]:
+        """Outputs of the ops loss ``name`` made whose names match ``patterns``
+        (``stop_gradients``). A name TensorFlow made unique (``scaled_1``: a second loss
+        built the same op) matches as written, too (``scaled``)."""
         if not patterns:
             return []
-        ops = self.graph.get_operations()
         return [
             t
-            for op in ops
-            if any(fnmatch.fnmatchcase(op.name, p) for p in patterns)
+            for op in self.loss_ops.get(name, ())
+            if any(fnmatch.fnmatchcase(n, p) for p in patterns for n in (op.name, _plain(op.name)))
             for t in op.outputs
             if t.dtype.is_floating or t.dtype.is_complex
         ]
@@ -263,6 +267,14 @@ class PythonModel:
         return TargetError(
             f"{where}{self.target}: op '{op.name}' ({op.type}): {message}", cause=cause
         )
+
+
+_UNIQUE_SUFFIX = re.compile(r"_\d+(?=/|$)")
+
+
+def _plain(op_name: str) -> str:
+    """``dense_1/scaled_2`` -> ``dense/scaled``: an op name without TensorFlow's suffixes."""
+    return _UNIQUE_SUFFIX.sub("", op_name)
 
 
 def _untracked(chosen: tv.Chosen) -> str:
