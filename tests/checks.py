@@ -9,8 +9,8 @@ from __future__ import annotations
 from gradscope.analysis.baseline import Baseline, key_of
 from gradscope.analysis.check import CheckResult, check_reports
 from gradscope.analysis.policy import find_problems
-from gradscope.frontends.yaml.model import Expectation, Pattern, Pos
 from gradscope.results import report as m
+from gradscope.results.expect import Expectation, Pattern, Pos
 from gradscope.results.facts import CutPoint, NumericCheck, VariableFacts
 
 SPEC = "configs/x.yaml"

@@ -23,8 +23,8 @@ from typing import Any
 from gradscope.analysis.baseline import Baseline, Key
 from gradscope.analysis.policy import find_problems, line_of
 from gradscope.errors import ExitCode, UsageError
-from gradscope.frontends.yaml.model import Expectation, Pattern, Pos
 from gradscope.results import report as m
+from gradscope.results.expect import Expectation, Pattern, Pos
 
 #: ``{loss: {"none": [glob, ...], "connected": [...], "numeric": [...]}}``, as in a spec's
 #: ``expect``.
@@ -109,28 +109,16 @@ class CheckResult:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report; the module docstring has both shapes."""
-        if len(self.reports) == 1:
-            out = self.reports[0].to_dict()
-            out.setdefault("known_problems", [])
-            out["check"] = self.summary()
-            return out
-        first = self.reports[0] if self.reports else None
-        return {
-            "gradscope": m.REPORT_VERSION,
-            "specs": [r.spec for r in self.reports],
-            "tensorflow": first.tensorflow if first else None,
-            "device": first.device if first else None,
-            "reports": [r.to_dict() for r in self.reports],
-            "problems": [p.to_dict() for p in self.failures],
-            "known_problems": [p.to_dict() for p in self.known],
-            "check": self.summary(),
-        }
+        """The JSON report (both shapes in the module docstring), from ``report/json.py``."""
+        from gradscope.report import as_json
+
+        return as_json(self)
 
     def __rich__(self) -> Any:
-        from gradscope.report.check_table import check_renderable
+        """How rich consoles and notebooks print it: the check table."""
+        from gradscope.report import renderable
 
-        return check_renderable(self)
+        return renderable(self)
 
 
 def check_reports(reports: Sequence[m.Report], baseline: Baseline | None = None) -> CheckResult:

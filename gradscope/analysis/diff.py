@@ -49,23 +49,6 @@ class VariableDiff:
     explanation: str | None = None  # why one loss (or neither) does not reach it
     cut_points: tuple[CutPoint, ...] = ()  # the cut points that explain it
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reach": self.reach,
-            "status_a": self.a.status,
-            "status_b": self.b.status,
-            "norm_a": self.a.norm,
-            "norm_b": self.b.norm,
-            "sparse_a": self.a.sparse,
-            "sparse_b": self.b.sparse,
-            "cosine": self.cosine,
-            "sign_agreement": self.sign_agreement,
-            "norm_ratio": self.norm_ratio,
-            "dot": self.dot,
-            "explanation": self.explanation,
-            "cut_points": [c.to_dict() for c in self.cut_points],
-        }
-
 
 @dataclass(frozen=True)
 class Diff:
@@ -123,17 +106,6 @@ class Diff:
         if self.cosine is None:
             return f"whole model: no cosine (a gradient is all zero over the {over}){left}"
         return f"whole model: cosine {self.cosine:+.3f} over {over}{left}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "loss_a": self.loss_a,
-            "loss_b": self.loss_b,
-            "cosine": self.cosine,
-            "reach": {r: list(self.names(r)) for r in REACHES},
-            "conflicts": [v.variable for v in self.conflicts],
-            "left_out": list(self.left_out),
-            "variables": {v.variable: v.to_dict() for v in self.variables},
-        }
 
 
 def _finite(value: float | None) -> float | None:
@@ -239,12 +211,13 @@ class DiffReport:
         return self.report.loss(self.diff.loss_b)
 
     def to_dict(self) -> dict[str, Any]:
-        """The inspect JSON report of both losses, plus a ``diff`` section."""
-        out = self.report.to_dict()
-        out["diff"] = self.diff.to_dict()
-        return out
+        """The inspect JSON report of both losses plus ``diff``, from ``report/json.py``."""
+        from gradscope.report import as_json
+
+        return as_json(self)
 
     def __rich__(self) -> Any:
-        from gradscope.report.diff_table import diff_renderable
+        """How rich consoles and notebooks print it: the side-by-side table."""
+        from gradscope.report import renderable
 
-        return diff_renderable(self)
+        return renderable(self)

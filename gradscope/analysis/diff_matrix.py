@@ -11,16 +11,6 @@ from gradscope.results import report as m
 from gradscope.results.facts import Comparison
 
 
-def _header(report: m.Report) -> dict[str, Any]:
-    return {
-        "gradscope": m.REPORT_VERSION,
-        "spec": report.spec,
-        "name": report.name,
-        "tensorflow": report.tensorflow,
-        "device": report.device,
-    }
-
-
 @dataclass(frozen=True)
 class DiffMatrix:
     """``gradscope diff SPEC``: the whole-model cosine of every pair of losses."""
@@ -70,21 +60,16 @@ class DiffMatrix:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        out = _header(self.report)
-        out["losses"] = {
-            loss.name: {"value": m.json_number(loss.value)} for loss in self.report.losses
-        }
-        out["matrix"] = {a: {b: self.cosine(a, b) for b in self.losses} for a in self.losses}
-        out["conflicts"] = [
-            {"loss_a": d.loss_a, "loss_b": d.loss_b, "cosine": d.cosine} for d in self.conflicts
-        ]
-        out["pairs"] = [d.to_dict() for d in self.diffs]
-        return out
+        """The JSON report (the cosine matrix); ``gradscope.report.json`` owns its shape."""
+        from gradscope.report import as_json
+
+        return as_json(self)
 
     def __rich__(self) -> Any:
-        from gradscope.report.diff_table import matrix_renderable
+        """How rich consoles and notebooks print it: the cosine matrix table."""
+        from gradscope.report import renderable
 
-        return matrix_renderable(self)
+        return renderable(self)
 
 
 def matrix(report: m.Report, comparisons: Sequence[Comparison]) -> DiffMatrix:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from gradscope.frontends.yaml.model import Expectation, Pattern
 from gradscope.results import report as m
+from gradscope.results.expect import Expectation, Pattern
 from gradscope.results.facts import CutPoint, NumericCheck, RunFacts
 
 _WHY_CUT = {

@@ -29,8 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gradscope.analysis.numeric import describe
-from gradscope.frontends.yaml.model import Expectation, Pattern, Spec, glob_matches
+from gradscope.frontends.yaml.model import Spec
 from gradscope.results import report as m
+from gradscope.results.expect import Expectation, Pattern, glob_matches
 from gradscope.results.facts import CutPoint, NanOrigin, VariableFacts
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from gradscope.engine.cuts import KIND_ORDER
 from gradscope.results import report as m
 from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
+from gradscope.results.status import Status
 
 
 def kind_of(kinds: Iterable[str]) -> str | None:
@@ -19,7 +20,7 @@ def kind_of(kinds: Iterable[str]) -> str | None:
     return None
 
 
-def status_of(pair: PairFacts, variable: VariableFacts | None = None) -> str:
+def status_of(pair: PairFacts, variable: VariableFacts | None = None) -> Status:
     """The status of one pair; see the table in contract section 2.
 
     This is the one place a status is decided: the report, the NaN-origin pass, the numeric
@@ -35,7 +36,7 @@ def status_of(pair: PairFacts, variable: VariableFacts | None = None) -> str:
     if not pair.reachable:
         return m.DISCONNECTED
     kind = kind_of(c.kind for c in pair.cut_points)
-    return m.UNEXPLAINED if kind is None else f"none:{kind}"
+    return m.UNEXPLAINED if kind is None else Status(f"none:{kind}")
 
 
 def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: str) -> m.LossResult:

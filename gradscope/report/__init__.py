@@ -73,3 +73,25 @@ def render(result: Any, fmt: str, *, color: bool = False, width: int = 120) -> s
         raise ValueError(f"no {fmt} renderer for {type(result).__name__}")
     module = importlib.import_module(RENDERERS[key])
     return str(module.render(result, color=color, width=width))
+
+
+def as_json(result: Any) -> dict[str, Any]:
+    """The JSON report of a result object as a dict (what ``result.to_dict()`` returns)."""
+    from gradscope.report.json import to_json
+
+    return to_json(result)
+
+
+#: Result class name -> (module, function) of the rich renderable its ``__rich__`` returns.
+_RENDERABLES = {
+    "Report": ("gradscope.report.table", "report_renderable"),
+    "CheckResult": ("gradscope.report.check_table", "check_renderable"),
+    "DiffReport": ("gradscope.report.diff_table", "diff_renderable"),
+    "DiffMatrix": ("gradscope.report.diff_table", "matrix_renderable"),
+}
+
+
+def renderable(result: Any) -> Any:
+    """What a rich console or a notebook prints for a result: its table."""
+    module, function = _RENDERABLES[type(result).__name__]
+    return getattr(importlib.import_module(module), function)(result)

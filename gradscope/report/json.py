@@ -1,15 +1,209 @@
-"""The JSON report (contract section 5): stable keys, no NaN, ends with a newline."""
+"""The JSON reports (contract section 5): every result's JSON shape, stable keys, no NaN.
+
+This module owns serialization: result types are plain data, and their public ``to_dict()``
+(contract section 3) hands them here. The shapes of ``check``'s report are described in
+``analysis/check.py``; ``schema/`` holds the JSON Schemas of all of them.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
+
+from gradscope.analysis.check import CheckResult
+from gradscope.analysis.diff import REACHES, Diff, DiffReport, VariableDiff
+from gradscope.analysis.diff_matrix import DiffMatrix
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint, NanOrigin, NumericRun
+
+REPORT_VERSION = m.REPORT_VERSION
 
 
 def dumps(data: Any) -> str:
+    """``data`` as indented JSON ending with a newline; NaN is refused (it is not JSON)."""
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def render(result: Any, *, color: bool = False, width: int = 120) -> str:
-    """Any result object with ``to_dict()`` as JSON."""
-    return dumps(result.to_dict())
+    """Any result object as its JSON report."""
+    return dumps(to_json(result))
+
+
+def to_json(result: Any) -> dict[str, Any]:
+    """The JSON report of a ``Report``, ``CheckResult``, ``DiffReport`` or ``DiffMatrix``."""
+    if isinstance(result, m.Report):
+        return report(result)
+    if isinstance(result, CheckResult):
+        return check(result)
+    if isinstance(result, DiffReport):
+        return {**report(result.report), "diff": diff(result.diff)}
+    if isinstance(result, DiffMatrix):
+        return matrix(result)
+    raise TypeError(f"no JSON report for {type(result).__name__}")
+
+
+def number(value: float | None) -> float | None:
+    """``value`` for JSON, which has no NaN or Infinity: those become null."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def cut_point(c: CutPoint) -> dict[str, str]:
+    return {"node": c.node, "op": c.op, "kind": str(c.kind), "source": c.source}
+
+
+def nan_origin(o: NanOrigin) -> dict[str, str]:
+    return {"node": o.node, "op": o.op, "source": o.source, "where": o.where,
+            "value": o.value, "tf_op": o.tf_op}  # fmt: skip
+
+
+def numeric_run(n: NumericRun) -> dict[str, object]:
+    return {"dtype": n.dtype, "coordinates": n.coordinates, "evaluations": n.evaluations}
+
+
+def numeric(result: m.NumericResult) -> dict[str, Any]:
+    c = result.check
+    return {
+        "verdict": str(result.verdict),
+        "max_rel_error": c.max_rel_error,
+        "tolerance": c.tolerance,
+        "coordinates": c.coordinates,
+        "size": c.size,
+        "step": c.step,
+        "dtype": c.dtype,
+        "worst": list(c.worst) if c.worst is not None else None,
+        "analytic": c.analytic,
+        "numeric": c.numeric,
+        "reason": result.reason or None,
+        "expected_agreement": result.pattern is not None,
+    }
+
+
+def pair(p: m.PairResult) -> dict[str, Any]:
+    """A pair; ``nan_origin`` on every ``nan`` pair (null when it could not be found),
+    ``numeric`` on every ``ok`` pair of a ``--numeric`` run."""
+    out: dict[str, Any] = {
+        "status": str(p.status),
+        "norm": p.norm,
+        "shape": list(p.shape),
+        "sparse": p.sparse,
+        "cut_points": [cut_point(c) for c in p.cut_points],
+    }
+    if p.status == m.NAN:
+        out["nan_origin"] = nan_origin(p.nan_origin) if p.nan_origin else None
+    if p.numeric is not None:
+        out["numeric"] = numeric(p.numeric)
+    return out
+
+
+def loss(result: m.LossResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "value": number(result.value),
+        "variables": {p.variable: pair(p) for p in result.pairs},
+    }
+    if result.notes:
+        out["notes"] = list(result.notes)
+    return out
+
+
+def problem(p: m.Problem) -> dict[str, Any]:
+    return {
+        "loss": p.loss,
+        "variable": p.variable,
+        "kind": str(p.kind),
+        "message": p.message,
+        "cut_points": [cut_point(c) for c in p.cut_points],
+        "spec": p.spec,
+        "source": f"{p.spec}:{p.line}",
+        "known": p.known,
+    }
+
+
+def header(r: m.Report) -> dict[str, Any]:
+    return {"gradscope": REPORT_VERSION, "spec": r.spec, "name": r.name,
+            "tensorflow": r.tensorflow, "device": r.device}  # fmt: skip
+
+
+def report(r: m.Report) -> dict[str, Any]:
+    """The inspect report: ``problems`` holds what ``check`` fails on; problems a baseline
+    already holds go to ``known_problems`` (present only when there are any)."""
+    out = header(r)
+    out["losses"] = {x.name: loss(x) for x in r.losses}
+    out["problems"] = [problem(p) for p in r.failures]
+    out["variables"] = {
+        v.name: {
+            "shape": list(v.shape),
+            "dtype": v.dtype,
+            "trainable": v.trainable,
+            "source": v.source,
+        }
+        for v in r.variables
+    }
+    if r.known:
+        out["known_problems"] = [problem(p) for p in r.known]
+    if r.notes:
+        out["notes"] = list(r.notes)
+    if r.numeric is not None:
+        out["numeric"] = numeric_run(r.numeric)
+    return out
+
+
+def check(result: CheckResult) -> dict[str, Any]:
+    """One spec: its report plus ``check``; several: every report under ``reports``."""
+    if len(result.reports) == 1:
+        out = report(result.reports[0])
+        out.setdefault("known_problems", [])
+        out["check"] = result.summary()
+        return out
+    first = result.reports[0] if result.reports else None
+    return {
+        "gradscope": REPORT_VERSION,
+        "specs": [r.spec for r in result.reports],
+        "tensorflow": first.tensorflow if first else None,
+        "device": first.device if first else None,
+        "reports": [report(r) for r in result.reports],
+        "problems": [problem(p) for p in result.failures],
+        "known_problems": [problem(p) for p in result.known],
+        "check": result.summary(),
+    }
+
+
+def variable_diff(v: VariableDiff) -> dict[str, Any]:
+    return {
+        "reach": v.reach,
+        "status_a": str(v.a.status),
+        "status_b": str(v.b.status),
+        "norm_a": v.a.norm,
+        "norm_b": v.b.norm,
+        "sparse_a": v.a.sparse,
+        "sparse_b": v.b.sparse,
+        "cosine": v.cosine,
+        "sign_agreement": v.sign_agreement,
+        "norm_ratio": v.norm_ratio,
+        "dot": v.dot,
+        "explanation": v.explanation,
+        "cut_points": [cut_point(c) for c in v.cut_points],
+    }
+
+
+def diff(d: Diff) -> dict[str, Any]:
+    return {
+        "loss_a": d.loss_a,
+        "loss_b": d.loss_b,
+        "cosine": d.cosine,
+        "reach": {r: list(d.names(r)) for r in REACHES},
+        "conflicts": [v.variable for v in d.conflicts],
+        "left_out": list(d.left_out),
+        "variables": {v.variable: variable_diff(v) for v in d.variables},
+    }
+
+
+def matrix(result: DiffMatrix) -> dict[str, Any]:
+    out = header(result.report)
+    out["losses"] = {x.name: {"value": number(x.value)} for x in result.report.losses}
+    out["matrix"] = {a: {b: result.cosine(a, b) for b in result.losses} for a in result.losses}
+    out["conflicts"] = [
+        {"loss_a": d.loss_a, "loss_b": d.loss_b, "cosine": d.cosine} for d in result.conflicts
+    ]
+    out["pairs"] = [diff(d) for d in result.diffs]
+    return out

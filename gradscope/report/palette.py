@@ -26,7 +26,13 @@ _NONE = ("#ffcdd2", "#c62828", "#b71c1c")
 _IDLE = ("#eceff1", "#90a4ae", "#546e7a")
 
 #: CSS class per status (``status-none`` for every ``none:*``); the HTML table uses them too.
-STATUS_CLASS = {m.OK: "ok", m.ZERO: "zero", m.NAN: "nan", m.EXCLUDED: "idle", m.FROZEN: "idle"}
+STATUS_CLASS: dict[str, str] = {
+    m.OK: "ok",
+    m.ZERO: "zero",
+    m.NAN: "nan",
+    m.EXCLUDED: "idle",
+    m.FROZEN: "idle",
+}
 
 CLASS_COLORS = {"ok": _OK, "zero": _ZERO, "nan": _NAN, "none": _NONE, "idle": _IDLE}
 

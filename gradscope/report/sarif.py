@@ -21,6 +21,7 @@ from urllib.parse import quote
 from gradscope import __version__
 from gradscope.analysis.baseline import key_of
 from gradscope.analysis.check import CheckResult
+from gradscope.report import json
 from gradscope.report.json import dumps
 from gradscope.results import report as m
 
@@ -126,7 +127,7 @@ def _result(p: m.Problem, spec: str, with_baseline: bool) -> dict[str, Any]:
         "properties": {
             "loss": p.loss,
             "variable": p.variable,
-            "cutPoints": [c.to_dict() for c in p.cut_points],
+            "cutPoints": [json.cut_point(c) for c in p.cut_points],
         },
     }
     if with_baseline:

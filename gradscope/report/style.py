@@ -10,7 +10,7 @@ from gradscope.results import report as m
 from gradscope.results.facts import CutPoint, NanOrigin
 
 #: Rich styles per status; the table uses them only on a terminal.
-STATUS_STYLE = {
+STATUS_STYLE: dict[str, str] = {
     m.OK: "green",
     m.ZERO: "yellow",
     m.NAN: "bold red",
@@ -121,7 +121,7 @@ def nan_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
 
 
 #: Rich styles per ``--numeric`` verdict.
-VERDICT_STYLE = {
+VERDICT_STYLE: dict[str, str] = {
     m.AGREES: "green",
     m.DIFFERS: "bold red",
     m.EXPECTED_DIFFERENCE: "yellow",

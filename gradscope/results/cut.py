@@ -13,6 +13,3 @@ class CutPoint:
     op: str
     kind: str  # "stopped" | "assign" | "nondifferentiable"
     source: str  # FILE:LINE
-
-    def to_dict(self) -> dict[str, str]:
-        return {"node": self.node, "op": self.op, "kind": self.kind, "source": self.source}

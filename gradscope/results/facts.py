@@ -27,16 +27,6 @@ class NanOrigin:
     value: str  # "nan" | "inf" | "-inf"
     tf_op: str = ""
 
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "node": self.node,
-            "op": self.op,
-            "source": self.source,
-            "where": self.where,
-            "value": self.value,
-            "tf_op": self.tf_op,
-        }
-
 
 @dataclass(frozen=True)
 class NumericCheck:
@@ -76,13 +66,6 @@ class NumericRun:
     dtype: str | None
     coordinates: int
     evaluations: int
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "dtype": self.dtype,
-            "coordinates": self.coordinates,
-            "evaluations": self.evaluations,
-        }
 
 
 @dataclass(frozen=True)

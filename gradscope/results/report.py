@@ -1,62 +1,43 @@
-"""The report: statuses per loss x variable and the problems a reviewer must see; plain data."""
+"""The report: statuses per loss x variable and the problems a reviewer must see; plain data.
+
+No rendering and no serialization here: ``gradscope.report`` renders these types, and
+``gradscope.report.json`` owns the JSON report that ``Report.to_dict()`` returns.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.frontends.yaml.model import Pattern
+from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.results.picture import Picture
+from gradscope.results.status import ProblemKind, Status, Verdict
+from gradscope.results.status import has_gradient as has_gradient
+from gradscope.results.status import is_none as is_none
 
 REPORT_VERSION = 1
 
-OK = "ok"
-ZERO = "zero"
-NAN = "nan"
-EXCLUDED = "excluded"
-FROZEN = "frozen"
-DISCONNECTED = "none:disconnected"
-STOPPED = "none:stopped"
-ASSIGN = "none:assign"
-NONDIFFERENTIABLE = "none:nondifferentiable"
-UNEXPLAINED = "none:unexplained"
-
+# The statuses, problem kinds and verdicts by their short names (``m.OK``, ``m.NEVER_TRAINED``).
+OK, ZERO, NAN = Status.OK, Status.ZERO, Status.NAN
+EXCLUDED, FROZEN = Status.EXCLUDED, Status.FROZEN
+DISCONNECTED, STOPPED, ASSIGN = Status.DISCONNECTED, Status.STOPPED, Status.ASSIGN
+NONDIFFERENTIABLE, UNEXPLAINED = Status.NONDIFFERENTIABLE, Status.UNEXPLAINED
 #: Every status, in the order the contract lists them.
-STATUSES = (OK, ZERO, NAN, DISCONNECTED, STOPPED, ASSIGN, NONDIFFERENTIABLE, UNEXPLAINED,
-            EXCLUDED, FROZEN)  # fmt: skip
+STATUSES = tuple(Status)
 
-#: Problem kinds (contract section 5).
-UNEXPECTED_NONE = "unexpected-none"
-UNEXPECTED_CONNECTED = "unexpected-connected"
-NAN_PROBLEM = "nan"
-NEVER_TRAINED = "never-trained"
-NUMERIC_DIFFERS = "numeric-differs"  # only with --numeric
-PROBLEM_KINDS = (UNEXPECTED_NONE, UNEXPECTED_CONNECTED, NAN_PROBLEM, NEVER_TRAINED,
-                 NUMERIC_DIFFERS)  # fmt: skip
+UNEXPECTED_NONE, UNEXPECTED_CONNECTED = (
+    ProblemKind.UNEXPECTED_NONE,
+    ProblemKind.UNEXPECTED_CONNECTED,
+)
+NAN_PROBLEM, NEVER_TRAINED = ProblemKind.NAN, ProblemKind.NEVER_TRAINED
+NUMERIC_DIFFERS = ProblemKind.NUMERIC_DIFFERS
+PROBLEM_KINDS = tuple(ProblemKind)
 
-#: ``--numeric`` verdicts of an ``ok`` pair.
-AGREES = "agrees"
-DIFFERS = "differs"
-EXPECTED_DIFFERENCE = "expected-difference"
-SKIPPED = "skipped"
-VERDICTS = (AGREES, DIFFERS, EXPECTED_DIFFERENCE, SKIPPED)
-
-
-def is_none(status: str) -> bool:
-    """Whether TensorFlow returned no gradient (``none:*``)."""
-    return status.startswith("none:")
-
-
-def has_gradient(status: str) -> bool:
-    return status in (OK, ZERO, NAN)
-
-
-def json_number(value: float | None) -> float | None:
-    """``value`` for JSON, which has no NaN or Infinity: those become null."""
-    return value if value is not None and math.isfinite(value) else None
+AGREES, DIFFERS = Verdict.AGREES, Verdict.DIFFERS
+EXPECTED_DIFFERENCE, SKIPPED = Verdict.EXPECTED_DIFFERENCE, Verdict.SKIPPED
+VERDICTS = tuple(Verdict)
 
 
 @dataclass(frozen=True)
@@ -68,27 +49,10 @@ class NumericResult:
     pattern that asks this pair to agree, if any.
     """
 
-    verdict: str
+    verdict: Verdict
     check: NumericCheck
     reason: str = ""
     pattern: Pattern | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        c = self.check
-        return {
-            "verdict": self.verdict,
-            "max_rel_error": c.max_rel_error,
-            "tolerance": c.tolerance,
-            "coordinates": c.coordinates,
-            "size": c.size,
-            "step": c.step,
-            "dtype": c.dtype,
-            "worst": list(c.worst) if c.worst is not None else None,
-            "analytic": c.analytic,
-            "numeric": c.numeric,
-            "reason": self.reason or None,
-            "expected_agreement": self.pattern is not None,
-        }
 
 
 @dataclass(frozen=True)
@@ -96,29 +60,13 @@ class PairResult:
     """One loss x one variable: its status and what explains it."""
 
     variable: str
-    status: str
+    status: Status
     norm: float | None
     shape: tuple[int | None, ...]
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
     nan_origin: NanOrigin | None = None  # ``nan`` pairs: where the NaN/Inf first appeared
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
-
-    def to_dict(self) -> dict[str, Any]:
-        """The pair in the JSON report; ``nan_origin`` on every ``nan`` pair (null when it
-        could not be found), ``numeric`` on every ``ok`` pair of a ``--numeric`` run."""
-        out: dict[str, Any] = {
-            "status": self.status,
-            "norm": self.norm,
-            "shape": list(self.shape),
-            "sparse": self.sparse,
-            "cut_points": [c.to_dict() for c in self.cut_points],
-        }
-        if self.status == NAN:
-            out["nan_origin"] = self.nan_origin.to_dict() if self.nan_origin else None
-        if self.numeric is not None:
-            out["numeric"] = self.numeric.to_dict()
-        return out
 
 
 @dataclass(frozen=True)
@@ -137,15 +85,6 @@ class LossResult:
                 return p
         raise KeyError(variable)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "value": json_number(self.value),
-            "variables": {p.variable: p.to_dict() for p in self.pairs},
-        }
-        if self.notes:
-            out["notes"] = list(self.notes)
-        return out
-
 
 @dataclass(frozen=True)
 class Problem:
@@ -153,7 +92,7 @@ class Problem:
 
     loss: str | None
     variable: str | None
-    kind: str
+    kind: ProblemKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
     spec: str = ""
@@ -163,18 +102,6 @@ class Problem:
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
         return (self.spec, self.loss, self.variable, self.kind)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "loss": self.loss,
-            "variable": self.variable,
-            "kind": self.kind,
-            "message": self.message,
-            "cut_points": [c.to_dict() for c in self.cut_points],
-            "spec": self.spec,
-            "source": f"{self.spec}:{self.line}",
-            "known": self.known,
-        }
 
 
 @dataclass(frozen=True)
@@ -219,39 +146,13 @@ class Report:
         return tuple(p for p in self.problems if p.known)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report of contract section 5.
+        """The JSON report (contract section 5); ``gradscope.report.json`` owns its shape."""
+        from gradscope.report import as_json
 
-        ``problems`` holds what ``check`` fails on; problems a baseline already holds go to
-        ``known_problems`` (present only when there are any).
-        """
-        out: dict[str, Any] = {
-            "gradscope": REPORT_VERSION,
-            "spec": self.spec,
-            "name": self.name,
-            "tensorflow": self.tensorflow,
-            "device": self.device,
-            "losses": {loss.name: loss.to_dict() for loss in self.losses},
-            "problems": [p.to_dict() for p in self.failures],
-            "variables": {
-                v.name: {
-                    "shape": list(v.shape),
-                    "dtype": v.dtype,
-                    "trainable": v.trainable,
-                    "source": v.source,
-                }
-                for v in self.variables
-            },
-        }
-        if self.known:
-            out["known_problems"] = [p.to_dict() for p in self.known]
-        if self.notes:
-            out["notes"] = list(self.notes)
-        if self.numeric is not None:
-            out["numeric"] = self.numeric.to_dict()
-        out.update(self.extra)
-        return out
+        return as_json(self)
 
     def __rich__(self) -> Any:
-        from gradscope.report.table import report_renderable
+        """How rich consoles and notebooks print it: the inspect table."""
+        from gradscope.report import renderable
 
-        return report_renderable(self)
+        return renderable(self)

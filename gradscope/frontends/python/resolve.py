@@ -28,7 +28,7 @@ from gradscope.errors import TargetError
 from gradscope.frontends.python import frames
 from gradscope.frontends.python.target import Target, article, coerce, expectations
 from gradscope.frontends.python.target import _check_callable as check_callable
-from gradscope.frontends.yaml.model import Expectation
+from gradscope.results.expect import Expectation
 
 _ATTR = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _MODULE = re.compile(rf"^(?P<module>{_ATTR}):(?P<attr>{_ATTR})$")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from gradscope.errors import TargetError
-from gradscope.frontends.yaml.model import Expectation, Pattern, Pos
+from gradscope.results.expect import Expectation, Pattern, Pos
 
 _EXPECT_KEYS = ("none", "connected", "numeric")
 

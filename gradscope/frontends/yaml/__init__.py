@@ -10,18 +10,16 @@ from gradscope.frontends.yaml.model import (
     DEFAULT_MAX_ELEMENTS,
     SPEC_VERSION,
     Arg,
-    Expectation,
     InputDef,
     ListArg,
     Literal,
     Loss,
     Node,
-    Pattern,
-    Pos,
     Ref,
     Spec,
     VariableDef,
 )
+from gradscope.results.expect import Expectation, Pattern, Pos
 
 if TYPE_CHECKING:
     from gradscope.frontends.yaml.ops import OpError, resolve_op

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from gradscope.errors import Location, SpecError
-from gradscope.frontends.yaml.model import Pos
 from gradscope.frontends.yaml.tree import YEntry, YMap, YNode, YScalar, YSeq, describe
+from gradscope.results.expect import Pos
 
 
 def suggest(word: str, options: Iterable[str]) -> str:

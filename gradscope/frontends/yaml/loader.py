@@ -11,8 +11,8 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gradscope.errors import Location, SpecError, SpecErrors
-from gradscope.frontends.yaml.model import Pos
 from gradscope.frontends.yaml.tree import ScalarValue, YEntry, YMap, YNode, YScalar, YSeq
+from gradscope.results.expect import Pos
 
 #: Most values that aliases may expand to; a "billion laughs" document is refused long before.
 MAX_ALIAS_NODES = 100_000

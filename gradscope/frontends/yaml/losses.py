@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from gradscope.frontends.yaml.arrays import read_values
 from gradscope.frontends.yaml.context import Context, a, join, suggest
-from gradscope.frontends.yaml.model import Expectation, Loss, Pattern
+from gradscope.frontends.yaml.model import Loss
 from gradscope.frontends.yaml.tree import YEntry, YMap, YNode, YScalar, YSeq
+from gradscope.results.expect import Expectation, Pattern
 
 LOSS_FIELDS = ("node", "grad_loss", "vars", "stop_gradients")
 EXPECT_FIELDS = ("none", "connected", "numeric")

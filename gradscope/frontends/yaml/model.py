@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.errors import Location
+from gradscope.results.expect import Expectation, Pos, matches_any
 
 SPEC_VERSION = 1
 DEFAULT_MAX_ELEMENTS = 2**26
 
 #: The op names gradscope implements itself (contract section 1).
 SPECIAL_OPS = ("stop_gradient", "assign", "layer")
-
-
-@dataclass(frozen=True)
-class Pos:
-    """A 1-based line and column in the spec file."""
-
-    line: int
-    column: int
 
 
 @dataclass(frozen=True)
@@ -145,30 +137,6 @@ class Loss:
 
 
 @dataclass(frozen=True)
-class Pattern:
-    """A glob over variable names, with where it was written."""
-
-    glob: str
-    pos: Pos
-
-    def matches(self, name: str) -> bool:
-        return glob_matches(name, self.glob)
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """What the author expects of one loss: variables with no gradient, connected ones, and
-    (``numeric``) ones whose gradient must agree with finite differences under ``--numeric``,
-    even where a straight-through estimator or a custom gradient makes it differ on purpose."""
-
-    loss: str
-    none: tuple[Pattern, ...]
-    connected: tuple[Pattern, ...]
-    pos: Pos
-    numeric: tuple[Pattern, ...] = ()
-
-
-@dataclass(frozen=True)
 class Spec:
     """A whole validated spec (contract section 1)."""
 
@@ -182,7 +150,7 @@ class Spec:
     losses: tuple[Loss, ...]
     expect: tuple[Expectation, ...]
     max_elements: int = DEFAULT_MAX_ELEMENTS
-    pos: Pos = Pos(1, 1)
+    pos: Pos = field(default=Pos(1, 1))
 
     def location(self, pos: Pos) -> Location:
         return Location(self.path, pos.line, pos.column)
@@ -208,14 +176,3 @@ class Spec:
     @property
     def display_name(self) -> str:
         return self.name or self.path
-
-
-def glob_matches(name: str, glob: str) -> bool:
-    """Whether ``name`` matches ``glob`` (``*`` also matches ``/``), or is the glob's exact
-    text: a variable named ``w[0]`` is matched by ``w[0]``, where the glob alone would not."""
-    return name == glob or fnmatch.fnmatchcase(name, glob)
-
-
-def matches_any(name: str, globs: tuple[str, ...]) -> bool:
-    """Whether ``name`` matches any of the glob patterns (see :func:`glob_matches`)."""
-    return any(glob_matches(name, g) for g in globs)

@@ -6,10 +6,11 @@ import re
 from typing import Any
 
 from gradscope.frontends.yaml.context import Context, join, suggest
-from gradscope.frontends.yaml.model import Arg, ListArg, Literal, Node, Pos, Ref
+from gradscope.frontends.yaml.model import Arg, ListArg, Literal, Node, Ref
 from gradscope.frontends.yaml.ops import OpError, resolve_op
 from gradscope.frontends.yaml.tensors import read_dtype
 from gradscope.frontends.yaml.tree import YMap, YNode, YScalar, YSeq, plain
+from gradscope.results.expect import Pos
 
 NODE_FIELDS = ("name", "op", "inputs", "attrs")
 _INDEXED = re.compile(r"^(.+)\[(\d+)\]$")

@@ -7,8 +7,9 @@ from typing import Any
 
 from gradscope.frontends.yaml import catalog
 from gradscope.frontends.yaml.context import Context, a, join, suggest
-from gradscope.frontends.yaml.model import Arg, InputDef, Literal, Node, Pos, Ref, VariableDef
+from gradscope.frontends.yaml.model import Arg, InputDef, Literal, Node, Ref, VariableDef
 from gradscope.frontends.yaml.tree import describe_value
+from gradscope.results.expect import Pos
 
 TensorDef = InputDef | VariableDef
 #: Layers whose ``vocabulary`` may be a file path.

@@ -8,8 +8,9 @@ from typing import Any
 from gradscope.frontends.yaml import catalog
 from gradscope.frontends.yaml.arrays import Values, read_range, read_shape, read_values
 from gradscope.frontends.yaml.context import Context, is_number, join, suggest
-from gradscope.frontends.yaml.model import InputDef, Pos, VariableDef
+from gradscope.frontends.yaml.model import InputDef, VariableDef
 from gradscope.frontends.yaml.tree import YEntry, YMap, YNode, YScalar
+from gradscope.results.expect import Pos
 
 INPUT_FIELDS = ("shape", "dtype", "values", "range")
 VARIABLE_FIELDS = ("shape", "dtype", "values", "range", "init", "trainable")

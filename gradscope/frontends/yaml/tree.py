@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope.frontends.yaml.model import Pos
+from gradscope.results.expect import Pos
 
 #: The scalar values a plain YAML document can hold.
 ScalarValue = str | int | float | bool | None

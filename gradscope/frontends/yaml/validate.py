@@ -5,11 +5,12 @@ from __future__ import annotations
 from gradscope.errors import SpecErrors
 from gradscope.frontends.yaml.context import Context, join
 from gradscope.frontends.yaml.losses import read_expect, read_losses
-from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, SPEC_VERSION, Node, Pos, Spec
+from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, SPEC_VERSION, Node, Spec
 from gradscope.frontends.yaml.nodes import declare_nodes, read_node
 from gradscope.frontends.yaml.special import TensorDef, check_special
 from gradscope.frontends.yaml.tensors import read_inputs, read_variables
 from gradscope.frontends.yaml.tree import YEntry, YMap, YNode, YScalar
+from gradscope.results.expect import Pos
 
 TOP_FIELDS = ("gradscope", "name", "seed", "inputs", "variables", "nodes", "losses", "expect")
 MAX_SEED = 2**63 - 1

@@ -12,7 +12,7 @@ from gradscope.errors import TargetError
 from gradscope.frontends.python import frames, is_python_target
 from gradscope.frontends.python.target import Target, coerce, expectations
 from gradscope.frontends.python.variables import unique_names
-from gradscope.frontends.yaml.model import Pos
+from gradscope.results.expect import Pos
 
 
 def _loss() -> float:

@@ -9,8 +9,8 @@ import pytest
 
 from gradscope.errors import SpecErrors
 from gradscope.frontends.yaml.loader import MAX_ALIAS_NODES, load_yaml
-from gradscope.frontends.yaml.model import Pos
 from gradscope.frontends.yaml.tree import YMap, YScalar, YSeq, plain
+from gradscope.results.expect import Pos
 
 
 def _load(write_spec, text: str) -> YMap:

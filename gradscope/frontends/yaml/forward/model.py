@@ -15,7 +15,8 @@ from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import BuildError
 from gradscope.frontends.yaml.catalog import dtype_kind
 from gradscope.frontends.yaml.forward import limits, ops, values
-from gradscope.frontends.yaml.model import Arg, ListArg, Literal, Loss, Node, Pos, Ref, Spec
+from gradscope.frontends.yaml.model import Arg, ListArg, Literal, Loss, Node, Ref, Spec
+from gradscope.results.expect import Pos
 
 _SCOPE = re.compile(r"^N(\d+)(?:_\d+)?$")
 _GRADIENTS = re.compile(r"^gradients(?:_\d+)?/")

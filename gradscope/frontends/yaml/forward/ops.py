@@ -10,7 +10,8 @@ from typing import Any
 
 from gradscope.frontends.yaml.forward import limits
 from gradscope.frontends.yaml.forward.layers import make_layer, weight_name
-from gradscope.frontends.yaml.model import Node, Pos
+from gradscope.frontends.yaml.model import Node
+from gradscope.results.expect import Pos
 
 
 @dataclass
