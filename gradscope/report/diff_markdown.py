@@ -67,7 +67,19 @@ def render_diff(result: DiffReport) -> str:
     values = f"`{result.loss_a.name}` = {style.number(result.loss_a.value)}, " \
         f"`{result.loss_b.name}` = {style.number(result.loss_b.value)}"  # fmt: skip
     tail = ["", f"**{diff.whole_model()}**", "", f"Losses: {values}", "", diff.summary(), ""]
-    return "\n".join(head + body + tail)
+    return "\n".join(head + body + tail + _notes(result.report))
+
+
+def _notes(report: m.Report) -> list[str]:
+    """Every note of the report the diff was made from, as inspect's markdown lists them."""
+    rows = style.note_rows(report)
+    if not rows:
+        return []
+    return (
+        ["**Notes**", ""]
+        + [f"- {f'`{loss}`: ' if loss else ''}{_escape(note)}" for loss, note in rows]
+        + [""]
+    )
 
 
 def _matrix(result: DiffMatrix) -> list[str]:
@@ -102,7 +114,7 @@ def render_matrix(result: DiffMatrix) -> str:
                 f"over {len(d.shared)} shared variable{'s' if len(d.shared) != 1 else ''}{most}"
             )
     lines += ["", f"**{result.summary()}**", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + _notes(result.report))
 
 
 def render(result: DiffReport | DiffMatrix, *, color: bool = False, width: int = 120) -> str:

@@ -102,7 +102,7 @@ def diff_renderable(result: DiffReport) -> Group:
             parts += [Text(), extra]
     parts += [Text(), Text(diff.whole_model(), style=f"bold {ds.cosine_style(diff.cosine)}")]
     parts.append(Text(diff.summary(), style="bold"))
-    return Group(*parts)
+    return Group(*parts, *_notes(result.report))
 
 
 def _matrix(result: DiffMatrix) -> Table:
@@ -147,7 +147,17 @@ def matrix_renderable(result: DiffMatrix) -> Group:
     if extra is not None:
         parts += [Text(), extra]
     parts += [Text(), Text(result.summary(), style="bold")]
-    return Group(*parts)
+    return Group(*parts, *_notes(result.report))
+
+
+def _notes(report: m.Report) -> list[Text]:
+    """Every note of the report the diff was made from (the same words as inspect's)."""
+    rows = style.note_rows(report)
+    return (
+        [Text()] + [Text(f"note{f' ({loss})' if loss else ''}: {n}") for loss, n in rows]
+        if rows
+        else []
+    )
 
 
 def render(result: DiffReport | DiffMatrix, *, color: bool = False, width: int = 120) -> str:

@@ -70,6 +70,9 @@ def _suite(parent: ET.Element, report: m.Report, baseline: str | None) -> ET.Ele
         if v.trainable:
             case = _case(suite, f"{label}.{ANY_LOSS}", v.name, report.spec, line_of(v.source))
             _outcome(case, by_pair.get((None, v.name)), baseline)
+    notes = [f"{f'{loss}: ' if loss else ''}{note}" for loss, note in style.note_rows(report)]
+    if notes:  # every note in every format (a JUnit viewer shows a suite's system-out)
+        ET.SubElement(suite, "system-out").text = "\n".join(f"note: {n}" for n in notes)
     _count(suite)
     return suite
 
