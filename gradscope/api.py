@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from gradscope.analysis.check import CheckResult, ExpectMap
-from gradscope.errors import UsageError
+from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope.pipeline import Progress, load, run, run_spec
 from gradscope.pipeline import quiet as _quiet
@@ -30,6 +31,7 @@ def inspect(
     progress: Progress = _quiet,
     pictures: bool = False,
     numeric: bool = False,
+    mode: str | Sequence[str] = "function",
 ) -> m.Report:
     """Every loss x every variable of a spec or a Python target: status, norm, cut points.
 
@@ -48,6 +50,11 @@ def inspect(
             float64 where a spec allows; up to 16 coordinates per variable): each such pair
             gets a ``numeric`` verdict (``agrees``, ``differs``, ``expected-difference``,
             ``skipped``), and an unexplained difference is a ``numeric-differs`` problem.
+        mode: how gradients are computed: ``"function"`` (traced, as a ``tf.function``
+            training step; the default), ``"xla"`` (traced with ``jit_compile=True``) or
+            ``"eager"`` (a ``GradientTape`` run eagerly). Several modes: the report is the
+            first's, and its notes name every pair whose status or norm differs between
+            them (a parity check).
 
     Returns:
         The ``Report``; ``report.to_dict()`` is the JSON report, and rich consoles and
@@ -68,10 +75,31 @@ def inspect(
         >>> gradscope.inspect(build).loss("frozen").pair("w").cut_points[0].op
         'StopGradient'
     """
-    return run(
-        target, losses=losses, device=device, max_elements=max_elements, progress=progress,
-        pictures=pictures, numeric=numeric,
-    )[0]  # fmt: skip
+    from gradscope.analysis import parity
+    from gradscope.engine import modes
+
+    wanted = [mode] if isinstance(mode, str) else list(dict.fromkeys(mode)) or [modes.FUNCTION]
+    for name in wanted:
+        if name not in modes.MODES:
+            raise UsageError(f"unknown mode {name!r}; expected one of {', '.join(modes.MODES)}")
+    reports: dict[str, m.Report] = {}
+    failed: list[str] = []
+    for name in wanted:
+        with modes.using(name):
+            try:
+                reports[name] = run(
+                    target, losses=losses, device=device, max_elements=max_elements,
+                    progress=progress, pictures=pictures, numeric=numeric,
+                )[0]  # fmt: skip
+            except GradscopeError as exc:
+                if name == wanted[0]:
+                    raise
+                # XLA refuses some models (a while_loop's gradient needs fixed list sizes):
+                # that is a parity finding, not a failure of the mode the report shows
+                failed.append(f"modes: {name} could not run: {exc}")
+    first = reports[wanted[0]]
+    notes = failed + parity.differences(reports)
+    return dataclasses.replace(first, notes=first.notes + tuple(notes)) if notes else first
 
 
 @overload
@@ -202,7 +230,7 @@ def check(
     """
     from gradscope.analysis.baseline import load_baseline
     from gradscope.analysis.check import check_reports, with_expect
-    from gradscope.errors import GradscopeError, SpecError, SpecErrors, TargetError
+    from gradscope.errors import SpecError, SpecErrors, TargetError
 
     held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
     items = _unique(targets) if isinstance(targets, (list, tuple)) else [targets]

@@ -77,6 +77,7 @@ def run_spec(
         pictures=pictures, expand=expand,
     ).run()  # fmt: skip
     facts = _diagnosed(spec, facts, device, progress, numeric)
+    facts = _in_mode(spec, facts, progress)
     sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
     results = (
         judge(classify(facts, sources), spec.expect, facts) if numeric else classify(facts, sources)
@@ -100,6 +101,19 @@ def run_spec(
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
     return report, facts
+
+
+def _in_mode(spec: Spec, facts: Any, progress: Progress) -> Any:
+    """``--mode eager``: every pair answered again by an eager GradientTape."""
+    from gradscope.engine import modes
+
+    if modes.current() != modes.EAGER:
+        return facts
+    from gradscope.engine import eager
+    from gradscope.frontends.yaml import rebuilds
+
+    progress("running the losses eagerly")
+    return eager.answer(facts, rebuilds.same(spec))
 
 
 def _diagnosed(

@@ -66,8 +66,18 @@ def render_diff(result: DiffReport) -> str:
     body = _variables(result) + _reach(diff) + _conflicts(diff)
     values = f"`{result.loss_a.name}` = {style.number(result.loss_a.value)}, " \
         f"`{result.loss_b.name}` = {style.number(result.loss_b.value)}"  # fmt: skip
-    tail = ["", f"**{diff.whole_model()}**", "", f"Losses: {values}", "", diff.summary(), ""]
-    return "\n".join(head + body + tail + _notes(result.report))
+    notes = _notes(result.report)
+    tail = [
+        "",
+        f"**{diff.whole_model()}**",
+        "",
+        f"Losses: {values}",
+        "",
+        *notes,
+        diff.summary(),
+        "",
+    ]
+    return "\n".join(head + body + tail)
 
 
 def _notes(report: m.Report) -> list[str]:
@@ -113,8 +123,8 @@ def render_matrix(result: DiffMatrix) -> str:
                 f"- `{_escape(d.loss_a)}` × `{_escape(d.loss_b)}`: cosine {ds.cosine(d.cosine)} "
                 f"over {len(d.shared)} shared variable{'s' if len(d.shared) != 1 else ''}{most}"
             )
-    lines += ["", f"**{result.summary()}**", ""]
-    return "\n".join(lines + _notes(result.report))
+    lines += ["", *_notes(result.report), f"**{result.summary()}**", ""]
+    return "\n".join(lines)
 
 
 def render(result: DiffReport | DiffMatrix, *, color: bool = False, width: int = 120) -> str:

@@ -101,8 +101,9 @@ def diff_renderable(result: DiffReport) -> Group:
         if extra is not None:
             parts += [Text(), extra]
     parts += [Text(), Text(diff.whole_model(), style=f"bold {ds.cosine_style(diff.cosine)}")]
+    parts += _notes(result.report)  # before the summary, which stays the last line
     parts.append(Text(diff.summary(), style="bold"))
-    return Group(*parts, *_notes(result.report))
+    return Group(*parts)
 
 
 def _matrix(result: DiffMatrix) -> Table:
@@ -146,8 +147,8 @@ def matrix_renderable(result: DiffMatrix) -> Group:
     extra = _pair_conflicts(result)
     if extra is not None:
         parts += [Text(), extra]
-    parts += [Text(), Text(result.summary(), style="bold")]
-    return Group(*parts, *_notes(result.report))
+    parts += [*_notes(result.report), Text(), Text(result.summary(), style="bold")]
+    return Group(*parts)
 
 
 def _notes(report: m.Report) -> list[Text]:

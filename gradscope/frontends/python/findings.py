@@ -114,6 +114,20 @@ def eager_pairs(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen]) -> 
     return replace(loss, value=value, shape=eager.shape, pairs=tuple(pairs))
 
 
+def eager_mode(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen]) -> LossFacts:
+    """``--mode eager``: a traced loss answered from its eager pass. A variable the eager run
+    never read (an untaken branch) has no path there; the traced cut points are kept."""
+    answered = eager_pairs(loss, eager, chosen)
+    pairs = []
+    for c, traced, now in zip(chosen, loss.pairs, answered.pairs, strict=True):
+        if not traced.requested:
+            pairs.append(traced)
+            continue
+        read = c.variable.ref() in eager.reads and traced.reachable
+        pairs.append(replace(now, reachable=read, cut_points=traced.cut_points))
+    return replace(answered, pairs=tuple(pairs))
+
+
 def disagreement(
     loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen], skip: set[Any]
 ) -> str | None:

@@ -141,9 +141,21 @@ def of_traceback(frames: Iterable[object]) -> Site | None:
 
 
 def of_op(op: object) -> Site | None:
-    """Where the user's code created a graph op; None when TensorFlow kept no stack."""
+    """Where the user's code created a graph op; None when TensorFlow kept no stack, or when
+    gradscope made the op itself outside the user's code (a gradient op of ``tf.gradients``:
+    the frames around it are the program that called gradscope, not the user's model)."""
     try:
-        return of_traceback(getattr(op, "traceback", None) or ())
+        frames = list(getattr(op, "traceback", None) or ())
+    except (TypeError, ValueError):
+        return None
+    names = [str(getattr(f, "filename", "")) for f in frames]
+    own = str(Path(__file__).resolve().parents[2]) + os.sep
+    called_user = any(getattr(f, "name", "") == "call_user" and n == __file__
+                      for f, n in zip(frames, names, strict=True))  # fmt: skip
+    if not called_user and any(n.startswith(own) for n in names):
+        return None
+    try:
+        return of_traceback(frames)
     except (TypeError, ValueError):
         return None
 
