@@ -5,8 +5,13 @@ The Python API mirrors the command line::
     import gradscope
 
     report = gradscope.inspect("my_pkg.models:build")   # or a spec path, or a Target
-    print(report.loss("main").pair("head/kernel").status)
+    print(report.loss("main").pair("head/kernel").status)  # a gradscope.Status
     report.to_dict()                                     # the JSON report
+    gradscope.check(["configs/multitask.yaml"])          # the CI gate: a CheckResult
+    gradscope.graph("configs/stop-gradient.yaml", "exp1")  # one loss's picture
+
+Errors are ``gradscope.GradscopeError`` subclasses: ``SpecErrors`` (every problem of a
+spec, located), ``TargetError``, ``BuildError``, ``UsageError``.
 
 Importing this package stays light (no TensorFlow): ``gradscope --help`` and
 ``gradscope validate`` must not pay for TensorFlow. The public API below is imported lazily,
@@ -23,9 +28,19 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope.analysis.check import CheckResult
     from gradscope.analysis.diff import DiffReport
     from gradscope.analysis.diff_matrix import DiffMatrix
-    from gradscope.api import check, diff, inspect, run
+    from gradscope.api import check, diff, graph, inspect
+    from gradscope.errors import (
+        BuildError,
+        ExitCode,
+        GradscopeError,
+        SpecError,
+        SpecErrors,
+        TargetError,
+        UsageError,
+    )
     from gradscope.frontends.python.target import Target
-    from gradscope.results.report import Report
+    from gradscope.results.report import LossResult, PairResult, Problem, Report
+    from gradscope.results.status import ProblemKind, Status, Verdict
 
 # The one place the version lives; pyproject.toml reads it from here (importlib.metadata
 # would cost ~60 ms on every `gradscope --help`).
@@ -36,12 +51,25 @@ _LAZY = {
     "inspect": "gradscope.api",
     "diff": "gradscope.api",
     "check": "gradscope.api",
+    "graph": "gradscope.api",
     "Report": "gradscope.results.report",
+    "LossResult": "gradscope.results.report",
+    "PairResult": "gradscope.results.report",
+    "Problem": "gradscope.results.report",
+    "Status": "gradscope.results.status",
+    "ProblemKind": "gradscope.results.status",
+    "Verdict": "gradscope.results.status",
     "DiffReport": "gradscope.analysis.diff",
     "DiffMatrix": "gradscope.analysis.diff_matrix",
     "CheckResult": "gradscope.analysis.check",
-    "run": "gradscope.api",
     "Target": "gradscope.frontends.python.target",
+    "GradscopeError": "gradscope.errors",
+    "SpecError": "gradscope.errors",
+    "SpecErrors": "gradscope.errors",
+    "TargetError": "gradscope.errors",
+    "BuildError": "gradscope.errors",
+    "UsageError": "gradscope.errors",
+    "ExitCode": "gradscope.errors",
     "testing": "gradscope.testing",
     "keras": "gradscope.keras",
 }
@@ -50,17 +78,30 @@ _LAZY = {
 _MODULES = frozenset({"testing", "keras"})
 
 __all__ = [
+    "BuildError",
     "CheckResult",
     "DiffMatrix",
     "DiffReport",
+    "ExitCode",
+    "GradscopeError",
+    "LossResult",
+    "PairResult",
+    "Problem",
+    "ProblemKind",
     "Report",
+    "SpecError",
+    "SpecErrors",
+    "Status",
     "Target",
+    "TargetError",
+    "UsageError",
+    "Verdict",
     "__version__",
     "check",
     "diff",
+    "graph",
     "inspect",
     "keras",
-    "run",
     "testing",
 ]
 

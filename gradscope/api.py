@@ -7,26 +7,54 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from gradscope import pipeline
 from gradscope.analysis.check import CheckResult, ExpectMap
 from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
-from gradscope.pipeline import Progress, load, run, run_spec
-from gradscope.pipeline import quiet as _quiet
+from gradscope.progress import Progress, prefixed
+from gradscope.progress import quiet as _quiet
 from gradscope.results import report as m
 from gradscope.results.facts import EVERY_PAIR
 
 if TYPE_CHECKING:
     from gradscope.analysis.diff import DiffReport
     from gradscope.analysis.diff_matrix import DiffMatrix
+    from gradscope.engine.picture.draw import Picture
 
-__all__ = ["check", "diff", "inspect", "load", "run", "run_spec"]
+__all__ = ["check", "diff", "graph", "inspect"]
+
+#: ``device=`` words, as on the command line (``--device``); "CPU:0"/"GPU:1" are taken as given.
+DEVICES = {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}
+
+
+def device_name(device: str | None) -> str | None:
+    """A TensorFlow device name for ``device``: ``"auto"`` (or None) is TensorFlow's own
+    placement, ``"cpu"``/``"gpu"`` the first of each, ``"CPU:0"``/``"GPU:1"`` as given.
+
+    Raises:
+        UsageError: any other word.
+    """
+    if device is None or device.lower() in DEVICES:
+        return None if device is None else DEVICES[device.lower()]
+    kind, _, index = device.upper().partition(":")
+    if kind in ("CPU", "GPU") and index.isdigit():
+        return f"{kind}:{index}"
+    raise UsageError(f"device: expected auto, cpu, gpu or a name like GPU:1, saw {device!r}")
+
+
+def _run(target: Any, **fields: Any) -> pipeline.Outcome:
+    fields["device"] = device_name(fields.get("device"))
+    for key in ("losses", "compare"):
+        if fields.get(key) is not None:
+            fields[key] = tuple(fields[key])
+    return pipeline.run(target, pipeline.Request(**fields))
 
 
 def inspect(
     target: Any,
     *,
     losses: Sequence[str] | None = None,
-    device: str | None = None,
+    device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
     pictures: bool = False,
@@ -41,7 +69,7 @@ def inspect(
             ``gradscope.Target``, a mapping with its fields, or a zero-argument function
             returning one of those.
         losses: only these losses (default: all).
-        device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
+        device: ``"auto"`` (TensorFlow's placement), ``"cpu"``, ``"gpu"`` or ``"GPU:1"``.
         max_elements: the largest tensor a spec may ask for (specs only).
         progress: called with a short phase description as work proceeds.
         pictures: also draw each loss's gradient-flow picture (``report.picture(loss)``),
@@ -87,10 +115,10 @@ def inspect(
     for name in wanted:
         with modes.using(name):
             try:
-                reports[name] = run(
+                reports[name] = _run(
                     target, losses=losses, device=device, max_elements=max_elements,
                     progress=progress, pictures=pictures, numeric=numeric,
-                )[0]  # fmt: skip
+                ).report  # fmt: skip
             except GradscopeError as exc:
                 if name == wanted[0]:
                     raise
@@ -108,7 +136,7 @@ def diff(
     loss_a: str,
     loss_b: str,
     *,
-    device: str | None = None,
+    device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
 ) -> DiffReport: ...
@@ -121,7 +149,7 @@ def diff(
     loss_b: None = None,
     *,
     losses: Sequence[str] | None = None,
-    device: str | None = None,
+    device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
 ) -> DiffMatrix: ...
@@ -133,7 +161,7 @@ def diff(
     loss_b: str | None = None,
     *,
     losses: Sequence[str] | None = None,
-    device: str | None = None,
+    device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
 ) -> DiffReport | DiffMatrix:
@@ -143,11 +171,11 @@ def diff(
     pass per loss, and the dot products of the gradients inside the same trace.
 
     Args:
-        target: anything ``run`` accepts (a spec path, a ``Spec``, a Python target, ...).
+        target: anything ``inspect`` accepts (a spec path, a ``Spec``, a Python target, ...).
         loss_a: the first loss; with ``loss_b``, a ``DiffReport`` of the two.
         loss_b: the second loss.
         losses: without ``loss_a``/``loss_b``: the losses of the matrix (default: all).
-        device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
+        device: ``"auto"`` (TensorFlow's placement), ``"cpu"``, ``"gpu"`` or ``"GPU:1"``.
         max_elements: the largest tensor a spec may ask for.
         progress: called with a short phase description as work proceeds.
 
@@ -174,8 +202,8 @@ def diff(
     if losses and (loss_a is not None or loss_b is not None):
         raise UsageError("diff: give two losses (loss_a, loss_b) or losses=, not both")
     if loss_a is not None and loss_b is not None:
-        report, facts = run(target, losses=[loss_a, loss_b], compare=[(loss_a, loss_b)], **options)
-        return DiffReport(report, compare(report, facts.comparisons[0]))
+        out = _run(target, losses=[loss_a, loss_b], compare=[(loss_a, loss_b)], **options)
+        return DiffReport(out.report, compare(out.report, out.facts.comparisons[0]))
     names = list(dict.fromkeys(losses or [n for n in (loss_a, loss_b) if n is not None]))
     if len(names) == 1:
         raise UsageError(
@@ -183,8 +211,8 @@ def diff(
             "or none for the matrix of every pair"
         )
     pairs = list(itertools.combinations(names, 2)) if names else [EVERY_PAIR]
-    report, facts = run(target, losses=names or None, compare=pairs, **options)
-    return matrix(report, facts.comparisons)
+    out = _run(target, losses=names or None, compare=pairs, **options)
+    return matrix(out.report, out.facts.comparisons)
 
 
 def check(
@@ -192,7 +220,7 @@ def check(
     *,
     expect: ExpectMap | None = None,
     baseline: str | None = None,
-    device: str | None = None,
+    device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
     numeric: bool = False,
@@ -204,13 +232,13 @@ def check(
     (rules in ``gradscope.analysis.policy``).
 
     Args:
-        targets: one target (what ``run`` accepts: a spec path, a ``Spec``, a Python target
+        targets: one target (what ``inspect`` accepts: a spec path, a ``Spec``, a Python target
             string, a ``Target``, ...) or a list of them; several give one result.
         expect: ``{loss: {"none": [globs], "connected": [globs], "numeric": [globs]}}`` to
             use instead of each target's own ``expect`` block (for Python targets and tests).
         baseline: a JSON report from ``inspect`` or ``check``; the problems it holds are
             marked known and do not fail the check.
-        device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
+        device: ``"auto"`` (TensorFlow's placement), ``"cpu"``, ``"gpu"`` or ``"GPU:1"``.
         max_elements: the largest tensor a spec may ask for.
         progress: called with a short phase description as work proceeds.
         numeric: also compare every ``ok`` gradient with finite differences and fail on
@@ -229,7 +257,7 @@ def check(
         (True, 0)
     """
     from gradscope.analysis.baseline import load_baseline
-    from gradscope.analysis.check import check_reports, with_expect
+    from gradscope.analysis.check import check_reports
     from gradscope.errors import SpecError, SpecErrors, TargetError
 
     held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
@@ -242,17 +270,14 @@ def check(
         name = getattr(target, "path", target)
         label = f"[{index + 1}/{len(items)}] {name}: " if len(items) > 1 else ""
         try:
-            report = run(
-                target,
-                device=device,
-                max_elements=max_elements,
-                progress=_prefixed(progress, label),
-                numeric=numeric,
-            )[0]
+            report = _run(
+                target, device=device, max_elements=max_elements,
+                progress=prefixed(progress, label), numeric=numeric, expect=expect,
+            ).report  # fmt: skip
         except (SpecErrors, SpecError, TargetError) as exc:  # keep going: report every error
             errors.append(exc)
             continue
-        reports.append(report if expect is None else with_expect(report, expect))
+        reports.append(report)
     if errors:
         raise _combined(errors)
     return check_reports(reports, held)
@@ -270,10 +295,6 @@ def _unique(targets: Sequence[Any]) -> list[Any]:
     return out
 
 
-def _prefixed(progress: Progress, label: str) -> Progress:
-    return lambda phase: progress(label + phase)
-
-
 def _combined(errors: Sequence[Exception]) -> Exception:
     """One exception for every target that failed: ``SpecErrors`` when they all are spec errors."""
     from gradscope.errors import ErrorGroup, GradscopeError, SpecError, SpecErrors
@@ -289,3 +310,41 @@ def _combined(errors: Sequence[Exception]) -> Exception:
                 flat.append(e)
         return SpecErrors(flat)
     return ErrorGroup([e for e in errors if isinstance(e, GradscopeError)])
+
+
+def graph(
+    target: Any,
+    loss: str | None = None,
+    *,
+    expand: bool = False,
+    device: str | None = "auto",
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    progress: Progress = _quiet,
+) -> Picture:
+    """The gradient-flow picture of one loss, as ``gradscope graph`` draws it.
+
+    Args:
+        target: anything ``inspect`` accepts.
+        loss: the loss to draw; may be left out when the target has exactly one.
+        expand: one box per TensorFlow op, not per spec node or layer.
+        device: as for ``inspect``.
+        max_elements: the largest tensor a spec may ask for.
+        progress: called with a short phase description as work proceeds.
+
+    Returns:
+        The ``Picture`` (boxes, links, cut points); ``gradscope.report.draw`` writes it as
+        SVG, PNG, DOT, Mermaid or HTML.
+
+    Raises:
+        UsageError: no ``loss`` given and the target has several, or an unknown loss.
+    """
+    report = _run(
+        target, losses=[loss] if loss else None, device=device, max_elements=max_elements,
+        progress=progress, pictures=True, expand=expand,
+    ).report  # fmt: skip
+    names = [x.name for x in report.losses]
+    if len(names) != 1:
+        raise UsageError(f"{report.spec} has {len(names)} losses; pick one: {', '.join(names)}")
+    picture = report.picture(names[0])
+    assert picture is not None  # pictures=True draws one per loss
+    return picture

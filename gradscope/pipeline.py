@@ -1,170 +1,156 @@
-"""Running one target once: resolve it, trace it, classify it; every command comes through here.
+"""The one pipeline: any front-end through the engine and the analysis to a ``Report``.
 
 ``run`` accepts a spec path, a ``Spec``, a Python target string, a ``gradscope.Target``, a
-mapping or a callable, and returns ``(Report, RunFacts)``; ``api.inspect``, ``diff`` and
-``check`` are thin layers over it.
+mapping or a callable; it picks the front-end (``frontends.open_frontend``), imports
+TensorFlow, traces once, runs the second passes a result needs (NaN origins, ``--numeric``),
+decides every status and problem, and returns the report with the raw facts (``diff`` reads
+their comparisons). Every command and every API function comes through here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from gradscope.analysis.check import ExpectMap, expectations_of
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
 from gradscope.engine.status import classify
+from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import UsageError
-from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, Spec
+from gradscope.frontends import open_frontend
+from gradscope.frontends.base import Frontend, Trace
+from gradscope.frontends.yaml.context import suggest
+from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
+from gradscope.progress import Progress, quiet
 from gradscope.results import report as m
-from gradscope.results.facts import EVERY_PAIR
-
-Progress = Callable[[str], None]
+from gradscope.results.facts import EVERY_PAIR, RunFacts
 
 
-def quiet(_phase: str) -> None:
-    return None
+@dataclass(frozen=True)
+class Request:
+    """What a command asks of one run.
+
+    Attributes:
+        losses: only these losses (None: every loss).
+        compare: pairs of losses whose gradients to compare (``EVERY_PAIR``: all pairs).
+        device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
+        progress: called with a short phase description as work proceeds.
+        pictures: draw each loss's gradient-flow picture (``expand``: one box per op).
+        numeric: compare every ``ok`` gradient with finite differences.
+        expect: expectations to hold the model to instead of its own.
+        max_elements: the largest tensor a spec may ask for.
+    """
+
+    losses: tuple[str, ...] | None = None
+    compare: tuple[tuple[str, str], ...] = ()
+    device: str | None = None
+    progress: Progress = quiet
+    pictures: bool = False
+    expand: bool = False
+    numeric: bool = False
+    expect: ExpectMap | None = None
+    max_elements: int = DEFAULT_MAX_ELEMENTS
 
 
-def load(target: str | Spec, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:
-    """A spec from a path (or the spec itself); raises ``SpecErrors`` with every problem."""
-    if isinstance(target, Spec):
-        return target
-    from gradscope.frontends.yaml import load_spec
+@dataclass(frozen=True)
+class Outcome:
+    """A run's report and the facts behind it."""
 
-    return load_spec(str(target), max_elements=max_elements)
+    report: m.Report
+    facts: RunFacts
 
 
-def _check_losses(spec: Spec, names: Sequence[str]) -> None:
-    known = [loss.name for loss in spec.losses]
+def run(target: object, request: Request = Request()) -> Outcome:
+    """Run any target once through its front-end, the engine and the analysis.
+
+    Raises:
+        SpecErrors: an invalid spec. BuildError: TensorFlow refused a node. TargetError: a
+            Python target cannot be imported, called or understood. UsageError: an unknown
+            loss, a bad ``expect``.
+    """
+    frontend = open_frontend(target, max_elements=request.max_elements)
+    request.progress("importing TensorFlow")
+    import_tensorflow()
+    frontend.prepare(request.progress)
+    compare = _pairs(frontend, request)
+    asked = list(request.losses or []) + [n for pair in compare for n in pair]
+    _check_losses(frontend, asked)
+    trace = Trace(request.losses, compare, request.device, request.progress,
+                  request.pictures, request.expand)  # fmt: skip
+    facts = _diagnosed(frontend, frontend.trace(trace), request)
+    return Outcome(assemble(frontend, facts, request), facts)
+
+
+def _pairs(frontend: Frontend, request: Request) -> tuple[tuple[str, str], ...]:
+    """The pairs to compare, with ``EVERY_PAIR`` expanded over the losses of the run."""
+    names = list(request.losses or frontend.loss_names())
+    out: list[tuple[str, str]] = []
+    for pair in request.compare:
+        out += (
+            itertools.combinations(names, 2) if tuple(pair) == EVERY_PAIR else [(pair[0], pair[1])]
+        )
+    return tuple(out)
+
+
+def _check_losses(frontend: Frontend, names: Sequence[str]) -> None:
+    known = frontend.loss_names()
     unknown = list(dict.fromkeys(n for n in names if n not in known))
     if unknown:
+        what = "spec" if frontend.label == frontend.file else "target"
+        hint = suggest(unknown[0], known)
         raise UsageError(
-            f"{spec.path}: unknown loss {', '.join(repr(n) for n in unknown)}; "
-            f"the spec has {', '.join(known) or 'no losses'}"
+            f"{frontend.label}: unknown loss {', '.join(repr(n) for n in unknown)}{hint}; "
+            f"the {what} has {', '.join(known) or 'no losses'}"
         )
 
 
-def run_spec(
-    spec: Spec,
-    *,
-    losses: Sequence[str] | None = None,
-    compare: Sequence[tuple[str, str]] = (),
-    device: str | None = None,
-    progress: Progress = quiet,
-    pictures: bool = False,
-    expand: bool = False,
-    numeric: bool = False,
-) -> tuple[m.Report, Any]:
-    """Build and differentiate a spec once; the report and the raw facts (for ``diff``).
+def _diagnosed(frontend: Frontend, facts: RunFacts, request: Request) -> RunFacts:
+    """The facts with every ``nan`` pair's origin (a second pass, only when a pair is
+    ``nan``) and, with ``numeric``, every ``ok`` pair against finite differences."""
+    from gradscope.engine.nan import origin
 
-    With ``pictures`` the report also holds each loss's gradient-flow picture
-    (``report.picture(loss)``; one box per op with ``expand``); with ``numeric`` every
-    ``ok`` gradient is compared with finite differences (``gradients/numeric.py``).
-    """
-    compared = [n for pair in compare if tuple(pair) != EVERY_PAIR for n in pair]
-    _check_losses(spec, list(losses or []) + compared)
-    progress("importing TensorFlow")
-    from gradscope.engine.tf_import import import_tensorflow
-    from gradscope.engine.trace import Engine
-    from gradscope.frontends.yaml.forward.model import SpecModel
+    skip = frontend.untraced()
+    if origin.nan_pairs(facts):
+        facts = origin.explain(facts, frontend.rebuild(wide=False), device=request.device,
+                               progress=request.progress, skip=skip)  # fmt: skip
+    if request.numeric:
+        from gradscope.engine.numeric import check
 
-    import_tensorflow()
+        facts = check.check(facts, frontend.rebuild(wide=True), device=request.device,
+                            progress=request.progress, skip=skip)  # fmt: skip
+    return facts
 
-    progress("building the model")
-    model = SpecModel(spec)
-    facts = Engine(
-        model, losses=losses, compare=compare, device=device, progress=progress,
-        pictures=pictures, expand=expand,
-    ).run()  # fmt: skip
-    facts = _diagnosed(spec, facts, device, progress, numeric)
-    facts = _in_mode(spec, facts, progress)
-    sources = {loss.name: f"{spec.path}:{loss.pos.line}" for loss in spec.losses}
-    results = (
-        judge(classify(facts, sources), spec.expect, facts) if numeric else classify(facts, sources)
+
+def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
+    """Statuses, ``--numeric`` verdicts, problems and notes: the report of one run."""
+    sources = frontend.loss_sources()
+    expect = (
+        frontend.expectations()
+        if request.expect is None
+        else expectations_of(request.expect, frontend.label, sources)
     )
-    problems = find_problems(spec.path, results, facts.variables, spec.expect)
-    notes: list[str] = [] if numeric else unheld_numeric(spec.expect)
-    notes += unmatched_patterns(spec, spec.expect, facts.variables)
-    if losses:
+    results = classify(facts, sources)
+    if facts.numeric is not None:
+        results = judge(results, expect, facts)
+    problems = find_problems(frontend.file, results, facts.variables, expect)
+    notes = list(frontend.notes) + list(facts.notes)
+    notes += [] if facts.numeric is not None else unheld_numeric(expect)
+    where = frontend.file if frontend.label == frontend.file else None
+    notes += unmatched_patterns(frontend.patterns(), expect, facts.variables, where)
+    if request.losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")
-    report = m.Report(
-        spec=spec.path,
-        name=spec.name,
+    return m.Report(
+        spec=frontend.label,
+        name=frontend.name,
         tensorflow=facts.tensorflow,
         device=facts.device,
         variables=facts.variables,
         losses=tuple(results),
         problems=tuple(problems),
-        notes=tuple(notes) + facts.notes,
+        notes=tuple(notes),
         numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
     )
-    return report, facts
-
-
-def _in_mode(spec: Spec, facts: Any, progress: Progress) -> Any:
-    """``--mode eager``: every pair answered again by an eager GradientTape."""
-    from gradscope.engine import modes
-
-    if modes.current() != modes.EAGER:
-        return facts
-    from gradscope.engine import eager
-    from gradscope.frontends.yaml import rebuilds
-
-    progress("running the losses eagerly")
-    return eager.answer(facts, rebuilds.same(spec))
-
-
-def _diagnosed(
-    spec: Spec, facts: Any, device: str | None, progress: Progress, numeric: bool
-) -> Any:
-    """The facts with every ``nan`` pair's origin (a second pass, only when one is ``nan``)
-    and, with ``numeric``, every ``ok`` pair checked against finite differences."""
-    from gradscope.engine.nan import origin as anomaly
-
-    if anomaly.nan_pairs(facts):
-        from gradscope.frontends.yaml import rebuilds
-
-        facts = anomaly.explain(facts, rebuilds.same(spec), device=device, progress=progress)
-    if numeric:
-        from gradscope.engine.numeric import check as numeric_check
-        from gradscope.frontends.yaml import rebuilds
-
-        facts = numeric_check.check(facts, rebuilds.wide(spec), device=device, progress=progress)
-    return facts
-
-
-def run(
-    target: Any,
-    *,
-    losses: Sequence[str] | None = None,
-    compare: Sequence[tuple[str, str]] = (),
-    device: str | None = None,
-    max_elements: int = DEFAULT_MAX_ELEMENTS,
-    progress: Progress = quiet,
-    pictures: bool = False,
-    expand: bool = False,
-    numeric: bool = False,
-) -> tuple[m.Report, Any]:
-    """Resolve a target and run it once: ``(Report, RunFacts)``.
-
-    ``target`` is a spec path, a ``Spec``, a Python target string (``pkg.module:function``,
-    ``path/file.py:function``), a ``gradscope.Target``, a mapping with its fields, or a
-    zero-argument callable returning one of those. Every command goes through here, so every
-    command accepts whatever ``run`` accepts.
-    """
-    from gradscope.frontends.python import is_python_target
-
-    if is_python_target(target):
-        from gradscope.frontends.python.run import run_target
-
-        return run_target(
-            target, losses=losses, compare=compare, device=device, progress=progress,
-            pictures=pictures, expand=expand, numeric=numeric,
-        )  # fmt: skip
-    spec = load(target, max_elements=max_elements)
-    return run_spec(
-        spec, losses=losses, compare=compare, device=device, progress=progress,
-        pictures=pictures, expand=expand, numeric=numeric,
-    )  # fmt: skip

@@ -16,19 +16,21 @@ prints: every problem with its loss, variable, cut points and spec line.
 
 from __future__ import annotations
 
+from typing import Any
+
 from gradscope.analysis.check import CheckResult, ExpectMap
-from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, Spec
+from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 
 #: The width of the report inside an assertion message (pytest does not wrap it).
 WIDTH = 100
 
 
 def assert_gradients(
-    target: str | Spec,
+    target: Any,
     expect: ExpectMap | None = None,
     *,
     baseline: str | None = None,
-    device: str | None = None,
+    device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     numeric: bool = False,
 ) -> CheckResult:
@@ -38,12 +40,13 @@ def assert_gradients(
     variable no loss trains unless an ``expect.<loss>.none`` pattern names it.
 
     Args:
-        target: a spec path, a loaded ``Spec``, or anything else ``gradscope.check`` accepts
-            (a Python target ``module:function``).
+        target: anything ``gradscope.check`` accepts: a spec path, a loaded ``Spec``, a
+            Python target (``module:function``, ``file.py:function``, a ``Target``, a
+            mapping or a callable), or a list of them.
         expect: ``{loss: {"none": [globs], "connected": [globs], "numeric": [globs]}}``;
             replaces the spec's own ``expect`` block. None (the default) uses the spec's own.
         baseline: a JSON report whose problems are known and do not fail.
-        device: ``"CPU:0"``, ``"GPU:0"`` or None for TensorFlow's own placement.
+        device: ``"auto"`` (TensorFlow's placement), ``"cpu"``, ``"gpu"`` or ``"GPU:1"``.
         max_elements: the largest tensor a spec may ask for.
         numeric: also compare every ``ok`` gradient with finite differences and fail on an
             unexplained difference (``check --numeric``).
@@ -60,7 +63,7 @@ def assert_gradients(
     from gradscope.report import render
 
     result = api.check(
-        [target], expect=expect, baseline=baseline, device=device, max_elements=max_elements,
+        target, expect=expect, baseline=baseline, device=device, max_elements=max_elements,
         numeric=numeric,
     )  # fmt: skip
     if not result.passed:

@@ -1,4 +1,4 @@
-"""The Python API: ``gradscope.inspect`` (and ``api.run``, which every command uses) on specs
+"""The Python API: ``gradscope.inspect`` (and ``pipeline.run``, which every command uses) on specs
 and Python targets, ``Report.to_dict()`` and ``Report.__rich__``."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradscope
-from gradscope import api
+from gradscope import api, pipeline
 from gradscope.report import json as report_json
 from gradscope.results import report as m
 from tests.conftest import ROOT
@@ -59,7 +59,8 @@ def test_run_accepts_every_kind_of_target(monkeypatch: pytest.MonkeyPatch) -> No
         load_spec(str(ROOT / "configs" / "multitask.yaml")),
     ]
     for form in forms:
-        report, facts = api.run(form)
+        out = pipeline.run(form)
+        report, facts = out.report, out.facts
         assert isinstance(report, m.Report) and report.losses, form
         assert facts.losses, form
     assert api.inspect(target).loss("l").pair("w").norm == pytest.approx(4.0)  # d(w^2)/dw = 2w
@@ -113,7 +114,8 @@ def test_compare_through_run_matches_bare_dot_products() -> None:
         return tf.reduce_sum(a * b) * float(np.sum(b.numpy()))
 
     losses = {"sum": sum_loss, "square": square_loss, "numpy": numpy_loss}
-    _, facts = api.run({"losses": losses}, compare=[("sum", "square"), ("numpy", "square")])
+    request = pipeline.Request(compare=(("sum", "square"), ("numpy", "square")))
+    facts = pipeline.run({"losses": losses}, request).facts
     bare = {}
     for name, fn in losses.items():
         with tf.GradientTape() as tape:
@@ -149,3 +151,39 @@ def test_check_holds_a_target_to_its_expect() -> None:
     line = next(i for i, t in enumerate(HERE.read_text().splitlines(), 1) if '{"none": ["w"]}' in t)
     assert report_json.problem(problem)["source"] == f"tests/test_api.py:{line}"
     assert report.failures == report.problems
+
+
+TWO_HEADS = """\
+import tensorflow as tf
+
+def build():
+    w1 = tf.Variable([1.0, 2.0], name="w1")
+    w2 = tf.Variable([3.0], name="w2")
+    spare = tf.Variable([0.5], name="spare")
+    return {
+        "losses": {"a": lambda: tf.reduce_sum(w1 * w1), "b": lambda: tf.reduce_sum(w2)},
+        "variables": [w1, w2, spare],
+    }
+"""
+
+
+@pytest.mark.tf
+def test_check_keys_problems_alike_with_and_without_expect(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One pipeline: ``check(target)`` and ``check(target, expect=...)`` locate a variable's
+    problem at the same file and line (baselines and SARIF fingerprints depend on it)."""
+    import tensorflow as tf
+
+    (tmp_path / "t.py").write_text(TWO_HEADS)
+    monkeypatch.chdir(tmp_path)
+    plain = api.check("t.py:build").failures
+    held = api.check("t.py:build", expect={"a": {"none": ["w2"]}}).failures
+    w1, w2, spare = tf.Variable([1.0, 2.0]), tf.Variable([3.0]), tf.Variable([0.5])
+    with tf.GradientTape(persistent=True) as tape:  # bare TensorFlow: spare gets no gradient
+        a, b = tf.reduce_sum(w1 * w1), tf.reduce_sum(w2)
+    assert tape.gradient(a, spare) is None and tape.gradient(b, spare) is None
+    assert [(p.kind, p.variable) for p in plain] == [(m.NEVER_TRAINED, "spare")]
+    assert [(p.kind, p.variable) for p in held] == [(m.NEVER_TRAINED, "spare")]
+    assert plain[0].key() == held[0].key() == ("t.py", None, "spare", m.NEVER_TRAINED)
+    assert plain[0].line == held[0].line == 6  # where `spare` was created

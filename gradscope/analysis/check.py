@@ -17,11 +17,11 @@ Both shapes are accepted by ``--baseline``; ``schema/report-v1.json`` and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gradscope.analysis.baseline import Baseline, Key
-from gradscope.analysis.policy import find_problems, line_of
+from gradscope.analysis.policy import line_of
 from gradscope.errors import ExitCode, UsageError
 from gradscope.results import report as m
 from gradscope.results.expect import Expectation, Pattern, Pos
@@ -129,26 +129,29 @@ def check_reports(reports: Sequence[m.Report], baseline: Baseline | None = None)
     return CheckResult(marked, baseline.path, baseline.fixed(marked))
 
 
-def expectations(expect: ExpectMap, report: m.Report) -> tuple[Expectation, ...]:
+def expectations_of(
+    expect: ExpectMap, label: str, sources: Mapping[str, str]
+) -> tuple[Expectation, ...]:
     """``expect`` given in Python, as the spec's own ``expect`` block would read.
 
-    Each pattern is located at its loss's line, since it was not written in the spec.
+    Each pattern is located at its loss's line (``sources``: ``FILE:LINE`` per loss), since
+    it was not written in the spec.
 
     Raises:
         UsageError: an unknown loss, an unknown field, or a pattern that is not a string.
     """
-    names = [loss.name for loss in report.losses]
+    names = list(sources)
     out = []
     for loss_name, fields in expect.items():
         if loss_name not in names:
             raise UsageError(
-                f"expect: {report.spec} has no loss {loss_name!r}; it has {', '.join(names)}"
+                f"expect: {label} has no loss {loss_name!r}; it has {', '.join(names)}"
             )
         unknown = sorted(set(fields) - {"none", "connected", "numeric"})
         if unknown:
             raise UsageError(f"expect.{loss_name}: unknown field {unknown[0]!r} "
                              "(expected `none`, `connected` and/or `numeric`)")  # fmt: skip
-        pos = Pos(line_of(report.loss(loss_name).source), 1)
+        pos = Pos(line_of(sources[loss_name]), 1)
         lists = {key: _globs(fields.get(key, ()), f"expect.{loss_name}.{key}", pos)
                  for key in ("none", "connected", "numeric")}  # fmt: skip
         out.append(Expectation(loss_name, lists["none"], lists["connected"], pos, lists["numeric"]))
@@ -161,14 +164,3 @@ def _globs(value: Sequence[str] | str, where: str, pos: Pos) -> tuple[Pattern, .
     if bad:
         raise UsageError(f"{where}: expected glob strings, saw {bad[0]!r}")
     return tuple(Pattern(g, pos) for g in items)
-
-
-def with_expect(report: m.Report, expect: ExpectMap) -> m.Report:
-    """``report`` with its numeric verdicts and problems found again under ``expect`` instead
-    of the spec's own."""
-    from gradscope.analysis.numeric import judge
-
-    given = expectations(expect, report)
-    losses = tuple(judge(report.losses, given))
-    problems = find_problems(report.spec, losses, report.variables, given)
-    return replace(report, losses=losses, problems=tuple(problems))

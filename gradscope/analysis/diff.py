@@ -174,8 +174,9 @@ def compare(report: m.Report, comparison: Comparison) -> Diff:
         The ``Diff``, one ``VariableDiff`` per variable in the model's order.
 
     Example:
-        >>> report, facts = api.run("configs/multitask.yaml", compare=[("loss_1", "loss_2")])
-        >>> compare(report, facts.comparisons[0]).names(ONLY_A)
+        >>> request = pipeline.Request(compare=(("loss_1", "loss_2"),))
+        >>> out = pipeline.run("configs/multitask.yaml", request)
+        >>> compare(out.report, out.facts.comparisons[0]).names(ONLY_A)
         ('task1/w', 'task1/b')
     """
     a, b = comparison.loss_a, comparison.loss_b

@@ -21,7 +21,8 @@ The rules, per (loss, variable) pair and per variable:
   the variable (``analysis/numeric.py``).
 
 Each problem carries the spec line a reviewer should look at: the pattern's line for a
-contradicted ``expect``, the variable's line for ``nan`` and ``never-trained``.
+contradicted ``expect``, the line that created the variable (its spec line, or the Python
+line of a target) for ``nan``, ``never-trained`` and an unasked ``numeric-differs``.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gradscope.analysis.numeric import describe
-from gradscope.frontends.yaml.model import Spec
 from gradscope.results import report as m
-from gradscope.results.expect import Expectation, Pattern, glob_matches
+from gradscope.results.expect import Expectation, Pattern, PatternUse, glob_matches
 from gradscope.results.facts import CutPoint, NanOrigin, VariableFacts
 
 
@@ -88,6 +88,13 @@ def line_of(source: str) -> int:
     return int(tail) if tail.isdigit() else 1
 
 
+def located_at(variable: VariableFacts, spec: str) -> tuple[str, int]:
+    """Where a problem about a variable itself points: the file and line that created it
+    (its spec line, or the Python line of a target), else line 1 of ``spec``."""
+    path, _, line = variable.source.rpartition(":")
+    return (path, int(line)) if path and line.isdigit() else (spec, 1)
+
+
 def _first(patterns: Sequence[Pattern], name: str) -> Pattern | None:
     return next((p for p in patterns if p.matches(name)), None)
 
@@ -138,7 +145,7 @@ def _pair_problem(
         origin = f": {describe_origin(pair.nan_origin)}" if pair.nan_origin else ""
         return m.Problem(loss.name, name, m.NAN_PROBLEM,
                          f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`{origin}",
-                         pair.cut_points, spec, line_of(variable.source))  # fmt: skip
+                         pair.cut_points, *located_at(variable, spec))  # fmt: skip
     if e is None:
         return None
     none = _first(e.none, name)
@@ -183,8 +190,8 @@ def _numeric_problem(
     if result.pattern is not None:
         message += f"; expect.{loss.name}.numeric lists `{result.pattern.glob}`"
         message += f", and {result.reason}" if result.reason else ""
-    line = result.pattern.pos.line if result.pattern is not None else line_of(variable.source)
-    return m.Problem(loss.name, name, m.NUMERIC_DIFFERS, message, pair.cut_points, spec, line)
+    where = (spec, result.pattern.pos.line) if result.pattern else located_at(variable, spec)
+    return m.Problem(loss.name, name, m.NUMERIC_DIFFERS, message, pair.cut_points, *where)
 
 
 def _never_trained(
@@ -214,25 +221,30 @@ def _never_trained(
             elif pairs and all(p.status == m.EXCLUDED for p in pairs):
                 message += "; it is outside every loss's `vars`"
             message += " (list it under expect.<loss>.none if it is meant to be unused)"
-        out.append(m.Problem(None, v.name, m.NEVER_TRAINED, message, cuts, spec, line_of(v.source)))
+        problem = m.Problem(None, v.name, m.NEVER_TRAINED, message, cuts, *located_at(v, spec))
+        out.append(problem)
     return out
 
 
 def unmatched_patterns(
-    spec: Spec | None, expect: Sequence[Expectation], variables: Sequence[VariableFacts]
+    uses: Sequence[PatternUse],
+    expect: Sequence[Expectation],
+    variables: Sequence[VariableFacts],
+    path: str | None = None,
 ) -> list[str]:
     """A note for each ``vars`` or ``expect`` glob that names no variable of the model.
 
     Such a pattern holds nothing (a ``vars`` of only typos excludes every variable), which
     is almost always a typo or a renamed variable.
+
+    Args:
+        uses: the front-end's own globs (a spec loss's ``vars``), each with where it stands.
+        expect: the expectations the run was held to.
+        variables: every variable of the run.
+        path: the file the ``expect`` patterns were written in, when it is a spec.
     """
     names = [v.name for v in variables]
-    found: list[tuple[str, str, str]] = []  # (field, glob, where)
-    if spec is not None:
-        for loss in spec.losses:
-            where = f"{spec.path}:{loss.pos.line}"
-            found += [(f"losses.{loss.name}.vars", g, where) for g in loss.vars or ()]
-    path = spec.path if spec is not None else None
+    found = [(u.field, u.glob, u.where) for u in uses]
     for e in expect:
         for field, patterns in (("none", e.none), ("connected", e.connected),
                                 ("numeric", e.numeric)):  # fmt: skip

@@ -6,7 +6,6 @@ import click
 
 from gradscope.cli.common import (
     color_wanted,
-    device_name,
     emit,
     format_option,
     numeric_option,
@@ -84,7 +83,7 @@ def check(
             result = api.check(
                 list(specs),
                 baseline=baseline,
-                device=device_name(device),
+                device=device,
                 max_elements=max_elements,
                 progress=report_progress,
                 numeric=numeric,

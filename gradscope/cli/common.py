@@ -15,6 +15,7 @@ import click
 
 from gradscope.errors import UsageError
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
+from gradscope.progress import Progress
 
 # Imports of heavy standard modules (pathlib, tempfile, shutil) happen inside functions:
 # `gradscope --help` must cost little more than importing click.
@@ -90,10 +91,6 @@ def numeric_option(fn: F) -> F:
         "where the spec allows; up to 16 coordinates per variable): a verdict per pair, and "
         "a numeric-differs problem where they disagree with nothing to explain it.",
     )(fn)
-
-
-def device_name(choice: str) -> str | None:
-    return {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}[choice]
 
 
 def format_option(choices: list[str], default: str = "table") -> Callable[[F], F]:
@@ -225,7 +222,7 @@ class _Phase:
 
 
 @contextlib.contextmanager
-def progress(quiet: bool) -> Iterator[Callable[[str], None]]:
+def progress(quiet: bool) -> Iterator[Progress]:
     """A callback that shows the current phase and the elapsed time on standard error.
 
     Shown only when standard error is a terminal and ``--quiet`` is not given. It writes to a

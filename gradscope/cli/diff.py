@@ -8,7 +8,6 @@ import click
 
 from gradscope.cli.common import (
     color_wanted,
-    device_name,
     emit,
     format_option,
     output_option,
@@ -63,7 +62,7 @@ def diff(
     from gradscope import api
     from gradscope.report import render
 
-    options: dict[str, Any] = {"device": device_name(device), "max_elements": max_elements}
+    options: dict[str, Any] = {"device": device, "max_elements": max_elements}
     with progress(quiet) as report_progress:
         options["progress"] = report_progress
         if len(losses) == 2:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from gradscope.cli.common import (
-    device_name,
     emit,
     progress,
     run_options,
@@ -75,7 +74,7 @@ def graph(
     SPEC_OR_TARGET is a YAML spec file (see configs/) or a Python target,
     module.path:function or path/to/file.py:function (see gradscope inspect --help).
     """
-    from gradscope import api
+    from gradscope import api, pipeline
     from gradscope.report import draw, graphviz
 
     chosen = draw.choose(output, fmt)
@@ -83,10 +82,11 @@ def graph(
         graphviz.require(f".{chosen.value} pictures")
     losses = [loss] if loss else _only_loss(target, max_elements)
     with progress(quiet) as report_progress:
-        report = api.run(
-            target, losses=losses, device=device_name(device), max_elements=max_elements,
-            progress=report_progress, pictures=True, expand=expand,
-        )[0]  # fmt: skip
+        request = pipeline.Request(
+            losses=tuple(losses) if losses else None, device=api.device_name(device),
+            max_elements=max_elements, progress=report_progress, pictures=True, expand=expand,
+        )  # fmt: skip
+        report = pipeline.run(target, request).report
         name = _one([loss.name for loss in report.losses], target)
         report_progress("drawing the picture")
         picture = draw.draw(report, name, chosen)
@@ -101,9 +101,9 @@ def _only_loss(target: str, max_elements: int) -> list[str] | None:
     (a Python target's losses are known only after its run, and checked then)."""
     if not target.endswith((".yaml", ".yml")):
         return None
-    from gradscope import api
+    from gradscope.frontends import load
 
-    _one([loss.name for loss in api.load(target, max_elements=max_elements).losses], target)
+    _one([loss.name for loss in load(target, max_elements=max_elements).losses], target)
     return None  # its one loss: run the whole spec (no "only some losses" note)
 
 

@@ -6,7 +6,6 @@ import click
 
 from gradscope.cli.common import (
     color_wanted,
-    device_name,
     emit,
     format_option,
     numeric_option,
@@ -78,7 +77,7 @@ def inspect(
         report = api.inspect(
             spec,
             losses=list(losses) or None,
-            device=device_name(device),
+            device=device,
             max_elements=max_elements,
             progress=report_progress,
             numeric=numeric,

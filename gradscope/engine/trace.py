@@ -22,6 +22,7 @@ from gradscope.engine.protocol import LossEntry, Traceable, VariableEntry
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import BuildError, UsageError
 from gradscope.gcpause import paused
+from gradscope.progress import Progress
 from gradscope.results.facts import (
     EVERY_PAIR,
     Comparison,
@@ -29,8 +30,6 @@ from gradscope.results.facts import (
     RunFacts,
     VariableFacts,
 )
-
-Progress = Callable[[str], None]
 
 
 def _handle(variable: Any) -> Any:

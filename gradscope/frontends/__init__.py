@@ -1,0 +1,36 @@
+"""Front-ends: each way into gradscope turns its input into what the pipeline runs.
+
+``yaml`` reads a spec (no TensorFlow until it is built), ``python`` a Python target. Each is a
+``base.Frontend``; ``open_frontend`` picks one for whatever a command was given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradscope.frontends.base import Frontend
+from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, Spec
+
+
+def load(target: str | Spec, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:
+    """A spec from a path (or the spec itself); raises ``SpecErrors`` with every problem."""
+    if isinstance(target, Spec):
+        return target
+    from gradscope.frontends.yaml import load_spec
+
+    return load_spec(str(target), max_elements=max_elements)
+
+
+def open_frontend(target: Any, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Frontend:
+    """The front-end for a spec path, a ``Spec``, or a Python target (a ``module:function``
+    or ``file.py:function`` string, a ``Target``, a mapping or a callable). A spec is read
+    and validated here, before TensorFlow is imported."""
+    from gradscope.frontends.python import is_python_target
+
+    if is_python_target(target):
+        from gradscope.frontends.python.frontend import PythonFrontend
+
+        return PythonFrontend(target)
+    from gradscope.frontends.yaml.frontend import SpecFrontend
+
+    return SpecFrontend(load(target, max_elements=max_elements))

@@ -51,3 +51,13 @@ def glob_matches(name: str, glob: str) -> bool:
 def matches_any(name: str, globs: tuple[str, ...]) -> bool:
     """Whether ``name`` matches any of the glob patterns (see :func:`glob_matches`)."""
     return any(glob_matches(name, g) for g in globs)
+
+
+@dataclass(frozen=True)
+class PatternUse:
+    """A glob written in a front-end's own fields (a spec loss's ``vars``), for the note
+    that names a pattern matching no variable."""
+
+    field: str
+    glob: str
+    where: str

@@ -1,4 +1,4 @@
-"""What the gradient stage found, as plain data: no tensors leave ``gradients/``."""
+"""What the gradient stage found, as plain data: no tensors leave the engine."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class NumericCheck:
 
     ``max_rel_error`` is the largest error over the checked coordinates, each measured as
     ``|analytic - numeric| / max(|analytic|, |numeric|, floor)`` (the floor keeps coordinates
-    near zero from dominating; ``gradients/fd.py``). ``coordinates`` of the variable's
+    near zero from dominating; ``engine/numeric/fd.py``). ``coordinates`` of the variable's
     ``size`` elements were checked, each with a step of ``step * max(1, |x|)`` in ``dtype``.
     ``causes`` are reasons a difference may be deliberate that the cut points do not show:
     an op with a gradient of its own on the pair's paths (``tf.custom_gradient``, kind

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.analysis.check import CheckResult, check_reports, expectations, with_expect
+from gradscope.analysis.check import CheckResult, check_reports, expectations_of
+from gradscope.analysis.policy import find_problems
 from gradscope.errors import ExitCode, SpecErrors, UsageError
 from gradscope.results import report as m
 from tests import checks
@@ -163,13 +164,20 @@ def test_check_result_verdict_when_passing() -> None:
     )
 
 
+def _with_expect(r: m.Report, expect: dict) -> list[m.Problem]:
+    """The problems of ``r`` under ``expect`` given in Python, as ``pipeline.assemble`` finds
+    them for ``check(expect=...)``."""
+    given = expectations_of(expect, r.spec, {loss.name: loss.source for loss in r.losses})
+    return find_problems(r.spec, r.losses, r.variables, given)
+
+
 def test_check_expect_override_replaces_the_spec_expect() -> None:
     r = every_kind()
-    redone = with_expect(r, {"loss_1": {"none": "task2/*", "connected": ["task1/*"]}})
-    assert [p.kind for p in redone.problems] == [p.kind for p in r.problems]
-    quiet = with_expect(r, {"loss_1": {"none": ["task2/*", "spare"]}})
-    assert [p.kind for p in quiet.problems] == [m.UNEXPECTED_CONNECTED, m.NAN_PROBLEM]
-    assert quiet.problems[0].line == 30  # the loss's line: the pattern is not in the spec
+    redone = _with_expect(r, {"loss_1": {"none": "task2/*", "connected": ["task1/*"]}})
+    assert [p.kind for p in redone] == [p.kind for p in r.problems]
+    quiet = _with_expect(r, {"loss_1": {"none": ["task2/*", "spare"]}})
+    assert [p.kind for p in quiet] == [m.UNEXPECTED_CONNECTED, m.NAN_PROBLEM]
+    assert quiet[0].line == 30  # the loss's line: the pattern is not in the spec
 
 
 @pytest.mark.parametrize(
@@ -182,7 +190,8 @@ def test_check_expect_override_replaces_the_spec_expect() -> None:
 )
 def test_check_expect_override_rejects_mistakes(expect: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message):
-        expectations(expect, every_kind())
+        r = every_kind()
+        expectations_of(expect, r.spec, {loss.name: loss.source for loss in r.losses})
 
 
 # --- real specs: gradients from bare TensorFlow -----------------------------------------------

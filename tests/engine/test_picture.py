@@ -153,9 +153,7 @@ def test_picture_expand_has_a_box_per_op() -> None:
 
     report = api.inspect("configs/straight-through.yaml", losses=["loss_ste"], pictures=True)
     grouped = report.picture("loss_ste")
-    expanded = api.run(
-        "configs/straight-through.yaml", losses=["loss_ste"], pictures=True, expand=True
-    )[0].picture("loss_ste")
+    expanded = api.graph("configs/straight-through.yaml", "loss_ste", expand=True)
     assert grouped is not None and expanded is not None and expanded.expanded
     assert len(expanded.boxes) > len(grouped.boxes)
     names = [b.name for b in expanded.boxes]

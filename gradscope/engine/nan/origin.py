@@ -13,7 +13,7 @@ the forward op it differentiates (``gradients/N2/Sqrt_grad/SqrtGrad`` belongs to
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +24,10 @@ from gradscope.engine.protocol import LossEntry, Traceable
 from gradscope.engine.status import status_of
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import GradscopeError
+from gradscope.progress import Progress
 from gradscope.results.facts import LossFacts, NanOrigin, RunFacts
 from gradscope.results.report import NAN
 
-Progress = Callable[[str], None]
 Pair = tuple[str, str]
 
 _VALUES = ("nan", "inf", "-inf")

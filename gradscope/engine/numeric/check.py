@@ -13,7 +13,7 @@ Keras state) is restored, so each evaluation starts from the same point.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,10 +27,10 @@ from gradscope.engine.protocol import LossEntry
 from gradscope.engine.status import status_of
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import GradscopeError
+from gradscope.progress import Progress
 from gradscope.results.facts import CutPoint, LossFacts, NumericCheck, NumericRun, RunFacts
 from gradscope.results.report import OK
 
-Progress = Callable[[str], None]
 Pair = tuple[str, str]
 
 

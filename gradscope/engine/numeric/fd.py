@@ -1,6 +1,6 @@
 """Central finite differences as plain numbers: steps, tolerances, coordinates and errors.
 
-No TensorFlow here; ``numeric.py`` evaluates the losses and hands the numbers over.
+No TensorFlow here; ``check.py`` evaluates the losses and hands the numbers over.
 
 A central difference ``(f(x + h) - f(x - h)) / 2h`` has a truncation error of order ``h**2``
 and a rounding error of order ``eps * |f| / h``; a step of about ``eps ** (1/3)`` balances

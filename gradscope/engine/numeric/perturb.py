@@ -1,6 +1,6 @@
 """Finite differences of a traced losses function: one coordinate perturbed at a time.
 
-``Evaluator`` calls the function traced once by ``numeric.py`` and restores what it writes;
+``Evaluator`` calls the function traced once by ``check.py`` and restores what it writes;
 ``Comparison`` checks one variable's sampled coordinates against every loss that reaches it,
 retrying a coordinate that disagrees with other steps (``fd.RETRY_STEPS``).
 """

@@ -1,7 +1,8 @@
 """Python targets: ``module.path:function`` or ``path/to/file.py:function`` as a model to inspect.
 
 The function returns a :class:`~gradscope.frontends.python.target.Target` (or a mapping with its
-fields); ``run.run_target`` traces its losses with the same engine a spec uses. Importing this
+fields); ``frontend.PythonFrontend`` hands it to the pipeline, which traces its losses with the
+same engine a spec uses. Importing this
 package stays light: TensorFlow is imported only when a target runs.
 """
 

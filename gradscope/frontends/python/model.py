@@ -4,7 +4,7 @@ Each loss callable runs through autograph, as ``tf.function`` would run it, so P
 flow on tensors works; only the user's callables are converted, never gradscope's own trace
 code. A loss that cannot be traced (it calls ``.numpy()``, ``np.mean`` on a tensor, ...) does
 not stop the run: it is recorded in ``failed``, stands in the trace as a constant, and the
-runner answers it from an eager pass instead (``targets/eager.py``).
+the Python front-end answers it from an eager pass instead (``frontends/python/eager.py``).
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ class SpecModel:
     def source(self, pos: Pos) -> str:
         return f"{self.spec.path}:{pos.line}"
 
-    # --- the Traceable protocol (gradients/engine.py) ---------------------------------------
+    # --- the Traceable protocol (engine/protocol.py) ----------------------------------------
 
     @property
     def target(self) -> str:

@@ -3,7 +3,7 @@
 Inputs and variables are generated exactly as the original spec generates them and then cast,
 so the float64 model is evaluated at the same point as the float32 one. ``dtype`` attrs and
 Keras layers' dtypes become float64; a Keras layer's weights start from the original model's
-values when the caller hands them over (``gradients/retrace.py``).
+values when the caller hands them over (``engine/retrace.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,75 @@
+"""A YAML spec as a front-end: built deterministically from its seed, traced once."""
+
+from __future__ import annotations
+
+from gradscope.engine import modes
+from gradscope.engine.retrace import Rebuild
+from gradscope.frontends.base import Trace
+from gradscope.frontends.yaml.model import Spec
+from gradscope.progress import Progress
+from gradscope.results.expect import Expectation, PatternUse
+from gradscope.results.facts import RunFacts
+
+
+class SpecFrontend:
+    """A validated spec (``frontends.yaml.load_spec``) for the pipeline."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.notes: list[str] = []
+
+    @property
+    def label(self) -> str:
+        return self.spec.path
+
+    @property
+    def file(self) -> str:
+        return self.spec.path
+
+    @property
+    def name(self) -> str | None:
+        return self.spec.name
+
+    def prepare(self, progress: Progress) -> None:
+        return None
+
+    def loss_names(self) -> list[str]:
+        return [loss.name for loss in self.spec.losses]
+
+    def loss_sources(self) -> dict[str, str]:
+        return {loss.name: f"{self.spec.path}:{loss.pos.line}" for loss in self.spec.losses}
+
+    def expectations(self) -> tuple[Expectation, ...]:
+        return self.spec.expect
+
+    def patterns(self) -> list[PatternUse]:
+        return [
+            PatternUse(f"losses.{loss.name}.vars", glob, f"{self.spec.path}:{loss.pos.line}")
+            for loss in self.spec.losses
+            for glob in loss.vars or ()
+        ]
+
+    def trace(self, request: Trace) -> RunFacts:
+        from gradscope.engine.trace import Engine
+        from gradscope.frontends.yaml.forward.model import SpecModel
+
+        request.progress("building the model")
+        facts = Engine(
+            SpecModel(self.spec), losses=request.losses, compare=request.compare,
+            device=request.device, progress=request.progress, pictures=request.pictures,
+            expand=request.expand,
+        ).run()  # fmt: skip
+        if modes.current() != modes.EAGER:
+            return facts
+        from gradscope.engine import eager
+
+        request.progress("running the losses eagerly")  # --mode eager
+        return eager.answer(facts, self.rebuild(wide=False))
+
+    def rebuild(self, wide: bool) -> Rebuild:
+        from gradscope.frontends.yaml import rebuilds
+
+        return rebuilds.wide(self.spec) if wide else rebuilds.same(self.spec)
+
+    def untraced(self) -> list[str]:
+        return []
