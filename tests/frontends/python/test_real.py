@@ -80,3 +80,26 @@ def test_real_model_agrees_with_bare_tensorflow(path: Path) -> None:
             assert pair.norm == pytest.approx(norm, rel=2e-3, abs=1e-6), (path.stem, loss, name)
         if any(e != (g is None) for e, g in zip(eager, traced, strict=True)):
             assert any("disagree" in note for note in got.notes), (path.stem, loss, got.notes)
+        for name, grad, eager_none in zip(by_order, traced, eager, strict=True):
+            _cuts_named(path, got.pair(name), zero_but_none_eagerly=grad is not None
+                        and not grad.any() and eager_none)  # fmt: skip
+
+
+#: Ops that only run a body: a cut point there means the body was not looked into.
+_CALLS = {"StatefulPartitionedCall", "PartitionedCall", "While", "StatelessWhile", "If",
+          "StatelessIf", "Case", "StatelessCase"}  # fmt: skip
+
+
+def _cuts_named(path: Path, pair: m.PairResult, *, zero_but_none_eagerly: bool) -> None:
+    """Every cut point is named at the op inside bodies, at a line of the model's own file;
+    a custom gradient's at its grad_fn; a traced zero that eager TensorFlow gives as None
+    (a loop or branch stopped inside) says where."""
+    for cut in pair.cut_points:
+        assert cut.op not in _CALLS, (path.stem, pair.variable, cut)
+        assert cut.source.split(":")[0].endswith(path.name), (path.stem, pair.variable, cut)
+        if cut.op == "IdentityN":
+            assert "." in cut.node, (path.stem, pair.variable, cut)  # custom_fn.grad_fn
+    if m.is_none(pair.status) and pair.status != m.DISCONNECTED:
+        assert pair.cut_points, (path.stem, pair.variable, pair.status)
+    if zero_but_none_eagerly:
+        assert pair.cut_points, (path.stem, pair.variable, "zero with no cut point")
