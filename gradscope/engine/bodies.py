@@ -178,3 +178,19 @@ def _reaching(graph: flow.Graph, targets: list[int]) -> list[bool]:
         for index, yes in enumerate(flow.reaching(graph, target)):
             reach[index] = reach[index] or yes
     return reach
+
+
+def located(x: Extracted, cuts: list[flow.Cut], inner: dict[int, list[InnerCut]]) -> list[InnerCut]:
+    """Every cut as the TensorFlow op that made it, in graph order. A cut at an op with bodies
+    (a nested ``tf.function``'s call) is replaced by the cuts found inside, for the variables
+    those explain; cuts inside a body the outer graph saw no cut at are added."""
+    out: list[InnerCut] = []
+    for cut in sorted(cuts, key=lambda c: c.op):
+        explained = 0
+        for found in inner.get(cut.op, ()):
+            explained |= found.variables & cut.variables
+        if cut.variables & ~explained:
+            out.append(InnerCut(x.tf_ops[cut.op], cut.kind, cut.variables & ~explained))
+    for index in sorted(inner):
+        out += inner[index]
+    return out

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gradscope.engine import custom_gradient
+from gradscope.engine import bodies, custom_gradient
 from gradscope.engine import cuts as flow
 from gradscope.engine.bodies import Descent, InnerCut
 from gradscope.engine.graph import Extracted
@@ -189,7 +189,7 @@ class PairBuilder:
         if loss.unconnected == "zero":  # the cut analysis above saw TensorFlow's Nones
             zeroed = {i for i, g in var_grads.items() if g is None}
             var_grads = {i: self._zero_if_none(i, g) for i, g in var_grads.items()}
-        located = _located(self.x, cuts, inner)
+        located = bodies.located(self.x, cuts, inner)
         self._pairs(static, requested, var_grads, located, target_op, zeroed)
         if self.pictures:
             ids = [self.handle_ids[i] for i in requested] + probes
@@ -365,24 +365,6 @@ class PairBuilder:
             squares_a=named("aa"),
             squares_b=named("bb"),
         )
-
-
-def _located(
-    x: Extracted, cuts: list[flow.Cut], inner: dict[int, list[InnerCut]]
-) -> list[InnerCut]:
-    """Every cut as the TensorFlow op that made it, in graph order. A cut at an op with bodies
-    (a nested ``tf.function``'s call) is replaced by the cuts found inside, for the variables
-    those explain; cuts inside a body the outer graph saw no cut at are added."""
-    out: list[InnerCut] = []
-    for cut in sorted(cuts, key=lambda c: c.op):
-        explained = 0
-        for found in inner.get(cut.op, ()):
-            explained |= found.variables & cut.variables
-        if cut.variables & ~explained:
-            out.append(InnerCut(x.tf_ops[cut.op], cut.kind, cut.variables & ~explained))
-    for index in sorted(inner):
-        out += inner[index]
-    return out
 
 
 class _OpError(Exception):
