@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope.analysis.check import CheckResult
     from gradscope.analysis.diff import DiffReport
     from gradscope.analysis.diff_matrix import DiffMatrix
-    from gradscope.api import check, diff, graph, inspect
+    from gradscope.api import check, diff, graph, inspect, run
     from gradscope.errors import (
         BuildError,
         ExitCode,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     )
     from gradscope.frontends.python.target import Target
     from gradscope.results.report import LossResult, PairResult, Problem, Report
+    from gradscope.results.run import RunReport
     from gradscope.results.status import ProblemKind, Status, Verdict
 
 # The one place the version lives; pyproject.toml reads it from here (importlib.metadata
@@ -52,6 +53,8 @@ _LAZY = {
     "diff": "gradscope.api",
     "check": "gradscope.api",
     "graph": "gradscope.api",
+    "run": "gradscope.api",
+    "RunReport": "gradscope.results.run",
     "Report": "gradscope.results.report",
     "LossResult": "gradscope.results.report",
     "PairResult": "gradscope.results.report",
@@ -89,6 +92,7 @@ __all__ = [
     "Problem",
     "ProblemKind",
     "Report",
+    "RunReport",
     "SpecError",
     "SpecErrors",
     "Status",
@@ -102,6 +106,7 @@ __all__ = [
     "graph",
     "inspect",
     "keras",
+    "run",
     "testing",
 ]
 

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from gradscope.analysis.diff import DiffReport
     from gradscope.analysis.diff_matrix import DiffMatrix
     from gradscope.engine.picture.draw import Picture
+    from gradscope.results.run import RunReport
 
-__all__ = ["check", "diff", "graph", "inspect"]
+__all__ = ["check", "diff", "graph", "inspect", "run"]
 
 #: ``device=`` words, as on the command line (``--device``); "CPU:0"/"GPU:1" are taken as given.
 DEVICES = {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}
@@ -348,3 +349,46 @@ def graph(
     picture = report.picture(names[0])
     assert picture is not None  # pictures=True draws one per loss
     return picture
+
+
+def run(
+    script: str,
+    *args: str,
+    module: bool = False,
+    steps: int = 1,
+    keep_going: bool = False,
+    allow_none: Sequence[str] = (),
+) -> RunReport:
+    """Run a training program as ``gradscope run`` does, watching its gradient calls.
+
+    The program runs in this process as ``python SCRIPT ARGS`` would (``sys.argv``,
+    ``__main__``); every ``GradientTape.gradient``, ``tf.gradients``, ``compute_gradients``,
+    ``apply_gradients`` and ``fit`` it makes is reported for its first ``steps`` executions.
+
+    Args:
+        script: the script's path, or with ``module`` a module name (``python -m``).
+        *args: the program's own arguments.
+        module: run ``script`` as a module.
+        steps: executions watched per call site; the program is then stopped unless
+            ``keep_going``.
+        keep_going: let the program run to its end, unwatched after ``steps``.
+        allow_none: globs of sources whose missing gradient is not a problem.
+
+    Returns:
+        The ``RunReport``: ``calls``, ``problems``, ``exit_code``, ``to_dict()``.
+
+    Raises:
+        ProgramError: the program cannot be started (no such file, a syntax error).
+        ProgramRaised: the program raised; ``exc.report`` holds the calls seen so far and
+            ``exc.__cause__`` the program's own exception.
+    """
+    from gradscope.frontends.program import run as program_run
+    from gradscope.frontends.program.launch import Program, ProgramRaised
+
+    outcome = program_run.run(
+        Program(script, tuple(args), module), steps=steps, keep_going=keep_going,
+        allow_none=allow_none,
+    )  # fmt: skip
+    if outcome.error is not None:
+        raise ProgramRaised(outcome.report) from outcome.error
+    return outcome.report

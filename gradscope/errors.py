@@ -18,6 +18,8 @@ class ExitCode(enum.IntEnum):
     """A bad spec, a bad target or a bad command line."""
     INTERNAL = 3
     """gradscope itself failed; re-run with ``--traceback`` and report it."""
+    PROGRAM_RAISED = 4
+    """``run``: the watched program raised; its traceback and the report so far are shown."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C; no output file was touched."""
 

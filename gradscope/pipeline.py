@@ -10,6 +10,7 @@ their comparisons). Every command and every API function comes through here.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,12 +72,13 @@ def run(target: object, request: Request = Request()) -> Outcome:
             loss, a bad ``expect``.
     """
     frontend = open_frontend(target, max_elements=request.max_elements)
-    request.progress("importing TensorFlow")
-    import_tensorflow()
     frontend.prepare(request.progress)
     compare = _pairs(frontend, request)
     asked = list(request.losses or []) + [n for pair in compare for n in pair]
-    _check_losses(frontend, asked)
+    _check_losses(frontend, asked)  # a spec's loss names are known before TensorFlow starts
+    if "tensorflow" not in sys.modules:
+        request.progress("importing TensorFlow")
+    import_tensorflow()
     trace = Trace(request.losses, compare, request.device, request.progress,
                   request.pictures, request.expand)  # fmt: skip
     facts = _diagnosed(frontend, frontend.trace(trace), request)

@@ -23,9 +23,10 @@ TRACEBACK_ENV = "GRADSCOPE_TRACEBACK"
 EXIT_CODES_HELP = """\b
 Exit codes:
   0    done (check: no unexpected gradients)
-  1    check found unexpected gradients
+  1    check found unexpected gradients; run found a None or NaN gradient
   2    bad spec, target or usage
   3    gradscope's own failure (re-run with --traceback)
+  4    run: the program raised (its traceback, then the report so far)
   130  interrupted (Ctrl-C); no output file was touched"""
 
 
@@ -89,9 +90,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 def _register() -> None:
     # Each command lives in its own module; none imports TensorFlow at module level.
-    from gradscope.cli import check, diff, graph, inspect, validate
+    from gradscope.cli import check, diff, graph, inspect, run, validate
 
-    for module in (validate, inspect, diff, check, graph):
+    for module in (validate, inspect, diff, check, graph, run):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -150,6 +150,7 @@ def find_cuts(
     grads: set[int],
     stop_ops: set[int],
     live_out: list[int] | None = None,
+    seeds: dict[int, int] | None = None,
 ) -> list[Cut]:
     """Every cut on a path from an analysed variable to the loss.
 
@@ -160,6 +161,8 @@ def find_cuts(
         grads: tensor ids that TensorFlow says receive a gradient from the loss.
         stop_ops: ops whose outputs the loss treats as constants (``stop_gradients``).
         live_out: filled, when given, with the ``live`` bits per op (for pictures).
+        seeds: op index -> bits that start at that op although it has inputs (a watched
+            tensor, ``tape.watch(x)``, is a source wherever it came from).
     """
     arrive = arrivals(graph, reach, grads)
     cuts: dict[tuple[int, str], int] = {}
@@ -179,6 +182,8 @@ def find_cuts(
         # A variable's handle (an op with no inputs) starts its bit; a read after writes gets
         # what reached the writes (value passes along assign edges, gradient never does).
         passed = 0 if inputs or op.assign_preds else vsets[index]
+        if seeds:
+            passed |= seeds.get(index, 0)
         for w in op.assign_preds:
             passed |= live[w]
         cutting = reach[index] and arrive[index]

@@ -38,13 +38,26 @@ def _returns_only_none(fn: Any) -> bool:
     return not any(i.opname.startswith(reads) for i in instructions)
 
 
+#: Writes of TensorFlow 1 reference variables (``VariableV2``): the ref at input 0. Not
+#: ``ScatterNd`` or ``TensorScatterUpdate``: those make a new tensor.
+REF_WRITE_TYPES = frozenset(
+    {"Assign", "AssignAdd", "AssignSub", "StridedSliceAssign"}
+    | {f"Scatter{kind}" for kind in ("Update", "Add", "Sub", "Mul", "Div", "Min", "Max")}
+    | {f"ScatterNd{kind}" for kind in ("Update", "Add", "Sub", "Min", "Max")}
+)
+
+
 def is_write(op_type: str) -> bool:
-    return op_type in WRITE_TYPES or op_type.startswith("ResourceScatter")
+    return (
+        op_type in WRITE_TYPES
+        or op_type in REF_WRITE_TYPES
+        or op_type.startswith("ResourceScatter")
+    )
 
 
 #: Writes that replace a variable's whole value (a slice write or ``assign_add`` keeps, or
 #: reads, the old one).
-_OVERWRITES = frozenset({"AssignVariableOp"})
+_OVERWRITES = frozenset({"AssignVariableOp", "Assign"})
 
 
 class GradientRegistry:
@@ -71,6 +84,11 @@ class GradientRegistry:
         except LookupError:
             return True
         return fn is None or _returns_only_none(fn)
+
+
+def _is_state(dtype: Any) -> bool:
+    """A resource handle or a TensorFlow 1 reference (``float32_ref``): what writes write."""
+    return bool(dtype.name == "resource" or dtype.name.endswith("_ref"))
 
 
 def _carries_gradient(dtype: Any) -> bool:
@@ -124,7 +142,7 @@ class Extracted:
         last_write: dict[int, int] = {}
         for i, node in enumerate(self.graph.ops):
             for t in dict.fromkeys(node.inputs):
-                if self.tensors[t].dtype.name != "resource":
+                if not _is_state(self.tensors[t].dtype):
                     continue
                 if node.type in _OVERWRITES and node.inputs[0] == t:
                     continue  # the old value is gone: nothing of it reaches later reads

@@ -1,7 +1,9 @@
 """Front-ends: each way into gradscope turns its input into what the pipeline runs.
 
-``yaml`` reads a spec (no TensorFlow until it is built), ``python`` a Python target. Each is a
-``base.Frontend``; ``open_frontend`` picks one for whatever a command was given.
+``yaml`` reads a spec (no TensorFlow until it is built), ``python`` a Python target: each is a
+``base.Frontend`` that the pipeline runs, and ``open_frontend`` picks one for whatever a
+command was given. ``program`` runs a user's own training script (``gradscope run``) and
+watches the gradients it computes, at the user's own lines.
 """
 
 from __future__ import annotations

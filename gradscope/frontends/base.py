@@ -51,8 +51,8 @@ class Frontend(Protocol):
         """What only this front-end can say about the run (filled in as it runs)."""
 
     def prepare(self, progress: Progress) -> None:
-        """Whatever must happen after TensorFlow is imported and before tracing (building
-        a Python target)."""
+        """Whatever must happen before the loss names are known (importing and calling a
+        Python target, which imports TensorFlow); a spec knows them already."""
 
     def loss_names(self) -> list[str]:
         """Every loss, in order."""

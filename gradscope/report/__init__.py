@@ -40,6 +40,17 @@ class CheckFormat(str, enum.Enum):
     MARKDOWN = "markdown"
 
 
+class RunFormat(str, enum.Enum):
+    """Formats of ``gradscope run``: those of ``check``."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+    JUNIT = "junit"
+    SARIF = "sarif"
+    GITHUB = "github"
+
+
 #: (result class name, format) -> the module whose ``render`` draws it.
 RENDERERS: dict[tuple[str, str], str] = {
     ("Report", "table"): "gradscope.report.table",
@@ -58,6 +69,12 @@ RENDERERS: dict[tuple[str, str], str] = {
     ("DiffMatrix", "table"): "gradscope.report.diff_table",
     ("DiffMatrix", "json"): "gradscope.report.json",
     ("DiffMatrix", "markdown"): "gradscope.report.diff_markdown",
+    ("RunReport", "table"): "gradscope.report.run_table",
+    ("RunReport", "json"): "gradscope.report.json",
+    ("RunReport", "markdown"): "gradscope.report.run_markdown",
+    ("RunReport", "junit"): "gradscope.report.run_junit",
+    ("RunReport", "sarif"): "gradscope.report.run_sarif",
+    ("RunReport", "github"): "gradscope.report.run_github",
 }
 
 

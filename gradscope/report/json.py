@@ -15,6 +15,7 @@ from gradscope.analysis.check import CheckResult
 from gradscope.analysis.diff import REACHES, Diff, DiffReport, VariableDiff
 from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.results import report as m
+from gradscope.results import run as rr
 from gradscope.results.facts import CutPoint, NanOrigin, NumericRun
 
 REPORT_VERSION = m.REPORT_VERSION
@@ -31,7 +32,8 @@ def render(result: Any, *, color: bool = False, width: int = 120) -> str:
 
 
 def to_json(result: Any) -> dict[str, Any]:
-    """The JSON report of a ``Report``, ``CheckResult``, ``DiffReport`` or ``DiffMatrix``."""
+    """The JSON report of a ``Report``, ``CheckResult``, ``DiffReport``, ``DiffMatrix`` or
+    ``RunReport``."""
     if isinstance(result, m.Report):
         return report(result)
     if isinstance(result, CheckResult):
@@ -40,6 +42,8 @@ def to_json(result: Any) -> dict[str, Any]:
         return {**report(result.report), "diff": diff(result.diff)}
     if isinstance(result, DiffMatrix):
         return matrix(result)
+    if isinstance(result, rr.RunReport):
+        return run_report(result)
     raise TypeError(f"no JSON report for {type(result).__name__}")
 
 
@@ -206,4 +210,63 @@ def matrix(result: DiffMatrix) -> dict[str, Any]:
         {"loss_a": d.loss_a, "loss_b": d.loss_b, "cosine": d.cosine} for d in result.conflicts
     ]
     out["pairs"] = [diff(d) for d in result.diffs]
+    return out
+
+
+def source(s: rr.SourceResult) -> dict[str, Any]:
+    """One source of a watched call (``gradscope run``)."""
+    out: dict[str, Any] = {
+        "status": str(s.status),
+        "norm": number(s.norm),
+        "shape": list(s.shape),
+        "sparse": s.sparse,
+        "cut_points": [cut_point(c) for c in s.cut_points],
+    }
+    if s.note:
+        out["note"] = s.note
+    return out
+
+
+def call(c: rr.CallResult) -> dict[str, Any]:
+    target: dict[str, Any] = {"source": c.target_source, "value": number(c.value)}
+    if c.loss_scale is not None:
+        target["loss_scale"] = c.loss_scale
+    out: dict[str, Any] = {
+        "site": c.site,
+        "api": c.api,
+        "mode": c.mode,
+        "step": c.step,
+        "target": target,
+        "sources": {s.name: source(s) for s in c.sources},
+    }
+    if c.notes:
+        out["notes"] = list(c.notes)
+    return out
+
+
+def run_problem(p: rr.RunProblem) -> dict[str, Any]:
+    return {
+        "site": p.site,
+        "step": p.step,
+        "variable": p.variable,
+        "kind": str(p.kind),
+        "message": p.message,
+        "cut_points": [cut_point(c) for c in p.cut_points],
+    }
+
+
+def run_report(r: rr.RunReport) -> dict[str, Any]:
+    """The report of ``gradscope run`` (contract section 6)."""
+    out: dict[str, Any] = {
+        "gradscope": REPORT_VERSION,
+        "program": r.program,
+        "argv": list(r.argv),
+        "tensorflow": r.tensorflow,
+        "device": r.device,
+        "outcome": r.outcome,
+        "calls": [call(c) for c in r.calls],
+        "problems": [run_problem(p) for p in r.problems],
+    }
+    if r.notes:
+        out["notes"] = list(r.notes)
     return out

@@ -69,6 +69,7 @@ class PythonFrontend:
     def prepare(self, progress: Progress) -> None:
         """Import the target and call its function (under a registry that records where
         each variable is created)."""
+        progress("importing TensorFlow")
         self.tf = import_tensorflow()
         self._registry = Registry(self.tf)
         progress("building the target")

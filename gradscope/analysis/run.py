@@ -1,0 +1,49 @@
+"""What ``gradscope run`` fails on: a watched source with no gradient, or a NaN one."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+
+from gradscope.results import report as m
+from gradscope.results.run import CallResult, RunProblem, SourceResult
+from gradscope.results.status import ProblemKind
+
+
+def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[RunProblem]:
+    """``unexpected-none`` for a source with no gradient unless an ``--allow-none`` glob names
+    it, ``nan`` for a non-finite gradient; one problem per site, source and kind (its first
+    step)."""
+    seen: dict[tuple[str, str, str], RunProblem] = {}
+    for call in calls:
+        for s in call.sources:
+            kind = _kind(s, allow_none)
+            key = (call.site, s.name, kind or "")
+            if kind is None or key in seen:
+                continue
+            seen[key] = RunProblem(call.site, call.step, s.name, kind, _message(call, s, kind),
+                                   s.cut_points)  # fmt: skip
+    return list(seen.values())
+
+
+def _kind(source: SourceResult, allow_none: Sequence[str]) -> ProblemKind | None:
+    if source.status == m.NAN:
+        return m.NAN_PROBLEM
+    if m.is_none(source.status):
+        if any(fnmatch.fnmatchcase(source.name, p) for p in allow_none):
+            return None
+        return m.UNEXPECTED_NONE
+    return None
+
+
+def _message(call: CallResult, source: SourceResult, kind: str) -> str:
+    if kind == m.NAN_PROBLEM:
+        return f"{source.name} gets a NaN or infinite gradient at {call.site} (step {call.step})"
+    why = source.status.removeprefix("none:")
+    text = f"{call.api} at {call.site} gives {source.name} no gradient ({why})"
+    if source.cut_points:
+        cut = source.cut_points[0]
+        text += f": cut at {cut.node} ({cut.op}) at {cut.source or 'unknown line'}"
+    elif source.note:
+        text += f": {source.note}"
+    return text

@@ -1,0 +1,102 @@
+"""``gradscope run``: the user's own training program, run unchanged while its gradients are
+watched (contract section 6)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from gradscope.cli.common import format_option, write_atomic
+from gradscope.errors import UsageError
+from gradscope.report import RunFormat
+
+EPILOG = """\b
+Where the report goes:
+  --output FILE   written to FILE (atomically); --output - writes it to standard output
+  otherwise       standard error, never standard output: that is the program's own
+
+\b
+Exit codes:
+  0    no problems: every source the program asked about got a finite gradient
+  1    problems: a None gradient (not named by --allow-none) or a NaN/Inf one
+  2    bad usage, or a program that cannot start (no such file, a syntax error, no module)
+  3    gradscope's own failure (re-run with --traceback)
+  4    the program raised: its traceback as Python prints it, then the report so far
+  130  interrupted (Ctrl-C): the report so far
+
+\b
+Examples:
+  gradscope run train.py --epochs 1
+  gradscope run --steps 3 --continue train.py
+  gradscope run --allow-none 'generator/*' -m mypkg.train --config small.yaml
+  gradscope run --format junit --output gradscope.xml train.py"""
+
+
+@click.command(
+    epilog=EPILOG,
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.option("--steps", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Watch the first N executions of each gradient call site, then stop the "
+                   "program (unless --continue).")  # fmt: skip
+@click.option("--continue", "keep_going", is_flag=True,
+              help="After --steps, let the program run to its end, unwatched.")  # fmt: skip
+@click.option("--allow-none", "allow_none", multiple=True, metavar="GLOB",
+              help="A source (variable or tensor name) whose None gradient is expected; "
+                   "repeatable.")  # fmt: skip
+@format_option([f.value for f in RunFormat])
+@click.option("--output", "-o", metavar="FILE", default=None,
+              help="Write the report to FILE ('-': standard output) instead of standard "
+                   "error.")  # fmt: skip
+@click.option("-m", "module", metavar="MODULE", default=None,
+              help="Run a module, as python -m MODULE does.")  # fmt: skip
+@click.argument("program", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
+@click.pass_context
+def run(ctx: click.Context, steps: int, keep_going: bool, allow_none: tuple[str, ...],
+        fmt: str, output: str | None, module: str | None,
+        program: tuple[str, ...]) -> None:  # fmt: skip
+    """Run a Python program as `python SCRIPT ARGS` would, and report every gradient it takes.
+
+    Watched: GradientTape.gradient (eager and inside tf.function, so model.fit and custom
+    train steps), tf.gradients, compute_gradients/minimize of tf.compat.v1 optimizers in
+    graph mode, model.fit, and Keras' apply_gradients (a None the program passed). For
+    each call, every source (variable or watched tensor) gets a status, a norm and, when
+    no gradient flows, the line where the path was cut.
+    """
+    from gradscope.frontends.program.launch import Program, print_failure
+    from gradscope.frontends.program.run import run as run_program
+    from gradscope.report import render
+
+    if module is None and not program:
+        raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")
+    target = Program(module, program, True) if module else Program(program[0], program[1:])
+    outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none)
+    sys.stdout.flush()
+    if outcome.error is not None:
+        print_failure(outcome.error, target)
+    report = outcome.report
+    color = fmt == "table" and output is None and _tty(sys.stderr)
+    text = render(report, fmt, color=color, width=_width())
+    if output and output != "-":
+        write_atomic(output, text)
+    else:
+        click.echo(text, nl=not text.endswith("\n"), err=output != "-")
+    ctx.exit(report.exit_code)
+
+
+def _tty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and "NO_COLOR" not in os.environ
+
+
+def _width() -> int:
+    if _tty(sys.stderr):
+        import shutil
+
+        return shutil.get_terminal_size((120, 24)).columns
+    return int(os.environ.get("COLUMNS", "120"))
+
+
+COMMANDS = [run]

@@ -1,0 +1,1 @@
+"""``gradscope run``: a user's own program, run unchanged while its gradient calls are watched."""

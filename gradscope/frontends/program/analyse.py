@@ -1,0 +1,236 @@
+"""Per watched call: each source's reachability and cut points, from the existing cut analysis.
+
+The caller turns what the program ran into a ``flow.Graph`` (a traced graph, a TensorFlow 1
+graph, or the ops an eager tape saw) and says which tensors received a gradient; the cuts
+themselves are decided by ``gradients/flow.py`` as for specs and Python targets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from gradscope.engine import cuts as flow
+from gradscope.engine.status import status_of
+from gradscope.results.facts import CutPoint, PairFacts, VariableFacts
+from gradscope.results.status import Status
+
+
+@dataclass
+class SourceStatic:
+    """One source of a call once its graph is known, before any value is fetched."""
+
+    name: str
+    shape: tuple[int | None, ...]
+    has_gradient: bool
+    sparse: bool = False
+    reachable: bool = False
+    cut_points: list[CutPoint] = field(default_factory=list)
+    note: str = ""
+    trainable: bool = True
+    half_path: bool = False  # a float16 value lies on a path to the target (underflow)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What the cut analysis needs to know about one call."""
+
+    graph: flow.Graph
+    sources: Sequence[int | None]  # tensor id of each source in ``graph`` (None: not in it)
+    targets: Sequence[int]  # tensor ids of the targets (the losses) in ``graph``
+    received: set[int] = field(default_factory=set)  # tensors that receive a gradient
+    stop_ops: set[int] = field(default_factory=set)
+    half: Sequence[bool] = ()  # per tensor: float16 (or bfloat16)
+
+
+def analyse(
+    problem: Problem,
+    statics: Sequence[SourceStatic],
+    locate: Callable[[int, str], CutPoint],
+    visible: Callable[[int], bool],
+) -> None:
+    """Fill each source's ``reachable`` and ``cut_points``.
+
+    Args:
+        problem: the graph and what received a gradient.
+        statics: the sources, in the order of ``problem.sources``; updated in place.
+        locate: the cut point of op ``index`` cut in ``kind``.
+        visible: whether the user wrote op ``index`` on their own line (cuts of a gradient
+            that still flows are listed only then, as for Python targets).
+    """
+    graph = problem.graph
+    if not problem.targets:
+        return
+    bits = {t: 1 << i for i, t in enumerate(problem.sources) if t is not None}
+    sources: dict[int, int] = {}
+    for t, bit in bits.items():
+        sources[t] = sources.get(t, 0) | bit
+    vsets = flow.variable_sets(graph, sources)
+    reach = _reaching(problem)
+    reached = 0
+    for t in problem.targets:
+        reached |= vsets[graph.producer[t]]
+    seeds: dict[int, int] = {}
+    for t, bit in sources.items():
+        op = graph.producer[t]
+        seeds[op] = seeds.get(op, 0) | bit
+    received = set(problem.received) | set(problem.targets)
+    received |= {t for t, s in zip(problem.sources, statics, strict=True)
+                 if t is not None and s.has_gradient}  # fmt: skip
+    _through_integers(graph, vsets, received, problem.stop_ops)
+    cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
+    located = [(c, locate(c.op, c.kind)) for c in sorted(cuts, key=lambda c: c.op)]
+    halves = 0
+    for t, is_half in enumerate(problem.half):
+        if is_half and reach[graph.producer[t]]:
+            halves |= vsets[graph.producer[t]]
+    for i, static in enumerate(statics):
+        if problem.sources[i] is None:
+            continue
+        static.reachable = bool(reached >> i & 1)
+        static.half_path = bool(halves >> i & 1)
+        for cut, point in located:
+            if not cut.variables >> i & 1 or point in static.cut_points:
+                continue
+            if static.has_gradient and not (cut.kind == flow.ASSIGN or visible(cut.op)):
+                continue
+            static.cut_points.append(point)
+
+
+def _through_integers(
+    graph: flow.Graph, vsets: Sequence[int], received: set[int], stop_ops: set[int]
+) -> None:
+    """Count as receiving a gradient the values made only from integer or stopped ones.
+
+    A tape records no op whose inputs it does not watch, so nothing made from an integer
+    tensor (the float cast of a ``tf.cast(x, tf.int32)``) or from a ``stop_gradient`` gets a
+    gradient from it, where ``tf.gradients`` would pass one back to them. With them counted,
+    the cut is where the value became an integer or was stopped (the contract's cut point),
+    not where the tape stopped recording.
+    """
+    derived = [False] * len(graph.ops)
+    for i, op in enumerate(graph.ops):
+        ins = [t for t in graph.value_inputs(op) if vsets[graph.producer[t]]]
+        if op.type in flow.STOP_TYPES or i in stop_ops:
+            derived[i] = bool(ins)
+            continue
+        derived[i] = bool(ins) and all(
+            not graph.differentiable[t] or derived[graph.producer[t]] for t in ins
+        )
+    for i in range(len(graph.ops) - 1, -1, -1):
+        op = graph.ops[i]
+        if not any(t in received for t in op.outputs):
+            continue
+        for t in graph.value_inputs(op):
+            if graph.differentiable[t] and derived[graph.producer[t]]:
+                received.add(t)
+
+
+def probes(problem: Problem) -> list[int]:
+    """Tensors worth asking for a gradient: on a path from a source to the target, able to
+    carry a gradient, and not a source themselves."""
+    graph = problem.graph
+    if not problem.targets:
+        return []
+    sources = {t: 1 for t in problem.sources if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    reach = _reaching(problem)
+    return [
+        t
+        for t, p in enumerate(graph.producer)
+        if reach[p] and vsets[p] and graph.differentiable[t] and t not in sources
+    ]
+
+
+def _reaching(problem: Problem) -> list[bool]:
+    """Per op, whether it has a forward path to one of the targets."""
+    graph = problem.graph
+    out = [False] * len(graph.ops)
+    for t in problem.targets:
+        for i, r in enumerate(flow.reaching(graph, graph.producer[t])):
+            out[i] = out[i] or r
+    return out
+
+
+def status(static: SourceStatic, norm: float | None, largest: float | None) -> Status:
+    """The contract status of a source, decided where every status is (``engine/status.py``).
+
+    Args:
+        static: the source.
+        norm: its gradient's L2 norm in this execution (None: not known).
+        largest: its gradient's largest absolute element (None: not known).
+    """
+    finite = True
+    zero = False
+    if norm is not None and largest is not None:
+        finite = math.isfinite(largest) and not math.isnan(norm)
+        zero = finite and largest == 0.0
+    pair = PairFacts(
+        variable=static.name,
+        requested=static.trainable or static.has_gradient,
+        has_gradient=static.has_gradient,
+        reachable=static.reachable,
+        sparse=static.sparse,
+        norm=norm,
+        finite=finite,
+        all_zero=zero,
+        cut_points=tuple(static.cut_points),
+    )
+    variable = VariableFacts(static.name, static.shape, "", static.trainable, "")
+    return status_of(pair, variable)
+
+
+def outside_notes(
+    full: Problem,
+    statics: Sequence[SourceStatic],
+    recorded: Callable[[int], bool],
+    where: Callable[[int], str],
+) -> None:
+    """Name the line of a path the tape never saw: a source that reaches the target in the
+    whole program but not in what the tape recorded (computed before the tape started, or
+    under ``stop_recording``) gets a note at the last such op.
+
+    Args:
+        full: every op of the program, the tape's and the others.
+        statics: the sources, in the order of ``full.sources``; notes are set in place.
+        recorded: whether op ``index`` of ``full.graph`` was recorded by the tape.
+        where: the user's ``FILE:LINE`` of op ``index``.
+    """
+    graph = full.graph
+    if not full.targets:
+        return
+    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    reach = _reaching(full)
+    for i, static in enumerate(statics):
+        if static.reachable or static.has_gradient or full.sources[i] is None:
+            continue
+        outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
+                   and not recorded(k) and graph.ops[k].inputs]  # fmt: skip
+        if outside:
+            line = where(outside[-1]) or "an unknown line"
+            op = graph.ops[outside[-1]].type
+            static.note = f"used only through {line} ({op}), run while the tape was not recording"
+
+
+def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic], left: dict[int, str]) -> None:
+    """Name the line where a source's value left TensorFlow (``.numpy()``, ``float()``): a
+    source that reaches such a tensor but not the target lost its path there, since what
+    comes back from numpy is a new constant.
+
+    Args:
+        full: every recorded op.
+        statics: the sources, in the order of ``full.sources``; notes are set in place.
+        left: tensor id in ``full.graph`` -> the line that converted it to numpy.
+    """
+    graph = full.graph
+    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    for i, static in enumerate(statics):
+        if static.reachable or static.has_gradient or static.note:
+            continue
+        lines = [line for t, line in left.items() if vsets[graph.producer[t]] >> i & 1]
+        if lines:
+            static.note = (f"its value left TensorFlow at {lines[-1]} (.numpy()): what came back "
+                           "is a new constant the tape cannot trace to it")  # fmt: skip

@@ -1,0 +1,397 @@
+"""One watched gradient call: ask TensorFlow, analyse the cuts, and arrange for the numbers.
+
+The program's own call always runs as written; its result goes back unchanged. Tapes are
+asked once, with the tensors on the paths added as extra sources (they receive exactly the
+gradients the backward pass computes anyway); ``tf.gradients`` and ``compute_gradients`` are
+asked again in a copy of the graph.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradscope.frontends.program import analyse, fit, graphs, names, session, sites, values
+from gradscope.frontends.program.analyse import SourceStatic
+from gradscope.frontends.program.eager import EagerCall, Recorder
+from gradscope.frontends.program.watch import SiteState, Static, Watcher
+from gradscope.frontends.python import frames
+from gradscope.results.run import EAGER, FUNCTION, GRAPH
+
+#: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
+FLAGS = 64
+
+
+class Calls:
+    """Handles every watched call of one run."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+        self.recorder = Recorder(self.eager_recording, lambda: watcher.busy)
+        self.sessions = session.Sessions(watcher)
+        self.open_eager = 0  # eager tape spans still open
+        self.functions: dict[int, set[tuple[str, str, int]]] = {}  # id(tf.function) -> sites
+        self._local = threading.local()
+        self.flags: list[Any] = []
+        self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
+        self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
+        self.given_none: set[int] = set()  # id() of variables a watched call gave None
+
+    def eager_recording(self) -> bool:
+        return self.open_eager > 0
+
+    # -- tapes: which ops each recorded -----------------------------------------------------
+
+    def push(self, tape: Any) -> None:
+        import tensorflow as tf
+
+        spans = tape.__dict__.setdefault("_gradscope_spans", [])
+        if tf.executing_eagerly():
+            if not self.open_eager:  # a new step: tapes of earlier ones are done with
+                self.recorder.release(self.recorder.seq)
+            self.open_eager += 1
+            spans.append([None, self.recorder.seq, None])
+        else:
+            graph = tf.compat.v1.get_default_graph()
+            spans.append([graph, graphs.mark(graph), None])
+
+    def pop(self, tape: Any) -> None:
+        spans = tape.__dict__.get("_gradscope_spans")
+        if not spans or spans[-1][2] is not None:
+            return
+        graph = spans[-1][0]
+        if graph is None:
+            self.open_eager -= 1
+            spans[-1][2] = self.recorder.seq
+        else:
+            spans[-1][2] = graphs.mark(graph)
+
+    def _spans(self, tape: Any, graph: Any) -> list[tuple[int, int]]:
+        out = []
+        for g, start, end in tape.__dict__.get("_gradscope_spans", []):
+            if g is graph:
+                now = self.recorder.seq if graph is None else graphs.mark(graph)
+                out.append((start, now if end is None else end))
+        return out
+
+    # -- tf.function calls: the stack, to know which function holds a site -----------------
+
+    def calling(self) -> list[Any]:
+        if not hasattr(self._local, "stack"):
+            self._local.stack = []
+        return self._local.stack  # type: ignore[no-any-return]
+
+    def before_function(self, fn: Any) -> None:
+        """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
+        for key in self.functions.get(id(fn), ()):
+            state = self.watcher.sites[key]
+            if not self.watcher.before_execution(state):
+                for flag in state.flags:
+                    flag.assign(False)
+                state.flags.clear()
+
+    def _in_functions(self, state: SiteState) -> None:
+        for fn in self.calling():
+            self.functions.setdefault(id(fn), set()).add(state.key)
+
+    # -- GradientTape.gradient ---------------------------------------------------------------
+
+    def tape_gradient(self, orig: Callable[..., Any], tape: Any, target: Any, sources: Any,
+                      output_gradients: Any, unconnected: Any) -> Any:  # fmt: skip
+        """``tape.gradient`` as the program asked for it, watched.
+
+        gradscope's own work never breaks the program: if it fails, the program's call runs
+        as written and the report says which site could not be analysed.
+        """
+        import tensorflow as tf
+
+        eager = tf.executing_eagerly()
+        api = "fit" if fit.active() else "GradientTape.gradient"
+        where = sites.instruction() if eager else -1
+        state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
+                                  where)  # fmt: skip
+        if eager and not self._eager_watch(state):
+            return orig(tape, target, sources, output_gradients, unconnected)
+        flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
+        try:
+            call, probe_ids, probe_ts = (self._eager_call if eager else self._function_call)(
+                tape, flat_s, flat_t
+            )
+        except Exception as exc:  # gradscope's failure, never the program's
+            self._failed(state, exc)
+            return orig(tape, target, sources, output_gradients, unconnected)
+        with self.watcher.own_work():
+            grads = orig(tape, target, flat_s + probe_ts, output_gradients,
+                         tf.UnconnectedGradients.NONE)  # fmt: skip
+        user = list(grads[: len(flat_s)])
+        try:
+            call.received(probe_ids, grads[len(flat_s) :])
+            self._after(state, tape, call, flat_s, flat_t, user, eager)
+        except Exception as exc:  # gradscope's failure, never the program's
+            self._failed(state, exc)
+        if unconnected == tf.UnconnectedGradients.ZERO:
+            user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
+        return tf.nest.pack_sequence_as(sources, user)
+
+    def _after(self, state: SiteState, tape: Any, call: Any, flat_s: list[Any],
+               flat_t: list[Any], user: list[Any], eager: bool) -> None:  # fmt: skip
+        """Analyse a tape's answer and arrange for its numbers."""
+        statics = self._statics(flat_s, user, call)
+        self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
+        analyse.analyse(call.problem, statics, call.locate, call.visible)
+        self._outside(tape, flat_s, flat_t, statics, eager)
+        notes = fit.notes(call, statics) if state.api == "fit" else ()
+        static = Static(statics, self._target_source(call, flat_t, eager), notes)
+        scale = self._scale_of(flat_t)
+        if eager:
+            by = None if scale is None else values.total(scale)
+            self.watcher.record(state, static, values.of_arrays(flat_t, user, by))
+            if not tape._persistent and not self.open_eager:
+                self.recorder.release(self.recorder.seq)
+        else:
+            state.unrun.append(static)
+            self._in_functions(state)
+            self._numbers_in_graph(state, static, flat_t, user, scale)
+
+    def guarded(self, work: Callable[..., None], *args: Any) -> None:
+        """Run gradscope's side of a call; a failure is noted in the report, never raised
+        into the program (``StopProgram`` and Ctrl-C pass)."""
+        try:
+            work(*args)
+        except Exception as exc:  # gradscope's failure, never the program's
+            site = sites.text(sites.current())
+            self._failed(SiteState(site, "", ""), exc)
+
+    def _failed(self, state: SiteState, exc: Exception) -> None:
+        """Say in the report that a site could not be analysed (a gradscope bug)."""
+        from gradscope.engine.messages import one_line
+
+        message = one_line(f"{type(exc).__name__}: {exc}", 200)
+        note = f"{state.site}: gradscope could not analyse this call ({message}); please report it"
+        if note not in self.watcher.notes:
+            self.watcher.notes.append(note)
+
+    def _eager_watch(self, state: SiteState) -> bool:
+        """Whether to watch this eager execution. Once every eager site has had its
+        ``--steps`` (``--continue``), eager ops are no longer recorded, so the program runs
+        at its own speed; a site first seen after that is watched from its next execution."""
+        if not self.watcher.before_execution(state):
+            eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
+            if all(self.watcher.done(s) for s in eager):
+                self.recorder.uninstall()
+            return False
+        if not self.recorder.installed:
+            self.recorder.install()
+            return False
+        return True
+
+    def _function_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
+        import tensorflow as tf
+
+        graph = tf.compat.v1.get_default_graph()
+        spans = self._spans(tape, graph)
+        tensors = [graphs.source_tensor(graph, s) for s in flat_s]
+        call = graphs.GraphCall(graphs.ops_in(graph, spans), tensors, flat_t)
+        probe_ids = analyse.probes(call.problem)
+        return call, probe_ids, call.probe_tensors(probe_ids)
+
+    def _eager_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
+        spans = self._spans(tape, None)
+        records = [r for r in self.recorder.records if any(a < r.seq <= b for a, b in spans)]
+        call = EagerCall(self.recorder, records, _eager_ids(flat_s), _eager_ids(flat_t))
+        probe_ids, probe_ts = call.probe_tensors(analyse.probes(call.problem))
+        return call, probe_ids, probe_ts
+
+    def _outside(self, tape: Any, flat_s: list[Any], flat_t: list[Any],
+                 statics: list[SourceStatic], eager: bool) -> None:  # fmt: skip
+        """Notes for sources the tape never saw reach the target."""
+        if all(s.reachable or s.has_gradient for s in statics):
+            return
+        if eager:
+            spans = self._spans(tape, None)
+            full = EagerCall(self.recorder, list(self.recorder.records), _eager_ids(flat_s),
+                             _eager_ids(flat_t))  # fmt: skip
+            seqs = [r.seq for r in full.records]
+            first = len(full.ops) - len(seqs)  # synthetic ops come first
+            recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
+            where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
+            analyse.outside_notes(full.problem, statics, recorded, where)
+            left = {full.tensors[t]: sites.text(site)
+                    for t, site in self.recorder.left.items() if t in full.tensors}  # fmt: skip
+            analyse.roundtrip_notes(full.problem, statics, left)
+            return
+        import tensorflow as tf
+
+        graph = tf.compat.v1.get_default_graph()
+        spans = self._spans(tape, graph)
+        tensors = [graphs.source_tensor(graph, s) for s in flat_s]
+        whole = graphs.GraphCall(graph.get_operations(), tensors, flat_t)
+        recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
+        analyse.outside_notes(whole.problem, statics, recorded,
+                              lambda k: sites.text(frames.of_op(whole.x.tf_ops[k])))  # fmt: skip
+
+    def _statics(self, flat_s: list[Any], grads: list[Any], call: Any) -> list[SourceStatic]:
+        return names.statics(flat_s, grads, call, self.recorder.created)
+
+    def _target_source(self, call: Any, flat_t: list[Any], eager: bool) -> str:
+        return names.target_source(call, flat_t, eager)
+
+    def saw_scaled(self, scaled: Any, scale: Any) -> None:
+        """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""
+        self.scaled = [*self.scaled[-99:], (scaled, scale)]
+
+    def _scale_of(self, flat_t: list[Any]) -> Any:
+        """The loss scale of a target made by ``scale_loss``, else None."""
+        if len(flat_t) != 1:
+            return None
+        return next((scale for t, scale in reversed(self.scaled) if t is flat_t[0]), None)
+
+    def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
+                          grads: list[Any], scale: Any = None) -> None:  # fmt: skip
+        if any(getattr(fn, "_jit_compile", False) for fn in self.calling()):
+            # XLA compiles no py_function: statuses from the trace, no numbers
+            static.notes += ("compiled with XLA (jit_compile): statuses from the trace, no "
+                             "norms",)  # fmt: skip
+            static.measured = False
+            return
+        flag = self._flag()
+        if flag is not None:
+            state.flags.append(flag)
+        watcher = self.watcher
+
+        def sink(numbers: values.Numbers) -> None:
+            try:
+                watcher.record(state, static, numbers)
+                if watcher.done(state) and flag is not None:
+                    flag.assign(False)
+            except Exception as exc:  # never fail the program's function
+                self._failed(state, exc)
+
+        def add() -> None:
+            with self.watcher.own_work():
+                values.in_graph(flag, flat_t, grads, sink, scale)
+
+        graph = flat_t[0].graph
+        if getattr(graph, "experimental_acd_manager", None) is None:
+            add()  # a branch of a cond or a loop: no end of trace to wait for
+        else:
+            self.pending.setdefault(id(graph), []).append(add)
+
+    def end_of_trace(self, graph: Any) -> None:
+        """Add the measuring ops once the program's function body has run: added any earlier
+        they would shift the ids of the program's later ops, and so the seeds TensorFlow
+        derives from them for random ops (``tf.random.set_seed`` without an op seed)."""
+        for add in self.pending.pop(id(graph), []):
+            add()
+
+    def make_flags(self) -> None:
+        """Make the "still watching" boolean variables, eagerly, before the program starts: a
+        ``tf.function`` may not create variables after its first trace."""
+        import tensorflow as tf
+
+        self.flags = [tf.Variable(True, trainable=False) for _ in range(FLAGS)]
+
+    def _flag(self) -> Any:
+        """A fresh flag, or None when the pool is used up (then every execution measures,
+        and executions past ``--steps`` are dropped)."""
+        return self.flags.pop() if self.flags else None
+
+    # -- apply_gradients -----------------------------------------------------------------
+
+    def apply_gradients(self, pairs: list[Any]) -> None:
+        """A ``None`` passed to ``apply_gradients`` that no watched call returned (the program
+        made or replaced it) is reported at the ``apply_gradients`` line."""
+        import tensorflow as tf
+
+        unexplained = [v for g, v in pairs if g is None and id(v) not in self.given_none]
+        if not unexplained:
+            return
+        eager = tf.executing_eagerly()
+        state = self.watcher.site(sites.text(sites.current()), "apply_gradients",
+                                  EAGER if eager else FUNCTION)  # fmt: skip
+        if eager and not self.watcher.before_execution(state):
+            return
+        names = sites.unique([sites.variable_name(v) for _, v in pairs])
+        statics = []
+        for name, (g, v) in zip(names, pairs, strict=True):
+            shape = tuple(v.shape.as_list()) if hasattr(v.shape, "as_list") else tuple(v.shape)
+            static = SourceStatic(name, shape, g is not None, reachable=True)
+            if g is None:
+                static.note = "the program passed None, not a gradient a watched call returned"
+            statics.append(static)
+        static_call = Static(statics, "")
+        if eager:
+            grads = [g for g, _ in pairs]
+            self.watcher.record(state, static_call, values.of_arrays([], grads))
+        else:
+            static_call.measured = False
+            state.unrun.append(static_call)
+
+    # -- tf.gradients and compute_gradients --------------------------------------------------
+
+    def graph_gradients(self, helper: Callable[..., Any], api: str, ys: Sequence[Any],
+                        xs: Sequence[Any], grads: Sequence[Any],
+                        stops: Sequence[Any]) -> None:  # fmt: skip
+        """Analyse a graph-level gradient call the program just made."""
+        import tensorflow as tf
+
+        graph = ys[0].graph
+        mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
+        state = self.watcher.site(sites.text(sites.current()), api, mode)
+        tensors = [graphs.source_tensor(graph, x) for x in xs]
+        made = [g for g in grads if g is not None]
+        first_grad_op = min((_first_op_id(g) for g in made), default=None)
+        ops = [op for op in graph.get_operations()
+               if first_grad_op is None or op._id < first_grad_op]  # fmt: skip
+        call = graphs.GraphCall(ops, tensors, list(ys))
+        call.stop([s for s in stops if hasattr(s, "op")])
+        probe_ids = analyse.probes(call.problem)
+        statics = self._statics(list(xs), list(grads), call)
+        found = [t for t in tensors if t is not None]
+        with self.watcher.own_work():
+            try:
+                got = graphs.received_by_copy(
+                    graph,
+                    ys,
+                    found + call.probe_tensors(probe_ids),
+                    [s for s in stops if hasattr(s, "op")],
+                    helper,
+                )
+            except Exception:
+                self.watcher.notes.append(f"{state.site}: cut points not analysed (graph copy)")
+            else:
+                call.received(probe_ids, got[len(found) :])
+                answers = iter(got[: len(found)])
+                for s, t in zip(statics, tensors, strict=True):
+                    s.has_gradient = t is not None and next(answers) is not None
+        analyse.analyse(call.problem, statics, call.locate, call.visible)
+        static = Static(statics, sites.text(frames.of_op(ys[0].op)))
+        state.unrun.append(static)
+        if mode == FUNCTION:
+            self._in_functions(state)
+            self._numbers_in_graph(state, static, list(ys), list(grads))
+        else:
+            self.sessions.add(graph, state, static, list(ys), list(grads))
+        del tf
+
+
+def _first_op_id(grad: Any) -> int:
+    values_ = getattr(grad, "values", None)
+    tensor = values_ if values_ is not None else grad
+    return int(tensor.op._id)
+
+
+def _eager_ids(items: Sequence[Any]) -> list[int | None]:
+    out: list[int | None] = []
+    for item in items:
+        handle = getattr(item, "handle", None)
+        tensor = handle if handle is not None else item
+        out.append(getattr(tensor, "_id", None))
+    return out
+
+
+def _in_spans(
+    spans: list[tuple[int, int]], position: Callable[[int], int]
+) -> Callable[[int], bool]:
+    return lambda k: any(a < position(k) <= b for a, b in spans)

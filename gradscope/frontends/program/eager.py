@@ -1,0 +1,261 @@
+"""Eager ops as a graph: what ran, recorded with TensorFlow's op callbacks (as tfdbg does).
+
+An eager tape keeps no graph a reader can walk, so while the program is watched every eager
+op is recorded: its type, the ids of its input and output tensors, and the user's line that
+ran it. Outputs of ops run while a tape records are kept too, so the tape itself can be
+asked which of them receive a gradient. TensorFlow's C fast path runs some ops (the reads of
+variables passed straight to an op) without calling the callbacks, so while recording the
+fast path is turned off and every op takes the Python path that does.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gradscope.engine import cuts as flow
+from gradscope.engine.graph import _OVERWRITES, is_write
+from gradscope.frontends.program import sites
+from gradscope.frontends.program.analyse import Problem
+from gradscope.frontends.python import frames
+from gradscope.results.facts import CutPoint
+
+#: How many recent eager ops are kept: enough for a step of a large model.
+HISTORY = 100_000
+
+
+@dataclass
+class Record:
+    """One eager op as it ran."""
+
+    seq: int
+    type: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    differentiable: tuple[bool, ...]
+    half: tuple[bool, ...]
+    site: frames.Site | None
+    tensors: tuple[Any, ...] = ()  # the outputs, kept while a tape records
+
+
+class _GradOp:
+    """Enough of an op for ``ops.get_gradient_function``."""
+
+    _gradient_function = None
+
+    def __init__(self, op_type: str) -> None:
+        self.type = op_type
+        self.inputs = (None,)
+
+    def get_attr(self, name: str) -> Any:
+        raise ValueError(name)
+
+
+class Recorder:
+    """Records eager ops while installed."""
+
+    def __init__(self, recording: Callable[[], bool], busy: Callable[[], bool]) -> None:
+        self.records: collections.deque[Record] = collections.deque(maxlen=HISTORY)
+        self.kept: list[Record] = []  # records still holding their output tensors
+        self.seq = 0
+        self._recording = recording  # whether some tape records now
+        self._busy = busy
+        self._no_gradient: dict[str, bool] = {}
+        self.installed = False
+        self._fast: Any = None
+        self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
+        self.left: dict[int, frames.Site | None] = {}  # tensor id -> where .numpy() took it
+        self._numpy_originals: dict[str, Any] = {}
+
+    def install(self) -> None:
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.eager import core
+        from tensorflow.python.framework import op_callbacks
+
+        def no_fast_path(*args: Any, **kwargs: Any) -> Any:
+            raise core._FallbackException("gradscope records eager ops")
+
+        self._fast = pywrap_tfe.TFE_Py_FastPathExecute
+        pywrap_tfe.TFE_Py_FastPathExecute = no_fast_path
+        op_callbacks.add_op_callback(self._callback)
+        self._numpy_patch(True)
+        self.installed = True
+
+    def uninstall(self) -> None:
+        if not self.installed:
+            return
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.framework import op_callbacks
+
+        pywrap_tfe.TFE_Py_FastPathExecute = self._fast
+        op_callbacks.remove_op_callback(self._callback)
+        self._numpy_patch(False)
+        self.installed = False
+        self.records.clear()
+        self.kept.clear()
+
+    def _callback(self, op_type: Any, inputs: Any, attrs: Any, outputs: Any,
+                  op_name: Any = None, graph: Any = None) -> None:  # fmt: skip
+        if graph is not None or outputs is None or self._busy():
+            return
+        kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
+        kept = self._recording()
+        site = sites.fast_current()
+        if kind == "VarHandleOp" and outputs:
+            self.created[outputs[0]._id] = site
+        self.seq += 1
+        self._append(
+            Record(
+                self.seq,
+                kind,
+                tuple(getattr(t, "_id", -1) for t in inputs),
+                tuple(t._id for t in outputs),
+                tuple(_carries(t.dtype) for t in outputs),
+                tuple(t.dtype.name in ("float16", "bfloat16") for t in outputs),
+                site,
+                tuple(outputs) if kept else (),
+            )
+        )
+
+    def _append(self, record: Record) -> None:
+        self.records.append(record)
+        if record.tensors:
+            self.kept.append(record)
+
+    def release(self, up_to: int) -> None:
+        """Drop the output tensors kept for ops up to ``up_to``: no tape that may still be
+        asked for a gradient recorded them (the memory of a step's activations)."""
+        keep = []
+        for record in self.kept:
+            if record.seq <= up_to:
+                record.tensors = ()
+            else:
+                keep.append(record)
+        self.kept = keep
+
+    def _numpy_patch(self, on: bool) -> None:
+        """Note where the program takes a tensor's value out of TensorFlow (``.numpy()``,
+        ``float(t)``, ``np.asarray(t)``): a path to the loss that goes through numpy ends
+        there."""
+        from tensorflow.python.framework import ops
+
+        base = ops._EagerTensorBase
+        if not on:
+            for name, original in self._numpy_originals.items():
+                setattr(base, name, original)
+            return
+        self._numpy_originals = {n: base.__dict__[n] for n in ("numpy", "__array__", "__float__")
+                                 if n in base.__dict__}  # fmt: skip
+        recorder = self
+
+        def wrap(original: Any) -> Any:
+            def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+                if not recorder._busy() and len(recorder.left) < HISTORY:
+                    recorder.left[tensor._id] = sites.fast_current()
+                return original(tensor, *args, **kwargs)
+
+            return taken
+
+        for name, original in self._numpy_originals.items():
+            setattr(base, name, wrap(original))
+
+    def no_gradient(self, op_type: str) -> bool:
+        if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
+            return False  # a tf.function called eagerly: its gradient is the function's
+        if op_type not in self._no_gradient:
+            from gradscope.frontends.program.graphs import registry
+
+            self._no_gradient[op_type] = registry().no_gradient(_GradOp(op_type))
+        return self._no_gradient[op_type]
+
+
+def _carries(dtype: Any) -> bool:
+    return bool(dtype.is_floating or dtype.is_complex or dtype.name in ("resource", "variant"))
+
+
+class EagerCall:
+    """The ops of one eager gradient call as a ``flow.Graph``."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        records: Sequence[Record],
+        sources: Sequence[int | None],
+        targets: Sequence[int | None],
+    ) -> None:
+        self.recorder = recorder
+        self.records = list(records)
+        self.tensors: dict[int, int] = {}  # eager tensor id -> flow tensor id
+        self.objects: list[Any] = []  # flow tensor id -> the eager tensor, when kept
+        self.ops: list[flow.Op] = []
+        self.sites: list[frames.Site | None] = []
+        self.producer: list[int] = []
+        self.differentiable: list[bool] = []
+        self.half: list[bool] = []
+        produced = {t for r in self.records for t in r.outputs}
+        for t in dict.fromkeys(s for s in sources if s is not None):
+            if t not in produced:
+                self._add("Source", [], [t], [True], None, ())
+        for r in self.records:
+            self._add(r.type, list(r.inputs), list(r.outputs), list(r.differentiable), r.site,
+                      r.tensors, list(r.half))  # fmt: skip
+        self._link_assignments()
+        graph = flow.Graph(self.ops, self.producer, self.differentiable)
+        ids = [self.tensors.get(s) if s is not None else None for s in sources]
+        found = [self.tensors[t] for t in targets if t is not None and t in self.tensors]
+        self.problem = Problem(graph, ids, found, half=self.half)
+
+    def _add(self, kind: str, inputs: list[int], outputs: list[int], diff: list[bool],
+             site: frames.Site | None, kept: tuple[Any, ...],
+             half: list[bool] | None = None) -> None:  # fmt: skip
+        for t in inputs:
+            if t not in self.tensors:  # made before the record (a constant, a handle)
+                self._add("Input", [], [t], [True], None, ())
+        known = [self.tensors[t] for t in inputs]
+        index = len(self.ops)
+        ids = []
+        for k, t in enumerate(outputs):
+            self.tensors[t] = len(self.producer)
+            ids.append(len(self.producer))
+            self.producer.append(index)
+            self.differentiable.append(diff[k])
+            self.half.append(bool(half and half[k]))
+            self.objects.append(kept[k] if k < len(kept) else None)
+        write = is_write(kind)
+        no_grad = kind != "Source" and bool(inputs) and self.recorder.no_gradient(kind)
+        self.ops.append(flow.Op(f"{kind}", kind, known, ids, write=write, no_gradient=no_grad))
+        self.sites.append(site)
+
+    def _link_assignments(self) -> None:
+        # A read of a variable sees the last write to it before the read (eager order).
+        last_write: dict[int, int] = {}
+        for i, node in enumerate(self.ops):
+            for t in dict.fromkeys(node.inputs):
+                if node.type in _OVERWRITES and node.inputs[0] == t:
+                    continue  # the old value is gone: nothing of it reaches later reads
+                w = last_write.get(t)
+                if w is not None and w != i:
+                    node.assign_preds.append(w)
+            if node.write and node.inputs:
+                last_write[node.inputs[0]] = i
+
+    def received(self, ids: Sequence[int], grads: Sequence[Any]) -> None:
+        """Record which probes got a gradient."""
+        self.problem.received.update(t for t, g in zip(ids, grads, strict=True) if g is not None)
+
+    def probe_tensors(self, ids: Sequence[int]) -> tuple[list[int], list[Any]]:
+        """The probes whose eager tensors were kept (ran while a tape recorded)."""
+        kept = [t for t in ids if self.objects[t] is not None]
+        return kept, [self.objects[t] for t in kept]
+
+    def locate(self, index: int, kind: str) -> CutPoint:
+        site = self.sites[index]
+        op = self.ops[index]
+        return CutPoint(op.type, op.type, kind, "" if site is None else str(site))
+
+    def visible(self, index: int) -> bool:
+        from gradscope.frontends.program.graphs import visible
+
+        return visible(self.ops[index].type, self.sites[index])

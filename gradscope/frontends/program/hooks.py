@@ -1,0 +1,281 @@
+"""The watched APIs, patched for the length of a run and restored after (contract section 6).
+
+Each patch calls TensorFlow's own function with the program's own arguments and returns its
+result unchanged; what gradscope adds runs beside it (``calls.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from gradscope.frontends.program import fit
+from gradscope.frontends.program.calls import Calls
+from gradscope.frontends.program.watch import Watcher
+
+_NONE = object()
+
+
+@contextmanager
+def installed(watcher: Watcher) -> Iterator[Calls]:
+    """Patch every watched API while the block runs; eager ops are recorded until every eager
+    call site has had its ``--steps``.
+
+    Args:
+        watcher: where results go.
+    """
+    calls = Calls(watcher)
+    undo: list[Callable[[], None]] = []
+    try:
+        for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
+                      _loss_scale, _trace_end, _apply_gradients):  # fmt: skip
+            undo.append(patch(calls))
+        calls.make_flags()
+        calls.recorder.install()
+        yield calls
+    finally:
+        calls.recorder.uninstall()
+        for restore in reversed(undo):
+            restore()
+
+
+def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:
+    """Set ``owner.name`` to ``make(original)``; returns what restores it."""
+    own = name in owner.__dict__
+    original = owner.__dict__[name] if own else getattr(owner, name)
+    patched = make(original)
+    functools.update_wrapper(patched, original)
+    setattr(owner, name, patched)
+    if own:
+        return lambda: setattr(owner, name, original)
+    return lambda: delattr(owner, name)
+
+
+def _tape(calls: Calls) -> Callable[[], None]:
+    from tensorflow.python.eager import backprop
+
+    tape_class = backprop.GradientTape
+    watcher = calls.watcher
+
+    def gradient(orig: Any) -> Any:
+        def patched(self: Any, target: Any, sources: Any, output_gradients: Any = None,
+                    unconnected_gradients: Any = _NONE) -> Any:  # fmt: skip
+            import tensorflow as tf
+
+            unconnected = (tf.UnconnectedGradients.NONE if unconnected_gradients is _NONE
+                           else unconnected_gradients)  # fmt: skip
+            if watcher.busy or self._tape is None:
+                return orig(self, target, sources, output_gradients, unconnected)
+            return calls.tape_gradient(orig, self, target, sources, output_gradients,
+                                       unconnected)  # fmt: skip
+
+        return patched
+
+    def push(orig: Any) -> Any:
+        def patched(self: Any) -> Any:
+            result = orig(self)
+            if not watcher.busy:
+                calls.push(self)
+            return result
+
+        return patched
+
+    def pop(orig: Any) -> Any:
+        def patched(self: Any) -> Any:
+            calls.pop(self)
+            return orig(self)
+
+        return patched
+
+    undo = [
+        _replace(tape_class, "gradient", gradient),
+        _replace(tape_class, "_push_tape", push),
+        _replace(tape_class, "_pop_tape", pop),
+    ]
+    return _undo_all(undo)
+
+
+def _gradients(calls: Calls) -> Callable[[], None]:
+    from tensorflow.python.ops import gradients_util
+
+    watcher = calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(ys: Any, xs: Any, *args: Any, **kwargs: Any) -> Any:
+            import tensorflow as tf
+
+            grads = orig(ys, xs, *args, **kwargs)
+            if watcher.busy or tf.executing_eagerly() or not _from_api(sys._getframe(1)):
+                return grads
+            stops = kwargs.get("stop_gradients", args[5] if len(args) > 5 else None)
+            calls.guarded(calls.graph_gradients, orig, "tf.gradients", _listed(ys), _listed(xs),
+                          list(grads), _listed(stops))  # fmt: skip
+            return grads
+
+        return patched
+
+    return _replace(gradients_util, "_GradientsHelper", make)
+
+
+def _optimizer_v1(calls: Calls) -> Callable[[], None]:
+    import sys
+
+    from tensorflow.python.ops import gradients_util
+    from tensorflow.python.training import optimizer
+
+    watcher = calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, loss: Any, var_list: Any = None, *args: Any, **kwargs: Any) -> Any:
+            import tensorflow as tf
+
+            if watcher.busy or tf.executing_eagerly() or callable(loss):
+                return orig(self, loss, var_list, *args, **kwargs)
+            with watcher.own_work():
+                pairs = orig(self, loss, var_list, *args, **kwargs)
+            caller = sys._getframe(1).f_code.co_name
+            api = "minimize" if caller == "minimize" else "compute_gradients"
+            helper = gradients_util._GradientsHelper
+            helper = getattr(helper, "__wrapped__", helper)
+            calls.guarded(calls.graph_gradients, helper, api, [loss], [v for _, v in pairs],
+                          [g for g, _ in pairs], [])  # fmt: skip
+            return pairs
+
+        return patched
+
+    return _replace(optimizer.Optimizer, "compute_gradients", make)
+
+
+def _session(calls: Calls) -> Callable[[], None]:
+    from tensorflow.python.client import session
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, fetches: Any, *args: Any, **kwargs: Any) -> Any:
+            return calls.sessions.run(orig, self, fetches, *args, **kwargs)
+
+        return patched
+
+    return _replace(session.BaseSession, "run", make)
+
+
+def _function(calls: Calls) -> Callable[[], None]:
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.before_function(self)
+            stack = calls.calling()
+            stack.append(self)
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                stack.pop()
+
+        return patched
+
+    return _replace(pf.Function, "__call__", make)
+
+
+def _keras(calls: Calls) -> Callable[[], None]:
+    try:
+        import keras
+        from keras.src.trainers import trainer
+    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+        return lambda: None
+
+    def make_fit(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            fit.enter(self)
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                fit.leave()
+
+        return patched
+
+    def make_loss(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            fit.saw_outputs(self, kwargs.get("y_pred"))
+            return orig(self, *args, **kwargs)
+
+        return patched
+
+    undo = [_replace(keras.Model, "fit", make_fit),
+            _replace(trainer.Trainer, "_compute_loss", make_loss)]  # fmt: skip
+    return _undo_all(undo)
+
+
+def _loss_scale(calls: Calls) -> Callable[[], None]:
+    """Keras' ``LossScaleOptimizer.scale_loss``: its result is a scaled loss; the gradients
+    of it are reported divided by the scale (unscaled), with the scale shown."""
+    from keras.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, loss: Any) -> Any:
+            scaled = orig(self, loss)
+            calls.saw_scaled(scaled, self.dynamic_scale if self.built else self.initial_scale)
+            return scaled
+
+        return patched
+
+    return _replace(LossScaleOptimizer, "scale_loss", make)
+
+
+def _trace_end(calls: Calls) -> Callable[[], None]:
+    """The end of a ``tf.function`` body: where the measuring ops are added."""
+    from tensorflow.python.framework import auto_control_deps
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, kind: Any, value: Any, tb: Any) -> Any:
+            graph = getattr(self, "_graph", None)
+            if kind is None and graph is not None:
+                calls.end_of_trace(graph)
+            elif graph is not None:
+                calls.pending.pop(id(graph), None)
+            return orig(self, kind, value, tb)
+
+        return patched
+
+    return _replace(auto_control_deps.AutomaticControlDependencies, "__exit__", make)
+
+
+def _apply_gradients(calls: Calls) -> Callable[[], None]:
+    """Keras' ``apply_gradients``, where Keras warns "Gradients do not exist for variables"."""
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+    watcher = calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, grads_and_vars: Any, *args: Any, **kwargs: Any) -> Any:
+            if watcher.busy or fit.active():
+                return orig(self, grads_and_vars, *args, **kwargs)
+            pairs = list(grads_and_vars)
+            calls.guarded(calls.apply_gradients, pairs)
+            return orig(self, pairs, *args, **kwargs)
+
+        return patched
+
+    return _replace(BaseOptimizer, "apply_gradients", make)
+
+
+def _from_api(caller: Any) -> bool:
+    """Whether ``_GradientsHelper`` was called by ``tf.gradients`` (the program's call), not
+    by TensorFlow itself (the backward function of a ``tf.function`` called under a tape)."""
+    return bool(caller.f_code.co_filename.endswith("gradients_impl.py"))
+
+
+def _listed(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _undo_all(undo: list[Callable[[], None]]) -> Callable[[], None]:
+    def restore() -> None:
+        for u in reversed(undo):
+            u()
+
+    return restore

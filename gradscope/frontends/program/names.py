@@ -1,0 +1,63 @@
+"""How a watched call names its sources and its target: variables by their names, watched
+tensors ``NAME@FILE:LINE`` after the line that made them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradscope.frontends.program import sites
+from gradscope.frontends.program.analyse import SourceStatic
+from gradscope.frontends.program.eager import EagerCall
+from gradscope.frontends.python import frames
+
+
+def statics(flat_s: list[Any], grads: list[Any], call: Any,
+            created: dict[int, frames.Site | None]) -> list[SourceStatic]:  # fmt: skip
+    """One ``SourceStatic`` per source, named and shaped, with whether a gradient came back.
+
+    Args:
+        flat_s: the sources, flattened.
+        grads: the program's gradients, in the same order.
+        call: the call's ``GraphCall`` or ``EagerCall``.
+        created: eager variable handle id -> the line that made the variable.
+    """
+    import tensorflow as tf
+
+    named = sites.unique([source_name(s, call, created) for s in flat_s])
+    out = []
+    for name, s, g in zip(named, flat_s, grads, strict=True):
+        shape = tuple(s.shape.as_list()) if s.shape.rank is not None else ()
+        out.append(SourceStatic(name, shape, g is not None,
+                                sparse=isinstance(g, tf.IndexedSlices)))  # fmt: skip
+    return out
+
+
+def source_name(source: Any, call: Any, created: dict[int, frames.Site | None]) -> str:
+    """A variable's name (an unnamed eager one with its line); a tensor's NAME@FILE:LINE."""
+    import tensorflow as tf
+
+    if isinstance(source, tf.Variable) or hasattr(source, "path"):
+        name = sites.variable_name(source)
+        handle = getattr(source, "handle", None)
+        made = created.get(getattr(handle, "_id", -1))
+        # an eager variable nobody named: where it was made tells it apart
+        return f"{name}@{made}" if name == "Variable" and made is not None else name
+    if isinstance(call, EagerCall):
+        t = call.tensors.get(getattr(source, "_id", -1))
+        if t is None:
+            return "tensor"
+        index = call.problem.graph.producer[t]
+        site = call.sites[index]
+        return f"{call.ops[index].type}@{site}" if site is not None else call.ops[index].type
+    return sites.tensor_name(source, frames.of_op(source.op))
+
+
+def target_source(call: Any, flat_t: list[Any], eager: bool) -> str:
+    """The user's line that made the (first) target."""
+    if not flat_t:
+        return ""
+    if eager:
+        t = call.tensors.get(getattr(flat_t[0], "_id", -1))
+        site = call.sites[call.problem.graph.producer[t]] if t is not None else None
+        return sites.text(site)
+    return sites.text(frames.of_op(flat_t[0].op))

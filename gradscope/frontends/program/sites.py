@@ -1,0 +1,70 @@
+"""The user's ``FILE:LINE`` for a watched call, an op or a tensor, and names for sources."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from gradscope.frontends.python import frames
+
+
+def current() -> frames.Site | None:
+    """The user's innermost line on the current stack, through autograph's source maps (the
+    line the user wrote, not autograph's generated copy)."""
+    from tensorflow.python.util import tf_stack
+
+    return frames.of_traceback(tf_stack.extract_stack())
+
+
+def fast_current() -> frames.Site | None:
+    """The user's innermost line on the current stack, cheaply (eager ops: no source maps)."""
+    frame = sys._getframe(1)
+    fallback = None
+    while frame is not None:
+        code = frame.f_code
+        if frames.is_user_code(code.co_filename):
+            return frames.Site(code.co_filename, frame.f_lineno, code.co_name)
+        if fallback is None and frames._kind(code.co_filename) == 1:
+            fallback = frames.Site(code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back  # type: ignore[assignment]
+    return fallback
+
+
+def instruction() -> int:
+    """Where in its line the user's innermost frame is (two calls on one line differ)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frames.is_user_code(frame.f_code.co_filename):
+            return frame.f_lasti
+        frame = frame.f_back  # type: ignore[assignment]
+    return -1
+
+
+def text(site: frames.Site | None) -> str:
+    return "" if site is None else str(site)
+
+
+def variable_name(variable: Any) -> str:
+    """A variable's name as reports give it: its Keras path, or its name without ``:0``."""
+    path = getattr(variable, "path", None)
+    if isinstance(path, str) and path:
+        return path
+    name = str(getattr(variable, "name", "variable"))
+    return name[:-2] if name.endswith(":0") else name
+
+
+def tensor_name(tensor: Any, site: frames.Site | None) -> str:
+    """A watched graph tensor's name: ``NAME@FILE:LINE`` after the line that made it."""
+    name = tensor.op.name.rsplit("/", 1)[-1] or "tensor"
+    return f"{name}@{site}" if site is not None else name
+
+
+def unique(names: list[str]) -> list[str]:
+    """``names`` with repeats told apart (``Variable``, ``Variable#2``): unnamed eager
+    variables all share the name ``Variable``."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out

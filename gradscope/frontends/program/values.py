@@ -1,0 +1,126 @@
+"""The numbers of one execution: the target's value and each gradient's norm and largest element.
+
+Eager gradients and ``Session.run`` results are measured in numpy. Inside a ``tf.function``
+the measuring ops sit in a ``tf.cond`` on a flag the watcher clears after ``--steps``
+executions, so later steps run none of them; the numbers leave through one ``py_function``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: (value, per gradient (norm, largest |g|) or None where there is none, loss scale or None);
+#: with a loss scale, the value and the gradients are divided by it (unscaled).
+Numbers = tuple[float | None, list[tuple[float, float] | None], float | None]
+
+
+def dense(grad: Any) -> Any:
+    """A numpy gradient, with ``IndexedSlices`` rows summed as densifying would."""
+    values = getattr(grad, "values", None)
+    indices = getattr(grad, "indices", None)
+    if values is not None and indices is not None:
+        values, indices = np.asarray(values), np.asarray(indices)
+        unique, inverse = np.unique(indices, return_inverse=True)
+        out = np.zeros((len(unique), *values.shape[1:]), dtype=np.float64)
+        np.add.at(out, inverse, values)
+        return out
+    if hasattr(grad, "numpy"):
+        grad = grad.numpy()
+    return np.asarray(grad)
+
+
+def stats(grad: Any, scale: float = 1.0) -> tuple[float, float]:
+    """``(L2 norm, largest |g|)`` of one gradient, divided by ``scale`` (a loss scale)."""
+    g = dense(grad)
+    if g.dtype.kind == "c":
+        g = np.abs(g)
+    g = g.astype(np.float64) / scale
+    if g.size == 0:
+        return 0.0, 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.sqrt(np.sum(np.square(g)))), float(np.max(np.abs(g)))
+
+
+def total(value: Any) -> float | None:
+    """A target's value, summed as a loss is."""
+    try:
+        array = dense(value)
+        return float(np.sum(np.real(array).astype(np.float64)))
+    except (TypeError, ValueError):
+        return None
+
+
+def of_arrays(values: Sequence[Any], grads: Sequence[Any], scale: float | None = None) -> Numbers:
+    """The numbers of arrays (eager tensors, ``Session.run`` results): the targets' summed
+    value, each gradient's stats, both divided by ``scale`` when given (a loss scale)."""
+    parts = [total(v) for v in values]
+    value = None if not parts or None in parts else sum(p for p in parts if p is not None)
+    by = scale or 1.0
+    if value is not None:
+        value /= by
+    return value, [None if g is None else stats(g, by) for g in grads], scale
+
+
+def in_graph(
+    flag: Any,
+    targets: Sequence[Any],
+    grads: Sequence[Any],
+    sink: Callable[[Numbers], None],
+    scale: Any = None,
+) -> None:
+    """Add, inside the function being traced, the ops that hand one execution's numbers to
+    ``sink`` while ``flag`` (a boolean variable) holds.
+
+    Args:
+        flag: a boolean ``tf.Variable``; False skips every op added here (None: always run).
+        target: the target tensor.
+        grads: the gradients, None where there is none.
+        sink: called with the numbers of each watched execution.
+        scale: a loss scale (a variable, a tensor or a number) dividing the target and
+            every gradient; it is delivered with the numbers.
+    """
+    import tensorflow as tf
+
+    present = [i for i, g in enumerate(grads) if g is not None]
+
+    def measure() -> Any:
+        by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
+        sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
+        scalars = [tf.add_n(sums) / by, by]
+        for i in present:
+            g = grads[i]
+            if isinstance(g, tf.IndexedSlices):
+                g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
+            g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64)
+            g = g / by
+            scalars += [tf.norm(tf.reshape(g, [-1])), _largest(tf, g)]
+        scaled = scale is not None
+        tf.py_function(lambda *xs: _deliver(sink, present, len(grads), xs, scaled), scalars,
+                       Tout=[])  # fmt: skip
+        return tf.constant(0)
+
+    if flag is None:
+        measure()
+    else:
+        tf.cond(flag, measure, lambda: tf.constant(0))
+
+
+def _segments(tf: Any, indices: Any) -> tuple[Any, Any]:
+    unique, index = tf.unique(indices)
+    return index, tf.shape(unique)[0]
+
+
+def _largest(tf: Any, g: Any) -> Any:
+    flat = tf.reshape(tf.abs(g), [-1])
+    return tf.reduce_max(tf.concat([flat, tf.zeros([1], flat.dtype)], 0))
+
+
+def _deliver(sink: Callable[[Numbers], None], present: list[int], count: int,
+             xs: Sequence[Any], scaled: bool) -> None:  # fmt: skip
+    numbers: list[tuple[float, float] | None] = [None] * count
+    for k, i in enumerate(present):
+        numbers[i] = (float(xs[2 + 2 * k]), float(xs[3 + 2 * k]))
+    sink((float(xs[0]), numbers, float(xs[1]) if scaled else None))

@@ -1,0 +1,139 @@
+"""The watcher's state: call sites, their executions, and when to stop the program."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradscope.frontends.program import analyse
+from gradscope.frontends.program.values import Numbers
+from gradscope.results.run import GRAPH, CallResult, SourceResult
+
+#: The note of an all-zero gradient with float16 values on its path.
+UNDERFLOW = (
+    "every element is 0: float16 values on its path underflow to 0 (a loss scale, "
+    "keras.optimizers.LossScaleOptimizer, keeps them representable)"
+)
+
+
+class StopProgram(BaseException):
+    """Raised into the program when a site would run once more than ``--steps`` allows."""
+
+
+@dataclass
+class Static:
+    """One traced (or built, or eagerly run) call: what is known before its numbers."""
+
+    sources: list[analyse.SourceStatic]
+    target_source: str
+    notes: tuple[str, ...] = ()
+    measured: bool = True  # False: no numbers will come (XLA)
+
+
+@dataclass
+class SiteState:
+    """One call site of the program."""
+
+    site: str
+    api: str
+    mode: str
+    key: tuple[str, str, int] = ("", "", -1)
+    count: int = 0  # executions recorded
+    flags: list[Any] = field(default_factory=list)  # in-graph "still watching" variables
+    unrun: list[Static] = field(default_factory=list)  # built or traced, maybe never run
+
+
+class Watcher:
+    """Counts each site's executions, keeps their results, and decides when to stop."""
+
+    def __init__(self, steps: int, keep_going: bool) -> None:
+        self.steps = steps
+        self.keep_going = keep_going
+        self.sites: dict[tuple[str, str, int], SiteState] = {}
+        self.calls: list[CallResult] = []
+        self.notes: list[str] = []
+        self._local = threading.local()
+        self.lock = threading.Lock()
+
+    # -- reentrancy: gradscope's own gradient calls are never watched -----------------------
+
+    @property
+    def busy(self) -> bool:
+        return bool(getattr(self._local, "busy", 0))
+
+    @contextmanager
+    def own_work(self) -> Iterator[None]:
+        self._local.busy = getattr(self._local, "busy", 0) + 1
+        try:
+            yield
+        finally:
+            self._local.busy -= 1
+
+    # -- sites and steps --------------------------------------------------------------------
+
+    def site(self, site: str, api: str, mode: str, where: int = -1) -> SiteState:
+        """The state of a call site; ``where`` tells apart calls on one line."""
+        key = (site, api, where)
+        if key not in self.sites:
+            self.sites[key] = SiteState(site, api, mode, key=key)
+        return self.sites[key]
+
+    def done(self, state: SiteState) -> bool:
+        return state.count >= self.steps
+
+    def before_execution(self, state: SiteState) -> bool:
+        """Whether to watch the next execution of ``state``; stops the program when it is
+        one more than ``--steps`` allows (unless ``--continue``)."""
+        if not self.done(state):
+            return True
+        if self.keep_going:
+            return False
+        raise StopProgram
+
+    def record(self, state: SiteState, static: Static, numbers: Numbers | None) -> None:
+        """One execution's result (``numbers`` None: built, never run)."""
+        with self.lock:
+            if self.done(state):
+                return
+            state.count += 1
+            self.calls.append(_result(state, static, numbers))
+
+    def finish(self) -> list[CallResult]:
+        """Every call, graph-mode calls that never ran included (with no numbers)."""
+        for state in self.sites.values():
+            if state.count == 0:
+                for static in state.unrun[:1]:
+                    self.record(state, static, None)
+        return list(self.calls)
+
+
+def _result(state: SiteState, static: Static, numbers: Numbers | None) -> CallResult:
+    value, stats, scale = numbers if numbers is not None else (None, [None] * len(static.sources),
+                                                                None)  # fmt: skip
+    sources = []
+    for s, measured in zip(static.sources, stats, strict=True):
+        norm, largest = measured if measured is not None else (None, None)
+        status = analyse.status(s, norm, largest)
+        cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
+        note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
+        sources.append(
+            SourceResult(
+                s.name, status, norm if s.has_gradient else None, s.shape, s.sparse, cuts, note
+            )
+        )
+    notes = static.notes
+    if numbers is None and state.mode == GRAPH:
+        notes += ("never run: the program built this call, but no Session.run computed it",)
+    elif numbers is None and static.measured:
+        notes += ("traced, never run: statuses from the trace, no numbers",)
+    return CallResult(state.site, state.api, state.mode, state.count, static.target_source,
+                      value, tuple(sources), notes, scale)  # fmt: skip
+
+
+def names_of(names: Sequence[str]) -> list[str]:
+    from gradscope.frontends.program.sites import unique
+
+    return unique(list(names))

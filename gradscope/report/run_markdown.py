@@ -1,0 +1,35 @@
+"""The ``gradscope run`` report as Markdown, for pull-request comments and job summaries."""
+
+from __future__ import annotations
+
+from gradscope.report import style
+from gradscope.report.markdown import escape
+from gradscope.report.run_table import heading, summary, why
+from gradscope.results import report as m
+from gradscope.results import run as rr
+
+
+def _call(call: rr.CallResult) -> list[str]:
+    lines = [f"### {escape(heading(call))}", ""]
+    lines += ["| source | shape | status | norm | cut at / why |", "|---|---|---|---|---|"]
+    for s in call.sources:
+        norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
+        lines.append(f"| `{escape(s.name)}` | {style.shape(s.shape)} | {s.status} | {norm} | "
+                     f"{escape(why(s))} |")  # fmt: skip
+    lines += ["", *[f"> {escape(n)}" for n in call.notes]]
+    return lines
+
+
+def render(report: rr.RunReport, *, color: bool = False, width: int = 120) -> str:
+    """The run report as a Markdown document."""
+    lines = [f"## gradscope run · `{escape(' '.join(report.argv))}`", "",
+             f"TensorFlow {report.tensorflow} · {report.device}", ""]  # fmt: skip
+    for call in report.calls:
+        lines += _call(call)
+    if report.problems:
+        lines += ["### Problems", ""]
+        lines += [f"- **{p.kind}**: {escape(p.message)}" for p in report.problems]
+        lines.append("")
+    lines += [f"> {escape(n)}" for n in report.notes]
+    lines.append(f"**{escape(summary(report))}**")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,102 @@
+"""The terminal table of ``gradscope run``: per watched call, each source's status and norm."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from gradscope.report import style
+from gradscope.report.table import to_text
+from gradscope.results import report as m
+from gradscope.results import run as rr
+
+#: How the program ended, in words.
+ENDINGS = {
+    rr.FINISHED: "the program ran to its end",
+    rr.STOPPED: "stopped after {steps} step(s) of a call site (--continue runs it to its end)",
+    rr.RAISED: "the program raised (its traceback is above)",
+    rr.INTERRUPTED: "interrupted",
+}
+
+
+def heading(call: rr.CallResult) -> str:
+    """``train.py:57 · GradientTape.gradient (function) · step 1 · target 6.93e-01 at ...``."""
+    text = f"{call.site} · {call.api} ({call.mode}) · step {call.step}"
+    if call.target_source or call.value is not None:
+        text += f" · target {style.number(call.value)}"
+    if call.target_source:
+        text += f" at {call.target_source}"
+    if call.loss_scale is not None:
+        text += f" · loss scale {style.number(call.loss_scale)} (norms unscaled)"
+    return text
+
+
+def why(source: rr.SourceResult) -> str:
+    """The cut points of a source, or its note."""
+    if source.cut_points:
+        return "; ".join(style.cut_text(c) for c in source.cut_points)
+    return source.note
+
+
+def _call(call: rr.CallResult) -> Group:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name, wrap in (("source", False), ("shape", False), ("status", False),
+                       ("norm", False), ("cut at / why", True)):  # fmt: skip
+        table.add_column(name, no_wrap=not wrap, overflow="fold")
+    for s in call.sources:
+        norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
+        if s.sparse and m.has_gradient(s.status):
+            norm += " (sparse)"
+        status = Text(s.status, style=style.STATUS_STYLE.get(s.status, ""))
+        table.add_row(s.name, style.shape(s.shape), status, norm, why(s))
+    parts: list[Any] = [Text(heading(call), style="bold"), table]
+    parts += [Text(f"note: {n}", style="dim") for n in call.notes]
+    return Group(*parts)
+
+
+def _problems(report: rr.RunReport) -> Table:
+    """One row per site and kind, naming its sources (the messages are in the JSON report)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for p in report.problems:
+        grouped.setdefault((p.kind, p.site), []).append(p.variable)
+    table = Table(title="Problems", title_justify="left", box=None, header_style="bold",
+                  title_style="bold")  # fmt: skip
+    for name in ("kind", "site", "sources"):
+        table.add_column(name, overflow="fold")
+    for (kind, site), names in grouped.items():
+        table.add_row(Text(kind, style="red"), site, ", ".join(names))
+    return table
+
+
+def summary(report: rr.RunReport) -> str:
+    sites = len(list(report.sites()))
+    count = len(report.problems)
+    text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
+            f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
+    return text + " · " + ENDINGS[report.outcome].format(steps=report.steps)
+
+
+def renderable(report: rr.RunReport) -> Group:
+    title = Text()
+    title.append("gradscope run", style="bold")
+    title.append(f" · {' '.join(report.argv)}")
+    title.append(f" · TensorFlow {report.tensorflow} · {report.device}", style="dim")
+    parts: list[Any] = [title]
+    if not report.calls:
+        parts += [Text(), Text("No gradient call was made.")]
+    for call in report.calls:
+        parts += [Text(), _call(call)]
+    if report.problems:
+        parts += [Text(), _problems(report)]
+    parts += [Text(f"note: {n}", style="dim") for n in report.notes]
+    tone = "red" if report.exit_code else "green"
+    parts += [Text(), Text(summary(report), style=f"bold {tone}")]
+    return Group(*parts)
+
+
+def render(report: rr.RunReport, *, color: bool = False, width: int = 120) -> str:
+    """The run report as a terminal table."""
+    return to_text(renderable(report), color=color, width=width)

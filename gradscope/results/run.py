@@ -1,0 +1,100 @@
+"""What ``gradscope run`` found in a program: watched calls, their sources, and the problems.
+
+Plain data (contract section 6); no TensorFlow, no rendering: ``report/json.py`` writes the
+JSON report, ``analysis/run.py`` decides the problems.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gradscope.errors import ExitCode
+from gradscope.results.facts import CutPoint
+from gradscope.results.status import ProblemKind, Status
+
+#: ``mode`` of a watched call.
+EAGER = "eager"
+FUNCTION = "function"
+GRAPH = "graph"
+
+#: How the program ended.
+FINISHED = "finished"  # ran to its end (or sys.exit(0))
+STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
+RAISED = "raised"  # the program raised; exit code 4
+INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
+
+
+@dataclass(frozen=True)
+class SourceResult:
+    """One source of one watched call: a variable or a watched tensor."""
+
+    name: str
+    status: Status
+    norm: float | None
+    shape: tuple[int | None, ...]
+    sparse: bool
+    cut_points: tuple[CutPoint, ...] = ()
+    note: str = ""  # why, where the cut points cannot say (read before the tape started)
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One execution of one watched call site."""
+
+    site: str  # FILE:LINE of the user's call
+    api: str  # GradientTape.gradient, tf.gradients, compute_gradients, fit, ...
+    mode: str  # eager | function | graph
+    step: int  # executions of this site, from 1
+    target_source: str  # FILE:LINE of the line that made the target (the loss)
+    value: float | None  # the target's value (summed), None when it never ran
+    sources: tuple[SourceResult, ...]
+    notes: tuple[str, ...] = ()
+    loss_scale: float | None = None  # mixed precision: norms are unscaled by it
+
+
+@dataclass(frozen=True)
+class RunProblem:
+    """A source whose gradient the run fails on: ``unexpected-none`` or ``nan``."""
+
+    site: str
+    step: int
+    variable: str
+    kind: ProblemKind
+    message: str
+    cut_points: tuple[CutPoint, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The whole result of ``gradscope run``."""
+
+    program: str
+    argv: tuple[str, ...]
+    tensorflow: str
+    device: str
+    calls: tuple[CallResult, ...]
+    problems: tuple[RunProblem, ...]
+    outcome: str = FINISHED
+    steps: int = 1
+    notes: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """0 no problems, 1 problems, 4 the program raised, 130 interrupted."""
+        if self.outcome == RAISED:
+            return int(ExitCode.PROGRAM_RAISED)
+        if self.outcome == INTERRUPTED:
+            return int(ExitCode.INTERRUPTED)
+        return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
+
+    def sites(self) -> Iterator[str]:
+        """Every call site, in the order first seen."""
+        yield from dict.fromkeys(c.site for c in self.calls)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report (contract section 6); ``gradscope.report.json`` owns its shape."""
+        from gradscope.report import as_json
+
+        return as_json(self)

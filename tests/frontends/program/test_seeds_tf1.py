@@ -1,0 +1,175 @@
+"""The seed questions' TensorFlow 1 programs under ``gradscope run``, against bare TensorFlow.
+
+TensorFlow 1 behaviour (``disable_v2_behavior``) cannot be undone in a process, so one
+subprocess runs every program watched, then unwatched, and computes the references in the
+program's own graph with a fresh session (seeded initializers give the same first values).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.frontends.program.test_run import PROGRAMS, line_of
+
+pytestmark = pytest.mark.tf
+
+ROOT = Path(__file__).resolve().parents[3]
+SEEDS = ("seed000_multitask.py", "seed001_chained_heads.py", "seed004_stop_gradient.py")
+
+
+def _reference(name: str, g: dict[str, Any]) -> dict[str, Any]:
+    """Bare TensorFlow 1: the grads each call returned (None or not) and their first values."""
+    import tensorflow.compat.v1 as tf
+
+    graphs = {
+        "seed000_multitask.py": lambda: [
+            ("compute_gradients", g["grads_and_vars"], {g["x"]: g["data"]})
+        ],
+        "seed001_chained_heads.py": lambda: [
+            ("compute_gradients", g["grads_vars"], g["feed_dict_v"]),
+            ("compute_gradients", g["grads_vars2"], g["feed_dict_v"]),
+            ("compute_gradients", g["grads_all"], None),
+        ],
+        "seed004_stop_gradient.py": lambda: [
+            ("minimize", None, None),
+            (
+                "tf.gradients",
+                g["gradients_node"],
+                {g["x_input"]: g["x_train"][0], g["y_input"]: g["y_train"][0]},
+            ),
+            ("tf.gradients", g["gradients"], None),
+            ("tf.gradients", g["gradients2"], None),
+            ("tf.gradients", g["g3"], None),
+        ],
+    }[name]()
+    out = []
+    with tf.Session(graph=g["tf"].get_default_graph()) as sess:
+        sess.run(tf.global_variables_initializer())
+        for api, grads, feed in graphs:
+            if grads is None:
+                out.append({"api": api})
+                continue
+            grads = [p[0] if isinstance(p, tuple) else p for p in grads]
+            present = [x for x in grads if x is not None]
+            values = sess.run(present, feed_dict=feed) if feed is not None else None
+            numbers = iter(values or [])
+            out.append({"api": api, "none": [x is None for x in grads],
+                        "sparse": [isinstance(x, tf.IndexedSlices) for x in grads],
+                        "norms": [None if x is None or values is None else
+                                  _norm(next(numbers)) for x in grads]})  # fmt: skip
+    return {"calls": out}
+
+
+def _norm(value: Any) -> float:
+    indices = getattr(value, "indices", None)
+    if indices is not None:  # IndexedSlicesValue: sum repeated rows, as densifying does
+        dense = np.zeros(value.dense_shape, np.float64)
+        np.add.at(dense, value.indices, value.values)
+        return float(np.linalg.norm(dense))
+    return float(np.linalg.norm(value))
+
+
+def _driver() -> None:
+    """In the subprocess: every seed watched, then unwatched with its references."""
+    import contextlib
+    import io
+    import runpy
+
+    import tensorflow.compat.v1 as tf
+
+    from gradscope.frontends.program.launch import Program
+    from gradscope.frontends.program.run import run
+
+    results = {}
+    for name in SEEDS:
+        path = str(PROGRAMS / name)
+        tf.reset_default_graph()
+        watched_out = io.StringIO()
+        with contextlib.redirect_stdout(watched_out):
+            outcome = run(Program(path, ()), keep_going=True)
+        tf.reset_default_graph()
+        plain_out = io.StringIO()
+        with contextlib.redirect_stdout(plain_out):
+            g = runpy.run_path(path, run_name="__main__")
+        results[name] = {"report": outcome.report.to_dict(), "reference": _reference(name, g),
+                         "same_output": watched_out.getvalue() == plain_out.getvalue()}  # fmt: skip
+    print(json.dumps(results))
+
+
+@pytest.fixture(scope="module")
+def seeds() -> dict[str, Any]:
+    code = "from tests.frontends.program.test_seeds_tf1 import _driver; _driver()"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _check_calls(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every reference call against the report's call of the same order: None-ness, sparse
+    flags, norms (where the program's Session.run computed them)."""
+    calls = result["report"]["calls"]
+    references = result["reference"]["calls"]
+    assert [c["api"] for c in calls] == [r["api"] for r in references]
+    for call, ref in zip(calls, references, strict=True):
+        assert call["mode"] == "graph" and call["step"] == 1
+        if "none" not in ref:
+            continue
+        sources = list(call["sources"].values())
+        assert [s["status"].startswith("none:") for s in sources] == ref["none"]
+        assert [s["sparse"] for s in sources] == ref["sparse"]
+        for s, norm in zip(sources, ref["norms"], strict=True):
+            if norm is not None:
+                assert s["norm"] == pytest.approx(norm, rel=1e-5)
+    assert result["same_output"], "watching changed what the program printed"
+    return calls  # type: ignore[no-any-return]
+
+
+def test_seed000_compute_gradients_returns_none_for_the_other_task(seeds) -> None:
+    calls = _check_calls(seeds["seed000_multitask.py"])
+    (call,) = calls
+    assert call["site"].endswith(
+        f":{line_of('seed000_multitask.py', '= optimizer.compute_gradients(loss)')}"
+    )
+    statuses = {n: s["status"] for n, s in call["sources"].items()}
+    assert statuses == {"body/w": "ok", "task1/w": "ok", "task2/w": "none:disconnected"}
+    (problem,) = seeds["seed000_multitask.py"]["report"]["problems"]
+    assert problem["variable"] == "task2/w" and problem["kind"] == "unexpected-none"
+
+
+def test_seed001_var_list_keeps_loss2_out_of_output1(seeds) -> None:
+    calls = _check_calls(seeds["seed001_chained_heads.py"])
+    assert list(calls[0]["sources"]) == ["output1"]
+    assert list(calls[1]["sources"]) == ["output2"]
+    # without a var_list, loss2 does train output1 (and the embedding, sparsely)
+    everything = calls[2]["sources"]
+    assert everything["output1"]["status"] == "ok"
+    assert everything["embedding_matrix"]["sparse"] is True
+    assert "never run" in " ".join(calls[2]["notes"])
+
+
+def test_seed004_stop_gradient_names_the_line(seeds) -> None:
+    calls = _check_calls(seeds["seed004_stop_gradient.py"])
+    assert {n: s["status"] for n, s in calls[0]["sources"].items()} == {
+        "weight": "ok",
+        "biases": "ok",
+    }
+    experiment1 = calls[2]["sources"]
+    assert experiment1["w1"]["status"] == "none:stopped"
+    (cut,) = experiment1["w1"]["cut_points"]
+    assert cut["op"] == "StopGradient" and cut["kind"] == "stopped"
+    assert cut["source"].endswith(f":{line_of('seed004_stop_gradient.py', 'a_stopped = tf')}")
+    assert experiment1["w2"]["status"] == "ok"
+    experiment2 = calls[3]["sources"]  # the gradient comes back another way: ok, partly cut
+    assert [s["status"] for s in experiment2.values()] == ["ok", "ok"]
+    assert all(s["cut_points"][0]["op"] == "StopGradient" for s in experiment2.values())
+    assert [s["status"] for s in calls[4]["sources"].values()] == ["ok", "ok"]

@@ -1,0 +1,95 @@
+"""Every ``gradscope run`` format renders a hand-made report (no TensorFlow)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from gradscope.analysis import run as run_policy
+from gradscope.report import RunFormat, render
+from gradscope.results import run as rr
+from gradscope.results.facts import CutPoint
+
+CUT = CutPoint("x[:2, :2].assign(patch)", "ResourceStridedSliceAssign", "assign", "train.py:9")
+
+
+def _report(outcome: str = rr.STOPPED) -> rr.RunReport:
+    calls = (
+        rr.CallResult(
+            "train.py:12", "GradientTape.gradient", rr.EAGER, 1, "train.py:11", 2.5,
+            (rr.SourceResult("w", "ok", 0.5, (2, 3), False),
+             rr.SourceResult("patch", "none:assign", None, (2, 2), False, (CUT,)),
+             rr.SourceResult("g/kernel", "none:disconnected", None, (4, 8), False,
+                             note="used only through train.py:5 (MatMul), run while the "
+                                  "tape was not recording")),
+        ),
+        rr.CallResult("model.py:40", "fit", rr.FUNCTION, 1, "model.py:40", 0.25,
+                      (rr.SourceResult("d/kernel", "nan", None, (3, 1), False),), (),
+                      loss_scale=32768.0),
+    )  # fmt: skip
+    return rr.RunReport("train.py", ("train.py", "--epochs", "1"), "2.21.0", "CPU:0", calls,
+                        tuple(run_policy.problems_of(calls, ["g/*"])), outcome)  # fmt: skip
+
+
+def test_run_problems_are_none_unless_allowed_and_nan() -> None:
+    report = _report()
+    assert [(p.site, p.variable, p.kind) for p in report.problems] == [
+        ("train.py:12", "patch", "unexpected-none"),
+        ("model.py:40", "d/kernel", "nan"),
+    ]
+    assert "cut at x[:2, :2].assign(patch) (ResourceStridedSliceAssign) at train.py:9" in (
+        report.problems[0].message
+    )
+    assert report.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("outcome", "code"),
+    [(rr.FINISHED, 1), (rr.STOPPED, 1), (rr.RAISED, 4), (rr.INTERRUPTED, 130)],
+)
+def test_run_exit_codes(outcome: str, code: int) -> None:
+    assert _report(outcome).exit_code == code
+
+
+@pytest.mark.parametrize("fmt", list(RunFormat))
+def test_run_every_format_renders(fmt: RunFormat) -> None:
+    text = render(_report(), fmt, width=80)
+    assert text.endswith("\n") and "patch" in text
+
+
+def test_run_table_fits_80_columns_and_names_the_cut() -> None:
+    text = render(_report(), RunFormat.TABLE, width=80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    flat = " ".join(text.split())  # rich wraps long lines at 80 columns
+    assert "train.py:12 · GradientTape.gradient (eager) · step 1" in flat
+    assert "loss scale 3.28e+04 (norms unscaled)" in flat
+    assert "ResourceStridedSliceAssign" in flat
+    assert "stopped after 1 step(s)" in flat
+
+
+def test_run_json_is_the_contract_shape() -> None:
+    data = json.loads(render(_report(), RunFormat.JSON))
+    call = data["calls"][0]
+    assert call["target"] == {"source": "train.py:11", "value": 2.5}
+    assert call["sources"]["patch"]["cut_points"][0]["kind"] == "assign"
+    assert data["calls"][1]["target"]["loss_scale"] == 32768.0
+    assert data["problems"][1] == {"site": "model.py:40", "step": 1, "variable": "d/kernel",
+                                   "kind": "nan", "message": data["problems"][1]["message"],
+                                   "cut_points": []}  # fmt: skip
+
+
+def test_run_ci_formats_place_problems_at_the_site_line() -> None:
+    suites = ET.fromstring(render(_report(), RunFormat.JUNIT))
+    assert suites.get("failures") == "2"
+    files = {s.get("name") for s in suites.iter("testsuite")}
+    assert files == {"train.py", "model.py"}
+    sarif = json.loads(render(_report(), RunFormat.SARIF))
+    lines = sorted(r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                   for r in sarif["runs"][0]["results"])  # fmt: skip
+    assert lines == [12, 40]
+    github = render(_report(), RunFormat.GITHUB)
+    assert "::error file=train.py,line=12,title=gradscope unexpected-none::" in github
+    markdown = render(_report(), RunFormat.MARKDOWN)
+    assert "| `patch` | [2,2] | none:assign | - |" in markdown
