@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from gradscope import pipeline
 from gradscope.analysis.check import CheckResult, ExpectMap
-from gradscope.errors import UsageError
+from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope.progress import Progress, prefixed
 from gradscope.progress import quiet as _quiet
@@ -45,6 +45,7 @@ def inspect(
     numeric: bool = False,
     strategy: str = "default",
     replicas: int | None = None,
+    mode: str | Sequence[str] = "function",
 ) -> m.Report:
     """Every loss x every variable of a spec or a Python target: status, norm, cut points.
 
@@ -70,6 +71,11 @@ def inspect(
             problem. ``"default"``: one device.
         replicas: how many replicas (default 2 with a strategy; logical CPU devices, or GPUs
             when there are enough; ``multiworker``: one local worker process each).
+        mode: how gradients are computed: ``"function"`` (traced, as a ``tf.function``
+            training step; the default), ``"xla"`` (traced with ``jit_compile=True``) or
+            ``"eager"`` (a ``GradientTape`` run eagerly). Several modes: the report is the
+            first's, and its notes name every pair whose status or norm differs between
+            them (a parity check).
 
     Returns:
         The ``Report``; ``report.to_dict()`` is the JSON report, and rich consoles and
@@ -90,10 +96,14 @@ def inspect(
         >>> gradscope.inspect(build).loss("frozen").pair("w").cut_points[0].op
         'StopGradient'
     """
-    return _run(
-        target, losses=losses, device=device, max_elements=max_elements, progress=progress,
-        pictures=pictures, numeric=numeric, strategy=strategy, replicas=replicas,
-    ).report  # fmt: skip
+    wanted = [mode] if isinstance(mode, str) else list(mode)
+    return pipeline.in_modes(
+        lambda: _run(
+            target, losses=losses, device=device, max_elements=max_elements, progress=progress,
+            pictures=pictures, numeric=numeric, strategy=strategy, replicas=replicas,
+        ).report,
+        wanted,
+    )  # fmt: skip
 
 
 @overload
@@ -238,7 +248,7 @@ def check(
     """
     from gradscope.analysis.baseline import load_baseline
     from gradscope.analysis.check import check_reports
-    from gradscope.errors import GradscopeError, SpecError, SpecErrors, TargetError
+    from gradscope.errors import SpecError, SpecErrors, TargetError
 
     held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
     items = _unique(targets) if isinstance(targets, (list, tuple)) else [targets]

@@ -9,9 +9,10 @@ their comparisons). Every command and every API function comes through here.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gradscope.analysis.check import ExpectMap, expectations_of
@@ -20,7 +21,7 @@ from gradscope.analysis.policy import find_problems, unmatched_patterns
 from gradscope.analysis.replicas import replica_problems, with_replicas
 from gradscope.engine.status import classify
 from gradscope.engine.tf_import import import_tensorflow
-from gradscope.errors import UsageError
+from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends import open_frontend
 from gradscope.frontends.base import Frontend, Trace
 from gradscope.frontends.yaml.context import suggest
@@ -198,3 +199,35 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
         distributed=facts.distributed,
     )
+
+
+def in_modes(run_once: Callable[[], m.Report], wanted: Sequence[str]) -> m.Report:
+    """``run_once`` under each mode (``function``, ``eager``, ``xla``: ``engine/modes.py``):
+    the first mode's report, with notes naming every pair whose status or norm differs
+    between the modes (a parity check; ``analysis/parity.py``).
+
+    Raises:
+        UsageError: an unknown mode. Any error of the first mode's run.
+    """
+    from gradscope.analysis import parity
+    from gradscope.engine import modes
+
+    wanted = list(dict.fromkeys(wanted)) or [modes.FUNCTION]
+    for name in wanted:
+        if name not in modes.MODES:
+            raise UsageError(f"unknown mode {name!r}; expected one of {', '.join(modes.MODES)}")
+    reports: dict[str, m.Report] = {}
+    failed: list[str] = []
+    for name in wanted:
+        with modes.using(name):
+            try:
+                reports[name] = run_once()
+            except GradscopeError as exc:
+                if name == wanted[0]:
+                    raise
+                # XLA refuses some models (a while_loop's gradient needs fixed list sizes):
+                # that is a parity finding, not a failure of the mode the report shows
+                failed.append(f"modes: {name} could not run: {exc}")
+    first = reports[wanted[0]]
+    notes = failed + parity.differences(reports)
+    return dataclasses.replace(first, notes=first.notes + tuple(notes)) if notes else first

@@ -32,12 +32,22 @@ Exit codes:
 @output_option
 @numeric_option
 @strategy_options
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["function", "eager", "xla"]),
+    help="How gradients are computed: function (traced, the default), xla (jit_compile) or "
+    "eager (a GradientTape). Repeat it to check parity: the report is the first mode's, and "
+    "notes name every pair whose status or norm differs between the modes.",
+)
 @run_options
 def inspect(
     spec: str,
     losses: tuple[str, ...],
     fmt: str,
     output: str | None,
+    modes: tuple[str, ...],
     device: str,
     quiet: bool,
     max_elements: int,
@@ -78,6 +88,7 @@ def inspect(
             strategy=strategy,
             replicas=replicas,
             pictures=fmt in ("markdown", "html"),  # markdown: Mermaid for each problem
+            mode=list(modes) or "function",
         )
     if fmt == "html":
         from gradscope.report import graphviz

@@ -66,8 +66,30 @@ def render_diff(result: DiffReport) -> str:
     body = _variables(result) + _reach(diff) + _conflicts(diff)
     values = f"`{result.loss_a.name}` = {style.number(result.loss_a.value)}, " \
         f"`{result.loss_b.name}` = {style.number(result.loss_b.value)}"  # fmt: skip
-    tail = ["", f"**{diff.whole_model()}**", "", f"Losses: {values}", "", diff.summary(), ""]
+    notes = _notes(result.report)
+    tail = [
+        "",
+        f"**{diff.whole_model()}**",
+        "",
+        f"Losses: {values}",
+        "",
+        *notes,
+        diff.summary(),
+        "",
+    ]
     return "\n".join(head + body + tail)
+
+
+def _notes(report: m.Report) -> list[str]:
+    """Every note of the report the diff was made from, as inspect's markdown lists them."""
+    rows = style.note_rows(report)
+    if not rows:
+        return []
+    return (
+        ["**Notes**", ""]
+        + [f"- {f'`{loss}`: ' if loss else ''}{_escape(note)}" for loss, note in rows]
+        + [""]
+    )
 
 
 def _matrix(result: DiffMatrix) -> list[str]:
@@ -101,7 +123,7 @@ def render_matrix(result: DiffMatrix) -> str:
                 f"- `{_escape(d.loss_a)}` × `{_escape(d.loss_b)}`: cosine {ds.cosine(d.cosine)} "
                 f"over {len(d.shared)} shared variable{'s' if len(d.shared) != 1 else ''}{most}"
             )
-    lines += ["", f"**{result.summary()}**", ""]
+    lines += ["", *_notes(result.report), f"**{result.summary()}**", ""]
     return "\n".join(lines)
 
 

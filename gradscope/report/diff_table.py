@@ -101,6 +101,7 @@ def diff_renderable(result: DiffReport) -> Group:
         if extra is not None:
             parts += [Text(), extra]
     parts += [Text(), Text(diff.whole_model(), style=f"bold {ds.cosine_style(diff.cosine)}")]
+    parts += _notes(result.report)  # before the summary, which stays the last line
     parts.append(Text(diff.summary(), style="bold"))
     return Group(*parts)
 
@@ -146,8 +147,18 @@ def matrix_renderable(result: DiffMatrix) -> Group:
     extra = _pair_conflicts(result)
     if extra is not None:
         parts += [Text(), extra]
-    parts += [Text(), Text(result.summary(), style="bold")]
+    parts += [*_notes(result.report), Text(), Text(result.summary(), style="bold")]
     return Group(*parts)
+
+
+def _notes(report: m.Report) -> list[Text]:
+    """Every note of the report the diff was made from (the same words as inspect's)."""
+    rows = style.note_rows(report)
+    return (
+        [Text()] + [Text(f"note{f' ({loss})' if loss else ''}: {n}") for loss, n in rows]
+        if rows
+        else []
+    )
 
 
 def render(result: DiffReport | DiffMatrix, *, color: bool = False, width: int = 120) -> str:

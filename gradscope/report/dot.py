@@ -8,9 +8,9 @@ a ``class`` (``variable ok``, ``cut``, ...) that the SVG keeps, for styling and 
 
 from __future__ import annotations
 
-from gradscope.engine.picture.draw import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope.report import palette
 from gradscope.results import report as m
+from gradscope.results.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 
 FONT = "Helvetica,Arial,sans-serif"
 

@@ -164,7 +164,10 @@ def page(report: m.Report, svgs: Mapping[str, str | None]) -> str:
         f'<p class="meta">{_code(report.spec)} · TensorFlow {escape(report.tensorflow)} · '
         f"{escape(report.device)}</p></header>",
         f'<p class="summary {tone}">{escape(style.summary(report))}</p>',
-        *[f'<p class="meta">note: {escape(n)}</p>' for n in report.notes],
+        *[
+            f'<p class="meta">note{f" ({escape(loss)})" if loss else ""}: {escape(n)}</p>'
+            for loss, n in style.note_rows(report)
+        ],
         *([f"<nav>Pictures: {nav}</nav>"] if nav else []),
         "<h2>Every loss × every variable</h2>",
         *_matrix(report),

@@ -83,6 +83,9 @@ def _suite(parent: ET.Element, report: m.Report, baseline: str | None) -> ET.Ele
             name = f"{p.variable or 'every variable'}: {p.kind}"
             case = _case(suite, f"{label}.{p.loss or ANY_LOSS}", name, report.spec, p.line)
             _outcome(case, p, baseline)
+    notes = [f"{f'{loss}: ' if loss else ''}{note}" for loss, note in style.note_rows(report)]
+    if notes:  # every note in every format (a JUnit viewer shows a suite's system-out)
+        ET.SubElement(suite, "system-out").text = "\n".join(f"note: {n}" for n in notes)
     _count(suite)
     return suite
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from gradscope.engine import cuts as flow
-from gradscope.engine.picture.draw import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope.report import style
 from gradscope.results import report as m
 from gradscope.results.facts import CutPoint
+from gradscope.results.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 
 #: Link colours.
 GRADIENT_COLOR = "#37474f"

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from gradscope import __version__
 from gradscope.analysis.baseline import key_of
 from gradscope.analysis.check import CheckResult
-from gradscope.report import json
+from gradscope.report import json, style
 from gradscope.report.json import dumps
 from gradscope.results import report as m
 
@@ -182,7 +182,14 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
         },
         "automationDetails": {"id": "gradscope/check/"},
         "columnKind": "unicodeCodePoints",
-        "invocations": [{"executionSuccessful": True, "exitCode": int(result.exit_code)}],
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "exitCode": int(result.exit_code),
+                # every note in every format: SARIF's place for what a tool wants read
+                "toolExecutionNotifications": _notifications(result),
+            }
+        ],
         "artifacts": [{"location": artifact(r.spec)} for r in result.reports],
         "results": [
             _result(p, r.spec, result.baseline is not None)
@@ -192,6 +199,17 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
         "properties": {"tensorflow": first.tensorflow if first else None},
     }
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
+
+
+def _notifications(result: CheckResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "level": "note",
+            "message": {"text": f"{r.spec}: {f'{loss}: ' if loss else ''}{note}"},
+        }
+        for r in result.reports
+        for loss, note in style.note_rows(r)
+    ]
 
 
 def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:

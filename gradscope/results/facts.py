@@ -5,19 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+# CutPoint is re-exported: every stage reads it from here.
+from gradscope.results.cut import CutPoint as CutPoint
+from gradscope.results.picture import Picture
+
 if TYPE_CHECKING:
-    from gradscope.engine.picture.draw import Picture
     from gradscope.results.replicas import DistributedFacts, ReplicaFacts
-
-
-@dataclass(frozen=True)
-class CutPoint:
-    """Where the last paths from a variable to a loss were cut (contract section 2)."""
-
-    node: str
-    op: str
-    kind: str  # "stopped" | "assign" | "nondifferentiable"
-    source: str  # FILE:LINE
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.engine.picture.draw import Picture
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
+from gradscope.results.picture import Picture
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 from gradscope.results.status import ProblemKind, Status, Verdict
 from gradscope.results.status import has_gradient as has_gradient

@@ -10,11 +10,13 @@ frame outside the libraries above is the next best answer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import linecache
 import os
 import re
+import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -95,8 +97,13 @@ def is_user_code(filename: str) -> bool:
 
 
 def call_user(fn: Callable[[], T]) -> T:
-    """Call the user's function; stacks are read only below this frame (``innermost``)."""
-    return fn()
+    """Call the user's function; stacks are read only below this frame (``innermost``).
+
+    Whatever the user's code prints goes to stderr: stdout carries the report only, so a
+    ``print`` in a loss cannot corrupt ``--format json``.
+    """
+    with contextlib.redirect_stdout(sys.stderr):
+        return fn()
 
 
 def _is_boundary(site: Site) -> bool:
@@ -134,9 +141,21 @@ def of_traceback(frames: Iterable[object]) -> Site | None:
 
 
 def of_op(op: object) -> Site | None:
-    """Where the user's code created a graph op; None when TensorFlow kept no stack."""
+    """Where the user's code created a graph op; None when TensorFlow kept no stack, or when
+    gradscope made the op itself outside the user's code (a gradient op of ``tf.gradients``:
+    the frames around it are the program that called gradscope, not the user's model)."""
     try:
-        return of_traceback(getattr(op, "traceback", None) or ())
+        frames = list(getattr(op, "traceback", None) or ())
+    except (TypeError, ValueError):
+        return None
+    names = [str(getattr(f, "filename", "")) for f in frames]
+    own = str(Path(__file__).resolve().parents[2]) + os.sep
+    called_user = any(getattr(f, "name", "") == "call_user" and n == __file__
+                      for f, n in zip(frames, names, strict=True))  # fmt: skip
+    if not called_user and any(n.startswith(own) for n in names):
+        return None
+    try:
+        return of_traceback(frames)
     except (TypeError, ValueError):
         return None
 

@@ -232,6 +232,26 @@ class SpecModel:
     def visible(self, op: Any) -> bool:
         return op.name in self._outputs
 
+    def describe(self, op: Any) -> str | None:
+        """The op the spec node holding ``op`` names: ``matmul``, ``Dense`` for a layer."""
+        node = self.node_of(op.name)
+        if node is None:
+            return None
+        if node.op == "layer":
+            return str(node.attrs.get("class", "layer"))
+        return node.op.rsplit(".", 1)[-1]
+
+    def display_path(self, filename: str) -> str:
+        return filename
+
+    def named_inputs(self) -> list[tuple[str, str, Any]]:
+        """The spec's inputs: ``(name, "FILE:LINE", eager tensor)``."""
+        return [
+            (d.name, self.source(d.pos), self.inputs[d.name])
+            for d in self.spec.inputs
+            if d.name in self.inputs
+        ]
+
     def trace_error(self, exc: BaseException) -> BaseException:
         """A TensorFlow error, attributed to the node that owns the failing op.
 
