@@ -1,4 +1,4 @@
-"""The distribution: its name on the package index is gradscope's own, the import and command not."""
+"""The distribution: its own name on the package index; the import and the command stay."""
 
 from __future__ import annotations
 

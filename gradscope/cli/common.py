@@ -110,9 +110,10 @@ def format_option(choices: list[str], default: str = "table") -> Callable[[F], F
     return decorate
 
 
-def color_wanted(output: str | None) -> bool:
+def color_wanted(output: str | None, *, stderr: bool = False) -> bool:
     """Colour only on a terminal, never into a file, and never with NO_COLOR set."""
-    return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    stream = sys.stderr if stderr else sys.stdout
+    return output is None and stream.isatty() and "NO_COLOR" not in os.environ
 
 
 def width() -> int:

@@ -62,12 +62,16 @@ def _fixed(result: CheckResult) -> Text:
     return Text("Fixed since the baseline\n" + "\n".join(lines), style="green")
 
 
-def check_renderable(result: CheckResult) -> Group:
-    """The whole check result as rich renderables (also what ``CheckResult.__rich__`` returns)."""
+def check_renderable(result: CheckResult, *, summary_only: bool = False) -> Group:
+    """The whole check result as rich renderables (also what ``CheckResult.__rich__`` returns).
+
+    ``summary_only``: no matrices, only the problems, the specs and the verdict (what
+    ``check --output`` prints to standard error).
+    """
     several = len(result.reports) > 1
     parts: list[Any] = [_header(result), Text()] if several else []
     for report in result.reports:
-        if several and not report.failures:
+        if summary_only or (several and not report.failures):
             continue
         if several:
             parts.append(Rule(report.spec, style="red", align="left"))
@@ -76,7 +80,7 @@ def check_renderable(result: CheckResult) -> Group:
         parts += [problems_table(result.problems), Text()]
     if result.fixed:
         parts += [_fixed(result), Text()]
-    if several:
+    if several or summary_only:
         parts += [_specs_table(result), Text()]
     tone = "green" if result.passed else "red"
     verdict = f"{result.verdict()} (exit code {int(result.exit_code)})"
@@ -84,7 +88,8 @@ def check_renderable(result: CheckResult) -> Group:
     return Group(*parts)
 
 
-def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
+def render(
+    result: CheckResult, *, color: bool = False, width: int = 120, summary_only: bool = False
+) -> str:
     """The check result for a terminal or a CI log (no trailing blanks on any line)."""
-    text = to_text(check_renderable(result), color=color, width=width)
-    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    return to_text(check_renderable(result, summary_only=summary_only), color=color, width=width)

@@ -133,7 +133,8 @@ def to_text(renderable: Any, *, color: bool = False, width: int = 120) -> str:
         emoji=False,
     )
     console.print(renderable)
-    return buffer.getvalue()
+    # rich pads every cell to its column's width: a CI log or a diff gets no trailing blanks
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 
 def render(report: m.Report, *, color: bool = False, width: int = 120) -> str:
