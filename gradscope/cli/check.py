@@ -13,6 +13,8 @@ from gradscope.cli.common import (
     output_option,
     progress,
     run_options,
+    table_options,
+    table_render_options,
     width,
     write_atomic,
 )
@@ -51,6 +53,7 @@ Examples:
               help="SARIF: file URIs are relative to DIR (default: the git repository around "
                    "the current directory, else the current directory).")  # fmt: skip
 @numeric_option
+@table_options
 @run_options
 @click.pass_context
 def check(
@@ -65,6 +68,8 @@ def check(
     quiet: bool,
     max_elements: int,
     numeric: bool,
+    group: str,
+    problems_only: bool,
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
@@ -104,7 +109,8 @@ def check(
         raise
     if write_baseline:
         write_atomic(write_baseline, render(result, "json"))
-    options = {"source_root": source_root} if fmt == "sarif" else {}
+    options = table_render_options(fmt, group, problems_only)
+    options.update({"source_root": source_root} if fmt == "sarif" else {})
     emit(render(result, fmt, color=color_wanted(output), width=width(), **options), output)
     if output is not None or fmt not in ("table", "github"):
         summary = render(result, "table", color=color_wanted(None, stderr=True),

@@ -92,6 +92,30 @@ def numeric_option(fn: F) -> F:
     )(fn)
 
 
+def table_options(fn: F) -> F:
+    """``--problems`` and ``--group``: what the table shows of a big model."""
+    fn = click.option(
+        "--group",
+        type=click.Choice(["auto", "layer", "none"]),
+        default="auto",
+        show_default=True,
+        help="Table: gather variables into rows. layer: a run of variables (layers) with the "
+        "same status under every loss and no problem is one row with a count, and identical "
+        "cut points are one row; none: a row per variable; auto: layer from 40 variables on.",
+    )(fn)
+    return click.option(
+        "--problems",
+        "problems_only",
+        is_flag=True,
+        help="Table: show only the variables and cut points a problem names (and the summary).",
+    )(fn)
+
+
+def table_render_options(fmt: str, group: str, problems_only: bool) -> dict[str, Any]:
+    """The render options of ``table_options`` for the formats that take them."""
+    return {"group": group, "problems_only": problems_only} if fmt == "table" else {}
+
+
 def device_name(choice: str) -> str | None:
     return {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}[choice]
 

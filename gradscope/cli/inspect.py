@@ -13,6 +13,8 @@ from gradscope.cli.common import (
     output_option,
     progress,
     run_options,
+    table_options,
+    table_render_options,
     width,
 )
 from gradscope.report import Format
@@ -31,6 +33,7 @@ Exit codes:
 @format_option([f.value for f in Format])
 @output_option
 @numeric_option
+@table_options
 @run_options
 def inspect(
     spec: str,
@@ -41,6 +44,8 @@ def inspect(
     quiet: bool,
     max_elements: int,
     numeric: bool,
+    group: str,
+    problems_only: bool,
 ) -> None:
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
@@ -79,7 +84,8 @@ def inspect(
 
         if graphviz.find() is None:
             click.echo(f"gradscope: the page has no pictures: {graphviz.INSTALL_HINT}", err=True)
-    emit(render(report, fmt, color=color_wanted(output), width=width()), output)
+    options = table_render_options(fmt, group, problems_only)
+    emit(render(report, fmt, color=color_wanted(output), width=width(), **options), output)
 
 
 COMMANDS = [inspect]

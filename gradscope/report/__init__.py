@@ -61,9 +61,7 @@ RENDERERS: dict[tuple[str, str], str] = {
 }
 
 
-def render(
-    result: Any, fmt: str, *, color: bool = False, width: int = 120, **options: Any
-) -> str:
+def render(result: Any, fmt: str, *, color: bool = False, width: int = 120, **options: Any) -> str:
     """Render a result object in a format.
 
     Every renderer takes ``color`` (ANSI colours, terminal formats only) and ``width`` (the

@@ -12,8 +12,8 @@ from rich.text import Text
 
 from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult
-from gradscope.report import style
-from gradscope.report.table import report_renderable, to_text
+from gradscope.report import grid, style
+from gradscope.report.table import Lines, report_renderable, to_text
 
 
 def _header(result: CheckResult) -> Text:
@@ -27,20 +27,16 @@ def _header(result: CheckResult) -> Text:
     return text
 
 
-def problems_table(problems: tuple[m.Problem, ...]) -> Table:
-    """One row per problem: new or known, kind, ``FILE:LINE`` and the message."""
-    table = Table(title="Problems", title_justify="left", box=None, show_header=False,
-                  title_style="bold", pad_edge=False)  # fmt: skip
-    table.add_column("mark", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("where", overflow="fold", style="dim")
-    table.add_column("message", overflow="fold")
+def problems_table(problems: tuple[m.Problem, ...]) -> Any:
+    """One row per problem: new or known, kind, ``FILE:LINE`` and the message (below the rest
+    when the terminal is too narrow for it beside them)."""
     ordered = sorted(problems, key=lambda p: p.known)  # new ones first, order kept otherwise
-    for p in ordered:
-        mark = Text("known", style="dim") if p.known else Text("✗", style="bold red")
-        kind = Text(p.kind, style="dim" if p.known else "red")
-        table.add_row(mark, kind, f"{p.spec}:{p.line}", p.message)
-    return table
+    rows = [
+        [("known", "dim") if p.known else ("✗", "bold red"), (p.kind, "dim" if p.known else "red"),
+         (f"{p.spec}:{p.line}", "dim"), (p.message, "")]
+        for p in ordered
+    ]  # fmt: skip
+    return Lines(lambda width: grid.columns(None, rows, width, indent=0), "Problems")
 
 
 def _specs_table(result: CheckResult) -> Table:
@@ -62,7 +58,13 @@ def _fixed(result: CheckResult) -> Text:
     return Text("Fixed since the baseline\n" + "\n".join(lines), style="green")
 
 
-def check_renderable(result: CheckResult, *, summary_only: bool = False) -> Group:
+def check_renderable(
+    result: CheckResult,
+    *,
+    summary_only: bool = False,
+    group: str = "auto",
+    problems_only: bool = False,
+) -> Group:
     """The whole check result as rich renderables (also what ``CheckResult.__rich__`` returns).
 
     ``summary_only``: no matrices, only the problems, the specs and the verdict (what
@@ -75,7 +77,8 @@ def check_renderable(result: CheckResult, *, summary_only: bool = False) -> Grou
             continue
         if several:
             parts.append(Rule(report.spec, style="red", align="left"))
-        parts += [report_renderable(report, problems=False), Text()]
+        shown = report_renderable(report, problems=False, group=group, problems_only=problems_only)
+        parts += [shown, Text()]
     if result.problems:
         parts += [problems_table(result.problems), Text()]
     if result.fixed:
@@ -89,7 +92,16 @@ def check_renderable(result: CheckResult, *, summary_only: bool = False) -> Grou
 
 
 def render(
-    result: CheckResult, *, color: bool = False, width: int = 120, summary_only: bool = False
+    result: CheckResult,
+    *,
+    color: bool = False,
+    width: int = 120,
+    summary_only: bool = False,
+    group: str = "auto",
+    problems_only: bool = False,
 ) -> str:
     """The check result for a terminal or a CI log (no trailing blanks on any line)."""
-    return to_text(check_renderable(result, summary_only=summary_only), color=color, width=width)
+    renderable = check_renderable(
+        result, summary_only=summary_only, group=group, problems_only=problems_only
+    )
+    return to_text(renderable, color=color, width=width)

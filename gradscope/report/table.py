@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from gradscope.analysis import model as m
-from gradscope.report import style
+from gradscope.report import grid, rows, style
 
 
 def _title(report: m.Report) -> Text:
@@ -23,32 +24,41 @@ def _title(report: m.Report) -> Text:
     return title
 
 
-def _matrix(report: m.Report) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column("variable", no_wrap=True)
-    table.add_column("shape", style="dim", no_wrap=True)
-    for loss in report.losses:
-        table.add_column(f"{loss.name}\n{style.number(loss.value)}", no_wrap=True)
-    for variable in report.variables:
-        row: list[Any] = [variable.name, style.shape(variable.shape)]
-        for loss in report.losses:
-            pair = loss.pair(variable.name)
-            row.append(Text(style.cell(pair), style=style.STATUS_STYLE[pair.status]))
-        table.add_row(*row)
-    return table
+class Lines:
+    """Lines laid out for the console's width when printed (``grid``: no name is cut)."""
+
+    def __init__(self, make: Callable[[int], list[Text]], title: str = "") -> None:
+        self.make, self.title = make, title
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.title:
+            yield Text(self.title, style="bold")
+        yield from self.make(options.max_width)
 
 
-def _cuts(report: m.Report) -> Table | None:
-    rows = style.cut_rows(report)
-    if not rows:
+def _matrix(report: m.Report, group: str, problems_only: bool) -> Lines | Text:
+    found = rows.matrix_rows(report, group, problems_only)
+    if not found:
+        return Text("no problems: every pair is as expected" if problems_only else "no variables")
+    return Lines(lambda width: grid.lines(report, found, width))
+
+
+def _cuts(report: m.Report, group: str, problems_only: bool) -> Lines | None:
+    found = rows.cut_rows(report, group, problems_only)
+    if not found:
         return None
-    table = Table(title="Where the gradient was cut", title_justify="left", box=None,
-                  header_style="bold", title_style="bold")  # fmt: skip
-    for name in ("loss", "variable", "status", "cut at"):
-        table.add_column(name, overflow="fold")
-    for loss, variable, status, where in rows:
-        table.add_row(loss, variable, Text(status, style=style.STATUS_STYLE.get(status, "")), where)
-    return table
+    wrong = rows.problem_pairs(report)
+    table = [
+        [(r.loss, ""), (r.label, ""), (r.status, _status_style(r, wrong)), (r.where, "")]
+        for r in found
+    ]
+    headers = ("loss", "variable", "status", "cut at")
+    return Lines(lambda width: grid.columns(headers, table, width), "Where the gradient was cut")
+
+
+def _status_style(row: rows.CutRow, wrong: set[tuple[str | None, str | None]]) -> str:
+    problem = any((row.loss, v) in wrong for v in row.variables)
+    return style.cell_style(row.status.split(",")[0], problem)
 
 
 def _nan_origins(report: m.Report) -> Table | None:
@@ -104,13 +114,17 @@ def _notes(report: m.Report) -> Table | None:
     return table
 
 
-def report_renderable(report: m.Report, *, problems: bool = True) -> Group:
+def report_renderable(
+    report: m.Report, *, problems: bool = True, group: str = "auto", problems_only: bool = False
+) -> Group:
     """The report as rich renderables (also what ``Report.__rich__`` returns).
 
-    ``problems=False`` leaves out the problems table (``check`` lists them once for all specs).
+    ``problems=False`` leaves out the problems table (``check`` lists them once for all specs);
+    ``group`` gathers variables into rows (``rows.Group``); ``problems_only`` keeps only the
+    variables and cut points a problem names.
     """
-    parts: list[Any] = [_title(report), Text(), _matrix(report)]
-    extras = (_cuts(report), _nan_origins(report), _numeric(report),
+    parts: list[Any] = [_title(report), Text(), _matrix(report, group, problems_only)]
+    extras = (_cuts(report, group, problems_only), _nan_origins(report), _numeric(report),
               _problems(report) if problems else None, _notes(report))  # fmt: skip
     for extra in extras:
         if extra is not None:
@@ -137,6 +151,15 @@ def to_text(renderable: Any, *, color: bool = False, width: int = 120) -> str:
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 
-def render(report: m.Report, *, color: bool = False, width: int = 120) -> str:
-    """The whole inspect report as a terminal table."""
-    return to_text(report_renderable(report), color=color, width=width)
+def render(
+    report: m.Report,
+    *,
+    color: bool = False,
+    width: int = 120,
+    group: str = "auto",
+    problems_only: bool = False,
+) -> str:
+    """The whole inspect report as a terminal table (``group``, ``problems_only``: as
+    ``report_renderable``)."""
+    renderable = report_renderable(report, group=group, problems_only=problems_only)
+    return to_text(renderable, color=color, width=width)
