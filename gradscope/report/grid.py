@@ -88,7 +88,7 @@ def _block(
     for row in rows:
         line = Text(_pad(row.label, label_w), style=_label_style(row))
         if cell_len(row.label) > label_w:
-            out.append(Text(row.label))
+            out.append(_whole(Text(row.label)))
             line = Text(" " * label_w)
         if detail_w is not None:
             line.append(" " * GAP + _pad(row.detail, detail_w), style="dim")
@@ -117,7 +117,7 @@ def _stacked(
             head2.append(_pad(values[i], widths[i]) + " " * GAP, style="bold")
         out += [_rstrip(head1), _rstrip(head2)]
     for row in rows:
-        out.append(Text(f"{row.label}  {row.detail}", style=_label_style(row)))
+        out.append(_whole(Text(f"{row.label}  {row.detail}", style=_label_style(row))))
         for chunk in chunks:
             line = Text(" " * indent)
             for i in chunk:
@@ -125,6 +125,13 @@ def _stacked(
                 line.append(" " * GAP)
             out.append(_rstrip(line))
     return out
+
+
+def _whole(text: Text) -> Text:
+    """A line that is never wrapped or cropped: a name longer than the terminal stays one
+    line (the terminal wraps it; a CI log keeps it whole for grep)."""
+    text.no_wrap, text.overflow = True, "ignore"
+    return text
 
 
 def _pad(text: str, width: int) -> str:

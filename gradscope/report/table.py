@@ -146,7 +146,7 @@ def to_text(renderable: Any, *, color: bool = False, width: int = 120) -> str:
         highlight=False,
         emoji=False,
     )
-    console.print(renderable)
+    console.print(renderable, crop=False)  # a name longer than the width is not cut
     # rich pads every cell to its column's width: a CI log or a diff gets no trailing blanks
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
