@@ -1,4 +1,4 @@
-"""The terminal table at 80 and 120 columns: no name cut, no trailing blanks, colour for problems."""
+"""The terminal table at 80 and 120 columns: names whole, no trailing blanks, red for problems."""
 
 from __future__ import annotations
 
