@@ -225,6 +225,8 @@ def check(
             errors.append(exc)
             continue
         reports.append(report if expect is None else with_expect(report, expect))
+        if report.unmatched and expect is None:  # a typo in a pattern would turn the gate off
+            errors.append(SpecErrors(report.unmatched))
     if errors:
         raise _combined(errors)
     return check_reports(reports, held)

@@ -13,6 +13,7 @@ from typing import Any
 from gradscope.analysis import model as m
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
+from gradscope.spec.patterns import unmatched_errors
 from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
 from gradscope.gradients.facts import EVERY_PAIR
@@ -98,6 +99,7 @@ def run_spec(
         notes=tuple(notes) + facts.notes,
         numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
+        unmatched=tuple(unmatched_errors(spec.path, spec.expect, [v.name for v in facts.variables])),
     )
     return report, facts
 

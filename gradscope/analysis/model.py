@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gradscope.errors import SpecError
 from gradscope.gradients.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.gradients.picture import Picture
 from gradscope.spec.model import Pattern
@@ -192,6 +193,8 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)
     pictures: tuple[Picture, ...] = ()  # per loss, when asked for; not in the JSON report
     numeric: NumericRun | None = None  # how the --numeric pass ran, when it did
+    # expect patterns that match no variable (check refuses them); not in the JSON report
+    unmatched: tuple[SpecError, ...] = ()
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:

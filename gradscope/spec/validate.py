@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradscope.errors import SpecErrors
 from gradscope.spec.context import Context, join
 from gradscope.spec.losses import read_expect, read_losses
+from gradscope.spec.patterns import refuse_unmatched
 from gradscope.spec.model import DEFAULT_MAX_ELEMENTS, SPEC_VERSION, Node, Pos, Spec
 from gradscope.spec.nodes import declare_nodes, read_node
 from gradscope.spec.special import TensorDef, check_special
@@ -61,6 +62,8 @@ def _spec(ctx: Context, root: YNode) -> Spec | None:
     loss_node = _value(found, "losses")
     loss_names = [e.key for e in loss_node] if isinstance(loss_node, YMap) else []
     expect = read_expect(ctx, _value(found, "expect"), loss_names)
+    layers = [n.name for n in nodes if n.op == "layer"]
+    refuse_unmatched(ctx, expect, [v.name for v in variables], layers)
     _work(ctx, mapping.pos, len(nodes) + len(variables), len(losses))
     if version is None:
         return None

@@ -14,7 +14,8 @@ from typing import Any
 
 from gradscope.analysis import model as m
 from gradscope.analysis.numeric import judge, unheld_numeric
-from gradscope.analysis.policy import find_problems, unmatched_patterns
+from gradscope.analysis.policy import find_problems
+from gradscope.spec.patterns import unmatched_errors
 from gradscope.analysis.status import classify
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.errors import TargetError, UsageError
@@ -240,7 +241,8 @@ def _report(
     ]
     notes: list[str] = list(model.notes) + list(facts.notes)
     notes += [] if facts.numeric is not None else unheld_numeric(expect)
-    notes += unmatched_patterns(None, expect, facts.variables)
+    unmatched = unmatched_errors(resolved.file, expect, [v.name for v in facts.variables])
+    notes += [str(e) for e in unmatched]  # check refuses them; inspect notes where they are
     if losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")
@@ -258,4 +260,5 @@ def _report(
         notes=tuple(notes),
         numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
+        unmatched=tuple(unmatched),
     )
