@@ -13,11 +13,11 @@ from typing import Any
 from gradscope.analysis import model as m
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
-from gradscope.spec.patterns import unmatched_errors
 from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
 from gradscope.gradients.facts import EVERY_PAIR
 from gradscope.spec.model import DEFAULT_MAX_ELEMENTS, Spec
+from gradscope.spec.patterns import unmatched_errors
 
 Progress = Callable[[str], None]
 
@@ -85,6 +85,7 @@ def run_spec(
     problems = find_problems(spec.path, results, facts.variables, spec.expect)
     notes: list[str] = [] if numeric else unheld_numeric(spec.expect)
     notes += unmatched_patterns(spec, spec.expect, facts.variables)
+    unmatched = unmatched_errors(spec.path, spec.expect, [v.name for v in facts.variables])
     if losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")
@@ -99,7 +100,7 @@ def run_spec(
         notes=tuple(notes) + facts.notes,
         numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
-        unmatched=tuple(unmatched_errors(spec.path, spec.expect, [v.name for v in facts.variables])),
+        unmatched=tuple(unmatched),
     )
     return report, facts
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from gradscope.errors import SpecErrors
 from gradscope.spec.context import Context, join
 from gradscope.spec.losses import read_expect, read_losses
-from gradscope.spec.patterns import refuse_unmatched
 from gradscope.spec.model import DEFAULT_MAX_ELEMENTS, SPEC_VERSION, Node, Pos, Spec
 from gradscope.spec.nodes import declare_nodes, read_node
+from gradscope.spec.patterns import refuse_unmatched
 from gradscope.spec.special import TensorDef, check_special
 from gradscope.spec.tensors import read_inputs, read_variables
 from gradscope.spec.tree import YEntry, YMap, YNode, YScalar

@@ -15,7 +15,6 @@ from typing import Any
 from gradscope.analysis import model as m
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems
-from gradscope.spec.patterns import unmatched_errors
 from gradscope.analysis.status import classify
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.errors import TargetError, UsageError
@@ -24,6 +23,7 @@ from gradscope.gradients import numeric as numeric_check
 from gradscope.gradients.engine import Engine
 from gradscope.gradients.facts import EVERY_PAIR, LossFacts, RunFacts, VariableFacts
 from gradscope.gradients.retrace import Rebuild
+from gradscope.spec.patterns import unmatched_errors
 from gradscope.targets import eager as eager_pass
 from gradscope.targets import findings, frames
 from gradscope.targets.model import PythonModel
