@@ -55,8 +55,8 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
         lines += ["| loss | variable | verdict | error / tolerance | coordinates | why |",
                   "|---|---|---|---|---|---|"]  # fmt: skip
         lines += [
-            f"| {code(loss, table=True)} | {code(var, table=True)} | {verdict} | {error} | {coords} "
-            f"| {_escape(why)} |"
+            f"| {code(loss, table=True)} | {code(var, table=True)} | {verdict} | {error} "
+            f"| {coords} | {_escape(why)} |"
             for loss, var, verdict, error, coords, why in numeric
         ]
     if problems and report.problems:
