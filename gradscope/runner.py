@@ -17,7 +17,7 @@ from gradscope.analysis.status import classify
 from gradscope.errors import UsageError
 from gradscope.gradients.facts import EVERY_PAIR
 from gradscope.spec.model import DEFAULT_MAX_ELEMENTS, Spec
-from gradscope.spec.patterns import unmatched_errors
+from gradscope.spec.patterns import unknown_losses, unmatched_errors
 
 Progress = Callable[[str], None]
 
@@ -40,7 +40,7 @@ def _check_losses(spec: Spec, names: Sequence[str]) -> None:
     unknown = list(dict.fromkeys(n for n in names if n not in known))
     if unknown:
         raise UsageError(
-            f"{spec.path}: unknown loss {', '.join(repr(n) for n in unknown)}; "
+            f"{spec.path}: unknown loss {unknown_losses(unknown, known)}; "
             f"the spec has {', '.join(known) or 'no losses'}"
         )
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
 from gradscope.cli.common import max_elements_option
-from gradscope.errors import SpecErrors
+from gradscope.errors import SpecErrors, UsageError
 
 
 @click.command(
@@ -20,8 +21,16 @@ def validate(specs: tuple[str, ...], max_elements: int) -> None:
     """Parse and check spec files without importing TensorFlow."""
     from gradscope.spec import load_spec
     from gradscope.spec.summary import summary_line
+    from gradscope.targets.resolve import is_target_string
 
     failures: list[SpecErrors] = []
+    targets = [path for path in specs if is_target_string(path) and not os.path.isfile(path)]
+    if targets:  # before reading any spec: one usage error
+        raise UsageError(
+            f"{targets[0]} is a Python target: validate reads spec files only, without "
+            f"TensorFlow; a target's gradients are checked by running it: gradscope check "
+            f"{targets[0]}"
+        )
     for path in specs:
         try:
             click.echo(summary_line(load_spec(path, max_elements=max_elements)))

@@ -73,3 +73,8 @@ def unmatched_errors(
         for field, p in fields(expect)
         if not may_match(p.glob, names)
     ]
+
+
+def unknown_losses(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """``'los_2' (did you mean 'loss_2'?)``, for each unknown loss name, comma-separated."""
+    return ", ".join(f"{name!r}{suggest(name, known)}" for name in unknown)

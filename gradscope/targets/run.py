@@ -23,7 +23,7 @@ from gradscope.gradients import numeric as numeric_check
 from gradscope.gradients.engine import Engine
 from gradscope.gradients.facts import EVERY_PAIR, LossFacts, RunFacts, VariableFacts
 from gradscope.gradients.retrace import Rebuild
-from gradscope.spec.patterns import unmatched_errors
+from gradscope.spec.patterns import unknown_losses, unmatched_errors
 from gradscope.targets import eager as eager_pass
 from gradscope.targets import findings, frames
 from gradscope.targets.model import PythonModel
@@ -38,7 +38,7 @@ def _check_losses(resolved: Resolved, names: Sequence[str]) -> None:
     unknown = list(dict.fromkeys(n for n in names if n not in known))
     if unknown:
         raise UsageError(
-            f"{resolved.label}: unknown loss {', '.join(repr(n) for n in unknown)}; "
+            f"{resolved.label}: unknown loss {unknown_losses(unknown, known)}; "
             f"the target has {', '.join(known)}"
         )
 
