@@ -271,6 +271,26 @@ def test_check_pre_commit_hooks_run_check_and_validate() -> None:
         assert hook["types"] == ["yaml"]
 
 
+@pytest.mark.parametrize(
+    "path,taken",
+    [
+        ("models/two-heads.gradscope.yaml", True),
+        ("two-heads.gradscope.yml", True),
+        ("configs/hydra/train.yaml", False),  # someone else's YAML in a configs/ folder
+        ("configs/multitask.yaml", False),
+        (".github/workflows/ci.yml", False),
+    ],
+)
+def test_pre_commit_hooks_take_only_files_named_as_specs(path: str, taken: bool) -> None:
+    """pre-commit matches `files` with re.search against the repository-relative path."""
+    import re
+
+    import yaml
+
+    for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()):
+        assert bool(re.search(hook["files"], path)) is taken, (hook["id"], path)
+
+
 def test_an_integer_variable_is_never_trained_and_says_why() -> None:
     """TensorFlow gives no gradient to an int32 variable; the problem names its type."""
     import tensorflow as tf
