@@ -13,6 +13,7 @@ from rich.text import Text
 from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult
 from gradscope.report import grid, style
+from gradscope.report.rows import problem_rows
 from gradscope.report.table import Lines, report_renderable, to_text
 
 
@@ -27,14 +28,15 @@ def _header(result: CheckResult) -> Text:
     return text
 
 
-def problems_table(problems: tuple[m.Problem, ...]) -> Any:
+def problems_table(problems: tuple[m.Problem, ...], group: str = "auto") -> Any:
     """One row per problem: new or known, kind, ``FILE:LINE`` and the message (below the rest
-    when the terminal is too narrow for it beside them)."""
+    when the terminal is too narrow for it beside them); alike ones gathered (``rows``)."""
     ordered = sorted(problems, key=lambda p: p.known)  # new ones first, order kept otherwise
     rows = [
-        [("known", "dim") if p.known else ("✗", "bold red"), (p.kind, "dim" if p.known else "red"),
-         (f"{p.spec}:{p.line}", "dim"), (p.message, "")]
-        for p in ordered
+        [("known", "dim") if r.problem.known else ("✗", "bold red"),
+         (r.problem.kind, "dim" if r.problem.known else "red"),
+         (f"{r.problem.spec}:{r.problem.line}", "dim"), (r.message, "")]
+        for r in problem_rows(ordered, group)
     ]  # fmt: skip
     return Lines(lambda width: grid.columns(None, rows, width, indent=0), "Problems")
 
@@ -80,7 +82,7 @@ def check_renderable(
         shown = report_renderable(report, problems=False, group=group, problems_only=problems_only)
         parts += [shown, Text()]
     if result.problems:
-        parts += [problems_table(result.problems), Text()]
+        parts += [problems_table(result.problems, group), Text()]
     if result.fixed:
         parts += [_fixed(result), Text()]
     if several or summary_only:

@@ -1,11 +1,12 @@
 """Which rows a big model's tables show: layers collapsed, identical cut points grouped, problems.
 
 An 83-variable MobileNet is an 83-row matrix and 33 identical cut rows; ResNet50 is 214 rows
-all ``ok``. Grouping keeps what differs: a run of consecutive variables that get the same
-status from every loss and take part in no problem becomes one row naming its first and last
-layer with a count; a variable with a problem, a ``nan`` or an unexplained ``None`` is always
-its own row. Cut rows that name the same loss, status and cut points become one row listing
-the variables. ``problems_only`` keeps only the variables a problem names.
+all ``ok``. Grouping keeps what differs: a run of consecutive variables that read the same
+(the same status from every loss, the same problems) becomes one row naming its first and
+last layer with a count, so 81 variables cut by one ``stop_gradient`` are one red row; a
+``nan`` or an unexplained ``None`` is always its own row. Cut rows and problems that differ
+only in their variable become one row with a count. ``problems_only`` keeps only the
+variables a problem names.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def matrix_rows(
         run.clear()
 
     for row in singles:
-        if not _collapsible(row) or (run and run[0].statuses != row.statuses):
+        if not _collapsible(row) or (run and not _same(run[0], row)):
             flush()
         if _collapsible(row):
             run.append(row)
@@ -112,9 +113,14 @@ def _single(
 
 
 def _collapsible(row: Row) -> bool:
-    """A row that may join a run: no problem, nothing that asks to be looked at."""
-    loud = (m.NAN, m.UNEXPLAINED)
-    return not (any(row.problems) or row.never_trained or any(s in loud for s in row.statuses))
+    """A row that may join a run of rows like it: not a ``nan`` or an unexplained ``None``
+    (each asks to be looked at on its own)."""
+    return not any(s in (m.NAN, m.UNEXPLAINED) for s in row.statuses)
+
+
+def _same(a: Row, b: Row) -> bool:
+    """Rows that read the same: statuses, problems and never-trained alike."""
+    return (a.statuses, a.problems, a.never_trained) == (b.statuses, b.problems, b.never_trained)
 
 
 def _collapse(run: Sequence[Row]) -> Row:
@@ -127,7 +133,9 @@ def _collapse(run: Sequence[Row]) -> Row:
         label = f"{layers[0]} … {layers[-1]}"
         detail = f"{len(names)} in {len(layers)} layers"
     cells = tuple(_group_cell([r.cells[i] for r in run]) for i in range(len(run[0].cells)))
-    return Row(label, detail, tuple(names), cells, run[0].problems, run[0].statuses)
+    first = run[0]
+    return Row(label, detail, tuple(names), cells, first.problems, first.statuses,
+               first.never_trained)  # fmt: skip
 
 
 def _group_cell(texts: Sequence[str]) -> str:
@@ -207,3 +215,41 @@ def _where_many(cuts: Sequence[Sequence[CutPoint]]) -> str:
         more = f" and {len(nodes) - 1} more" if len(nodes) > 1 else ""
         parts.append(f"{first.node}{more} ({first.op}){where}")
     return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class ProblemRow:
+    """A problem, or several that differ only in their variable (one cut, one pattern)."""
+
+    problem: m.Problem
+    variables: tuple[str, ...]
+
+    @property
+    def message(self) -> str:
+        """The first problem's message, with how many more are like it and which."""
+        if len(self.variables) < 2:
+            return self.problem.message
+        more = len(self.variables) - 1
+        return (
+            f"{self.problem.message} (and {more} more like it: {self.variables[1]}"
+            f"{' … ' + self.variables[-1] if more > 1 else ''})"
+        )
+
+
+def problem_rows(
+    problems: Sequence[m.Problem], group: str | Group = Group.AUTO
+) -> list[ProblemRow]:
+    """Problems in order; those of one spec, loss, kind, line and cut points gathered into
+    one row when there are ``CUT_GROUP_FROM`` or more (unless ``group`` is ``none``)."""
+    found: dict[tuple[object, ...], list[m.Problem]] = {}
+    for i, p in enumerate(problems):
+        cuts = tuple((c.op, c.kind, c.source) for c in p.cut_points)
+        key: tuple[object, ...] = (p.known, p.spec, p.loss, p.kind, p.line, cuts)
+        found.setdefault(key if Group(group) is not Group.NONE else (i,), []).append(p)
+    rows: list[ProblemRow] = []
+    for members in found.values():
+        if len(members) < CUT_GROUP_FROM:
+            rows += [ProblemRow(p, (p.variable or "",)) for p in members]
+        else:
+            rows.append(ProblemRow(members[0], tuple(p.variable or "" for p in members)))
+    return rows

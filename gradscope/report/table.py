@@ -88,17 +88,15 @@ def _numeric(report: m.Report) -> Group | None:
     return Group(Text(style.numeric_heading(report), style="bold"), table)
 
 
-def _problems(report: m.Report) -> Table | None:
+def _problems(report: m.Report, group: str = "auto") -> Lines | None:
     if not report.problems:
         return None
-    table = Table(title="Problems", title_justify="left", box=None, show_header=False,
-                  title_style="bold")  # fmt: skip
-    table.add_column("kind", no_wrap=True)
-    table.add_column("message", overflow="fold")
-    for p in report.problems:
-        kind = Text(f"{'known ' if p.known else ''}{p.kind}", style="dim" if p.known else "red")
-        table.add_row(kind, p.message)
-    return table
+    table = [
+        [(f"{'known ' if r.problem.known else ''}{r.problem.kind}",
+          "dim" if r.problem.known else "red"), (r.message, "")]
+        for r in rows.problem_rows(report.problems, group)
+    ]  # fmt: skip
+    return Lines(lambda width: grid.columns(None, table, width), "Problems")
 
 
 def _notes(report: m.Report) -> Table | None:
@@ -125,7 +123,7 @@ def report_renderable(
     """
     parts: list[Any] = [_title(report), Text(), _matrix(report, group, problems_only)]
     extras = (_cuts(report, group, problems_only), _nan_origins(report), _numeric(report),
-              _problems(report) if problems else None, _notes(report))  # fmt: skip
+              _problems(report, group) if problems else None, _notes(report))  # fmt: skip
     for extra in extras:
         if extra is not None:
             parts += [Text(), extra]
