@@ -76,11 +76,16 @@ def run_in_process(
     if env is not None:
         changes = {k: v for k, v in env.items() if os.environ.get(k) != v}
         changes.update({k: None for k in os.environ if k not in env})
+    from gradscope.cli import common
+
     before, path, here = set(sys.modules), list(sys.path), os.getcwd()
+    after = common.PLAIN_AFTER
+    common.PLAIN_AFTER = 1e9  # the session's first TensorFlow import is slow: no log line
     os.chdir(cwd or ROOT)
     try:
         result = CliRunner(env=changes).invoke(main, list(args), catch_exceptions=True)
     finally:
+        common.PLAIN_AFTER = after
         os.chdir(here)
         sys.path[:] = path
         for name in set(sys.modules) - before:

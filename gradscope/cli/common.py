@@ -253,12 +253,17 @@ class _Phase:
 def progress(quiet: bool) -> Iterator[Callable[[str], None]]:
     """A callback that shows the current phase and the elapsed time on standard error.
 
-    Shown only when standard error is a terminal and ``--quiet`` is not given. It writes to a
+    On a terminal (and without ``--quiet``) it is a live line; elsewhere (a CI log) it is
+    ``plain_progress``. The live line writes to a
     duplicate of file descriptor 2, so it keeps working while TensorFlow's import banners
     are being caught on the real one. Every phase is drawn at least once, however short.
     """
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         yield lambda _phase: None
+        return
+    if not sys.stderr.isatty():  # a CI log: a plain line for each phase that runs long
+        with plain_progress() as show:
+            yield show
         return
     from rich.console import Console
     from rich.live import Live
@@ -279,3 +284,53 @@ def progress(quiet: bool) -> Iterator[Callable[[str], None]]:
     finally:
         live.stop()
         stream.close()
+
+
+#: A phase that runs this long gets a plain progress line in a CI log, then one every
+#: ``PLAIN_EVERY`` seconds while it lasts.
+PLAIN_AFTER = 10.0
+PLAIN_EVERY = 60.0
+
+
+@contextlib.contextmanager
+def plain_progress(
+    after: float | None = None, every: float | None = None
+) -> Iterator[Callable[[str], None]]:
+    """Plain lines on standard error for phases that run long, for logs that are not a
+    terminal: ``gradscope: tracing the model (still running after 10s, 14s in all)``. A
+    short run prints nothing, so a quick CI step's log stays clean."""
+    first, then = after or PLAIN_AFTER, every or PLAIN_EVERY
+    start = time.monotonic()
+    state: dict[str, Any] = {"phase": "", "since": start, "timer": None}
+    lock = threading.Lock()
+
+    def announce() -> None:
+        with lock:
+            now = time.monotonic()
+            click.echo(
+                f"gradscope: {state['phase']} (still running after {now - state['since']:.0f}s, "
+                f"{now - start:.0f}s in all)",
+                err=True,
+            )
+            arm(then)
+
+    def arm(delay: float) -> None:
+        timer = threading.Timer(delay, announce)
+        timer.daemon = True  # never keeps the process alive
+        state["timer"] = timer
+        timer.start()
+
+    def show(phase: str) -> None:
+        with lock:
+            if state["timer"] is not None:
+                state["timer"].cancel()
+            state.update(phase=phase, since=time.monotonic())
+            arm(first)
+
+    try:
+        yield show
+    finally:
+        with lock:
+            if state["timer"] is not None:
+                state["timer"].cancel()
+            state["timer"] = None
