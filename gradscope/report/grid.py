@@ -30,11 +30,12 @@ def lines(report: m.Report, rows: Sequence[Row], width: int) -> list[Text]:
         max(cell_len(names[i]), cell_len(values[i]), *(cell_len(r.cells[i]) for r in rows))
         for i in range(len(names))
     ]
-    # a collapsed run's label (``first … last``) that is longer gets a line of its own
-    label_w = max(
-        [cell_len("variable"), *(cell_len(r.label) for r in rows if len(r.variables) == 1)]
-    )
     detail_w = max([cell_len("shape"), *(cell_len(r.detail) for r in rows)])
+    label_w = max([cell_len("variable"), *(cell_len(r.label) for r in rows)])
+    if label_w + GAP + detail_w + sum(w + GAP for w in widths) > width:
+        # a collapsed run's label (``first … last``) that is longer gets a line of its own
+        singles = [cell_len(r.label) for r in rows if len(r.variables) == 1]
+        label_w = max([cell_len("variable"), *singles])
     detail = label_w + GAP + detail_w + GAP + (max(widths) if widths else 0) <= width
     lead = label_w + GAP + (detail_w + GAP if detail else 0)
     if widths and lead + max(widths) > width and not detail:
