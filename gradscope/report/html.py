@@ -62,6 +62,8 @@ def _matrix(report: m.Report) -> list[str]:
             pair = loss.pair(row.variables[0])
             tip = "; ".join([pair.status] + [style.cut_text(c) for c in pair.cut_points])
             css = palette.status_class(pair.status)
+            if css == "none" and not row.problems[i]:
+                css = "idle"  # a None nobody minds (or the spec declares) is not red
             text = escape(row.cells[i])
             cells.append(f'<td class="cell {css}" title="{escape(tip)}">{text}</td>')
         names = ", ".join(row.variables) if len(row.variables) > 1 else row.label
