@@ -61,31 +61,29 @@ def _status_style(row: rows.CutRow, wrong: set[tuple[str | None, str | None]]) -
     return style.cell_style(row.status.split(",")[0], problem)
 
 
-def _nan_origins(report: m.Report) -> Table | None:
+def _nan_origins(report: m.Report) -> Lines | None:
     rows = style.nan_rows(report)
     if not rows:
         return None
-    table = Table(title="Where NaN/Inf first appeared", title_justify="left", box=None,
-                  header_style="bold", title_style="bold")  # fmt: skip
-    for name in ("loss", "variable", "first non-finite value", "at"):
-        table.add_column(name, overflow="fold")
-    for loss, variable, what, where in rows:
-        table.add_row(loss, variable, Text(what, style=style.STATUS_STYLE[m.NAN]), where)
-    return table
+    table = [
+        [(loss, ""), (variable, ""), (what, style.STATUS_STYLE[m.NAN]), (where, "")]
+        for loss, variable, what, where in rows
+    ]
+    headers = ("loss", "variable", "first non-finite value", "at")
+    return Lines(lambda width: grid.columns(headers, table, width), "Where NaN/Inf first appeared")
 
 
-def _numeric(report: m.Report) -> Group | None:
+def _numeric(report: m.Report) -> Lines | None:
     rows = style.numeric_rows(report)
     if not rows:
         return None
-    # the heading is longer than a narrow table: a line of its own, not the table's title
-    table = Table(box=None, header_style="bold")
-    for name in ("loss", "variable", "verdict", "error / tolerance", "coordinates", "why"):
-        table.add_column(name, overflow="fold", no_wrap=name != "why")
-    for loss, variable, verdict, error, coordinates, why in rows:
-        mark = Text(verdict, style=style.VERDICT_STYLE[verdict])
-        table.add_row(loss, variable, mark, error, coordinates, why)
-    return Group(Text(style.numeric_heading(report), style="bold"), table)
+    table = [
+        [(loss, ""), (variable, ""), (verdict, style.VERDICT_STYLE[verdict]), (error, ""),
+         (coordinates, ""), (why, "")]
+        for loss, variable, verdict, error, coordinates, why in rows
+    ]  # fmt: skip
+    headers = ("loss", "variable", "verdict", "error / tolerance", "coordinates", "why")
+    return Lines(lambda width: grid.columns(headers, table, width), style.numeric_heading(report))
 
 
 def _problems(report: m.Report, group: str = "auto") -> Lines | None:
