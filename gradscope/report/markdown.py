@@ -17,17 +17,27 @@ def escape(text: str) -> str:
 _escape = escape
 
 
-def _cell(pair: m.PairResult) -> str:
-    icon = _ICON.get(pair.status, "⛔" if m.is_none(pair.status) else "▫️")
+def _cell(pair: m.PairResult, problem: bool | None = None) -> str:
+    """A matrix cell with its icon: ❌ for a problem, a plain ▫️ for a ``None`` that is none
+    (``problem`` False: the spec declares it, or nobody minds); ⛔ when it is not known."""
+    if problem:
+        icon = "❌"
+    elif m.is_none(pair.status):
+        icon = "▫️" if problem is False else "⛔"
+    else:
+        icon = _ICON.get(pair.status, "▫️")
     return f"{icon} {_escape(style.cell(pair))}"
 
 
 def matrix(report: m.Report) -> list[str]:
+    from gradscope.report.rows import problem_pairs
+
+    wrong = problem_pairs(report)
     header = ["variable", "shape"] + [code(loss.name, table=True) for loss in report.losses]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for v in report.variables:
         cells = [code(v.name, table=True), style.shape(v.shape)]
-        cells += [_cell(loss.pair(v.name)) for loss in report.losses]
+        cells += [_cell(loss.pair(v.name), (loss.name, v.name) in wrong) for loss in report.losses]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

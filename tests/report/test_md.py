@@ -117,3 +117,14 @@ def test_prose_keeps_code_spans_and_escapes_the_rest() -> None:
     assert html.count(plain) == 2, html
     assert html.count("<code>a|b</code>") == 2
     assert not {"em", "strong", "a", "s", "del"} & _parsed(html).tags
+
+
+def test_markdown_marks_only_problems() -> None:
+    """loss_1 × task1/w (stopped against `connected`) is a problem; loss_2 × task2/w
+    (disconnected, nobody minds) is not: the same kind of status, two marks."""
+    text = render(checks.every_kind(), "markdown")
+    rows = {line.split("|")[1].strip(): line.split("|")[3:5] for line in text.splitlines()
+            if line.startswith("| `")}  # fmt: skip
+    assert rows["`task1/w`"][0].strip() == "❌ stopped"
+    assert rows["`task2/w`"][1].strip() == "▫️ disconnected"
+    assert rows["`body/w`"][0].strip().startswith("✅ ok")
