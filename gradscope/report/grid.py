@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.text import Text
 
 from gradscope.analysis import model as m
@@ -215,3 +216,17 @@ def _stacked_rows(
 
 def _console() -> Console:
     return Console(width=10_000, color_system=None, highlight=False, emoji=False)
+
+
+class Whole:
+    """A rich table of short cells (a name, numbers) that is never shortened: laid out at the
+    console's width when it fits, else at its natural width (the terminal wraps the long
+    lines; nothing is cut with an ellipsis)."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        need = Measurement.get(console, options.update_width(10_000), self.renderable).maximum
+        width = max(options.max_width, need)
+        yield from console.render(self.renderable, options.update_width(width))
