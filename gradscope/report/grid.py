@@ -16,7 +16,7 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-from gradscope.analysis import model as m
+from gradscope.results import report as m
 from gradscope.report import style
 from gradscope.report.rows import Row
 

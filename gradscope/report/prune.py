@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from gradscope.analysis import model as m
-from gradscope.gradients.picture import CUT, GRADIENT, LOSS, OP, VALUE, VARIABLE, Box, Link, Picture
+from gradscope.results import report as m
+from gradscope.engine.picture.draw import CUT, GRADIENT, LOSS, OP, VALUE, VARIABLE, Box, Link, Picture
 
 #: Pictures with more boxes than this are reduced.
 LIMIT = 40

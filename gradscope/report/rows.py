@@ -15,8 +15,8 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint, VariableFacts
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint, VariableFacts
 from gradscope.report import style
 
 #: ``--group auto`` collapses layers from this many variables on.

@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from gradscope.errors import Location, SpecError
-from gradscope.spec.context import Context, suggest
-from gradscope.spec.model import Expectation, Pattern, glob_matches
+from gradscope.frontends.yaml.context import Context, suggest
+from gradscope.frontends.yaml.model import Expectation, Pattern, glob_matches
 
 _WILDCARD = re.compile(r"[*?\[]")
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from gradscope.analysis import model as m
-from gradscope.gradients.facts import CutPoint
+from gradscope.results import report as m
+from gradscope.results.facts import CutPoint
 from gradscope.report import render
 from gradscope.report.rows import matrix_rows
 from tests import checks

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from gradscope.analysis import model as m
+from gradscope.results import report as m
 from gradscope.report import render
 from gradscope.report.md import code, prose
 from tests import checks

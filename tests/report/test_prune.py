@@ -12,8 +12,8 @@ import struct
 
 import pytest
 
-from gradscope.analysis import model as m
-from gradscope.gradients.picture import CUT, LOSS, VARIABLE
+from gradscope.results import report as m
+from gradscope.engine.picture.draw import CUT, LOSS, VARIABLE
 from gradscope.report import render
 from gradscope.report.prune import LIMIT, simplify
 from tests.conftest import ROOT
@@ -93,7 +93,7 @@ def test_big_model_picture_keeps_the_cut_and_gathers_the_rest(report: m.Report) 
 
 
 def test_big_model_png_is_top_to_bottom_and_readable(report: m.Report) -> None:
-    from gradscope import draw, graphviz
+    from gradscope.report import draw, graphviz
     from gradscope.report import dot
 
     if graphviz.find() is None:

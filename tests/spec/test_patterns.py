@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gradscope.errors import SpecErrors
-from gradscope.spec import load_spec
+from gradscope.frontends.yaml import load_spec
 from tests.conftest import RunCli
 
 SPEC = """\
