@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/gradscope inspect configs/multitask.yaml
+	$(VENV)/bin/gradscope inspect configs/two-heads.yaml
 
 # The picture in the README (needs Graphviz's dot).
 pictures: $(STAMP)

@@ -269,6 +269,8 @@ def check(
             errors.append(exc)
             continue
         reports.append(report)
+        if report.unmatched and expect is None:  # a typo in a pattern would turn the gate off
+            errors.append(SpecErrors(report.unmatched))
     if errors:
         raise _combined(errors)
     return check_reports(reports, held)

@@ -24,8 +24,8 @@ from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends import open_frontend
 from gradscope.frontends.base import Frontend, Trace
-from gradscope.frontends.yaml.context import suggest
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
+from gradscope.frontends.yaml.patterns import unknown_losses, unmatched_errors
 from gradscope.progress import Progress, quiet
 from gradscope.results import report as m
 from gradscope.results.facts import EVERY_PAIR, RunFacts
@@ -142,9 +142,8 @@ def _check_losses(frontend: Frontend, names: Sequence[str]) -> None:
     unknown = list(dict.fromkeys(n for n in names if n not in known))
     if unknown:
         what = "spec" if frontend.label == frontend.file else "target"
-        hint = suggest(unknown[0], known)
         raise UsageError(
-            f"{frontend.label}: unknown loss {', '.join(repr(n) for n in unknown)}{hint}; "
+            f"{frontend.label}: unknown loss {unknown_losses(unknown, known)}; "
             f"the {what} has {', '.join(known) or 'no losses'}"
         )
 
@@ -181,8 +180,11 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
     problems += replica_problems(frontend.file, results, facts)
     notes = list(frontend.notes) + list(facts.notes)
     notes += [] if facts.numeric is not None else unheld_numeric(expect)
-    where = frontend.file if frontend.label == frontend.file else None
-    notes += unmatched_patterns(frontend.patterns(), expect, facts.variables, where)
+    notes += unmatched_patterns(frontend.patterns(), facts.variables)
+    # an expect pattern that names no variable holds nothing: check refuses it (validate
+    # already has, for a spec's own); inspect notes it where it stands
+    unmatched = unmatched_errors(frontend.file, expect, [v.name for v in facts.variables])
+    notes += [str(e) for e in unmatched]
     if request.losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")

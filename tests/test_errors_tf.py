@@ -263,7 +263,7 @@ def test_internal_error_is_two_short_lines_with_the_traceback_hint(
     result = _inspect(path)
     assert result.exit_code == ExitCode.INTERNAL
     first, second = result.stderr.strip().splitlines()
-    assert first.startswith("gradscope: internal error: RuntimeError: boom details")
+    assert first.startswith("gradscope inspect: internal error: RuntimeError: boom details")
     assert len(first) <= 300
     assert "report it" in second and "--traceback" in second
 

@@ -42,13 +42,15 @@ class _Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except GradscopeError as exc:
+            from gradscope.cli.wording import error_lines
+
             shown = _wants_traceback(ctx) and exc.__cause__ is not None
             if shown:
                 traceback.print_exception(exc.__cause__)
-            for line in exc.lines():
+            for line in error_lines(exc, ctx.invoked_subcommand):
                 if shown:  # the hint is moot once the traceback is above
                     line = line.replace(" (--traceback shows the traceback)", "")
-                click.echo(visible(" ".join(line.split())), err=True)  # one line, each
+                click.echo(line, err=True)  # one line, each
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
             click.echo("gradscope: interrupted", err=True)
@@ -58,8 +60,9 @@ class _Group(click.Group):
 
             if _wants_traceback(ctx):
                 traceback.print_exc()
+            command = " ".join(filter(None, ("gradscope", ctx.invoked_subcommand)))
             message = visible(
-                one_line(f"gradscope: internal error: {type(exc).__name__}: {exc}", 300)
+                one_line(f"{command}: internal error: {type(exc).__name__}: {exc}", 300)
             )
             click.echo(message, err=True)
             click.echo(

@@ -13,17 +13,20 @@ from gradscope.cli.common import (
     progress,
     run_options,
     strategy_options,
+    table_options,
+    table_render_options,
     width,
     write_atomic,
 )
-from gradscope.errors import SpecError, SpecErrors
+from gradscope.errors import ExitCode, GradscopeError, SpecError, SpecErrors
 from gradscope.report import CheckFormat
 
 EPILOG = """\b
 Exit codes:
   0    passed: no unexpected gradients (problems the baseline holds do not count)
-  1    unexpected gradients: nan, a contradicted expect, never-trained, numeric-differs, replica-*
-  2    a bad spec, target, baseline or command line (every error listed, no report)
+  1    unexpected gradients: a nan, a contradicted expect, a never-trained variable,
+       numeric-differs, replica-*
+  2    a bad spec, target, baseline or command line (all errors listed; sarif, junit: a report)
   3    gradscope's own failure (re-run with --traceback)
   130  interrupted (Ctrl-C); no output file was touched
 
@@ -48,8 +51,12 @@ Examples:
 @click.option("--write-baseline", metavar="FILE", type=click.Path(dir_okay=False),
               help="Also write the JSON report (every current problem) to FILE, atomically, "
                    "for a later --baseline; the exit code follows the rules as usual.")  # fmt: skip
+@click.option("--source-root", metavar="DIR", type=click.Path(file_okay=False),
+              help="SARIF: file URIs are relative to DIR (default: the git repository around "
+                   "the current directory, else the current directory).")  # fmt: skip
 @numeric_option
 @strategy_options
+@table_options
 @run_options
 @click.pass_context
 def check(
@@ -59,12 +66,15 @@ def check(
     output: str | None,
     baseline: str | None,
     write_baseline: str | None,
+    source_root: str | None,
     device: str,
     quiet: bool,
     max_elements: int,
     numeric: bool,
     strategy: str,
     replicas: int | None,
+    group: str,
+    problems_only: bool,
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
@@ -79,6 +89,11 @@ def check(
     scanning), github (annotations in Actions logs), markdown (pull-request comments).
 
     SPEC is a YAML spec file (see configs/), or anything else `inspect` accepts.
+
+    Whenever the report is not the table on standard output (--output, or a machine
+    format), the verdict and every problem are also printed to standard error, so a CI log
+    says why the step failed. A bad spec (exit 2) with --format sarif or junit still writes
+    a report, holding the errors at their lines.
     """
     from gradscope import api
     from gradscope.report import render
@@ -95,16 +110,36 @@ def check(
                 strategy=strategy,
                 replicas=replicas,
             )
-    except (SpecErrors, SpecError) as errors:
-        if fmt == "github" and output is None:  # annotate the bad lines too (still exit 2)
-            from gradscope.report.github import spec_errors
-
-            click.echo(spec_errors(errors), nl=False)
+    except GradscopeError as error:
+        if error.exit_code == ExitCode.USAGE:
+            _report_errors(error, fmt, output, source_root)
         raise
     if write_baseline:
         write_atomic(write_baseline, render(result, "json"))
-    emit(render(result, fmt, color=color_wanted(output), width=width()), output)
+    options = table_render_options(fmt, group, problems_only)
+    options.update({"source_root": source_root} if fmt == "sarif" else {})
+    emit(render(result, fmt, color=color_wanted(output), width=width(), **options), output)
+    if output is not None or fmt not in ("table", "github"):
+        summary = render(result, "table", color=color_wanted(None, stderr=True),
+                         width=width(), summary_only=True)  # fmt: skip
+        click.echo(summary, err=True, nl=False)
     ctx.exit(int(result.exit_code))
+
+
+def _report_errors(error: GradscopeError, fmt: str, output: str | None, root: str | None) -> None:
+    """On exit 2, the formats CI reads still get a report: GitHub annotations at the bad
+    lines, a SARIF or JUnit file holding the errors (the errors go to stderr as always)."""
+    if fmt == "github" and output is None:
+        from gradscope.report.github import spec_errors
+
+        if isinstance(error, SpecErrors | SpecError):
+            click.echo(spec_errors(error), nl=False)
+        return
+    from gradscope.report import failed
+
+    text = failed.render(error, fmt, source_root=root)
+    if text is not None:
+        emit(text, output)
 
 
 COMMANDS = [check]

@@ -116,6 +116,30 @@ def numeric_option(fn: F) -> F:
     )(fn)
 
 
+def table_options(fn: F) -> F:
+    """``--problems`` and ``--group``: what the table shows of a big model."""
+    fn = click.option(
+        "--group",
+        type=click.Choice(["auto", "layer", "none"]),
+        default="auto",
+        show_default=True,
+        help="Table: gather variables into rows. layer: a run of variables (layers) with the "
+        "same status under every loss and no problem is one row with a count, and identical "
+        "cut points are one row; none: a row per variable; auto: layer from 40 variables on.",
+    )(fn)
+    return click.option(
+        "--problems",
+        "problems_only",
+        is_flag=True,
+        help="Table: show only the variables and cut points a problem names (and the summary).",
+    )(fn)
+
+
+def table_render_options(fmt: str, group: str, problems_only: bool) -> dict[str, Any]:
+    """The render options of ``table_options`` for the formats that take them."""
+    return {"group": group, "problems_only": problems_only} if fmt == "table" else {}
+
+
 def format_option(choices: list[str], default: str = "table") -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         return click.option(
@@ -130,9 +154,10 @@ def format_option(choices: list[str], default: str = "table") -> Callable[[F], F
     return decorate
 
 
-def color_wanted(output: str | None) -> bool:
+def color_wanted(output: str | None, *, stderr: bool = False) -> bool:
     """Colour only on a terminal, never into a file, and never with NO_COLOR set."""
-    return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    stream = sys.stderr if stderr else sys.stdout
+    return output is None and stream.isatty() and "NO_COLOR" not in os.environ
 
 
 def width() -> int:
@@ -248,12 +273,17 @@ class _Phase:
 def progress(quiet: bool) -> Iterator[Progress]:
     """A callback that shows the current phase and the elapsed time on standard error.
 
-    Shown only when standard error is a terminal and ``--quiet`` is not given. It writes to a
+    On a terminal (and without ``--quiet``) it is a live line; elsewhere (a CI log) it is
+    ``plain_progress``. The live line writes to a
     duplicate of file descriptor 2, so it keeps working while TensorFlow's import banners
     are being caught on the real one. Every phase is drawn at least once, however short.
     """
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         yield lambda _phase: None
+        return
+    if not sys.stderr.isatty():  # a CI log: a plain line for each phase that runs long
+        with plain_progress() as show:
+            yield show
         return
     from rich.console import Console
     from rich.live import Live
@@ -274,3 +304,53 @@ def progress(quiet: bool) -> Iterator[Progress]:
     finally:
         live.stop()
         stream.close()
+
+
+#: A phase that runs this long gets a plain progress line in a CI log, then one every
+#: ``PLAIN_EVERY`` seconds while it lasts.
+PLAIN_AFTER = 10.0
+PLAIN_EVERY = 60.0
+
+
+@contextlib.contextmanager
+def plain_progress(
+    after: float | None = None, every: float | None = None
+) -> Iterator[Callable[[str], None]]:
+    """Plain lines on standard error for phases that run long, for logs that are not a
+    terminal: ``gradscope: tracing the model (still running after 10s, 14s in all)``. A
+    short run prints nothing, so a quick CI step's log stays clean."""
+    first, then = after or PLAIN_AFTER, every or PLAIN_EVERY
+    start = time.monotonic()
+    state: dict[str, Any] = {"phase": "", "since": start, "timer": None}
+    lock = threading.Lock()
+
+    def announce() -> None:
+        with lock:
+            now = time.monotonic()
+            click.echo(
+                f"gradscope: {state['phase']} (still running after {now - state['since']:.0f}s, "
+                f"{now - start:.0f}s in all)",
+                err=True,
+            )
+            arm(then)
+
+    def arm(delay: float) -> None:
+        timer = threading.Timer(delay, announce)
+        timer.daemon = True  # never keeps the process alive
+        state["timer"] = timer
+        timer.start()
+
+    def show(phase: str) -> None:
+        with lock:
+            if state["timer"] is not None:
+                state["timer"].cancel()
+            state.update(phase=phase, since=time.monotonic())
+            arm(first)
+
+    try:
+        yield show
+    finally:
+        with lock:
+            if state["timer"] is not None:
+                state["timer"].cancel()
+            state["timer"] = None

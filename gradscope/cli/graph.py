@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from gradscope.cli.common import (
@@ -51,7 +53,7 @@ Exit codes:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["dot", "mermaid", "svg", "html"]),
+    type=click.Choice(["dot", "mermaid", "svg", "png", "html"]),
     default=None,
     help="The format (default: dot, or the one --output's extension names); a --format "
     "that contradicts the extension is an error.",
@@ -90,7 +92,12 @@ def graph(
         name = _one([loss.name for loss in report.losses], target)
         report_progress("drawing the picture")
         picture = draw.draw(report, name, chosen)
-    if isinstance(picture, bytes):
+    if isinstance(picture, bytes) and output is None:  # a PNG on standard output
+        if sys.stdout.isatty():
+            raise UsageError("gradscope graph: a PNG is binary; write it with -o FILE.png")
+        sys.stdout.buffer.write(picture)
+        sys.stdout.flush()
+    elif isinstance(picture, bytes):
         write_atomic_bytes(str(output), picture)
     else:
         emit(picture, output)

@@ -13,6 +13,8 @@ from gradscope.cli.common import (
     progress,
     run_options,
     strategy_options,
+    table_options,
+    table_render_options,
     width,
 )
 from gradscope.report import Format
@@ -41,6 +43,7 @@ Exit codes:
     "eager (a GradientTape). Repeat it to check parity: the report is the first mode's, and "
     "notes name every pair whose status or norm differs between the modes.",
 )
+@table_options
 @run_options
 def inspect(
     spec: str,
@@ -54,6 +57,8 @@ def inspect(
     numeric: bool,
     strategy: str,
     replicas: int | None,
+    group: str,
+    problems_only: bool,
 ) -> None:
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
@@ -95,7 +100,8 @@ def inspect(
 
         if graphviz.find() is None:
             click.echo(f"gradscope: the page has no pictures: {graphviz.INSTALL_HINT}", err=True)
-    emit(render(report, fmt, color=color_wanted(output), width=width()), output)
+    options = table_render_options(fmt, group, problems_only)
+    emit(render(report, fmt, color=color_wanted(output), width=width(), **options), output)
 
 
 COMMANDS = [inspect]

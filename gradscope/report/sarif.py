@@ -5,9 +5,12 @@ four in the same order, each with a description and help text. Each problem is o
 ``ruleId`` its kind, ``level`` ``error`` (a problem the baseline holds is ``note``, with
 ``baselineState`` ``unchanged``; new ones are ``new`` when a baseline was given), the message,
 and a physical location at the spec line the problem points at (the ``expect`` pattern it
-contradicts, or the variable's line). URIs are relative to the current directory (the
-repository root in CI), with forward slashes, against ``%SRCROOT%``. ``partialFingerprints``
-identify a problem by spec, loss, variable and kind, so alerts survive edits around them.
+contradicts, or the variable's line). URIs are relative to the source root (``--source-root``;
+by default the git repository around the current directory, else the current directory), with
+forward slashes, against ``%SRCROOT%``, which ``originalUriBaseIds`` maps to the root's
+absolute ``file:`` URI: run from a subfolder, an alert still lands on the repository's file.
+``partialFingerprints`` identify a problem by spec, loss, variable and kind, so alerts survive
+edits around them.
 """
 
 from __future__ import annotations
@@ -98,29 +101,50 @@ RULES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def uri(spec: str) -> str:
-    """A spec path as a SARIF URI: relative to the current directory, forward slashes, quoted.
+def source_root(start: str | None = None) -> str:
+    """The default source root: the nearest folder from ``start`` (the current directory) up
+    that holds ``.git`` (a folder, or a file in a worktree), else ``start`` itself."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return str(folder)
+    return str(here)
+
+
+def uri(spec: str, root: str | None = None) -> str:
+    """A spec path as a SARIF URI: relative to ``root`` (default: the current directory),
+    forward slashes, quoted; an absolute ``file:`` URI when the spec lies outside the root.
 
     Example:
         >>> uri("./configs/my spec.yaml")
         'configs/my%20spec.yaml'
     """
-    path = Path(spec)
-    if path.is_absolute():
-        try:
-            path = Path(os.path.relpath(path))
-        except ValueError:
-            return path.as_uri()
-    relative = PurePath(os.path.normpath(path))
+    path = Path(spec).resolve()  # both sides resolved: a symlinked checkout still matches
+    try:
+        relative = PurePath(os.path.relpath(path, Path(root or os.getcwd()).resolve()))
+    except ValueError:  # another drive on Windows
+        return path.resolve().as_uri()
     if relative.parts and relative.parts[0] == "..":  # outside the source root: absolute
-        return Path(spec).resolve().as_uri()
+        return path.resolve().as_uri()
     return quote(relative.as_posix(), safe="/")
 
 
-def artifact(spec: str) -> dict[str, str]:
+def artifact(spec: str, root: str | None = None) -> dict[str, str]:
     """A SARIF artifactLocation: relative to ``%SRCROOT%``, or an absolute ``file:`` URI."""
-    found = uri(spec)
+    found = uri(spec, root)
     return {"uri": found} if found.startswith("file:") else {"uri": found, "uriBaseId": "%SRCROOT%"}
+
+
+def base_ids(root: str) -> dict[str, Any]:
+    """``originalUriBaseIds``: ``%SRCROOT%`` as the root's absolute ``file:`` URI."""
+    return {"%SRCROOT%": {"uri": Path(root).resolve().as_uri().rstrip("/") + "/",
+                          "description": {"text": "The source root (--source-root)."}}}  # fmt: skip
+
+
+def driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    """``tool.driver``: gradscope, its version, the rules."""
+    return {"name": "gradscope", "version": __version__, "semanticVersion": __version__,
+            "rules": rules}  # fmt: skip
 
 
 def _rules() -> list[dict[str, Any]]:
@@ -138,10 +162,10 @@ def _rules() -> list[dict[str, Any]]:
     return out
 
 
-def _result(p: m.Problem, spec: str, with_baseline: bool) -> dict[str, Any]:
+def _result(p: m.Problem, spec: str, with_baseline: bool, root: str) -> dict[str, Any]:
     location = {
         "physicalLocation": {
-            "artifactLocation": artifact(p.spec),
+            "artifactLocation": artifact(p.spec, root),
             "region": {"startLine": max(p.line, 1)},
         }
     }
@@ -168,20 +192,15 @@ def _fingerprint(p: m.Problem, spec: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def to_sarif(result: CheckResult) -> dict[str, Any]:
-    """The SARIF log as a dictionary."""
+def to_sarif(result: CheckResult, root: str | None = None) -> dict[str, Any]:
+    """The SARIF log as a dictionary; URIs relative to ``root`` (default: ``source_root()``)."""
+    root = root or source_root()
     first = result.reports[0] if result.reports else None
     run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": "gradscope",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "rules": _rules(),
-            }
-        },
+        "tool": {"driver": driver(_rules())},
         "automationDetails": {"id": "gradscope/check/"},
         "columnKind": "unicodeCodePoints",
+        "originalUriBaseIds": base_ids(root),
         "invocations": [
             {
                 "executionSuccessful": True,
@@ -190,9 +209,9 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
                 "toolExecutionNotifications": _notifications(result),
             }
         ],
-        "artifacts": [{"location": artifact(r.spec)} for r in result.reports],
+        "artifacts": [{"location": artifact(r.spec, root)} for r in result.reports],
         "results": [
-            _result(p, r.spec, result.baseline is not None)
+            _result(p, r.spec, result.baseline is not None, root)
             for r in result.reports
             for p in r.problems
         ],
@@ -212,6 +231,8 @@ def _notifications(result: CheckResult) -> list[dict[str, Any]]:
     ]
 
 
-def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
-    """The check result as a SARIF 2.1.0 log (JSON)."""
-    return dumps(to_sarif(result))
+def render(
+    result: CheckResult, *, color: bool = False, width: int = 120, source_root: str | None = None
+) -> str:
+    """The check result as a SARIF 2.1.0 log (JSON), URIs relative to ``source_root``."""
+    return dumps(to_sarif(result, source_root))

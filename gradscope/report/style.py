@@ -24,6 +24,20 @@ STATUS_STYLE: dict[str, str] = {
     m.FROZEN: "dim",
 }
 
+
+def cell_style(status: str, problem: bool) -> str:
+    """A matrix cell's colour: red only for what is wrong (a problem ``check`` fails on, a
+    ``nan``); a ``None`` the spec declares (or does not mind) is plain, ``ok`` green, an
+    all-zero or unexplained gradient yellow (worth a look), excluded and frozen dim."""
+    if problem or status == m.NAN:
+        return "bold red"
+    if status == m.OK:
+        return "green"
+    if status in (m.ZERO, m.UNEXPLAINED):
+        return "yellow"
+    return "dim" if status in (m.EXCLUDED, m.FROZEN) else ""
+
+
 #: Short cell text per status, for matrices.
 SHORT = {
     m.OK: "ok",

@@ -35,6 +35,7 @@ class Box:
     scope: str = ""
     index: int = -1
     cuts: tuple[CutPoint, ...] = ()
+    members: tuple[str, ...] = ()  # a reduced picture's group: the variables or boxes it holds
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Picture:
     links: tuple[Link, ...]
     off_path: tuple[str, ...] = ()  # variables with no forward path to the loss
     expanded: bool = False
+    reduced: int = 0  # a big model's picture reduced (report/prune.py): the boxes it had
 
     def box(self, name: str, kind: str | None = None) -> Box:
         """The first box called ``name`` (of ``kind``, when given)."""

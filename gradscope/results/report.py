@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gradscope.errors import SpecError
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.results.picture import Picture
@@ -124,6 +125,8 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)
     pictures: tuple[Picture, ...] = ()  # per loss, when asked for; not in the JSON report
     numeric: NumericRun | None = None  # how the --numeric pass ran, when it did
+    # expect patterns that match no variable (check refuses them); not in the JSON report
+    unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
 
     def loss(self, name: str) -> LossResult:

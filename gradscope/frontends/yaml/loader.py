@@ -101,18 +101,19 @@ def _fatal(path: str, pos: Pos, message: str) -> _Fatal:
 
 def _read_text(path: str) -> str:
     start = Pos(1, 1)
+    unread = Pos(0, 0)  # a file that cannot be read has no line 1: `x.yaml: no such file`
     file = Path(path)
     try:
         if file.is_dir():
-            raise _fatal(path, start, "is a directory, expected a YAML spec file")
+            raise _fatal(path, unread, "is a directory, expected a YAML spec file")
         with file.open("rb") as stream:
             data = stream.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        raise _fatal(path, start, "no such file") from None
+        raise _fatal(path, unread, "no such file") from None
     except PermissionError:
-        raise _fatal(path, start, "permission denied") from None
+        raise _fatal(path, unread, "permission denied") from None
     except OSError as exc:
-        raise _fatal(path, start, f"cannot read the file: {exc.strerror or exc}") from None
+        raise _fatal(path, unread, f"cannot read the file: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:
         message = (
             f"the file is larger than {MAX_BYTES // 2**20} MiB; "

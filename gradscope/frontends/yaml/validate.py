@@ -7,6 +7,7 @@ from gradscope.frontends.yaml.context import Context, join
 from gradscope.frontends.yaml.losses import read_expect, read_losses
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, SPEC_VERSION, Node, Spec
 from gradscope.frontends.yaml.nodes import declare_nodes, read_node
+from gradscope.frontends.yaml.patterns import refuse_unmatched
 from gradscope.frontends.yaml.special import TensorDef, check_special
 from gradscope.frontends.yaml.tensors import read_inputs, read_variables
 from gradscope.frontends.yaml.tree import YEntry, YMap, YNode, YScalar
@@ -62,6 +63,8 @@ def _spec(ctx: Context, root: YNode) -> Spec | None:
     loss_node = _value(found, "losses")
     loss_names = [e.key for e in loss_node] if isinstance(loss_node, YMap) else []
     expect = read_expect(ctx, _value(found, "expect"), loss_names)
+    layers = [n.name for n in nodes if n.op == "layer"]
+    refuse_unmatched(ctx, expect, [v.name for v in variables], layers)
     _work(ctx, mapping.pos, len(nodes) + len(variables), len(losses))
     if version is None:
         return None
