@@ -1,0 +1,58 @@
+"""What a TensorFlow op's literal ``attrs`` may hold: numbers, booleans, lists, plain options.
+
+A string reaching a TensorFlow function can be a file name (``vocab_file`` of
+``fixed_unigram_candidate_sampler`` opens it), a ``gs://`` address, or a value whose size
+gradscope cannot see. So a string is accepted only for a parameter reviewed to take a plain
+option (``padding: SAME``, ``data_format: NHWC``, an ``einsum`` equation), and only when it
+looks like one: short, with no path separator, colon or scheme.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gradscope.spec.context import Context, join
+from gradscope.spec.tree import YMap, YNode, YScalar, YSeq
+
+#: Parameters of TensorFlow functions that take a string as an option value, never a name of
+#: anything outside the computation (reviewed from every allowed function's signature).
+PLAIN_STRING_PARAMS = frozenset(
+    """alg align bad_indices_policy combiner data_format diagonals_format direction
+    equation fill_mode interpolation method mode noise ord padding pooling_type select side
+    name""".split()
+)
+#: What a plain option looks like: letters, digits, ``_``, ``,``, ``.``, ``-``, ``>`` and
+#: spaces (``ij,jk->ik``, ``...ij->...ji``, ``SAME``); no ``/``, ``:`` or ``\``.
+_PLAIN = re.compile(r"^[A-Za-z0-9_,.\-> ]{0,64}$")
+
+
+def check_attr(ctx: Context, key: str, node: YNode, where: str) -> None:
+    """Record an error for anything in a TensorFlow op's attr that is not a plain value."""
+    if isinstance(node, YMap):
+        ctx.expected(
+            node, where, "a number, a boolean, a list or a plain option string",
+            " (a TensorFlow op's attrs are literal values)",
+        )  # fmt: skip
+    elif isinstance(node, YSeq):
+        for index, item in enumerate(node.items):
+            check_attr(ctx, key, item, join(where, index))
+    elif isinstance(node, YScalar) and isinstance(node.value, str):
+        _check_string(ctx, key, node, where)
+
+
+def _check_string(ctx: Context, key: str, node: YScalar, where: str) -> None:
+    text = str(node.value)
+    if key not in PLAIN_STRING_PARAMS:
+        ctx.error(
+            node.pos,
+            where,
+            f"refused: a string for {key!r}; a string may name a file, so only option "
+            "parameters (padding, data_format, method, an einsum equation, ...) take strings",
+        )
+    elif not _PLAIN.match(text):
+        ctx.error(
+            node.pos,
+            where,
+            f"expected a plain option (letters, digits, _ , . - > and spaces, at most 64 "
+            f"characters), saw {text[:40]!r}",
+        )
