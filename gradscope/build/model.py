@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from gradscope.build import limits, ops, values
+from gradscope.build import budget, limits, ops, values
 from gradscope.build.messages import OP_NAME, one_line, tagged_op, tf_message
 from gradscope.build.tf_import import import_tensorflow
 from gradscope.build.traceable import LossEntry, VariableEntry
@@ -208,12 +208,17 @@ class SpecModel:
                 where = f"{section}.{d.name}"
                 raise BuildError(self.spec.location(d.pos), where, _empty_message(d.shape))
         operations = self.tf.compat.v1.get_default_graph().get_operations()
-        found = limits.oversized(operations, self.spec.max_elements)
+        bounds: dict[str, Any] = {}
+        found = limits.oversized(operations, self.spec.max_elements, into=bounds)
         empty = limits.first_empty(operations) if found is None else None
         if empty is not None:
             self._refuse(empty[0], _empty_message(empty[1]))
         if found is not None:
             self._refuse(found.op, found.message(self.spec.max_elements))
+        base = sum(int(np.prod(d.shape)) * 8 for d in (*self.spec.inputs, *self.spec.variables))
+        over = budget.check(operations, bounds, len(self.spec.losses), base)
+        if over is not None:
+            self._refuse(over.op, over.message)
 
     def _refuse(self, op: Any, message: str) -> None:
         node = self.node_of(op.name)

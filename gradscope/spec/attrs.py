@@ -17,10 +17,12 @@ from gradscope.spec.tree import YMap, YNode, YScalar, YSeq
 #: Parameters of TensorFlow functions that take a string as an option value, never a name of
 #: anything outside the computation (reviewed from every allowed function's signature).
 PLAIN_STRING_PARAMS = frozenset(
-    """alg align bad_indices_policy combiner data_format diagonals_format direction
-    equation fill_mode interpolation method mode noise ord padding pooling_type select side
-    name""".split()
-)
+    {
+        "alg", "align", "bad_indices_policy", "combiner", "data_format", "diagonals_format",
+        "direction", "equation", "fill_mode", "interpolation", "method", "mode", "name",
+        "noise", "ord", "padding", "pooling_type", "select", "side",
+    }
+)  # fmt: skip
 #: What a plain option looks like: letters, digits, ``_``, ``,``, ``.``, ``-``, ``>`` and
 #: spaces (``ij,jk->ik``, ``...ij->...ji``, ``SAME``); no ``/``, ``:`` or ``\``.
 _PLAIN = re.compile(r"^[A-Za-z0-9_,.\-> ]{0,64}$")
