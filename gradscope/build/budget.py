@@ -177,6 +177,19 @@ def check(
     return None
 
 
+def costliest(ops: Iterable[Any], bounds: dict[str, Any]) -> Any:
+    """The op with the most work by its cost class (where a long run spends its time)."""
+    best, most = None, -1
+    for op in ops:
+        ins = [bounds.get(t.name) for t in op.inputs]
+        out = sum(_elements(bounds.get(t.name)) for t in op.outputs)
+        cost = COST.get(op.type)
+        work = cost(op, ins, out) if cost else out + sum(_elements(b) for b in ins)
+        if work > most:
+            best, most = op, work
+    return best
+
+
 def _content(op: Any) -> str | None:
     for tensor in op.outputs:
         if getattr(tensor.dtype, "name", "") == "string":

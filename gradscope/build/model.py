@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from gradscope import watchdog
 from gradscope.build import budget, limits, ops, values
 from gradscope.build.messages import OP_NAME, one_line, tagged_op, tf_message
 from gradscope.build.tf_import import import_tensorflow
@@ -219,6 +220,9 @@ class SpecModel:
         over = budget.check(operations, bounds, len(self.spec.losses), base)
         if over is not None:
             self._refuse(over.op, over.message)
+        heavy = self.node_of(getattr(budget.costliest(operations, bounds), "name", ""))
+        if heavy is not None:
+            watchdog.note_node(f"'{heavy.name}' ({heavy.op}, {self.source(heavy.pos)})")
 
     def _refuse(self, op: Any, message: str) -> None:
         node = self.node_of(op.name)

@@ -13,8 +13,10 @@ from typing import Any, TypeVar
 
 import click
 
+from gradscope import watchdog
 from gradscope.errors import UsageError
 from gradscope.spec.model import DEFAULT_MAX_ELEMENTS
+from gradscope.watchdog import DEFAULT_TIMEOUT
 
 # Imports of heavy standard modules (pathlib, tempfile, shutil) happen inside functions:
 # `gradscope --help` must cost little more than importing click.
@@ -65,6 +67,17 @@ def run_options(fn: F) -> F:
         help="Where the gradients run; auto is TensorFlow's own placement.",
     )(fn)
     fn = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0),
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        expose_value=False,
+        callback=_timeout_given,
+        metavar="SECONDS",
+        help="Stop with exit code 2 after this many seconds, naming what was running (0: no "
+        "limit).",
+    )(fn)
+    fn = click.option(
         "--traceback",
         is_flag=True,
         expose_value=False,
@@ -72,6 +85,19 @@ def run_options(fn: F) -> F:
         help="Show Python tracebacks of failures (also accepted before the command).",
     )(fn)
     return max_elements_option(fn, _RUN_MAX_ELEMENTS)
+
+
+def _timeout_given(ctx: click.Context, _param: click.Parameter, value: float) -> None:
+    root = ctx.find_root()
+    root.obj = {**(root.obj or {}), "timeout": value}
+
+
+def _timeout() -> tuple[float | None, str]:
+    """The ``--timeout`` of the running command, and the command's name."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return None, ""
+    return (ctx.find_root().obj or {}).get("timeout"), ctx.info_name or ""
 
 
 def _traceback_wanted(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -232,6 +258,18 @@ def progress(quiet: bool) -> Iterator[Callable[[str], None]]:
     duplicate of file descriptor 2, so it keeps working while TensorFlow's import banners
     are being caught on the real one. Every phase is drawn at least once, however short.
     """
+    seconds, command = _timeout()
+    with watchdog.limit(seconds, command), _shown(quiet) as show:
+
+        def update(text: str) -> None:
+            watchdog.note_phase(text)
+            show(text)
+
+        yield update
+
+
+@contextlib.contextmanager
+def _shown(quiet: bool) -> Iterator[Callable[[str], None]]:
     if quiet or not sys.stderr.isatty():
         yield lambda _phase: None
         return

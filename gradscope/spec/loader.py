@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, cast
 
@@ -105,7 +107,10 @@ def _read_text(path: str) -> str:
     try:
         if file.is_dir():
             raise _fatal(path, start, "is a directory, expected a YAML spec file")
-        with file.open("rb") as stream:
+        # O_NONBLOCK: opening a FIFO to read would otherwise wait for a writer forever.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                raise _fatal(path, start, "not a regular file, expected a YAML spec file")
             data = stream.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise _fatal(path, start, "no such file") from None
@@ -132,7 +137,57 @@ def _read_text(path: str) -> str:
         raise _fatal(path, _pos_in(text, bad.start()), message)
     if not text.strip():
         raise _fatal(path, start, "the file is empty, expected a mapping with 'gradscope: 1'")
+    _check_nesting(path, text)
     return text
+
+
+#: Deepest nesting the scan before parsing lets through (a loose bound: the converter holds
+#: the document to MAX_DEPTH exactly; this one only keeps the C parser off deep recursion).
+_SCAN_DEPTH = 4 * MAX_DEPTH
+
+
+def _check_nesting(path: str, text: str) -> None:
+    """Refuse deep nesting before any parser sees the text.
+
+    libyaml composes nested collections recursively in C: a document nested ~30,000 deep
+    (``[[[[...]]]]``) overflows its stack and kills the process with SIGSEGV, which no
+    Python code can catch. This scan bounds the depth from above: the brackets open outside
+    quotes and comments, plus the block levels (indentation steps and ``- `` items on a line).
+    """
+    flow, indents = 0, [-1]
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if flow == 0 and stripped and not stripped.startswith("#"):
+            while indents[-1] >= indent:
+                indents.pop()
+            indents.append(indent)
+        items = 0
+        while re.match(r"[-?](?:\s+|$)", stripped[items * 2 :] or "x"):
+            items += 1
+        column = _deepest_flow(stripped, flow)
+        flow = column[0]
+        if column[1] + len(indents) + items > _SCAN_DEPTH:
+            pos = Pos(number, indent + 1)
+            raise _fatal(path, pos, f"nested deeper than {MAX_DEPTH} levels")
+
+
+def _deepest_flow(line: str, depth: int) -> tuple[int, int]:
+    """The bracket depth after ``line`` and the deepest it reached, quotes and comments skipped."""
+    deepest, quote = depth, ""
+    for index, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+            break
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return depth, deepest
 
 
 def _pos_in(text: str, index: int) -> Pos:
