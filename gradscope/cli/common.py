@@ -193,21 +193,91 @@ def write_atomic_bytes(path: str, data: bytes) -> None:
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         raise UsageError(f"cannot write {path}: directory {directory} does not exist")
+    _check_target(path)
     name = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
-        os.chmod(tmp, _mode(path))  # mkstemp's 0600 would hide a report from other users
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if _INTERRUPTED[0]:
-            raise KeyboardInterrupt  # Ctrl-C came earlier and was swallowed on its way up
-        os.replace(tmp, path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with _signals_end_write():
+            _write_replace(fd, tmp, path, data)
+    except OSError as exc:  # a full disk, a quota, a read-only file system
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _check_target(path: str) -> None:
+    """Only a regular file (or a new one) may be written, and never an input of the command.
+
+    ``os.replace`` onto ``/dev/null`` (as root) or a symlink would replace the node itself
+    with a regular file; a report written over its own spec would destroy the spec.
+    """
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"--output {path}: is a symbolic link; name the file it points to")
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"--output {path}: not a regular file; --output writes files only")
+    for given in _inputs():
+        with contextlib.suppress(OSError):
+            if os.path.samefile(given, path):
+                raise UsageError(f"--output {path}: is an input of this command ({given})")
+
+
+def _inputs() -> list[str]:
+    """The files the running command reads (its spec, specs, baseline, timeline)."""
+    ctx = click.get_current_context(silent=True)
+    found: list[str] = []
+    while ctx is not None:
+        for key in ("spec", "specs", "target", "baseline", "timeline", "file", "script"):
+            value = ctx.params.get(key)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            found += [str(v) for v in values if isinstance(v, (str, os.PathLike))]
+        ctx = ctx.parent
+    return found
+
+
+@contextlib.contextmanager
+def _signals_end_write() -> Iterator[None]:
+    """While the temporary file exists, SIGTERM and SIGHUP end the process through Python
+    (``SystemExit``), so the ``except`` around the write removes the temporary file."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def end(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    caught = (signal.SIGTERM, signal.SIGHUP)
+    previous = {s: signal.signal(s, end) for s in caught}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _write_replace(fd: int, tmp: str, path: str, data: bytes) -> None:
+    os.chmod(tmp, _mode(path))  # mkstemp's 0600 would hide a report from other users
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    if _INTERRUPTED[0]:
+        raise KeyboardInterrupt  # Ctrl-C came earlier and was swallowed on its way up
+    os.replace(tmp, path)
 
 
 def _mode(path: str) -> int:

@@ -62,7 +62,17 @@ class Resolved:
 
 
 def is_target_string(text: str) -> bool:
-    """Whether ``text`` names a Python target rather than a spec file."""
+    """Whether ``text`` names a Python target rather than a spec file.
+
+    A path that exists (as a file, FIFO, anything but a ``.py`` file) is always a spec, and
+    so is a name ending in ``.yaml``, ``.yml`` or ``.json``: a spec named
+    ``configs/x.py:y.yaml`` (which a glob such as ``configs/*.yaml`` passes on) must never
+    run ``configs/x.py``.
+    """
+    if text.endswith((".yaml", ".yml", ".json")):
+        return False
+    if os.path.lexists(text) and not text.endswith(".py"):
+        return False
     return bool(_FILE.match(text) or _MODULE.match(text)) or text.endswith((".py", ":"))
 
 
