@@ -189,6 +189,11 @@ class SpecModel:
         location = self.spec.location(loss.pos)
         try:
             tensor = self.tensor(loss.node)
+            if tensor.dtype.is_complex:
+                raise ValueError(
+                    f"the loss node '{loss.node}' is {tensor.dtype.name}; a loss must be real "
+                    "(take math.real, math.abs or math.square of it)"
+                )
             stops = [self.tensor(name) for name in loss.stop_gradients]
             _check_grad_loss(loss.grad_loss, tensor.shape)
         except Exception as exc:

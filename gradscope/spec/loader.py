@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -62,6 +63,29 @@ _SCALAR_TAGS = {
     # A plain 2020-01-02 resolves to a timestamp; gradscope has no use for dates: keep the text.
     _Y + "timestamp": _CONSTRUCT.construct_yaml_str,
 }
+
+
+_SURPRISING_BOOL = re.compile(r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
+
+
+def _surprise(node: ScalarNode) -> str | None:
+    """A plain scalar YAML 1.1 reads as something its author likely did not mean."""
+    text = not node.style and str(node.value)
+    if not text:
+        return None
+    if node.tag == _Y + "bool" and _SURPRISING_BOOL.match(text):
+        return (
+            f"{text!r} is read as a boolean by YAML 1.1; write true or false, "
+            f'or quote it ("{text}") for the word'
+        )
+    if node.tag in (_Y + "int", _Y + "float") and ":" in text:
+        return (
+            f"{text!r} is read as a base-60 number by YAML 1.1; quote it, or write the "
+            "number it stands for"
+        )
+    if node.tag == _Y + "int" and re.match(r"^[-+]?0[0-7_]+$", text):
+        return f"{text!r} is read as an octal number by YAML 1.1; write it without the leading 0"
+    return None
 
 
 class _Fatal(Exception):
@@ -283,10 +307,17 @@ class _Converter:
         if construct is None or not isinstance(node, ScalarNode):
             self.error(pos, f"the tag {_show_tag(node.tag)} is not allowed; write plain YAML")
             return None
+        surprise = _surprise(node)
+        if surprise is not None:
+            self.error(pos, surprise)
+            return None
         try:
             value = cast(ScalarValue, construct(node))
         except (ValueError, KeyError):
             self.error(pos, f"{node.value!r} is not a valid {_show_tag(node.tag)}")
+            return None
+        if isinstance(value, float) and math.isinf(value) and "inf" not in node.value.lower():
+            self.error(pos, f"{node.value!r} is too large for a number (it would become inf)")
             return None
         return value
 
