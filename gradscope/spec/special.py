@@ -7,6 +7,7 @@ from typing import Any
 
 from gradscope.spec import catalog
 from gradscope.spec.context import Context, a, join, suggest
+from gradscope.spec.keras_config import config_problem
 from gradscope.spec.model import Arg, InputDef, Literal, Node, Pos, Ref, VariableDef
 from gradscope.spec.tree import describe_value
 
@@ -154,6 +155,10 @@ def _layer(ctx: Context, node: Node, where: str, _: Mapping[str, TensorDef]) -> 
         if not isinstance(value, dict):
             message = f"expected a mapping, saw {describe_value(value)}"
             ctx.error(_pos(node, join("attrs", key)), join(attrs_where, key), message)
+    call = node.attrs.get("call", {})
+    problem = config_problem(call) if isinstance(call, dict) else None
+    if problem:
+        ctx.error(_pos(node, "attrs.call"), join(attrs_where, "call"), problem)
     config = node.attrs.get("config", {})
     if isinstance(config, dict):
         problem = _config_problem(str(cls), config)
@@ -179,7 +184,7 @@ def _config_problem(cls: str, config: dict[str, Any]) -> str | None:
         return "refused: pretrained weights are downloaded from the network; write weights: null"
     if cls in _VOCABULARY_LAYERS and isinstance(config.get("vocabulary"), str):
         return "refused: a vocabulary given as a string is read from a file; give a list"
-    return _nested_problem(config)
+    return _nested_problem(config) or config_problem(config)
 
 
 #: Config keys that name files Keras would read, at any depth of a layer's config.
