@@ -11,6 +11,7 @@ points at, else the loss's (or the variable's) line.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import PurePath
 
@@ -18,6 +19,14 @@ from gradscope.analysis import model as m
 from gradscope.analysis.check import CheckResult
 from gradscope.analysis.policy import line_of
 from gradscope.report import style
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def printable_xml(text: str) -> str:
+    """``text`` without characters XML 1.0 forbids (each written as an escape instead)."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
 
 ANY_LOSS = "any loss"
 
@@ -90,5 +99,6 @@ def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str
         _suite(root, report, result.baseline)
     _count(root)
     ET.indent(root)
-    body = ET.tostring(root, encoding="unicode")
+    # XML 1.0 cannot hold most control characters even escaped: write them as \x0c.
+    body = printable_xml(ET.tostring(root, encoding="unicode"))
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import TargetError
+from gradscope.printable import printable
 from gradscope.targets import frames
 from gradscope.targets.target import article
 
@@ -112,8 +113,8 @@ class Registry:
         wrapper = self.wrappers.get(variable.ref())
         path = getattr(wrapper, "path", None)
         if path:
-            return str(path)
-        return _DEVICE_SUFFIX.sub("", str(variable.name))
+            return printable(str(path))
+        return printable(_DEVICE_SUFFIX.sub("", str(variable.name)))
 
     def trainable(self, variable: Any) -> bool:
         """Keras' flag when known: ``layer.trainable = False`` leaves the tf.Variable's set."""
