@@ -55,20 +55,10 @@ def _takes_callable(fn: Any) -> bool:
 
 def read_review(text: str) -> dict[str, str | None]:
     """``tf_ops_review.txt`` as path -> None (allowed) or the reason it is refused."""
-    review: dict[str, str | None] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        path, verdict, *reason = line.split(None, 2)
-        if (
-            path in review
-            or verdict not in ("allow", "refuse")
-            or (verdict == "refuse") != bool(reason)
-        ):
-            raise SystemExit(f"{REVIEW}:{number}: expected 'PATH allow' or 'PATH refuse REASON'")
-        review[path] = reason[0] if reason else None
-    return review
+    try:
+        return catalog.read_review(text)
+    except ValueError as exc:
+        raise SystemExit(f"{REVIEW}:{exc}") from None
 
 
 def public_functions() -> dict[str, Any]:
