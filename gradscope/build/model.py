@@ -221,7 +221,8 @@ class SpecModel:
             self._refuse(empty[0], _empty_message(empty[1]))
         if found is not None:
             self._refuse(found.op, found.message(self.spec.max_elements))
-        base = sum(int(np.prod(d.shape)) * 8 for d in (*self.spec.inputs, *self.spec.variables))
+        shapes = [d.shape for d in self.spec.inputs] + [d.shape for d in self.spec.variables]
+        base = sum(int(np.prod(shape)) * 8 for shape in shapes)  # at most 8 bytes an element
         over = budget.check(operations, bounds, len(self.spec.losses), base)
         if over is not None:
             self._refuse(over.op, over.message)
