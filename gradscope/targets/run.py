@@ -24,7 +24,7 @@ from gradscope.gradients.engine import Engine
 from gradscope.gradients.facts import EVERY_PAIR, LossFacts, RunFacts, VariableFacts
 from gradscope.gradients.retrace import Rebuild
 from gradscope.targets import eager as eager_pass
-from gradscope.targets import findings, frames
+from gradscope.targets import findings, frames, isolation
 from gradscope.targets.model import PythonModel
 from gradscope.targets.resolve import Resolved, resolve
 from gradscope.targets.variables import Registry
@@ -104,8 +104,14 @@ def _failed_eagerly(
     out = {}
     for index, name in enumerate(model.failed):
         progress(f"running loss {index + 1} of {len(model.failed)} eagerly: {name}")
-        out[name] = eager_pass.run_loss(tf, model.registry, losses[name], model.chosen, device)
+        with _kept(tf, model):
+            out[name] = eager_pass.run_loss(tf, model.registry, losses[name], model.chosen, device)
     return out
+
+
+def _kept(tf: Any, model: PythonModel) -> Any:
+    """Undo what one eagerly run loss writes into the variables the losses use."""
+    return isolation.kept(tf, [*model.touched, *(c.variable for c in model.chosen)])
 
 
 def _unseen_reads(model: PythonModel, ran: dict[str, eager_pass.EagerLoss]) -> list[Any]:
@@ -169,14 +175,19 @@ def _with_eager(
     eager = dict(ran)
     for index, name in enumerate(checked):
         progress(f"running loss {index + 1} of {len(checked)} eagerly: {name}")
-        eager[name] = eager_pass.run_loss(
-            tf, model.registry, target.losses[name], model.chosen, device
-        )
+        with _kept(tf, model):  # every loss from the same state (isolation.py)
+            eager[name] = eager_pass.run_loss(
+                tf, model.registry, target.losses[name], model.chosen, device
+            )
     losses = tuple(_answer(model, loss, eager.get(loss.name)) for loss in facts.losses)
+
+    def eagerly(a: str, b: str) -> Any:
+        with _kept(tf, model):
+            losses = dict(target.losses)
+            return eager_pass.comparison(tf, model.registry, losses, (a, b), model.chosen, device)
+
     comparisons = [
-        eager_pass.comparison(tf, model.registry, dict(target.losses), (a, b), model.chosen, device)
-        if a in model.failed or b in model.failed
-        else c
+        eagerly(a, b) if a in model.failed or b in model.failed else c
         for (a, b), c in zip(compare, facts.comparisons, strict=True)
     ]
     return dataclasses.replace(facts, losses=losses, comparisons=tuple(comparisons))
