@@ -177,6 +177,33 @@ def check(
     return None
 
 
+#: Attrs that give the shape of the tensor an op makes (``constant``, ``zeros``, ``fill``, ...).
+_SHAPE_ATTRS = ("shape", "dims", "batch_shape")
+
+
+def check_shape_attrs(attrs: dict[str, Any], limit: int) -> None:
+    """Refuse a literal shape in attrs larger than ``limit`` elements, before calling TF.
+
+    ``tf.constant(1.0, shape=[60000, 60000])`` spends half a minute in Python before the
+    graph check sees its output; the literal tells the size at once.
+
+    Raises:
+        limits.TooLarge: the shape has more than ``limit`` elements.
+    """
+    from gradscope.build.limits import TooLarge
+
+    for key in _SHAPE_ATTRS:
+        dims = attrs.get(key)
+        if isinstance(dims, list) and all(isinstance(d, int) and d >= 0 for d in dims):
+            count = math.prod(dims)
+            if count > limit:
+                shape = "[" + ", ".join(map(str, dims)) + "]"
+                raise TooLarge(
+                    f"would make a tensor of {count} elements (shape {shape}), "
+                    f"more than --max-elements {limit}"
+                )
+
+
 def costliest(ops: Iterable[Any], bounds: dict[str, Any]) -> Any:
     """The op with the most work by its cost class (where a long run spends its time)."""
     best, most = None, -1

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.build import limits
+from gradscope.build import budget, limits
 from gradscope.build.layers import make_layer, weight_name
 from gradscope.spec.model import Node, Pos
 
@@ -141,4 +141,6 @@ def call(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) -> A
         for k, v in node.attrs.items()
     }
     limits.check_outputs(node.target, args, {**kwargs, **attrs})
+    if ctx.max_elements is not None:
+        budget.check_shape_attrs(attrs, ctx.max_elements)
     return tf_function(ctx.tf, node.target)(*args, **kwargs, **attrs)

@@ -157,11 +157,14 @@ def read_range(ctx: Context, node: YNode, where: str, dtype: str) -> tuple[float
     assert isinstance(low, YScalar) and isinstance(high, YScalar)
     pair = (low.value, high.value)
     least, most = _dtype_span(dtype)
-    if not (least <= pair[0] and pair[1] <= most):  # type: ignore[operator]
+    if not (least <= pair[0] and pair[1] <= most) or not math.isfinite(
+        float(pair[1]) - float(pair[0])  # type: ignore[arg-type]
+    ):
         ctx.error(
             node.pos,
             where,
-            f"expected a range within what {dtype} holds, [{least:g}, {most:g}]"
+            f"expected a range within what {dtype} holds, [{least:g}, {most:g}], and no "
+            "wider than that"
             if kind != "int"
             else f"expected a range within what {dtype} holds, [{least}, {most}) ",
         )

@@ -14,6 +14,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gradscope.errors import Location, SpecError, SpecErrors
+from gradscope.printable import is_printable, printable
 from gradscope.spec.model import Pos
 from gradscope.spec.tree import ScalarValue, YEntry, YMap, YNode, YScalar, YSeq
 
@@ -65,6 +66,7 @@ _SCALAR_TAGS = {
 }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SURPRISING_BOOL = re.compile(r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
 
 
@@ -302,7 +304,15 @@ class _Converter:
 
     def _scalar(self, node: Node, pos: Pos) -> ScalarValue:
         if node.tag == _STR and isinstance(node, ScalarNode):
-            return str(node.value)  # most scalars are names; the constructor adds nothing
+            text = str(node.value)  # most scalars are names; the constructor adds nothing
+            if not is_printable(text) or _SURROGATE.search(text):
+                bad = next(c for c in text if not is_printable(c) or _SURROGATE.match(c))
+                shown = bad.encode("unicode_escape", "backslashreplace").decode("ascii")
+                self.error(
+                    pos, f"a string with the control character {shown}; write printable text"
+                )
+                return None
+            return text
         construct = _SCALAR_TAGS.get(node.tag)
         if construct is None or not isinstance(node, ScalarNode):
             self.error(pos, f"the tag {_show_tag(node.tag)} is not allowed; write plain YAML")
@@ -336,6 +346,10 @@ class _Converter:
             if key_node.tag not in _SCALAR_TAGS:
                 self.error(key_pos, f"the tag {_show_tag(key_node.tag)} is not allowed")
             key = str(key_node.value)
+            if not is_printable(key) or _SURROGATE.search(key):
+                message = f"the key '{printable(key)}' has a control character; write plain text"
+                self.error(key_pos, message)
+                continue
             if key in explicit:
                 first = explicit[key].key_pos
                 self.error(key_pos, f"duplicate key {key!r}, first written at line {first.line}")
