@@ -309,7 +309,7 @@ class _Converter:
                 bad = next(c for c in text if not is_printable(c) or _SURROGATE.match(c))
                 shown = bad.encode("unicode_escape", "backslashreplace").decode("ascii")
                 self.error(
-                    pos, f"a string with the control character {shown}; write printable text"
+                    pos, f"a string with the control character {shown}; write plain text"
                 )
                 return None
             return text
