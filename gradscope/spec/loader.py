@@ -308,9 +308,7 @@ class _Converter:
             if not is_printable(text) or _SURROGATE.search(text):
                 bad = next(c for c in text if not is_printable(c) or _SURROGATE.match(c))
                 shown = bad.encode("unicode_escape", "backslashreplace").decode("ascii")
-                self.error(
-                    pos, f"a string with the control character {shown}; write plain text"
-                )
+                self.error(pos, f"a string with the control character {shown}; write plain text")
                 return None
             return text
         construct = _SCALAR_TAGS.get(node.tag)
