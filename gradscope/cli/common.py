@@ -244,7 +244,11 @@ def _inputs() -> list[str]:
         for key in ("spec", "specs", "target", "baseline", "timeline", "file", "script"):
             value = ctx.params.get(key)
             values = value if isinstance(value, (list, tuple)) else [value]
-            found += [str(v) for v in values if isinstance(v, (str, os.PathLike))]
+            for v in values:
+                if isinstance(v, (str, os.PathLike)):
+                    text = str(v)
+                    # a Python target path/file.py:function reads path/file.py
+                    found += [text, text.rpartition(":")[0]] if ":" in text else [text]
         ctx = ctx.parent
     return found
 

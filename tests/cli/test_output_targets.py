@@ -75,3 +75,14 @@ def test_sigterm_during_the_write_removes_the_temporary_file(
     assert ended.value.code == 128 + signal.SIGTERM
     assert not out.exists() and _leftovers(tmp_path) == []
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_write_refuses_the_file_of_a_python_target(tmp_path: Path) -> None:
+    module = tmp_path / "models.py"
+    module.write_text("def build(): ...\n", encoding="utf-8")
+    command = click.Command("inspect", params=[click.Argument(["spec"])])
+    with click.Context(command) as ctx:
+        ctx.params["spec"] = f"{module}:build"
+        with pytest.raises(UsageError, match="is an input of this command"):
+            common.write_atomic(str(module), "report")
+    assert module.read_text(encoding="utf-8") == "def build(): ...\n"
