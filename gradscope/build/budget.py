@@ -177,6 +177,32 @@ def check(
     return None
 
 
+def init_work(init: Any, dims: Sequence[int]) -> int:
+    """The work of filling a weight of shape ``dims`` with ``init`` (a name or initializer).
+
+    Most initializers draw each element once; ``orthogonal`` takes a QR decomposition of
+    the weight flattened to 2-D, cubic in its smaller side (an 8000 x 8000 one takes minutes).
+    """
+    name = init if isinstance(init, str) else type(init).__name__
+    size = math.prod(dims)
+    if name.lower() == "orthogonal" and len(dims) >= 2:
+        rows, cols = math.prod(dims[:-1]), dims[-1]
+        return rows * cols * min(rows, cols) * 4
+    return size
+
+
+def init_problem(init: Any, dims: Sequence[int]) -> str | None:
+    """Why initializing a weight would take more than ``MAX_WORK``, or None."""
+    work = init_work(init, dims)
+    if work <= MAX_WORK:
+        return None
+    shape = "[" + ", ".join(map(str, dims)) + "]"
+    return (
+        f"initializing shape {shape} with orthogonal takes a QR decomposition of about "
+        f"{work:.2g} operations, more than the {MAX_WORK:.0g} a spec may use"
+    )
+
+
 #: Attrs that give the shape of the tensor an op makes (``constant``, ``zeros``, ``fill``, ...).
 _SHAPE_ATTRS = ("shape", "dims", "batch_shape")
 

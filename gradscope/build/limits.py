@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope.build import budget
+
 
 def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -231,12 +233,15 @@ def weights_within(keras: Any, limit: int) -> Iterator[None]:
     @functools.wraps(original)
     def add_weight(self: Any, *args: Any, **kwargs: Any) -> Any:
         dims = _weight_dims(kwargs.get("shape", args[0] if args else None))
+        name = kwargs.get("name") or "weight"
         if dims is not None and math.prod(dims) > limit:
-            name = kwargs.get("name") or "weight"
             raise TooLarge(
                 f"would make a weight {name!r} of {math.prod(dims)} elements "
                 f"(shape {_shape(dims)}), more than --max-elements {limit}"
             )
+        slow = budget.init_problem(kwargs.get("initializer"), dims or [])
+        if slow is not None:
+            raise TooLarge(f"weight {name!r}: {slow}")
         return original(self, *args, **kwargs)
 
     layer_class.add_weight = add_weight

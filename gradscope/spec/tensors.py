@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope.build import budget
 from gradscope.spec import catalog
 from gradscope.spec.arrays import Values, read_range, read_shape, read_values
 from gradscope.spec.context import Context, is_number, join, suggest
@@ -188,6 +189,10 @@ def _init_fits(
     if keras and common is not None and catalog.dtype_kind(common.dtype) != "float":
         message = f"expected a built-in init for dtype {common.dtype}, saw the Keras {init!r}"
         ctx.error(pos, where, message + " (Keras initializers need a floating dtype)")
+        return None
+    slow = budget.init_problem(init, common.shape) if common is not None else None
+    if slow is not None:
+        ctx.error(pos, where, slow)
         return None
     if init == "normal" and common is not None and common.dtype.startswith("uint"):
         message = f"expected an init that {common.dtype} can hold, saw 'normal'"
