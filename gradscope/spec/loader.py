@@ -129,6 +129,9 @@ def _fatal(path: str, pos: Pos, message: str) -> _Fatal:
 
 def _read_text(path: str) -> str:
     start = Pos(1, 1)
+    if not is_printable(path):  # the path is shown in every report: a newline forges lines
+        message = "the file name has control characters; rename the file"
+        raise _fatal(printable(path), start, message)
     file = Path(path)
     try:
         if file.is_dir():

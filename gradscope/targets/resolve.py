@@ -25,6 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from gradscope.errors import TargetError
+from gradscope.printable import is_printable, printable
 from gradscope.spec.model import Expectation
 from gradscope.targets import frames
 from gradscope.targets.target import Target, article, coerce, expectations
@@ -89,6 +90,8 @@ def resolve(obj: Any, recording: Recording = nullcontext) -> Resolved:
         TargetError: anything about the target is wrong; one line, naming the place.
     """
     if isinstance(obj, str):
+        if not is_printable(obj):  # shown in every report: a newline could forge lines
+            raise TargetError(f"{printable(obj)}: the target has control characters; rename it")
         function, label, path = _load(obj, recording)
         return _call(function, label, path, recording)
     if isinstance(obj, (Target, Mapping)):

@@ -22,3 +22,22 @@ def test_an_existing_file_named_like_a_target_is_a_spec(
     assert is_python_target("configs/x.py:build")  # no such file: the target is asked for
     assert is_python_target("my_pkg.models:build")
     assert not (tmp_path / "MARKER").exists()
+
+
+def test_a_spec_or_target_name_with_a_newline_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gradscope.errors import SpecErrors, TargetError
+    from gradscope.spec import load_spec
+    from gradscope.targets.resolve import resolve
+
+    monkeypatch.chdir(tmp_path)
+    name = "a\n::error::pwned.yaml"
+    (tmp_path / name).write_text("gradscope: 1\nlosses: {l: s}\n", encoding="utf-8")
+    with pytest.raises(SpecErrors) as refused:
+        load_spec(name)
+    assert str(refused.value) == (
+        "a\\n::error::pwned.yaml:1:1: the file name has control characters; rename the file"
+    )
+    with pytest.raises(TargetError, match=r"^a\\n::error::x\.py:build: the target has control"):
+        resolve("a\n::error::x.py:build")
