@@ -58,3 +58,32 @@ def _check_string(ctx: Context, key: str, node: YScalar, where: str) -> None:
             f"expected a plain option (letters, digits, _ , . - > and spaces, at most 64 "
             f"characters), saw {text[:40]!r}",
         )
+
+
+#: The most values (numbers, names, list items) one node's inputs and attrs may hold. Some
+#: TensorFlow functions make ops per item (``math.polyval`` per coefficient, ``add_n`` per
+#: input): 400,000 of them took minutes to trace. Large values belong in an input or a
+#: variable, made from a shape and an init.
+MAX_NODE_VALUES = 10_000
+
+
+def count_values(node: YNode) -> int:
+    """How many scalars a YAML value holds, at any depth."""
+    if isinstance(node, YSeq):
+        return sum(count_values(item) for item in node.items)
+    if isinstance(node, YMap):
+        return sum(count_values(entry.value) for entry in node)
+    return 1
+
+
+def check_size(ctx: Context, mapping: YMap, where: str) -> None:
+    """Refuse a node whose inputs and attrs hold more than ``MAX_NODE_VALUES`` values."""
+    total = sum(count_values(e.value) for e in mapping if e.key in ("inputs", "attrs"))
+    if total > MAX_NODE_VALUES:
+        ctx.error(
+            mapping.pos,
+            where,
+            f"expected at most {MAX_NODE_VALUES} values in a node's inputs and attrs, saw "
+            f"{total}; give large values as an input or variable (a shape and an init, or "
+            "values)",
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gradscope.spec.attrs import check_attr
+from gradscope.spec.attrs import check_attr, check_size
 from gradscope.spec.context import Context, join, suggest
 from gradscope.spec.model import Arg, ListArg, Literal, Node, Pos, Ref
 from gradscope.spec.ops import OpError, resolve_op
@@ -45,6 +45,10 @@ def read_node(ctx: Context, index: int, mapping: YMap, name: str) -> Node | None
     """Second pass: one node's op, inputs and attrs (its name is already declared)."""
     where = join("nodes", index)
     found = ctx.fields(mapping, where, NODE_FIELDS, required=("name", "op"))
+    errors_before = len(ctx.errors)
+    check_size(ctx, mapping, where)
+    if len(ctx.errors) > errors_before:
+        return None
     field_pos: dict[str, Pos] = {key: entry.value.pos for key, entry in found.items()}
     op_entry = found.get("op")
     op = ctx.string(op_entry.value, join(where, "op"), "an op name") if op_entry else None
