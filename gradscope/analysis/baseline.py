@@ -117,6 +117,8 @@ def load_baseline(path: str) -> Baseline:
         raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
     except RecursionError:  # a report is a few levels deep; this is not one
         raise UsageError(f"{path}:1:1: not a gradscope report: nested too deeply") from None
+    except ValueError as exc:  # an integer of more than 4300 digits, ...
+        raise UsageError(f"{path}:1:1: not a gradscope report: {str(exc)[:80]}") from None
     keys = frozenset(baseline_keys(data, path))
     folder = os.path.dirname(os.path.abspath(path))
     moved = {k: (spec, *k[1:]) for k in keys if (spec := _from(folder, k[0])) not in (None, k[0])}

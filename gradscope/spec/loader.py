@@ -325,7 +325,8 @@ class _Converter:
         try:
             value = cast(ScalarValue, construct(node))
         except (ValueError, KeyError):
-            self.error(pos, f"{node.value!r} is not a valid {_show_tag(node.tag)}")
+            shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+            self.error(pos, f"{shown!r} is not a valid {_show_tag(node.tag)}")
             return None
         if isinstance(value, float) and math.isinf(value) and "inf" not in node.value.lower():
             self.error(pos, f"{node.value!r} is too large for a number (it would become inf)")
