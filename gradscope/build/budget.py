@@ -99,6 +99,11 @@ def _einsum(op: Any, ins: Sequence[Any], out: int) -> int:
     return max(math.prod(sizes.values()) * max(ellipsis // max(out, 1), 1), out)
 
 
+def _attempts(op: Any, ins: Sequence[Any], out: int) -> int:
+    # The kernel retries up to max_attempts times, each a few hundred nanoseconds.
+    return max(int(_attr(op, "max_attempts") or 1), 1) * 1000
+
+
 Cost = Callable[[Any, Sequence[Any], int], int]
 
 
@@ -136,6 +141,11 @@ COST: dict[str, Cost] = {
         _n_log_n,
     ),
     "Einsum": _einsum,
+    **_types(
+        """SampleDistortedBoundingBox SampleDistortedBoundingBoxV2
+        StatelessSampleDistortedBoundingBox""",
+        _attempts,
+    ),
 }
 
 
