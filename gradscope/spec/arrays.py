@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from gradscope.spec import catalog
 from gradscope.spec.context import Context, is_number, join
@@ -70,6 +70,7 @@ class _Reader:
         self.ctx = ctx
         self.dtype = dtype
         self.kind = catalog.dtype_kind(dtype)
+        self.most = _dtype_span(dtype)[1] if self.kind not in ("int", "bool") else 0.0
         self.count = 0
 
     def read(self, node: YNode, where: str) -> tuple[Any, tuple[int, ...]]:
@@ -110,7 +111,7 @@ class _Reader:
             raise _Stop
         if self.kind != "int":
             number = float(value)  # type: ignore[arg-type]
-            most = _dtype_span(self.dtype)[1]
+            most = self.most
             if math.isfinite(number) and abs(number) > most:
                 self.ctx.expected(node, where, f"a number a {self.dtype} holds (at most {most:g})",
                                   " (it would silently become inf)")  # fmt: skip
@@ -157,8 +158,9 @@ def read_range(ctx: Context, node: YNode, where: str, dtype: str) -> tuple[float
     assert isinstance(low, YScalar) and isinstance(high, YScalar)
     pair = (low.value, high.value)
     least, most = _dtype_span(dtype)
-    if not (least <= pair[0] and pair[1] <= most) or not math.isfinite(
-        float(pair[1]) - float(pair[0])  # type: ignore[arg-type]
+    low_value, high_value = cast(float, pair[0]), cast(float, pair[1])  # numbers, checked above
+    if not (least <= low_value and high_value <= most) or not math.isfinite(
+        float(high_value) - float(low_value)
     ):
         ctx.error(
             node.pos,
