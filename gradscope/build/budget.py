@@ -226,7 +226,7 @@ def check_shape_attrs(attrs: dict[str, Any], limit: int) -> None:
     Raises:
         limits.TooLarge: the shape has more than ``limit`` elements.
     """
-    from gradscope.build.limits import TooLarge
+    from gradscope.frontends.yaml.forward.limits import TooLarge
 
     for key in _SHAPE_ATTRS:
         dims = attrs.get(key)

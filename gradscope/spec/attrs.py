@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from gradscope.spec.context import Context, join
-from gradscope.spec.tree import YMap, YNode, YScalar, YSeq
+from gradscope.frontends.yaml.context import Context, join
+from gradscope.frontends.yaml.tree import YMap, YNode, YScalar, YSeq
 
 #: Parameters of TensorFlow functions that take a string as an option value, never a name of
 #: anything outside the computation (reviewed from every allowed function's signature).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gradscope.spec import catalog
+from gradscope.frontends.yaml import catalog
 
 #: Modules a serialized object in a layer config may come from.
 MODULES = frozenset(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gradscope.spec import catalog
-from gradscope.spec.ops import OpError, resolve_op
+from gradscope.frontends.yaml import catalog
+from gradscope.frontends.yaml.ops import OpError, resolve_op
 
 
 def _review() -> dict[str, str | None]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.targets import is_python_target
+from gradscope.frontends.python import is_python_target
 
 
 def test_an_existing_file_named_like_a_target_is_a_spec(
@@ -28,8 +28,8 @@ def test_a_spec_or_target_name_with_a_newline_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gradscope.errors import SpecErrors, TargetError
-    from gradscope.spec import load_spec
-    from gradscope.targets.resolve import resolve
+    from gradscope.frontends.yaml import load_spec
+    from gradscope.frontends.python.resolve import resolve
 
     monkeypatch.chdir(tmp_path)
     name = "a\n::error::pwned.yaml"
