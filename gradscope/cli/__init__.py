@@ -34,7 +34,7 @@ class _Group(click.Group):
     """Turns gradscope's errors into their exit codes and one-line messages."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from gradscope.cli.common import interrupts_noted
+        from gradscope.cli.output import interrupts_noted
 
         try:
             with interrupts_noted():

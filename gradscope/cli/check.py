@@ -6,7 +6,6 @@ import click
 
 from gradscope.cli.common import (
     color_wanted,
-    emit,
     format_option,
     numeric_option,
     output_option,
@@ -16,8 +15,8 @@ from gradscope.cli.common import (
     table_options,
     table_render_options,
     width,
-    write_atomic,
 )
+from gradscope.cli.output import emit, write_atomic
 from gradscope.errors import ExitCode, GradscopeError, SpecError, SpecErrors
 from gradscope.report import CheckFormat
 

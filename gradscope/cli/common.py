@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import threading
 import time
@@ -13,9 +12,10 @@ from typing import Any, TypeVar
 
 import click
 
-from gradscope.errors import UsageError
+from gradscope import watchdog
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope.progress import Progress
+from gradscope.watchdog import DEFAULT_TIMEOUT
 
 # Imports of heavy standard modules (pathlib, tempfile, shutil) happen inside functions:
 # `gradscope --help` must cost little more than importing click.
@@ -66,6 +66,17 @@ def run_options(fn: F) -> F:
         help="Where the gradients run; auto is TensorFlow's own placement.",
     )(fn)
     fn = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0),
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        expose_value=False,
+        callback=_timeout_given,
+        metavar="SECONDS",
+        help="Stop with exit code 2 after this many seconds, naming what was running (0: no "
+        "limit).",
+    )(fn)
+    fn = click.option(
         "--traceback",
         is_flag=True,
         expose_value=False,
@@ -73,6 +84,19 @@ def run_options(fn: F) -> F:
         help="Show Python tracebacks of failures (also accepted before the command).",
     )(fn)
     return max_elements_option(fn, _RUN_MAX_ELEMENTS)
+
+
+def _timeout_given(ctx: click.Context, _param: click.Parameter, value: float) -> None:
+    root = ctx.find_root()
+    root.obj = {**(root.obj or {}), "timeout": value}
+
+
+def _timeout() -> tuple[float | None, str]:
+    """The ``--timeout`` of the running command, and the command's name."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return None, ""
+    return (ctx.find_root().obj or {}).get("timeout"), ctx.info_name or ""
 
 
 def _traceback_wanted(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -168,85 +192,6 @@ def width() -> int:
     return int(os.environ.get("COLUMNS", "120"))
 
 
-_INTERRUPTED = [False]
-
-
-@contextlib.contextmanager
-def interrupts_noted() -> Iterator[None]:
-    """Remember a Ctrl-C for as long as a command runs, even one a library swallowed.
-
-    Ctrl-C raises ``KeyboardInterrupt`` as usual; the note is for when it lands where some
-    code catches and drops it (a finalizer, a callback inside TensorFlow): no output file is
-    replaced after a Ctrl-C all the same (``write_atomic_bytes`` checks it).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def note(signum: int, frame: Any) -> None:
-        _INTERRUPTED[0] = True
-        signal.default_int_handler(signum, frame)
-
-    _INTERRUPTED[0] = False
-    signal.signal(signal.SIGINT, note)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        _INTERRUPTED[0] = False
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename.
-
-    An error or Ctrl-C leaves any previous file untouched.
-    """
-    write_atomic_bytes(path, text.encode("utf-8"))
-
-
-def write_atomic_bytes(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, as ``write_atomic`` does (a PNG picture)."""
-    import tempfile
-
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise UsageError(f"cannot write {path}: directory {directory} does not exist")
-    name = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-    try:
-        os.chmod(tmp, _mode(path))  # mkstemp's 0600 would hide a report from other users
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if _INTERRUPTED[0]:
-            raise KeyboardInterrupt  # Ctrl-C came earlier and was swallowed on its way up
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _mode(path: str) -> int:
-    """The permissions a new file gets (0666 less the umask), or those of the file replaced."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def emit(text: str, output: str | None) -> None:
-    """Print the rendered report, or write it to ``output``."""
-    if output:
-        write_atomic(output, text)
-    else:
-        click.echo(text, nl=not text.endswith("\n"))
-
-
 class _Phase:
     """What the progress line shows: a spinner, the phase, and the time since the start,
     recomputed on every refresh so the clock runs while TensorFlow is busy."""
@@ -278,6 +223,18 @@ def progress(quiet: bool) -> Iterator[Progress]:
     duplicate of file descriptor 2, so it keeps working while TensorFlow's import banners
     are being caught on the real one. Every phase is drawn at least once, however short.
     """
+    seconds, command = _timeout()
+    with watchdog.limit(seconds, command), _shown(quiet) as show:
+
+        def update(text: str) -> None:
+            watchdog.note_phase(text)
+            show(text)
+
+        yield update
+
+
+@contextlib.contextmanager
+def _shown(quiet: bool) -> Iterator[Callable[[str], None]]:
     if quiet:
         yield lambda _phase: None
         return

@@ -8,7 +8,6 @@ import click
 
 from gradscope.cli.common import (
     color_wanted,
-    emit,
     format_option,
     output_option,
     progress,
@@ -16,6 +15,7 @@ from gradscope.cli.common import (
     strategy_options,
     width,
 )
+from gradscope.cli.output import emit
 from gradscope.report import DiffFormat
 
 _HELP_EPILOG = """\b

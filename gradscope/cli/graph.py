@@ -6,12 +6,8 @@ import sys
 
 import click
 
-from gradscope.cli.common import (
-    emit,
-    progress,
-    run_options,
-    write_atomic_bytes,
-)
+from gradscope.cli.common import progress, run_options
+from gradscope.cli.output import emit, write_atomic_bytes
 from gradscope.errors import UsageError
 
 _EPILOG = """\b

@@ -6,7 +6,6 @@ import click
 
 from gradscope.cli.common import (
     color_wanted,
-    emit,
     format_option,
     numeric_option,
     output_option,
@@ -17,6 +16,7 @@ from gradscope.cli.common import (
     table_render_options,
     width,
 )
+from gradscope.cli.output import emit
 from gradscope.report import Format
 
 _EPILOG = """\b

@@ -8,7 +8,8 @@ import sys
 
 import click
 
-from gradscope.cli.common import format_option, write_atomic
+from gradscope.cli.common import format_option
+from gradscope.cli.output import write_atomic
 from gradscope.errors import UsageError
 from gradscope.report import RunFormat
 

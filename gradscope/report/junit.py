@@ -17,6 +17,7 @@ about a whole loss (``replica-loss-scale``) gets a test case of its own, named
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import PurePath
@@ -25,6 +26,14 @@ from gradscope.analysis.check import CheckResult
 from gradscope.analysis.policy import line_of
 from gradscope.report import style
 from gradscope.results import report as m
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def printable_xml(text: str) -> str:
+    """``text`` without characters XML 1.0 forbids (each written as an escape instead)."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
 
 ANY_LOSS = "any loss"
 
@@ -118,7 +127,8 @@ def document(root: ET.Element) -> str:
     """``<testsuites>`` with its counts, as an indented UTF-8 document."""
     _count(root)
     ET.indent(root)
-    body = ET.tostring(root, encoding="unicode")
+    # XML 1.0 cannot hold most control characters even escaped: write them as \x0c.
+    body = printable_xml(ET.tostring(root, encoding="unicode"))
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'
 
 

@@ -19,7 +19,7 @@ from gradscope.engine.trace import Engine
 from gradscope.errors import TargetError
 from gradscope.frontends.base import Trace
 from gradscope.frontends.python import eager as eager_pass
-from gradscope.frontends.python import findings, frames
+from gradscope.frontends.python import findings, frames, isolation
 from gradscope.frontends.python.model import PythonModel
 from gradscope.frontends.python.resolve import Resolved, resolve
 from gradscope.frontends.python.variables import Registry
@@ -142,11 +142,17 @@ def _failed_eagerly(
     out = {}
     for index, name in enumerate(model.failed):
         progress(f"running loss {index + 1} of {len(model.failed)} eagerly: {name}")
-        out[name] = eager_pass.run_loss(
-            tf, model.registry, losses[name], model.chosen, device,
-            eager_pass.options_of(model.resolved.target, name),
-        )  # fmt: skip
+        with _kept(tf, model):  # every loss from the same state (isolation.py)
+            out[name] = eager_pass.run_loss(
+                tf, model.registry, losses[name], model.chosen, device,
+                eager_pass.options_of(model.resolved.target, name),
+            )  # fmt: skip
     return out
+
+
+def _kept(tf: Any, model: PythonModel) -> Any:
+    """Undo what one eagerly run loss writes into the variables the losses use."""
+    return isolation.kept(tf, [*model.touched, *(c.variable for c in model.chosen)])
 
 
 def _unseen_reads(model: PythonModel, ran: dict[str, eager_pass.EagerLoss]) -> list[Any]:
@@ -181,15 +187,20 @@ def _with_eager(
     eager = dict(ran)
     for index, name in enumerate(checked):
         progress(f"running loss {index + 1} of {len(checked)} eagerly: {name}")
-        eager[name] = eager_pass.run_loss(
-            tf, model.registry, target.losses[name], model.chosen, device,
-            eager_pass.options_of(target, name),
-        )  # fmt: skip
+        with _kept(tf, model):  # every loss from the same state (isolation.py)
+            eager[name] = eager_pass.run_loss(
+                tf, model.registry, target.losses[name], model.chosen, device,
+                eager_pass.options_of(target, name),
+            )  # fmt: skip
     losses = tuple(_answer(model, loss, eager.get(loss.name)) for loss in facts.losses)
+
+    def eagerly(a: str, b: str) -> Any:
+        with _kept(tf, model):
+            losses = dict(target.losses)
+            return eager_pass.comparison(tf, model.registry, losses, (a, b), model.chosen, device)
+
     comparisons = [
-        eager_pass.comparison(tf, model.registry, dict(target.losses), (a, b), model.chosen, device)
-        if a in model.failed or b in model.failed
-        else c
+        eagerly(a, b) if a in model.failed or b in model.failed else c
         for (a, b), c in zip(compare, facts.comparisons, strict=True)
     ]
     return dataclasses.replace(facts, losses=losses, comparisons=tuple(comparisons))

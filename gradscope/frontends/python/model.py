@@ -18,7 +18,7 @@ from gradscope.engine.messages import tf_message
 from gradscope.engine.protocol import LossEntry, VariableEntry
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import Location, TargetError
-from gradscope.frontends.python import frames
+from gradscope.frontends.python import frames, isolation
 from gradscope.frontends.python import variables as tv
 from gradscope.frontends.python.resolve import Resolved
 from gradscope.frontends.python.target import article
@@ -113,6 +113,7 @@ class PythonModel:
         self.loss_ops: dict[str, list[Any]] = {}  # ops each loss's call created
         self.chosen: list[tv.Chosen] = []
         self.notes: list[str] = []  # about the whole target, for the report
+        self.touched: list[Any] = []  # every variable the traced losses read or wrote
 
     @property
     def target(self) -> str:
@@ -126,25 +127,43 @@ class PythonModel:
         self.graph = self.tf.compat.v1.get_default_graph()
         entries = []
         touched: dict[Any, Any] = {v.ref(): v for v in self.also_read}
+        snapshots = isolation.Snapshots(self.tf)
         for name, fn in self.resolved.target.losses.items():
             if self.wanted is not None and name not in self.wanted:
                 continue
             first = len(self.graph.get_operations())
             with self.registry.collect() as created:
-                try:
-                    value = frames.call_user(_autograph(fn))
-                except Exception as exc:  # answered eagerly instead; see the module docstring
-                    self.failed[name] = exc
-                    value = None
+                value = self._call(name, fn)
             self.created[name] = created
             self.loss_ops[name] = self.graph.get_operations()[first:]
             for v in _watched(self.graph):
                 touched.setdefault(v.ref(), v)
             entries.append(self._entry(name, value))
+            new_ops = self.graph.get_operations()[first:]
+            # Each loss starts from the state before the run (isolation.py).
+            snapshots.restore(isolation.written(self.graph, new_ops, touched.values()))
+        self.touched = list(touched.values())
         self.chosen = self._choose(list(touched.values()))
         return entries, [
             VariableEntry(c.name, c.variable, c.trainable, c.source) for c in self.chosen
         ]
+
+    def _call(self, name: str, fn: Callable[[], Any]) -> Any:
+        """Call one loss inside the trace; a failure is answered eagerly (module docstring)."""
+        try:
+            with isolation.no_strategy_run(self.tf):
+                return frames.call_user(_autograph(fn))
+        except Exception as exc:
+            strategy = isolation.strategy_run(exc)
+            if strategy is not None:
+                site = self.loss_site(name)
+                raise TargetError(
+                    f"{site or self.target}: loss {name!r} calls {strategy}.run; gradscope "
+                    "cannot yet analyse a loss computed through a distribution strategy: "
+                    "return the loss of one replica (the function given to run) instead"
+                ) from None
+            self.failed[name] = exc
+            return None
 
     def _entry(self, name: str, value: Any) -> LossEntry:
         site = self.loss_site(name)

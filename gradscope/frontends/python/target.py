@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from gradscope.errors import TargetError
+from gradscope.printable import is_printable
 from gradscope.results.expect import Expectation, Pattern, Pos
 
 _EXPECT_KEYS = ("none", "connected", "numeric")
@@ -120,6 +121,8 @@ def _check(target: Target, origin: str) -> None:
     for name, fn in losses.items():
         if not isinstance(name, str) or not name:
             raise _fail(origin, f"loss names must be non-empty strings, saw {name!r}")
+        if not is_printable(name):
+            raise _fail(origin, f"loss names must be printable, saw {name!r}")
         _check_callable(
             fn, f"loss {name!r}", origin, "; wrap it, e.g. lambda: loss_fn(y, model(x))"
         )

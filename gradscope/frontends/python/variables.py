@@ -23,6 +23,7 @@ from typing import Any
 from gradscope.errors import TargetError
 from gradscope.frontends.python import frames
 from gradscope.frontends.python.target import article
+from gradscope.printable import printable
 
 _DEVICE_SUFFIX = re.compile(r":\d+$")
 _WRAPPER_DEPTH = 12  # frames between keras.Variable._initialize and a variable creator
@@ -141,8 +142,8 @@ class Registry:
         wrapper = self.wrappers.get(variable.ref())
         path = getattr(wrapper, "path", None)
         if path:
-            return str(path)
-        return _DEVICE_SUFFIX.sub("", str(variable.name))
+            return printable(str(path))
+        return printable(_DEVICE_SUFFIX.sub("", str(variable.name)))
 
     def trainable(self, variable: Any) -> bool:
         """Keras' flag when known: ``layer.trainable = False`` leaves the tf.Variable's set."""

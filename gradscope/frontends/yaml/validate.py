@@ -14,7 +14,8 @@ from gradscope.frontends.yaml.tree import YEntry, YMap, YNode, YScalar
 from gradscope.results.expect import Pos
 
 TOP_FIELDS = ("gradscope", "name", "seed", "inputs", "variables", "nodes", "losses", "expect")
-MAX_SEED = 2**63 - 1
+#: NumPy and Keras seed generators take 32-bit seeds.
+MAX_SEED = 2**32 - 1
 #: The most work a spec may ask for, as (nodes + variables) x (losses + 1): tracing and running
 #: costs about 1 ms per node for the forward pass and as much again per loss for its backward
 #: pass (a 10,000-node chain with one loss takes 20 s here; a spec at the limit a few

@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from gradscope import watchdog
 from gradscope.engine.messages import OP_NAME, one_line, tagged_op, tf_message
 from gradscope.engine.protocol import LossEntry, VariableEntry
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import BuildError
 from gradscope.frontends.yaml.catalog import dtype_kind
-from gradscope.frontends.yaml.forward import limits, ops, values
+from gradscope.frontends.yaml.forward import budget, limits, ops, values
 from gradscope.frontends.yaml.model import Arg, ListArg, Literal, Loss, Node, Ref, Spec
 from gradscope.results.expect import Pos
 
@@ -190,6 +191,11 @@ class SpecModel:
         location = self.spec.location(loss.pos)
         try:
             tensor = self.tensor(loss.node)
+            if tensor.dtype.is_complex:
+                raise ValueError(
+                    f"the loss node '{loss.node}' is {tensor.dtype.name}; a loss must be real "
+                    "(take math.real, math.abs or math.square of it)"
+                )
             stops = [self.tensor(name) for name in loss.stop_gradients]
             if self.whole_batch:
                 _check_grad_loss(loss.grad_loss, tensor.shape)
@@ -211,12 +217,21 @@ class SpecModel:
                 where = f"{section}.{d.name}"
                 raise BuildError(self.spec.location(d.pos), where, _empty_message(d.shape))
         operations = self.tf.compat.v1.get_default_graph().get_operations()
-        found = limits.oversized(operations, self.spec.max_elements)
+        bounds: dict[str, Any] = {}
+        found = limits.oversized(operations, self.spec.max_elements, into=bounds)
         empty = limits.first_empty(operations) if found is None else None
         if empty is not None:
             self._refuse(empty[0], _empty_message(empty[1]))
         if found is not None:
             self._refuse(found.op, found.message(self.spec.max_elements))
+        shapes = [d.shape for d in self.spec.inputs] + [d.shape for d in self.spec.variables]
+        base = sum(int(np.prod(shape)) * 8 for shape in shapes)  # at most 8 bytes an element
+        over = budget.check(operations, bounds, len(self.spec.losses), base)
+        if over is not None:
+            self._refuse(over.op, over.message)
+        heavy = self.node_of(getattr(budget.costliest(operations, bounds), "name", ""))
+        if heavy is not None:
+            watchdog.note_node(f"'{heavy.name}' ({heavy.op}, {self.source(heavy.pos)})")
 
     def _refuse(self, op: Any, message: str) -> None:
         node = self.node_of(op.name)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.frontends.yaml.forward import limits
+from gradscope.frontends.yaml.forward import budget, limits
 from gradscope.frontends.yaml.forward.layers import make_layer, weight_name
 from gradscope.frontends.yaml.model import Node
 from gradscope.results.expect import Pos
@@ -145,4 +145,6 @@ def call(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) -> A
         for k, v in node.attrs.items()
     }
     limits.check_outputs(node.target, args, {**kwargs, **attrs})
+    if ctx.max_elements is not None:
+        budget.check_shape_attrs(attrs, ctx.max_elements)
     return tf_function(ctx.tf, node.target)(*args, **kwargs, **attrs)
