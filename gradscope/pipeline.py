@@ -102,7 +102,7 @@ def run(target: object, request: Request = Request()) -> Outcome:
             Python target cannot be imported, called or understood. UsageError: an unknown
             loss, a bad ``expect``.
     """
-    from gradscope.engine.distribute import run as distribute
+    from gradscope.distribute import run as distribute
 
     distribute.check(request.distribution)
     frontend = open_frontend(target, max_elements=request.max_elements)

@@ -141,7 +141,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     never import TensorFlow here.
     """
     if any(item.get_closest_marker("replicas") for item in session.items):
-        from gradscope.engine.distribute.devices import configure
+        from gradscope.distribute.devices import configure
         from gradscope.engine.tf_import import import_tensorflow
 
         configure(import_tensorflow(), REPLICAS)

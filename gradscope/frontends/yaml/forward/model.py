@@ -60,7 +60,7 @@ class SpecModel:
         self.spec_variables = {v.name: v.variable for v in self.ctx.variables}
         self.env: dict[str, Any] = {}
         self._outputs: set[str] = set()
-        self.whole_batch = True  # False per replica (engine/distribute): losses see a shard
+        self.whole_batch = True  # False per replica (distribute): losses see a shard
 
     def _input(self, d: Any) -> Any:
         tf = self.tf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.engine.distribute.hooks import replica_of, replicas_of
+from gradscope.distribute.hooks import replica_of, replicas_of
 from gradscope.results.facts import PairFacts
 
 pytestmark = [pytest.mark.tf, pytest.mark.replicas]

@@ -1,4 +1,4 @@
-"""One worker of ``--strategy multiworker``: ``python -m gradscope.engine.distribute.worker
+"""One worker of ``--strategy multiworker``: ``python -m gradscope.distribute.worker
 REQUEST.json``, started by ``cluster.main`` with ``TF_CONFIG`` set; the chief writes the result.
 
 A request holds one or more jobs (``{"spec", "max_elements", "losses"}``), run in order under
@@ -43,7 +43,7 @@ def main(path: str) -> int:
 
 
 def _measure(job: dict[str, Any], made: list[Any], workers: int) -> dict[str, Any]:
-    from gradscope.engine.distribute.replica import measure
+    from gradscope.distribute.replica import measure
     from gradscope.engine.tf_import import import_tensorflow
     from gradscope.frontends import load
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from gradscope.engine.distribute import devices, workers
-from gradscope.engine.distribute.merge import merge
+from gradscope.distribute import devices, workers
+from gradscope.distribute.merge import merge
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import UsageError
 from gradscope.results.facts import RunFacts
@@ -68,7 +68,7 @@ def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
         request = {"spec": spec.path, "max_elements": max_elements, "losses": losses}
         measured = workers.run(request, distribution.replicas, timeout)
     else:
-        from gradscope.engine.distribute.replica import measure
+        from gradscope.distribute.replica import measure
 
         tf = import_tensorflow()
         names = devices.configure(tf, distribution.replicas)

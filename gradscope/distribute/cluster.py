@@ -1,4 +1,4 @@
-"""The launcher of ``--strategy multiworker``: ``python -m gradscope.engine.distribute.cluster
+"""The launcher of ``--strategy multiworker``: ``python -m gradscope.distribute.cluster
 FOLDER`` starts one worker per replica on 127.0.0.1 and waits for the chief.
 
 It runs in the process group ``workers.run`` made for it (and, where the system allows, in a
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from gradscope.engine.distribute.workers import GRACE
+from gradscope.distribute.workers import GRACE
 
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
@@ -60,7 +60,7 @@ def main(folder: str) -> int:
         env = {**os.environ, "TF_CONFIG": tf_config(ports, index)}
         with open(os.path.join(folder, f"worker{index}.log"), "wb") as log:
             processes.append(subprocess.Popen(
-                [sys.executable, "-m", "gradscope.engine.distribute.worker",
+                [sys.executable, "-m", "gradscope.distribute.worker",
                  os.path.join(folder, "request.json")],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
             ))  # fmt: skip

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gradscope.engine.distribute.run import prepare
+from gradscope.distribute.run import prepare
 from gradscope.results.facts import PairFacts
 from gradscope.results.replicas import ReplicaFacts
 

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradscope.engine.distribute import workers
-from gradscope.engine.distribute.merge import from_stats
-from gradscope.engine.distribute.replica import KEY
+from gradscope.distribute import workers
+from gradscope.distribute.merge import from_stats
+from gradscope.distribute.replica import KEY
 from gradscope.results import report as m
 from gradscope.results.status import ProblemKind
-from tests.engine.distribute.test_run import UNSPLIT
+from tests.distribute.test_run import UNSPLIT
 from tests.test_golden import CASES, ROOT
 
 
@@ -34,7 +34,7 @@ def _ours() -> list[str]:
                 line = handle.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "gradscope.engine.distribute." in line and int(pid) != os.getpid():
+        if "gradscope.distribute." in line and int(pid) != os.getpid():
             found.append(line)
     return found
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gradscope.engine.distribute.shards import rows, split
+from gradscope.distribute.shards import rows, split
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import BuildError
 from gradscope.frontends.yaml.model import Spec

@@ -7,7 +7,7 @@ import dataclasses
 import math
 from typing import Any
 
-from gradscope.engine.distribute.replica import KEY, Measurement
+from gradscope.distribute.replica import KEY, Measurement
 from gradscope.results.facts import LossFacts, PairFacts, RunFacts
 from gradscope.results.replicas import (
     Agreement,

@@ -91,7 +91,7 @@ def run_all(jobs: list[dict[str, Any]], workers: int,
 def _launched(folder: str) -> Iterator[subprocess.Popen[bytes]]:
     """The launcher, in a new session (its own process group, which its workers join),
     and the whole group stopped on the way out."""
-    command = [*isolating(), sys.executable, "-m", "gradscope.engine.distribute.cluster", folder]
+    command = [*isolating(), sys.executable, "-m", "gradscope.distribute.cluster", folder]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
     with open(os.path.join(folder, "launcher.log"), "wb") as log:
         launcher = subprocess.Popen(

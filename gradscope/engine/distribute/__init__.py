@@ -1,1 +1,0 @@
-"""Gradients across replicas with TensorFlow's own ``tf.distribute`` (``--strategy``)."""
