@@ -1,7 +1,8 @@
-"""Keras helpers: ``gradscope.keras.targets(model, x, y)`` for compiled multi-output models."""
+"""Keras helpers: ``targets(model, x, y)`` for compiled multi-output models; ``Monitor``."""
 
 from __future__ import annotations
 
 from gradscope.targets.keras import targets
+from gradscope.timeline.monitor import Monitor
 
-__all__ = ["targets"]
+__all__ = ["Monitor", "targets"]

@@ -89,9 +89,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 def _register() -> None:
     # Each command lives in its own module; none imports TensorFlow at module level.
-    from gradscope.cli import check, diff, graph, inspect, validate
+    from gradscope.cli import check, diff, graph, inspect, plot, validate
 
-    for module in (validate, inspect, diff, check, graph):
+    for module in (validate, inspect, diff, check, graph, plot):
         for command in module.COMMANDS:
             main.add_command(command)
 

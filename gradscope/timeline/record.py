@@ -57,9 +57,10 @@ def is_sparse(gradient: Any) -> bool:
     return all(hasattr(gradient, a) for a in ("values", "indices", "dense_shape"))
 
 
-def norm(array: np.ndarray[Any, Any]) -> float:
-    """The L2 norm, in float64 so that large float32 gradients do not overflow."""
-    return float(np.sqrt(np.sum(np.square(array.astype(np.float64)))))
+def norm(array: np.ndarray[Any, Any]) -> float | None:
+    """The L2 norm, in float64 so that large float32 values do not overflow; None if not finite."""
+    value = float(np.sqrt(np.sum(np.square(array.astype(np.float64)))))
+    return value if math.isfinite(value) else None
 
 
 def gradient_stats(gradient: Any) -> dict[str, Any]:
@@ -71,8 +72,7 @@ def gradient_stats(gradient: Any) -> dict[str, Any]:
     zeros = int(size - np.count_nonzero(array))
     finite = bool(np.all(np.isfinite(array)))
     status = "nan" if not finite else ("zero" if zeros == size else "ok")
-    value = norm(array) if finite else None
-    return {"status": status, "norm": value if value is None or math.isfinite(value) else None,
+    return {"status": status, "norm": norm(array) if finite else None,
             "zero_fraction": zeros / size if size else 0.0, "sparse": is_sparse(gradient)}  # fmt: skip
 
 

@@ -10,8 +10,11 @@ Tags, per recorded step (``<site>`` is added as a prefix only when a run has sev
 - ``loss`` and, with several losses, ``losses/<loss>/norm/<variable>`` and
   ``cosine/<a>~<b>/<variable>``.
 
-Written with ``tf.summary`` (TensorFlow is imported when the first record comes), read by
-TensorBoard's own loader or ``tf.compat.v1.train.summary_iterator``.
+Written with ``tf.summary.write`` and the summary metadata of TensorBoard's ``scalars`` and
+``histograms`` plugins (histograms as ``[left edge, right edge, count]`` rows), so no
+``tensorboard`` package is needed to write them (``tf.summary.scalar`` needs it). TensorFlow is
+imported when the first record comes. Read by TensorBoard's own loader or
+``tf.compat.v1.train.summary_iterator``.
 """
 
 from __future__ import annotations
@@ -67,14 +70,32 @@ class Board:
         with self._writer.as_default(step=step):
             for tag, value in scalars.items():
                 if value is not None:
-                    tf.summary.scalar(tag, value)
+                    tf.summary.write(tag, tf.constant(value, tf.float32), metadata=self._meta("scalars"))
             if self.histograms:
                 for name, g in gradients.items():
                     array = dense(g) if g is not None else None
                     if array is not None and array.size and np.all(np.isfinite(array)):
-                        tf.summary.histogram(f"{prefix}gradients/{name}", array)
+                        tf.summary.write(f"{prefix}gradients/{name}", buckets(array),
+                                         metadata=self._meta("histograms"))
         self._writer.flush()
+
+    def _meta(self, plugin: str) -> Any:
+        import tensorflow as tf
+
+        meta = tf.compat.v1.SummaryMetadata()
+        meta.plugin_data.plugin_name = plugin  # content left empty: the plugins' version 0
+        return meta.SerializeToString()
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
+
+
+def buckets(array: np.ndarray[Any, Any], count: int = 30) -> np.ndarray[Any, Any]:
+    """A histogram as TensorBoard stores it: rows of ``[left edge, right edge, count]``."""
+    values = array.astype(np.float64).ravel()
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        return np.array([[low, high, float(values.size)]])
+    counts, edges = np.histogram(values, bins=count, range=(low, high))
+    return np.stack([edges[:-1], edges[1:], counts.astype(np.float64)], axis=1)

@@ -1,0 +1,190 @@
+"""The graph side of the Keras ``Monitor``: every K steps, copy the train step's gradients aside.
+
+Keras 3's TensorFlow trainer computes the gradients in ``train_step`` and hands them to
+``optimizer.apply`` (``apply_gradients`` calls it; so do custom ``train_step``s). The hooks
+wrap, on the model's and optimizer's instances only:
+
+- ``optimizer.apply``: sees the exact gradients (None included) that train the model;
+- ``model.compute_loss``: sees the total loss and, through the compiled loss's per-output
+  functions and ``model.losses``, each part of it (several outputs, ``add_loss``,
+  regularizers);
+- ``model.train_step``: runs the step under an outer persistent tape and then, in a
+  ``tf.cond`` on ``optimizer.iterations % every == 0``, copies the gradients into stash
+  variables and takes each loss part's gradient from the outer tape.
+
+Nothing of the training changes: the same ops compute the same update, and the recording
+runs only on the steps it is due (a tape inside ``tf.function`` costs nothing at run time).
+Per-loss gradients are taken from the tape the step already recorded, so dropout masks and
+batch-norm statistics are the step's own. The stash lives in plain ``tf.Variable``s created
+outside the model (``tf.init_scope``), so it is never saved with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import tensorflow as tf
+
+
+@dataclass
+class _Trace:
+    """What one trace of the train step saw (symbolic tensors in graph mode)."""
+
+    applied: list[tuple[Any, Any]] = field(default_factory=list)  # (gradient, variable)
+    loss: Any = None
+    parts: list[tuple[str, Any]] = field(default_factory=list)  # (loss name, weighted value)
+
+
+class Hooks:
+    """Installs the wrappers on ``model`` and reads back what the due steps stashed."""
+
+    def __init__(self, model: Any, every: int, per_loss: bool = True) -> None:
+        self.model, self.every, self.per_loss = model, int(every), per_loss
+        self.optimizer = model.optimizer
+        with tf.init_scope():
+            self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="gradscope_step")
+            self.loss = tf.Variable(float("nan"), dtype=tf.float32, trainable=False,
+                                    name="gradscope_loss")  # fmt: skip
+        self.stash: dict[tuple[str, str], tf.Variable] = {}  # (loss part or "", var path)
+        self.part_values: dict[str, tf.Variable] = {}
+        self.names: list[str] = []  # paths of the variables the step applies, in order
+        self.nones: set[str] = set()
+        self.sparse: set[str] = set()
+        self.parts: list[str] = []
+        self._trace: _Trace | None = None
+        self._saved: list[tuple[Any, str, Any]] = []
+        self._install()
+
+    # -- installing -------------------------------------------------------------------------
+
+    def _patch(self, owner: Any, name: str, value: Any) -> None:
+        self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
+        object.__setattr__(owner, name, value)
+
+    def _install(self) -> None:
+        apply, step, compute = self.optimizer.apply, self.model.train_step, self.model.compute_loss
+        self._patch(self.optimizer, "apply", lambda grads, variables=None: self._apply(apply, grads, variables))
+        self._patch(self.model, "train_step", lambda data: self._train_step(step, data))
+        self._patch(self.model, "compute_loss", lambda *a, **k: self._compute_loss(compute, a, k))
+        compiled = getattr(self.model, "_compile_loss", None)
+        if self.per_loss and compiled is not None and hasattr(compiled, "_flat_losses"):
+            if compiled.built:
+                self._wrap_flat_losses(compiled)
+            else:
+                build = compiled.build
+                self._patch(compiled, "build", lambda *a: (build(*a), self._wrap_flat_losses(compiled))[0])
+
+    def remove(self) -> None:
+        """Put every wrapped attribute back as it was."""
+        for owner, name, old in reversed(self._saved):
+            if old is _MISSING:
+                object.__delattr__(owner, name)
+            else:
+                object.__setattr__(owner, name, old)
+        self._saved.clear()
+
+    def _wrap_flat_losses(self, compiled: Any) -> None:
+        flat = list(compiled._flat_losses)
+        wrapped = [entry._replace(loss=self._part(entry.loss, entry.name or f"output_{i}", entry.loss_weights))
+                   for i, entry in enumerate(flat)]  # fmt: skip
+        self._patch(compiled, "_flat_losses", wrapped)
+
+    def _part(self, fn: Any, name: str, weight: Any) -> Any:
+        def loss(*args: Any, **kwargs: Any) -> Any:
+            value = fn(*args, **kwargs)
+            if self._trace is not None:
+                weighted = value if weight is None else tf.cast(value, tf.float32) * weight
+                self._trace.parts.append((name, weighted))
+            return value
+
+        return loss
+
+    # -- inside the train step --------------------------------------------------------------
+
+    def _apply(self, apply: Any, grads: Any, variables: Any) -> Any:
+        if self._trace is not None and variables is not None:
+            self._trace.applied.extend(zip(list(grads), list(variables)))
+        return apply(grads, variables)
+
+    def _compute_loss(self, compute: Any, args: Any, kwargs: Any) -> Any:
+        total = compute(*args, **kwargs)
+        if self._trace is not None and kwargs.get("training", True):
+            self._trace.loss = total
+            added = [tf.reduce_sum(tf.cast(x, tf.float32)) for x in self.model.losses]
+            if added and self._trace.parts:
+                self._trace.parts.append(("added_losses", tf.add_n(added)))
+        return total
+
+    def _train_step(self, step: Any, data: Any) -> Any:
+        self._trace = trace = _Trace()
+        try:
+            with tf.GradientTape(persistent=True) as tape:
+                logs = step(data)
+        finally:
+            self._trace = None
+        iterations = tf.cast(self.optimizer.iterations, tf.int64)
+        tf.cond(tf.equal(iterations % self.every, 0),
+                lambda: self._store(trace, tape, iterations), lambda: tf.constant(False))  # fmt: skip
+        return logs
+
+    def _store(self, trace: _Trace, tape: tf.GradientTape, iterations: Any) -> Any:
+        names = []
+        for grad, variable in trace.applied:
+            path = _path(variable)
+            names.append(path)
+            if grad is None:
+                self.nones.add(path)
+                continue
+            if isinstance(grad, tf.IndexedSlices):
+                self.sparse.add(path)
+            self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
+        self.names = names
+        if trace.loss is not None:
+            self.loss.assign(tf.cast(trace.loss, tf.float32))
+        parts = trace.parts if len(trace.parts) > 1 else []
+        self.parts = [name for name, _ in parts]
+        variables = [v for _, v in trace.applied]
+        for name, value in parts:
+            self._value(name).assign(tf.cast(value, tf.float32))
+            for variable, grad in zip(variables, tape.gradient(value, variables)):
+                if grad is not None:
+                    self._stash(name, _path(variable), variable).assign(tf.convert_to_tensor(grad))
+        self.step.assign(iterations)
+        return tf.constant(True)
+
+    def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
+        key = (part, path)
+        if key not in self.stash:
+            with tf.init_scope():
+                self.stash[key] = tf.Variable(tf.zeros(variable.shape, variable.dtype),
+                                              trainable=False, name="gradscope_stash")  # fmt: skip
+        return self.stash[key]
+
+    def _value(self, part: str) -> tf.Variable:
+        if part not in self.part_values:
+            with tf.init_scope():
+                self.part_values[part] = tf.Variable(0.0, trainable=False, name="gradscope_part")
+        return self.part_values[part]
+
+    # -- read back (eager, from the callback) -----------------------------------------------
+
+    def gradient(self, path: str, part: str = "") -> Any:
+        """The stashed gradient of ``path`` (None when the step gave it none)."""
+        if (part == "" and path in self.nones) or (part, path) not in self.stash:
+            return None
+        return self.stash[(part, path)].numpy()
+
+    def part_value(self, part: str) -> float:
+        return float(self.part_values[part].numpy())
+
+
+_MISSING = object()
+
+
+def _path(variable: Any) -> str:
+    """A variable's name as reports give it: Keras ``path``, else ``name`` without ``:0``."""
+    path = getattr(variable, "path", None)
+    if path:
+        return str(path)
+    return str(variable.name).removesuffix(":0")

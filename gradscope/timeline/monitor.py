@@ -1,0 +1,125 @@
+"""``gradscope.keras.Monitor``: a Keras callback recording gradients over ``fit`` every K steps.
+
+::
+
+    from gradscope.keras import Monitor
+
+    monitor = Monitor(every=10, timeline="timeline.json", tensorboard="logs/grads")
+    model.fit(x, y, epochs=5, callbacks=[monitor])
+    monitor.findings     # [{"kind": "dead", "variable": "dense_1/kernel", "from_step": 40, ...}]
+
+Works with compiled losses, several outputs, ``add_loss``, regularizers and custom
+``train_step``s that call ``optimizer.apply_gradients`` (or ``apply``); the hooks are in
+:mod:`gradscope.timeline.keras_hooks`. The site is the user's ``fit(...)`` line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import keras
+
+from gradscope.timeline.findings import Thresholds
+from gradscope.timeline.record import Recorder
+
+
+class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
+    """Record every ``every`` steps each variable's gradient: status, norm, the variable's
+    own norm, zero fraction; per loss with several losses, and their cosines.
+
+    Args:
+        every: record steps that are multiples of ``every`` (counted by the optimizer).
+        timeline: write the timeline JSON (contract section 7) here when training ends.
+        tensorboard: write TensorBoard scalars and histograms to this directory.
+        thresholds: when a series becomes a finding (:class:`gradscope.timeline.Thresholds`).
+        histograms: also write gradient histograms to TensorBoard.
+        per_loss: with several losses, also record each loss's gradients and their cosines
+            (one more backward pass per loss on recorded steps).
+    """
+
+    def __init__(
+        self,
+        every: int = 10,
+        timeline: str | os.PathLike[str] | None = None,
+        tensorboard: str | os.PathLike[str] | None = None,
+        *,
+        thresholds: Thresholds | None = None,
+        histograms: bool = True,
+        per_loss: bool = True,
+    ) -> None:
+        super().__init__()
+        self.recorder = Recorder(every, timeline, tensorboard, thresholds=thresholds,
+                                 histograms=histograms)  # fmt: skip
+        self.per_loss = per_loss
+        self.site = "fit"
+        self._hooks: Any = None
+        self._last = 0
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The step records so far, as in the timeline JSON."""
+        return self.recorder.steps
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        """The findings of the steps recorded so far."""
+        return self.recorder.findings()
+
+    @property
+    def timeline(self) -> dict[str, Any]:
+        """The timeline JSON as a dictionary."""
+        return self.recorder.to_dict()
+
+    def on_train_begin(self, logs: Any = None) -> None:
+        from gradscope.timeline.keras_hooks import Hooks
+
+        self.site = _user_line()
+        self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
+        self._hooks = Hooks(self.model, self.recorder.every, self.per_loss)
+        self._last = int(self._hooks.step.numpy())
+        self.model.make_train_function(force=True)  # fit made it before calling us
+
+    def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+        hooks = self._hooks
+        if hooks is None:
+            return
+        step = int(hooks.step.numpy())
+        if step <= self._last:
+            return
+        self._last = step
+        values = {_path(v): v for v in self.model.trainable_variables}
+        entries = [(n, hooks.gradient(n), values.get(n)) for n in hooks.names]
+        losses = {p: (hooks.part_value(p), [(n, hooks.gradient(n, p)) for n in hooks.names])
+                  for p in hooks.parts}  # fmt: skip
+        loss = float(hooks.loss.numpy())
+        self.recorder.record(step, self.site, loss, entries, losses=losses or None)
+
+    def on_train_end(self, logs: Any = None) -> None:
+        if self._hooks is not None:
+            self._hooks.remove()
+            self._hooks = None
+            self.model.train_function = None  # the next fit traces the step without the hooks
+        self.recorder.close()
+
+
+def _path(variable: Any) -> str:
+    path = getattr(variable, "path", None)
+    return str(path) if path else str(variable.name).removesuffix(":0")
+
+
+def _user_line() -> str:
+    """``FILE:LINE`` of the innermost frame outside Keras, TensorFlow and gradscope."""
+    frame = sys._getframe(1)
+    skip = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(skip) and "/tensorflow/" not in name and "/keras/" not in name:
+            try:
+                name = os.path.relpath(name)
+            except ValueError:
+                pass
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return "fit"

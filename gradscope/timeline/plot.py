@@ -1,0 +1,179 @@
+"""Pictures of a timeline: gradient norms over steps, one line per variable, grouped by layer.
+
+One panel per site: gradient norms on a log scale, a variable's line coloured by its layer
+(layers in model order along one colour map, so 100+ variables still read as a gradient from
+the first layer to the last), kernels solid and other variables dashed; findings are marked
+at their first step along the top of the panel and listed under it. A thin panel below shows
+the loss. PNG and SVG come from matplotlib (Agg, no display needed); HTML is one
+self-contained file with the SVG inline and the findings as a list.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: kind -> (marker, colour) of a finding's mark.
+MARKS = {"nan": ("X", "#d62728"), "exploding": ("^", "#ff7f0e"), "dead": ("v", "#7f7f7f"),
+         "vanishing": ("v", "#9467bd"), "none": ("s", "#000000")}  # fmt: skip
+LEGEND_LAYERS = 12  # more layers than this: a colour bar instead of a legend entry each
+
+
+def layer_of(variable: str) -> str:
+    """The layer a variable belongs to: its path without the last part (``dense/kernel`` ->
+    ``dense``)."""
+    return variable.rpartition("/")[0] or variable
+
+
+def sites(timeline: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for record in timeline["steps"]:
+        if record["site"] not in out:
+            out.append(record["site"])
+    return out
+
+
+def figure(timeline: Mapping[str, Any], title: str | None = None) -> Any:
+    """The matplotlib figure of a timeline."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sites(timeline) or ["(no steps recorded)"]
+    fig = plt.figure(figsize=(11, 4.2 * len(names) + 1.6), layout="constrained")
+    grid = fig.add_gridspec(2 * len(names), 2, height_ratios=[4, 1] * len(names),
+                            width_ratios=[5, 1])  # fmt: skip
+    for i, site in enumerate(names):
+        norms = fig.add_subplot(grid[2 * i, 0])
+        loss = fig.add_subplot(grid[2 * i + 1, 0], sharex=norms)
+        side = fig.add_subplot(grid[2 * i : 2 * i + 2, 1])
+        side.axis("off")
+        records = [r for r in timeline["steps"] if r["site"] == site]
+        _norms(fig, norms, side, records)
+        _findings(norms, side, [f for f in timeline.get("findings", []) if f.get("site") == site])
+        _loss(loss, records)
+        norms.set_title(f"gradient norms at {site}", loc="left", fontsize=10)
+    fig.suptitle(title or f"gradscope timeline: {timeline.get('program', '')}", x=0.01, ha="left")
+    return fig
+
+
+def _norms(fig: Any, ax: Any, side: Any, records: Sequence[Mapping[str, Any]]) -> None:
+    import matplotlib.pyplot as plt
+
+    variables: list[str] = []
+    for record in records:
+        variables += [v for v in record["variables"] if v not in variables]
+    layers = list(dict.fromkeys(layer_of(v) for v in variables))
+    cmap = plt.get_cmap("viridis")
+    color = {layer: cmap(0.9 * i / max(len(layers) - 1, 1)) for i, layer in enumerate(layers)}
+    thin = 0.8 if len(variables) > 40 else 1.4
+    for name in variables:
+        steps = [r["step"] for r in records if name in r["variables"]]
+        ys = [_positive(r["variables"][name]["norm"]) for r in records if name in r["variables"]]
+        kernel = name.endswith(("kernel", "embeddings", "/w", "weight"))
+        ax.plot(steps, ys, color=color[layer_of(name)], linewidth=thin if kernel else thin * 0.7,
+                linestyle="-" if kernel else "--", alpha=0.9 if kernel else 0.6)  # fmt: skip
+    _zeros(ax, records, variables, color)
+    ax.set_yscale("log")
+    ax.set_ylabel("gradient norm (log)")
+    ax.grid(True, which="major", alpha=0.25)
+    if len(layers) <= LEGEND_LAYERS:
+        handles = [plt.Line2D([], [], color=color[layer], label=layer) for layer in layers]
+        handles.append(plt.Line2D([], [], color="grey", linestyle="--", label="bias and others"))
+        handles.append(plt.Line2D([], [], color="grey", marker="|", linestyle="none",
+                                  label="gradient exactly 0"))  # fmt: skip
+        side.add_artist(side.legend(handles=handles, fontsize=7, loc="upper left", frameon=False,
+                                    title="layer", title_fontsize=8))  # fmt: skip
+    elif layers:
+        mappable = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(0, 0.9))
+        bar = fig.colorbar(mappable, ax=side, ticks=[0, 0.9], location="left", fraction=0.1,
+                           shrink=0.6, anchor=(0.0, 1.0))  # fmt: skip
+        bar.ax.set_yticklabels([f"{layers[0]}\n(first)", f"{layers[-1]}\n(last)"], fontsize=7)
+        bar.set_label(f"{len(layers)} layers, {len(variables)} variables", fontsize=8)
+
+
+def _zeros(ax: Any, records: Sequence[Mapping[str, Any]], variables: Sequence[str],
+           color: Mapping[str, Any]) -> None:
+    """A tick along the bottom of the panel where a gradient is exactly 0 (log scales have no
+    0), in its layer's colour."""
+    bottom = ax.get_xaxis_transform()
+    for name in variables:
+        steps = [r["step"] for r in records
+                 if r["variables"].get(name, {}).get("status") == "zero"]  # fmt: skip
+        if steps:
+            ax.plot(steps, [0.02] * len(steps), marker="|", markersize=9, linestyle="none",
+                    color=color[layer_of(name)], transform=bottom, clip_on=False)  # fmt: skip
+
+
+def _positive(value: float | None) -> float:
+    return value if value is not None and value > 0 and math.isfinite(value) else math.nan
+
+
+def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]]) -> None:
+    """A mark per finding at its first step along the top of the panel; a legend by kind."""
+    if not findings:
+        return
+    import matplotlib.pyplot as plt
+
+    top = ax.get_xaxis_transform()  # x in steps, y in axes fraction
+    seen: dict[str, int] = {}
+    for f in findings:
+        marker, colour = MARKS.get(f["kind"], ("o", "black"))
+        ax.axvline(f["from_step"], color=colour, linewidth=0.6, linestyle=":", alpha=0.7)
+        ax.plot([f["from_step"]], [1.0], marker=marker, color=colour, markersize=8,
+                transform=top, clip_on=False, linestyle="none")  # fmt: skip
+        seen[f["kind"]] = seen.get(f["kind"], 0) + 1
+    handles = [plt.Line2D([], [], marker=MARKS[k][0], color=MARKS[k][1], linestyle="none",
+                          label=f"{k} ({n}), first at step "
+                                f"{min(f['from_step'] for f in findings if f['kind'] == k)}")
+               for k, n in seen.items()]  # fmt: skip
+    side.add_artist(side.legend(handles=handles, fontsize=7, loc="lower left", frameon=False,
+                                title="findings", title_fontsize=8))  # fmt: skip
+
+
+def _loss(ax: Any, records: Sequence[Mapping[str, Any]]) -> None:
+    steps = [r["step"] for r in records]
+    values = [r.get("loss") for r in records]
+    positive = all(v is None or v > 0 for v in values)
+    ax.plot(steps, [math.nan if v is None else v for v in values], color="black", linewidth=1)
+    if positive and any(v is not None for v in values):
+        ax.set_yscale("log")
+    ax.set_ylabel("loss", fontsize=8)
+    ax.set_xlabel("step")
+    ax.grid(True, alpha=0.25)
+
+
+def render(timeline: Mapping[str, Any], fmt: str) -> bytes:
+    """The picture as ``png``, ``svg`` or ``html`` bytes."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(timeline)
+    try:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="svg" if fmt == "html" else fmt, dpi=110,
+                    metadata={"Date": None} if fmt in ("svg", "html") else None)  # fmt: skip
+    finally:
+        plt.close(fig)
+    data = buffer.getvalue()
+    return page(timeline, data.decode("utf-8")).encode("utf-8") if fmt == "html" else data
+
+
+def page(timeline: Mapping[str, Any], svg: str) -> str:
+    """A self-contained HTML page: the SVG inline, then the findings."""
+    svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype
+    items = "\n".join(
+        f"<li><b>{html.escape(f['kind'])}</b> at step {int(f['from_step'])} "
+        f"<code>{html.escape(str(f['site']))}</code>: {html.escape(str(f['message']))}</li>"
+        for f in timeline.get("findings", [])
+    ) or "<li>none: every gradient looked healthy</li>"
+    title = html.escape(f"gradscope timeline: {timeline.get('program', '')}")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>\n'
+        "<style>body{font:14px system-ui,sans-serif;margin:1.5em;max-width:1200px}"
+        "svg{max-width:100%;height:auto}code{font-size:12px}</style></head><body>\n"
+        f"<h1>{title}</h1>\n{svg}\n<h2>Findings</h2>\n<ul>\n{items}\n</ul>\n</body></html>\n"
+    )

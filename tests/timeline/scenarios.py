@@ -1,0 +1,91 @@
+"""Small real models trained under the Monitor, shared by the timeline, plot and check tests.
+
+Each scenario trains once per test session (``lru_cache``) and returns its timeline dictionary
+and the path it was written to; the TensorBoard directory sits next to it.
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(tempfile.mkdtemp(prefix="gradscope-timeline-tests-"))
+
+
+def data(n: int = 256, features: int = 8, seed: int = 0) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Inputs and a learnable target (a noisy linear function)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, features)).astype("float32")
+    w = rng.normal(size=(features, 1)).astype("float32")
+    return x, (x @ w + 0.1 * rng.normal(size=(n, 1))).astype("float32")
+
+
+def _fit(name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: int = 32) -> tuple[dict[str, Any], Path]:
+    from gradscope.keras import Monitor
+
+    path = ROOT / name / "timeline.json"
+    monitor = Monitor(every=every, timeline=path, tensorboard=ROOT / name / "tb")
+    model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=False, verbose=0, callbacks=[monitor])
+    return monitor.timeline, path
+
+
+@functools.lru_cache(maxsize=None)
+def healthy() -> tuple[dict[str, Any], Path]:
+    """A ReLU MLP learning a linear target with Adam: no finding."""
+    import keras
+
+    keras.utils.set_random_seed(1)
+    x, y = data()
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, activation="relu"),
+                              keras.layers.Dense(32, activation="relu"), keras.layers.Dense(1)])  # fmt: skip
+    model.compile(keras.optimizers.Adam(1e-2), loss="mse")
+    return _fit("healthy", model, x, y, every=2, epochs=4)
+
+
+@functools.lru_cache(maxsize=None)
+def dying_relu() -> tuple[dict[str, Any], Path]:
+    """A ReLU layer whose outputs a strong activity penalty drives to 0 until every unit dies."""
+    import keras
+
+    keras.utils.set_random_seed(2)
+    x, y = data()
+    model = keras.Sequential([
+        keras.Input((8,)),
+        keras.layers.Dense(16, activation="relu", name="hidden",
+                           activity_regularizer=keras.regularizers.L1(3.0)),
+        keras.layers.Dense(1, name="head"),
+    ])  # fmt: skip
+    model.compile(keras.optimizers.SGD(0.5), loss="mse")
+    return _fit("dying", model, x, y, every=1, epochs=4)
+
+
+@functools.lru_cache(maxsize=None)
+def exploding() -> tuple[dict[str, Any], Path]:
+    """Linear regression with a learning rate far too large: norms explode, then NaN."""
+    import keras
+
+    keras.utils.set_random_seed(3)
+    x, y = data()
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1, name="linear")])
+    model.compile(keras.optimizers.SGD(3.0), loss="mse")
+    return _fit("exploding", model, x, y, every=1, epochs=8)
+
+
+@functools.lru_cache(maxsize=None)
+def conflicting() -> tuple[dict[str, Any], Path]:
+    """Two losses on one prediction with opposite targets: their gradients point apart."""
+    import keras
+
+    keras.utils.set_random_seed(4)
+    x, y = data()
+    inputs = keras.Input((8,))
+    hidden = keras.layers.Dense(16, activation="tanh", name="trunk")(inputs)
+    up = keras.layers.Dense(1, name="up")(hidden)
+    down = keras.layers.Identity(name="down")(up)
+    model = keras.Model(inputs, [up, down])
+    model.compile(keras.optimizers.SGD(1e-2), loss=["mse", "mse"])
+    return _fit("conflicting", model, x, [y, -y], every=2, epochs=1)
