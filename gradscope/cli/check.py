@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from gradscope.cli.common import (
@@ -16,6 +18,7 @@ from gradscope.cli.common import (
     width,
     write_atomic,
 )
+from gradscope.cli.plot import read_timeline
 from gradscope.errors import SpecError, SpecErrors
 from gradscope.report import CheckFormat
 
@@ -34,11 +37,12 @@ Examples:
   gradscope check configs/*.yaml --format sarif --output gradscope.sarif
   gradscope check configs/*.yaml --write-baseline gradscope-baseline.json
   gradscope check configs/*.yaml --baseline gradscope-baseline.json
-  gradscope check configs/*.yaml --numeric"""
+  gradscope check configs/*.yaml --numeric
+  gradscope check --timeline timeline.json --format github"""
 
 
 @click.command(epilog=EPILOG)
-@click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
+@click.argument("specs", nargs=-1, metavar="SPEC...")
 @format_option([f.value for f in CheckFormat])
 @output_option
 @click.option("--baseline", metavar="REPORT.json", type=click.Path(dir_okay=False),
@@ -47,6 +51,10 @@ Examples:
 @click.option("--write-baseline", metavar="FILE", type=click.Path(dir_okay=False),
               help="Also write the JSON report (every current problem) to FILE, atomically, "
                    "for a later --baseline; the exit code follows the rules as usual.")  # fmt: skip
+@click.option("--timeline", "timelines", multiple=True, metavar="FILE",
+              help="Also fail on the findings of a timeline (gradscope.keras.Monitor, "
+                   "`gradscope run --timeline`): dead, vanishing, exploding, nan, none "
+                   "gradients over training. Repeatable; no SPEC is needed then.")  # fmt: skip
 @numeric_option
 @run_options
 @click.pass_context
@@ -61,6 +69,7 @@ def check(
     quiet: bool,
     max_elements: int,
     numeric: bool,
+    timelines: tuple[str, ...],
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
@@ -76,12 +85,33 @@ def check(
 
     SPEC is a YAML spec file (see configs/), or anything else `inspect` accepts.
     """
-    from gradscope import api
     from gradscope.report import render
 
+    if not specs and not timelines:
+        raise click.UsageError("expected a SPEC, or --timeline FILE")
+    loaded = {path: read_timeline(path, "check") for path in timelines}  # bad files: exit 2 first
+    result = _check_specs(specs, fmt, output, baseline, device, quiet, max_elements, numeric)
+    if timelines:
+        from gradscope.timeline.check import with_timelines
+
+        result = with_timelines(result, loaded)
+    assert result is not None
+    if write_baseline:
+        write_atomic(write_baseline, render(result, "json"))
+    emit(render(result, fmt, color=color_wanted(output), width=width()), output)
+    ctx.exit(int(result.exit_code))
+
+
+def _check_specs(specs: tuple[str, ...], fmt: str, output: str | None, baseline: str | None,
+                 device: str, quiet: bool, max_elements: int, numeric: bool) -> Any:  # fmt: skip
+    """``api.check`` of the specs (None without specs); spec errors annotated for GitHub."""
+    from gradscope import api
+
+    if not specs:
+        return None
     try:
         with progress(quiet) as report_progress:
-            result = api.check(
+            return api.check(
                 list(specs),
                 baseline=baseline,
                 device=device_name(device),
@@ -95,10 +125,6 @@ def check(
 
             click.echo(spec_errors(errors), nl=False)
         raise
-    if write_baseline:
-        write_atomic(write_baseline, render(result, "json"))
-    emit(render(result, fmt, color=color_wanted(output), width=width()), output)
-    ctx.exit(int(result.exit_code))
 
 
 COMMANDS = [check]

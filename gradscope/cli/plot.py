@@ -37,17 +37,23 @@ def read_timeline(path: str, command: str) -> dict[str, Any]:
     except OSError as exc:
         raise UsageError(f"gradscope {command}: cannot read {path}: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
-        raise UsageError(f"gradscope {command}: {path}:{exc.lineno}:{exc.colno}: not JSON: "
-                         f"{exc.msg}") from exc  # fmt: skip
+        raise UsageError(
+            f"gradscope {command}: {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}"
+        ) from exc
     except ValueError as exc:
         raise UsageError(f"gradscope {command}: {exc}") from exc
 
 
 @click.command(epilog=EPILOG)
 @click.argument("timeline", metavar="TIMELINE")
-@click.option("--output", "-o", required=True, metavar="FILE",
-              type=click.Path(dir_okay=False, writable=True),
-              help="The picture to write: .png, .svg or .html (one self-contained page).")  # fmt: skip
+@click.option(
+    "--output",
+    "-o",
+    required=True,
+    metavar="FILE",
+    type=click.Path(dir_okay=False, writable=True),
+    help="The picture to write: .png, .svg or .html (one self-contained page).",
+)
 def plot(timeline: str, output: str) -> None:
     """Draw a timeline (from `gradscope run --timeline` or gradscope.keras.Monitor): gradient
     norms per variable over the steps, on a log scale, coloured by layer, with findings marked.

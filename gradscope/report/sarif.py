@@ -69,6 +69,37 @@ RULES: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: Rules of the kinds only ``check --timeline`` reports (its ``nan`` is the rule above);
+#: listed after ``RULES`` when a result holds one.
+TIMELINE_RULES: dict[str, tuple[str, str, str]] = {
+    "exploding": (
+        "ExplodingGradient",
+        "A gradient norm jumped far above its running median.",
+        "The next optimizer steps overshoot; NaN often follows. Lower the learning "
+        "rate or clip gradients.",
+    ),
+    "dead": (
+        "DeadGradient",
+        "Most of a gradient is exactly zero for several recorded steps.",
+        "The units feeding the variable output 0 for every input (a dying ReLU) or its "
+        "path is masked, so it stops training. Lower the learning rate, use LeakyReLU or "
+        "GELU, or check the bias initialization.",
+    ),
+    "vanishing": (
+        "VanishingGradient",
+        "A gradient is tiny next to its variable's own norm.",
+        "The variable barely changes. Look for saturating activations, a missing "
+        "normalization or residual connection.",
+    ),
+    "none": (
+        "NoGradient",
+        "A variable gets no gradient during training.",
+        "TensorFlow returned None: the variable never trains from that step on. "
+        "`gradscope run` or `gradscope inspect` names where the path is cut.",
+    ),
+}
+
+
 def uri(spec: str) -> str:
     """A spec path as a SARIF URI: relative to the current directory, forward slashes, quoted.
 
@@ -94,9 +125,16 @@ def artifact(spec: str) -> dict[str, str]:
     return {"uri": found} if found.startswith("file:") else {"uri": found, "uriBaseId": "%SRCROOT%"}
 
 
-def _rules() -> list[dict[str, Any]]:
+def _kinds(result: CheckResult) -> list[str]:
+    """Every check kind, then the timeline kinds the result holds."""
+    found = {p.kind for p in result.problems}
+    return list(RULES) + [k for k in TIMELINE_RULES if k in found]
+
+
+def _rules(kinds: list[str]) -> list[dict[str, Any]]:
     out = []
-    for kind, (name, short, text) in RULES.items():
+    for kind in kinds:
+        name, short, text = RULES.get(kind) or TIMELINE_RULES[kind]
         out.append({
             "id": kind,
             "name": name,
@@ -109,7 +147,7 @@ def _rules() -> list[dict[str, Any]]:
     return out
 
 
-def _result(p: m.Problem, spec: str, with_baseline: bool) -> dict[str, Any]:
+def _result(p: m.Problem, spec: str, with_baseline: bool, kinds: list[str]) -> dict[str, Any]:
     location = {
         "physicalLocation": {
             "artifactLocation": artifact(p.spec),
@@ -118,7 +156,7 @@ def _result(p: m.Problem, spec: str, with_baseline: bool) -> dict[str, Any]:
     }
     out: dict[str, Any] = {
         "ruleId": p.kind,
-        "ruleIndex": list(RULES).index(p.kind),
+        "ruleIndex": kinds.index(p.kind),
         "level": "note" if p.known else "error",
         "message": {"text": p.message},
         "locations": [location],
@@ -142,13 +180,14 @@ def _fingerprint(p: m.Problem, spec: str) -> str:
 def to_sarif(result: CheckResult) -> dict[str, Any]:
     """The SARIF log as a dictionary."""
     first = result.reports[0] if result.reports else None
+    kinds = _kinds(result)
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "gradscope",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "rules": _rules(),
+                "rules": _rules(kinds),
             }
         },
         "automationDetails": {"id": "gradscope/check/"},
@@ -156,7 +195,7 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
         "invocations": [{"executionSuccessful": True, "exitCode": int(result.exit_code)}],
         "artifacts": [{"location": artifact(r.spec)} for r in result.reports],
         "results": [
-            _result(p, r.spec, result.baseline is not None)
+            _result(p, r.spec, result.baseline is not None, kinds)
             for r in result.reports
             for p in r.problems
         ],

@@ -51,7 +51,9 @@ class Point:
     sparse: bool = False
 
 
-def find(steps: Sequence[Mapping[str, Any]], thresholds: Thresholds | None = None) -> list[dict[str, Any]]:
+def find(
+    steps: Sequence[Mapping[str, Any]], thresholds: Thresholds | None = None
+) -> list[dict[str, Any]]:
     """The findings of a timeline's ``steps``, ordered by step, then site and variable.
 
     Args:
@@ -69,9 +71,18 @@ def find(steps: Sequence[Mapping[str, Any]], thresholds: Thresholds | None = Non
             found = detect(points, limits)
             if found is not None:
                 kind, step, message = found
-                out.append({"kind": kind, "site": site, "variable": variable,
-                            "from_step": step, "message": f"{variable}: {message}"})  # fmt: skip
-    return sorted(out, key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"])))
+                out.append(
+                    {
+                        "kind": kind,
+                        "site": site,
+                        "variable": variable,
+                        "from_step": step,
+                        "message": f"{variable}: {message}",
+                    }
+                )
+    return sorted(
+        out, key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"]))
+    )
 
 
 def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:
@@ -79,8 +90,14 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
     out: dict[tuple[str, str], list[Point]] = {}
     for record in sorted(steps, key=lambda r: int(r["step"])):
         for name, v in record.get("variables", {}).items():
-            point = Point(int(record["step"]), str(v.get("status")), v.get("norm"),
-                          v.get("weight_norm"), v.get("zero_fraction"), bool(v.get("sparse")))  # fmt: skip
+            point = Point(
+                int(record["step"]),
+                str(v.get("status")),
+                v.get("norm"),
+                v.get("weight_norm"),
+                v.get("zero_fraction"),
+                bool(v.get("sparse")),
+            )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out
 
@@ -101,10 +118,14 @@ def _first_run(flags: Sequence[bool], patience: int) -> int | None:
 def _nan(points: Sequence[Point], limits: Thresholds) -> Found:
     for p in points:
         if p.status == "nan":
-            return ("nan", p.step, f"the gradient has a NaN or an infinity from step {p.step}: "
-                    "lower the learning rate or clip gradients (clipnorm=1.0), and look for "
-                    "log or sqrt of 0, a division by 0 or an overflowing exp; `gradscope inspect` "
-                    "names the op where it first appears")  # fmt: skip
+            return (
+                "nan",
+                p.step,
+                f"the gradient has a NaN or an infinity from step {p.step}: "
+                "lower the learning rate or clip gradients (clipnorm=1.0), and look for "
+                "log or sqrt of 0, a division by 0 or an overflowing exp; `gradscope inspect` "
+                "names the op where it first appears",
+            )
     return None
 
 
@@ -116,39 +137,61 @@ def _exploding(points: Sequence[Point], limits: Thresholds) -> Found:
         if len(seen) >= limits.warmup:
             median = statistics.median(seen)
             if median > 0 and p.norm > limits.exploding_factor * median:
-                return ("exploding", p.step, f"the gradient norm {p.norm:.3g} at step {p.step} is "
-                        f"{p.norm / median:,.0f}× its running median {median:.3g}: lower the "
-                        "learning rate or clip gradients (clipnorm=1.0)")  # fmt: skip
+                return (
+                    "exploding",
+                    p.step,
+                    f"the gradient norm {p.norm:.3g} at step {p.step} is "
+                    f"{p.norm / median:,.0f}× its running median {median:.3g}: lower the "
+                    "learning rate or clip gradients (clipnorm=1.0)",
+                )
         seen.append(p.norm)
     return None
 
 
 def _dead(points: Sequence[Point], limits: Thresholds) -> Found:
-    flags = [not p.sparse and p.status in ("ok", "zero") and p.zero_fraction is not None
-             and p.zero_fraction >= limits.dead_fraction for p in points]  # fmt: skip
+    flags = [
+        not p.sparse
+        and p.status in ("ok", "zero")
+        and p.zero_fraction is not None
+        and p.zero_fraction >= limits.dead_fraction
+        for p in points
+    ]
     start = _first_run(flags, limits.patience)
     if start is None:
         return None
     p = points[start]
     share = p.zero_fraction or 0.0
-    return ("dead", p.step, f"{share:.0%} of the gradient is exactly zero from step {p.step} "
-            f"({limits.patience} records in a row): the units feeding it output 0 for every "
-            "input (a dying ReLU) or its path is masked; lower the learning rate, use "
-            "LeakyReLU or GELU, or check the bias initialization")  # fmt: skip
+    return (
+        "dead",
+        p.step,
+        f"{share:.0%} of the gradient is exactly zero from step {p.step} "
+        f"({limits.patience} records in a row): the units feeding it output 0 for every "
+        "input (a dying ReLU) or its path is masked; lower the learning rate, use "
+        "LeakyReLU or GELU, or check the bias initialization",
+    )
 
 
 def _vanishing(points: Sequence[Point], limits: Thresholds) -> Found:
-    flags = [p.status == "ok" and p.norm is not None and bool(p.weight_norm)
-             and p.norm < limits.vanishing_ratio * (p.weight_norm or 0.0) for p in points]  # fmt: skip
+    flags = [
+        p.status == "ok"
+        and p.norm is not None
+        and bool(p.weight_norm)
+        and p.norm < limits.vanishing_ratio * (p.weight_norm or 0.0)
+        for p in points
+    ]
     start = _first_run(flags, limits.patience)
     if start is None:
         return None
     p = points[start]
     ratio = (p.norm or 0.0) / (p.weight_norm or 1.0)
-    return ("vanishing", p.step, f"the gradient norm is {ratio:.2g} of the weight's own norm from "
-            f"step {p.step} (below {limits.vanishing_ratio:g} for {limits.patience} records): it "
-            "barely trains; look for saturating activations (sigmoid, tanh), a missing "
-            "normalization or residual connection, or a too small loss scale")  # fmt: skip
+    return (
+        "vanishing",
+        p.step,
+        f"the gradient norm is {ratio:.2g} of the weight's own norm from "
+        f"step {p.step} (below {limits.vanishing_ratio:g} for {limits.patience} records): it "
+        "barely trains; look for saturating activations (sigmoid, tanh), a missing "
+        "normalization or residual connection, or a too small loss scale",
+    )
 
 
 def _none(points: Sequence[Point], limits: Thresholds) -> Found:
@@ -156,10 +199,18 @@ def _none(points: Sequence[Point], limits: Thresholds) -> Found:
     for p in points:
         if p.status.startswith("none"):
             if had:
-                return ("none", p.step, f"the gradient stopped at step {p.step} (it had one "
-                        "before): a branch or a stop_gradient now cuts its path; `gradscope "
-                        "run` names the cut")  # fmt: skip
-            return ("none", p.step, f"no gradient reaches it (from step {p.step}): it never "
-                    "trains; `gradscope inspect` or `gradscope run` names where the path is cut")  # fmt: skip
+                return (
+                    "none",
+                    p.step,
+                    f"the gradient stopped at step {p.step} (it had one "
+                    "before): a branch or a stop_gradient now cuts its path; `gradscope "
+                    "run` names the cut",
+                )
+            return (
+                "none",
+                p.step,
+                f"no gradient reaches it (from step {p.step}): it never "
+                "trains; `gradscope inspect` or `gradscope run` names where the path is cut",
+            )
         had = had or p.status in ("ok", "zero", "nan")
     return None

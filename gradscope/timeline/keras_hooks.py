@@ -44,8 +44,9 @@ class Hooks:
         self.optimizer = model.optimizer
         with tf.init_scope():
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="gradscope_step")
-            self.loss = tf.Variable(float("nan"), dtype=tf.float32, trainable=False,
-                                    name="gradscope_loss")  # fmt: skip
+            self.loss = tf.Variable(
+                float("nan"), dtype=tf.float32, trainable=False, name="gradscope_loss"
+            )
         self.stash: dict[tuple[str, str], tf.Variable] = {}  # (loss part or "", var path)
         self.part_values: dict[str, tf.Variable] = {}
         self.names: list[str] = []  # paths of the variables the step applies, in order
@@ -64,7 +65,11 @@ class Hooks:
 
     def _install(self) -> None:
         apply, step, compute = self.optimizer.apply, self.model.train_step, self.model.compute_loss
-        self._patch(self.optimizer, "apply", lambda grads, variables=None: self._apply(apply, grads, variables))
+        self._patch(
+            self.optimizer,
+            "apply",
+            lambda grads, variables=None: self._apply(apply, grads, variables),
+        )
         self._patch(self.model, "train_step", lambda data: self._train_step(step, data))
         self._patch(self.model, "compute_loss", lambda *a, **k: self._compute_loss(compute, a, k))
         compiled = getattr(self.model, "_compile_loss", None)
@@ -73,7 +78,12 @@ class Hooks:
                 self._wrap_flat_losses(compiled)
             else:
                 build = compiled.build
-                self._patch(compiled, "build", lambda *a: (build(*a), self._wrap_flat_losses(compiled))[0])
+
+                def built(*args: Any) -> None:  # Keras builds the compiled loss in the trace
+                    build(*args)
+                    self._wrap_flat_losses(compiled)
+
+                self._patch(compiled, "build", built)
 
     def remove(self) -> None:
         """Put every wrapped attribute back as it was."""
@@ -86,8 +96,12 @@ class Hooks:
 
     def _wrap_flat_losses(self, compiled: Any) -> None:
         flat = list(compiled._flat_losses)
-        wrapped = [entry._replace(loss=self._part(entry.loss, entry.name or f"output_{i}", entry.loss_weights))
-                   for i, entry in enumerate(flat)]  # fmt: skip
+        wrapped = [
+            entry._replace(
+                loss=self._part(entry.loss, entry.name or f"output_{i}", entry.loss_weights)
+            )
+            for i, entry in enumerate(flat)
+        ]
         self._patch(compiled, "_flat_losses", wrapped)
 
     def _part(self, fn: Any, name: str, weight: Any) -> Any:
@@ -104,7 +118,7 @@ class Hooks:
 
     def _apply(self, apply: Any, grads: Any, variables: Any) -> Any:
         if self._trace is not None and variables is not None:
-            self._trace.applied.extend(zip(list(grads), list(variables)))
+            self._trace.applied.extend(zip(list(grads), list(variables), strict=False))
         return apply(grads, variables)
 
     def _compute_loss(self, compute: Any, args: Any, kwargs: Any) -> Any:
@@ -124,8 +138,11 @@ class Hooks:
         finally:
             self._trace = None
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
-        tf.cond(tf.equal(iterations % self.every, 0),
-                lambda: self._store(trace, tape, iterations), lambda: tf.constant(False))  # fmt: skip
+        tf.cond(
+            tf.equal(iterations % self.every, 0),
+            lambda: self._store(trace, tape, iterations),
+            lambda: tf.constant(False),
+        )
         return logs
 
     def _store(self, trace: _Trace, tape: tf.GradientTape, iterations: Any) -> Any:
@@ -147,7 +164,7 @@ class Hooks:
         variables = [v for _, v in trace.applied]
         for name, value in parts:
             self._value(name).assign(tf.cast(value, tf.float32))
-            for variable, grad in zip(variables, tape.gradient(value, variables)):
+            for variable, grad in zip(variables, tape.gradient(value, variables), strict=False):
                 if grad is not None:
                     self._stash(name, _path(variable), variable).assign(tf.convert_to_tensor(grad))
         self.step.assign(iterations)
@@ -157,8 +174,11 @@ class Hooks:
         key = (part, path)
         if key not in self.stash:
             with tf.init_scope():
-                self.stash[key] = tf.Variable(tf.zeros(variable.shape, variable.dtype),
-                                              trainable=False, name="gradscope_stash")  # fmt: skip
+                self.stash[key] = tf.Variable(
+                    tf.zeros(variable.shape, variable.dtype),
+                    trainable=False,
+                    name="gradscope_stash",
+                )
         return self.stash[key]
 
     def _value(self, part: str) -> tf.Variable:

@@ -15,6 +15,7 @@ Works with compiled losses, several outputs, ``add_loss``, regularizers and cust
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -50,8 +51,9 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         per_loss: bool = True,
     ) -> None:
         super().__init__()
-        self.recorder = Recorder(every, timeline, tensorboard, thresholds=thresholds,
-                                 histograms=histograms)  # fmt: skip
+        self.recorder = Recorder(
+            every, timeline, tensorboard, thresholds=thresholds, histograms=histograms
+        )
         self.per_loss = per_loss
         self.site = "fit"
         self._hooks: Any = None
@@ -91,8 +93,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._last = step
         values = {_path(v): v for v in self.model.trainable_variables}
         entries = [(n, hooks.gradient(n), values.get(n)) for n in hooks.names]
-        losses = {p: (hooks.part_value(p), [(n, hooks.gradient(n, p)) for n in hooks.names])
-                  for p in hooks.parts}  # fmt: skip
+        losses = {
+            p: (hooks.part_value(p), [(n, hooks.gradient(n, p)) for n in hooks.names])
+            for p in hooks.parts
+        }
         loss = float(hooks.loss.numpy())
         self.recorder.record(step, self.site, loss, entries, losses=losses or None)
 
@@ -116,10 +120,8 @@ def _user_line() -> str:
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(skip) and "/tensorflow/" not in name and "/keras/" not in name:
-            try:
+            with contextlib.suppress(ValueError):
                 name = os.path.relpath(name)
-            except ValueError:
-                pass
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]
     return "fit"

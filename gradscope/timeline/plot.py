@@ -17,8 +17,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 #: kind -> (marker, colour) of a finding's mark.
-MARKS = {"nan": ("X", "#d62728"), "exploding": ("^", "#ff7f0e"), "dead": ("v", "#7f7f7f"),
-         "vanishing": ("v", "#9467bd"), "none": ("s", "#000000")}  # fmt: skip
+MARKS = {
+    "nan": ("X", "#d62728"),
+    "exploding": ("^", "#ff7f0e"),
+    "dead": ("v", "#7f7f7f"),
+    "vanishing": ("v", "#9467bd"),
+    "none": ("s", "#000000"),
+}
 LEGEND_LAYERS = 12  # more layers than this: a colour bar instead of a legend entry each
 
 
@@ -45,8 +50,9 @@ def figure(timeline: Mapping[str, Any], title: str | None = None) -> Any:
 
     names = sites(timeline) or ["(no steps recorded)"]
     fig = plt.figure(figsize=(11, 4.2 * len(names) + 1.6), layout="constrained")
-    grid = fig.add_gridspec(2 * len(names), 2, height_ratios=[4, 1] * len(names),
-                            width_ratios=[5, 1])  # fmt: skip
+    grid = fig.add_gridspec(
+        2 * len(names), 2, height_ratios=[4, 1] * len(names), width_ratios=[5, 1]
+    )
     for i, site in enumerate(names):
         norms = fig.add_subplot(grid[2 * i, 0])
         loss = fig.add_subplot(grid[2 * i + 1, 0], sharex=norms)
@@ -63,6 +69,8 @@ def figure(timeline: Mapping[str, Any], title: str | None = None) -> Any:
 
 def _norms(fig: Any, ax: Any, side: Any, records: Sequence[Mapping[str, Any]]) -> None:
     import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize
+    from matplotlib.lines import Line2D
 
     variables: list[str] = []
     for record in records:
@@ -75,38 +83,71 @@ def _norms(fig: Any, ax: Any, side: Any, records: Sequence[Mapping[str, Any]]) -
         steps = [r["step"] for r in records if name in r["variables"]]
         ys = [_positive(r["variables"][name]["norm"]) for r in records if name in r["variables"]]
         kernel = name.endswith(("kernel", "embeddings", "/w", "weight"))
-        ax.plot(steps, ys, color=color[layer_of(name)], linewidth=thin if kernel else thin * 0.7,
-                linestyle="-" if kernel else "--", alpha=0.9 if kernel else 0.6)  # fmt: skip
+        ax.plot(
+            steps,
+            ys,
+            color=color[layer_of(name)],
+            linewidth=thin if kernel else thin * 0.7,
+            linestyle="-" if kernel else "--",
+            alpha=0.9 if kernel else 0.6,
+        )
     _zeros(ax, records, variables, color)
     ax.set_yscale("log")
     ax.set_ylabel("gradient norm (log)")
     ax.grid(True, which="major", alpha=0.25)
     if len(layers) <= LEGEND_LAYERS:
-        handles = [plt.Line2D([], [], color=color[layer], label=layer) for layer in layers]
-        handles.append(plt.Line2D([], [], color="grey", linestyle="--", label="bias and others"))
-        handles.append(plt.Line2D([], [], color="grey", marker="|", linestyle="none",
-                                  label="gradient exactly 0"))  # fmt: skip
-        side.add_artist(side.legend(handles=handles, fontsize=7, loc="upper left", frameon=False,
-                                    title="layer", title_fontsize=8))  # fmt: skip
+        handles = [Line2D([], [], color=color[layer], label=layer) for layer in layers]
+        handles.append(Line2D([], [], color="grey", linestyle="--", label="bias and others"))
+        handles.append(
+            Line2D([], [], color="grey", marker="|", linestyle="none", label="gradient exactly 0")
+        )
+        side.add_artist(
+            side.legend(
+                handles=handles,
+                fontsize=7,
+                loc="upper left",
+                frameon=False,
+                title="layer",
+                title_fontsize=8,
+            )
+        )
     elif layers:
-        mappable = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(0, 0.9))
-        bar = fig.colorbar(mappable, ax=side, ticks=[0, 0.9], location="left", fraction=0.1,
-                           shrink=0.6, anchor=(0.0, 1.0))  # fmt: skip
+        mappable = plt.cm.ScalarMappable(cmap=cmap, norm=Normalize(0, 0.9))
+        bar = fig.colorbar(
+            mappable,
+            ax=side,
+            ticks=[0, 0.9],
+            location="left",
+            fraction=0.1,
+            shrink=0.6,
+            anchor=(0.0, 1.0),
+        )
         bar.ax.set_yticklabels([f"{layers[0]}\n(first)", f"{layers[-1]}\n(last)"], fontsize=7)
         bar.set_label(f"{len(layers)} layers, {len(variables)} variables", fontsize=8)
 
 
-def _zeros(ax: Any, records: Sequence[Mapping[str, Any]], variables: Sequence[str],
-           color: Mapping[str, Any]) -> None:
+def _zeros(
+    ax: Any,
+    records: Sequence[Mapping[str, Any]],
+    variables: Sequence[str],
+    color: Mapping[str, Any],
+) -> None:
     """A tick along the bottom of the panel where a gradient is exactly 0 (log scales have no
     0), in its layer's colour."""
     bottom = ax.get_xaxis_transform()
     for name in variables:
-        steps = [r["step"] for r in records
-                 if r["variables"].get(name, {}).get("status") == "zero"]  # fmt: skip
+        steps = [r["step"] for r in records if r["variables"].get(name, {}).get("status") == "zero"]
         if steps:
-            ax.plot(steps, [0.02] * len(steps), marker="|", markersize=9, linestyle="none",
-                    color=color[layer_of(name)], transform=bottom, clip_on=False)  # fmt: skip
+            ax.plot(
+                steps,
+                [0.02] * len(steps),
+                marker="|",
+                markersize=9,
+                linestyle="none",
+                color=color[layer_of(name)],
+                transform=bottom,
+                clip_on=False,
+            )
 
 
 def _positive(value: float | None) -> float:
@@ -117,22 +158,46 @@ def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]]) -> None
     """A mark per finding at its first step along the top of the panel; a legend by kind."""
     if not findings:
         return
-    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     top = ax.get_xaxis_transform()  # x in steps, y in axes fraction
     seen: dict[str, int] = {}
     for f in findings:
         marker, colour = MARKS.get(f["kind"], ("o", "black"))
         ax.axvline(f["from_step"], color=colour, linewidth=0.6, linestyle=":", alpha=0.7)
-        ax.plot([f["from_step"]], [1.0], marker=marker, color=colour, markersize=8,
-                transform=top, clip_on=False, linestyle="none")  # fmt: skip
+        ax.plot(
+            [f["from_step"]],
+            [1.0],
+            marker=marker,
+            color=colour,
+            markersize=8,
+            transform=top,
+            clip_on=False,
+            linestyle="none",
+        )
         seen[f["kind"]] = seen.get(f["kind"], 0) + 1
-    handles = [plt.Line2D([], [], marker=MARKS[k][0], color=MARKS[k][1], linestyle="none",
-                          label=f"{k} ({n}), first at step "
-                                f"{min(f['from_step'] for f in findings if f['kind'] == k)}")
-               for k, n in seen.items()]  # fmt: skip
-    side.add_artist(side.legend(handles=handles, fontsize=7, loc="lower left", frameon=False,
-                                title="findings", title_fontsize=8))  # fmt: skip
+    handles = [
+        Line2D(
+            [],
+            [],
+            marker=MARKS[k][0],
+            color=MARKS[k][1],
+            linestyle="none",
+            label=f"{k} ({n}), first at step "
+            f"{min(f['from_step'] for f in findings if f['kind'] == k)}",
+        )
+        for k, n in seen.items()
+    ]
+    side.add_artist(
+        side.legend(
+            handles=handles,
+            fontsize=7,
+            loc="lower left",
+            frameon=False,
+            title="findings",
+            title_fontsize=8,
+        )
+    )
 
 
 def _loss(ax: Any, records: Sequence[Mapping[str, Any]]) -> None:
@@ -154,8 +219,12 @@ def render(timeline: Mapping[str, Any], fmt: str) -> bytes:
     fig = figure(timeline)
     try:
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="svg" if fmt == "html" else fmt, dpi=110,
-                    metadata={"Date": None} if fmt in ("svg", "html") else None)  # fmt: skip
+        fig.savefig(
+            buffer,
+            format="svg" if fmt == "html" else fmt,
+            dpi=110,
+            metadata={"Date": None} if fmt in ("svg", "html") else None,
+        )
     finally:
         plt.close(fig)
     data = buffer.getvalue()
@@ -164,12 +233,15 @@ def render(timeline: Mapping[str, Any], fmt: str) -> bytes:
 
 def page(timeline: Mapping[str, Any], svg: str) -> str:
     """A self-contained HTML page: the SVG inline, then the findings."""
-    svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype
-    items = "\n".join(
-        f"<li><b>{html.escape(f['kind'])}</b> at step {int(f['from_step'])} "
-        f"<code>{html.escape(str(f['site']))}</code>: {html.escape(str(f['message']))}</li>"
-        for f in timeline.get("findings", [])
-    ) or "<li>none: every gradient looked healthy</li>"
+    svg = svg[svg.index("<svg") :]  # drop the XML prolog and doctype
+    items = (
+        "\n".join(
+            f"<li><b>{html.escape(f['kind'])}</b> at step {int(f['from_step'])} "
+            f"<code>{html.escape(str(f['site']))}</code>: {html.escape(str(f['message']))}</li>"
+            for f in timeline.get("findings", [])
+        )
+        or "<li>none: every gradient looked healthy</li>"
+    )
     title = html.escape(f"gradscope timeline: {timeline.get('program', '')}")
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>\n'

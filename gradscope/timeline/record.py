@@ -64,7 +64,7 @@ def norm(array: np.ndarray[Any, Any]) -> float | None:
 
 
 def gradient_stats(gradient: Any) -> dict[str, Any]:
-    """``status``, ``norm``, ``zero_fraction`` and ``sparse`` of one gradient (None: no gradient)."""
+    """``status``, ``norm``, ``zero_fraction`` and ``sparse`` of a gradient (None: no gradient)."""
     if gradient is None:
         return {"status": NONE_STATUS, "norm": None, "zero_fraction": None, "sparse": False}
     array = dense(gradient)
@@ -72,8 +72,12 @@ def gradient_stats(gradient: Any) -> dict[str, Any]:
     zeros = int(size - np.count_nonzero(array))
     finite = bool(np.all(np.isfinite(array)))
     status = "nan" if not finite else ("zero" if zeros == size else "ok")
-    return {"status": status, "norm": norm(array) if finite else None,
-            "zero_fraction": zeros / size if size else 0.0, "sparse": is_sparse(gradient)}  # fmt: skip
+    return {
+        "status": status,
+        "norm": norm(array) if finite else None,
+        "zero_fraction": zeros / size if size else 0.0,
+        "sparse": is_sparse(gradient),
+    }
 
 
 def cosine(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float | None:
@@ -162,8 +166,12 @@ class Recorder:
             value = entry[2] if len(entry) > 2 else None
             stats["weight_norm"] = norm(np.asarray(value)) if value is not None else None
             variables[str(entry[0])] = stats
-        out: dict[str, Any] = {"step": int(step), "site": site, "loss": _finite(loss),
-                               "variables": variables}  # fmt: skip
+        out: dict[str, Any] = {
+            "step": int(step),
+            "site": site,
+            "loss": _finite(loss),
+            "variables": variables,
+        }
         if losses:
             out["losses"], out["cosine"] = _per_loss(losses)
         self.steps.append(out)
@@ -177,9 +185,14 @@ class Recorder:
 
     def to_dict(self) -> dict[str, Any]:
         """The timeline JSON (contract section 7), findings included."""
-        return {"gradscope": TIMELINE_VERSION, "program": self.program, "every": self.every,
-                "thresholds": self.thresholds.to_dict(), "steps": self.steps,
-                "findings": self.findings()}  # fmt: skip
+        return {
+            "gradscope": TIMELINE_VERSION,
+            "program": self.program,
+            "every": self.every,
+            "thresholds": self.thresholds.to_dict(),
+            "steps": self.steps,
+            "findings": self.findings(),
+        }
 
     def close(self) -> dict[str, Any]:
         """Compute the findings, write the timeline and close TensorBoard; idempotent.
@@ -214,8 +227,9 @@ def _per_loss(
     pairs = []
     for a, b in combinations(losses, 2):
         shared = [v for v in arrays[a] if v in arrays[b]]
-        pairs.append({"losses": [a, b],
-                      "variables": {v: cosine(arrays[a][v], arrays[b][v]) for v in shared}})  # fmt: skip
+        pairs.append(
+            {"losses": [a, b], "variables": {v: cosine(arrays[a][v], arrays[b][v]) for v in shared}}
+        )
     return per, pairs
 
 

@@ -52,14 +52,19 @@ class Board:
         step = int(record["step"])
         scalars: dict[str, float | None] = {f"{prefix}loss": record.get("loss")}
         for name, v in record["variables"].items():
-            ratio = (v["norm"] / v["weight_norm"]
-                     if v["norm"] is not None and v.get("weight_norm") else None)  # fmt: skip
-            scalars.update({
-                f"{prefix}gradients/norm/{name}": v["norm"],
-                f"{prefix}gradients/ratio/{name}": ratio,
-                f"{prefix}gradients/zero_fraction/{name}": v["zero_fraction"],
-                f"{prefix}weights/norm/{name}": v.get("weight_norm"),
-            })  # fmt: skip
+            ratio = (
+                v["norm"] / v["weight_norm"]
+                if v["norm"] is not None and v.get("weight_norm")
+                else None
+            )
+            scalars.update(
+                {
+                    f"{prefix}gradients/norm/{name}": v["norm"],
+                    f"{prefix}gradients/ratio/{name}": ratio,
+                    f"{prefix}gradients/zero_fraction/{name}": v["zero_fraction"],
+                    f"{prefix}weights/norm/{name}": v.get("weight_norm"),
+                }
+            )
         for loss, per in record.get("losses", {}).items():
             for name, v in per["variables"].items():
                 scalars[f"{prefix}losses/{loss}/norm/{name}"] = v["norm"]
@@ -70,13 +75,18 @@ class Board:
         with self._writer.as_default(step=step):
             for tag, value in scalars.items():
                 if value is not None:
-                    tf.summary.write(tag, tf.constant(value, tf.float32), metadata=self._meta("scalars"))
+                    tf.summary.write(
+                        tag, tf.constant(value, tf.float32), metadata=self._meta("scalars")
+                    )
             if self.histograms:
                 for name, g in gradients.items():
                     array = dense(g) if g is not None else None
                     if array is not None and array.size and np.all(np.isfinite(array)):
-                        tf.summary.write(f"{prefix}gradients/{name}", buckets(array),
-                                         metadata=self._meta("histograms"))
+                        tf.summary.write(
+                            f"{prefix}gradients/{name}",
+                            buckets(array),
+                            metadata=self._meta("histograms"),
+                        )
         self._writer.flush()
 
     def _meta(self, plugin: str) -> Any:

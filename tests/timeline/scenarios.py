@@ -16,7 +16,9 @@ import numpy as np
 ROOT = Path(tempfile.mkdtemp(prefix="gradscope-timeline-tests-"))
 
 
-def data(n: int = 256, features: int = 8, seed: int = 0) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+def data(
+    n: int = 256, features: int = 8, seed: int = 0
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Inputs and a learnable target (a noisy linear function)."""
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(n, features)).astype("float32")
@@ -24,7 +26,9 @@ def data(n: int = 256, features: int = 8, seed: int = 0) -> tuple[np.ndarray[Any
     return x, (x @ w + 0.1 * rng.normal(size=(n, 1))).astype("float32")
 
 
-def _fit(name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: int = 32) -> tuple[dict[str, Any], Path]:
+def _fit(
+    name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: int = 32
+) -> tuple[dict[str, Any], Path]:
     from gradscope.keras import Monitor
 
     path = ROOT / name / "timeline.json"
@@ -33,37 +37,49 @@ def _fit(name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: 
     return monitor.timeline, path
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def healthy() -> tuple[dict[str, Any], Path]:
     """A ReLU MLP learning a linear target with Adam: no finding."""
     import keras
 
     keras.utils.set_random_seed(1)
     x, y = data()
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, activation="relu"),
-                              keras.layers.Dense(32, activation="relu"), keras.layers.Dense(1)])  # fmt: skip
+    model = keras.Sequential(
+        [
+            keras.Input((8,)),
+            keras.layers.Dense(32, activation="relu"),
+            keras.layers.Dense(32, activation="relu"),
+            keras.layers.Dense(1),
+        ]
+    )
     model.compile(keras.optimizers.Adam(1e-2), loss="mse")
     return _fit("healthy", model, x, y, every=2, epochs=4)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def dying_relu() -> tuple[dict[str, Any], Path]:
     """A ReLU layer whose outputs a strong activity penalty drives to 0 until every unit dies."""
     import keras
 
     keras.utils.set_random_seed(2)
     x, y = data()
-    model = keras.Sequential([
-        keras.Input((8,)),
-        keras.layers.Dense(16, activation="relu", name="hidden",
-                           activity_regularizer=keras.regularizers.L1(3.0)),
-        keras.layers.Dense(1, name="head"),
-    ])  # fmt: skip
+    model = keras.Sequential(
+        [
+            keras.Input((8,)),
+            keras.layers.Dense(
+                16,
+                activation="relu",
+                name="hidden",
+                activity_regularizer=keras.regularizers.L1(3.0),
+            ),
+            keras.layers.Dense(1, name="head"),
+        ]
+    )
     model.compile(keras.optimizers.SGD(0.5), loss="mse")
     return _fit("dying", model, x, y, every=1, epochs=4)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def exploding() -> tuple[dict[str, Any], Path]:
     """Linear regression with a learning rate far too large: norms explode, then NaN."""
     import keras
@@ -75,7 +91,7 @@ def exploding() -> tuple[dict[str, Any], Path]:
     return _fit("exploding", model, x, y, every=1, epochs=8)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def conflicting() -> tuple[dict[str, Any], Path]:
     """Two losses on one prediction with opposite targets: their gradients point apart."""
     import keras

@@ -1,0 +1,77 @@
+"""``check --timeline``: a timeline's findings as a report, so every check format renders them.
+
+A small adapter, no new renderer: the timeline becomes one :class:`~gradscope.analysis.model.Report`
+whose "spec" is the timeline file, with one loss per site (the statuses and norms of its last
+recorded step) and one problem per finding. A problem's kind is the finding's (``dead``,
+``vanishing``, ``exploding``, ``nan``, ``none``); it points at the site's ``FILE:LINE`` (the
+user's ``fit(...)`` or ``tape.gradient(...)`` line), where annotations belong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gradscope.analysis import model as m
+from gradscope.analysis.check import CheckResult
+from gradscope.gradients.facts import VariableFacts
+
+
+def report(timeline: Mapping[str, Any], path: str) -> m.Report:
+    """The report of a timeline file: its sites as losses, its findings as problems."""
+    last: dict[str, Mapping[str, Any]] = {}
+    for record in timeline.get("steps", []):
+        if record["site"] not in last or record["step"] >= last[record["site"]]["step"]:
+            last[record["site"]] = record
+    losses = tuple(_loss(site, record) for site, record in last.items())
+    names = list(dict.fromkeys(v for r in last.values() for v in r["variables"]))
+    variables = tuple(VariableFacts(n, (), "", False, "") for n in names)
+    problems = tuple(_problem(f, path) for f in timeline.get("findings", []))
+    return m.Report(
+        spec=path,
+        name=timeline.get("program"),
+        tensorflow=str(timeline.get("tensorflow", "")),
+        device="",
+        variables=variables,
+        losses=losses,
+        problems=problems,
+    )
+
+
+def _loss(site: str, record: Mapping[str, Any]) -> m.LossResult:
+    pairs = tuple(
+        m.PairResult(name, str(v["status"]), v.get("norm"), (), bool(v.get("sparse")))
+        for name, v in record["variables"].items()
+    )
+    return m.LossResult(
+        site,
+        record.get("loss"),
+        pairs,
+        source=site,
+        notes=(f"statuses of step {record['step']}, the last recorded",),
+    )
+
+
+def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
+    site = str(finding.get("site", ""))
+    file, _, line = site.rpartition(":")
+    located = bool(file) and line.isdigit()
+    message = f"{finding['message']} (step {finding['from_step']}, {site})"
+    return m.Problem(
+        loss=site,
+        variable=finding.get("variable"),
+        kind=str(finding["kind"]),
+        message=message,
+        spec=file if located else path,
+        line=int(line) if located else 1,
+    )
+
+
+def with_timelines(
+    result: CheckResult | None, timelines: Mapping[str, Mapping[str, Any]]
+) -> CheckResult:
+    """``result`` (the specs' check, or None) with one more report per timeline (path -> JSON)."""
+    reports = tuple(report(timeline, path) for path, timeline in timelines.items())
+    if result is None:
+        return CheckResult(reports)
+    return CheckResult(result.reports + reports, result.baseline, result.fixed)
