@@ -24,14 +24,14 @@ def report(timeline: Mapping[str, Any], path: str) -> m.Report:
         if record["site"] not in last or record["step"] >= last[record["site"]]["step"]:
             last[record["site"]] = record
     losses = tuple(_loss(site, record) for site, record in last.items())
-    names = list(dict.fromkeys(v for r in last.values() for v in r["variables"]))
-    variables = tuple(VariableFacts(n, (), "", False, "") for n in names)
+    shapes = {n: v.get("shape", ()) for r in last.values() for n, v in r["variables"].items()}
+    variables = tuple(VariableFacts(n, tuple(shape), "", False, "") for n, shape in shapes.items())
     problems = tuple(_problem(f, path) for f in timeline.get("findings", []))
     return m.Report(
         spec=path,
         name=timeline.get("program"),
-        tensorflow=str(timeline.get("tensorflow", "")),
-        device="",
+        tensorflow=str(timeline.get("tensorflow") or "?"),
+        device=str(timeline.get("device") or "?"),
         variables=variables,
         losses=losses,
         problems=problems,
@@ -40,7 +40,9 @@ def report(timeline: Mapping[str, Any], path: str) -> m.Report:
 
 def _loss(site: str, record: Mapping[str, Any]) -> m.LossResult:
     pairs = tuple(
-        m.PairResult(name, str(v["status"]), v.get("norm"), (), bool(v.get("sparse")))
+        m.PairResult(
+            name, str(v["status"]), v.get("norm"), tuple(v.get("shape", ())), bool(v.get("sparse"))
+        )
         for name, v in record["variables"].items()
     )
     return m.LossResult(
@@ -56,12 +58,11 @@ def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
     site = str(finding.get("site", ""))
     file, _, line = site.rpartition(":")
     located = bool(file) and line.isdigit()
-    message = f"{finding['message']} (step {finding['from_step']}, {site})"
     return m.Problem(
         loss=site,
         variable=finding.get("variable"),
         kind=str(finding["kind"]),
-        message=message,
+        message=str(finding["message"]),
         spec=file if located else path,
         line=int(line) if located else 1,
     )

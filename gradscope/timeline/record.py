@@ -89,6 +89,14 @@ def cosine(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float | None:
     return max(-1.0, min(1.0, float(np.dot(a64, b64)) / (na * nb)))
 
 
+def _shape(gradient: Any, value: Any) -> list[int]:
+    if value is not None:
+        return [int(d) for d in np.shape(value)]
+    if gradient is not None and is_sparse(gradient):
+        return [int(d) for d in np.asarray(gradient.dense_shape)]
+    return [int(d) for d in np.shape(gradient)] if gradient is not None else []
+
+
 def _finite(value: Any) -> float | None:
     if value is None:
         return None
@@ -165,6 +173,7 @@ class Recorder:
                 stats["status"] = str(entry[3])
             value = entry[2] if len(entry) > 2 else None
             stats["weight_norm"] = norm(np.asarray(value)) if value is not None else None
+            stats["shape"] = _shape(entry[1], value)
             variables[str(entry[0])] = stats
         out: dict[str, Any] = {
             "step": int(step),
@@ -185,9 +194,11 @@ class Recorder:
 
     def to_dict(self) -> dict[str, Any]:
         """The timeline JSON (contract section 7), findings included."""
+        tf = sys.modules.get("tensorflow")  # named when the program has it; never imported here
         return {
             "gradscope": TIMELINE_VERSION,
             "program": self.program,
+            "tensorflow": getattr(tf, "__version__", None),
             "every": self.every,
             "thresholds": self.thresholds.to_dict(),
             "steps": self.steps,

@@ -6,14 +6,18 @@ and the path it was written to; the TensorBoard directory sits next to it.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 ROOT = Path(tempfile.mkdtemp(prefix="gradscope-timeline-tests-"))
+atexit.register(shutil.rmtree, ROOT, ignore_errors=True)
 
 
 def data(
@@ -26,19 +30,61 @@ def data(
     return x, (x @ w + 0.1 * rng.normal(size=(n, 1))).astype("float32")
 
 
-def _fit(
-    name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: int = 32
-) -> tuple[dict[str, Any], Path]:
+@dataclass
+class Run:
+    """A model trained under the Monitor, with what a test needs to recompute its gradients."""
+
+    timeline: dict[str, Any]
+    path: Path
+    model: Any
+    x: Any
+    y: Any
+    batch: int
+    before: dict[int, list[Any]] = field(default_factory=dict)  # step -> weights before it
+    after: dict[int, list[Any]] = field(default_factory=dict)  # step -> weights after it
+
+    def batch_of(self, step: int) -> tuple[Any, Any]:
+        """The (x, y) batch of a step (fit ran with shuffle=False)."""
+        per_epoch = -(-len(self.x) // self.batch)
+        start = ((step - 1) % per_epoch) * self.batch
+        cut = slice(start, start + self.batch)
+        ys = [t[cut] for t in self.y] if isinstance(self.y, list) else self.y[cut]
+        return self.x[cut], ys
+
+
+def _fit(name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: int = 32) -> Run:
+    import keras
+
     from gradscope.keras import Monitor
 
     path = ROOT / name / "timeline.json"
+    run = Run({}, path, model, x, y, batch)
+
+    class Snapshots(keras.callbacks.Callback):  # type: ignore[misc]
+        def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+            step = int(model.optimizer.iterations.numpy()) + 1
+            run.before[step] = [v.numpy() for v in model.trainable_variables]
+
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            step = int(model.optimizer.iterations.numpy())
+            run.after[step] = [v.numpy() for v in model.trainable_variables]
+
     monitor = Monitor(every=every, timeline=path, tensorboard=ROOT / name / "tb")
-    model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=False, verbose=0, callbacks=[monitor])
-    return monitor.timeline, path
+    model.fit(
+        x,
+        y,
+        batch_size=batch,
+        epochs=epochs,
+        shuffle=False,
+        verbose=0,
+        callbacks=[Snapshots(), monitor],
+    )
+    run.timeline = monitor.timeline
+    return run
 
 
 @functools.cache
-def healthy() -> tuple[dict[str, Any], Path]:
+def healthy() -> Run:
     """A ReLU MLP learning a linear target with Adam: no finding."""
     import keras
 
@@ -57,7 +103,7 @@ def healthy() -> tuple[dict[str, Any], Path]:
 
 
 @functools.cache
-def dying_relu() -> tuple[dict[str, Any], Path]:
+def dying_relu() -> Run:
     """A ReLU layer whose outputs a strong activity penalty drives to 0 until every unit dies."""
     import keras
 
@@ -80,7 +126,7 @@ def dying_relu() -> tuple[dict[str, Any], Path]:
 
 
 @functools.cache
-def exploding() -> tuple[dict[str, Any], Path]:
+def exploding() -> Run:
     """Linear regression with a learning rate far too large: norms explode, then NaN."""
     import keras
 
@@ -92,7 +138,7 @@ def exploding() -> tuple[dict[str, Any], Path]:
 
 
 @functools.cache
-def conflicting() -> tuple[dict[str, Any], Path]:
+def conflicting() -> Run:
     """Two losses on one prediction with opposite targets: their gradients point apart."""
     import keras
 
