@@ -151,3 +151,94 @@ def test_monitor_conflicting_losses_have_the_cosine_bare_tensorflow_has() -> Non
         trunk = next(n for n in pair["variables"] if n.endswith("trunk/kernel"))
         assert pair["variables"][trunk] < -0.5
     assert run.timeline["findings"] == []
+
+
+def _mixed_model(seed: int) -> Any:
+    """Dropout, batch norm, an L2 regularizer and two outputs: every source of hidden state."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    inputs = keras.Input((8,))
+    h = keras.layers.Dense(16, activation="relu", kernel_regularizer="l2")(inputs)
+    h = keras.layers.BatchNormalization()(h)
+    h = keras.layers.Dropout(0.3)(h)
+    model = keras.Model(
+        inputs, [keras.layers.Dense(1, name="a")(h), keras.layers.Dense(1, name="b")(h)]
+    )
+    model.compile(keras.optimizers.Adam(1e-2), loss=["mse", "mae"], loss_weights=[1.0, 0.5])
+    return model
+
+
+def test_monitor_leaves_the_training_result_and_the_model_as_they_were() -> None:
+    from gradscope.keras import Monitor
+
+    x, y = scenarios.data()
+    results = []
+    for monitor in (None, Monitor(every=3)):
+        model = _mixed_model(seed=5)
+        model.fit(
+            x, [y, -y], batch_size=32, epochs=2, verbose=0, callbacks=[monitor] if monitor else []
+        )
+        results.append([w.numpy() for w in model.weights])  # batch-norm statistics included
+    assert monitor is not None and len(monitor.steps) == 16 // 3
+    assert set(monitor.steps[0]["losses"]) == {"a", "b", "added_losses"}
+    for plain, watched in zip(*results, strict=True):
+        np.testing.assert_array_equal(plain, watched)
+    assert "train_step" not in vars(model) and "apply" not in vars(model.optimizer)
+    model.fit(x, [y, -y], batch_size=32, epochs=1, verbose=0)  # traced again, without the hooks
+    assert len(monitor.steps) == 16 // 3
+
+
+@pytest.mark.filterwarnings("ignore:Gradients do not exist")  # the spare variable, on purpose
+def test_monitor_watches_a_custom_train_step() -> None:
+    import keras
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    class Custom(keras.Model):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.dense = keras.layers.Dense(1, name="dense")
+            self.spare = self.add_weight(shape=(3,), name="spare")  # no loss reaches it
+
+        def call(self, x: Any) -> Any:
+            return self.dense(x)
+
+        def train_step(self, data: Any) -> Any:
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(y - self(x, training=True)))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables, strict=True))
+            return {"loss": loss}
+
+    keras.utils.set_random_seed(6)
+    x, y = scenarios.data(n=64)
+    model = Custom()
+    model.compile(keras.optimizers.SGD(0.05))
+    model(x[:1])
+    kernel = model.dense.kernel
+    before = kernel.numpy(), model.dense.bias.numpy()
+    monitor = Monitor(every=2)
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[monitor])
+    (record,) = monitor.steps
+    assert record["step"] == 2
+    spare = record["variables"][model.spare.path]
+    assert spare["status"] == "none:unexplained" and spare["norm"] is None
+    # Bare TF: step 2's gradient, from the weights after one SGD step on the first batch.
+    w, b = tf.Variable(before[0]), tf.Variable(before[1])
+    for batch in (slice(0, 32), slice(32, 64)):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(y[batch] - (x[batch] @ w + b)))
+        gw, gb = tape.gradient(loss, [w, b])
+        w.assign_sub(0.05 * gw)
+        b.assign_sub(0.05 * gb)
+    assert record["variables"][kernel.path]["norm"] == pytest.approx(_norm(gw), rel=1e-5)
+    assert record["loss"] == pytest.approx(float(loss), rel=1e-5)
+    (finding,) = monitor.findings
+    assert (finding["kind"], finding["variable"], finding["from_step"]) == (
+        "none",
+        model.spare.path,
+        2,
+    )

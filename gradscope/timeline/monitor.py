@@ -97,7 +97,9 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             p: (hooks.part_value(p), [(n, hooks.gradient(n, p)) for n in hooks.names])
             for p in hooks.parts
         }
-        loss = float(hooks.loss.numpy())
+        loss: Any = float(hooks.loss.numpy())
+        if loss != loss and logs and "loss" in logs:  # a custom train_step: its reported loss
+            loss = logs["loss"]
         self.recorder.record(step, self.site, loss, entries, losses=losses or None)
 
     def on_train_end(self, logs: Any = None) -> None:
