@@ -20,11 +20,12 @@ from typing import Any
 MARKS = {
     "nan": ("X", "#d62728"),
     "exploding": ("^", "#ff7f0e"),
-    "dead": ("v", "#7f7f7f"),
+    "dead": ("v", "#555555"),
     "vanishing": ("v", "#9467bd"),
     "none": ("s", "#000000"),
 }
 LEGEND_LAYERS = 12  # more layers than this: a colour bar instead of a legend entry each
+LABELLED_GROUPS = 6  # findings (by kind and step) named in the picture; the rest are marked
 
 
 def layer_of(variable: str) -> str:
@@ -51,7 +52,7 @@ def figure(timeline: Mapping[str, Any], title: str | None = None) -> Any:
     names = sites(timeline) or ["(no steps recorded)"]
     fig = plt.figure(figsize=(11, 4.2 * len(names) + 1.6), layout="constrained")
     grid = fig.add_gridspec(
-        2 * len(names), 2, height_ratios=[4, 1] * len(names), width_ratios=[5, 1]
+        2 * len(names), 2, height_ratios=[4, 1] * len(names), width_ratios=[4, 1]
     )
     for i, site in enumerate(names):
         norms = fig.add_subplot(grid[2 * i, 0])
@@ -155,18 +156,21 @@ def _positive(value: float | None) -> float:
 
 
 def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]]) -> None:
-    """A mark per finding at its first step along the top of the panel; a legend by kind."""
+    """A mark per finding at its first step along the top of the panel, the variables named
+    beside it (the first few groups), and a legend by kind."""
     if not findings:
         return
     from matplotlib.lines import Line2D
 
     top = ax.get_xaxis_transform()  # x in steps, y in axes fraction
-    seen: dict[str, int] = {}
+    groups: dict[tuple[str, int], list[str]] = {}
     for f in findings:
-        marker, colour = MARKS.get(f["kind"], ("o", "black"))
-        ax.axvline(f["from_step"], color=colour, linewidth=0.6, linestyle=":", alpha=0.7)
+        groups.setdefault((f["kind"], int(f["from_step"])), []).append(str(f["variable"]))
+    for i, ((kind, step), names) in enumerate(groups.items()):
+        marker, colour = MARKS.get(kind, ("o", "black"))
+        ax.axvline(step, color=colour, linewidth=0.6, linestyle=":", alpha=0.7)
         ax.plot(
-            [f["from_step"]],
+            [step],
             [1.0],
             marker=marker,
             color=colour,
@@ -175,7 +179,21 @@ def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]]) -> None
             clip_on=False,
             linestyle="none",
         )
-        seen[f["kind"]] = seen.get(f["kind"], 0) + 1
+        if i < LABELLED_GROUPS:
+            more = f" +{len(names) - 1}" if len(names) > 1 else ""
+            ax.text(
+                step,
+                0.96,
+                f"{kind}: {names[0]}{more} ",
+                transform=top,
+                rotation=90,
+                ha="right",
+                va="top",
+                fontsize=7,
+                color=colour,
+                bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none", "pad": 1.5},
+            )
+    kinds = list(dict.fromkeys(kind for kind, _ in groups))
     handles = [
         Line2D(
             [],
@@ -183,10 +201,10 @@ def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]]) -> None
             marker=MARKS[k][0],
             color=MARKS[k][1],
             linestyle="none",
-            label=f"{k} ({n}), first at step "
-            f"{min(f['from_step'] for f in findings if f['kind'] == k)}",
+            label=f"{k} ×{sum(1 for f in findings if f['kind'] == k)}, from step "
+            f"{min(step for kind, step in groups if kind == k)}",
         )
-        for k, n in seen.items()
+        for k in kinds
     ]
     side.add_artist(
         side.legend(

@@ -89,6 +89,7 @@ def test_recorder_per_loss_norms_and_cosines() -> None:
 def test_recorder_writes_no_nan_into_json(tmp_path: Path) -> None:
     with Recorder(timeline=tmp_path / "t.json") as recorder:
         recorder.record(1, "s", float("inf"), [("w", np.array([np.inf]), np.array([np.nan]))])
+
     def refuse(constant: str) -> None:
         raise AssertionError(f"{constant} is not JSON")
 
