@@ -57,7 +57,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self.per_loss = per_loss
         self.site = "fit"
         self._hooks: Any = None
-        self._last = 0
+        self._last = self._base = self._calls = 0
+        self._per_call = 1
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -80,13 +81,21 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self.site = _user_line()
         self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
         self._hooks = Hooks(self.model, self.recorder.every, self.per_loss)
-        self._last = int(self._hooks.step.numpy())
+        self._last = self._base = int(self.model.optimizer.iterations.numpy())
+        self._calls, self._per_call = 0, max(int(getattr(self.model, "steps_per_execution", 1)), 1)
         self.model.make_train_function(force=True)  # fit made it before calling us
 
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
         hooks = self._hooks
         if hooks is None:
             return
+        # Read the device only when a due step may have passed: a read on every batch would
+        # cost more than the recording itself on a small model.
+        self._calls += 1
+        reach = self._base + self._calls * self._per_call
+        if reach // self.recorder.every == self._last // self.recorder.every:
+            return
+        self._base, self._calls = int(self.model.optimizer.iterations.numpy()), 0  # resync
         step = int(hooks.step.numpy())
         if step <= self._last:
             return

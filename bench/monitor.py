@@ -1,0 +1,142 @@
+"""The cost of ``gradscope.keras.Monitor``: ``model.fit`` of a small MLP with and without it.
+
+In one process, alternating (plain, monitored, plain, ...) so that both see the same machine
+state, each trial a fresh model trained for the same steps; the medians are compared. Two
+numbers per trial: the whole ``fit`` (tracing included: the Monitor traces the train step
+again with its hooks) and the steady state (the epochs after the first, timed by a callback).
+The goal: at most 10% slower at ``every=10``. ``--write`` adds the run to bench/RESULTS.md.
+
+    python bench/monitor.py [--trials 7] [--every 10] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+GOAL = 1.10
+FEATURES, WIDTH, CLASSES, BATCH, SAMPLES, EPOCHS = 64, 256, 10, 64, 4096, 6
+
+
+def model(seed: int) -> Any:
+    """The bench MLP: 64 -> 256 -> 256 -> 256 -> 10, ReLU, Adam, cross-entropy."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    layers = [keras.Input((FEATURES,))]
+    layers += [keras.layers.Dense(WIDTH, activation="relu") for _ in range(3)]
+    net = keras.Sequential([*layers, keras.layers.Dense(CLASSES)])
+    net.compile(
+        keras.optimizers.Adam(1e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    return net
+
+
+class EpochTimes:
+    """Wall time of each epoch (a Keras callback, built lazily to import Keras late)."""
+
+    def __new__(cls) -> Any:
+        import keras
+
+        class Timer(keras.callbacks.Callback):  # type: ignore[misc]
+            def __init__(self) -> None:
+                super().__init__()
+                self.times: list[float] = []
+
+            def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+                self._start = time.perf_counter()
+
+            def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+                self.times.append(time.perf_counter() - self._start)
+
+        return Timer()
+
+
+def trial(monitored: bool, every: int, data: Any, directory: str) -> tuple[float, float]:
+    """(whole fit, steady state: the epochs after the first) in seconds."""
+    from gradscope.keras import Monitor
+
+    net = model(seed=0)
+    timer = EpochTimes()
+    callbacks = [timer]
+    if monitored:
+        callbacks.append(Monitor(every=every, timeline=os.path.join(directory, "timeline.json")))
+    start = time.perf_counter()
+    net.fit(*data, batch_size=BATCH, epochs=EPOCHS, shuffle=False, verbose=0, callbacks=callbacks)
+    return time.perf_counter() - start, sum(timer.times[1:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=7)
+    parser.add_argument("--every", type=int, default=10)
+    parser.add_argument(
+        "--write", action="store_true", help="append the result to bench/RESULTS.md"
+    )
+    args = parser.parse_args()
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    data = (
+        rng.normal(size=(SAMPLES, FEATURES)).astype("float32"),
+        rng.integers(0, CLASSES, SAMPLES),
+    )
+    runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as directory:
+        trial(False, args.every, data, directory)  # warm-up: TensorFlow's one-time costs
+        for _ in range(args.trials):
+            for monitored in (False, True):
+                runs[monitored].append(trial(monitored, args.every, data, directory))
+    steps = EPOCHS * (SAMPLES // BATCH)
+    fit = [statistics.median(t[0] for t in runs[m]) for m in (False, True)]
+    steady = [statistics.median(t[1] for t in runs[m]) for m in (False, True)]
+    lines = report(args, steps, fit, steady, tf.__version__)
+    print("\n".join(lines))
+    if args.write:
+        with open(ROOT / "bench" / "RESULTS.md", "a", encoding="utf-8") as f:
+            f.write("\n" + "\n".join(lines) + "\n")
+
+
+def report(
+    args: Any, steps: int, fit: list[float], steady: list[float], tf_version: str
+) -> list[str]:
+    ratio_fit, ratio_steady = fit[1] / fit[0], steady[1] / steady[0]
+    machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+               f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
+               f"TensorFlow {tf_version}")  # fmt: skip
+    verdict = "met" if max(ratio_fit, ratio_steady) <= GOAL else "**not met**"
+    return [
+        "## Monitor: the cost of recording gradients over training",
+        "",
+        f"Run {time.strftime('%Y-%m-%d')} with `python bench/monitor.py --trials {args.trials} "
+        f"--every {args.every}`. Machine: {machine}.",
+        "",
+        f"`model.fit` of the bench MLP ({FEATURES}-{WIDTH}-{WIDTH}-{WIDTH}-{CLASSES}, ReLU, Adam, "
+        f"batch {BATCH}, {steps} steps in {EPOCHS} epochs) with and without "
+        f"`gradscope.keras.Monitor(every={args.every}, timeline=...)`, in one process, "
+        f"alternating, a fresh model per trial, {args.trials} trials each; medians.",
+        "",
+        "| measure | plain s | with Monitor s | ratio |",
+        "|---|---|---|---|",
+        f"| whole fit (tracing included) | {fit[0]:.3f} | {fit[1]:.3f} | {ratio_fit:.3f} |",
+        f"| steady state (epochs 2-{EPOCHS}) | {steady[0]:.3f} | {steady[1]:.3f} "
+        f"| {ratio_steady:.3f} |",
+        "",
+        f"Goal: at most {GOAL:.2f}x at every={args.every}: {verdict}.",
+    ]
+
+
+if __name__ == "__main__":
+    main()
