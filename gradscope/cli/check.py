@@ -88,7 +88,7 @@ def check(
     from gradscope.report import render
 
     if not specs and not timelines:
-        raise click.UsageError("expected a SPEC, or --timeline FILE")
+        raise click.UsageError("Missing argument 'SPEC...' (or --timeline FILE).")
     loaded = {path: read_timeline(path, "check") for path in timelines}  # bad files: exit 2 first
     result = _check_specs(specs, fmt, output, baseline, device, quiet, max_elements, numeric)
     if timelines:

@@ -76,7 +76,7 @@ def test_check_timeline_needs_no_tensorflow(
 
 def test_check_without_spec_or_timeline_is_a_usage_error() -> None:
     code, _, stderr = _invoke("check")
-    assert code == 2 and "expected a SPEC, or --timeline FILE" in stderr
+    assert code == 2 and "Missing argument 'SPEC...' (or --timeline FILE)." in stderr
 
 
 def test_check_unreadable_timeline_is_exit_2(tmp_path: Path) -> None:
