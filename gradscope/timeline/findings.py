@@ -141,11 +141,16 @@ def _exploding(points: Sequence[Point], limits: Thresholds) -> Found:
                     "exploding",
                     p.step,
                     f"the gradient norm {p.norm:.3g} at step {p.step} is "
-                    f"{p.norm / median:,.0f}× its running median {median:.3g}: lower the "
+                    f"{_times(p.norm / median)} its running median {median:.3g}: lower the "
                     "learning rate or clip gradients (clipnorm=1.0)",
                 )
         seen.append(p.norm)
     return None
+
+
+def _times(ratio: float) -> str:
+    """``1,200×`` or, past a million, ``2.5e+13×``."""
+    return f"{ratio:,.0f}×" if ratio < 1e6 else f"{ratio:.2g}×"
 
 
 def _dead(points: Sequence[Point], limits: Thresholds) -> Found:

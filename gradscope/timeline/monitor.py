@@ -81,6 +81,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self.site = _user_line()
         self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
         self._hooks = Hooks(self.model, self.recorder.every, self.per_loss)
+        self.recorder.device = _device(self.model)
         self._last = self._base = int(self.model.optimizer.iterations.numpy())
         self._calls, self._per_call = 0, max(int(getattr(self.model, "steps_per_execution", 1)), 1)
         self.model.make_train_function(force=True)  # fit made it before calling us
@@ -122,6 +123,15 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
 def _path(variable: Any) -> str:
     path = getattr(variable, "path", None)
     return str(path) if path else str(variable.name).removesuffix(":0")
+
+
+def _device(model: Any) -> str | None:
+    """``CPU:0`` or ``GPU:0``: where the model's first variable lives."""
+    variables = model.trainable_variables
+    if not variables:
+        return None
+    name = str(getattr(getattr(variables[0], "value", variables[0]), "device", ""))
+    return name.rpartition("device:")[2] or None
 
 
 def _user_line() -> str:

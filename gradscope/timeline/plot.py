@@ -1,10 +1,11 @@
 """Pictures of a timeline: gradient norms over steps, one line per variable, grouped by layer.
 
-One panel per site: gradient norms on a log scale, a variable's line coloured by its layer
-(layers in model order along one colour map, so 100+ variables still read as a gradient from
-the first layer to the last), kernels solid and other variables dashed; findings are marked
-at their first step along the top of the panel and listed under it. A thin panel below shows
-the loss. PNG and SVG come from matplotlib (Agg, no display needed); HTML is one
+Per site, three panels share the step axis. Gradient norms on a log scale, a variable's line
+coloured by its layer (layers in model order along one colour map, so 100+ variables still
+read as a gradient from the first layer to the last), kernels solid and other variables
+dashed; findings are marked at their first step along the top and listed beside the panel.
+Below it, each variable's share of exactly-zero gradient elements (a dying layer climbs to
+1), then the loss. PNG and SVG come from matplotlib (Agg, no display needed); HTML is one
 self-contained file with the SVG inline and the findings as a list.
 """
 
@@ -25,6 +26,7 @@ MARKS = {
     "none": ("s", "#000000"),
 }
 LEGEND_LAYERS = 12  # more layers than this: a colour bar instead of a legend entry each
+CMAP = "viridis"  # first layer dark, last layer light; readable in grey and for colour blindness
 LABELLED_GROUPS = 6  # findings (by kind and step) named in the picture; the rest are marked
 
 
@@ -50,17 +52,19 @@ def figure(timeline: Mapping[str, Any], title: str | None = None) -> Any:
     import matplotlib.pyplot as plt
 
     names = sites(timeline) or ["(no steps recorded)"]
-    fig = plt.figure(figsize=(11, 4.2 * len(names) + 1.6), layout="constrained")
+    fig = plt.figure(figsize=(11, 5.6 * len(names) + 1.2), layout="constrained")
     grid = fig.add_gridspec(
-        2 * len(names), 2, height_ratios=[4, 1] * len(names), width_ratios=[4, 1]
+        3 * len(names), 2, height_ratios=[4, 1.3, 1] * len(names), width_ratios=[4, 1]
     )
     for i, site in enumerate(names):
-        norms = fig.add_subplot(grid[2 * i, 0])
-        loss = fig.add_subplot(grid[2 * i + 1, 0], sharex=norms)
-        side = fig.add_subplot(grid[2 * i : 2 * i + 2, 1])
+        norms = fig.add_subplot(grid[3 * i, 0])
+        zeros = fig.add_subplot(grid[3 * i + 1, 0], sharex=norms)
+        loss = fig.add_subplot(grid[3 * i + 2, 0], sharex=norms)
+        side = fig.add_subplot(grid[3 * i : 3 * i + 3, 1])
         side.axis("off")
         records = [r for r in timeline["steps"] if r["site"] == site]
         _norms(fig, norms, side, records)
+        _zero_fractions(zeros, records)
         _findings(norms, side, [f for f in timeline.get("findings", []) if f.get("site") == site])
         _loss(loss, records)
         norms.set_title(f"gradient norms at {site}", loc="left", fontsize=10)
@@ -68,17 +72,27 @@ def figure(timeline: Mapping[str, Any], title: str | None = None) -> Any:
     return fig
 
 
+def _palette(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str], dict[str, Any]]:
+    """Variables and layers in model order, and each layer's colour along the colour map."""
+    import matplotlib.pyplot as plt
+
+    variables = list(dict.fromkeys(v for record in records for v in record["variables"]))
+    layers = list(dict.fromkeys(layer_of(v) for v in variables))
+    cmap = plt.get_cmap(CMAP)
+    return (
+        variables,
+        layers,
+        {layer: cmap(0.9 * i / max(len(layers) - 1, 1)) for i, layer in enumerate(layers)},
+    )
+
+
 def _norms(fig: Any, ax: Any, side: Any, records: Sequence[Mapping[str, Any]]) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.colors import Normalize
     from matplotlib.lines import Line2D
 
-    variables: list[str] = []
-    for record in records:
-        variables += [v for v in record["variables"] if v not in variables]
-    layers = list(dict.fromkeys(layer_of(v) for v in variables))
-    cmap = plt.get_cmap("viridis")
-    color = {layer: cmap(0.9 * i / max(len(layers) - 1, 1)) for i, layer in enumerate(layers)}
+    variables, layers, color = _palette(records)
+    cmap = plt.get_cmap(CMAP)
     thin = 0.8 if len(variables) > 40 else 1.4
     for name in variables:
         steps = [r["step"] for r in records if name in r["variables"]]
@@ -149,6 +163,23 @@ def _zeros(
                 transform=bottom,
                 clip_on=False,
             )
+
+
+def _zero_fractions(ax: Any, records: Sequence[Mapping[str, Any]]) -> None:
+    """Share of exactly-zero gradient elements per variable (dead units show as a climb to 1)."""
+    variables, _, color = _palette(records)
+    for name in variables:
+        points = [
+            (r["step"], r["variables"][name].get("zero_fraction"))
+            for r in records
+            if name in r["variables"]
+        ]
+        ys = [math.nan if z is None else z for _, z in points]
+        ax.plot([s for s, _ in points], ys, color=color[layer_of(name)], linewidth=0.9, alpha=0.8)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylabel("zero share", fontsize=8)
+    ax.grid(True, alpha=0.25)
+    ax.tick_params(labelbottom=False)
 
 
 def _positive(value: float | None) -> float:
@@ -246,7 +277,18 @@ def render(timeline: Mapping[str, Any], fmt: str) -> bytes:
     finally:
         plt.close(fig)
     data = buffer.getvalue()
+    if fmt == "png":
+        return _palette_png(data)
     return page(timeline, data.decode("utf-8")).encode("utf-8") if fmt == "html" else data
+
+
+def _palette_png(data: bytes) -> bytes:
+    """The PNG with 256 colours: a line chart loses nothing visible and shrinks 3-4 times."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(data)).convert("RGB").quantize(256).save(out, "png", optimize=True)
+    return out.getvalue()
 
 
 def page(timeline: Mapping[str, Any], svg: str) -> str:

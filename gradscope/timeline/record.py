@@ -133,6 +133,7 @@ class Recorder:
         self.timeline = os.fspath(timeline) if timeline is not None else None
         self.program = program if program is not None else (sys.argv[0] or "<python>")
         self.thresholds = thresholds or Thresholds()
+        self.device: str | None = None  # where the gradients were computed, when known
         self.steps: list[dict[str, Any]] = []
         self._board: Any = None
         if tensorboard is not None:
@@ -199,6 +200,7 @@ class Recorder:
             "gradscope": TIMELINE_VERSION,
             "program": self.program,
             "tensorflow": getattr(tf, "__version__", None),
+            "device": self.device,
             "every": self.every,
             "thresholds": self.thresholds.to_dict(),
             "steps": self.steps,
