@@ -21,18 +21,26 @@ from gradscope.keras import Monitor
 PENALTY = keras.regularizers.L1(0.05)  # meant to be 1e-5: it pushes dense_2's outputs to 0
 
 
+def build() -> keras.Model:
+    """Four ReLU layers and a head; dense_2 carries the too strong activity penalty."""
+    layers = [keras.Input((32,))]
+    for i in range(4):
+        penalty = PENALTY if i == 2 else None
+        layers.append(
+            keras.layers.Dense(64, "relu", name=f"dense_{i}", activity_regularizer=penalty)
+        )
+    model = keras.Sequential([*layers, keras.layers.Dense(2, name="head")])
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    model.compile(keras.optimizers.SGD(0.05), loss=loss)
+    return model
+
+
 def main(timeline: str = "timeline.json", tensorboard: str = "logs/gradients") -> None:
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     x = (rng.normal(size=(2048, 32)) * 8).astype("float32")
     y = (x[:, :4].sum(axis=1) > 0).astype("int32")
-    model = keras.Sequential(
-        [keras.Input((32,))]
-        + [keras.layers.Dense(64, activation="relu", name=f"dense_{i}",
-                              activity_regularizer=PENALTY if i == 2 else None) for i in range(4)]
-        + [keras.layers.Dense(2, name="head")]
-    )
-    model.compile(keras.optimizers.SGD(0.05), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = build()
     monitor = Monitor(every=5, timeline=timeline, tensorboard=tensorboard)
     model.fit(x, y, batch_size=32, epochs=6, verbose=0, callbacks=[monitor])
     for finding in monitor.findings:
