@@ -242,3 +242,38 @@ def test_monitor_watches_a_custom_train_step() -> None:
         model.spare.path,
         2,
     )
+
+
+@pytest.mark.parametrize(
+    ("compile_options", "steps"),
+    [
+        ({"run_eagerly": True}, [2, 4, 6, 8]),
+        ({"jit_compile": True}, [2, 4, 6, 8]),
+        # Three steps per execution: the callback sees one record per execution, the last.
+        ({"steps_per_execution": 3}, [2, 6, 8]),
+    ],
+)
+def test_monitor_in_every_execution_mode(compile_options: dict[str, Any], steps: list[int]) -> None:
+    import keras
+
+    from gradscope.keras import Monitor
+
+    x, y = scenarios.data()
+    weights = []
+    for monitor in (None, Monitor(every=2)):
+        keras.utils.set_random_seed(7)
+        inputs = keras.Input((8,))
+        h = keras.layers.Dense(16, activation="relu")(inputs)
+        model = keras.Model(
+            inputs, [keras.layers.Dense(1, name="a")(h), keras.layers.Dense(1, name="b")(h)]
+        )
+        model.compile("sgd", loss=["mse", "mse"], **compile_options)
+        model.fit(
+            x, [y, -y], batch_size=32, epochs=1, verbose=0, callbacks=[monitor] if monitor else []
+        )
+        weights.append([w.numpy() for w in model.weights])
+    assert monitor is not None
+    assert [s["step"] for s in monitor.steps] == steps
+    assert all(set(s["losses"]) == {"a", "b"} for s in monitor.steps)
+    for plain, watched in zip(*weights, strict=True):
+        np.testing.assert_array_equal(plain, watched)

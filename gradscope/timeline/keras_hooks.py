@@ -137,6 +137,8 @@ class Hooks:
                 logs = step(data)
         finally:
             self._trace = None
+        if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
+            trace.loss = logs["loss"]  # a custom train_step: the loss it reports
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
         tf.cond(
             tf.equal(iterations % self.every, 0),

@@ -9,8 +9,14 @@
     monitor.findings     # [{"kind": "dead", "variable": "dense_1/kernel", "from_step": 40, ...}]
 
 Works with compiled losses, several outputs, ``add_loss``, regularizers and custom
-``train_step``s that call ``optimizer.apply_gradients`` (or ``apply``); the hooks are in
-:mod:`gradscope.timeline.keras_hooks`. The site is the user's ``fit(...)`` line.
+``train_step``s that call ``optimizer.apply_gradients`` (or ``apply``), traced (with or
+without XLA) or eager; the hooks are in :mod:`gradscope.timeline.keras_hooks`. The site is
+the user's ``fit(...)`` line. Steps are the optimizer's (``optimizer.iterations``, from 1).
+With ``steps_per_execution`` > 1 the callback runs once per execution, so at most one record
+per execution is kept (the last due step in it). One device: a ``tf.distribute`` strategy is
+not watched (``gradscope run`` is the tool there). The recorded gradients are copied into
+variables of the same shapes, so the monitor holds one more copy of the trainable weights
+(and one per loss with several losses).
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._hooks: Any = None
         self._last = self._base = self._calls = 0
         self._per_call = 1
+        self._running = False
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -84,12 +91,19 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self.recorder.device = _device(self.model)
         self._last = self._base = int(self.model.optimizer.iterations.numpy())
         self._calls, self._per_call = 0, max(int(getattr(self.model, "steps_per_execution", 1)), 1)
+        self._running = False
         self.model.make_train_function(force=True)  # fit made it before calling us
 
-    def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+    def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+        # The step before has finished: collect it here rather than in on_train_batch_end,
+        # which would make Keras turn every step's logs into Python numbers synchronously.
+        if self._hooks is not None and self._running:
+            self._collect()
+        self._running = True
+
+    def _collect(self) -> None:
+        """Record the last due step if one passed since the last record."""
         hooks = self._hooks
-        if hooks is None:
-            return
         # Read the device only when a due step may have passed: a read on every batch would
         # cost more than the recording itself on a small model.
         self._calls += 1
@@ -107,13 +121,13 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             p: (hooks.part_value(p), [(n, hooks.gradient(n, p)) for n in hooks.names])
             for p in hooks.parts
         }
-        loss: Any = float(hooks.loss.numpy())
-        if loss != loss and logs and "loss" in logs:  # a custom train_step: its reported loss
-            loss = logs["loss"]
+        loss = float(hooks.loss.numpy())
         self.recorder.record(step, self.site, loss, entries, losses=losses or None)
 
     def on_train_end(self, logs: Any = None) -> None:
         if self._hooks is not None:
+            if self._running:
+                self._collect()
             self._hooks.remove()
             self._hooks = None
             self.model.train_function = None  # the next fit traces the step without the hooks

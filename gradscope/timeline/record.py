@@ -57,9 +57,23 @@ def is_sparse(gradient: Any) -> bool:
     return all(hasattr(gradient, a) for a in ("values", "indices", "dense_shape"))
 
 
+def _square_sum(flat: np.ndarray[Any, Any]) -> float:
+    """Sum of squares: one BLAS dot in the array's own precision (fast), again in float64
+    when that overflowed (a float32 norm above ~1.8e19)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.dot(flat, flat))
+    if math.isinf(total):
+        wide = flat.astype(np.float64)
+        total = float(np.dot(wide, wide))
+    return total
+
+
 def norm(array: np.ndarray[Any, Any]) -> float | None:
-    """The L2 norm, in float64 so that large float32 values do not overflow; None if not finite."""
-    value = float(np.sqrt(np.sum(np.square(array.astype(np.float64)))))
+    """The L2 norm; None when it is not finite (a NaN or an infinity inside)."""
+    flat = np.ravel(array)
+    if not np.issubdtype(flat.dtype, np.floating):
+        flat = flat.astype(np.float64)
+    value = math.sqrt(_square_sum(flat)) if flat.size else 0.0
     return value if math.isfinite(value) else None
 
 
@@ -70,11 +84,11 @@ def gradient_stats(gradient: Any) -> dict[str, Any]:
     array = dense(gradient)
     size = array.size
     zeros = int(size - np.count_nonzero(array))
-    finite = bool(np.all(np.isfinite(array)))
-    status = "nan" if not finite else ("zero" if zeros == size else "ok")
+    value = norm(array)  # finite exactly when every element is (a NaN or Inf makes it non-finite)
+    status = "nan" if value is None else ("zero" if zeros == size else "ok")
     return {
         "status": status,
-        "norm": norm(array) if finite else None,
+        "norm": value,
         "zero_fraction": zeros / size if size else 0.0,
         "sparse": is_sparse(gradient),
     }
