@@ -82,8 +82,9 @@ def _total(y: Any, pred: Any, model: Any) -> dict[str, Any]:
     return out
 
 
-def test_monitor_healthy_model_matches_bare_tensorflow_and_finds_nothing() -> None:
-    run = scenarios.healthy()
+@pytest.mark.parametrize("board", [True, False], ids=["whole-gradients", "reduced-in-graph"])
+def test_monitor_healthy_model_matches_bare_tensorflow_and_finds_nothing(board: bool) -> None:
+    run = scenarios.healthy(board)
     assert [r["step"] for r in run.timeline["steps"]] == list(range(2, 33, 2))
     assert_matches_bare(run, _total)
     assert run.timeline["findings"] == []
@@ -133,8 +134,9 @@ def _two(y: Any, pred: Any, model: Any) -> dict[str, Any]:
     return {"up": _mse(y[0], pred[0]), "down": _mse(y[1], pred[1])}
 
 
-def test_monitor_conflicting_losses_have_the_cosine_bare_tensorflow_has() -> None:
-    run = scenarios.conflicting()
+@pytest.mark.parametrize("board", [True, False], ids=["whole-gradients", "reduced-in-graph"])
+def test_monitor_conflicting_losses_have_the_cosine_bare_tensorflow_has(board: bool) -> None:
+    run = scenarios.conflicting(board)
     assert_matches_bare(run, _two)
     for record in run.timeline["steps"]:
         _, per = bare(run, record["step"], _two)

@@ -39,21 +39,26 @@ class _Trace:
 class Hooks:
     """Installs the wrappers on ``model`` and reads back what the due steps stashed."""
 
-    def __init__(self, model: Any, every: int, per_loss: bool = True) -> None:
-        self.model, self.every, self.per_loss = model, int(every), per_loss
+    def __init__(self, model: Any, every: int, per_loss: bool = True, raw: bool = False) -> None:
+        self.model, self.every, self.per_loss, self.raw = model, int(every), per_loss, raw
         self.optimizer = model.optimizer
         with tf.init_scope():
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="gradscope_step")
             self.loss = tf.Variable(
                 float("nan"), dtype=tf.float32, trainable=False, name="gradscope_loss"
             )
-        self.stash: dict[tuple[str, str], tf.Variable] = {}  # (loss part or "", var path)
+        self.stash: dict[tuple[str, str], tf.Variable] = {}  # (loss part or "", var path), raw
         self.part_values: dict[str, tf.Variable] = {}
+        self.sums: dict[
+            str, tf.Variable
+        ] = {}  # "total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n]
+        self.shapes: dict[str, tuple[int, ...]] = {}
         self.names: list[str] = []  # paths of the variables the step applies, in order
         self.nones: set[str] = set()
         self.sparse: set[str] = set()
         self.parts: list[str] = []
         self._trace: _Trace | None = None
+        self._fetch: tuple[Any, Any] | None = None
         self._saved: list[tuple[Any, str, Any]] = []
         self._install()
 
@@ -148,29 +153,52 @@ class Hooks:
         return logs
 
     def _store(self, trace: _Trace, tape: tf.GradientTape, iterations: Any) -> Any:
-        names = []
+        """On a due step: each gradient reduced to (sum of squares, zeros) in float64, the
+        weight's sum of squares, per loss part the same and the dot products between parts
+        (and, with ``raw``, the gradients themselves for histograms)."""
+        names, totals, variables = [], [], [v for _, v in trace.applied]
         for grad, variable in trace.applied:
             path = _path(variable)
             names.append(path)
-            if grad is None:
-                self.nones.add(path)
-                continue
+            self.shapes[path] = tuple(int(d) for d in variable.shape)
             if isinstance(grad, tf.IndexedSlices):
                 self.sparse.add(path)
-            self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
+            if grad is None:
+                self.nones.add(path)
+            elif self.raw:
+                self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
+            totals.append(tf.concat([_reduce(grad), _reduce(variable)[:1]], 0))
         self.names = names
+        self._sum("total", tf.stack(totals)).assign(tf.stack(totals))
         if trace.loss is not None:
             self.loss.assign(tf.cast(trace.loss, tf.float32))
         parts = trace.parts if len(trace.parts) > 1 else []
         self.parts = [name for name, _ in parts]
-        variables = [v for _, v in trace.applied]
+        flats = []
         for name, value in parts:
             self._value(name).assign(tf.cast(value, tf.float32))
-            for variable, grad in zip(variables, tape.gradient(value, variables), strict=False):
-                if grad is not None:
-                    self._stash(name, _path(variable), variable).assign(tf.convert_to_tensor(grad))
+            flats.append([_flat(g) for g in tape.gradient(value, variables)])
+        if flats:
+            reduced = tf.stack([tf.stack([_reduce(g) for g in grads]) for grads in flats])
+            self._sum("parts", reduced).assign(reduced)
+            dots = tf.stack(
+                [
+                    tf.stack([_dot(a, b) for a, b in zip(flats[i], flats[j], strict=True)])
+                    for i in range(len(flats))
+                    for j in range(i + 1, len(flats))
+                ]
+            )
+            self._sum("dots", dots).assign(dots)
         self.step.assign(iterations)
         return tf.constant(True)
+
+    def _sum(self, name: str, like: Any) -> tf.Variable:
+        if name not in self.sums or tuple(self.sums[name].shape) != tuple(like.shape):
+            with tf.init_scope():
+                self.sums[name] = tf.Variable(
+                    tf.zeros(like.shape, tf.float64), trainable=False, name=f"gradscope_{name}"
+                )
+        return self.sums[name]
 
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
         key = (part, path)
@@ -191,14 +219,48 @@ class Hooks:
 
     # -- read back (eager, from the callback) -----------------------------------------------
 
-    def gradient(self, path: str, part: str = "") -> Any:
-        """The stashed gradient of ``path`` (None when the step gave it none)."""
-        if (part == "" and path in self.nones) or (part, path) not in self.stash:
-            return None
-        return self.stash[(part, path)].numpy()
+    def fetch(self) -> Snapshot:
+        """The last due step's numbers, as numpy (small: a few values per variable)."""
+        raw = {k: v.numpy() for k, v in self.stash.items()} if self.raw else {}
+        return Snapshot(
+            {k: v.numpy() for k, v in self.sums.items()},
+            {k: float(v.numpy()) for k, v in self.part_values.items()},
+            float(self.loss.numpy()),
+            raw,
+        )
 
-    def part_value(self, part: str) -> float:
-        return float(self.part_values[part].numpy())
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A due step: ``sums`` ("total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n]), the loss
+    parts' values, the loss, and with ``raw`` the gradients by (part or "", path)."""
+
+    sums: dict[str, Any]
+    parts: dict[str, float]
+    loss: float
+    raw: dict[tuple[str, str], Any]
+
+
+def _flat(gradient: Any) -> Any:
+    """A gradient as one float64 vector, None kept."""
+    if gradient is None:
+        return None
+    return tf.cast(tf.reshape(tf.convert_to_tensor(gradient), [-1]), tf.float64)
+
+
+def _reduce(tensor: Any) -> Any:
+    """``[sum of squares, zero elements]`` in float64 (NaN, NaN for no gradient)."""
+    flat = tensor if isinstance(tensor, tf.Tensor) and tensor.dtype == tf.float64 else _flat(tensor)
+    if flat is None:
+        return tf.constant([float("nan"), float("nan")], tf.float64)
+    zeros = tf.cast(tf.size(flat, tf.int64) - tf.math.count_nonzero(flat), tf.float64)
+    return tf.stack([tf.reduce_sum(tf.square(flat)), zeros])
+
+
+def _dot(a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return tf.constant(float("nan"), tf.float64)
+    return tf.reduce_sum(a * b)
 
 
 _MISSING = object()

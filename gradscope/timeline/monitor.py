@@ -27,9 +27,10 @@ import sys
 from typing import Any
 
 import keras
+import numpy as np
 
 from gradscope.timeline.findings import Thresholds
-from gradscope.timeline.record import Recorder
+from gradscope.timeline.record import Recorder, Summary
 
 
 class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
@@ -87,7 +88,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
 
         self.site = _user_line()
         self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
-        self._hooks = Hooks(self.model, self.recorder.every, self.per_loss)
+        raw = self.recorder.histograms  # TensorBoard histograms need the gradients themselves
+        self._hooks = Hooks(self.model, self.recorder.every, self.per_loss, raw=raw)
         self.recorder.device = _device(self.model)
         self._last = self._base = int(self.model.optimizer.iterations.numpy())
         self._calls, self._per_call = 0, max(int(getattr(self.model, "steps_per_execution", 1)), 1)
@@ -115,14 +117,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         if step <= self._last:
             return
         self._last = step
-        values = {_path(v): v for v in self.model.trainable_variables}
-        entries = [(n, hooks.gradient(n), values.get(n)) for n in hooks.names]
-        losses = {
-            p: (hooks.part_value(p), [(n, hooks.gradient(n, p)) for n in hooks.names])
-            for p in hooks.parts
-        }
-        loss = float(hooks.loss.numpy())
-        self.recorder.record(step, self.site, loss, entries, losses=losses or None)
+        entries, losses, dots, loss = _summaries(hooks, hooks.fetch())
+        self.recorder.record(step, self.site, loss, entries, losses=losses or None, dots=dots)
 
     def on_train_end(self, logs: Any = None) -> None:
         if self._hooks is not None:
@@ -132,6 +128,39 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             self._hooks = None
             self.model.train_function = None  # the next fit traces the step without the hooks
         self.recorder.close()
+
+
+def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[Any, Any], float]:
+    """The recorder's entries of a due step: :class:`Summary` rows (reduced in the traced
+    step), or the gradients themselves when they were kept for histograms."""
+    total = snap.sums["total"]
+    entries, losses, dots = [], {}, {}
+    for i, name in enumerate(hooks.names):
+        shape = hooks.shapes[name]
+        grad: Any = None
+        if name not in hooks.nones:
+            grad = snap.raw.get(("", name))
+            if grad is None:
+                grad = Summary(float(total[i, 0]), int(total[i, 1]), shape, name in hooks.sparse)
+        entries.append((name, grad, Summary(float(total[i, 2]), 0, shape)))
+    for p, part in enumerate(hooks.parts):
+        rows = snap.sums["parts"][p]
+        losses[part] = (
+            snap.parts[part],
+            [
+                (
+                    n,
+                    None
+                    if np.isnan(rows[i, 1])
+                    else Summary(float(rows[i, 0]), int(rows[i, 1]), hooks.shapes[n]),
+                )
+                for i, n in enumerate(hooks.names)
+            ],
+        )
+    pairs = [(a, b) for i, a in enumerate(hooks.parts) for b in hooks.parts[i + 1 :]]
+    for k, pair in enumerate(pairs):
+        dots[pair] = {n: float(snap.sums["dots"][k, i]) for i, n in enumerate(hooks.names)}
+    return entries, losses, dots, snap.loss
 
 
 def _path(variable: Any) -> str:

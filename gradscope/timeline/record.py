@@ -29,6 +29,7 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -41,6 +42,33 @@ NONE_STATUS = "none:unexplained"
 
 #: ``(name, gradient, value)`` or ``(name, gradient, value, status)``.
 Entry = Sequence[Any]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A gradient or a weight already reduced where it lives (inside a traced step, on the
+    device), so that only a few numbers reach the recorder.
+
+    Attributes:
+        square_sum: the sum of its squared elements (NaN or Inf when an element is).
+        zeros: how many elements are exactly zero.
+        shape: its shape.
+        sparse: whether TensorFlow gave it as ``IndexedSlices``.
+    """
+
+    square_sum: float
+    zeros: int
+    shape: tuple[int, ...]
+    sparse: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def norm(self) -> float | None:
+        finite = math.isfinite(self.square_sum)
+        return math.sqrt(self.square_sum) if finite and self.square_sum >= 0 else None
 
 
 def dense(gradient: Any) -> np.ndarray[Any, Any]:
@@ -81,16 +109,18 @@ def gradient_stats(gradient: Any) -> dict[str, Any]:
     """``status``, ``norm``, ``zero_fraction`` and ``sparse`` of a gradient (None: no gradient)."""
     if gradient is None:
         return {"status": NONE_STATUS, "norm": None, "zero_fraction": None, "sparse": False}
-    array = dense(gradient)
-    size = array.size
-    zeros = int(size - np.count_nonzero(array))
-    value = norm(array)  # finite exactly when every element is (a NaN or Inf makes it non-finite)
+    if isinstance(gradient, Summary):
+        size, zeros, value = gradient.size, gradient.zeros, gradient.norm
+    else:
+        array = dense(gradient)
+        size, zeros = array.size, int(array.size - np.count_nonzero(array))
+        value = norm(array)  # finite exactly when every element is (NaN or Inf: not finite)
     status = "nan" if value is None else ("zero" if zeros == size else "ok")
     return {
         "status": status,
         "norm": value,
         "zero_fraction": zeros / size if size else 0.0,
-        "sparse": is_sparse(gradient),
+        "sparse": gradient.sparse if isinstance(gradient, Summary) else is_sparse(gradient),
     }
 
 
@@ -104,11 +134,20 @@ def cosine(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float | None:
 
 
 def _shape(gradient: Any, value: Any) -> list[int]:
+    for given in (value, gradient):
+        if isinstance(given, Summary):
+            return list(given.shape)
     if value is not None:
         return [int(d) for d in np.shape(value)]
     if gradient is not None and is_sparse(gradient):
         return [int(d) for d in np.asarray(gradient.dense_shape)]
     return [int(d) for d in np.shape(gradient)] if gradient is not None else []
+
+
+def _weight_norm(value: Any) -> float | None:
+    if isinstance(value, Summary):
+        return value.norm
+    return norm(np.asarray(value)) if value is not None else None
 
 
 def _finite(value: Any) -> float | None:
@@ -147,6 +186,7 @@ class Recorder:
         self.timeline = os.fspath(timeline) if timeline is not None else None
         self.program = program if program is not None else (sys.argv[0] or "<python>")
         self.thresholds = thresholds or Thresholds()
+        self.histograms = histograms and tensorboard is not None
         self.device: str | None = None  # where the gradients were computed, when known
         self.steps: list[dict[str, Any]] = []
         self._board: Any = None
@@ -168,6 +208,7 @@ class Recorder:
         entries: Sequence[Entry],
         *,
         losses: Mapping[str, tuple[Any, Sequence[Entry]]] | None = None,
+        dots: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
     ) -> dict[str, Any]:
         """Record one step of one site, whether or not it is :meth:`due`.
 
@@ -177,6 +218,8 @@ class Recorder:
             loss: the loss value (a scalar tensor, array or float; None when unknown).
             entries: ``(name, gradient, value[, status])`` per variable.
             losses: per loss, ``(value, entries)`` when the step has several losses.
+            dots: per pair of losses ``(a, b)``, the dot product of their gradients per
+                variable: the cosines' numerators when the entries are :class:`Summary` objects.
 
         Returns:
             The step record, as it appears in the timeline JSON.
@@ -187,7 +230,7 @@ class Recorder:
             if entry[1] is None and len(entry) > 3 and entry[3]:
                 stats["status"] = str(entry[3])
             value = entry[2] if len(entry) > 2 else None
-            stats["weight_norm"] = norm(np.asarray(value)) if value is not None else None
+            stats["weight_norm"] = _weight_norm(value)
             stats["shape"] = _shape(entry[1], value)
             variables[str(entry[0])] = stats
         out: dict[str, Any] = {
@@ -197,7 +240,7 @@ class Recorder:
             "variables": variables,
         }
         if losses:
-            out["losses"], out["cosine"] = _per_loss(losses)
+            out["losses"], out["cosine"] = _per_loss(losses, dots or {})
         self.steps.append(out)
         if self._board is not None:
             self._board.write(out, {str(e[0]): e[1] for e in entries})
@@ -244,20 +287,36 @@ class Recorder:
 
 def _per_loss(
     losses: Mapping[str, tuple[Any, Sequence[Entry]]],
+    dots: Mapping[tuple[str, str], Mapping[str, float]],
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     per: dict[str, Any] = {}
-    arrays: dict[str, dict[str, np.ndarray[Any, Any]]] = {}
+    grads: dict[str, dict[str, Any]] = {}
     for name, (value, entries) in losses.items():
-        stats = {str(e[0]): gradient_stats(e[1]) for e in entries}
-        per[name] = {"value": _finite(value), "variables": stats}
-        arrays[name] = {str(e[0]): dense(e[1]) for e in entries if e[1] is not None}
+        per[name] = {
+            "value": _finite(value),
+            "variables": {str(e[0]): gradient_stats(e[1]) for e in entries},
+        }
+        grads[name] = {str(e[0]): e[1] for e in entries if e[1] is not None}
     pairs = []
     for a, b in combinations(losses, 2):
-        shared = [v for v in arrays[a] if v in arrays[b]]
+        shared = [v for v in grads[a] if v in grads[b]]
+        given = dots.get((a, b), {})
         pairs.append(
-            {"losses": [a, b], "variables": {v: cosine(arrays[a][v], arrays[b][v]) for v in shared}}
+            {
+                "losses": [a, b],
+                "variables": {v: _cosine(grads[a][v], grads[b][v], given.get(v)) for v in shared},
+            }
         )
     return per, pairs
+
+
+def _cosine(a: Any, b: Any, dot: float | None) -> float | None:
+    if not isinstance(a, Summary) or not isinstance(b, Summary):
+        return cosine(dense(a), dense(b))
+    na, nb = a.norm, b.norm
+    if dot is None or not math.isfinite(dot) or not na or not nb:
+        return None
+    return max(-1.0, min(1.0, dot / (na * nb)))
 
 
 def write(path: str, timeline: Mapping[str, Any]) -> None:

@@ -52,7 +52,16 @@ class Run:
         return self.x[cut], ys
 
 
-def _fit(name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: int = 32) -> Run:
+def _fit(
+    name: str,
+    model: Any,
+    x: Any,
+    y: Any,
+    every: int,
+    epochs: int,
+    batch: int = 32,
+    board: bool = True,
+) -> Run:
     import keras
 
     from gradscope.keras import Monitor
@@ -69,7 +78,9 @@ def _fit(name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: 
             step = int(model.optimizer.iterations.numpy())
             run.after[step] = [v.numpy() for v in model.trainable_variables]
 
-    monitor = Monitor(every=every, timeline=path, tensorboard=ROOT / name / "tb")
+    # With TensorBoard the Monitor keeps whole gradients (for histograms); without, it reduces
+    # them in the traced step: both paths are tested.
+    monitor = Monitor(every=every, timeline=path, tensorboard=ROOT / name / "tb" if board else None)
     model.fit(
         x,
         y,
@@ -84,7 +95,7 @@ def _fit(name: str, model: Any, x: Any, y: Any, every: int, epochs: int, batch: 
 
 
 @functools.cache
-def healthy() -> Run:
+def healthy(board: bool = True) -> Run:
     """A ReLU MLP learning a linear target with Adam: no finding."""
     import keras
 
@@ -99,7 +110,7 @@ def healthy() -> Run:
         ]
     )
     model.compile(keras.optimizers.Adam(1e-2), loss="mse")
-    return _fit("healthy", model, x, y, every=2, epochs=4)
+    return _fit(f"healthy-{board}", model, x, y, every=2, epochs=4, board=board)
 
 
 @functools.cache
@@ -138,7 +149,7 @@ def exploding() -> Run:
 
 
 @functools.cache
-def conflicting() -> Run:
+def conflicting(board: bool = True) -> Run:
     """Two losses on one prediction with opposite targets: their gradients point apart."""
     import keras
 
@@ -150,4 +161,4 @@ def conflicting() -> Run:
     down = keras.layers.Identity(name="down")(up)
     model = keras.Model(inputs, [up, down])
     model.compile(keras.optimizers.SGD(1e-2), loss=["mse", "mse"])
-    return _fit("conflicting", model, x, [y, -y], every=2, epochs=1)
+    return _fit(f"conflicting-{board}", model, x, [y, -y], every=2, epochs=1, board=board)
