@@ -64,9 +64,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self.per_loss = per_loss
         self.site = "fit"
         self._hooks: Any = None
-        self._last = self._base = self._calls = 0
-        self._per_call = 1
-        self._running = False
+        self._plain: Any = None
+        self._recording: Any = None
+        self._next = self._last = self._per_call = 1
+        self._pending = False
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -88,41 +89,50 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
 
         self.site = _user_line()
         self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
+        model = self.model
+        if model.train_function is None:
+            model.make_train_function()
+        # Two train functions: Keras' own for the steps not recorded (they cost nothing more),
+        # and one traced with the hooks for the executions holding a due step. The hooks
+        # pass through when the plain function is traced (they act only inside their step).
+        self._plain = model.train_function
         raw = self.recorder.histograms  # TensorBoard histograms need the gradients themselves
-        self._hooks = Hooks(self.model, self.recorder.every, self.per_loss, raw=raw)
-        self.recorder.device = _device(self.model)
-        self._last = self._base = int(self.model.optimizer.iterations.numpy())
-        self._calls, self._per_call = 0, max(int(getattr(self.model, "steps_per_execution", 1)), 1)
-        self._running = False
-        self.model.make_train_function(force=True)  # fit made it before calling us
+        self._hooks = Hooks(model, self.recorder.every, self.per_loss, raw=raw)
+        model.make_train_function(force=True)
+        self._recording = model.train_function
+        self.recorder.device = _device(model)
+        self._next = self._last = int(model.optimizer.iterations.numpy()) + 1
+        self._per_call = max(int(getattr(model, "steps_per_execution", 1)), 1)
+        self._pending = False
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
-        # The step before has finished: collect it here rather than in on_train_batch_end,
+        # The execution before has finished: collect it here rather than in on_train_batch_end,
         # which would make Keras turn every step's logs into Python numbers synchronously.
-        if self._hooks is not None and self._running:
+        if self._hooks is None:
+            return
+        if self._pending:
             self._collect()
-        self._running = True
+        if self._per_call > 1:  # a partial execution at an epoch's end: count exactly
+            self._next = int(self.model.optimizer.iterations.numpy()) + 1
+        every, last = self.recorder.every, self._next + self._per_call - 1
+        self._pending = last // every > (self._next - 1) // every  # a due step in this one
+        self.model.train_function = self._recording if self._pending else self._plain
+        self._next += self._per_call
 
     def _collect(self) -> None:
-        """Record the last due step if one passed since the last record."""
+        """Record the due step the last execution stashed."""
         hooks = self._hooks
-        # Read the device only when a due step may have passed: a read on every batch would
-        # cost more than the recording itself on a small model.
-        self._calls += 1
-        reach = self._base + self._calls * self._per_call
-        if reach // self.recorder.every == self._last // self.recorder.every:
-            return
-        self._base, self._calls = int(self.model.optimizer.iterations.numpy()), 0  # resync
+        self._pending = False
         step = int(hooks.step.numpy())
-        if step <= self._last:
+        if step < self._last:
             return
-        self._last = step
+        self._last = step + 1
         entries, losses, dots, loss = _summaries(hooks, hooks.fetch())
         self.recorder.record(step, self.site, loss, entries, losses=losses or None, dots=dots)
 
     def on_train_end(self, logs: Any = None) -> None:
         if self._hooks is not None:
-            if self._running:
+            if self._pending:
                 self._collect()
             self._hooks.remove()
             self._hooks = None
