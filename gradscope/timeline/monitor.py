@@ -116,7 +116,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             self._next = int(self.model.optimizer.iterations.numpy()) + 1
         every, last = self.recorder.every, self._next + self._per_call - 1
         self._pending = last // every > (self._next - 1) // every  # a due step in this one
-        self.model.train_function = self._recording if self._pending else self._plain
+        wanted = self._recording if self._pending else self._plain
+        if self.model.train_function is not wanted:
+            # object.__setattr__: Keras' own attribute tracking costs more than a small step.
+            object.__setattr__(self.model, "train_function", wanted)
         self._next += self._per_call
 
     def _collect(self) -> None:
