@@ -49,3 +49,4 @@ clean:
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/monitor.py

@@ -144,8 +144,8 @@ def exploding() -> Run:
     keras.utils.set_random_seed(3)
     x, y = data()
     model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1, name="linear")])
-    model.compile(keras.optimizers.SGD(3.0), loss="mse")
-    return _fit("exploding", model, x, y, every=1, epochs=8)
+    model.compile(keras.optimizers.SGD(8.0), loss="mse")
+    return _fit("exploding", model, x, y, every=1, epochs=5)
 
 
 @functools.cache
