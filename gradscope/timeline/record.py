@@ -21,6 +21,16 @@ is recorded with status ``none:unexplained`` unless a fourth item gives the stat
 front-end that knows the cause). ``losses`` is optional: per-loss gradients when a step has
 several, for their norms and the cosine between every two losses' gradients on each variable
 both reach (a negative cosine: the losses pull that variable in opposite directions).
+
+A front-end that reduces gradients where they live (the Keras Monitor does, in the traced
+step) passes :class:`Summary` objects instead of tensors, for gradients and values alike,
+and ``dots={(loss_a, loss_b): {variable: dot product}}`` for the cosines.
+
+The timeline JSON extends contract section 7: top level ``tensorflow``, ``device``,
+``every``, ``thresholds``; per variable also ``sparse`` and ``shape``; per step with several
+losses ``losses`` (``{name: {"value", "variables": {name: {"status", "norm",
+"zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses": [a, b], "variables":
+{name: cosine or null}}]``).
 """
 
 from __future__ import annotations
