@@ -14,7 +14,7 @@ FORMATS = {".png": "png", ".svg": "svg", ".html": "html", ".htm": "html"}
 EPILOG = """\b
 Exit codes:
   0    the picture was written
-  2    a missing or unreadable timeline, or an output name that is not .png, .svg or .html
+  2    a missing or unreadable timeline, or an output not named .png, .svg or .html
 
 \b
 Examples:
