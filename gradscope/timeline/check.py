@@ -1,6 +1,6 @@
 """``check --timeline``: a timeline's findings as a report, so every check format renders them.
 
-A small adapter, no new renderer: the timeline becomes one :class:`~gradscope.analysis.model.Report`
+A small adapter, no new renderer: the timeline becomes one :class:`~gradscope.results.report.Report`
 whose "spec" is the timeline file, with one loss per site (the statuses and norms of its last
 recorded step) and one problem per finding. A problem's kind is the finding's (``dead``,
 ``vanishing``, ``exploding``, ``nan``, ``none``); it points at the site's ``FILE:LINE`` (the
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gradscope.analysis import model as m
+from gradscope.results import report as m
 from gradscope.analysis.check import CheckResult
-from gradscope.gradients.facts import VariableFacts
+from gradscope.results.facts import VariableFacts
 
 
 def report(timeline: Mapping[str, Any], path: str) -> m.Report:
