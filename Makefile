@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/gradscope inspect configs/two-heads.yaml
 
-# The picture in the README (needs Graphviz's dot).
+# The pictures in the README (the graph needs Graphviz's dot).
 pictures: $(STAMP)
 	$(VENV)/bin/gradscope graph configs/chained-heads.yaml --loss loss2_stopped -o docs/chained-heads.svg
+	$(PY) configs/monitor_example.py $${TMPDIR:-/tmp}/gradscope-timeline.json $${TMPDIR:-/tmp}/gradscope-tb
+	$(VENV)/bin/gradscope plot $${TMPDIR:-/tmp}/gradscope-timeline.json -o docs/timeline.png
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -47,6 +49,7 @@ clean:
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/monitor.py
 
 # --strategy against bare tf.distribute (bench/RESULTS.md, "Distributed runs")
 bench-distribute: $(STAMP)

@@ -93,9 +93,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 def _register() -> None:
     # Each command lives in its own module; none imports TensorFlow at module level.
-    from gradscope.cli import check, diff, graph, inspect, run, validate
+    from gradscope.cli import check, diff, graph, inspect, plot, run, validate
 
-    for module in (validate, inspect, diff, check, graph, run):
+    for module in (validate, inspect, diff, check, graph, run, plot):
         for command in module.COMMANDS:
             main.add_command(command)
 

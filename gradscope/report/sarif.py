@@ -101,6 +101,37 @@ RULES: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: Rules of the kinds only ``check --timeline`` reports (its ``nan`` is the rule above);
+#: listed after ``RULES`` when a result holds one.
+TIMELINE_RULES: dict[str, tuple[str, str, str]] = {
+    "exploding": (
+        "ExplodingGradient",
+        "A gradient norm jumped far above its running median.",
+        "The next optimizer steps overshoot; NaN often follows. Lower the learning "
+        "rate or clip gradients.",
+    ),
+    "dead": (
+        "DeadGradient",
+        "Most of a gradient is exactly zero for several recorded steps.",
+        "The units feeding the variable output 0 for every input (a dying ReLU) or its "
+        "path is masked, so it stops training. Lower the learning rate, use LeakyReLU or "
+        "GELU, or check the bias initialization.",
+    ),
+    "vanishing": (
+        "VanishingGradient",
+        "A gradient is tiny next to its variable's own norm.",
+        "The variable barely changes. Look for saturating activations, a missing "
+        "normalization or residual connection.",
+    ),
+    "none": (
+        "NoGradient",
+        "A variable gets no gradient during training.",
+        "TensorFlow returned None: the variable never trains from that step on. "
+        "`gradscope run` or `gradscope inspect` names where the path is cut.",
+    ),
+}
+
+
 def source_root(start: str | None = None) -> str:
     """The default source root: the nearest folder from ``start`` (the current directory) up
     that holds ``.git`` (a folder, or a file in a worktree), else ``start`` itself."""
@@ -147,9 +178,16 @@ def driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
             "rules": rules}  # fmt: skip
 
 
-def _rules() -> list[dict[str, Any]]:
+def _kinds(result: CheckResult) -> list[str]:
+    """Every check kind, then the timeline kinds the result holds."""
+    found = {p.kind for p in result.problems}
+    return list(RULES) + [k for k in TIMELINE_RULES if k in found]
+
+
+def _rules(kinds: list[str]) -> list[dict[str, Any]]:
     out = []
-    for kind, (name, short, text) in RULES.items():
+    for kind in kinds:
+        name, short, text = RULES.get(kind) or TIMELINE_RULES[kind]
         out.append({
             "id": kind,
             "name": name,
@@ -162,7 +200,9 @@ def _rules() -> list[dict[str, Any]]:
     return out
 
 
-def _result(p: m.Problem, spec: str, with_baseline: bool, root: str) -> dict[str, Any]:
+def _result(
+    p: m.Problem, spec: str, with_baseline: bool, root: str, kinds: list[str]
+) -> dict[str, Any]:
     location = {
         "physicalLocation": {
             "artifactLocation": artifact(p.spec, root),
@@ -171,7 +211,7 @@ def _result(p: m.Problem, spec: str, with_baseline: bool, root: str) -> dict[str
     }
     out: dict[str, Any] = {
         "ruleId": p.kind,
-        "ruleIndex": list(RULES).index(p.kind),
+        "ruleIndex": kinds.index(p.kind),
         "level": "note" if p.known else "error",
         "message": {"text": p.message},
         "locations": [location],
@@ -196,8 +236,9 @@ def to_sarif(result: CheckResult, root: str | None = None) -> dict[str, Any]:
     """The SARIF log as a dictionary; URIs relative to ``root`` (default: ``source_root()``)."""
     root = root or source_root()
     first = result.reports[0] if result.reports else None
+    kinds = _kinds(result)
     run: dict[str, Any] = {
-        "tool": {"driver": driver(_rules())},
+        "tool": {"driver": driver(_rules(kinds))},
         "automationDetails": {"id": "gradscope/check/"},
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": base_ids(root),
@@ -211,7 +252,7 @@ def to_sarif(result: CheckResult, root: str | None = None) -> dict[str, Any]:
         ],
         "artifacts": [{"location": artifact(r.spec, root)} for r in result.reports],
         "results": [
-            _result(p, r.spec, result.baseline is not None, root)
+            _result(p, r.spec, result.baseline is not None, root, kinds)
             for r in result.reports
             for p in r.problems
         ],

@@ -52,6 +52,11 @@ class ProblemKind(_Word):
     NAN = "nan"
     NEVER_TRAINED = "never-trained"
     NUMERIC_DIFFERS = "numeric-differs"  # only with --numeric
+    # findings over training (contract section 7), which ``check --timeline`` fails on
+    DEAD = "dead"
+    VANISHING = "vanishing"
+    EXPLODING = "exploding"
+    NO_GRADIENT = "none"
     # only with --strategy (contract section 8; analysis/replicas.py)
     REPLICA_MISMATCH = "replica-mismatch"
     REPLICA_LOSS_SCALE = "replica-loss-scale"
