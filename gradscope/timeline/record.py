@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from gradscope.timeline.arrays import dense as dense
+from gradscope.timeline.arrays import is_sparse as is_sparse
 from gradscope.timeline.findings import Thresholds, find
 
 TIMELINE_VERSION = 1
@@ -79,20 +81,6 @@ class Summary:
     def norm(self) -> float | None:
         finite = math.isfinite(self.square_sum)
         return math.sqrt(self.square_sum) if finite and self.square_sum >= 0 else None
-
-
-def dense(gradient: Any) -> np.ndarray[Any, Any]:
-    """A gradient as a dense numpy array (``IndexedSlices`` summed into their rows)."""
-    if all(hasattr(gradient, a) for a in ("values", "indices", "dense_shape")):
-        shape = tuple(int(d) for d in np.asarray(gradient.dense_shape))
-        out = np.zeros(shape, dtype=np.asarray(gradient.values).dtype)
-        np.add.at(out, np.asarray(gradient.indices), np.asarray(gradient.values))
-        return out
-    return np.asarray(gradient)
-
-
-def is_sparse(gradient: Any) -> bool:
-    return all(hasattr(gradient, a) for a in ("values", "indices", "dense_shape"))
 
 
 def _square_sum(flat: np.ndarray[Any, Any]) -> float:

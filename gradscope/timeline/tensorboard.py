@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from gradscope.timeline.record import dense
+from gradscope.timeline.arrays import dense
 
 
 class Board:
