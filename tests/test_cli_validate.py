@@ -96,12 +96,14 @@ def test_validate_directory_missing_and_empty_files(run_cli: RunCli, tmp_path: P
 
 
 def test_validate_a_python_target_says_what_validate_does(run_cli: RunCli, no_tensorflow):
-    result = run_cli("validate", "tests/targets/data/loose_model.py:build", env=no_tensorflow)
+    result = run_cli(
+        "validate", "tests/frontends/python/data/loose_model.py:build", env=no_tensorflow
+    )
     assert result.returncode == ExitCode.USAGE
     assert result.stderr == (
-        "gradscope validate: tests/targets/data/loose_model.py:build is a Python target: "
+        "gradscope validate: tests/frontends/python/data/loose_model.py:build is a Python target: "
         "validate reads spec files only, without TensorFlow; a target's gradients are checked "
-        "by running it: gradscope check tests/targets/data/loose_model.py:build\n"
+        "by running it: gradscope check tests/frontends/python/data/loose_model.py:build\n"
     )
 
 

@@ -27,9 +27,7 @@ from gradscope.report import CheckFormat
 EPILOG = """\b
 Exit codes:
   0    passed: no unexpected gradients (problems the baseline holds do not count)
-  1    unexpected gradients: a nan, a contradicted expect, a never-trained variable,
-       numeric-differs, replica-* (and with --timeline: any finding, dead, vanishing,
-       exploding, nan, none)
+  1    unexpected gradients: nan, contradicted expect, never-trained, numeric, replica, timeline
   2    a bad spec, target, baseline or command line (all errors listed; sarif, junit: a report)
   3    gradscope's own failure (re-run with --traceback)
   130  interrupted (Ctrl-C); no output file was touched

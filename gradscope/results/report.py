@@ -15,7 +15,7 @@ from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.results.picture import Picture
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
-from gradscope.results.status import ProblemKind, Status, Verdict
+from gradscope.results.status import FindingKind, ProblemKind, Status, Verdict
 from gradscope.results.status import has_gradient as has_gradient
 from gradscope.results.status import is_none as is_none
 
@@ -98,7 +98,7 @@ class Problem:
 
     loss: str | None
     variable: str | None
-    kind: ProblemKind
+    kind: ProblemKind | FindingKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
     spec: str = ""

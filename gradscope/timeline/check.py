@@ -17,7 +17,7 @@ from gradscope.analysis.check import CheckResult
 from gradscope.errors import UsageError
 from gradscope.results import report as m
 from gradscope.results.facts import VariableFacts
-from gradscope.results.status import ProblemKind, Status
+from gradscope.results.status import FindingKind, ProblemKind, Status
 
 W = TypeVar("W", bound=Enum)
 
@@ -70,7 +70,7 @@ def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
     return m.Problem(
         loss=site,
         variable=finding.get("variable"),
-        kind=_word(ProblemKind, finding["kind"]),
+        kind=_kind(finding["kind"]),
         message=str(finding["message"]),
         spec=file if located else path,
         line=int(line) if located else 1,
@@ -94,3 +94,8 @@ def _word(kind: type[W], value: Any) -> W:
     except ValueError:
         known = ", ".join(str(k.value) for k in kind)
         raise UsageError(f"the timeline holds {value!r} where one of {known} belongs") from None
+
+
+def _kind(value: Any) -> ProblemKind | FindingKind:
+    """A finding's kind: ``nan`` is the check's own kind, the others the timeline's."""
+    return ProblemKind.NAN if value == "nan" else _word(FindingKind, value)

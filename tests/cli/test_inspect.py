@@ -90,7 +90,7 @@ def test_inspect_build_error_names_node_and_line(run_cli: RunCli, write_spec) ->
 def test_patterns_match_exact_names_and_unmatched_ones_are_noted(write_spec) -> None:
     """`vars: ["w[0]"]` names the variable `w[0]` (as a glob alone it would mean `w0`), and
     a `vars` glob that matches no variable is a note, not silence (an `expect` one is an
-    error: tests/spec/test_patterns.py)."""
+    error: tests/frontends/yaml/test_patterns.py)."""
     import tensorflow as tf
 
     import gradscope

@@ -2,7 +2,7 @@
 statuses as bare TensorFlow has them, a table that fits, a picture reduced to what matters.
 
 One module-scoped run feeds every test: MobileNet with a head behind a stop_gradient
-(``tests/targets/data/applications.py``), 83 variables, 174 picture boxes.
+(``tests/frontends/python/data/applications.py``), 83 variables, 174 picture boxes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.tf
 
-TARGET = "tests/targets/data/applications.py:mobilenet"
+TARGET = "tests/frontends/python/data/applications.py:mobilenet"
 
 
 @pytest.fixture(scope="module")

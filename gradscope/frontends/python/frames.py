@@ -142,18 +142,27 @@ def of_traceback(frames: Iterable[object]) -> Site | None:
 
 def of_op(op: object) -> Site | None:
     """Where the user's code created a graph op; None when TensorFlow kept no stack, or when
-    gradscope made the op itself outside the user's code (a gradient op of ``tf.gradients``:
-    the frames around it are the program that called gradscope, not the user's model)."""
+    gradscope made the op itself (a gradient op of its own ``tf.gradients``): the innermost
+    frame that is not a library's (nor ``gradscope run``'s wrapper around the program's own
+    calls) is then gradscope's, not the user's model or program."""
     try:
         frames = list(getattr(op, "traceback", None) or ())
     except (TypeError, ValueError):
         return None
-    names = [str(getattr(f, "filename", "")) for f in frames]
     own = str(Path(__file__).resolve().parents[2]) + os.sep
-    called_user = any(getattr(f, "name", "") == "call_user" and n == __file__
-                      for f, n in zip(frames, names, strict=True))  # fmt: skip
-    if not called_user and any(n.startswith(own) for n in names):
-        return None
+    # `gradscope run` wraps the program's own calls (a traced function, a tape): its frames
+    # stand between the user's line and TensorFlow, and say nothing of who made the op
+    wrapper = os.path.join(own, "frontends", "program") + os.sep
+    for frame in reversed(frames):  # innermost first
+        name = str(getattr(frame, "filename", ""))
+        if name.startswith(wrapper):
+            continue
+        if name.startswith(own):
+            if getattr(frame, "name", "") == "call_user" and name == __file__:
+                break  # gradscope calling the user's loss: the op is the user's
+            return None
+        if is_user_code(name):
+            break
     try:
         return of_traceback(frames)
     except (TypeError, ValueError):

@@ -137,7 +137,7 @@ def _read_text(path: str) -> str:
     unread = Pos(0, 0)  # a file that cannot be read has no line 1: `x.yaml: no such file`
     if not is_printable(path):  # the path is shown in every report: a newline forges lines
         message = "the file name has control characters; rename the file"
-        raise _fatal(printable(path), unread, message)
+        raise _fatal(printable(path), start, message)
     file = Path(path)
     try:
         if file.is_dir():

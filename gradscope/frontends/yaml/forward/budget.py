@@ -4,8 +4,10 @@
 time cannot see:
 
 - **No strings and no file names.** A string tensor's size is not in its shape (``fill`` of a
-  100 KB string 2**26 times), so a spec may make none; an op with a string attribute naming a
-  file, path or directory is refused whatever made it (defence behind the reviewed op list).
+  100 KB string 2**26 times), so a spec may make none but short constants TensorFlow's own
+  functions carry (assertion messages, ``MAX_STRING_CONSTANT``); an op with a string
+  attribute naming a file, path or directory is refused whatever made it (defence behind
+  the reviewed op list).
 - **Bytes.** Every forward tensor is kept for the backward pass, so their bytes add up: the
   sum over every op output (by dtype size, unknown sizes at their bound) and every variable
   is held to ``MAX_BYTES``.
@@ -256,9 +258,14 @@ def costliest(ops: Iterable[Any], bounds: dict[str, Any]) -> Any:
     return best
 
 
+#: The most bytes a string constant may hold: TensorFlow's own functions carry small message
+#: constants for their assertions (``nn.compute_average_loss`` checks its batch size).
+MAX_STRING_CONSTANT = 4096
+
+
 def _content(op: Any) -> str | None:
     for tensor in op.outputs:
-        if getattr(tensor.dtype, "name", "") == "string":
+        if getattr(tensor.dtype, "name", "") == "string" and not _small_constant(op):
             return (
                 "would make a string tensor, whose size gradscope cannot bound; "
                 "a spec makes numbers only"
@@ -267,6 +274,14 @@ def _content(op: Any) -> str | None:
         if value.s and _FILE_ATTR.search(name):
             return f"refused: its attribute {name!r} names a file or a place outside the model"
     return None
+
+
+def _small_constant(op: Any) -> bool:
+    """A ``Const`` whose strings are in the graph already, and short: its size is known."""
+    if op.type != "Const":
+        return False
+    value = op.node_def.attr["value"].tensor
+    return sum(len(s) for s in value.string_val) <= MAX_STRING_CONSTANT
 
 
 def _shared(op: Any) -> bool:
