@@ -42,7 +42,9 @@ def run(
         ProgramError: the program cannot be started (exit code 2).
     """
     launch.check(program)
-    import tensorflow as tf
+    from gradscope.engine.tf_import import import_tensorflow
+
+    tf = import_tensorflow()  # once, without its banners: the program's own import is then free
 
     from gradscope.frontends.program.hooks import installed
     from gradscope.frontends.program.watch import Watcher
