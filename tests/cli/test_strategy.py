@@ -30,7 +30,7 @@ def mask_json() -> dict[str, Any]:
     result = _invoke("inspect", MASK, "--strategy", "mirrored", "--replicas", "2",
                      "--format", "json")  # fmt: skip
     assert result.exit_code == 0, result.output
-    data: dict[str, Any] = json.loads(result.output)
+    data: dict[str, Any] = json.loads(result.stdout)
     return data
 
 
@@ -84,7 +84,7 @@ def test_inspect_table_shows_replicas_compactly_at_80_columns(monkeypatch: Any) 
 def test_check_fails_on_a_replica_mismatch_and_passes_without_a_strategy() -> None:
     failed = _invoke("check", MASK, "--strategy", "mirrored", "--format", "json")
     assert failed.exit_code == 1
-    kinds = [p["kind"] for p in json.loads(failed.output)["problems"]]
+    kinds = [p["kind"] for p in json.loads(failed.stdout)["problems"]]
     assert kinds == ["replica-mismatch"]
     assert _invoke("check", MASK).exit_code == 0
 
@@ -93,7 +93,7 @@ def test_check_flags_a_loss_averaged_per_replica() -> None:
     result = _invoke("check", "configs/global-batch.yaml", "--strategy", "mirrored",
                      "--format", "json")  # fmt: skip
     assert result.exit_code == 1
-    (problem,) = json.loads(result.output)["problems"]
+    (problem,) = json.loads(result.stdout)["problems"]
     assert (problem["kind"], problem["loss"]) == ("replica-loss-scale", "per_replica_mean")
 
 
@@ -101,7 +101,7 @@ def test_diff_under_a_strategy_shows_the_all_reduced_norms() -> None:
     result = _invoke("diff", "configs/global-batch.yaml", "global_batch", "per_replica_mean",
                      "--strategy", "mirrored", "--format", "json")  # fmt: skip
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     w = data["diff"]["variables"]["dense/w"]
     assert w["norm_b"] == pytest.approx(2 * w["norm_a"], rel=1e-5)  # apply_gradients' sums
     assert w["cosine"] == pytest.approx(1.0)

@@ -35,7 +35,7 @@ def bare() -> dict[str, dict[str, bool]]:
     """Per loss, per variable: whether bare TensorFlow's GradientTape returns a gradient."""
     import tensorflow as tf
 
-    from tests.targets.data.applications import mobilenet
+    from tests.frontends.python.data.applications import mobilenet
 
     target = mobilenet()
     out: dict[str, dict[str, bool]] = {}
