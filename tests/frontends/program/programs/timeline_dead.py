@@ -9,7 +9,7 @@ opt = tf.keras.optimizers.SGD(0.05)
 
 
 @tf.function
-def train_step(x, y):
+def dying_step(x, y):
     with tf.GradientTape() as tape:
         hidden = tf.nn.relu(x @ w1 + b1)
         loss = tf.reduce_mean(tf.square(hidden @ w2 + b2 - y))
@@ -19,5 +19,5 @@ def train_step(x, y):
 
 
 for step in range(20):
-    train_step(x, y)
+    dying_step(x, y)
 raise RuntimeError("the loss did not go down")
