@@ -17,6 +17,7 @@ EPILOG = """\b
 Where the report goes:
   --output FILE   written to FILE (atomically); --output - writes it to standard output
   otherwise       standard error, never standard output: that is the program's own
+  --timeline FILE the timeline, written however the program ends (stopped, raised, Ctrl-C)
 
 \b
 Exit codes:
@@ -34,7 +35,8 @@ Examples:
   gradscope run --allow-none 'generator/*' -m mypkg.train --config small.yaml
   gradscope run --format junit --output gradscope.xml train.py
   gradscope run --steps 1000 --every 10 --timeline grads.json train.py
-      then: gradscope plot grads.json -o norms.png; gradscope check --timeline grads.json"""
+  gradscope plot grads.json -o norms.png   (the norms over the steps)
+  gradscope check --timeline grads.json    (exit 1 on its findings)"""
 
 
 @click.command(
@@ -47,14 +49,16 @@ Examples:
 @click.option("--continue", "keep_going", is_flag=True,
               help="After --steps, let the program run to its end, unwatched.")  # fmt: skip
 @click.option("--every", type=click.IntRange(min=1), default=None, metavar="K",
-              help="With --timeline/--tensorboard: measure the first and every K-th execution "
-                   "of each call site (up to --steps); the others run unwatched. Default 1.")  # fmt: skip
+              help="With --timeline/--tensorboard: measure the first and every K-th "
+                   "execution of each call site (up to --steps); the others run unwatched. "
+                   "Default 1.")  # fmt: skip
 @click.option("--timeline", metavar="FILE", default=None,
               help="Record per site and variable norm, status, zero fraction and weight norm "
                    "over the run, and write the timeline JSON with its findings to FILE "
                    "(for gradscope plot and check --timeline).")  # fmt: skip
 @click.option("--tensorboard", metavar="DIR", default=None,
-              help="Write the same records as TensorBoard scalars and histograms into DIR.")  # fmt: skip
+              help="Write the same records as TensorBoard scalars and histograms into "
+                   "DIR.")  # fmt: skip
 @click.option("--allow-none", "allow_none", multiple=True, metavar="GLOB",
               help="A source (variable or tensor name) whose None gradient is expected; "
                    "repeatable.")  # fmt: skip

@@ -56,7 +56,8 @@ def reference(steps: int, every: int, dead: bool = False) -> dict[int, Any]:
 
 def assert_matches(timeline: dict[str, Any], expected: dict[int, Any], program: str) -> None:
     assert [s["step"] for s in timeline["steps"]] == sorted(expected)
-    assert {s["site"] for s in timeline["steps"]} == {f"{display_path(str(PROGRAMS / program))}:{_line(program)}"}
+    site = f"{display_path(str(PROGRAMS / program))}:{_line(program)}"
+    assert {s["site"] for s in timeline["steps"]} == {site}
     for record in timeline["steps"]:
         loss, per = expected[record["step"]]
         assert record["loss"] == pytest.approx(loss, rel=1e-5)

@@ -72,9 +72,13 @@ def mlp(dead=False):
     b1 = np.full((16,), 0.1, "float32")
     if dead:
         b1[1:] = -20.0
-    return x, y, {
-        "w1": (rng.normal(size=(4, 16)) * 0.5).astype("float32"),
-        "b1": b1,
-        "w2": (rng.normal(size=(16, 1)) * 0.5).astype("float32"),
-        "b2": np.zeros((1,), "float32"),
-    }
+    return (
+        x,
+        y,
+        {
+            "w1": (rng.normal(size=(4, 16)) * 0.5).astype("float32"),
+            "b1": b1,
+            "w2": (rng.normal(size=(16, 1)) * 0.5).astype("float32"),
+            "b2": np.zeros((1,), "float32"),
+        },
+    )

@@ -18,6 +18,6 @@ def dying_step(x, y):
     return loss
 
 
-for step in range(20):
+for _ in range(20):
     dying_step(x, y)
 raise RuntimeError("the loss did not go down")

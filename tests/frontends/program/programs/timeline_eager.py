@@ -5,7 +5,7 @@ from parts import mlp
 
 x, y, weights = mlp()
 w1, b1, w2, b2 = (tf.Variable(value, name=name) for name, value in weights.items())
-for step in range(30):
+for _ in range(30):
     with tf.GradientTape() as tape:
         hidden = tf.nn.relu(x @ w1 + b1)
         loss = tf.reduce_mean(tf.square(hidden @ w2 + b2 - y))

@@ -18,6 +18,6 @@ def train_step(x, y):
     return loss
 
 
-for step in range(20):
+for _ in range(20):
     loss = train_step(x, y)
 print(f"loss {float(loss):.6f}")
