@@ -84,6 +84,8 @@ class Calls:
 
     def before_function(self, fn: Any) -> None:
         """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
+        if self.watcher.timeline is not None and self._tracing():
+            return  # called while an enclosing function traces: that call was counted
         for key in self.functions.get(id(fn), ()):
             state = self.watcher.sites[key]
             measure = self.watcher.before_execution(state)
@@ -97,11 +99,18 @@ class Calls:
                 state.measuring = measure
 
     def _in_functions(self, state: SiteState) -> None:
-        for fn in self.calling():
-            known = self.functions.setdefault(id(fn), set())
-            if self.watcher.timeline is not None and state.key not in known:
-                state.executions += 1  # the first call, traced: before_function did not count it
-            known.add(state.key)
+        stack = self.calling()
+        known = [self.functions.setdefault(id(fn), set()) for fn in stack]
+        if self.watcher.timeline is not None and stack and all(state.key not in k for k in known):
+            state.executions += 1  # the first call, traced: before_function did not count it
+        for k in known:
+            k.add(state.key)
+
+    @staticmethod
+    def _tracing() -> bool:
+        import tensorflow as tf
+
+        return not tf.executing_eagerly()
 
     # -- GradientTape.gradient ---------------------------------------------------------------
 
