@@ -116,3 +116,34 @@ def test_every_without_a_timeline_is_a_usage_error(tmp_path: Path) -> None:
     assert err.strip() == "gradscope run: --every needs --timeline FILE or --tensorboard DIR"
     code, _, err = _invoke("run", "--timeline", str(tmp_path), str(PROGRAMS / "timeline_eager.py"))
     assert code == 2 and "give a file path" in err
+
+
+def test_model_fit_records_its_steps(tmp_path: Path) -> None:
+    import tensorflow as tf
+
+    code, timeline = _run("timeline_fit.py", tmp_path / "t.json", "--steps", "20", "--every", "5")
+    assert code == 0
+    helpers = parts()
+    x, y, _ = helpers.mlp()
+    layers = [tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(1)]
+    model = helpers.seeded(tf.keras.Sequential([tf.keras.Input((4,)), *layers]), 8)
+    opt = tf.keras.optimizers.SGD(0.05)
+    expected = {}
+    for step in range(1, 21):  # fit's steps: batches of 8 in order, 4 per epoch
+        batch = slice(8 * ((step - 1) % 4), 8 * ((step - 1) % 4 + 1))
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x[batch], training=True) - y[batch]))
+        grads = tape.gradient(loss, model.trainable_variables)
+        if step == 1 or step % 5 == 0:
+            per = [(np.linalg.norm(g.numpy().astype(np.float64)),
+                    np.linalg.norm(np.asarray(v).astype(np.float64)))
+                   for g, v in zip(grads, model.trainable_variables, strict=True)]  # fmt: skip
+            expected[step] = (float(loss), per)
+        opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+    assert [s["step"] for s in timeline["steps"]] == [1, 5, 10, 15, 20]
+    for record in timeline["steps"]:
+        loss, per = expected[record["step"]]
+        assert record["loss"] == pytest.approx(loss, rel=1e-5)
+        got = list(record["variables"].values())
+        assert [g["norm"] for g in got] == pytest.approx([n for n, _ in per], rel=1e-4)
+        assert [g["weight_norm"] for g in got] == pytest.approx([w for _, w in per], rel=1e-5)
