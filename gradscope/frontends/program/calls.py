@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope.frontends.program import analyse, fit, graphs, names, session, sites, values
+from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
@@ -84,33 +84,22 @@ class Calls:
 
     def before_function(self, fn: Any) -> None:
         """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
-        if self.watcher.timeline is not None and self._tracing():
-            return  # called while an enclosing function traces: that call was counted
+        if self.watcher.timeline is not None:
+            every.before_function(self.watcher, self.functions.get(id(fn), ()))
+            return
         for key in self.functions.get(id(fn), ()):
             state = self.watcher.sites[key]
-            measure = self.watcher.before_execution(state)
-            if self.watcher.timeline is None and not measure:
+            if not self.watcher.before_execution(state):
                 for flag in state.flags:
                     flag.assign(False)
                 state.flags.clear()
-            elif self.watcher.timeline is not None and measure != state.measuring:
-                for flag in state.flags:  # --every K: on for the due executions only
-                    flag.assign(measure)
-                state.measuring = measure
 
     def _in_functions(self, state: SiteState) -> None:
-        stack = self.calling()
-        known = [self.functions.setdefault(id(fn), set()) for fn in stack]
-        if self.watcher.timeline is not None and stack and all(state.key not in k for k in known):
-            state.executions += 1  # the first call, traced: before_function did not count it
+        known = [self.functions.setdefault(id(fn), set()) for fn in self.calling()]
+        if self.watcher.timeline is not None:
+            every.first_trace(state, known)
         for k in known:
             k.add(state.key)
-
-    @staticmethod
-    def _tracing() -> bool:
-        import tensorflow as tf
-
-        return not tf.executing_eagerly()
 
     # -- GradientTape.gradient ---------------------------------------------------------------
 
@@ -211,17 +200,8 @@ class Calls:
         return True
 
     def _next_eager(self) -> None:
-        """With ``--every K``: record eager ops only while some eager site's next execution
-        is due (its cuts are analysed from them); in between the program runs at its own
-        speed."""
-        if self.watcher.timeline is None:
-            return
-        eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
-        want = any(not self.watcher.done(s) and self.watcher.due(s, ahead=1) for s in eager)
-        if want and not self.recorder.installed:
-            self.recorder.install()
-        elif not want and self.recorder.installed:
-            self.recorder.uninstall()
+        if self.watcher.timeline is not None:
+            every.next_eager(self.watcher, self.recorder)
 
     def _function_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
         import tensorflow as tf

@@ -118,12 +118,12 @@ class Watcher:
                 if self.done(state):
                     return
                 state.count += 1
-            elif numbers is not None:
-                if not self.due(state) or state.count == state.executions:
-                    return  # an execution not due (no flag left), or measured already
+            elif numbers is None:  # traced or built, never run
+                state.count = max(state.executions, 1)
+            elif not self.due(state) or state.count == state.executions:
+                return  # an execution not due (no flag left to skip it), or measured already
+            else:
                 state.count = state.executions
-            elif state.count:
-                return
             result = _result(state, static, numbers)
             self.calls.append(result)
             if self.timeline is not None and numbers is not None:
