@@ -80,7 +80,8 @@ class Board:
                     )
             if self.histograms:
                 for name, g in gradients.items():
-                    array = dense(g) if g is not None else None
+                    whole = g is not None and not hasattr(g, "square_sum")  # not a Summary
+                    array = dense(g) if whole else None
                     if array is not None and array.size and np.all(np.isfinite(array)):
                         tf.summary.write(
                             f"{prefix}gradients/{name}",

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope.frontends.program import analyse, fit, graphs, names, session, sites, values
+from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
@@ -84,6 +84,9 @@ class Calls:
 
     def before_function(self, fn: Any) -> None:
         """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
+        if self.watcher.timeline is not None:
+            every.before_function(self.watcher, self.functions.get(id(fn), ()))
+            return
         for key in self.functions.get(id(fn), ()):
             state = self.watcher.sites[key]
             if not self.watcher.before_execution(state):
@@ -92,8 +95,11 @@ class Calls:
                 state.flags.clear()
 
     def _in_functions(self, state: SiteState) -> None:
-        for fn in self.calling():
-            self.functions.setdefault(id(fn), set()).add(state.key)
+        known = [self.functions.setdefault(id(fn), set()) for fn in self.calling()]
+        if self.watcher.timeline is not None:
+            every.first_trace(state, known)
+        for k in known:
+            k.add(state.key)
 
     # -- GradientTape.gradient ---------------------------------------------------------------
 
@@ -112,6 +118,7 @@ class Calls:
         state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
                                   where)  # fmt: skip
         if eager and not self._eager_watch(state):
+            self._next_eager()
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
         try:
@@ -130,6 +137,8 @@ class Calls:
             self._after(state, tape, call, flat_s, flat_t, user, eager)
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
+        if eager:
+            self._next_eager()
         if unconnected == tf.UnconnectedGradients.ZERO:
             user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
         return tf.nest.pack_sequence_as(sources, user)
@@ -146,13 +155,14 @@ class Calls:
         scale = self._scale_of(flat_t)
         if eager:
             by = None if scale is None else values.total(scale)
-            self.watcher.record(state, static, values.of_arrays(flat_t, user, by))
+            arrays = None if self.watcher.timeline is None else list(zip(user, flat_s, strict=True))
+            self.watcher.record(state, static, values.of_arrays(flat_t, user, by), arrays)
             if not tape._persistent and not self.open_eager:
                 self.recorder.release(self.recorder.seq)
         else:
             state.unrun.append(static)
             self._in_functions(state)
-            self._numbers_in_graph(state, static, flat_t, user, scale)
+            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s)
 
     def guarded(self, work: Callable[..., None], *args: Any) -> None:
         """Run gradscope's side of a call; a failure is noted in the report, never raised
@@ -176,6 +186,9 @@ class Calls:
         """Whether to watch this eager execution. Once every eager site has had its
         ``--steps`` (``--continue``), eager ops are no longer recorded, so the program runs
         at its own speed; a site first seen after that is watched from its next execution."""
+        if self.watcher.timeline is not None:
+            installed = self.recorder.installed  # ops of this step recorded: cuts analysable
+            return self.watcher.before_execution(state) and installed
         if not self.watcher.before_execution(state):
             eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
             if all(self.watcher.done(s) for s in eager):
@@ -185,6 +198,10 @@ class Calls:
             self.recorder.install()
             return False
         return True
+
+    def _next_eager(self) -> None:
+        if self.watcher.timeline is not None:
+            every.next_eager(self.watcher, self.recorder)
 
     def _function_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
         import tensorflow as tf
@@ -248,7 +265,8 @@ class Calls:
         return next((scale for t, scale in reversed(self.scaled) if t is flat_t[0]), None)
 
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
-                          grads: list[Any], scale: Any = None) -> None:  # fmt: skip
+                          grads: list[Any], scale: Any = None,
+                          sources: list[Any] | None = None) -> None:  # fmt: skip
         if any(getattr(fn, "_jit_compile", False) for fn in self.calling()):
             # XLA compiles no py_function: statuses from the trace, no numbers
             static.notes += ("compiled with XLA (jit_compile): statuses from the trace, no "
@@ -258,21 +276,26 @@ class Calls:
         flag = self._flag()
         if flag is not None:
             state.flags.append(flag)
+            state.measuring = True  # a fresh flag is on: the next call sets every flag
         watcher = self.watcher
 
-        def sink(numbers: values.Numbers) -> None:
+        def sink(numbers: values.Numbers, arrays: list[tuple[Any, Any]] | None) -> None:
             try:
-                watcher.record(state, static, numbers)
+                watcher.record(state, static, numbers, arrays)
                 if watcher.done(state) and flag is not None:
                     flag.assign(False)
             except Exception as exc:  # never fail the program's function
                 self._failed(state, exc)
 
+        graph = flat_t[0].graph
+
         def add() -> None:
             with self.watcher.own_work():
-                values.in_graph(flag, flat_t, grads, sink, scale)
+                weights = None
+                if watcher.timeline is not None and sources is not None:
+                    weights = [graphs.value_before(graph, s) for s in sources]
+                values.in_graph(flag, flat_t, grads, sink, scale, weights)
 
-        graph = flat_t[0].graph
         if getattr(graph, "experimental_acd_manager", None) is None:
             add()  # a branch of a cond or a loop: no end of trace to wait for
         else:
@@ -370,7 +393,7 @@ class Calls:
         state.unrun.append(static)
         if mode == FUNCTION:
             self._in_functions(state)
-            self._numbers_in_graph(state, static, list(ys), list(grads))
+            self._numbers_in_graph(state, static, list(ys), list(grads), sources=list(xs))
         else:
             self.sessions.add(graph, state, static, list(ys), list(grads))
         del tf
