@@ -17,7 +17,7 @@ from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.python import frames
-from gradscope.results.run import EAGER, FUNCTION, GRAPH
+from gradscope.results.run import EAGER, FUNCTION
 
 #: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
 FLAGS = 64
@@ -356,53 +356,10 @@ class Calls:
     def graph_gradients(self, helper: Callable[..., Any], api: str, ys: Sequence[Any],
                         xs: Sequence[Any], grads: Sequence[Any],
                         stops: Sequence[Any]) -> None:  # fmt: skip
-        """Analyse a graph-level gradient call the program just made."""
-        import tensorflow as tf
+        """Analyse a graph-level gradient call the program just made (``graph_calls.py``)."""
+        from gradscope.frontends.program.graph_calls import graph_gradients
 
-        graph = ys[0].graph
-        mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
-        state = self.watcher.site(sites.text(sites.current()), api, mode)
-        tensors = [graphs.source_tensor(graph, x) for x in xs]
-        made = [g for g in grads if g is not None]
-        first_grad_op = min((_first_op_id(g) for g in made), default=None)
-        ops = [op for op in graph.get_operations()
-               if first_grad_op is None or op._id < first_grad_op]  # fmt: skip
-        call = graphs.GraphCall(ops, tensors, list(ys))
-        call.stop([s for s in stops if hasattr(s, "op")])
-        probe_ids = analyse.probes(call.problem)
-        statics = self._statics(list(xs), list(grads), call)
-        found = [t for t in tensors if t is not None]
-        with self.watcher.own_work():
-            try:
-                got = graphs.received_by_copy(
-                    graph,
-                    ys,
-                    found + call.probe_tensors(probe_ids),
-                    [s for s in stops if hasattr(s, "op")],
-                    helper,
-                )
-            except Exception:
-                self.watcher.notes.append(f"{state.site}: cut points not analysed (graph copy)")
-            else:
-                call.received(probe_ids, got[len(found) :])
-                answers = iter(got[: len(found)])
-                for s, t in zip(statics, tensors, strict=True):
-                    s.has_gradient = t is not None and next(answers) is not None
-        analyse.analyse(call.problem, statics, call.locate, call.visible)
-        static = Static(statics, sites.text(frames.of_op(ys[0].op)))
-        state.unrun.append(static)
-        if mode == FUNCTION:
-            self._in_functions(state)
-            self._numbers_in_graph(state, static, list(ys), list(grads), sources=list(xs))
-        else:
-            self.sessions.add(graph, state, static, list(ys), list(grads))
-        del tf
-
-
-def _first_op_id(grad: Any) -> int:
-    values_ = getattr(grad, "values", None)
-    tensor = values_ if values_ is not None else grad
-    return int(tensor.op._id)
+        graph_gradients(self, helper, api, ys, xs, grads, stops)
 
 
 def _eager_ids(items: Sequence[Any]) -> list[int | None]:
