@@ -6,7 +6,9 @@ process through click's runner at 120 columns, in README order (the baseline wri
 command is read by the next); files a command writes go to a temporary folder. Every output
 line the README shows (``...`` stands for lines left out) must appear in the real output, so
 a number in the README is a number gradscope prints. Commands with placeholders (``<...>``,
-``my_pkg``) or outside gradscope (``make``, ``pip``, ``git``) are not run.
+``my_pkg``), on the reader's own program (``train.py``) or on a file the reader's own training
+writes (``timeline.json``, ``grads.json``), or outside gradscope (``make``, ``pip``, ``git``)
+are not run.
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ EXIT = {
     "gradscope check configs/*.yaml": 1,
     "gradscope check configs/*.yaml --write-baseline gradscope-baseline.json": 1,
     "gradscope validate docs/broken.yaml": 2,
+    "gradscope check configs/global-batch.yaml --strategy mirrored --replicas 2": 1,
+    "cd tests/frontends/program/programs && gradscope run dcgan.py": 1,
 }
+
+
+#: Words of commands the README shows but that need the reader's own files.
+ILLUSTRATIONS = ("<", "my_pkg", "train.py", "timeline.json", "grads.json")
 
 
 @dataclass
@@ -55,7 +63,7 @@ def commands(text: str) -> list[Command]:
             found[-1].shown.append(line)
         elif kind == "sh" and line.startswith("gradscope "):
             found.append(Command(number, line.split("  #")[0].strip()))
-    return [c for c in found if "<" not in c.text and "my_pkg" not in c.text]
+    return [c for c in found if not any(word in c.text for word in ILLUSTRATIONS)]
 
 
 COMMANDS = commands(README.read_text(encoding="utf-8"))
@@ -97,7 +105,14 @@ def test_readme_has_the_commands_it_should() -> None:
     assert len(COMMANDS) >= 12
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[f"line{c.line}" for c in COMMANDS])
+def _param(c: Command) -> object:
+    """A command as a test case; a ``--strategy`` run needs the logical CPU devices that
+    ``replicas`` tests get before TensorFlow starts (``tests/conftest.py``)."""
+    marks = [pytest.mark.replicas] if "--strategy" in c.text else []
+    return pytest.param(c, id=f"line{c.line}", marks=marks)
+
+
+@pytest.mark.parametrize("command", [_param(c) for c in COMMANDS])
 def test_readme_command_runs_as_printed(command: Command, scratch: Path) -> None:
     argv, cwd = _argv(command, scratch)
     result = run_in_process(*argv, cwd=cwd, env={"COLUMNS": "120"} | _environment())
