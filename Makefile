@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint fmt bench fuzz clean pictures
+.PHONY: demo test test-fast lint fmt bench bench-distribute fuzz clean pictures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,11 +13,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/gradscope inspect configs/multitask.yaml
+	$(VENV)/bin/gradscope inspect configs/two-heads.yaml
 
-# The picture in the README (needs Graphviz's dot).
+# The pictures in the README (the graph needs Graphviz's dot).
 pictures: $(STAMP)
 	$(VENV)/bin/gradscope graph configs/chained-heads.yaml --loss loss2_stopped -o docs/chained-heads.svg
+	$(PY) configs/monitor_example.py $${TMPDIR:-/tmp}/gradscope-timeline.json $${TMPDIR:-/tmp}/gradscope-tb
+	$(VENV)/bin/gradscope plot $${TMPDIR:-/tmp}/gradscope-timeline.json -o docs/timeline.png
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -47,3 +49,8 @@ clean:
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/monitor.py
+
+# --strategy against bare tf.distribute (bench/RESULTS.md, "Distributed runs")
+bench-distribute: $(STAMP)
+	$(PY) bench/distribute.py $(BENCH_ARGS)

@@ -62,10 +62,10 @@ def _run(mode: str, how: str, steps: int, folder: Path) -> float:
         command = [sys.executable, str(script), str(steps)]
     elif how == "watched":  # every step watched (the first is the trace/warm-up step)
         command = [sys.executable, "-m", "gradscope", "run", "--steps", str(steps + 1),
-                   "--output", os.devnull, str(script), str(steps)]  # fmt: skip
+                   "--output", str(folder / "report.txt"), str(script), str(steps)]  # fmt: skip
     else:  # watched once, then unwatched
         command = [sys.executable, "-m", "gradscope", "run", "--steps", "1", "--continue",
-                   "--output", os.devnull, str(script), str(steps)]  # fmt: skip
+                   "--output", str(folder / "report.txt"), str(script), str(steps)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
     line = next(x for x in done.stdout.splitlines() if x.startswith("MEDIAN"))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from gradscope import pipeline
 from gradscope.analysis.check import CheckResult, ExpectMap
-from gradscope.errors import UsageError
+from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope.progress import Progress, prefixed
 from gradscope.progress import quiet as _quiet
@@ -23,27 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = ["check", "diff", "graph", "inspect", "run"]
 
-#: ``device=`` words, as on the command line (``--device``); "CPU:0"/"GPU:1" are taken as given.
-DEVICES = {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}
-
-
-def device_name(device: str | None) -> str | None:
-    """A TensorFlow device name for ``device``: ``"auto"`` (or None) is TensorFlow's own
-    placement, ``"cpu"``/``"gpu"`` the first of each, ``"CPU:0"``/``"GPU:1"`` as given.
-
-    Raises:
-        UsageError: any other word.
-    """
-    if device is None or device.lower() in DEVICES:
-        return None if device is None else DEVICES[device.lower()]
-    kind, _, index = device.upper().partition(":")
-    if kind in ("CPU", "GPU") and index.isdigit():
-        return f"{kind}:{index}"
-    raise UsageError(f"device: expected auto, cpu, gpu or a name like GPU:1, saw {device!r}")
-
 
 def _run(target: Any, **fields: Any) -> pipeline.Outcome:
-    fields["device"] = device_name(fields.get("device"))
+    fields["device"] = pipeline.device_name(fields.get("device"))
+    fields["distribution"] = pipeline.distribution(fields.pop("strategy", "default"),
+                                                   fields.pop("replicas", None))  # fmt: skip
     for key in ("losses", "compare"):
         if fields.get(key) is not None:
             fields[key] = tuple(fields[key])
@@ -59,6 +43,9 @@ def inspect(
     progress: Progress = _quiet,
     pictures: bool = False,
     numeric: bool = False,
+    strategy: str = "default",
+    replicas: int | None = None,
+    mode: str | Sequence[str] = "function",
 ) -> m.Report:
     """Every loss x every variable of a spec or a Python target: status, norm, cut points.
 
@@ -77,6 +64,18 @@ def inspect(
             float64 where a spec allows; up to 16 coordinates per variable): each such pair
             gets a ``numeric`` verdict (``agrees``, ``differs``, ``expected-difference``,
             ``skipped``), and an unexplained difference is a ``numeric-differs`` problem.
+        strategy: ``"mirrored"`` or ``"multiworker"`` runs each loss per replica under that
+            ``tf.distribute`` strategy (a spec's inputs split along their first axis): each
+            pair then shows the all-reduced gradient and lists every replica's
+            (``pair.replicas``), and replicas that disagree are a ``replica-mismatch``
+            problem. ``"default"``: one device.
+        replicas: how many replicas (default 2 with a strategy; logical CPU devices, or GPUs
+            when there are enough; ``multiworker``: one local worker process each).
+        mode: how gradients are computed: ``"function"`` (traced, as a ``tf.function``
+            training step; the default), ``"xla"`` (traced with ``jit_compile=True``) or
+            ``"eager"`` (a ``GradientTape`` run eagerly). Several modes: the report is the
+            first's, and its notes name every pair whose status or norm differs between
+            them (a parity check).
 
     Returns:
         The ``Report``; ``report.to_dict()`` is the JSON report, and rich consoles and
@@ -97,10 +96,14 @@ def inspect(
         >>> gradscope.inspect(build).loss("frozen").pair("w").cut_points[0].op
         'StopGradient'
     """
-    return _run(
-        target, losses=losses, device=device, max_elements=max_elements, progress=progress,
-        pictures=pictures, numeric=numeric,
-    ).report  # fmt: skip
+    wanted = [mode] if isinstance(mode, str) else list(mode)
+    return pipeline.in_modes(
+        lambda: _run(
+            target, losses=losses, device=device, max_elements=max_elements, progress=progress,
+            pictures=pictures, numeric=numeric, strategy=strategy, replicas=replicas,
+        ).report,
+        wanted,
+    )  # fmt: skip
 
 
 @overload
@@ -112,6 +115,8 @@ def diff(
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
+    strategy: str = "default",
+    replicas: int | None = None,
 ) -> DiffReport: ...
 
 
@@ -125,6 +130,8 @@ def diff(
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
+    strategy: str = "default",
+    replicas: int | None = None,
 ) -> DiffMatrix: ...
 
 
@@ -137,6 +144,8 @@ def diff(
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
+    strategy: str = "default",
+    replicas: int | None = None,
 ) -> DiffReport | DiffMatrix:
     """Two losses side by side, or the whole-model cosine of every pair of losses.
 
@@ -151,6 +160,9 @@ def diff(
         device: ``"auto"`` (TensorFlow's placement), ``"cpu"``, ``"gpu"`` or ``"GPU:1"``.
         max_elements: the largest tensor a spec may ask for.
         progress: called with a short phase description as work proceeds.
+        strategy: as for ``inspect``: statuses and norms are the all-reduced gradients';
+            cosines compare the one-device gradients of the whole batch.
+        replicas: as for ``inspect``.
 
     Returns:
         A ``DiffReport`` for two losses, a ``DiffMatrix`` otherwise; ``.to_dict()`` of either
@@ -170,7 +182,8 @@ def diff(
     from gradscope.analysis.diff import DiffReport, compare
     from gradscope.analysis.diff_matrix import matrix
 
-    options: dict[str, Any] = {"device": device, "max_elements": max_elements}
+    options: dict[str, Any] = {"device": device, "max_elements": max_elements,
+                               "strategy": strategy, "replicas": replicas}  # fmt: skip
     options["progress"] = progress
     if losses and (loss_a is not None or loss_b is not None):
         raise UsageError("diff: give two losses (loss_a, loss_b) or losses=, not both")
@@ -197,6 +210,8 @@ def check(
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
     numeric: bool = False,
+    strategy: str = "default",
+    replicas: int | None = None,
 ) -> CheckResult:
     """The CI gate: run every target once and hold it to its ``expect`` and the policy.
 
@@ -216,6 +231,8 @@ def check(
         progress: called with a short phase description as work proceeds.
         numeric: also compare every ``ok`` gradient with finite differences and fail on
             ``numeric-differs`` (see ``inspect``).
+        strategy: as for ``inspect``; also fails on the ``replica-*`` problems.
+        replicas: as for ``inspect``.
 
     Returns:
         The ``CheckResult``: ``passed``, ``exit_code``, ``failures``, ``to_dict()``.
@@ -231,7 +248,7 @@ def check(
     """
     from gradscope.analysis.baseline import load_baseline
     from gradscope.analysis.check import check_reports
-    from gradscope.errors import GradscopeError, SpecError, SpecErrors, TargetError
+    from gradscope.errors import SpecError, SpecErrors, TargetError
 
     held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
     items = _unique(targets) if isinstance(targets, (list, tuple)) else [targets]
@@ -246,11 +263,14 @@ def check(
             report = _run(
                 target, device=device, max_elements=max_elements,
                 progress=prefixed(progress, label), numeric=numeric, expect=expect,
+                strategy=strategy, replicas=replicas,
             ).report  # fmt: skip
         except (SpecErrors, SpecError, TargetError) as exc:  # keep going: report every error
             errors.append(exc)
             continue
         reports.append(report)
+        if report.unmatched and expect is None:  # a typo in a pattern would turn the gate off
+            errors.append(SpecErrors(report.unmatched))
     if errors:
         raise _combined(errors)
     return check_reports(reports, held)

@@ -36,14 +36,15 @@ class GradscopeError(Exception):
 
 @dataclass(frozen=True)
 class Location:
-    """A place in a spec file: 1-based line and column."""
+    """A place in a spec file: 1-based line and column; line 0 is the file as a whole (a
+    missing file has no line 1)."""
 
     path: str
     line: int
     column: int
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
+        return f"{self.path}:{self.line}:{self.column}" if self.line > 0 else self.path
 
 
 def visible(text: str) -> str:

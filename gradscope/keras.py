@@ -1,7 +1,23 @@
-"""Keras helpers: ``gradscope.keras.targets(model, x, y)`` for compiled multi-output models."""
+"""Keras helpers: ``targets(model, x, y)`` for compiled multi-output models; ``Monitor``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from gradscope.frontends.python.keras import targets
 
-__all__ = ["targets"]
+if TYPE_CHECKING:
+    from gradscope.timeline.monitor import Monitor
+
+__all__ = ["Monitor", "targets"]
+
+
+def __getattr__(name: str) -> Any:
+    # Monitor subclasses keras.callbacks.Callback: Keras (and TensorFlow) are imported when
+    # it is first used, so that `import gradscope.keras` stays light.
+    if name == "Monitor":
+        from gradscope.timeline.monitor import Monitor
+
+        globals()["Monitor"] = Monitor
+        return Monitor
+    raise AttributeError(f"module 'gradscope.keras' has no attribute {name!r}")

@@ -9,24 +9,53 @@ their comparisons). Every command and every API function comes through here.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gradscope.analysis.check import ExpectMap, expectations_of
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
+from gradscope.analysis.replicas import replica_problems, with_replicas
 from gradscope.engine.status import classify
 from gradscope.engine.tf_import import import_tensorflow
-from gradscope.errors import UsageError
+from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends import open_frontend
 from gradscope.frontends.base import Frontend, Trace
-from gradscope.frontends.yaml.context import suggest
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
+from gradscope.frontends.yaml.patterns import unknown_losses, unmatched_errors
 from gradscope.progress import Progress, quiet
 from gradscope.results import report as m
 from gradscope.results.facts import EVERY_PAIR, RunFacts
+from gradscope.results.replicas import Distribution
+
+#: ``device=`` words, as on the command line (``--device``); "CPU:0"/"GPU:1" are taken as given.
+DEVICES = {"auto": None, "cpu": "CPU:0", "gpu": "GPU:0"}
+
+
+def device_name(device: str | None) -> str | None:
+    """A TensorFlow device name for ``device``: ``"auto"`` (or None) is TensorFlow's own
+    placement, ``"cpu"``/``"gpu"`` the first of each, ``"CPU:0"``/``"GPU:1"`` as given.
+
+    Raises:
+        UsageError: any other word.
+    """
+    if device is None or device.lower() in DEVICES:
+        return None if device is None else DEVICES[device.lower()]
+    kind, _, index = device.upper().partition(":")
+    if kind in ("CPU", "GPU") and index.isdigit():
+        return f"{kind}:{index}"
+    raise UsageError(f"device: expected auto, cpu, gpu or a name like GPU:1, saw {device!r}")
+
+
+def distribution(strategy: str = "default", replicas: int | None = None) -> Distribution:
+    """The ``tf.distribute`` setting for ``strategy=`` and ``replicas=`` (as ``--strategy``
+    and ``--replicas``): a strategy other than ``"default"`` runs 2 replicas unless told."""
+    if replicas is None:
+        replicas = 1 if strategy == "default" else 2
+    return Distribution(strategy, replicas)
 
 
 @dataclass(frozen=True)
@@ -42,6 +71,7 @@ class Request:
         numeric: compare every ``ok`` gradient with finite differences.
         expect: expectations to hold the model to instead of its own.
         max_elements: the largest tensor a spec may ask for.
+        distribution: the ``tf.distribute`` strategy and replicas (``--strategy``).
     """
 
     losses: tuple[str, ...] | None = None
@@ -53,6 +83,7 @@ class Request:
     numeric: bool = False
     expect: ExpectMap | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS
+    distribution: Distribution = Distribution()  # noqa: RUF009  (frozen: one shared default)
 
 
 @dataclass(frozen=True)
@@ -71,7 +102,11 @@ def run(target: object, request: Request = Request()) -> Outcome:
             Python target cannot be imported, called or understood. UsageError: an unknown
             loss, a bad ``expect``.
     """
+    from gradscope.distribute import run as distribute
+
+    distribute.check(request.distribution)
     frontend = open_frontend(target, max_elements=request.max_elements)
+    distribute.prepare(request.distribution)  # mirrored: devices before TF initialises them
     frontend.prepare(request.progress)
     compare = _pairs(frontend, request)
     asked = list(request.losses or []) + [n for pair in compare for n in pair]
@@ -82,6 +117,12 @@ def run(target: object, request: Request = Request()) -> Outcome:
     trace = Trace(request.losses, compare, request.device, request.progress,
                   request.pictures, request.expand)  # fmt: skip
     facts = _diagnosed(frontend, frontend.trace(trace), request)
+    if request.distribution.active:
+        request.progress(f"running on {request.distribution.replicas} replicas")
+        facts = distribute.distributed(
+            frontend, facts, request.distribution, max_elements=request.max_elements,
+            losses=None if request.losses is None else list(asked),
+        )  # fmt: skip
     return Outcome(assemble(frontend, facts, request), facts)
 
 
@@ -101,9 +142,8 @@ def _check_losses(frontend: Frontend, names: Sequence[str]) -> None:
     unknown = list(dict.fromkeys(n for n in names if n not in known))
     if unknown:
         what = "spec" if frontend.label == frontend.file else "target"
-        hint = suggest(unknown[0], known)
         raise UsageError(
-            f"{frontend.label}: unknown loss {', '.join(repr(n) for n in unknown)}{hint}; "
+            f"{frontend.label}: unknown loss {unknown_losses(unknown, known)}; "
             f"the {what} has {', '.join(known) or 'no losses'}"
         )
 
@@ -133,14 +173,18 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         if request.expect is None
         else expectations_of(request.expect, frontend.label, sources)
     )
-    results = classify(facts, sources)
+    results = with_replicas(classify(facts, sources), facts)
     if facts.numeric is not None:
         results = judge(results, expect, facts)
     problems = find_problems(frontend.file, results, facts.variables, expect)
+    problems += replica_problems(frontend.file, results, facts)
     notes = list(frontend.notes) + list(facts.notes)
     notes += [] if facts.numeric is not None else unheld_numeric(expect)
-    where = frontend.file if frontend.label == frontend.file else None
-    notes += unmatched_patterns(frontend.patterns(), expect, facts.variables, where)
+    notes += unmatched_patterns(frontend.patterns(), facts.variables)
+    # an expect pattern that names no variable holds nothing: check refuses it (validate
+    # already has, for a spec's own); inspect notes it where it stands
+    unmatched = unmatched_errors(frontend.file, expect, [v.name for v in facts.variables])
+    notes += [str(e) for e in unmatched]
     if request.losses:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
         notes.append("only some losses were inspected, so never-trained variables are not reported")
@@ -155,4 +199,38 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         notes=tuple(notes),
         numeric=facts.numeric,
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
+        distributed=facts.distributed,
+        unmatched=tuple(unmatched),
     )
+
+
+def in_modes(run_once: Callable[[], m.Report], wanted: Sequence[str]) -> m.Report:
+    """``run_once`` under each mode (``function``, ``eager``, ``xla``: ``engine/modes.py``):
+    the first mode's report, with notes naming every pair whose status or norm differs
+    between the modes (a parity check; ``analysis/parity.py``).
+
+    Raises:
+        UsageError: an unknown mode. Any error of the first mode's run.
+    """
+    from gradscope.analysis import parity
+    from gradscope.engine import modes
+
+    wanted = list(dict.fromkeys(wanted)) or [modes.FUNCTION]
+    for name in wanted:
+        if name not in modes.MODES:
+            raise UsageError(f"unknown mode {name!r}; expected one of {', '.join(modes.MODES)}")
+    reports: dict[str, m.Report] = {}
+    failed: list[str] = []
+    for name in wanted:
+        with modes.using(name):
+            try:
+                reports[name] = run_once()
+            except GradscopeError as exc:
+                if name == wanted[0]:
+                    raise
+                # XLA refuses some models (a while_loop's gradient needs fixed list sizes):
+                # that is a parity finding, not a failure of the mode the report shows
+                failed.append(f"modes: {name} could not run: {exc}")
+    first = reports[wanted[0]]
+    notes = failed + parity.differences(reports)
+    return dataclasses.replace(first, notes=first.notes + tuple(notes)) if notes else first

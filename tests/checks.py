@@ -6,6 +6,8 @@ renderers on every problem kind. Tests that need real gradients use bare TensorF
 
 from __future__ import annotations
 
+import dataclasses
+
 from gradscope.analysis.baseline import Baseline, key_of
 from gradscope.analysis.check import CheckResult, check_reports
 from gradscope.analysis.policy import find_problems
@@ -57,8 +59,9 @@ def expectation(loss: str, none=(), connected=(), line: int = 40) -> Expectation
     )
 
 
-def every_kind(numeric: bool = False) -> m.Report:
-    """One report with one problem of every kind (``numeric-differs`` only with ``numeric``).
+def every_kind(numeric: bool = False, replicas: bool = False) -> m.Report:
+    """One report with one problem of every kind (``numeric-differs`` only with ``numeric``,
+    the ``replica-*`` kinds only with ``replicas``).
 
     - ``loss_1`` x ``task1/w``: none:stopped at ``frozen``, but ``connected`` -> unexpected-none
     - ``loss_1`` x ``task2/w``: ok, but ``none`` -> unexpected-connected
@@ -94,7 +97,19 @@ def every_kind(numeric: bool = False) -> m.Report:
         f"{SPEC}:31",
     )
     expect = [expectation("loss_1", none=["task2/*"], connected=["task1/*"], line=40)]
-    return report([loss_1, loss_2], variables, expect)
+    made = report([loss_1, loss_2], variables, expect)
+    if not replicas:
+        return made
+    distributed = tuple(
+        m.Problem(loss, name, kind, f"{kind}: {loss} x {name}", (), SPEC, line)
+        for loss, name, kind, line in (
+            ("loss_1", "body/w", m.REPLICA_MISMATCH, 8),
+            ("loss_1", None, m.REPLICA_LOSS_SCALE, 30),
+            ("loss_1", "task2/w", m.REPLICA_GRADIENT_DIFFERS, 10),
+            (None, "body/w", m.REPLICA_VARIABLES_DIFFER, 8),
+        )
+    )
+    return dataclasses.replace(made, problems=made.problems + distributed)
 
 
 def clean(spec: str = OTHER) -> m.Report:

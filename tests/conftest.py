@@ -44,21 +44,104 @@ def no_tensorflow(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def run_process(
+    *args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m gradscope ARGS...`` in a subprocess, as a user runs it (TensorFlow imported
+    anew each time: a few seconds; only for what a process must show, such as no import)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gradscope", *args],
+        cwd=cwd or ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def run_in_process(
+    *args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The same command through click's runner in this process: TensorFlow is imported once
+    for the whole session. Standard output and error stay apart, neither is a terminal (as
+    when piped), ``env`` replaces the environment and ``cwd`` the working directory for the
+    call, and modules a Python target imported are forgotten afterwards (two tests' loose
+    ``model.py`` files never meet in ``sys.modules``)."""
+    from click.testing import CliRunner
+
+    from gradscope.cli import main
+
+    changes: dict[str, str | None] = {}
+    if env is not None:
+        changes = {k: v for k, v in env.items() if os.environ.get(k) != v}
+        changes.update({k: None for k in os.environ if k not in env})
+    from gradscope.cli import common
+
+    before, path, here = set(sys.modules), list(sys.path), os.getcwd()
+    after = common.PLAIN_AFTER
+    common.PLAIN_AFTER = 1e9  # the session's first TensorFlow import is slow: no log line
+    os.chdir(cwd or ROOT)
+    try:
+        result = CliRunner(env=changes).invoke(main, list(args), catch_exceptions=True)
+    finally:
+        common.PLAIN_AFTER = after
+        os.chdir(here)
+        sys.path[:] = path
+        for name in set(sys.modules) - before:
+            if _users_module(sys.modules[name]):
+                del sys.modules[name]
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # a bug escaped the command group: show its traceback
+    return subprocess.CompletedProcess(
+        ["gradscope", *args], result.exit_code, result.stdout, result.stderr
+    )
+
+
+def _users_module(module: object) -> bool:
+    """A module a Python target brought in (not the standard library, a package or gradscope)."""
+    file = getattr(module, "__file__", None) or ""
+    installed = (sys.prefix, sys.base_prefix, str(ROOT / "gradscope"))
+    return bool(file) and not file.startswith(installed)
+
+
 @pytest.fixture
 def run_cli() -> RunCli:
-    """Run ``python -m gradscope ARGS...`` in a subprocess, as a user would."""
+    """Run ``gradscope ARGS...`` as a user would, in this process.
+
+    A call whose ``env`` changes ``PYTHONPATH`` (``no_tensorflow``: proving a command never
+    imports TensorFlow) runs in a subprocess, where that can be seen.
+    """
 
     def run(
         *args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "gradscope", *args],
-            cwd=cwd or ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        if env is not None and env.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):
+            return run_process(*args, cwd=cwd, env=env)
+        return run_in_process(*args, cwd=cwd, env=env)
 
     return run
+
+
+@pytest.fixture
+def run_subprocess() -> RunCli:
+    """Run ``python -m gradscope ARGS...`` in a subprocess: the end-to-end tests."""
+    return run_process
+
+
+#: Logical CPU devices a ``replicas`` test may use (``--strategy mirrored --replicas 2``).
+REPLICAS = 2
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Make the logical CPU devices ``replicas`` tests run on before any test runs.
+
+    TensorFlow fixes its devices when it first initialises them, so this happens once, after
+    collection and before the first test touches TensorFlow; sessions without such a test
+    never import TensorFlow here.
+    """
+    if any(item.get_closest_marker("replicas") for item in session.items):
+        from gradscope.distribute.devices import configure
+        from gradscope.engine.tf_import import import_tensorflow
+
+        configure(import_tensorflow(), REPLICAS)

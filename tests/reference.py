@@ -11,6 +11,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.frontends.yaml.forward import values
 from gradscope.frontends.yaml.forward.model import keras_initializer
@@ -91,11 +93,16 @@ def reference(spec: Spec) -> dict[str, dict[str, Grad]]:
     }
 
 
-def gradients(spec: Spec, loss_values: dict[str, float] | None = None) -> dict[str, dict[str, Any]]:
+def gradients(
+    spec: Spec, loss_values: dict[str, float] | None = None, shard: tuple[int, int] | None = None
+) -> dict[str, dict[str, Any]]:
     """Per loss, per requested variable: the gradient itself (a tensor, IndexedSlices or None).
 
     With ``loss_values``, each loss's value (summed, as TensorFlow sums a non-scalar loss) is put
-    there too.
+    there too. With ``shard=(index, count)``, every input with a first axis is cut into
+    ``count`` consecutive slices along it (``numpy.array_split``, as a distributed dataset
+    splits a batch) and only slice ``index`` is used; a ``grad_loss`` that no longer fits the
+    loss is cut the same way.
     """
     tf = import_tensorflow()
     import keras
@@ -105,9 +112,10 @@ def gradients(spec: Spec, loss_values: dict[str, float] | None = None) -> dict[s
         keras.utils.set_random_seed(spec.seed)
         variables = _variables(tf, keras, spec)
         inputs = {
-            d.name: tf.constant(values.input_array(d, spec.seed), dtype=tf.as_dtype(d.dtype))
+            d.name: tf.constant(_part(values.input_array(d, spec.seed), shard),
+                                dtype=tf.as_dtype(d.dtype))
             for d in spec.inputs
-        }
+        }  # fmt: skip
         env: dict[str, Any] = {**inputs, **variables}
         layers: dict[str, Any] = {}
         with tf.GradientTape(persistent=True) as tape:
@@ -130,10 +138,27 @@ def gradients(spec: Spec, loss_values: dict[str, float] | None = None) -> dict[s
         wanted = {n: v for n, v in named.items() if v.trainable and loss.includes(n)}
         upstream = None
         if loss.grad_loss is not None:
-            upstream = tf.broadcast_to(tf.constant(loss.grad_loss, target.dtype), tf.shape(target))
+            given = np.asarray(loss.grad_loss)
+            if shard is not None and not _fits(given.shape, tuple(target.shape)):
+                given = _part(given, shard)
+            upstream = tf.broadcast_to(tf.constant(given, target.dtype), tf.shape(target))
         grads = tape.gradient(target, list(wanted.values()), output_gradients=upstream)
         out[loss.name] = dict(zip(wanted, grads, strict=True))
     return out
+
+
+def _part(array: Any, shard: tuple[int, int] | None) -> Any:
+    array = np.asarray(array)
+    if shard is None or array.ndim == 0:
+        return array
+    return np.array_split(array, shard[1], axis=0)[shard[0]]
+
+
+def _fits(given: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    try:
+        return tuple(np.broadcast_shapes(given, shape)) == shape
+    except ValueError:
+        return False
 
 
 def _grad(tf: Any, g: Any) -> Grad:

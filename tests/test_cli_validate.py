@@ -88,11 +88,23 @@ def test_validate_directory_missing_and_empty_files(run_cli: RunCli, tmp_path: P
     (tmp_path / "empty.yaml").write_bytes(b"")
     result = run_cli("validate", "adir.yaml", "missing.yaml", "empty.yaml", cwd=tmp_path)
     assert result.returncode == ExitCode.USAGE
-    assert result.stderr.splitlines() == [
-        "adir.yaml:1:1: is a directory, expected a YAML spec file",
-        "missing.yaml:1:1: no such file",
+    assert result.stderr.splitlines() == [  # no line to point at: the command's own style
+        "gradscope validate: adir.yaml: is a directory, expected a YAML spec file",
+        "gradscope validate: missing.yaml: no such file",
         "empty.yaml:1:1: the file is empty, expected a mapping with 'gradscope: 1'",
     ]
+
+
+def test_validate_a_python_target_says_what_validate_does(run_cli: RunCli, no_tensorflow):
+    result = run_cli(
+        "validate", "tests/frontends/python/data/loose_model.py:build", env=no_tensorflow
+    )
+    assert result.returncode == ExitCode.USAGE
+    assert result.stderr == (
+        "gradscope validate: tests/frontends/python/data/loose_model.py:build is a Python target: "
+        "validate reads spec files only, without TensorFlow; a target's gradients are checked "
+        "by running it: gradscope check tests/frontends/python/data/loose_model.py:build\n"
+    )
 
 
 def test_validate_reports_good_and_bad_files_together(run_cli: RunCli):
@@ -175,7 +187,7 @@ def test_internal_error_exits_3_in_one_line(monkeypatch: pytest.MonkeyPatch):
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERNAL
     first, second = result.output.strip().splitlines()
-    assert first == "gradscope: internal error: RuntimeError: boom"
+    assert first == "gradscope validate: internal error: RuntimeError: boom"
     assert "bug in gradscope" in second and "--traceback" in second
     assert "Traceback (most recent call last)" not in result.output
     shown = CliRunner().invoke(cli.main, ["--traceback", "validate", "x.yaml"])

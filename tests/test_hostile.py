@@ -125,6 +125,10 @@ def _prepare(source: Path, scratch: Path) -> None:
         text += "".join(
             f"  - {{name: n{i}, op: sin, inputs: [n{i - 1}]}}\n" for i in range(1, 5_000)
         )
+    if source.name == "size-many-values.yaml":
+        text = text.replace("MANY", "[" + ",".join(["1"] * 3_900_000) + "]")
+    if source.name == "deep-nesting-libyaml.yaml":
+        text = text.replace("ABYSS", "[" * 30_000 + "]" * 30_000)
     if source.name == "deep-nesting.yaml":
         text = text.replace("DEEP", "[" * 5000 + "1.0" + "]" * 5000)
     (scratch / "spec.yaml").write_text(text, encoding="utf-8")

@@ -191,7 +191,7 @@ def test_a_missing_output_directory_is_a_usage_error(tmp_path: Path) -> None:
 def test_a_swallowed_ctrl_c_still_keeps_the_previous_file(tmp_path: Path) -> None:
     """Ctrl-C caught and dropped somewhere (a finalizer, a library callback) must still
     stop the output file from being replaced."""
-    from gradscope.cli.common import interrupts_noted, write_atomic
+    from gradscope.cli.output import interrupts_noted, write_atomic
 
     out = tmp_path / "report.json"
     out.write_bytes(PREVIOUS)

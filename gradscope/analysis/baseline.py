@@ -18,7 +18,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Any
 
 from gradscope.errors import UsageError
@@ -107,7 +107,7 @@ def load_baseline(path: str) -> Baseline:
             message names the file (and the line, for JSON syntax errors).
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = _read_report(path)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UsageError(f"--baseline {path}: cannot read it: {reason}") from None
@@ -115,10 +115,32 @@ def load_baseline(path: str) -> Baseline:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    except RecursionError:  # a report is a few levels deep; this is not one
+        raise UsageError(f"{path}:1:1: not a gradscope report: nested too deeply") from None
+    except ValueError as exc:  # an integer of more than 4300 digits, ...
+        raise UsageError(f"{path}:1:1: not a gradscope report: {str(exc)[:80]}") from None
     keys = frozenset(baseline_keys(data, path))
     folder = os.path.dirname(os.path.abspath(path))
     moved = {k: (spec, *k[1:]) for k in keys if (spec := _from(folder, k[0])) not in (None, k[0])}
     return Baseline(path, keys, moved)
+
+
+#: Largest baseline read: a report of the largest spec is a few MiB.
+MAX_BASELINE_BYTES = 64 * 2**20
+
+
+def _read_report(path: str) -> str:
+    """The baseline's text; only a regular file (never a FIFO or a device) up to a size."""
+    import stat
+
+    # O_NONBLOCK: opening a FIFO to read would otherwise wait for a writer forever.
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(0, "not a regular file")
+        data = handle.read(MAX_BASELINE_BYTES + 1)
+    if len(data) > MAX_BASELINE_BYTES:
+        raise OSError(0, f"larger than {MAX_BASELINE_BYTES // 2**20} MiB")
+    return data.decode("utf-8")
 
 
 def _from(folder: str, spec: str) -> str | None:

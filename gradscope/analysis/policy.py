@@ -19,6 +19,9 @@ The rules, per (loss, variable) pair and per variable:
   finite differences with nothing to explain it, or with a deliberate cause (a
   straight-through estimator, ``tf.custom_gradient``) when ``expect.<loss>.numeric`` names
   the variable (``analysis/numeric.py``).
+- ``replica-mismatch``, ``replica-loss-scale``, ``replica-gradient-differs``,
+  ``replica-variables-differ`` (only with ``--strategy``): what only a distributed run can get
+  wrong, decided in ``analysis/replicas.py`` and added by the pipeline beside these.
 
 Each problem carries the spec line a reviewer should look at: the pattern's line for a
 contradicted ``expect``, the line that created the variable (its spec line, or the Python
@@ -226,41 +229,22 @@ def _never_trained(
     return out
 
 
-def unmatched_patterns(
-    uses: Sequence[PatternUse],
-    expect: Sequence[Expectation],
-    variables: Sequence[VariableFacts],
-    path: str | None = None,
-) -> list[str]:
-    """A note for each ``vars`` or ``expect`` glob that names no variable of the model.
-
-    Such a pattern holds nothing (a ``vars`` of only typos excludes every variable), which
-    is almost always a typo or a renamed variable.
-
-    Args:
-        uses: the front-end's own globs (a spec loss's ``vars``), each with where it stands.
-        expect: the expectations the run was held to.
-        variables: every variable of the run.
-        path: the file the ``expect`` patterns were written in, when it is a spec.
+def unmatched_patterns(uses: Sequence[PatternUse], variables: Sequence[VariableFacts]) -> list[str]:
+    """A note for each glob of a front-end's own fields (a spec loss's ``vars``) that names no
+    variable of the model: such a ``vars`` of only typos excludes every variable, which is
+    almost always a typo or a renamed variable. (An ``expect`` pattern that names nothing is
+    an error instead: ``frontends/yaml/patterns.py``.)
     """
     names = [v.name for v in variables]
-    found = [(u.field, u.glob, u.where) for u in uses]
-    for e in expect:
-        for field, patterns in (("none", e.none), ("connected", e.connected),
-                                ("numeric", e.numeric)):  # fmt: skip
-            found += [
-                (f"expect.{e.loss}.{field}", p.glob, f"{path}:{p.pos.line}" if path else "")
-                for p in patterns
-            ]
     notes = []
-    for field, glob, where in found:
-        if any(glob_matches(name, glob) for name in names):
+    for use in uses:
+        if any(glob_matches(name, use.glob) for name in names):
             continue
         hint = (
             " (in a glob, [ ] enclose a set of characters; [[] is a literal [)"
-            if "[" in glob
+            if "[" in use.glob
             else ""
         )
-        at = f" at {where}" if where else ""
-        notes.append(f"{field}: '{glob}'{at} matches no variable{hint}")
+        at = f" at {use.where}" if use.where else ""
+        notes.append(f"{use.field}: '{use.glob}'{at} matches no variable{hint}")
     return notes

@@ -34,7 +34,7 @@ class _Group(click.Group):
     """Turns gradscope's errors into their exit codes and one-line messages."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from gradscope.cli.common import interrupts_noted
+        from gradscope.cli.output import interrupts_noted
 
         try:
             with interrupts_noted():
@@ -42,13 +42,15 @@ class _Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except GradscopeError as exc:
+            from gradscope.cli.wording import error_lines
+
             shown = _wants_traceback(ctx) and exc.__cause__ is not None
             if shown:
                 traceback.print_exception(exc.__cause__)
-            for line in exc.lines():
+            for line in error_lines(exc, ctx.invoked_subcommand):
                 if shown:  # the hint is moot once the traceback is above
                     line = line.replace(" (--traceback shows the traceback)", "")
-                click.echo(visible(" ".join(line.split())), err=True)  # one line, each
+                click.echo(line, err=True)  # one line, each
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
             click.echo("gradscope: interrupted", err=True)
@@ -58,8 +60,9 @@ class _Group(click.Group):
 
             if _wants_traceback(ctx):
                 traceback.print_exc()
+            command = " ".join(filter(None, ("gradscope", ctx.invoked_subcommand)))
             message = visible(
-                one_line(f"gradscope: internal error: {type(exc).__name__}: {exc}", 300)
+                one_line(f"{command}: internal error: {type(exc).__name__}: {exc}", 300)
             )
             click.echo(message, err=True)
             click.echo(
@@ -90,9 +93,9 @@ def main(ctx: click.Context, traceback: bool) -> None:
 
 def _register() -> None:
     # Each command lives in its own module; none imports TensorFlow at module level.
-    from gradscope.cli import check, diff, graph, inspect, run, validate
+    from gradscope.cli import check, diff, graph, inspect, plot, run, validate
 
-    for module in (validate, inspect, diff, check, graph, run):
+    for module in (validate, inspect, diff, check, graph, run, plot):
         for command in module.COMMANDS:
             main.add_command(command)
 

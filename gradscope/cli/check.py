@@ -2,27 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import click
 
 from gradscope.cli.common import (
     color_wanted,
-    emit,
     format_option,
     numeric_option,
     output_option,
     progress,
     run_options,
+    strategy_options,
+    table_options,
+    table_render_options,
     width,
-    write_atomic,
 )
-from gradscope.errors import SpecError, SpecErrors
+from gradscope.cli.output import emit, write_atomic
+from gradscope.cli.plot import read_timeline
+from gradscope.errors import ExitCode, GradscopeError, SpecError, SpecErrors
 from gradscope.report import CheckFormat
 
 EPILOG = """\b
 Exit codes:
   0    passed: no unexpected gradients (problems the baseline holds do not count)
-  1    unexpected gradients: a nan, a contradicted expect, a never-trained variable, numeric-differs
-  2    a bad spec, target, baseline or command line (every error listed, no report)
+  1    unexpected gradients: nan, contradicted expect, never-trained, numeric, replica, timeline
+  2    a bad spec, target, baseline or command line (all errors listed; sarif, junit: a report)
   3    gradscope's own failure (re-run with --traceback)
   130  interrupted (Ctrl-C); no output file was touched
 
@@ -33,11 +39,13 @@ Examples:
   gradscope check configs/*.yaml --format sarif --output gradscope.sarif
   gradscope check configs/*.yaml --write-baseline gradscope-baseline.json
   gradscope check configs/*.yaml --baseline gradscope-baseline.json
-  gradscope check configs/*.yaml --numeric"""
+  gradscope check configs/*.yaml --numeric
+  gradscope check configs/global-batch.yaml --strategy mirrored --replicas 2
+  gradscope check --timeline timeline.json --format github"""
 
 
 @click.command(epilog=EPILOG)
-@click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
+@click.argument("specs", nargs=-1, metavar="SPEC...")
 @format_option([f.value for f in CheckFormat])
 @output_option
 @click.option("--baseline", metavar="REPORT.json", type=click.Path(dir_okay=False),
@@ -46,7 +54,16 @@ Examples:
 @click.option("--write-baseline", metavar="FILE", type=click.Path(dir_okay=False),
               help="Also write the JSON report (every current problem) to FILE, atomically, "
                    "for a later --baseline; the exit code follows the rules as usual.")  # fmt: skip
+@click.option("--source-root", metavar="DIR", type=click.Path(file_okay=False),
+              help="SARIF: file URIs are relative to DIR (default: the git repository around "
+                   "the current directory, else the current directory).")  # fmt: skip
+@click.option("--timeline", "timelines", multiple=True, metavar="FILE",
+              help="Also fail on the findings of a timeline (gradscope.keras.Monitor, "
+                   "`gradscope run --timeline`): dead, vanishing, exploding, nan, none "
+                   "gradients over training. Repeatable; no SPEC is needed then.")  # fmt: skip
 @numeric_option
+@strategy_options
+@table_options
 @run_options
 @click.pass_context
 def check(
@@ -56,10 +73,16 @@ def check(
     output: str | None,
     baseline: str | None,
     write_baseline: str | None,
+    source_root: str | None,
     device: str,
     quiet: bool,
     max_elements: int,
     numeric: bool,
+    strategy: str,
+    replicas: int | None,
+    group: str,
+    problems_only: bool,
+    timelines: tuple[str, ...],
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
@@ -74,30 +97,85 @@ def check(
     scanning), github (annotations in Actions logs), markdown (pull-request comments).
 
     SPEC is a YAML spec file (see configs/), or anything else `inspect` accepts.
+
+    Whenever the report is not the table on standard output (--output, or a machine
+    format), the verdict and every problem are also printed to standard error, so a CI log
+    says why the step failed. A bad spec (exit 2) with --format sarif or junit still writes
+    a report, holding the errors at their lines.
     """
-    from gradscope import api
     from gradscope.report import render
 
-    try:
-        with progress(quiet) as report_progress:
-            result = api.check(
-                list(specs),
-                baseline=baseline,
-                device=device,
-                max_elements=max_elements,
-                progress=report_progress,
-                numeric=numeric,
-            )
-    except (SpecErrors, SpecError) as errors:
-        if fmt == "github" and output is None:  # annotate the bad lines too (still exit 2)
-            from gradscope.report.github import spec_errors
+    if not specs and not timelines:
+        raise click.UsageError("Missing argument 'SPEC...' (or --timeline FILE).")
+    loaded = {path: read_timeline(path, "check") for path in timelines}  # bad files: exit 2 first
+    run = Run(baseline, device, quiet, max_elements, numeric, strategy, replicas)
+    result = _check_specs(specs, run, fmt, output, source_root)
+    if timelines:
+        from gradscope.timeline.check import with_timelines
 
-            click.echo(spec_errors(errors), nl=False)
-        raise
+        result = with_timelines(result, loaded)
+    assert result is not None
     if write_baseline:
         write_atomic(write_baseline, render(result, "json"))
-    emit(render(result, fmt, color=color_wanted(output), width=width()), output)
+    options = table_render_options(fmt, group, problems_only)
+    options.update({"source_root": source_root} if fmt == "sarif" else {})
+    emit(render(result, fmt, color=color_wanted(output), width=width(), **options), output)
+    if output is not None or fmt not in ("table", "github"):
+        summary = render(result, "table", color=color_wanted(None, stderr=True),
+                         width=width(), summary_only=True)  # fmt: skip
+        click.echo(summary, err=True, nl=False)
     ctx.exit(int(result.exit_code))
+
+
+@dataclass(frozen=True)
+class Run:
+    """How to run the specs: the options of ``check`` that reach ``api.check``."""
+
+    baseline: str | None
+    device: str
+    quiet: bool
+    max_elements: int
+    numeric: bool
+    strategy: str
+    replicas: int | None
+
+
+def _check_specs(
+    specs: tuple[str, ...], run: Run, fmt: str, output: str | None, source_root: str | None
+) -> Any:
+    """``api.check`` of the specs (None without specs); on exit 2 the CI formats still get
+    a report of the errors (``_report_errors``)."""
+    from gradscope import api
+
+    if not specs:
+        return None
+    try:
+        with progress(run.quiet) as report_progress:
+            return api.check(
+                list(specs), baseline=run.baseline, device=run.device,
+                max_elements=run.max_elements, progress=report_progress, numeric=run.numeric,
+                strategy=run.strategy, replicas=run.replicas,
+            )  # fmt: skip
+    except GradscopeError as error:
+        if error.exit_code == ExitCode.USAGE:
+            _report_errors(error, fmt, output, source_root)
+        raise
+
+
+def _report_errors(error: GradscopeError, fmt: str, output: str | None, root: str | None) -> None:
+    """On exit 2, the formats CI reads still get a report: GitHub annotations at the bad
+    lines, a SARIF or JUnit file holding the errors (the errors go to stderr as always)."""
+    if fmt == "github" and output is None:
+        from gradscope.report.github import spec_errors
+
+        if isinstance(error, SpecErrors | SpecError):
+            click.echo(spec_errors(error), nl=False)
+        return
+    from gradscope.report import failed
+
+    text = failed.render(error, fmt, source_root=root)
+    if text is not None:
+        emit(text, output)
 
 
 COMMANDS = [check]

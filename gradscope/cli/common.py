@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import threading
 import time
@@ -13,9 +12,10 @@ from typing import Any, TypeVar
 
 import click
 
-from gradscope.errors import UsageError
+from gradscope import watchdog
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope.progress import Progress
+from gradscope.watchdog import DEFAULT_TIMEOUT
 
 # Imports of heavy standard modules (pathlib, tempfile, shutil) happen inside functions:
 # `gradscope --help` must cost little more than importing click.
@@ -66,6 +66,17 @@ def run_options(fn: F) -> F:
         help="Where the gradients run; auto is TensorFlow's own placement.",
     )(fn)
     fn = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0),
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        expose_value=False,
+        callback=_timeout_given,
+        metavar="SECONDS",
+        help="Stop with exit code 2 after this many seconds, naming what was running (0: no "
+        "limit).",
+    )(fn)
+    fn = click.option(
         "--traceback",
         is_flag=True,
         expose_value=False,
@@ -75,11 +86,47 @@ def run_options(fn: F) -> F:
     return max_elements_option(fn, _RUN_MAX_ELEMENTS)
 
 
+def _timeout_given(ctx: click.Context, _param: click.Parameter, value: float) -> None:
+    root = ctx.find_root()
+    root.obj = {**(root.obj or {}), "timeout": value}
+
+
+def _timeout() -> tuple[float | None, str]:
+    """The ``--timeout`` of the running command, and the command's name."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return None, ""
+    return (ctx.find_root().obj or {}).get("timeout"), ctx.info_name or ""
+
+
 def _traceback_wanted(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     """``gradscope inspect X --traceback`` as ``gradscope --traceback inspect X``."""
     if value:
         root = ctx.find_root()
         root.obj = {**(root.obj or {}), "traceback": True}
+
+
+def strategy_options(fn: F) -> F:
+    """``--strategy`` and ``--replicas`` (contract section 8), for every command that runs
+    gradients: the command passes them on as ``strategy=`` and ``replicas=``
+    (``pipeline.distribution``); ``gradscope run`` watches a program's own strategy instead."""
+    fn = click.option(
+        "--replicas",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="How many replicas (default 2 with a strategy): logical CPU devices on this "
+        "machine (GPUs when there are enough); multiworker: one local worker process each.",
+    )(fn)
+    return click.option(
+        "--strategy",
+        type=click.Choice(["default", "mirrored", "multiworker"]),
+        default="default",
+        show_default=True,
+        help="Run each loss per replica under this tf.distribute strategy, a spec's inputs "
+        "split along their first axis: pairs show the all-reduced gradient and every "
+        "replica's; replicas that disagree are a replica-mismatch problem.",
+    )(fn)
 
 
 def numeric_option(fn: F) -> F:
@@ -91,6 +138,30 @@ def numeric_option(fn: F) -> F:
         "where the spec allows; up to 16 coordinates per variable): a verdict per pair, and "
         "a numeric-differs problem where they disagree with nothing to explain it.",
     )(fn)
+
+
+def table_options(fn: F) -> F:
+    """``--problems`` and ``--group``: what the table shows of a big model."""
+    fn = click.option(
+        "--group",
+        type=click.Choice(["auto", "layer", "none"]),
+        default="auto",
+        show_default=True,
+        help="Table: gather variables into rows. layer: a run of variables (layers) with the "
+        "same status under every loss and no problem is one row with a count, and identical "
+        "cut points are one row; none: a row per variable; auto: layer from 40 variables on.",
+    )(fn)
+    return click.option(
+        "--problems",
+        "problems_only",
+        is_flag=True,
+        help="Table: show only the variables and cut points a problem names (and the summary).",
+    )(fn)
+
+
+def table_render_options(fmt: str, group: str, problems_only: bool) -> dict[str, Any]:
+    """The render options of ``table_options`` for the formats that take them."""
+    return {"group": group, "problems_only": problems_only} if fmt == "table" else {}
 
 
 def format_option(choices: list[str], default: str = "table") -> Callable[[F], F]:
@@ -107,9 +178,10 @@ def format_option(choices: list[str], default: str = "table") -> Callable[[F], F
     return decorate
 
 
-def color_wanted(output: str | None) -> bool:
+def color_wanted(output: str | None, *, stderr: bool = False) -> bool:
     """Colour only on a terminal, never into a file, and never with NO_COLOR set."""
-    return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    stream = sys.stderr if stderr else sys.stdout
+    return output is None and stream.isatty() and "NO_COLOR" not in os.environ
 
 
 def width() -> int:
@@ -118,85 +190,6 @@ def width() -> int:
 
         return shutil.get_terminal_size((120, 24)).columns
     return int(os.environ.get("COLUMNS", "120"))
-
-
-_INTERRUPTED = [False]
-
-
-@contextlib.contextmanager
-def interrupts_noted() -> Iterator[None]:
-    """Remember a Ctrl-C for as long as a command runs, even one a library swallowed.
-
-    Ctrl-C raises ``KeyboardInterrupt`` as usual; the note is for when it lands where some
-    code catches and drops it (a finalizer, a callback inside TensorFlow): no output file is
-    replaced after a Ctrl-C all the same (``write_atomic_bytes`` checks it).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def note(signum: int, frame: Any) -> None:
-        _INTERRUPTED[0] = True
-        signal.default_int_handler(signum, frame)
-
-    _INTERRUPTED[0] = False
-    signal.signal(signal.SIGINT, note)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        _INTERRUPTED[0] = False
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename.
-
-    An error or Ctrl-C leaves any previous file untouched.
-    """
-    write_atomic_bytes(path, text.encode("utf-8"))
-
-
-def write_atomic_bytes(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, as ``write_atomic`` does (a PNG picture)."""
-    import tempfile
-
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise UsageError(f"cannot write {path}: directory {directory} does not exist")
-    name = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-    try:
-        os.chmod(tmp, _mode(path))  # mkstemp's 0600 would hide a report from other users
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if _INTERRUPTED[0]:
-            raise KeyboardInterrupt  # Ctrl-C came earlier and was swallowed on its way up
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _mode(path: str) -> int:
-    """The permissions a new file gets (0666 less the umask), or those of the file replaced."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def emit(text: str, output: str | None) -> None:
-    """Print the rendered report, or write it to ``output``."""
-    if output:
-        write_atomic(output, text)
-    else:
-        click.echo(text, nl=not text.endswith("\n"))
 
 
 class _Phase:
@@ -225,12 +218,29 @@ class _Phase:
 def progress(quiet: bool) -> Iterator[Progress]:
     """A callback that shows the current phase and the elapsed time on standard error.
 
-    Shown only when standard error is a terminal and ``--quiet`` is not given. It writes to a
+    On a terminal (and without ``--quiet``) it is a live line; elsewhere (a CI log) it is
+    ``plain_progress``. The live line writes to a
     duplicate of file descriptor 2, so it keeps working while TensorFlow's import banners
     are being caught on the real one. Every phase is drawn at least once, however short.
     """
-    if quiet or not sys.stderr.isatty():
+    seconds, command = _timeout()
+    with watchdog.limit(seconds, command), _shown(quiet) as show:
+
+        def update(text: str) -> None:
+            watchdog.note_phase(text)
+            show(text)
+
+        yield update
+
+
+@contextlib.contextmanager
+def _shown(quiet: bool) -> Iterator[Callable[[str], None]]:
+    if quiet:
         yield lambda _phase: None
+        return
+    if not sys.stderr.isatty():  # a CI log: a plain line for each phase that runs long
+        with plain_progress() as show:
+            yield show
         return
     from rich.console import Console
     from rich.live import Live
@@ -251,3 +261,53 @@ def progress(quiet: bool) -> Iterator[Progress]:
     finally:
         live.stop()
         stream.close()
+
+
+#: A phase that runs this long gets a plain progress line in a CI log, then one every
+#: ``PLAIN_EVERY`` seconds while it lasts.
+PLAIN_AFTER = 10.0
+PLAIN_EVERY = 60.0
+
+
+@contextlib.contextmanager
+def plain_progress(
+    after: float | None = None, every: float | None = None
+) -> Iterator[Callable[[str], None]]:
+    """Plain lines on standard error for phases that run long, for logs that are not a
+    terminal: ``gradscope: tracing the model (still running after 10s, 14s in all)``. A
+    short run prints nothing, so a quick CI step's log stays clean."""
+    first, then = after or PLAIN_AFTER, every or PLAIN_EVERY
+    start = time.monotonic()
+    state: dict[str, Any] = {"phase": "", "since": start, "timer": None}
+    lock = threading.Lock()
+
+    def announce() -> None:
+        with lock:
+            now = time.monotonic()
+            click.echo(
+                f"gradscope: {state['phase']} (still running after {now - state['since']:.0f}s, "
+                f"{now - start:.0f}s in all)",
+                err=True,
+            )
+            arm(then)
+
+    def arm(delay: float) -> None:
+        timer = threading.Timer(delay, announce)
+        timer.daemon = True  # never keeps the process alive
+        state["timer"] = timer
+        timer.start()
+
+    def show(phase: str) -> None:
+        with lock:
+            if state["timer"] is not None:
+                state["timer"].cancel()
+            state.update(phase=phase, since=time.monotonic())
+            arm(first)
+
+    try:
+        yield show
+    finally:
+        with lock:
+            if state["timer"] is not None:
+                state["timer"].cancel()
+            state["timer"] = None

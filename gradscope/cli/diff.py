@@ -8,13 +8,14 @@ import click
 
 from gradscope.cli.common import (
     color_wanted,
-    emit,
     format_option,
     output_option,
     progress,
     run_options,
+    strategy_options,
     width,
 )
+from gradscope.cli.output import emit
 from gradscope.report import DiffFormat
 
 _HELP_EPILOG = """\b
@@ -37,6 +38,7 @@ Exit codes:
 @click.argument("losses", nargs=-1, metavar="[LOSS_A LOSS_B]")
 @format_option([f.value for f in DiffFormat])
 @output_option
+@strategy_options
 @run_options
 def diff(
     spec: str,
@@ -46,6 +48,8 @@ def diff(
     device: str,
     quiet: bool,
     max_elements: int,
+    strategy: str,
+    replicas: int | None,
 ) -> None:
     """Two losses of SPEC side by side: which variables each reaches, and where their
     gradients pull against each other.
@@ -62,7 +66,8 @@ def diff(
     from gradscope import api
     from gradscope.report import render
 
-    options: dict[str, Any] = {"device": device, "max_elements": max_elements}
+    options: dict[str, Any] = {"device": device, "max_elements": max_elements,
+                               "strategy": strategy, "replicas": replicas}  # fmt: skip
     with progress(quiet) as report_progress:
         options["progress"] = report_progress
         if len(losses) == 2:

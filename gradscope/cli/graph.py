@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from gradscope.cli.common import (
-    emit,
-    progress,
-    run_options,
-    write_atomic_bytes,
-)
+from gradscope.cli.common import progress, run_options
+from gradscope.cli.output import emit, write_atomic_bytes
 from gradscope.errors import UsageError
 
 _EPILOG = """\b
@@ -51,7 +49,7 @@ Exit codes:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["dot", "mermaid", "svg", "html"]),
+    type=click.Choice(["dot", "mermaid", "svg", "png", "html"]),
     default=None,
     help="The format (default: dot, or the one --output's extension names); a --format "
     "that contradicts the extension is an error.",
@@ -74,7 +72,7 @@ def graph(
     SPEC_OR_TARGET is a YAML spec file (see configs/) or a Python target,
     module.path:function or path/to/file.py:function (see gradscope inspect --help).
     """
-    from gradscope import api, pipeline
+    from gradscope import pipeline
     from gradscope.report import draw, graphviz
 
     chosen = draw.choose(output, fmt)
@@ -83,14 +81,19 @@ def graph(
     losses = [loss] if loss else _only_loss(target, max_elements)
     with progress(quiet) as report_progress:
         request = pipeline.Request(
-            losses=tuple(losses) if losses else None, device=api.device_name(device),
+            losses=tuple(losses) if losses else None, device=pipeline.device_name(device),
             max_elements=max_elements, progress=report_progress, pictures=True, expand=expand,
         )  # fmt: skip
         report = pipeline.run(target, request).report
         name = _one([loss.name for loss in report.losses], target)
         report_progress("drawing the picture")
         picture = draw.draw(report, name, chosen)
-    if isinstance(picture, bytes):
+    if isinstance(picture, bytes) and output is None:  # a PNG on standard output
+        if sys.stdout.isatty():
+            raise UsageError("gradscope graph: a PNG is binary; write it with -o FILE.png")
+        sys.stdout.buffer.write(picture)
+        sys.stdout.flush()
+    elif isinstance(picture, bytes):
         write_atomic_bytes(str(output), picture)
     else:
         emit(picture, output)

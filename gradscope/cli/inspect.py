@@ -6,14 +6,17 @@ import click
 
 from gradscope.cli.common import (
     color_wanted,
-    emit,
     format_option,
     numeric_option,
     output_option,
     progress,
     run_options,
+    strategy_options,
+    table_options,
+    table_render_options,
     width,
 )
+from gradscope.cli.output import emit
 from gradscope.report import Format
 
 _EPILOG = """\b
@@ -30,16 +33,32 @@ Exit codes:
 @format_option([f.value for f in Format])
 @output_option
 @numeric_option
+@strategy_options
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["function", "eager", "xla"]),
+    help="How gradients are computed: function (traced, the default), xla (jit_compile) or "
+    "eager (a GradientTape). Repeat it to check parity: the report is the first mode's, and "
+    "notes name every pair whose status or norm differs between the modes.",
+)
+@table_options
 @run_options
 def inspect(
     spec: str,
     losses: tuple[str, ...],
     fmt: str,
     output: str | None,
+    modes: tuple[str, ...],
     device: str,
     quiet: bool,
     max_elements: int,
     numeric: bool,
+    strategy: str,
+    replicas: int | None,
+    group: str,
+    problems_only: bool,
 ) -> None:
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
@@ -71,14 +90,18 @@ def inspect(
             max_elements=max_elements,
             progress=report_progress,
             numeric=numeric,
+            strategy=strategy,
+            replicas=replicas,
             pictures=fmt in ("markdown", "html"),  # markdown: Mermaid for each problem
+            mode=list(modes) or "function",
         )
     if fmt == "html":
         from gradscope.report import graphviz
 
         if graphviz.find() is None:
             click.echo(f"gradscope: the page has no pictures: {graphviz.INSTALL_HINT}", err=True)
-    emit(render(report, fmt, color=color_wanted(output), width=width()), output)
+    options = table_render_options(fmt, group, problems_only)
+    emit(render(report, fmt, color=color_wanted(output), width=width(), **options), output)
 
 
 COMMANDS = [inspect]

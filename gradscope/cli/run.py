@@ -8,7 +8,8 @@ import sys
 
 import click
 
-from gradscope.cli.common import format_option, write_atomic
+from gradscope.cli.common import format_option
+from gradscope.cli.output import write_atomic
 from gradscope.errors import UsageError
 from gradscope.report import RunFormat
 
@@ -16,6 +17,7 @@ EPILOG = """\b
 Where the report goes:
   --output FILE   written to FILE (atomically); --output - writes it to standard output
   otherwise       standard error, never standard output: that is the program's own
+  --timeline FILE the timeline, written however the program ends (stopped, raised, Ctrl-C)
 
 \b
 Exit codes:
@@ -31,7 +33,10 @@ Examples:
   gradscope run train.py --epochs 1
   gradscope run --steps 3 --continue train.py
   gradscope run --allow-none 'generator/*' -m mypkg.train --config small.yaml
-  gradscope run --format junit --output gradscope.xml train.py"""
+  gradscope run --format junit --output gradscope.xml train.py
+  gradscope run --steps 1000 --every 10 --timeline grads.json train.py
+  gradscope plot grads.json -o norms.png   (the norms over the steps)
+  gradscope check --timeline grads.json    (exit 1 on its findings)"""
 
 
 @click.command(
@@ -43,6 +48,17 @@ Examples:
                    "program (unless --continue).")  # fmt: skip
 @click.option("--continue", "keep_going", is_flag=True,
               help="After --steps, let the program run to its end, unwatched.")  # fmt: skip
+@click.option("--every", type=click.IntRange(min=1), default=None, metavar="K",
+              help="With --timeline/--tensorboard: measure the first and every K-th "
+                   "execution of each call site (up to --steps); the others run unwatched. "
+                   "Default 1.")  # fmt: skip
+@click.option("--timeline", metavar="FILE", default=None,
+              help="Record per site and variable norm, status, zero fraction and weight norm "
+                   "over the run, and write the timeline JSON with its findings to FILE "
+                   "(for gradscope plot and check --timeline).")  # fmt: skip
+@click.option("--tensorboard", metavar="DIR", default=None,
+              help="Write the same records as TensorBoard scalars and histograms into "
+                   "DIR.")  # fmt: skip
 @click.option("--allow-none", "allow_none", multiple=True, metavar="GLOB",
               help="A source (variable or tensor name) whose None gradient is expected; "
                    "repeatable.")  # fmt: skip
@@ -54,7 +70,8 @@ Examples:
               help="Run a module, as python -m MODULE does.")  # fmt: skip
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
 @click.pass_context
-def run(ctx: click.Context, steps: int, keep_going: bool, allow_none: tuple[str, ...],
+def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
+        timeline: str | None, tensorboard: str | None, allow_none: tuple[str, ...],
         fmt: str, output: str | None, module: str | None,
         program: tuple[str, ...]) -> None:  # fmt: skip
     """Run a Python program as `python SCRIPT ARGS` would, and report every gradient it takes.
@@ -71,8 +88,10 @@ def run(ctx: click.Context, steps: int, keep_going: bool, allow_none: tuple[str,
 
     if module is None and not program:
         raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")
+    _check_timeline(every, timeline, tensorboard)
     target = Program(module, program, True) if module else Program(program[0], program[1:])
-    outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none)
+    outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none,
+                          every=every or 1, timeline=timeline, tensorboard=tensorboard)  # fmt: skip
     sys.stdout.flush()
     if outcome.error is not None:
         print_failure(outcome.error, target)
@@ -84,6 +103,15 @@ def run(ctx: click.Context, steps: int, keep_going: bool, allow_none: tuple[str,
     else:
         click.echo(text, nl=not text.endswith("\n"), err=output != "-")
     ctx.exit(report.exit_code)
+
+
+def _check_timeline(every: int | None, timeline: str | None, tensorboard: str | None) -> None:
+    if every is not None and timeline is None and tensorboard is None:
+        raise UsageError("gradscope run: --every needs --timeline FILE or --tensorboard DIR")
+    if timeline is not None and (timeline == "-" or os.path.isdir(timeline)):
+        raise UsageError(f"gradscope run: --timeline {timeline}: give a file path")
+    if tensorboard is not None and os.path.exists(tensorboard) and not os.path.isdir(tensorboard):
+        raise UsageError(f"gradscope run: --tensorboard {tensorboard}: not a directory")
 
 
 def _tty(stream: object) -> bool:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
 from gradscope.cli.common import max_elements_option
-from gradscope.errors import SpecErrors
+from gradscope.errors import SpecErrors, UsageError
 
 
 @click.command(
@@ -18,10 +19,18 @@ from gradscope.errors import SpecErrors
 @max_elements_option
 def validate(specs: tuple[str, ...], max_elements: int) -> None:
     """Parse and check spec files without importing TensorFlow."""
+    from gradscope.frontends.python.resolve import is_target_string
     from gradscope.frontends.yaml import load_spec
     from gradscope.frontends.yaml.summary import summary_line
 
     failures: list[SpecErrors] = []
+    targets = [path for path in specs if is_target_string(path) and not os.path.isfile(path)]
+    if targets:  # before reading any spec: one usage error
+        raise UsageError(
+            f"{targets[0]} is a Python target: validate reads spec files only, without "
+            f"TensorFlow; a target's gradients are checked by running it: gradscope check "
+            f"{targets[0]}"
+        )
     for path in specs:
         try:
             click.echo(summary_line(load_spec(path, max_elements=max_elements)))

@@ -14,8 +14,11 @@ Sets of variables are Python integers used as bitsets.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from gradscope.results.cut import CutPoint
 
 #: Ops whose gradient is cut on purpose.
 STOP_TYPES = frozenset({"StopGradient", "PreventGradient"})
@@ -24,6 +27,8 @@ STOPPED = "stopped"
 ASSIGN = "assign"
 NONDIFFERENTIABLE = "nondifferentiable"
 KIND_ORDER = (STOPPED, ASSIGN, NONDIFFERENTIABLE)
+#: Not a cut kind: the value is not differentiable (an integer); the cut is where it was made.
+INTEGER = "integer"
 
 
 @dataclass
@@ -98,7 +103,7 @@ def reaching(graph: Graph, target_op: int) -> list[bool]:
     return reach
 
 
-def _arrivals(graph: Graph, reach: list[bool], grads: set[int]) -> list[bool]:
+def arrivals(graph: Graph, reach: Sequence[bool], grads: set[int]) -> list[bool]:
     """Per op, whether gradient from the loss arrives at one of its outputs.
 
     A write has no outputs; gradient "arrives" at it when it reaches a later read of what it
@@ -115,6 +120,27 @@ def _arrivals(graph: Graph, reach: list[bool], grads: set[int]) -> list[bool]:
         if graph.ops[index].write and reach[index]:
             arrive[index] = any(arrive[r] for r in readers.get(index, ()))
     return arrive
+
+
+def crossing(graph: Graph, index: int, t: int, grads: set[int], stop_ops: set[int]) -> str | None:
+    """How the gradient that arrives at op ``index`` crosses back into its input tensor ``t``.
+
+    This is the one rule for an edge: None when the gradient passes; ``ASSIGN`` into a write;
+    ``INTEGER`` when ``t`` cannot carry a gradient (the cut is upstream, where the value was
+    made an integer); ``STOPPED`` at a ``stop_gradient`` (or a tensor the loss treats as a
+    constant); ``NONDIFFERENTIABLE`` where TensorFlow gives ``t`` no gradient. Pictures ask
+    it for every link (``picture/links.py``), so their red links are the report's cuts.
+    """
+    op = graph.ops[index]
+    if op.write:
+        return ASSIGN
+    if not graph.differentiable[t]:
+        return INTEGER
+    if op.type in STOP_TYPES or index in stop_ops:
+        return STOPPED
+    if t not in grads or op.no_gradient:
+        return NONDIFFERENTIABLE
+    return None
 
 
 def find_cuts(
@@ -138,7 +164,7 @@ def find_cuts(
         seeds: op index -> bits that start at that op although it has inputs (a watched
             tensor, ``tape.watch(x)``, is a source wherever it came from).
     """
-    arrive = _arrivals(graph, list(reach), grads)
+    arrive = arrivals(graph, reach, grads)
     cuts: dict[tuple[int, str], int] = {}
     integer_seen: set[int] = set()
     # Per op, the variables that reach it along paths no cut found so far has taken: a path
@@ -165,20 +191,15 @@ def find_cuts(
             if not vsets[graph.producer[t]]:
                 continue
             bits = live[graph.producer[t]]
-            if not cutting:
+            kind = crossing(graph, index, t, grads, stop_ops) if cutting else None
+            if kind is None:
                 passed |= bits
-            elif op.write:
-                add(index, ASSIGN, bits)
-            elif not graph.differentiable[t]:
+            elif kind == INTEGER:
                 found = _integer_sources(graph, vsets, live, graph.producer[t], integer_seen)
                 for p, p_bits in found:
                     add(p, NONDIFFERENTIABLE, p_bits)
-            elif op.type in STOP_TYPES or index in stop_ops:
-                add(index, STOPPED, bits)
-            elif t not in grads or op.no_gradient:
-                add(index, NONDIFFERENTIABLE, bits)
             else:
-                passed |= bits
+                add(index, kind, bits)
         live[index] = passed
     return [Cut(op, kind, bits) for (op, kind), bits in cuts.items()]
 
@@ -199,9 +220,9 @@ def _integer_sources(
         lost = 0
         for t in graph.value_inputs(op):
             producer = graph.producer[t]
-            if graph.differentiable[t]:
+            if graph.differentiable[t] and not _gives_none(graph, producer):
                 lost |= live[producer]
-            else:
+            else:  # an integer, or a value an op with no gradient made (round -> cast)
                 stack.append(producer)
         for w in op.assign_preds:
             stack.append(w)
@@ -210,11 +231,28 @@ def _integer_sources(
     return found
 
 
-def kind_of(kinds: Iterable[str]) -> str | None:
-    """The status kind when paths were cut in different ways: the first of stopped, assign,
-    nondifferentiable (contract section 2)."""
-    present = set(kinds)
-    for kind in KIND_ORDER:
-        if kind in present:
-            return kind
-    return None
+def _gives_none(graph: Graph, index: int) -> bool:
+    """Whether op ``index`` gives none of its inputs a gradient although it reads floating
+    values (``round``, ``floor``): in a chain ``round -> cast``, the gradient was lost there."""
+    op = graph.ops[index]
+    if op.type in STOP_TYPES:  # a stop_gradient is named where the path reaches it
+        return False
+    return op.no_gradient and any(graph.differentiable[t] for t in graph.value_inputs(op))
+
+
+def cut_point(op: Any, kind: str, locate: Callable[[Any], tuple[str, str] | None]) -> CutPoint:
+    """How reports and pictures name a cut at the TensorFlow op ``op``: the front-end's
+    ``(node, "FILE:LINE")`` for it (``Traceable.locate``), else the op's own name."""
+    where = locate(op)
+    node, source = where if where is not None else (op.name, "")
+    return CutPoint(node=node, op=op.type, kind=kind, source=source)
+
+
+def shown_with_gradient(kind: str, user_wrote: bool) -> bool:
+    """Whether a cut is listed for a pair whose gradient still flows (``ok ✂``).
+
+    A path cut inside a library function (the comparison in
+    ``sigmoid_cross_entropy_with_logits``, the ``stop_gradient`` in BatchNormalization's
+    moments) is noise there; a cut the user wrote, or an ``assign``, is not.
+    """
+    return kind == ASSIGN or user_wrote

@@ -23,6 +23,11 @@ WRITE_TYPES = frozenset(
 NONE_GRADIENT_TYPES = frozenset({"Round", "Rint", "Floor", "Ceil", "FloorDiv", "TruncateDiv"})
 
 
+#: Ops whose first input only chooses a branch (``tf.cond``'s predicate, ``tf.switch_case``'s
+#: index): it carries no value into the result, so it is no path and never a cut point.
+_PREDICATES = {"If": 1, "StatelessIf": 1, "Case": 1, "StatelessCase": 1}
+
+
 def _returns_only_none(fn: Any) -> bool:
     """Whether a gradient function reads nothing and returns only constants (``[None]``)."""
     try:
@@ -109,7 +114,7 @@ class Extracted:
                 self.tensors.append(t)
                 producer.append(i)
                 differentiable.append(_carries_gradient(t.dtype))
-            inputs = [self.tensor_id(t) for t in op.inputs]
+            inputs = [self.tensor_id(t) for t in op.inputs[_PREDICATES.get(op.type, 0) :]]
             nodes.append(
                 flow.Op(
                     name=op.name,

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gradscope.engine import bodies, custom_gradient
 from gradscope.engine import cuts as flow
+from gradscope.engine.bodies import Descent, InnerCut
 from gradscope.engine.graph import Extracted
 from gradscope.engine.norms import norms_and_maxima
 from gradscope.engine.picture import hook as picture_hook
@@ -18,7 +20,8 @@ from gradscope.results.facts import Comparison, CutPoint, LossFacts, PairFacts
 if TYPE_CHECKING:
     from gradscope.engine.protocol import LossEntry, Traceable, VariableEntry
 
-_NO_GRADIENT = re.compile(r"operation '([^']+)'")
+# "No gradient defined for operation'adjust_contrast' (op type: AdjustContrastv2)" (sic)
+_NO_GRADIENT = re.compile(r"operation\s*'([^']+)'")
 
 
 @dataclass
@@ -108,6 +111,7 @@ class PairBuilder:
         self.handles = list(handles)
         sources = {t: 1 << i for i, t in enumerate(self.handle_ids) if t is not None}
         self.vsets = flow.variable_sets(extracted.graph, sources)
+        self.descent = Descent()
 
     def differentiate(self, loss: LossEntry) -> LossStatic:
         tf = self.tf
@@ -151,7 +155,13 @@ class PairBuilder:
         cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops, live_out=live)
         dims = tuple(target.shape.as_list()) if target.shape.rank is not None else (None,)
         static = LossStatic(loss.name, dims, [], self._value(target))
-        self._pairs(static, requested, var_grads, cuts, target_op)
+        inner = self.descent.descend(self.x, live, received, reach)
+        zeroed: set[int] = set()
+        if loss.unconnected == "zero":  # the cut analysis above saw TensorFlow's Nones
+            zeroed = {i for i, g in var_grads.items() if g is None}
+            var_grads = {i: self._zero_if_none(i, g) for i, g in var_grads.items()}
+        located = bodies.located(self.x, cuts, inner)
+        self._pairs(static, requested, var_grads, located, target_op, zeroed)
         if self.pictures:
             ids = [self.handle_ids[i] for i in requested] + probes
             grads_by_id = {t: g for t, g in zip(ids, grads, strict=True) if t is not None}
@@ -179,8 +189,23 @@ class PairBuilder:
         except LookupError as exc:
             # "No gradient defined for operation 'N3/Foo' (op type: Foo)"
             match = _NO_GRADIENT.search(str(exc))
-            op = self.x.tf_ops[self.x.op_index[match.group(1)]] if match else None
-            raise self.model.trace_error(exc if op is None else _OpError(op, exc)) from exc
+            index = self.x.op_index.get(match.group(1)) if match else None
+            op = self.x.tf_ops[index] if index is not None else None
+            if op is None:
+                raise self.model.trace_error(exc) from exc
+            said = LookupError(
+                f"loss {loss.name!r}: TensorFlow has no gradient registered for op type "
+                f"{op.type}, so it refuses to differentiate the loss through it (wrap the op's "
+                "input in tf.stop_gradient if no gradient should flow there, or use a "
+                "differentiable op)"
+            )
+            raise self.model.trace_error(_OpError(op, said)) from exc
+
+    def _zero_if_none(self, index: int, grad: Any) -> Any:
+        if grad is not None:
+            return grad
+        variable = self.variables[index].variable
+        return self.tf.zeros(variable.shape, variable.dtype.base_dtype)
 
     def _value(self, target: Any) -> Any:
         tf = self.tf
@@ -192,19 +217,15 @@ class PairBuilder:
         static: LossStatic,
         requested: list[int],
         var_grads: dict[int, Any],
-        cuts: list[flow.Cut],
+        cuts: list[InnerCut],
         target_op: int,
+        zeroed: set[int],
     ) -> None:
-        located = [
-            (cut, self.cut_point_at(cut.op, cut.kind)) for cut in sorted(cuts, key=lambda c: c.op)
-        ]
-        # Where a gradient still flows, a path cut by an op inside a library function (the
-        # comparison in sigmoid_cross_entropy_with_logits, the stop_gradient inside
-        # BatchNormalization's moments) is noise; cuts the user wrote are not.
+        located = [(cut, self.point_of(cut.op, cut.kind)) for cut in cuts]
         partial = [
             (cut, point)
             for cut, point in located
-            if cut.kind == flow.ASSIGN or self.model.visible(self.x.tf_ops[cut.op])
+            if flow.shown_with_gradient(cut.kind, self.model.visible(cut.op))
         ]
         slot = 0
         for i, v in enumerate(self.variables):
@@ -215,7 +236,8 @@ class PairBuilder:
             grad = var_grads[i]
             pair.reachable = bool(self.vsets[target_op] >> i & 1)
             pair.has_gradient = grad is not None
-            for cut, point in located if grad is None else partial:
+            cut_all = grad is None or i in zeroed  # no gradient but TensorFlow's zeros
+            for cut, point in located if cut_all else partial:
                 if cut.variables >> i & 1 and point not in pair.cut_points:
                     pair.cut_points.append(point)
             if grad is not None:
@@ -226,13 +248,17 @@ class PairBuilder:
 
     def cut_point_at(self, index: int, kind: str) -> CutPoint:
         """The cut point for op ``index`` of the traced graph, as reports and pictures name it."""
-        op = self.x.tf_ops[index]
+        return self.point_of(self.x.tf_ops[index], kind)
+
+    def point_of(self, op: Any, kind: str) -> CutPoint:
+        """The cut point for the TensorFlow op ``op`` (of the trace or of a body inside it)."""
         variable = self._integer_variable(op) if kind == flow.NONDIFFERENTIABLE else None
         if variable is not None:  # no op made these values integer: the variable holds them
             return CutPoint(variable.name, op.type, kind, variable.source)
-        where = self.model.locate(op)
-        node, source = where if where is not None else (op.name, "")
-        return CutPoint(node=node, op=op.type, kind=kind, source=source)
+        custom = custom_gradient.site(op, self.model.display_path)
+        if custom is not None:  # the user's grad_fn gave this input None
+            return CutPoint(custom[0], op.type, kind, custom[1])
+        return flow.cut_point(op, kind, self.model.locate)
 
     def _integer_variable(self, op: Any) -> VariableEntry | None:
         """The analysed variable of an integer (or boolean) type that ``op`` reads, if any."""

@@ -33,10 +33,17 @@ class LossEntry:
     grad_ys: Any = None
     stop_tensors: list[Any] = field(default_factory=list)
     includes: Callable[[str], bool] = _everything
+    #: ``"zero"``: a variable the loss does not reach gets zeros, as with
+    #: ``unconnected_gradients=tf.UnconnectedGradients.ZERO`` (its cut points still show why).
+    unconnected: str = "none"
 
 
 class Traceable(Protocol):
-    """A model gradscope can trace: a spec (``build.SpecModel``) or a Python target."""
+    """A model gradscope can trace: a spec (``SpecModel``) or a Python target (``PythonModel``).
+
+    Everything the engine asks of a model goes through these methods; the engine never
+    imports a front-end.
+    """
 
     @property
     def target(self) -> str:
@@ -54,3 +61,14 @@ class Traceable(Protocol):
 
     def trace_error(self, exc: BaseException) -> BaseException:
         """Turn a TensorFlow error into a located gradscope error (or return it unchanged)."""
+
+    def describe(self, op: Any) -> str | None:
+        """The op the user named for ``op``, as short as it reads (``matmul``, ``Dense`` for a
+        spec's layer node), or None when the front-end has no such name (pictures use it)."""
+
+    def display_path(self, filename: str) -> str:
+        """``filename`` as reports show it (relative to the working directory when below it)."""
+
+    def named_inputs(self) -> list[tuple[str, str, Any]]:
+        """The model's named data inputs as ``(name, "FILE:LINE", eager tensor)``: a NaN
+        found in one is named after it (a spec's ``inputs``; none for a Python target)."""

@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
-from gradscope.engine.cuts import kind_of
+from collections.abc import Iterable
+
+from gradscope.engine.cuts import KIND_ORDER
 from gradscope.results import report as m
 from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
 from gradscope.results.status import Status
 
 
-def status_of(pair: PairFacts, variable: VariableFacts) -> Status:
-    """The status of one pair; see the table in contract section 2."""
+def kind_of(kinds: Iterable[str]) -> str | None:
+    """The status kind when paths were cut in different ways: the first of stopped, assign,
+    nondifferentiable (contract section 2)."""
+    present = set(kinds)
+    for kind in KIND_ORDER:
+        if kind in present:
+            return kind
+    return None
+
+
+def status_of(pair: PairFacts, variable: VariableFacts | None = None) -> Status:
+    """The status of one pair; see the table in contract section 2.
+
+    This is the one place a status is decided: the report, the NaN-origin pass, the numeric
+    check and the eager pass all ask it. Without ``variable`` a pair the loss does not
+    differentiate is ``excluded`` (whether it is ``frozen`` needs the variable).
+    """
     if not pair.requested:
-        return m.FROZEN if not variable.trainable else m.EXCLUDED
+        return m.FROZEN if variable is not None and not variable.trainable else m.EXCLUDED
     if pair.has_gradient:
         if not pair.finite:
             return m.NAN

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.engine import cuts as flow
+from gradscope.engine import modes
 from gradscope.engine.graph import Extracted, GradientRegistry
 from gradscope.engine.once import optimized_for_one_run
 from gradscope.engine.pairs import PairBuilder, pair_outputs
@@ -72,7 +73,9 @@ class Engine:
         tf = self.tf
         self._check_device()
         self.progress("tracing the forward and backward passes")
-        function = tf.function(self._body, autograph=self.autograph)
+        function = tf.function(
+            self._body, autograph=self.autograph, jit_compile=modes.jit_compile()
+        )
         try:
             concrete = function.get_concrete_function()
             self.progress("computing gradients")

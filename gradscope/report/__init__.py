@@ -78,18 +78,19 @@ RENDERERS: dict[tuple[str, str], str] = {
 }
 
 
-def render(result: Any, fmt: str, *, color: bool = False, width: int = 120) -> str:
+def render(result: Any, fmt: str, *, color: bool = False, width: int = 120, **options: Any) -> str:
     """Render a result object in a format.
 
     Every renderer takes ``color`` (ANSI colours, terminal formats only) and ``width`` (the
-    terminal's width) and ignores what it has no use for.
+    terminal's width) and ignores what it has no use for; ``options`` go to the renderers
+    that declare them (``source_root`` for SARIF, ``problems_only`` and ``group`` for tables).
     """
     fmt = fmt.value if isinstance(fmt, enum.Enum) else fmt
     key = (type(result).__name__, fmt)
     if key not in RENDERERS:
         raise ValueError(f"no {fmt} renderer for {type(result).__name__}")
     module = importlib.import_module(RENDERERS[key])
-    return str(module.render(result, color=color, width=width))
+    return str(module.render(result, color=color, width=width, **options))
 
 
 def as_json(result: Any) -> dict[str, Any]:

@@ -6,19 +6,20 @@ from __future__ import annotations
 from gradscope.analysis.check import CheckResult
 from gradscope.report import style
 from gradscope.report.markdown import escape, sections
+from gradscope.report.md import code, html, prose
 from gradscope.results import report as m
 
 
 def _problem(p: m.Problem) -> str:
     mark = "☑️ **known**" if p.known else "❌"
-    return f"- {mark} **{p.kind}** `{escape(p.spec)}:{p.line}`: {escape(p.message)}"
+    return f"- {mark} **{p.kind}** {code(f'{p.spec}:{p.line}')}: {prose(p.message)}"
 
 
 def _specs(result: CheckResult) -> list[str]:
     lines = ["| | spec | pairs |", "|---|---|---|"]
     for r in result.reports:
         mark = "❌" if r.failures else "✅"
-        lines.append(f"| {mark} | `{escape(r.spec)}` | {escape(style.summary(r))} |")
+        lines.append(f"| {mark} | {code(r.spec, table=True)} | {escape(style.summary(r))} |")
     return lines
 
 
@@ -26,8 +27,8 @@ def _details(report: m.Report) -> list[str]:
     title = report.name or report.spec
     open_ = " open" if report.failures else ""
     return [
-        f"<details{open_}><summary><code>{escape(report.spec)}</code>: {escape(title)}, "
-        f"{escape(style.summary(report))}</summary>",
+        f"<details{open_}><summary><code>{html(report.spec)}</code>: {html(title)}, "
+        f"{html(style.summary(report))}</summary>",
         "",
         *sections(report, problems=False),
         "",
@@ -41,14 +42,14 @@ def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str
     first = result.reports[0]
     where = f"TensorFlow {first.tensorflow} · {first.device}"
     if result.baseline:
-        where += f" · baseline `{escape(result.baseline)}`"
-    lines = [f"### {icon} gradscope check {escape(result.verdict())}", "", where, ""]
+        where += f" · baseline {code(result.baseline)}"
+    lines = [f"### {icon} gradscope check {prose(result.verdict())}", "", where, ""]
     if result.problems:
         ordered = sorted(result.problems, key=lambda p: p.known)
         lines += ["**Problems**", "", *[_problem(p) for p in ordered], ""]
     if result.fixed:
         lines += ["**Fixed since the baseline**", ""]
-        lines += [f"- {kind} `{escape(loss or '-')}` × `{escape(var or '-')}` in `{spec}`"
+        lines += [f"- {kind} {code(loss or '-')} × {code(var or '-')} in {code(spec)}"
                   for spec, loss, var, kind in result.fixed]  # fmt: skip
         lines.append("")
     if len(result.reports) > 1:

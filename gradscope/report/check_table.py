@@ -11,8 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from gradscope.analysis.check import CheckResult
-from gradscope.report import style
-from gradscope.report.table import report_renderable, to_text
+from gradscope.report import grid, style
+from gradscope.report.rows import problem_rows
+from gradscope.report.table import Lines, report_renderable, to_text
 from gradscope.results import report as m
 
 
@@ -27,20 +28,17 @@ def _header(result: CheckResult) -> Text:
     return text
 
 
-def problems_table(problems: tuple[m.Problem, ...]) -> Table:
-    """One row per problem: new or known, kind, ``FILE:LINE`` and the message."""
-    table = Table(title="Problems", title_justify="left", box=None, show_header=False,
-                  title_style="bold", pad_edge=False)  # fmt: skip
-    table.add_column("mark", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("where", overflow="fold", style="dim")
-    table.add_column("message", overflow="fold")
+def problems_table(problems: tuple[m.Problem, ...], group: str = "auto") -> Any:
+    """One row per problem: new or known, kind, ``FILE:LINE`` and the message (below the rest
+    when the terminal is too narrow for it beside them); alike ones gathered (``rows``)."""
     ordered = sorted(problems, key=lambda p: p.known)  # new ones first, order kept otherwise
-    for p in ordered:
-        mark = Text("known", style="dim") if p.known else Text("✗", style="bold red")
-        kind = Text(p.kind, style="dim" if p.known else "red")
-        table.add_row(mark, kind, f"{p.spec}:{p.line}", p.message)
-    return table
+    rows = [
+        [("known", "dim") if r.problem.known else ("✗", "bold red"),
+         (r.problem.kind, "dim" if r.problem.known else "red"),
+         (f"{r.problem.spec}:{r.problem.line}", "dim"), (r.message, "")]
+        for r in problem_rows(ordered, group)
+    ]  # fmt: skip
+    return Lines(lambda width: grid.columns(None, rows, width, indent=0), "Problems")
 
 
 def _specs_table(result: CheckResult) -> Table:
@@ -62,21 +60,32 @@ def _fixed(result: CheckResult) -> Text:
     return Text("Fixed since the baseline\n" + "\n".join(lines), style="green")
 
 
-def check_renderable(result: CheckResult) -> Group:
-    """The whole check result as rich renderables (also what ``CheckResult.__rich__`` returns)."""
+def check_renderable(
+    result: CheckResult,
+    *,
+    summary_only: bool = False,
+    group: str = "auto",
+    problems_only: bool = False,
+) -> Group:
+    """The whole check result as rich renderables (also what ``CheckResult.__rich__`` returns).
+
+    ``summary_only``: no matrices, only the problems, the specs and the verdict (what
+    ``check --output`` prints to standard error).
+    """
     several = len(result.reports) > 1
     parts: list[Any] = [_header(result), Text()] if several else []
     for report in result.reports:
-        if several and not report.failures:
+        if summary_only or (several and not report.failures):
             continue
         if several:
             parts.append(Rule(report.spec, style="red", align="left"))
-        parts += [report_renderable(report, problems=False), Text()]
+        shown = report_renderable(report, problems=False, group=group, problems_only=problems_only)
+        parts += [shown, Text()]
     if result.problems:
-        parts += [problems_table(result.problems), Text()]
+        parts += [problems_table(result.problems, group), Text()]
     if result.fixed:
         parts += [_fixed(result), Text()]
-    if several:
+    if several or summary_only:
         parts += [_specs_table(result), Text()]
     tone = "green" if result.passed else "red"
     verdict = f"{result.verdict()} (exit code {int(result.exit_code)})"
@@ -84,7 +93,17 @@ def check_renderable(result: CheckResult) -> Group:
     return Group(*parts)
 
 
-def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
+def render(
+    result: CheckResult,
+    *,
+    color: bool = False,
+    width: int = 120,
+    summary_only: bool = False,
+    group: str = "auto",
+    problems_only: bool = False,
+) -> str:
     """The check result for a terminal or a CI log (no trailing blanks on any line)."""
-    text = to_text(check_renderable(result), color=color, width=width)
-    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    renderable = check_renderable(
+        result, summary_only=summary_only, group=group, problems_only=problems_only
+    )
+    return to_text(renderable, color=color, width=width)

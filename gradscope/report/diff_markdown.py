@@ -6,7 +6,8 @@ from gradscope.analysis.diff import BOTH, REACHES, Diff, DiffReport
 from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import diff_style as ds
 from gradscope.report import style
-from gradscope.report.markdown import _cell, _escape
+from gradscope.report.markdown import _cell
+from gradscope.report.md import code, prose
 from gradscope.results import report as m
 
 _CONFLICTS = "**Pulling against each other** (negative cosine, most negative first)"
@@ -15,7 +16,7 @@ _CONFLICTS = "**Pulling against each other** (negative cosine, most negative fir
 def _head(report: m.Report, what: str) -> list[str]:
     title = report.name or report.spec
     return [
-        f"### gradscope diff: {what} in `{_escape(title)}`",
+        f"### gradscope diff: {what} in {code(title)}",
         "",
         f"`{report.spec}` · TensorFlow {report.tensorflow} · {report.device}",
         "",
@@ -30,7 +31,7 @@ def _variables(result: DiffReport) -> list[str]:
         numbers = ["", "", ""]
         if v.reach == BOTH:
             numbers = [ds.cosine(v.cosine), ds.percent(v.sign_agreement), ds.ratio(v.norm_ratio)]
-        cells = [f"`{_escape(v.variable)}`", style.shape(v.shape), _cell(v.a), _cell(v.b)]
+        cells = [code(v.variable, table=True), style.shape(v.shape), _cell(v.a), _cell(v.b)]
         lines.append("| " + " | ".join(cells + numbers) + " |")
     return lines
 
@@ -44,7 +45,7 @@ def _reach(diff: Diff) -> list[str]:
         where = ds.sources(diff, v.variable)
         at = f" (at `{where}`)" if where else ""
         label = ds.reach_label(diff, v.reach, quote="`")
-        lines.append(f"- `{_escape(v.variable)}`, {label}: {_escape(v.explanation or '')}{at}")
+        lines.append(f"- {code(v.variable)}, {label}: {prose(v.explanation or '')}{at}")
     return lines
 
 
@@ -54,7 +55,7 @@ def _conflicts(diff: Diff) -> list[str]:
     lines = ["", _CONFLICTS, ""]
     for v in diff.conflicts:
         lines.append(
-            f"- `{_escape(v.variable)}`: cosine {ds.cosine(v.cosine)}, signs agree on "
+            f"- {code(v.variable)}: cosine {ds.cosine(v.cosine)}, signs agree on "
             f"{ds.percent(v.sign_agreement)}, norm A/B {ds.ratio(v.norm_ratio)}"
         )
     return lines
@@ -66,15 +67,37 @@ def render_diff(result: DiffReport) -> str:
     body = _variables(result) + _reach(diff) + _conflicts(diff)
     values = f"`{result.loss_a.name}` = {style.number(result.loss_a.value)}, " \
         f"`{result.loss_b.name}` = {style.number(result.loss_b.value)}"  # fmt: skip
-    tail = ["", f"**{diff.whole_model()}**", "", f"Losses: {values}", "", diff.summary(), ""]
+    notes = _notes(result.report)
+    tail = [
+        "",
+        f"**{diff.whole_model()}**",
+        "",
+        f"Losses: {values}",
+        "",
+        *notes,
+        diff.summary(),
+        "",
+    ]
     return "\n".join(head + body + tail)
 
 
+def _notes(report: m.Report) -> list[str]:
+    """Every note of the report the diff was made from, as inspect's markdown lists them."""
+    rows = style.note_rows(report)
+    if not rows:
+        return []
+    return (
+        ["**Notes**", ""]
+        + [f"- {f'`{loss}`: ' if loss else ''}{prose(note)}" for loss, note in rows]
+        + [""]
+    )
+
+
 def _matrix(result: DiffMatrix) -> list[str]:
-    header = ["loss"] + [f"`{_escape(n)}`" for n in result.losses]
+    header = ["loss"] + [code(n, table=True) for n in result.losses]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for a in result.losses:
-        cells = [f"`{_escape(a)}`"]
+        cells = [code(a, table=True)]
         for b in result.losses:
             value = result.cosine(a, b)
             text = ds.cosine(value)
@@ -96,12 +119,12 @@ def render_matrix(result: DiffMatrix) -> str:
             most = ""
             if d.conflicts:
                 worst = d.conflicts[0]
-                most = f"; most opposed: `{_escape(worst.variable)}` ({ds.cosine(worst.cosine)})"
+                most = f"; most opposed: {code(worst.variable)} ({ds.cosine(worst.cosine)})"
             lines.append(
-                f"- `{_escape(d.loss_a)}` × `{_escape(d.loss_b)}`: cosine {ds.cosine(d.cosine)} "
+                f"- {code(d.loss_a)} × {code(d.loss_b)}: cosine {ds.cosine(d.cosine)} "
                 f"over {len(d.shared)} shared variable{'s' if len(d.shared) != 1 else ''}{most}"
             )
-    lines += ["", f"**{result.summary()}**", ""]
+    lines += ["", *_notes(result.report), f"**{result.summary()}**", ""]
     return "\n".join(lines)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -12,6 +13,7 @@ from gradscope.analysis.diff import BOTH, REACHES, Diff, DiffReport
 from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import diff_style as ds
 from gradscope.report import style
+from gradscope.report.grid import Whole
 from gradscope.report.table import to_text
 from gradscope.results import report as m
 
@@ -29,7 +31,7 @@ def _title(report: m.Report, what: str) -> Text:
 _CONFLICTS = "Pulling against each other (negative cosine, most negative first)"
 
 
-def _section(title: str, table: Table) -> Group:
+def _section(title: str, table: Table | Whole) -> Group:
     """A bold title on its own line (a table's title would wrap at the table's width)."""
     return Group(Text(title, style="bold"), table)
 
@@ -64,6 +66,34 @@ def _variables(result: DiffReport) -> Table:
     return table
 
 
+class _Fitted:
+    """The side-by-side table when it fits the width; else each variable's name on a line of
+    its own (never shortened) with its cells below it, labelled."""
+
+    def __init__(self, result: DiffReport) -> None:
+        self.result = result
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = _variables(self.result)
+        natural = Measurement.get(console, options.update_width(10_000), table).maximum
+        if natural <= options.max_width:
+            yield table
+            return
+        diff, a, b = self.result.diff, self.result.loss_a, self.result.loss_b
+        yield Text(f"A: {a.name} = {style.number(a.value)} · B: {b.name} = "
+                   f"{style.number(b.value)}", style="bold")  # fmt: skip
+        for v in diff.variables:
+            name = Text(f"{v.variable}  {style.shape(v.shape)}")
+            name.no_wrap, name.overflow = True, "ignore"
+            yield name
+            line = Text("  A: ").append_text(_side(v.a)).append("  B: ").append_text(_side(v.b))
+            if v.reach == BOTH:
+                line.append(f"  cosine {ds.cosine(v.cosine)}", style=ds.cosine_style(v.cosine))
+                line.append(f"  signs agree {ds.percent(v.sign_agreement)}")
+                line.append(f"  norm A/B {ds.ratio(v.norm_ratio)}")
+            yield line
+
+
 def _reach(diff: Diff) -> Group | None:
     rows = [(r, v) for r in REACHES[1:] for v in diff.variables if v.reach == r]
     if not rows:
@@ -71,7 +101,7 @@ def _reach(diff: Diff) -> Group | None:
     located = any(v.cut_points for _, v in rows)
     table = _table()
     for name in ("reach", "variable", "why", "cut at")[: 4 if located else 3]:
-        table.add_column(name, overflow="fold", no_wrap=name == "reach")
+        table.add_column(name, overflow="fold", no_wrap=name in ("reach", "variable"))
     for reach, v in rows:
         cells: list[Any] = [ds.reach_label(diff, reach), v.variable, v.explanation or ""]
         if located:
@@ -85,22 +115,23 @@ def _conflicts(diff: Diff) -> Group | None:
         return None
     table = _table()
     for name in ("variable", "cosine", "signs agree", "norm A/B"):
-        table.add_column(name, justify="left" if name == "variable" else "right")
+        table.add_column(name, justify="left" if name == "variable" else "right", no_wrap=True)
     for v in diff.conflicts:
         cosine = Text(ds.cosine(v.cosine), style=ds.cosine_style(v.cosine))
         table.add_row(v.variable, cosine, ds.percent(v.sign_agreement), ds.ratio(v.norm_ratio))
-    return _section(_CONFLICTS, table)
+    return _section(_CONFLICTS, Whole(table))
 
 
 def diff_renderable(result: DiffReport) -> Group:
     """Two losses side by side as rich renderables (also ``DiffReport.__rich__``)."""
     diff = result.diff
     parts: list[Any] = [_title(result.report, f"{diff.loss_a} vs {diff.loss_b}"), Text()]
-    parts.append(_variables(result))
+    parts.append(_Fitted(result))
     for extra in (_reach(diff), _conflicts(diff)):
         if extra is not None:
             parts += [Text(), extra]
     parts += [Text(), Text(diff.whole_model(), style=f"bold {ds.cosine_style(diff.cosine)}")]
+    parts += _notes(result.report)  # before the summary, which stays the last line
     parts.append(Text(diff.summary(), style="bold"))
     return Group(*parts)
 
@@ -132,7 +163,7 @@ def _pair_conflicts(result: DiffMatrix) -> Group | None:
         table.add_row(f"{d.loss_a} × {d.loss_b}",
                       Text(ds.cosine(d.cosine), style=ds.cosine_style(d.cosine)),
                       str(len(d.shared)), opposed)  # fmt: skip
-    return _section(_CONFLICTS, table)
+    return _section(_CONFLICTS, Whole(table))
 
 
 def matrix_renderable(result: DiffMatrix) -> Group:
@@ -146,8 +177,18 @@ def matrix_renderable(result: DiffMatrix) -> Group:
     extra = _pair_conflicts(result)
     if extra is not None:
         parts += [Text(), extra]
-    parts += [Text(), Text(result.summary(), style="bold")]
+    parts += [*_notes(result.report), Text(), Text(result.summary(), style="bold")]
     return Group(*parts)
+
+
+def _notes(report: m.Report) -> list[Text]:
+    """Every note of the report the diff was made from (the same words as inspect's)."""
+    rows = style.note_rows(report)
+    return (
+        [Text()] + [Text(f"note{f' ({loss})' if loss else ''}: {n}") for loss, n in rows]
+        if rows
+        else []
+    )
 
 
 def render(result: DiffReport | DiffMatrix, *, color: bool = False, width: int = 120) -> str:

@@ -8,9 +8,9 @@ a ``class`` (``variable ok``, ``cut``, ...) that the SVG keeps, for styling and 
 
 from __future__ import annotations
 
-from gradscope.engine.picture.draw import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope.report import palette
 from gradscope.results import report as m
+from gradscope.results.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 
 FONT = "Helvetica,Arial,sans-serif"
 
@@ -69,7 +69,9 @@ def _link(link: Link, spec: str) -> str:
     return f"  {link.src} -> {link.dst} {_attrs(**values)};"
 
 
-def picture(report: m.Report, loss_name: str, *, caption: bool = True) -> str:
+def picture(
+    report: m.Report, loss_name: str, *, caption: bool = True, dpi: int | None = None
+) -> str:
     """The DOT text of one loss's picture (``report`` must come from a run with pictures).
 
     Args:
@@ -77,6 +79,7 @@ def picture(report: m.Report, loss_name: str, *, caption: bool = True) -> str:
         loss_name: the loss to draw.
         caption: end with the loss, the legend and the variables with no path (a page that
             says those itself leaves it out).
+        dpi: the resolution of a PNG laid out from it (Graphviz's own 96 when None).
 
     Example:
         >>> report = gradscope.inspect("configs/chained-heads.yaml", pictures=True)
@@ -89,9 +92,11 @@ def picture(report: m.Report, loss_name: str, *, caption: bool = True) -> str:
     lines = [
         f"// gradscope graph {report.spec} --loss {loss_name}",
         f"digraph {quote(loss_name)} {{",
-        "  graph " + _attrs(rankdir="LR", fontname=FONT, fontsize=10, nodesep=0.25,
+        "  graph " + _attrs(rankdir="TB" if pic.reduced else "LR", fontname=FONT, fontsize=10,
+                            nodesep=0.25,
                             ranksep=0.5, labelloc="b", labeljust="l")[:-1]
-        + (f", label={_left(_caption(report, pic))}" if caption else "") + "];",
+        + (f", label={_left(_caption(report, pic))}" if caption else "")
+        + (f", dpi={dpi}" if dpi else "") + "];",
         "  node " + _attrs(shape="box", style="rounded,filled", fontname=FONT, fontsize=11,
                            margin="0.12,0.05") + ";",
         "  edge " + _attrs(fontname=FONT, fontsize=9, arrowsize=0.7) + ";",
@@ -108,5 +113,10 @@ def picture(report: m.Report, loss_name: str, *, caption: bool = True) -> str:
 
 def _caption(report: m.Report, pic: Picture) -> list[str]:
     lines = [f"gradients of {pic.loss} ({report.spec})", palette.LEGEND]
+    if pic.reduced:
+        lines.append(
+            f"{pic.reduced} boxes reduced to {len(pic.boxes)}: healthy layers and variables "
+            "that read alike are gathered (--expand draws every op)"
+        )
     off = palette.off_path_text(pic)
     return [*lines, off] if off else lines

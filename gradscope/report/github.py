@@ -61,6 +61,12 @@ def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str
     lines.append("::endgroup::")
     ordered = sorted(result.problems, key=lambda p: p.known)
     lines += [annotation(p) for p in ordered]
+    lines += [
+        f"::notice title={escape_property(f'gradscope note: {r.spec}')}::"
+        f"{escape_data((f'{loss}: ' if loss else '') + note)}"
+        for r in result.reports
+        for loss, note in style.note_rows(r)
+    ]
     lines += [f"{spec}: fixed since the baseline: {kind} {loss or '-'} × {var or '-'}"
               for spec, loss, var, kind in result.fixed]  # fmt: skip
     lines.append(f"gradscope check {result.verdict()} (exit code {int(result.exit_code)})")

@@ -30,8 +30,9 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.95em}
 .cell{border-radius:3px;white-space:nowrap}
 .summary{font-weight:600}.summary.fail{color:#c62828}.summary.pass{color:#2e7d32}
 .problems li{margin:.2em 0}.kind{font-weight:600;color:#c62828}.known{color:#90a4ae}
-.picture{overflow-x:auto;border:1px solid #eceff1;border-radius:6px;padding:.5em;
- background:#fff}
+.picture{overflow:auto;border:1px solid #eceff1;border-radius:6px;padding:.5em;
+ background:#fff;text-align:center}
+.picture svg{max-width:100%;max-height:85vh;height:auto;width:auto}
 .missing{color:#c62828}pre{background:#f5f7f8;padding:.7em;overflow-x:auto}
 nav a{margin-right:1em}
 """
@@ -46,26 +47,32 @@ def _status_css() -> str:
 
 
 def _matrix(report: m.Report) -> list[str]:
+    """The matrix; a big model's healthy runs gathered as in the table (``rows``), each
+    gathered row listing its variables in a tooltip."""
+    from gradscope.report.rows import matrix_rows
+
     head = "".join(
         f'<th>{_code(loss.name)}<br><span class="meta">{style.number(loss.value)}</span></th>'
         for loss in report.losses
     )
-    rows = [f"<table><tr><th>variable</th><th>shape</th>{head}</tr>"]
-    for v in report.variables:
+    out = [f"<table><tr><th>variable</th><th>shape</th>{head}</tr>"]
+    for row in matrix_rows(report):
         cells = []
-        for loss in report.losses:
-            pair = loss.pair(v.name)
+        for i, loss in enumerate(report.losses):
+            pair = loss.pair(row.variables[0])
             tip = "; ".join([pair.status] + [style.cut_text(c) for c in pair.cut_points])
             css = palette.status_class(pair.status)
-            cells.append(
-                f'<td class="cell {css}" title="{escape(tip)}">{escape(style.cell(pair))}</td>'
-            )
-        rows.append(
-            f"<tr><td>{_code(v.name)}</td><td>{escape(style.shape(v.shape))}</td>"
-            f"{''.join(cells)}</tr>"
+            if css == "none" and not row.problems[i]:
+                css = "idle"  # a None nobody minds (or the spec declares) is not red
+            text = escape(row.cells[i])
+            cells.append(f'<td class="cell {css}" title="{escape(tip)}">{text}</td>')
+        names = ", ".join(row.variables) if len(row.variables) > 1 else row.label
+        out.append(
+            f'<tr><td title="{escape(names)}">{_code(row.label)}</td>'
+            f"<td>{escape(row.detail)}</td>{''.join(cells)}</tr>"
         )
-    rows.append("</table>")
-    return rows
+    out.append("</table>")
+    return out
 
 
 def _code(text: str) -> str:
@@ -73,15 +80,17 @@ def _code(text: str) -> str:
 
 
 def _cuts(report: m.Report) -> list[str]:
-    rows = style.cut_rows(report)
+    from gradscope.report.rows import cut_rows
+
+    rows = cut_rows(report)  # identical cut points of a big model gathered, as in the table
     if not rows:
         return []
     out = ["<h2>Where the gradient was cut</h2>", "<table>"]
     out.append("<tr><th>loss</th><th>variable</th><th>status</th><th>cut at</th></tr>")
-    for loss, variable, status, where in rows:
+    for r in rows:
         out.append(
-            f"<tr><td>{_code(loss)}</td><td>{_code(variable)}</td><td>{escape(status)}</td>"
-            f"<td>{escape(where)}</td></tr>"
+            f"<tr><td>{_code(r.loss)}</td><td>{_code(r.label)}</td><td>{escape(r.status)}</td>"
+            f"<td>{escape(r.where)}</td></tr>"
         )
     return [*out, "</table>"]
 
@@ -112,10 +121,13 @@ def _numeric(report: m.Report) -> list[str]:
 def _problems(report: m.Report) -> list[str]:
     if not report.problems:
         return []
+    from gradscope.report.rows import problem_rows
+
     out = ["<h2>Problems</h2>", '<ul class="problems">']
-    for p in report.problems:
+    for row in problem_rows(report.problems):  # alike ones gathered, as in the table
+        p = row.problem
         kind = f'<span class="{"known" if p.known else "kind"}">{escape(p.kind)}</span>'
-        message = _CODE.sub(r"<code>\1</code>", escape(p.message))
+        message = _CODE.sub(r"<code>\1</code>", escape(row.message))
         out.append(f"<li>{kind}{' (known)' if p.known else ''}: {message}</li>")
     return [*out, "</ul>"]
 
@@ -146,7 +158,7 @@ def _missing() -> str:
     return f"No picture: {INSTALL_HINT}."
 
 
-def page(report: m.Report, svgs: Mapping[str, str | None]) -> str:
+def page(report: m.Report, svgs: Mapping[str, str | None], *, focus: str | None = None) -> str:
     """The whole page: the table, the cut points, the problems and one picture per loss.
 
     Args:
@@ -154,6 +166,8 @@ def page(report: m.Report, svgs: Mapping[str, str | None]) -> str:
         svgs: loss name -> its picture as an inline ``<svg>`` element, or None when it could
             not be laid out (the page then says how to install Graphviz). Losses missing
             from the mapping get no picture section.
+        focus: a loss whose picture the page opens on (first, before the tables), as
+            ``gradscope graph -o page.html`` does.
     """
     title = f"gradscope · {report.name or report.spec}"
     tone = "fail" if report.failures else "pass"
@@ -164,15 +178,19 @@ def page(report: m.Report, svgs: Mapping[str, str | None]) -> str:
         f'<p class="meta">{_code(report.spec)} · TensorFlow {escape(report.tensorflow)} · '
         f"{escape(report.device)}</p></header>",
         f'<p class="summary {tone}">{escape(style.summary(report))}</p>',
-        *[f'<p class="meta">note: {escape(n)}</p>' for n in report.notes],
-        *([f"<nav>Pictures: {nav}</nav>"] if nav else []),
+        *[
+            f'<p class="meta">note{f" ({escape(loss)})" if loss else ""}: {escape(n)}</p>'
+            for loss, n in style.note_rows(report)
+        ],
+        *([f"<nav>Pictures: {nav}</nav>"] if nav and focus is None else []),
+        *(_pictures(report, {focus: svgs[focus]}) if focus in drawn else []),
         "<h2>Every loss × every variable</h2>",
         *_matrix(report),
         *_cuts(report),
         *_nan_origins(report),
         *_numeric(report),
         *_problems(report),
-        *_pictures(report, svgs),
+        *_pictures(report, {k: v for k, v in svgs.items() if k != focus}),
         f"<footer><p>Made by gradscope {escape(__version__)}.</p></footer>",
     ]
     head = (

@@ -17,6 +17,7 @@ from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results.facts import CutPoint, NanOrigin, NumericRun
+from gradscope.results.replicas import DistributedFacts, ReplicaResult
 
 REPORT_VERSION = m.REPORT_VERSION
 
@@ -97,7 +98,25 @@ def pair(p: m.PairResult) -> dict[str, Any]:
         out["nan_origin"] = nan_origin(p.nan_origin) if p.nan_origin else None
     if p.numeric is not None:
         out["numeric"] = numeric(p.numeric)
+    if p.replicas:
+        out["replicas"] = [replica(r) for r in p.replicas]
     return out
+
+
+def replica(r: ReplicaResult) -> dict[str, Any]:
+    """One replica's gradient of a pair (``--strategy``, contract section 8)."""
+    return {"replica": r.replica, "status": str(r.status), "norm": r.norm}
+
+
+def distribution(d: DistributedFacts) -> dict[str, Any]:
+    """How a ``--strategy`` run was distributed: the strategy, its replicas' devices, and
+    how many rows of each input every replica got."""
+    return {
+        "strategy": d.distribution.strategy,
+        "replicas": d.distribution.replicas,
+        "devices": list(d.devices),
+        "shards": {name: list(rows) for name, rows in d.shards},
+    }
 
 
 def loss(result: m.LossResult) -> dict[str, Any]:
@@ -149,6 +168,8 @@ def report(r: m.Report) -> dict[str, Any]:
         out["notes"] = list(r.notes)
     if r.numeric is not None:
         out["numeric"] = numeric_run(r.numeric)
+    if r.distributed is not None:
+        out["distribution"] = distribution(r.distributed)
     return out
 
 

@@ -5,19 +5,35 @@ One ``<testsuite>`` per spec. In it, one ``<testcase>`` per loss × variable (cl
 for "some loss trains it" (classname ``<spec>.any loss``). A problem is a ``<failure>`` whose
 ``type`` is its kind and whose ``message`` is the one-line message; a problem the baseline
 already holds is ``<skipped>`` instead (visible, not failing). So the report has exactly one
-failure per new problem. Each test case carries ``file`` and ``line``: the line the problem
-points at, else the loss's (or the variable's) line.
+failure per new problem. The document is valid against Jenkins xunit's ``junit-10.xsd``
+(pytest's own flavour): a test case has no ``file`` or ``line`` attribute, so its place
+(``at: FILE:LINE``, the line the problem points at, else the loss's or the variable's) is
+the first line of its ``<system-out>`` and of its failure text; each suite names its spec
+in ``file``, and only suites count ``skipped``.
+A pair's second problem (a ``nan`` that is also a ``replica-mismatch``) or a problem
+about a whole loss (``replica-loss-scale``) gets a test case of its own, named
+``<variable or "every variable">: <kind>``.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import PurePath
 
 from gradscope.analysis.check import CheckResult
 from gradscope.analysis.policy import line_of
 from gradscope.report import style
 from gradscope.results import report as m
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def printable_xml(text: str) -> str:
+    """``text`` without characters XML 1.0 forbids (each written as an escape instead)."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
 
 ANY_LOSS = "any loss"
 
@@ -35,41 +51,56 @@ def _outcome(case: ET.Element, problem: m.Problem | None, baseline: str | None) 
         ET.SubElement(case, "skipped", message=f"known {problem.kind}{where}: {problem.message}")
         return
     failure = ET.SubElement(case, "failure", type=problem.kind, message=problem.message)
-    lines = [problem.message, f"kind: {problem.kind}", f"at: {problem.spec}:{problem.line}"]
+    lines = [f"at: {problem.spec}:{problem.line}", problem.message, f"kind: {problem.kind}"]
     lines += [f"cut at: {style.cut_text(c)}" for c in problem.cut_points]
     failure.text = "\n".join(lines)
 
 
-def _case(suite: ET.Element, classname: str, name: str, spec: str, line: int) -> ET.Element:
-    return ET.SubElement(suite, "testcase", classname=classname, name=name, file=spec,
-                         line=str(line), time="0")  # fmt: skip
+def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
+    return ET.SubElement(suite, "testcase", classname=classname, name=name, time="0")
 
 
-def _pair_text(pair: m.PairResult) -> str:
-    text = f"status: {pair.status}"
+def _pair_text(pair: m.PairResult, where: str) -> str:
+    text = f"at: {where}\nstatus: {pair.status}"
     if pair.norm is not None:
         text += f", norm {style.number(pair.norm)}"
     return text + "".join(f"\ncut at: {style.cut_text(c)}" for c in pair.cut_points)
 
 
 def _suite(parent: ET.Element, report: m.Report, baseline: str | None) -> ET.Element:
-    suite = ET.SubElement(parent, "testsuite", name=report.spec)
+    suite = ET.SubElement(parent, "testsuite", name=report.spec, file=report.spec)
     props = ET.SubElement(suite, "properties")
     for key, value in (("name", report.name or ""), ("tensorflow", report.tensorflow),
                        ("device", report.device)):  # fmt: skip
         ET.SubElement(props, "property", name=key, value=value)
-    by_pair = {(p.loss, p.variable): p for p in report.problems}
+    by_pair: dict[tuple[str | None, str | None], m.Problem] = {}
+    for p in report.problems:
+        by_pair.setdefault((p.loss, p.variable), p)
     label = _label(report.spec)
+    placed: set[int] = set()
     for loss, pair in report.pairs():
         problem = by_pair.get((loss.name, pair.variable))
+        placed |= {id(problem)} if problem else set()
         line = problem.line if problem else line_of(loss.source)
-        case = _case(suite, f"{label}.{loss.name}", pair.variable, report.spec, line)
+        case = _case(suite, f"{label}.{loss.name}", pair.variable)
         _outcome(case, problem, baseline)
-        ET.SubElement(case, "system-out").text = _pair_text(pair)
+        ET.SubElement(case, "system-out").text = _pair_text(pair, f"{report.spec}:{line}")
     for v in report.variables:
         if v.trainable:
-            case = _case(suite, f"{label}.{ANY_LOSS}", v.name, report.spec, line_of(v.source))
-            _outcome(case, by_pair.get((None, v.name)), baseline)
+            case = _case(suite, f"{label}.{ANY_LOSS}", v.name)
+            problem = by_pair.get((None, v.name))
+            placed |= {id(problem)} if problem else set()
+            _outcome(case, problem, baseline)
+            ET.SubElement(case, "system-out").text = f"at: {report.spec}:{line_of(v.source)}"
+    for p in report.problems:  # a second problem of a pair, or one about a whole loss
+        if id(p) not in placed:
+            name = f"{p.variable or 'every variable'}: {p.kind}"
+            case = _case(suite, f"{label}.{p.loss or ANY_LOSS}", name)
+            _outcome(case, p, baseline)
+            ET.SubElement(case, "system-out").text = f"at: {report.spec}:{p.line}"
+    notes = [f"{f'{loss}: ' if loss else ''}{note}" for loss, note in style.note_rows(report)]
+    if notes:  # every note in every format (a JUnit viewer shows a suite's system-out)
+        ET.SubElement(suite, "system-out").text = "\n".join(f"note: {n}" for n in notes)
     _count(suite)
     return suite
 
@@ -78,8 +109,9 @@ def _count(element: ET.Element) -> None:
     cases = list(element.iter("testcase"))
     element.set("tests", str(len(cases)))
     element.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))
-    element.set("errors", "0")
-    element.set("skipped", str(sum(1 for c in cases if c.find("skipped") is not None)))
+    element.set("errors", str(sum(1 for c in cases if c.find("error") is not None)))
+    if element.tag == "testsuite":  # junit-10.xsd allows `skipped` on a suite only
+        element.set("skipped", str(sum(1 for c in cases if c.find("skipped") is not None)))
     element.set("time", "0")
 
 
@@ -88,7 +120,34 @@ def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str
     root = ET.Element("testsuites", name="gradscope check")
     for report in result.reports:
         _suite(root, report, result.baseline)
+    return document(root)
+
+
+def document(root: ET.Element) -> str:
+    """``<testsuites>`` with its counts, as an indented UTF-8 document."""
     _count(root)
     ET.indent(root)
-    body = ET.tostring(root, encoding="unicode")
+    # XML 1.0 cannot hold most control characters even escaped: write them as \x0c.
+    body = printable_xml(ET.tostring(root, encoding="unicode"))
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'
+
+
+def spec_errors(errors: Sequence[tuple[str | None, int, int, str]]) -> str:
+    """A report for a check that stopped at bad input (exit 2): one suite per spec file, one
+    ``<error>`` test case per ``(file, line, column, message)`` (``file`` None: an error with
+    no place, such as a target that cannot be imported), so the CI test tab says why.
+    """
+    root = ET.Element("testsuites", name="gradscope check")
+    suites: dict[str, ET.Element] = {}
+    for path, line, column, message in errors:
+        name = path or "gradscope check"
+        if name not in suites:
+            suites[name] = ET.SubElement(root, "testsuite", name=name)
+            if path:
+                suites[name].set("file", path)
+        case = _case(suites[name], f"{_label(name)}.spec", f"line {line}" if path else "error")
+        error = ET.SubElement(case, "error", type="spec-error", message=message)
+        error.text = f"at: {path}:{line}:{column}\n{message}" if path else message
+    for suite in suites.values():
+        _count(suite)
+    return document(root)

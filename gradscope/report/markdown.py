@@ -3,30 +3,41 @@
 from __future__ import annotations
 
 from gradscope.report import mermaid, style
+from gradscope.report.md import code, prose
 from gradscope.results import report as m
 
 _ICON = {m.OK: "✅", m.ZERO: "🟡", m.NAN: "🟥"}
 
 
 def escape(text: str) -> str:
-    """Text for a table cell or a list item: one line, no unescaped ``|``."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Prose for a table cell: one line, its code spans kept, the rest escaped (``md``)."""
+    return prose(text, table=True)
 
 
 _escape = escape
 
 
-def _cell(pair: m.PairResult) -> str:
-    icon = _ICON.get(pair.status, "⛔" if m.is_none(pair.status) else "▫️")
+def _cell(pair: m.PairResult, problem: bool | None = None) -> str:
+    """A matrix cell with its icon: ❌ for a problem, a plain ▫️ for a ``None`` that is none
+    (``problem`` False: the spec declares it, or nobody minds); ⛔ when it is not known."""
+    if problem:
+        icon = "❌"
+    elif m.is_none(pair.status):
+        icon = "▫️" if problem is False else "⛔"
+    else:
+        icon = _ICON.get(pair.status, "▫️")
     return f"{icon} {_escape(style.cell(pair))}"
 
 
 def matrix(report: m.Report) -> list[str]:
-    header = ["variable", "shape"] + [f"`{loss.name}`" for loss in report.losses]
+    from gradscope.report.rows import problem_pairs
+
+    wrong = problem_pairs(report)
+    header = ["variable", "shape"] + [code(loss.name, table=True) for loss in report.losses]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for v in report.variables:
-        cells = [f"`{_escape(v.name)}`", style.shape(v.shape)]
-        cells += [_cell(loss.pair(v.name)) for loss in report.losses]
+        cells = [code(v.name, table=True), style.shape(v.shape)]
+        cells += [_cell(loss.pair(v.name), (loss.name, v.name) in wrong) for loss in report.losses]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -38,14 +49,14 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
     if rows:
         lines += ["", "**Where the gradient was cut**", ""]
         lines += [
-            f"- `{loss}` ← `{var}`: {status}, at {_escape(where)}"
+            f"- {code(loss)} ← {code(var)}: {status}, at {prose(where)}"
             for loss, var, status, where in rows
         ]
     origins = style.nan_rows(report)
     if origins:
         lines += ["", "**Where NaN/Inf first appeared**", ""]
         lines += [
-            f"- `{loss}` ← `{var}`: {_escape(what)}{f', at {_escape(at)}' if at else ''}"
+            f"- {code(loss)} ← {code(var)}: {prose(what)}{f', at {prose(at)}' if at else ''}"
             for loss, var, what, at in origins
         ]
     numeric = style.numeric_rows(report)
@@ -54,31 +65,32 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
         lines += ["| loss | variable | verdict | error / tolerance | coordinates | why |",
                   "|---|---|---|---|---|---|"]  # fmt: skip
         lines += [
-            f"| `{loss}` | `{_escape(var)}` | {verdict} | {error} | {coords} | {_escape(why)} |"
+            f"| {code(loss, table=True)} | {code(var, table=True)} | {verdict} | {error} "
+            f"| {coords} | {_escape(why)} |"
             for loss, var, verdict, error, coords, why in numeric
         ]
     if problems and report.problems:
         lines += ["", "**Problems**", ""]
         for p in report.problems:
             known = " (known)" if p.known else ""
-            lines.append(f"- **{p.kind}**{known}: {_escape(p.message)}")
+            lines.append(f"- **{p.kind}**{known}: {prose(p.message)}")
     lines += mermaid.sections(report)  # a picture per loss with a problem, when drawn
     notes = style.note_rows(report)
     if notes:
         lines += ["", "**Notes**", ""]
-        lines += [f"- {f'`{loss}`: ' if loss else ''}{_escape(note)}" for loss, note in notes]
+        lines += [f"- {f'{code(loss)}: ' if loss else ''}{prose(note)}" for loss, note in notes]
     return lines
 
 
 def render(report: m.Report, *, color: bool = False, width: int = 120) -> str:
     title = report.name or report.spec
     head = [
-        f"### gradscope: `{_escape(title)}`",
+        f"### gradscope: {code(title)}",
         "",
-        f"`{report.spec}` · TensorFlow {report.tensorflow} · {report.device}",
+        f"{code(report.spec)} · TensorFlow {report.tensorflow} · {report.device}",
         "",
     ]
-    values = ", ".join(f"`{loss.name}` = {style.number(loss.value)}" for loss in report.losses)
+    values = ", ".join(f"{code(loss.name)} = {style.number(loss.value)}" for loss in report.losses)
     body = sections(report)
     tail = ["", f"Losses: {values}", "", f"**{style.summary(report)}**", ""]
     return "\n".join(head + body + tail)

@@ -8,9 +8,9 @@ picture: solid gradient, grey value only, red cut (labelled), dashed sparse, ora
 
 from __future__ import annotations
 
-from gradscope.engine.picture.draw import GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope.report import palette
 from gradscope.results import report as m
+from gradscope.results.picture import GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 
 #: GitHub refuses diagrams past about 50,000 characters or 500 links; stay well below.
 MAX_LINKS = 300

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from gradscope.engine import cuts as flow
-from gradscope.engine.picture.draw import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope.report import style
 from gradscope.results import report as m
 from gradscope.results.facts import CutPoint
+from gradscope.results.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 
 #: Link colours.
 GRADIENT_COLOR = "#37474f"
@@ -51,6 +51,8 @@ def box_colors(box: Box, loss: m.LossResult) -> tuple[str, str, str]:
     """``(fill, border, text)`` of a box: variables by their status, the loss in blue."""
     if box.kind == VARIABLE:
         return CLASS_COLORS[status_class(loss.pair(box.name).status)]
+    if box.members and box.op != "gradient flows":
+        return _IDLE  # healthy layers gathered, that pass no gradient
     return LOSS_COLORS if box.kind == LOSS else OP_COLORS
 
 
@@ -64,8 +66,15 @@ def line_of(source: str, spec: str) -> str:
 
 def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
     """The lines of a box's label: its name, then its op and line, status, or value."""
+    if box.kind == VARIABLE and box.members:  # variables that read alike, gathered
+        first, last = box.members[0], box.members[-1]
+        status = style.SHORT[loss.pair(first).status]
+        return [f"{len(box.members)} variables: {status}", f"{first} …", last]
     if box.kind == VARIABLE:
         return [box.name, style.cell(loss.pair(box.name))]
+    if box.members:  # healthy layers gathered
+        first, _, last = box.scope.partition(" … ")
+        return [box.name, box.op, f"{first} …", last]
     if box.kind == LOSS:
         return [box.name, f"= {style.number(loss.value)}"]
     where = line_of(box.source, report.spec)
@@ -118,8 +127,11 @@ def off_path_text(picture: Picture, limit: int = 8) -> str:
 
 
 def picture_of(report: m.Report, loss: str) -> Picture:
-    """The picture of ``loss``; ValueError when the run drew none (``pictures=True``)."""
+    """The picture of ``loss``, reduced to the paths that matter for a big model
+    (``prune.simplify``); ValueError when the run drew none (``pictures=True``)."""
+    from gradscope.report.prune import simplify
+
     picture = report.picture(loss)
     if picture is None:
         raise ValueError(f"the report has no picture of {loss!r}; run with pictures=True")
-    return picture
+    return simplify(picture, report.loss(loss))

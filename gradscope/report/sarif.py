@@ -5,9 +5,12 @@ four in the same order, each with a description and help text. Each problem is o
 ``ruleId`` its kind, ``level`` ``error`` (a problem the baseline holds is ``note``, with
 ``baselineState`` ``unchanged``; new ones are ``new`` when a baseline was given), the message,
 and a physical location at the spec line the problem points at (the ``expect`` pattern it
-contradicts, or the variable's line). URIs are relative to the current directory (the
-repository root in CI), with forward slashes, against ``%SRCROOT%``. ``partialFingerprints``
-identify a problem by spec, loss, variable and kind, so alerts survive edits around them.
+contradicts, or the variable's line). URIs are relative to the source root (``--source-root``;
+by default the git repository around the current directory, else the current directory), with
+forward slashes, against ``%SRCROOT%``, which ``originalUriBaseIds`` maps to the root's
+absolute ``file:`` URI: run from a subfolder, an alert still lands on the repository's file.
+``partialFingerprints`` identify a problem by spec, loss, variable and kind, so alerts survive
+edits around them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from urllib.parse import quote
 from gradscope import __version__
 from gradscope.analysis.baseline import key_of
 from gradscope.analysis.check import CheckResult
-from gradscope.report import json
+from gradscope.report import json, style
 from gradscope.report.json import dumps
 from gradscope.results import report as m
 
@@ -67,37 +70,124 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`expect.<loss>.numeric` asks to agree. Compare the analytic and numeric values at "
         "the worst coordinate in the JSON report.",
     ),
+    m.REPLICA_MISMATCH: (
+        "ReplicasDisagree",
+        "Replicas disagree on a gradient's status (--strategy).",
+        "Each replica computes the loss on its share of the batch; here one replica's gradient "
+        "is usable and another's is zero, NaN or None: the data takes different paths (a "
+        "mask, a branch), the failure PyTorch DDP reports as unused parameters. The message "
+        "names the replicas.",
+    ),
+    m.REPLICA_LOSS_SCALE: (
+        "LossNotScaledByGlobalBatch",
+        "The all-reduced gradient is N times the whole batch's (--strategy).",
+        "apply_gradients sums the replicas' gradients, so a loss averaged over each replica's "
+        "own examples trains with N times the intended gradient. Divide the per-example loss "
+        "by the global batch (tf.nn.compute_average_loss).",
+    ),
+    m.REPLICA_GRADIENT_DIFFERS: (
+        "AllReducedGradientDiffers",
+        "The all-reduced gradient is no multiple of the whole batch's (--strategy).",
+        "Splitting the batch changes the gradient: the loss is not a sum over examples (a mean "
+        "over unevenly split shares, batch statistics, a reduction across the batch axis).",
+    ),
+    m.REPLICA_VARIABLES_DIFFER: (
+        "ReplicaCopiesDiffer",
+        "Replicas' copies of a variable differ after a step (--strategy).",
+        "Every replica applies the same all-reduced update, so copies stay equal unless they "
+        "are written per replica (an assign of per-replica data); then the replicas train "
+        "different models.",
+    ),
 }
 
 
-def uri(spec: str) -> str:
-    """A spec path as a SARIF URI: relative to the current directory, forward slashes, quoted.
+#: Rules of the kinds only ``check --timeline`` reports (its ``nan`` is the rule above);
+#: listed after ``RULES`` when a result holds one.
+TIMELINE_RULES: dict[str, tuple[str, str, str]] = {
+    "exploding": (
+        "ExplodingGradient",
+        "A gradient norm jumped far above its running median.",
+        "The next optimizer steps overshoot; NaN often follows. Lower the learning "
+        "rate or clip gradients.",
+    ),
+    "dead": (
+        "DeadGradient",
+        "Most of a gradient is exactly zero for several recorded steps.",
+        "The units feeding the variable output 0 for every input (a dying ReLU) or its "
+        "path is masked, so it stops training. Lower the learning rate, use LeakyReLU or "
+        "GELU, or check the bias initialization.",
+    ),
+    "vanishing": (
+        "VanishingGradient",
+        "A gradient is tiny next to its variable's own norm.",
+        "The variable barely changes. Look for saturating activations, a missing "
+        "normalization or residual connection.",
+    ),
+    "none": (
+        "NoGradient",
+        "A variable gets no gradient during training.",
+        "TensorFlow returned None: the variable never trains from that step on. "
+        "`gradscope run` or `gradscope inspect` names where the path is cut.",
+    ),
+}
+
+
+def source_root(start: str | None = None) -> str:
+    """The default source root: the nearest folder from ``start`` (the current directory) up
+    that holds ``.git`` (a folder, or a file in a worktree), else ``start`` itself."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return str(folder)
+    return str(here)
+
+
+def uri(spec: str, root: str | None = None) -> str:
+    """A spec path as a SARIF URI: relative to ``root`` (default: the current directory),
+    forward slashes, quoted; an absolute ``file:`` URI when the spec lies outside the root.
 
     Example:
         >>> uri("./configs/my spec.yaml")
         'configs/my%20spec.yaml'
     """
-    path = Path(spec)
-    if path.is_absolute():
-        try:
-            path = Path(os.path.relpath(path))
-        except ValueError:
-            return path.as_uri()
-    relative = PurePath(os.path.normpath(path))
+    path = Path(spec).resolve()  # both sides resolved: a symlinked checkout still matches
+    try:
+        relative = PurePath(os.path.relpath(path, Path(root or os.getcwd()).resolve()))
+    except ValueError:  # another drive on Windows
+        return path.resolve().as_uri()
     if relative.parts and relative.parts[0] == "..":  # outside the source root: absolute
-        return Path(spec).resolve().as_uri()
+        return path.resolve().as_uri()
     return quote(relative.as_posix(), safe="/")
 
 
-def artifact(spec: str) -> dict[str, str]:
+def artifact(spec: str, root: str | None = None) -> dict[str, str]:
     """A SARIF artifactLocation: relative to ``%SRCROOT%``, or an absolute ``file:`` URI."""
-    found = uri(spec)
+    found = uri(spec, root)
     return {"uri": found} if found.startswith("file:") else {"uri": found, "uriBaseId": "%SRCROOT%"}
 
 
-def _rules() -> list[dict[str, Any]]:
+def base_ids(root: str) -> dict[str, Any]:
+    """``originalUriBaseIds``: ``%SRCROOT%`` as the root's absolute ``file:`` URI."""
+    return {"%SRCROOT%": {"uri": Path(root).resolve().as_uri().rstrip("/") + "/",
+                          "description": {"text": "The source root (--source-root)."}}}  # fmt: skip
+
+
+def driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    """``tool.driver``: gradscope, its version, the rules."""
+    return {"name": "gradscope", "version": __version__, "semanticVersion": __version__,
+            "rules": rules}  # fmt: skip
+
+
+def _kinds(result: CheckResult) -> list[str]:
+    """Every check kind, then the timeline kinds the result holds."""
+    found = {p.kind for p in result.problems}
+    return list(RULES) + [k for k in TIMELINE_RULES if k in found]
+
+
+def _rules(kinds: list[str]) -> list[dict[str, Any]]:
     out = []
-    for kind, (name, short, text) in RULES.items():
+    for kind in kinds:
+        name, short, text = RULES.get(kind) or TIMELINE_RULES[kind]
         out.append({
             "id": kind,
             "name": name,
@@ -110,16 +200,18 @@ def _rules() -> list[dict[str, Any]]:
     return out
 
 
-def _result(p: m.Problem, spec: str, with_baseline: bool) -> dict[str, Any]:
+def _result(
+    p: m.Problem, spec: str, with_baseline: bool, root: str, kinds: list[str]
+) -> dict[str, Any]:
     location = {
         "physicalLocation": {
-            "artifactLocation": artifact(p.spec),
+            "artifactLocation": artifact(p.spec, root),
             "region": {"startLine": max(p.line, 1)},
         }
     }
     out: dict[str, Any] = {
         "ruleId": p.kind,
-        "ruleIndex": list(RULES).index(p.kind),
+        "ruleIndex": kinds.index(p.kind),
         "level": "note" if p.known else "error",
         "message": {"text": p.message},
         "locations": [location],
@@ -140,24 +232,27 @@ def _fingerprint(p: m.Problem, spec: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def to_sarif(result: CheckResult) -> dict[str, Any]:
-    """The SARIF log as a dictionary."""
+def to_sarif(result: CheckResult, root: str | None = None) -> dict[str, Any]:
+    """The SARIF log as a dictionary; URIs relative to ``root`` (default: ``source_root()``)."""
+    root = root or source_root()
     first = result.reports[0] if result.reports else None
+    kinds = _kinds(result)
     run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": "gradscope",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "rules": _rules(),
-            }
-        },
+        "tool": {"driver": driver(_rules(kinds))},
         "automationDetails": {"id": "gradscope/check/"},
         "columnKind": "unicodeCodePoints",
-        "invocations": [{"executionSuccessful": True, "exitCode": int(result.exit_code)}],
-        "artifacts": [{"location": artifact(r.spec)} for r in result.reports],
+        "originalUriBaseIds": base_ids(root),
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "exitCode": int(result.exit_code),
+                # every note in every format: SARIF's place for what a tool wants read
+                "toolExecutionNotifications": _notifications(result),
+            }
+        ],
+        "artifacts": [{"location": artifact(r.spec, root)} for r in result.reports],
         "results": [
-            _result(p, r.spec, result.baseline is not None)
+            _result(p, r.spec, result.baseline is not None, root, kinds)
             for r in result.reports
             for p in r.problems
         ],
@@ -166,6 +261,19 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
 
 
-def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
-    """The check result as a SARIF 2.1.0 log (JSON)."""
-    return dumps(to_sarif(result))
+def _notifications(result: CheckResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "level": "note",
+            "message": {"text": f"{r.spec}: {f'{loss}: ' if loss else ''}{note}"},
+        }
+        for r in result.reports
+        for loss, note in style.note_rows(r)
+    ]
+
+
+def render(
+    result: CheckResult, *, color: bool = False, width: int = 120, source_root: str | None = None
+) -> str:
+    """The check result as a SARIF 2.1.0 log (JSON), URIs relative to ``source_root``."""
+    return dumps(to_sarif(result, source_root))

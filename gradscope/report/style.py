@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from gradscope.results import report as m
 from gradscope.results.facts import CutPoint, NanOrigin
+from gradscope.results.status import Status
 
 #: Rich styles per status; the table uses them only on a terminal.
 STATUS_STYLE: dict[str, str] = {
@@ -22,6 +23,20 @@ STATUS_STYLE: dict[str, str] = {
     m.EXCLUDED: "dim",
     m.FROZEN: "dim",
 }
+
+
+def cell_style(status: str, problem: bool) -> str:
+    """A matrix cell's colour: red only for what is wrong (a problem ``check`` fails on, a
+    ``nan``); a ``None`` the spec declares (or does not mind) is plain, ``ok`` green, an
+    all-zero or unexplained gradient yellow (worth a look), excluded and frozen dim."""
+    if problem or status == m.NAN:
+        return "bold red"
+    if status == m.OK:
+        return "green"
+    if status in (m.ZERO, m.UNEXPLAINED):
+        return "yellow"
+    return "dim" if status in (m.EXCLUDED, m.FROZEN) else ""
+
 
 #: Short cell text per status, for matrices.
 SHORT = {
@@ -203,3 +218,32 @@ def summary(report: m.Report) -> str:
     numeric = f" · {numeric}" if numeric else ""
     pairs = f"{total} pair{'s' if total != 1 else ''}: {', '.join(parts) or 'none'}"
     return f"{pairs}{numeric} · {problems}"
+
+
+def replica_heading(report: m.Report) -> str:
+    """``Per replica (mirrored on CPU:0, CPU:1; the matrix shows their all-reduced sum)``."""
+    d = report.distributed
+    if d is None:
+        return ""
+    where = ", ".join(d.devices)
+    return (
+        f"Per replica ({d.distribution.strategy} on {where}; "
+        "the matrix shows their all-reduced sum)"
+    )
+
+
+def replica_rows(report: m.Report) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """``(loss, variable, [(cell, status), ...])`` per pair a replica has a gradient for, or
+    whose replicas disagree: pairs no replica differentiates read the same in the matrix."""
+    rows = []
+    for loss, pair in report.pairs():
+        statuses = {r.status for r in pair.replicas}
+        if not any(m.has_gradient(s) for s in statuses) and len(statuses) < 2:
+            continue
+        cells = [(_replica_cell(r.status, r.norm), str(r.status)) for r in pair.replicas]
+        rows.append((loss.name, pair.variable, cells))
+    return rows
+
+
+def _replica_cell(status: Status, norm: float | None) -> str:
+    return f"{SHORT[status]} {number(norm)}" if status == m.OK else SHORT[status]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from gradscope.report import style
+from gradscope.report import grid, rows, style
 from gradscope.results import report as m
 
 
@@ -19,76 +20,101 @@ def _title(report: m.Report) -> Text:
     title.append(f" · {report.name or report.spec}")
     if report.name:
         title.append(f" ({report.spec})", style="dim")
-    title.append(f" · TensorFlow {report.tensorflow} · {report.device}", style="dim")
+    where = report.device
+    if report.distributed is not None:  # the devices are listed with the replicas
+        d = report.distributed.distribution
+        where = f"{d.strategy} ×{d.replicas}"
+    title.append(f" · TensorFlow {report.tensorflow} · {where}", style="dim")
     return title
 
 
-def _matrix(report: m.Report) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column("variable", no_wrap=True)
-    table.add_column("shape", style="dim", no_wrap=True)
-    for loss in report.losses:
-        table.add_column(f"{loss.name}\n{style.number(loss.value)}", no_wrap=True)
-    for variable in report.variables:
-        row: list[Any] = [variable.name, style.shape(variable.shape)]
-        for loss in report.losses:
-            pair = loss.pair(variable.name)
-            row.append(Text(style.cell(pair), style=style.STATUS_STYLE[pair.status]))
-        table.add_row(*row)
-    return table
+class Lines:
+    """Lines laid out for the console's width when printed (``grid``: no name is cut)."""
+
+    def __init__(self, make: Callable[[int], list[Text]], title: str = "") -> None:
+        self.make, self.title = make, title
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.title:
+            yield Text(self.title, style="bold")
+        yield from self.make(options.max_width)
 
 
-def _cuts(report: m.Report) -> Table | None:
-    rows = style.cut_rows(report)
-    if not rows:
+def _matrix(report: m.Report, group: str, problems_only: bool) -> Lines | Text:
+    found = rows.matrix_rows(report, group, problems_only)
+    if not found:
+        return Text("no problems: every pair is as expected" if problems_only else "no variables")
+    return Lines(lambda width: grid.lines(report, found, width))
+
+
+def _cuts(report: m.Report, group: str, problems_only: bool) -> Lines | None:
+    found = rows.cut_rows(report, group, problems_only)
+    if not found:
         return None
-    table = Table(title="Where the gradient was cut", title_justify="left", box=None,
-                  header_style="bold", title_style="bold")  # fmt: skip
-    for name in ("loss", "variable", "status", "cut at"):
-        table.add_column(name, overflow="fold")
-    for loss, variable, status, where in rows:
-        table.add_row(loss, variable, Text(status, style=style.STATUS_STYLE.get(status, "")), where)
-    return table
+    wrong = rows.problem_pairs(report)
+    table = [
+        [(r.loss, ""), (r.label, ""), (r.status, _status_style(r, wrong)), (r.where, "")]
+        for r in found
+    ]
+    headers = ("loss", "variable", "status", "cut at")
+    return Lines(lambda width: grid.columns(headers, table, width), "Where the gradient was cut")
 
 
-def _nan_origins(report: m.Report) -> Table | None:
+def _status_style(row: rows.CutRow, wrong: set[tuple[str | None, str | None]]) -> str:
+    problem = any((row.loss, v) in wrong for v in row.variables)
+    return style.cell_style(row.status.split(",")[0], problem)
+
+
+def _nan_origins(report: m.Report) -> Lines | None:
     rows = style.nan_rows(report)
     if not rows:
         return None
-    table = Table(title="Where NaN/Inf first appeared", title_justify="left", box=None,
-                  header_style="bold", title_style="bold")  # fmt: skip
-    for name in ("loss", "variable", "first non-finite value", "at"):
-        table.add_column(name, overflow="fold")
-    for loss, variable, what, where in rows:
-        table.add_row(loss, variable, Text(what, style=style.STATUS_STYLE[m.NAN]), where)
-    return table
+    table = [
+        [(loss, ""), (variable, ""), (what, style.STATUS_STYLE[m.NAN]), (where, "")]
+        for loss, variable, what, where in rows
+    ]
+    headers = ("loss", "variable", "first non-finite value", "at")
+    return Lines(lambda width: grid.columns(headers, table, width), "Where NaN/Inf first appeared")
 
 
-def _numeric(report: m.Report) -> Group | None:
+def _numeric(report: m.Report) -> Lines | None:
     rows = style.numeric_rows(report)
     if not rows:
         return None
-    # the heading is longer than a narrow table: a line of its own, not the table's title
+    table = [
+        [(loss, ""), (variable, ""), (verdict, style.VERDICT_STYLE[verdict]), (error, ""),
+         (coordinates, ""), (why, "")]
+        for loss, variable, verdict, error, coordinates, why in rows
+    ]  # fmt: skip
+    headers = ("loss", "variable", "verdict", "error / tolerance", "coordinates", "why")
+    return Lines(lambda width: grid.columns(headers, table, width), style.numeric_heading(report))
+
+
+def _replicas(report: m.Report) -> Group | None:
+    """Each replica's status and norm (``--strategy``), for the pairs where they can differ."""
+    found = style.replica_rows(report)
+    if not found:
+        return None
     table = Table(box=None, header_style="bold")
-    for name in ("loss", "variable", "verdict", "error / tolerance", "coordinates", "why"):
-        table.add_column(name, overflow="fold", no_wrap=name != "why")
-    for loss, variable, verdict, error, coordinates, why in rows:
-        mark = Text(verdict, style=style.VERDICT_STYLE[verdict])
-        table.add_row(loss, variable, mark, error, coordinates, why)
-    return Group(Text(style.numeric_heading(report), style="bold"), table)
+    table.add_column("loss", overflow="fold")
+    table.add_column("variable", overflow="fold")
+    for replica in range(len(found[0][2])):
+        table.add_column(f"replica {replica}", no_wrap=True)
+    for loss, variable, cells in found:
+        marks = [Text(text, style=style.STATUS_STYLE[status]) for text, status in cells]
+        table.add_row(loss, variable, *marks)
+    return Group(Text(style.replica_heading(report), style="bold"), table)
 
 
-def _problems(report: m.Report) -> Table | None:
+def _problems(report: m.Report, group: str = "auto") -> Lines | None:
     if not report.problems:
         return None
-    table = Table(title="Problems", title_justify="left", box=None, show_header=False,
-                  title_style="bold")  # fmt: skip
-    table.add_column("kind", no_wrap=True)
-    table.add_column("message", overflow="fold")
-    for p in report.problems:
-        kind = Text(f"{'known ' if p.known else ''}{p.kind}", style="dim" if p.known else "red")
-        table.add_row(kind, p.message)
-    return table
+    table = [
+        [(f"{'known ' if r.problem.known else ''}{r.problem.kind}",
+          "dim" if r.problem.known else "red"), (r.message, "")]
+        for r in rows.problem_rows(report.problems, group)
+    ]  # fmt: skip
+    return Lines(lambda width: grid.columns(None, table, width), "Problems")
 
 
 def _notes(report: m.Report) -> Table | None:
@@ -104,14 +130,19 @@ def _notes(report: m.Report) -> Table | None:
     return table
 
 
-def report_renderable(report: m.Report, *, problems: bool = True) -> Group:
+def report_renderable(
+    report: m.Report, *, problems: bool = True, group: str = "auto", problems_only: bool = False
+) -> Group:
     """The report as rich renderables (also what ``Report.__rich__`` returns).
 
-    ``problems=False`` leaves out the problems table (``check`` lists them once for all specs).
+    ``problems=False`` leaves out the problems table (``check`` lists them once for all specs);
+    ``group`` gathers variables into rows (``rows.Group``); ``problems_only`` keeps only the
+    variables and cut points a problem names.
     """
-    parts: list[Any] = [_title(report), Text(), _matrix(report)]
-    extras = (_cuts(report), _nan_origins(report), _numeric(report),
-              _problems(report) if problems else None, _notes(report))  # fmt: skip
+    parts: list[Any] = [_title(report), Text(), _matrix(report, group, problems_only)]
+    extras = (_cuts(report, group, problems_only), _nan_origins(report), _numeric(report),
+              _replicas(report), _problems(report, group) if problems else None,
+              _notes(report))  # fmt: skip
     for extra in extras:
         if extra is not None:
             parts += [Text(), extra]
@@ -132,10 +163,20 @@ def to_text(renderable: Any, *, color: bool = False, width: int = 120) -> str:
         highlight=False,
         emoji=False,
     )
-    console.print(renderable)
-    return buffer.getvalue()
+    console.print(renderable, crop=False)  # a name longer than the width is not cut
+    # rich pads every cell to its column's width: a CI log or a diff gets no trailing blanks
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 
-def render(report: m.Report, *, color: bool = False, width: int = 120) -> str:
-    """The whole inspect report as a terminal table."""
-    return to_text(report_renderable(report), color=color, width=width)
+def render(
+    report: m.Report,
+    *,
+    color: bool = False,
+    width: int = 120,
+    group: str = "auto",
+    problems_only: bool = False,
+) -> str:
+    """The whole inspect report as a terminal table (``group``, ``problems_only``: as
+    ``report_renderable``)."""
+    renderable = report_renderable(report, group=group, problems_only=problems_only)
+    return to_text(renderable, color=color, width=width)

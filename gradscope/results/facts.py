@@ -5,18 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+# CutPoint is re-exported: every stage reads it from here.
+from gradscope.results.cut import CutPoint as CutPoint
+from gradscope.results.picture import Picture
+
 if TYPE_CHECKING:
-    from gradscope.engine.picture.draw import Picture
-
-
-@dataclass(frozen=True)
-class CutPoint:
-    """Where the last paths from a variable to a loss were cut (contract section 2)."""
-
-    node: str
-    op: str
-    kind: str  # "stopped" | "assign" | "nondifferentiable"
-    source: str  # FILE:LINE
+    from gradscope.results.replicas import DistributedFacts, ReplicaFacts
 
 
 @dataclass(frozen=True)
@@ -108,6 +102,8 @@ class PairFacts:
     cut_points: tuple[CutPoint, ...] = ()
     nan_origin: NanOrigin | None = None  # a ``nan`` pair's origin, when one was looked for
     numeric: NumericCheck | None = None  # the finite-difference check, with ``--numeric``
+    #: each replica's gradient under ``--strategy`` (the fields above are the all-reduced one)
+    replicas: tuple[ReplicaFacts, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,6 +156,7 @@ class RunFacts:
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[str, ...] = ()
     numeric: NumericRun | None = None  # with ``--numeric``
+    distributed: DistributedFacts | None = None  # with ``--strategy``
 
     def loss(self, name: str) -> LossFacts:
         for loss in self.losses:

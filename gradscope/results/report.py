@@ -10,10 +10,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.engine.picture.draw import Picture
+from gradscope.errors import SpecError
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
-from gradscope.results.status import ProblemKind, Status, Verdict
+from gradscope.results.picture import Picture
+from gradscope.results.replicas import DistributedFacts, ReplicaResult
+from gradscope.results.status import FindingKind, ProblemKind, Status, Verdict
 from gradscope.results.status import has_gradient as has_gradient
 from gradscope.results.status import is_none as is_none
 
@@ -33,6 +35,9 @@ UNEXPECTED_NONE, UNEXPECTED_CONNECTED = (
 )
 NAN_PROBLEM, NEVER_TRAINED = ProblemKind.NAN, ProblemKind.NEVER_TRAINED
 NUMERIC_DIFFERS = ProblemKind.NUMERIC_DIFFERS
+REPLICA_MISMATCH, REPLICA_LOSS_SCALE = ProblemKind.REPLICA_MISMATCH, ProblemKind.REPLICA_LOSS_SCALE
+REPLICA_GRADIENT_DIFFERS = ProblemKind.REPLICA_GRADIENT_DIFFERS
+REPLICA_VARIABLES_DIFFER = ProblemKind.REPLICA_VARIABLES_DIFFER
 PROBLEM_KINDS = tuple(ProblemKind)
 
 AGREES, DIFFERS = Verdict.AGREES, Verdict.DIFFERS
@@ -67,6 +72,7 @@ class PairResult:
     cut_points: tuple[CutPoint, ...] = ()
     nan_origin: NanOrigin | None = None  # ``nan`` pairs: where the NaN/Inf first appeared
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
+    replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ class Problem:
 
     loss: str | None
     variable: str | None
-    kind: ProblemKind
+    kind: ProblemKind | FindingKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
     spec: str = ""
@@ -119,6 +125,9 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)
     pictures: tuple[Picture, ...] = ()  # per loss, when asked for; not in the JSON report
     numeric: NumericRun | None = None  # how the --numeric pass ran, when it did
+    # expect patterns that match no variable (check refuses them); not in the JSON report
+    unmatched: tuple[SpecError, ...] = ()
+    distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:

@@ -52,6 +52,21 @@ class ProblemKind(_Word):
     NAN = "nan"
     NEVER_TRAINED = "never-trained"
     NUMERIC_DIFFERS = "numeric-differs"  # only with --numeric
+    # only with --strategy (contract section 8; analysis/replicas.py)
+    REPLICA_MISMATCH = "replica-mismatch"
+    REPLICA_LOSS_SCALE = "replica-loss-scale"
+    REPLICA_GRADIENT_DIFFERS = "replica-gradient-differs"
+    REPLICA_VARIABLES_DIFFER = "replica-variables-differ"
+
+
+class FindingKind(_Word):
+    """What a timeline finds over training (contract section 7) besides ``nan``; ``check
+    --timeline`` fails on them as it does on a ``ProblemKind``."""
+
+    DEAD = "dead"
+    VANISHING = "vanishing"
+    EXPLODING = "exploding"
+    NO_GRADIENT = "none"
 
 
 class Verdict(_Word):

@@ -56,17 +56,36 @@ def test_check_help_shows_exit_codes_without_tensorflow(run_cli: RunCli, no_tens
     assert "--baseline" in result.stdout and "--write-baseline" in result.stdout
 
 
+#: The shipped spec whose check fails on purpose (the README's check example).
+FAILING_CONFIG = "configs/two-heads.yaml"
+
+
 @pytest.mark.tf
-def test_check_shipped_configs_pass(run_cli: RunCli) -> None:
+def test_check_shipped_configs_pass_but_the_broken_example(run_cli: RunCli) -> None:
     from gradscope.frontends.yaml import load_specs
 
-    pairs = sum(len(s.losses) * len(s.variables) for s in load_specs(CONFIG_PATHS))
-    result = run_cli("check", *CONFIG_PATHS)
+    passing = [p for p in CONFIG_PATHS if p != FAILING_CONFIG]
+    pairs = sum(len(s.losses) * len(s.variables) for s in load_specs(passing))
+    result = run_cli("check", *passing)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.rstrip().endswith(
-        f"passed: {len(CONFIG_PATHS)} specs, {pairs} pairs, no unexpected gradients (exit code 0)"
+        f"passed: {len(passing)} specs, {pairs} pairs, no unexpected gradients (exit code 0)"
     )
     assert result.stderr == ""
+
+
+@pytest.mark.tf
+def test_check_two_heads_fails_on_loss_1s_stop_gradient(run_cli: RunCli) -> None:
+    """The README's example: loss_1 reaches neither body/w nor task1/w, cut at t1_frozen."""
+    result = run_cli("check", *CONFIG_PATHS)
+    assert result.returncode == 1, result.stderr
+    text = " ".join(result.stdout.split())
+    for variable in ("body/w", "task1/w"):
+        assert (
+            f"`{variable}` gets no gradient from `loss_1`: every path is cut at `t1_frozen` "
+            f"(StopGradient), {FAILING_CONFIG}:18"
+        ) in text
+    assert text.endswith(f"failed: 2 problems in 1 of {len(CONFIG_PATHS)} specs (exit code 1)")
 
 
 @pytest.mark.tf
@@ -87,7 +106,7 @@ def test_check_detached_head_fails_with_a_readable_report(run_cli: RunCli, detac
 
 
 @pytest.mark.tf
-def test_check_bad_specs_exit_2_with_every_error_and_no_report(
+def test_check_bad_specs_exit_2_with_every_error_in_the_report_ci_reads(
     run_cli: RunCli, write_spec, tmp_path: Path
 ) -> None:
     a = write_spec(HEAD.replace("inputs: [x, body/w]", "inputs: [x, nope]"), "a.yaml")
@@ -102,7 +121,41 @@ def test_check_bad_specs_exit_2_with_every_error_and_no_report(
     assert len(lines) == 2, result.stderr
     assert lines[0].startswith(f"{a}:9:") and "nope" in lines[0]
     assert lines[1].startswith(f"{b}:16:10: losses.extra:") and "missing_node" in lines[1]
-    assert out.read_text() == "previous"
+    # the test tab says why instead of a missing file: an <error> per spec error, at its line
+    root = ET.fromstring(out.read_bytes())
+    errors = root.findall("testsuite/testcase/error")
+    assert [e.get("type") for e in errors] == ["spec-error", "spec-error"]
+    assert (errors[0].text or "").startswith(f"at: {a}:9:")
+    assert (errors[1].text or "").startswith(f"at: {b}:16:10\nlosses.extra:")
+
+
+@pytest.mark.tf
+def test_check_output_file_still_tells_the_log_why_it_failed(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    out = tmp_path / "gradscope.sarif"
+    result = run_cli("check", "configs/two-heads.yaml", "--format", "sarif", "-o", str(out))
+    assert result.returncode == 1 and result.stdout == ""
+    log = " ".join(result.stderr.split())
+    assert "unexpected-none configs/two-heads.yaml:30 `body/w` gets no gradient" in log
+    assert log.endswith("failed: 2 problems in 1 spec (exit code 1)")
+    assert json.loads(out.read_text())["runs"][0]["results"]
+
+
+@pytest.mark.tf
+def test_check_bad_spec_still_writes_the_sarif_upload_step_needs(
+    run_cli: RunCli, write_spec, tmp_path: Path
+) -> None:
+    bad = write_spec(HEAD.replace("inputs: [x, body/w]", "inputs: [x, nope]"), "bad.yaml")
+    out = tmp_path / "gradscope.sarif"
+    result = run_cli(
+        "check", bad, "--format", "sarif", "-o", str(out), "--source-root", str(tmp_path)
+    )
+    assert result.returncode == 2 and result.stderr.startswith(f"{bad}:9:")
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["invocations"][0]["executionSuccessful"] is False
+    place = run["results"][0]["locations"][0]["physicalLocation"]
+    assert place["artifactLocation"]["uri"] == "bad.yaml" and place["region"]["startLine"] == 9
 
 
 def test_check_unreadable_baseline_exits_2_before_tensorflow(
@@ -216,6 +269,26 @@ def test_check_pre_commit_hooks_run_check_and_validate() -> None:
     for hook in hooks.values():
         assert hook["language"] == "python" and hook["require_serial"] is True
         assert hook["types"] == ["yaml"]
+
+
+@pytest.mark.parametrize(
+    "path,taken",
+    [
+        ("models/two-heads.gradscope.yaml", True),
+        ("two-heads.gradscope.yml", True),
+        ("configs/hydra/train.yaml", False),  # someone else's YAML in a configs/ folder
+        ("configs/multitask.yaml", False),
+        (".github/workflows/ci.yml", False),
+    ],
+)
+def test_pre_commit_hooks_take_only_files_named_as_specs(path: str, taken: bool) -> None:
+    """pre-commit matches `files` with re.search against the repository-relative path."""
+    import re
+
+    import yaml
+
+    for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()):
+        assert bool(re.search(hook["files"], path)) is taken, (hook["id"], path)
 
 
 def test_an_integer_variable_is_never_trained_and_says_why() -> None:

@@ -99,8 +99,11 @@ def test_diff_unknown_loss_lists_the_spec_losses(
     result = run_cli("diff", MULTITASK, "loss_1", "nope", env=no_tensorflow)  # found before TF
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "configs/multitask.yaml: unknown loss 'nope'; the spec has loss_1, loss_2, loss_1_own"
+        "gradscope diff: configs/multitask.yaml: unknown loss 'nope'; "
+        "the spec has loss_1, loss_2, loss_1_own"
     ]
+    typo = run_cli("diff", MULTITASK, "loss_1", "los_2", env=no_tensorflow)
+    assert "unknown loss 'los_2' (did you mean 'loss_2'" in typo.stderr
     assert result.stdout == ""
 
 

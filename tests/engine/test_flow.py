@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradscope.engine import cuts as flow
+from gradscope.engine.status import kind_of
 
 
 class G:
@@ -102,9 +103,9 @@ def test_flow_disconnected_variable_has_no_path_and_no_cut() -> None:
 
 
 def test_flow_kind_of_prefers_stopped_then_assign() -> None:
-    assert flow.kind_of([flow.NONDIFFERENTIABLE, flow.ASSIGN]) == flow.ASSIGN
-    assert flow.kind_of([flow.NONDIFFERENTIABLE, flow.STOPPED, flow.ASSIGN]) == flow.STOPPED
-    assert flow.kind_of([]) is None
+    assert kind_of([flow.NONDIFFERENTIABLE, flow.ASSIGN]) == flow.ASSIGN
+    assert kind_of([flow.NONDIFFERENTIABLE, flow.STOPPED, flow.ASSIGN]) == flow.STOPPED
+    assert kind_of([]) is None
 
 
 def _diamonds(n: int) -> tuple[G, int, int]:

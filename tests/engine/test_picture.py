@@ -231,6 +231,15 @@ class _KerasTarget:
     def visible(self, op: Any) -> bool:
         return False
 
+    def describe(self, op: Any) -> str | None:
+        return None
+
+    def display_path(self, filename: str) -> str:
+        return filename
+
+    def named_inputs(self) -> list[tuple[str, str, Any]]:
+        return []
+
     def trace_error(self, exc: BaseException) -> BaseException:
         return exc
 

@@ -92,9 +92,30 @@ _YAML_PIECES = [
     "!!omap [a: 1]", "!custom x", "? ", ": ", "|\n  text\n", ">\n  folded\n", "---\n",
     "...\n", "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", "[", "]", "{", "}", ",", "\t", "#", "'",
     '"', "\\u0000", "\\", "\n", "  ", "1e9", ".nan", "-.inf", "0x1F", "0o17", "2001-12-14",
-    "yes", "NO", "~", "é名😀",
+    "yes", "NO", "~", "é名😀", "1:30", "off", "010", "1e999", "-1e400",
 ]  # fmt: skip
 yaml_text = st.lists(st.sampled_from(_YAML_PIECES), max_size=40).map("".join)
+
+
+@st.composite
+def deep_text(draw: st.DrawFn) -> str:
+    """A spec nested far deeper than the limit, as flow brackets, block indentation or
+    ``- `` items (libyaml's C parser used to crash on ~30,000 levels)."""
+    depth = draw(st.sampled_from([101, 401, 5_000, 30_000, 60_000]))
+    kind = draw(st.sampled_from(["flow", "mapping", "block", "items", "mixed"]))
+    if kind == "flow":
+        body = "[" * depth + "1" + "]" * depth
+    elif kind == "mapping":
+        body = "{a: " * depth + "1" + "}" * depth
+    elif kind == "block":
+        depth = min(depth, 3_000)  # indentation grows quadratically in bytes
+        body = "\n" + "".join(" " * (i + 1) + "a:\n" for i in range(depth)) + " " * depth + " 1"
+    elif kind == "items":
+        body = "\n    " + "- " * depth + "1"
+    else:
+        body = "[{a: " * (depth // 2) + "1" + "}]" * (depth // 2)
+    return f"gradscope: 1\nlosses:\n  l: {body}\n"
+
 
 # --- valid specs, mutated -------------------------------------------------------------
 
@@ -164,12 +185,20 @@ UNARY = ["sin", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "abs", "square"
          "reshape", "tile", "one_hot", "cast", "linalg.inv", "linalg.det", "math.log1p",
          "unique", "where", "nn.l2_normalize", "reverse", "sort", "math.top_k", "pad",
          "identity", "split", "unstack", "math.reciprocal", "floor", "nn.relu6", "size",
-         "shape", "rank", "fill", "zeros", "ones", "range", "eye", "random.normal"]  # fmt: skip
+         "shape", "rank", "fill", "zeros", "ones", "range", "eye", "random.normal",
+         # value-sized: their output size comes from an input's value
+         "math.sobol_sample", "math.bincount", "random.categorical", "linspace",
+         "histogram_fixed_width", "image.non_max_suppression", "sparse.cross_hashed",
+         "ragged_fill_empty_rows", "math.confusion_matrix", "timestamp",
+         "random.fixed_unigram_candidate_sampler"]  # fmt: skip
 BINARY = ["add", "subtract", "multiply", "divide", "matmul", "maximum", "minimum", "pow",
           "gather", "concat", "stack", "tensordot", "einsum", "boolean_mask", "equal",
           "greater", "math.floordiv", "math.squared_difference", "broadcast_to",
           "nn.sparse_softmax_cross_entropy_with_logits", "linalg.solve", "scatter_nd",
-          "math.unsorted_segment_sum", "searchsorted", "clip_by_value", "where"]  # fmt: skip
+          "math.unsorted_segment_sum", "searchsorted", "clip_by_value", "where",
+          "image.extract_glimpse", "image.combined_non_max_suppression",
+          "image.non_max_suppression_overlaps", "linalg.svd",
+          "random.stateless_normal"]  # fmt: skip
 #: Keras layers, each with the config it needs to be built at all.
 LAYERS: dict[str, dict[str, Any]] = {
     "Dense": {"units": 2}, "Conv1D": {"filters": 2, "kernel_size": 1},
@@ -186,7 +215,10 @@ _ATTR_KEYS = ["axis", "keepdims", "shape", "perm", "multiples", "depth", "dtype"
               "num_or_size_splits", "equation", "paddings", "num_segments", "k", "rate",
               "activation", "clip_value_min", "clip_value_max", "limit", "dims", "value",
               "num_rows", "output_dim", "input_dim", "return_sequences", "num_heads",
-              "key_dim", "target_shape", "batch_dims", "exclusive", "reverse"]  # fmt: skip
+              "key_dim", "target_shape", "batch_dims", "exclusive", "reverse",
+              # string-typed parameters: options, and ones that name files
+              "padding", "data_format", "method", "mode", "vocab_file", "filename", "name",
+              "contents", "num_results", "max_output_size", "size", "max_total_size"]  # fmt: skip
 ANY_OP = sorted(catalog.allowed_ops())
 _small_int = st.integers(-3, 6)
 _attr_values = st.one_of(
@@ -195,7 +227,9 @@ _attr_values = st.one_of(
     st.lists(_small_int, max_size=4),
     st.lists(st.lists(_small_int, max_size=3), max_size=3),
     st.sampled_from(["float32", "int32", "bool", "float64", "relu", "ij,jk->ik", "i,i->",
-                     "bad", "os.system", None, 1e9, 10**10, [10**5, 10**5], [-1]]),
+                     "bad", "os.system", None, 1e9, 10**10, [10**5, 10**5], [-1],
+                     "SAME", "NHWC", "bilinear", "MARKER", "reads.fifo", "/etc/passwd",
+                     "gs://bucket/MARKER", "../MARKER", "x" * 5000, "a,b->ab", ["MARKER"]]),
 )  # fmt: skip
 _shapes = st.lists(st.integers(0, 4), max_size=3)
 

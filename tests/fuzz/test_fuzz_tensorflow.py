@@ -12,6 +12,7 @@ example can allocate much.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import gradscope.engine.tf_import as tf_import
 
     tf_import.import_tensorflow()  # once, before the first example's deadline starts
-    return tmp_path_factory.mktemp("fuzz-tf")
+    folder = tmp_path_factory.mktemp("fuzz-tf")
+    os.mkfifo(folder / "reads.fifo")  # a canary: an op opening it to read would block
+    return folder
 
 
 @fuzz_settings(examples=400, seconds=30)
@@ -44,7 +47,12 @@ def test_fuzz_inspect_small_specs_end_in_a_report_or_a_located_error(
 ) -> None:
     path = folder / "fuzz.yaml"
     path.write_bytes(fs.dump(spec))
-    result = CliRunner().invoke(main, ["inspect", str(path), "-q", "--max-elements", MAX_ELEMENTS])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)  # relative file names in attrs (MARKER, reads.fifo) land here
+        result = CliRunner().invoke(
+            main, ["inspect", str(path), "-q", "--max-elements", MAX_ELEMENTS]
+        )
+    assert sorted(p.name for p in folder.iterdir()) == ["fuzz.yaml", "reads.fifo"]
     assert result.exit_code in (0, 2), (result.exit_code, result.output)
     assert "Traceback" not in result.output and "internal error" not in result.output
     if result.exit_code == 0:

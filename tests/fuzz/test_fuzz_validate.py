@@ -64,6 +64,12 @@ def test_fuzz_validate_random_documents(folder: Path, document: Any) -> None:
     check_validate(folder, fs.dump(wrapped))
 
 
+@fuzz_settings(examples=60, seconds=5)
+@given(fs.deep_text())
+def test_fuzz_validate_deep_nesting(folder: Path, text: str) -> None:
+    check_validate(folder, text.encode("utf-8"))
+
+
 @fuzz_settings(examples=1500, seconds=5)
 @given(fs.mutated_specs())
 def test_fuzz_validate_mutated_specs(folder: Path, document: Any) -> None:

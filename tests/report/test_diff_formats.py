@@ -153,3 +153,24 @@ def test_diff_results_print_with_rich_as_in_a_notebook(make: object) -> None:
     console = Console(record=True, width=120, color_system=None)
     console.print(make())  # type: ignore[operator]
     assert "gradscope diff" in console.export_text()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_diff_format_table_never_cuts_a_long_variable_name(width: int) -> None:
+    long = "encoder/block_00/attention/query/kernel_with_a_long_name"
+    report = _report(
+        {
+            "loss1": [(long, m.OK, 1.0), ("output2", m.DISCONNECTED, None)],
+            "loss2": [(long, m.OK, 2.0), ("output2", m.OK, 1.0)],
+        }
+    )
+    cmp = Comparison("loss1", "loss2", {long: -1.5}, {long: 0.25}, {long: 1.0}, {long: 4.0})
+    text = render(DiffReport(report, compare(report, cmp)), "table", width=width)
+    assert f"{long}  [3,4]" in text or any(
+        line.startswith(f"{long} ") for line in text.splitlines()
+    )
+    assert "…" not in text
+    assert all(line == line.rstrip() for line in text.splitlines())
+    if width == 80:  # too wide side by side: the name on its own line, labelled cells below
+        at = text.splitlines().index(f"{long}  [3,4]")
+        assert text.splitlines()[at + 1].startswith("  A: ok 1.00e+00  B: ok 2.00e+00  cosine")

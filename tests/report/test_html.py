@@ -64,8 +64,8 @@ def test_html_page_is_self_contained_with_table_and_picture() -> None:
     page = html.page(report, {"loss_5": svg})
     assert page.startswith("<!doctype html>") and page.endswith("</html>\n")
     assert svg in page
-    assert (
-        '<td class="cell none" title="none:stopped; frozen (StopGradient) at configs/x.yaml:17">'
+    assert (  # a None no expectation contradicts is grey, not red: only problems are red
+        '<td class="cell idle" title="none:stopped; frozen (StopGradient) at configs/x.yaml:17">'
         in page
     )
     assert "<code>body/w</code>" in page and "stopped" in page
@@ -114,3 +114,13 @@ def test_html_render_lays_out_every_loss_with_graphviz() -> None:
     assert "<?xml" not in page and "<!DOCTYPE svg" not in page
     assert page.count('class="edge cut"') == 2  # one red cut in each picture
     assert _only_namespaces(page)
+
+
+def test_html_cells_are_red_only_for_problems() -> None:
+    from tests import checks
+
+    page = html.page(checks.every_kind(), {})
+    task1 = page[page.index("<code>task1/w</code></td>") :].split("</tr>")[0]
+    task2 = page[page.index("<code>task2/w</code></td>") :].split("</tr>")[0]
+    assert 'class="cell none"' in task1  # stopped against `connected`: a problem
+    assert 'class="cell idle"' in task2  # disconnected from loss_2, which nobody minds

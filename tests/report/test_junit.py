@@ -1,12 +1,27 @@
-"""JUnit XML: parses with a standard parser, one failure per new problem, known ones skipped."""
+"""JUnit XML: valid against Jenkins xunit's junit-10.xsd, one failure per new problem, known
+ones skipped, and a report of the errors when the check stopped on a bad spec."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
-from gradscope.report import render
+import pytest
+
+from gradscope.errors import ErrorGroup, Location, SpecError, SpecErrors, TargetError
+from gradscope.report import failed, render
 from gradscope.results import report as m
 from tests import checks
+
+XSD = Path(__file__).parent / "data" / "jenkins-junit-10.xsd"
+
+
+@pytest.fixture(scope="module")
+def junit_10():
+    """Jenkins xunit's junit-10 schema (restated in tests/report/data)."""
+    import xmlschema
+
+    return xmlschema.XMLSchema(str(XSD))
 
 
 def _parse(result) -> ET.Element:
@@ -15,14 +30,66 @@ def _parse(result) -> ET.Element:
     return ET.fromstring(text.encode("utf-8"))
 
 
+RESULTS = {
+    "every-kind": lambda: checks.result(checks.every_kind(numeric=True), checks.clean()),
+    "known": lambda: checks.result(checks.every_kind(), known=1),
+    "clean": lambda: checks.result(checks.clean()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESULTS))
+def test_junit_is_valid_against_jenkins_xunit_junit_10(name: str, junit_10) -> None:
+    text = render(RESULTS[name](), "junit")
+    junit_10.validate(text)  # raises, naming the element and attribute, when invalid
+
+
+def test_junit_schema_refuses_what_gradscope_once_wrote(junit_10) -> None:
+    """The schema is strict where it matters: the old report fails it."""
+    old = """<testsuites name="gradscope check" tests="1" failures="0" errors="0" skipped="0">
+      <testsuite name="s" tests="1" failures="0" errors="0">
+        <testcase classname="s.l" name="w" file="s.yaml" line="3" time="0"/>
+      </testsuite></testsuites>"""
+    assert not junit_10.is_valid(old)
+    assert not junit_10.is_valid(old.replace(' skipped="0"', ""))  # file/line on the case
+    assert junit_10.is_valid(old.replace(' skipped="0"', "").replace(' file="s.yaml" line="3"', ""))
+
+
+def test_junit_places_each_case_in_its_text() -> None:
+    root = _parse(checks.result(checks.every_kind(), checks.clean()))
+    case = root.find("testsuite/testcase[@classname='configs/x.loss_1'][@name='task1/w']")
+    assert case is not None and case.get("file") is None and case.get("line") is None
+    assert (case.findtext("failure") or "").startswith(f"at: {checks.SPEC}:41\n")
+    assert (case.findtext("system-out") or "").startswith(f"at: {checks.SPEC}:41\n")
+    assert root.find("testsuite").get("file") == checks.SPEC
+    assert root.get("skipped") is None
+
+
+def test_junit_report_of_a_bad_spec_holds_every_error(junit_10) -> None:
+    errors = SpecErrors([
+        SpecError(Location("specs/a.yaml", 5, 40), "nodes[0].inputs[0]", "saw 'ww'"),
+        SpecError(Location("specs/a.yaml", 9, 3), "losses.l", "saw 'x'"),
+    ])  # fmt: skip
+    group = ErrorGroup([errors, TargetError("gradscope: cannot import pkg.mod")])
+    text = failed.render(group, "junit")
+    assert text is not None
+    junit_10.validate(text)
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.get("errors") == "3" and root.get("failures") == "0"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["specs/a.yaml", "gradscope check"]
+    texts = [e.text for e in root.iter("error")]
+    assert texts[0] == "at: specs/a.yaml:5:40\nnodes[0].inputs[0]: saw 'ww'"
+    assert texts[2] == "gradscope: cannot import pkg.mod"
+
+
 def test_junit_has_one_failure_per_problem() -> None:
-    result = checks.result(checks.every_kind(numeric=True), checks.clean())
+    result = checks.result(checks.every_kind(numeric=True, replicas=True), checks.clean())
     root = _parse(result)
     failures = root.findall(".//testcase/failure")
-    assert len(failures) == len(result.failures) == 5
+    assert len(failures) == len(result.failures) == 9
     assert sorted(f.get("type") for f in failures) == sorted(m.PROBLEM_KINDS)
     assert {f.get("message") for f in failures} == {p.message for p in result.failures}
-    assert root.get("failures") == "5" and root.get("errors") == "0"
+    assert root.get("failures") == "9" and root.get("errors") == "0"
 
 
 def test_junit_one_case_per_pair_and_per_trainable_variable() -> None:
@@ -37,7 +104,6 @@ def test_junit_one_case_per_pair_and_per_trainable_variable() -> None:
     assert int(root.get("tests")) == sum(int(s.get("tests")) for s in suites)
     case = first.find("testcase[@classname='configs/x.loss_1'][@name='task1/w']")
     assert case is not None
-    assert (case.get("file"), case.get("line")) == (checks.SPEC, "41")
     failure = case.find("failure")
     assert failure is not None and failure.get("type") == m.UNEXPECTED_NONE
     assert "cut at: frozen (StopGradient) at configs/x.yaml:17" in (failure.text or "")
@@ -49,7 +115,7 @@ def test_junit_known_problems_are_skipped_not_failed() -> None:
     result = checks.result(checks.every_kind(), known=1)
     root = _parse(result)
     skipped = root.findall(".//testcase/skipped")
-    assert len(skipped) == 1 and root.get("skipped") == "1"
+    assert len(skipped) == 1 and root.find("testsuite").get("skipped") == "1"
     assert skipped[0].get("message", "").startswith("known unexpected-none (in baseline")
     assert len(root.findall(".//testcase/failure")) == 3
 

@@ -10,7 +10,7 @@ import pytest
 
 from gradscope.analysis.check import check_reports
 from gradscope.report import render
-from gradscope.report.sarif import artifact, to_sarif, uri
+from gradscope.report.sarif import artifact, source_root, to_sarif, uri
 from gradscope.results import report as m
 from tests import checks
 
@@ -126,3 +126,45 @@ def test_sarif_locates_a_spec_outside_the_source_root_absolutely(
     outside = artifact("../x.yaml")
     assert outside == {"uri": (tmp_path / "x.yaml").resolve().as_uri()}
     assert artifact("./configs/x.yaml") == {"uri": "configs/x.yaml", "uriBaseId": "%SRCROOT%"}
+
+
+def test_sarif_uris_are_relative_to_the_source_root_from_a_subfolder(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from a subfolder of the repository: the URI is still the repository's path."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models" / "specs").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "models")
+    run = to_sarif(checks.result(checks.clean(spec="specs/a.yaml")))["runs"][0]
+    location = run["artifacts"][0]["location"]
+    assert location == {"uri": "models/specs/a.yaml", "uriBaseId": "%SRCROOT%"}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    assert source_root() == str(tmp_path.resolve())
+
+
+def test_sarif_source_root_option_wins(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "models").mkdir()
+    monkeypatch.chdir(tmp_path)
+    text = render(checks.result(checks.clean(spec="models/a.yaml")), "sarif",
+                  source_root=str(tmp_path / "models"))  # fmt: skip
+    run = json.loads(text)["runs"][0]
+    assert run["artifacts"][0]["location"]["uri"] == "a.yaml"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/models/")
+
+
+def test_sarif_report_of_a_bad_spec_places_each_error(tmp_path, monkeypatch) -> None:
+    from gradscope.errors import Location, SpecError, SpecErrors
+    from gradscope.report import failed
+
+    monkeypatch.chdir(tmp_path)
+    errors = SpecErrors([SpecError(Location("a.yaml", 5, 40), "nodes[0]", "saw 'ww'")])
+    log = json.loads(failed.render(errors, "sarif", source_root=str(tmp_path)) or "")
+    assert log["version"] == "2.1.0" and log["runs"][0]["tool"]["driver"]["rules"][0]["help"]
+    run = log["runs"][0]
+    assert run["invocations"][0]["executionSuccessful"] is False
+    assert run["invocations"][0]["exitCode"] == 2
+    (result,) = run["results"]
+    assert result["ruleId"] == "spec-error" and result["message"]["text"] == "nodes[0]: saw 'ww'"
+    place = result["locations"][0]["physicalLocation"]
+    assert place["artifactLocation"] == {"uri": "a.yaml", "uriBaseId": "%SRCROOT%"}
+    assert place["region"] == {"startLine": 5, "startColumn": 40}

@@ -18,13 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.engine import retrace
+from gradscope.engine.messages import one_line
 from gradscope.engine.nan import upstream
 from gradscope.engine.protocol import LossEntry, Traceable
+from gradscope.engine.status import status_of
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import GradscopeError
-from gradscope.frontends.yaml.forward.model import one_line
 from gradscope.progress import Progress
 from gradscope.results.facts import LossFacts, NanOrigin, RunFacts
+from gradscope.results.report import NAN
 
 Pair = tuple[str, str]
 
@@ -36,7 +38,7 @@ def nan_pairs(facts: RunFacts) -> dict[str, list[str]]:
     """Per loss, the variables whose gradient has a NaN or an infinity."""
     out = {}
     for loss in facts.losses:
-        names = [p.variable for p in loss.pairs if p.has_gradient and not p.finite]
+        names = [p.variable for p in loss.pairs if status_of(p) == NAN]
         if names:
             out[loss.name] = names
     return out
@@ -288,10 +290,5 @@ class _Describe:
 
 
 def _spec_inputs(model: Traceable) -> list[tuple[str, str, Any]]:
-    """A spec's inputs: ``(name, "FILE:LINE", eager tensor)``; none for a Python target."""
-    spec = getattr(model, "spec", None)
-    inputs = getattr(model, "inputs", None)
-    source = getattr(model, "source", None)
-    if spec is None or not isinstance(inputs, dict) or source is None:
-        return []
-    return [(d.name, source(d.pos), inputs[d.name]) for d in spec.inputs if d.name in inputs]
+    """The model's named inputs: ``(name, "FILE:LINE", eager tensor)``."""
+    return model.named_inputs()

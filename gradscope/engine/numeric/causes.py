@@ -8,8 +8,10 @@ the variable starts with).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from gradscope.engine import custom_gradient
 from gradscope.engine import cuts as flow
 from gradscope.engine.graph import Extracted, GradientRegistry
 from gradscope.engine.protocol import LossEntry
@@ -61,49 +63,17 @@ class Causes:
     def _point(self, index: int, kind: str) -> CutPoint:
         op = self.x.tf_ops[index]
         if kind == CUSTOM_GRADIENT:
-            named = _custom_gradient_function(op)
+            named = _custom_gradient_function(op, self.model.display_path)
             if named is not None:
                 return CutPoint(named[0], op.type, kind, named[1])
-        node, source = self.model.locate(op) or (op.name, "")
-        return CutPoint(node, op.type, kind, source)
+        return flow.cut_point(op, kind, self.model.locate)
 
 
 def _has_own_gradient(op: Any) -> bool:
-    """``tf.custom_gradient`` (and ``gradient_override_map``) mark the op with its gradient."""
-    return "_gradient_op_type" in op.node_def.attr
+    return custom_gradient.has_own_gradient(op)
 
 
-def _custom_gradient_function(op: Any) -> tuple[str, str] | None:
-    """``(name, "FILE:LINE")`` of the user's gradient function behind a ``tf.custom_gradient``
-    op: TensorFlow registers a wrapper under the op's ``_gradient_op_type``, holding the
-    user's function in its closure (best effort; None when it is not found)."""
-    try:
-        from tensorflow.python.framework import ops as tf_ops
-
-        wrapper = tf_ops._gradient_registry.lookup(op.get_attr("_gradient_op_type").decode())
-    except (LookupError, ValueError, AttributeError, TypeError):
-        return None
-    seen: set[int] = set()
-    stack = [wrapper]
-    while stack:
-        fn = stack.pop()
-        if id(fn) in seen or len(seen) > 50:
-            continue
-        seen.add(id(fn))
-        module = getattr(fn, "__module__", "") or ""
-        code = getattr(fn, "__code__", None)
-        if code is not None and not module.startswith(("tensorflow", "keras")):
-            from gradscope.frontends.python.frames import display_path
-
-            # "cube.<locals>.grad" -> "cube": the function that made the custom gradient
-            parts = [p for p in fn.__qualname__.split(".") if p != "<locals>"]
-            name = parts[-2] if len(parts) > 1 else parts[0]
-            return name, f"{display_path(code.co_filename)}:{code.co_firstlineno}"
-        for cell in getattr(fn, "__closure__", None) or ():
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                continue
-            if callable(value):
-                stack.append(value)
-    return None
+def _custom_gradient_function(
+    op: Any, display: Callable[[str], str] = str
+) -> tuple[str, str] | None:
+    return custom_gradient.function_of(op, display)

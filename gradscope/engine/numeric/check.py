@@ -20,14 +20,16 @@ from typing import Any
 import numpy as np
 
 from gradscope.engine import retrace
+from gradscope.engine.messages import one_line
 from gradscope.engine.numeric import fd, perturb
 from gradscope.engine.numeric.causes import Causes
 from gradscope.engine.protocol import LossEntry
+from gradscope.engine.status import status_of
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import GradscopeError
-from gradscope.frontends.yaml.forward.model import one_line
 from gradscope.progress import Progress
 from gradscope.results.facts import CutPoint, LossFacts, NumericCheck, NumericRun, RunFacts
+from gradscope.results.report import OK
 
 Pair = tuple[str, str]
 
@@ -36,7 +38,7 @@ def ok_pairs(facts: RunFacts) -> dict[str, list[str]]:
     """Per loss, the variables whose gradient is ``ok`` (exists, finite, not all zero)."""
     out = {}
     for loss in facts.losses:
-        names = [p.variable for p in loss.pairs if p.has_gradient and p.finite and not p.all_zero]
+        names = [p.variable for p in loss.pairs if status_of(p) == OK]
         if names:
             out[loss.name] = names
     return out

@@ -13,116 +13,29 @@ that need it (sparse gradients, NaN checks).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from gradscope.engine import cuts as flow
 from gradscope.engine.picture.grouping import Grouping, GroupKey, Label
-from gradscope.engine.picture.links import CUT, GRADIENT, VALUE, Classifier, OpEdge, blame
+from gradscope.engine.picture.links import Classifier, OpEdge, blame
+from gradscope.engine.picture.scene import Scene
 from gradscope.results.facts import CutPoint
+from gradscope.results.picture import (
+    CUT,
+    GRADIENT,
+    LOSS,
+    OP,
+    VALUE,
+    VARIABLE,
+    Box,
+    Link,
+    Picture,
+)
 
 __all__ = ["CUT", "GRADIENT", "LOSS", "OP", "VALUE", "VARIABLE", "Box", "Draft", "Link",
            "Picture", "Scene", "draw"]  # fmt: skip
 
-#: Box kinds.
-VARIABLE = "variable"
-OP = "op"
-LOSS = "loss"
-
 _RANK = {GRADIENT: 0, CUT: 1, VALUE: 2}
-
-
-@dataclass(frozen=True)
-class Box:
-    """One box: a variable, a spec node (or layer, or op), or the loss.
-
-    ``index`` is the variable's index in the model for variable boxes. ``cuts`` are cut points
-    inside the box that no link shows (a ``stop_gradient`` a layer applies to its own input).
-    """
-
-    id: str
-    kind: str
-    name: str
-    op: str = ""
-    source: str = ""
-    scope: str = ""
-    index: int = -1
-    cuts: tuple[CutPoint, ...] = ()
-
-
-@dataclass(frozen=True)
-class Link:
-    """Value flows forward from ``src`` to ``dst``; the gradient flows back as ``flow`` says."""
-
-    src: str
-    dst: str
-    flow: str
-    sparse: bool = False
-    nan: bool = False
-    cuts: tuple[CutPoint, ...] = ()
-
-
-@dataclass(frozen=True)
-class Picture:
-    """Every box on a forward path from a variable to ``loss``, and the links between them.
-
-    Links have a ``flow``: ``GRADIENT`` passes; ``VALUE`` passes forward but no gradient
-    comes back; ``CUT``: the gradient reaches the link's end and stops there.
-    """
-
-    loss: str
-    boxes: tuple[Box, ...]
-    links: tuple[Link, ...]
-    off_path: tuple[str, ...] = ()  # variables with no forward path to the loss
-    expanded: bool = False
-
-    def box(self, name: str, kind: str | None = None) -> Box:
-        """The first box called ``name`` (of ``kind``, when given)."""
-        for b in self.boxes:
-            if b.name == name and (kind is None or b.kind == kind):
-                return b
-        raise KeyError(name)
-
-    def link(self, src: str, dst: str) -> Link:
-        """The link from the box named ``src`` to the box named ``dst``."""
-        a, b = self.box(src).id, self.box(dst).id
-        for link in self.links:
-            if link.src == a and link.dst == b:
-                return link
-        raise KeyError((src, dst))
-
-    @property
-    def cut_boxes(self) -> set[str]:
-        """Ids of boxes that hold a cut point: a red link ends there, or it cuts inside."""
-        return {link.dst for link in self.links if link.flow == CUT} | {
-            b.id for b in self.boxes if b.cuts
-        }
-
-
-@dataclass
-class Scene:
-    """What the trace knows about one loss, as plain data (filled by ``picture_hook``)."""
-
-    loss: str
-    graph: flow.Graph
-    names: list[str]  # per op, the TensorFlow op name
-    variables: list[str]  # per variable index, its name
-    handle_ops: dict[int, int]  # op index of a variable's handle -> variable index
-    all_sets: list[int]  # per op, every variable with a forward path to it (bitset)
-    mask: int  # the variables the loss differentiates
-    reach: list[bool]  # per op, a forward path to the loss exists
-    received: set[int]  # tensor ids that get a gradient from the loss
-    cuts: list[flow.Cut]
-    stop_ops: set[int]
-    target_op: int
-    locate: Callable[[int], tuple[str, str] | None]  # ``(node, "FILE:LINE")`` of an op
-    visible: Callable[[int], bool]  # the op is one the user wrote, not a library's
-    describe: Callable[[int], str | None] = lambda _op: None  # the op the user named, if any
-    sparse: set[int] = field(default_factory=set)  # tensor ids with an IndexedSlices gradient
-    #: The cut point reports give op ``i`` cut as ``kind`` (None: from ``locate``).
-    cut_point: Callable[[int, str], CutPoint] | None = None
-    #: Per op, the variables whose paths no earlier cut took (``flow.find_cuts``); None: unknown.
-    live: list[int] | None = None
 
 
 @dataclass(frozen=True)

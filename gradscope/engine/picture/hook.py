@@ -9,14 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gradscope.engine import cuts as flow
+from gradscope.engine.graph import Extracted
 from gradscope.engine.picture.draw import Draft, Picture, Scene, draw
-from gradscope.results.facts import PairFacts
+from gradscope.engine.protocol import Traceable, VariableEntry
+from gradscope.results.facts import CutPoint, PairFacts
 
-if TYPE_CHECKING:
-    from gradscope.engine.pairs import PairBuilder
+
+class PairBuilder(Protocol):
+    """What a picture reads of ``pairs.PairBuilder`` (a protocol, so neither imports the other)."""
+
+    tf: Any
+    x: Extracted
+    model: Traceable
+    variables: list[VariableEntry]
+    handle_ids: list[int | None]
+    vsets: list[int]
+
+    def cut_point_at(self, index: int, kind: str) -> CutPoint: ...
 
 
 @dataclass
@@ -69,7 +81,6 @@ def trace(builder: PairBuilder, traced: Traced, *, expand: bool) -> PictureStati
     tf, x = builder.tf, builder.x
     ops = x.tf_ops
     handle_ops = {x.graph.producer[t]: i for i, t in enumerate(builder.handle_ids) if t is not None}
-    describe = getattr(builder.model, "node_of", None)
     scene = Scene(
         loss=traced.loss,
         graph=x.graph,
@@ -85,7 +96,7 @@ def trace(builder: PairBuilder, traced: Traced, *, expand: bool) -> PictureStati
         target_op=traced.target_op,
         locate=lambda i: builder.model.locate(ops[i]),
         visible=lambda i: builder.model.visible(ops[i]),
-        describe=(lambda i: _said(describe(ops[i].name))) if describe else (lambda _i: None),
+        describe=lambda i: builder.model.describe(ops[i]),
         sparse={t for t, g in traced.grads.items() if isinstance(g, tf.IndexedSlices)},
         cut_point=builder.cut_point_at,
         live=traced.live,
@@ -121,16 +132,6 @@ def _sum(tf: Any, values: Any) -> Any:
         values = tf.cast(values, tf.float32)
     total = tf.reduce_sum(values)
     return total if total.dtype == tf.float32 else tf.cast(total, tf.float32)
-
-
-def _said(node: Any) -> str | None:
-    """The op a spec node names, as short as it reads: ``matmul``, ``Dense`` for a layer."""
-    op = getattr(node, "op", None)
-    if not isinstance(op, str):
-        return None
-    if op == "layer":
-        return str(getattr(node, "attrs", {}).get("class", "layer"))
-    return op.rsplit(".", 1)[-1]
 
 
 def _values(tf: Any, grad: Any) -> Any:

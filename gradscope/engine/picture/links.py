@@ -1,26 +1,19 @@
 """How gradient crosses one op-level edge of a picture: flows, carries value only, or is cut.
 
-``Classifier`` answers for one edge ``t -> o`` exactly as ``flow.find_cuts`` decides cuts, so a
-picture's red links are the report's cut points. ``blame`` moves a cut that happens inside a
-box onto the link that enters the box.
+``Classifier`` asks ``cuts.crossing`` (the rule ``cuts.find_cuts`` applies) for each edge
+``t -> o``, so a picture's red links are the report's cut points. ``blame`` moves a cut that
+happens inside a box onto the link that enters the box.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from gradscope.engine import cuts as flow
+from gradscope.engine.picture.scene import Scene
 from gradscope.results.facts import CutPoint
-
-if TYPE_CHECKING:
-    from gradscope.engine.picture.draw import Scene
-
-#: Link flows: gradient passes; value passes but no gradient comes back; the gradient is cut.
-GRADIENT = "gradient"
-VALUE = "value"
-CUT = "cut"
+from gradscope.results.picture import CUT, GRADIENT, VALUE
 
 
 @dataclass
@@ -39,8 +32,7 @@ class Classifier:
 
     def __init__(self, scene: Scene) -> None:
         self.scene = scene
-        # NOTE: flow's own arrival pass, reused as is (the cut analysis itself is unchanged)
-        self.arrive = flow._arrivals(scene.graph, scene.reach, scene.received)
+        self.arrive = flow.arrivals(scene.graph, scene.reach, scene.received)
         self.lost: dict[int, str] = {}  # ops where an integer path began (argmax, cast)
         for cut in scene.cuts:
             if not self.arrive[cut.op]:
@@ -59,22 +51,16 @@ class Classifier:
         which carries value and never gradient.
         """
         scene, graph = self.scene, self.scene.graph
-        op = graph.ops[o]
         if t is None or not scene.all_sets[graph.producer[t]] & scene.mask:
             return VALUE, None
         if not self.arrive[o]:
             lost = graph.differentiable[t] and self.lost.get(o)
             return (CUT, self._point(o, lost)) if lost and self._first(t) else (VALUE, None)
-        if not (op.write or graph.differentiable[t]):
-            return VALUE, None
-        if op.write:
-            kind = flow.ASSIGN
-        elif op.type in flow.STOP_TYPES or o in scene.stop_ops:
-            kind = flow.STOPPED
-        elif t not in scene.received or op.no_gradient:
-            kind = flow.NONDIFFERENTIABLE
-        else:
+        kind = flow.crossing(graph, o, t, scene.received, scene.stop_ops)
+        if kind is None:
             return GRADIENT, None
+        if kind == flow.INTEGER:
+            return VALUE, None
         return (CUT, self._point(o, kind)) if self._first(t) else (VALUE, None)
 
     def _first(self, t: int) -> bool:

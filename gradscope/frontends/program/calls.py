@@ -12,12 +12,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope.frontends.program import analyse, fit, graphs, names, session, sites, values
+from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.python import frames
-from gradscope.results.run import EAGER, FUNCTION, GRAPH
+from gradscope.results.run import EAGER, FUNCTION
 
 #: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
 FLAGS = 64
@@ -84,6 +84,9 @@ class Calls:
 
     def before_function(self, fn: Any) -> None:
         """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
+        if self.watcher.timeline is not None:
+            every.before_function(self.watcher, self.functions.get(id(fn), ()))
+            return
         for key in self.functions.get(id(fn), ()):
             state = self.watcher.sites[key]
             if not self.watcher.before_execution(state):
@@ -92,8 +95,11 @@ class Calls:
                 state.flags.clear()
 
     def _in_functions(self, state: SiteState) -> None:
-        for fn in self.calling():
-            self.functions.setdefault(id(fn), set()).add(state.key)
+        known = [self.functions.setdefault(id(fn), set()) for fn in self.calling()]
+        if self.watcher.timeline is not None:
+            every.first_trace(state, known)
+        for k in known:
+            k.add(state.key)
 
     # -- GradientTape.gradient ---------------------------------------------------------------
 
@@ -112,6 +118,7 @@ class Calls:
         state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
                                   where)  # fmt: skip
         if eager and not self._eager_watch(state):
+            self._next_eager()
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
         try:
@@ -130,6 +137,8 @@ class Calls:
             self._after(state, tape, call, flat_s, flat_t, user, eager)
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
+        if eager:
+            self._next_eager()
         if unconnected == tf.UnconnectedGradients.ZERO:
             user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
         return tf.nest.pack_sequence_as(sources, user)
@@ -146,13 +155,14 @@ class Calls:
         scale = self._scale_of(flat_t)
         if eager:
             by = None if scale is None else values.total(scale)
-            self.watcher.record(state, static, values.of_arrays(flat_t, user, by))
+            arrays = None if self.watcher.timeline is None else list(zip(user, flat_s, strict=True))
+            self.watcher.record(state, static, values.of_arrays(flat_t, user, by), arrays)
             if not tape._persistent and not self.open_eager:
                 self.recorder.release(self.recorder.seq)
         else:
             state.unrun.append(static)
             self._in_functions(state)
-            self._numbers_in_graph(state, static, flat_t, user, scale)
+            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s)
 
     def guarded(self, work: Callable[..., None], *args: Any) -> None:
         """Run gradscope's side of a call; a failure is noted in the report, never raised
@@ -176,6 +186,9 @@ class Calls:
         """Whether to watch this eager execution. Once every eager site has had its
         ``--steps`` (``--continue``), eager ops are no longer recorded, so the program runs
         at its own speed; a site first seen after that is watched from its next execution."""
+        if self.watcher.timeline is not None:
+            installed = self.recorder.installed  # ops of this step recorded: cuts analysable
+            return self.watcher.before_execution(state) and installed
         if not self.watcher.before_execution(state):
             eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
             if all(self.watcher.done(s) for s in eager):
@@ -185,6 +198,10 @@ class Calls:
             self.recorder.install()
             return False
         return True
+
+    def _next_eager(self) -> None:
+        if self.watcher.timeline is not None:
+            every.next_eager(self.watcher, self.recorder)
 
     def _function_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
         import tensorflow as tf
@@ -248,7 +265,8 @@ class Calls:
         return next((scale for t, scale in reversed(self.scaled) if t is flat_t[0]), None)
 
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
-                          grads: list[Any], scale: Any = None) -> None:  # fmt: skip
+                          grads: list[Any], scale: Any = None,
+                          sources: list[Any] | None = None) -> None:  # fmt: skip
         if any(getattr(fn, "_jit_compile", False) for fn in self.calling()):
             # XLA compiles no py_function: statuses from the trace, no numbers
             static.notes += ("compiled with XLA (jit_compile): statuses from the trace, no "
@@ -258,21 +276,26 @@ class Calls:
         flag = self._flag()
         if flag is not None:
             state.flags.append(flag)
+            state.measuring = True  # a fresh flag is on: the next call sets every flag
         watcher = self.watcher
 
-        def sink(numbers: values.Numbers) -> None:
+        def sink(numbers: values.Numbers, arrays: list[tuple[Any, Any]] | None) -> None:
             try:
-                watcher.record(state, static, numbers)
+                watcher.record(state, static, numbers, arrays)
                 if watcher.done(state) and flag is not None:
                     flag.assign(False)
             except Exception as exc:  # never fail the program's function
                 self._failed(state, exc)
 
+        graph = flat_t[0].graph
+
         def add() -> None:
             with self.watcher.own_work():
-                values.in_graph(flag, flat_t, grads, sink, scale)
+                weights = None
+                if watcher.timeline is not None and sources is not None:
+                    weights = [graphs.value_before(graph, s) for s in sources]
+                values.in_graph(flag, flat_t, grads, sink, scale, weights)
 
-        graph = flat_t[0].graph
         if getattr(graph, "experimental_acd_manager", None) is None:
             add()  # a branch of a cond or a loop: no end of trace to wait for
         else:
@@ -333,53 +356,10 @@ class Calls:
     def graph_gradients(self, helper: Callable[..., Any], api: str, ys: Sequence[Any],
                         xs: Sequence[Any], grads: Sequence[Any],
                         stops: Sequence[Any]) -> None:  # fmt: skip
-        """Analyse a graph-level gradient call the program just made."""
-        import tensorflow as tf
+        """Analyse a graph-level gradient call the program just made (``graph_calls.py``)."""
+        from gradscope.frontends.program.graph_calls import graph_gradients
 
-        graph = ys[0].graph
-        mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
-        state = self.watcher.site(sites.text(sites.current()), api, mode)
-        tensors = [graphs.source_tensor(graph, x) for x in xs]
-        made = [g for g in grads if g is not None]
-        first_grad_op = min((_first_op_id(g) for g in made), default=None)
-        ops = [op for op in graph.get_operations()
-               if first_grad_op is None or op._id < first_grad_op]  # fmt: skip
-        call = graphs.GraphCall(ops, tensors, list(ys))
-        call.stop([s for s in stops if hasattr(s, "op")])
-        probe_ids = analyse.probes(call.problem)
-        statics = self._statics(list(xs), list(grads), call)
-        found = [t for t in tensors if t is not None]
-        with self.watcher.own_work():
-            try:
-                got = graphs.received_by_copy(
-                    graph,
-                    ys,
-                    found + call.probe_tensors(probe_ids),
-                    [s for s in stops if hasattr(s, "op")],
-                    helper,
-                )
-            except Exception:
-                self.watcher.notes.append(f"{state.site}: cut points not analysed (graph copy)")
-            else:
-                call.received(probe_ids, got[len(found) :])
-                answers = iter(got[: len(found)])
-                for s, t in zip(statics, tensors, strict=True):
-                    s.has_gradient = t is not None and next(answers) is not None
-        analyse.analyse(call.problem, statics, call.locate, call.visible)
-        static = Static(statics, sites.text(frames.of_op(ys[0].op)))
-        state.unrun.append(static)
-        if mode == FUNCTION:
-            self._in_functions(state)
-            self._numbers_in_graph(state, static, list(ys), list(grads))
-        else:
-            self.sessions.add(graph, state, static, list(ys), list(grads))
-        del tf
-
-
-def _first_op_id(grad: Any) -> int:
-    values_ = getattr(grad, "values", None)
-    tensor = values_ if values_ is not None else grad
-    return int(tensor.op._id)
+        graph_gradients(self, helper, api, ys, xs, grads, stops)
 
 
 def _eager_ids(items: Sequence[Any]) -> list[int | None]:

@@ -45,6 +45,16 @@ def source_tensor(graph: Any, source: Any) -> Any | None:
     return _in_graph(graph, source if handle is None else handle)
 
 
+def value_before(graph: Any, source: Any) -> Any | None:
+    """A source's value in ``graph`` as the forward pass read it: a variable's first read
+    (before any update the step makes), a watched tensor itself; None when not found."""
+    tensor = source_tensor(graph, source)
+    if tensor is None or tensor.dtype.name != "resource":
+        return tensor
+    reads = [op for op in tensor.consumers() if op.type == "ReadVariableOp"]
+    return min(reads, key=lambda op: op._id).outputs[0] if reads else None
+
+
 def _in_graph(graph: Any, tensor: Any) -> Any | None:
     """``tensor`` as ``graph`` sees it: itself, or the placeholder that captures it, directly
     (an eager handle) or through enclosing functions."""

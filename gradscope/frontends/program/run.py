@@ -25,6 +25,9 @@ def run(
     steps: int = 1,
     keep_going: bool = False,
     allow_none: Sequence[str] = (),
+    every: int = 1,
+    timeline: str | None = None,
+    tensorboard: str | None = None,
 ) -> Outcome:
     """Run ``program`` with every gradient call watched for its first ``steps`` executions.
 
@@ -34,6 +37,11 @@ def run(
             unless ``keep_going``.
         keep_going: let the program run to its end, unwatched after ``steps``.
         allow_none: globs of sources whose missing gradient is not a problem.
+        every: with ``timeline`` or ``tensorboard``: every execution up to ``steps`` counts,
+            and the first and every ``every``-th are measured and recorded; the others run
+            unwatched.
+        timeline: write the timeline JSON (contract section 7) here, however the program ends.
+        tensorboard: write TensorBoard event files into this directory.
 
     Returns:
         The report; the program's exception, if it raised.
@@ -42,15 +50,27 @@ def run(
         ProgramError: the program cannot be started (exit code 2).
     """
     launch.check(program)
-    import tensorflow as tf
+    from gradscope.engine.tf_import import import_tensorflow
+
+    tf = import_tensorflow()  # once, without its banners: the program's own import is then free
 
     from gradscope.frontends.program.hooks import installed
     from gradscope.frontends.program.watch import Watcher
 
-    watcher = Watcher(steps, keep_going)
-    with installed(watcher):
-        outcome, error = launch.execute(program)
-    calls = watcher.finish()
+    recorder = None
+    if timeline is not None or tensorboard is not None:
+        from gradscope.timeline.record import Recorder
+
+        recorder = Recorder(every, timeline, tensorboard, program=program.target)
+    watcher = Watcher(steps, keep_going, recorder)
+    try:
+        with installed(watcher):
+            outcome, error = launch.execute(program)
+        calls = watcher.finish()
+    finally:
+        if recorder is not None:
+            recorder.device = "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
+            recorder.close()  # the file is written however the program ended
     report = rr.RunReport(
         program=program.target if not program.module else f"-m {program.target}",
         argv=tuple(program.argv),

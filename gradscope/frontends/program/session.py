@@ -59,8 +59,9 @@ class Sessions:
         for c, numbers in zip(active, got, strict=True):
             present = iter(numbers[len(c.targets) :])
             grads = [None if g is None else next(present) for g in c.grads]
+            arrays = None if self.watcher.timeline is None else [(g, None) for g in grads]
             self.watcher.record(c.state, c.static, values.of_arrays(numbers[: len(c.targets)],
-                                                                    grads))  # fmt: skip
+                                                                    grads), arrays)  # fmt: skip
         return out
 
     def _computed(self, graph: Any, fetches: Any) -> list[GraphSite]:

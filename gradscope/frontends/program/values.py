@@ -7,6 +7,7 @@ executions, so later steps run none of them; the numbers leave through one ``py_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -68,8 +69,9 @@ def in_graph(
     flag: Any,
     targets: Sequence[Any],
     grads: Sequence[Any],
-    sink: Callable[[Numbers], None],
+    sink: Callable[[Numbers, list[tuple[Any, Any]] | None], None],
     scale: Any = None,
+    weights: Sequence[Any] | None = None,
 ) -> None:
     """Add, inside the function being traced, the ops that hand one execution's numbers to
     ``sink`` while ``flag`` (a boolean variable) holds.
@@ -81,6 +83,9 @@ def in_graph(
         sink: called with the numbers of each watched execution.
         scale: a loss scale (a variable, a tensor or a number) dividing the target and
             every gradient; it is delivered with the numbers.
+        weights: per gradient, the value of its source (a tensor, or None): with them the
+            sink also gets, per gradient, ``(Summary of the gradient, Summary of the value)``
+            for the timeline (two more reductions each: a count of zeros, a square sum).
     """
     import tensorflow as tf
 
@@ -97,8 +102,10 @@ def in_graph(
             g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64)
             g = g / by
             scalars += [tf.norm(tf.reshape(g, [-1])), _largest(tf, g)]
+        if weights is not None:
+            scalars += _summaries(tf, grads, weights)
         scaled = scale is not None
-        tf.py_function(lambda *xs: _deliver(sink, present, len(grads), xs, scaled), scalars,
+        tf.py_function(lambda *xs: _deliver(sink, present, grads, xs, scaled, weights), scalars,
                        Tout=[])  # fmt: skip
         return tf.constant(0)
 
@@ -118,9 +125,58 @@ def _largest(tf: Any, g: Any) -> Any:
     return tf.reduce_max(tf.concat([flat, tf.zeros([1], flat.dtype)], 0))
 
 
-def _deliver(sink: Callable[[Numbers], None], present: list[int], count: int,
-             xs: Sequence[Any], scaled: bool) -> None:  # fmt: skip
-    numbers: list[tuple[float, float] | None] = [None] * count
+def _summaries(tf: Any, grads: Sequence[Any], weights: Sequence[Any]) -> list[Any]:
+    """Per gradient, its count of nonzero elements (0 when there is none) and the square
+    sum of its source's value (-1 when unknown), as float64 scalars."""
+    out = []
+    for g, w in zip(grads, weights, strict=True):
+        if isinstance(g, tf.IndexedSlices):  # rows summed as densifying would
+            g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
+        if g is None:
+            out.append(tf.constant(0.0, tf.float64))
+        else:
+            out.append(tf.cast(tf.math.count_nonzero(g, dtype=tf.int64), tf.float64))
+        if w is None or not (w.dtype.is_floating or w.dtype.is_complex):
+            out.append(tf.constant(-1.0, tf.float64))
+        else:
+            w64 = tf.cast(tf.abs(w) if w.dtype.is_complex else w, tf.float64)
+            out.append(tf.reduce_sum(tf.square(w64)))
+    return out
+
+
+def _shape(tensor: Any) -> tuple[int, ...] | None:
+    dims = getattr(getattr(tensor, "shape", None), "as_list", lambda: None)()
+    return None if dims is None or None in dims else tuple(int(d) for d in dims)
+
+
+def _deliver(sink: Callable[[Numbers, list[tuple[Any, Any]] | None], None], present: list[int],
+             grads: Sequence[Any], xs: Sequence[Any], scaled: bool,
+             weights: Sequence[Any] | None) -> None:  # fmt: skip
+    numbers: list[tuple[float, float] | None] = [None] * len(grads)
     for k, i in enumerate(present):
         numbers[i] = (float(xs[2 + 2 * k]), float(xs[3 + 2 * k]))
-    sink((float(xs[0]), numbers, float(xs[1]) if scaled else None))
+    arrays = None
+    if weights is not None:
+        arrays = _arrays(grads, weights, numbers, xs[2 + 2 * len(present) :])
+    sink((float(xs[0]), numbers, float(xs[1]) if scaled else None), arrays)
+
+
+def _arrays(grads: Sequence[Any], weights: Sequence[Any],
+            numbers: list[tuple[float, float] | None],
+            extra: Sequence[Any]) -> list[tuple[Any, Any]]:  # fmt: skip
+    """The timeline's ``(gradient, value)`` per source, as ``Summary`` objects."""
+    from gradscope.timeline.record import Summary
+
+    out: list[tuple[Any, Any]] = []
+    for i, (g, w) in enumerate(zip(grads, weights, strict=True)):
+        nonzero, square = float(extra[2 * i]), float(extra[2 * i + 1])
+        shape = _shape(w) or _shape(g) or ()
+        value = Summary(square, 0, shape) if square >= 0 else None
+        measured = numbers[i]
+        if g is None or measured is None:
+            out.append((None, value))
+            continue
+        zeros = max(0, math.prod(shape) - int(nonzero))
+        sparse = hasattr(g, "indices")
+        out.append((Summary(measured[0] ** 2, zeros, shape, sparse), value))
+    return out

@@ -11,6 +11,7 @@ from typing import Any
 from gradscope.frontends.program import analyse
 from gradscope.frontends.program.values import Numbers
 from gradscope.results.run import GRAPH, CallResult, SourceResult
+from gradscope.timeline.record import Recorder
 
 #: The note of an all-zero gradient with float16 values on its path.
 UNDERFLOW = (
@@ -42,6 +43,8 @@ class SiteState:
     mode: str
     key: tuple[str, str, int] = ("", "", -1)
     count: int = 0  # executions recorded
+    executions: int = 0  # executions counted (with a timeline: measured or not)
+    measuring: bool = True  # what the in-graph flags say now
     flags: list[Any] = field(default_factory=list)  # in-graph "still watching" variables
     unrun: list[Static] = field(default_factory=list)  # built or traced, maybe never run
 
@@ -49,9 +52,10 @@ class SiteState:
 class Watcher:
     """Counts each site's executions, keeps their results, and decides when to stop."""
 
-    def __init__(self, steps: int, keep_going: bool) -> None:
+    def __init__(self, steps: int, keep_going: bool, timeline: Recorder | None = None) -> None:
         self.steps = steps
         self.keep_going = keep_going
+        self.timeline = timeline  # --every K --timeline: executions measured every K
         self.sites: dict[tuple[str, str, int], SiteState] = {}
         self.calls: list[CallResult] = []
         self.notes: list[str] = []
@@ -82,24 +86,56 @@ class Watcher:
         return self.sites[key]
 
     def done(self, state: SiteState) -> bool:
+        if self.timeline is not None:
+            return state.executions >= self.steps
         return state.count >= self.steps
+
+    def due(self, state: SiteState, ahead: int = 0) -> bool:
+        """Whether execution ``executions + ahead`` of ``state`` is measured: every one
+        without a timeline; with one, the first and every K-th."""
+        n = state.executions + ahead
+        return self.timeline is None or n == 1 or self.timeline.due(n)
 
     def before_execution(self, state: SiteState) -> bool:
         """Whether to watch the next execution of ``state``; stops the program when it is
-        one more than ``--steps`` allows (unless ``--continue``)."""
+        one more than ``--steps`` allows (unless ``--continue``). With a timeline every
+        execution is counted here, and only the due ones are watched."""
         if not self.done(state):
-            return True
+            if self.timeline is None:
+                return True
+            state.executions += 1
+            return self.due(state)
         if self.keep_going:
             return False
         raise StopProgram
 
-    def record(self, state: SiteState, static: Static, numbers: Numbers | None) -> None:
-        """One execution's result (``numbers`` None: built, never run)."""
+    def record(self, state: SiteState, static: Static, numbers: Numbers | None,
+               arrays: Sequence[tuple[Any, Any]] | None = None) -> None:  # fmt: skip
+        """One execution's result (``numbers`` None: built, never run); ``arrays``, per
+        source (gradient, value), go to the timeline (numpy-readable or ``Summary``)."""
         with self.lock:
-            if self.done(state):
-                return
-            state.count += 1
-            self.calls.append(_result(state, static, numbers))
+            if self.timeline is None:
+                if self.done(state):
+                    return
+                state.count += 1
+            elif numbers is None:  # traced or built, never run
+                state.count = max(state.executions, 1)
+            elif not self.due(state) or state.count == state.executions:
+                return  # an execution not due (no flag left to skip it), or measured already
+            else:
+                state.count = state.executions
+            result = _result(state, static, numbers)
+            self.calls.append(result)
+            if self.timeline is not None and numbers is not None:
+                self._to_timeline(state, result, numbers, arrays)
+
+    def _to_timeline(self, state: SiteState, result: CallResult, numbers: Numbers,
+                     arrays: Sequence[tuple[Any, Any]] | None) -> None:  # fmt: skip
+        assert self.timeline is not None
+        pairs = arrays or [(None, None)] * len(result.sources)
+        entries = [(s.name, g, v, s.status)
+                   for s, (g, v) in zip(result.sources, pairs, strict=True)]  # fmt: skip
+        self.timeline.record(state.count, state.site, numbers[0], entries)
 
     def finish(self) -> list[CallResult]:
         """Every call, graph-mode calls that never ran included (with no numbers)."""

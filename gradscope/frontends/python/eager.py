@@ -44,6 +44,19 @@ class EagerLoss:
     error: BaseException | None = None
 
 
+@dataclass(frozen=True)
+class Options:
+    """How a loss is differentiated, as the target asks (``Target.grad_loss``, ...)."""
+
+    grad_loss: Any = None
+    unconnected: str = "none"
+
+
+def options_of(target: Any, name: str) -> Options:
+    """A target's differentiation options for loss ``name``."""
+    return Options((target.grad_loss or {}).get(name), target.unconnected_gradients)
+
+
 def _device(tf: Any, device: str | None) -> Any:
     return tf.device(f"/{device}") if device else contextlib.nullcontext()
 
@@ -54,30 +67,49 @@ def _gradients(
     fn: Callable[[], Any],
     variables: Sequence[Any],
     out: EagerLoss,
+    options: Options | None = None,
 ) -> list[Any] | None:
     """Call ``fn`` under a tape and differentiate it; None when it raised (``out.error``)."""
+    options = options or Options()
     with registry.collect() as created:
         try:
             with tf.GradientTape() as tape:
                 value = frames.call_user(fn)
+                # Read inside the tape: a loss that returns a tf.Variable itself is read here,
+                # as the user's own `tape.gradient(variable, ...)` reads it.
+                tensor = _tensor(tf, value, out)
         except Exception as exc:  # reported as a note by the caller, never hidden
             out.error = exc
             return None
     out.created = created
     out.reads = {v.ref() for v in tape.watched_variables()}
-    if not (tf.is_tensor(value) or tf_variable(tf, value) is not None):
-        out.returned = describe(value)
-    try:
-        tensor = tf.convert_to_tensor(value)
-    except (TypeError, ValueError) as exc:
-        out.error = exc
+    if tensor is None:
         return None
     out.shape = tuple(tensor.shape.as_list())
     if not (tensor.dtype.is_floating or tensor.dtype.is_complex):
         return [None] * len(variables)
     real = tf.math.real(tensor) if tensor.dtype.is_complex else tensor
     out.value = float(tf.reduce_sum(tf.cast(real, tf.float64)))
-    return list(tape.gradient(tensor, list(variables)))
+    upstream = None
+    if options.grad_loss is not None:
+        upstream = tf.broadcast_to(tf.constant(options.grad_loss, tensor.dtype), tf.shape(tensor))
+    unconnected = tf.UnconnectedGradients(options.unconnected)
+    return list(
+        tape.gradient(
+            tensor, list(variables), output_gradients=upstream, unconnected_gradients=unconnected
+        )
+    )
+
+
+def _tensor(tf: Any, value: Any, out: EagerLoss) -> Any:
+    """``value`` as a tensor; None (and ``out.error``) when it is not one."""
+    if not (tf.is_tensor(value) or tf_variable(tf, value) is not None):
+        out.returned = describe(value)
+    try:
+        return tf.convert_to_tensor(value)
+    except (TypeError, ValueError) as exc:
+        out.error = exc
+        return None
 
 
 def _dense(tf: Any, grad: Any) -> Any:
@@ -97,13 +129,18 @@ def _stats(tf: Any, grad: Any) -> GradStats:
 
 
 def run_loss(
-    tf: Any, registry: Registry, fn: Callable[[], Any], chosen: Sequence[Chosen], device: str | None
+    tf: Any,
+    registry: Registry,
+    fn: Callable[[], Any],
+    chosen: Sequence[Chosen],
+    device: str | None,
+    options: Options | None = None,
 ) -> EagerLoss:
     """One loss, eagerly: value, reads, created variables and gradient stats per variable."""
     out = EagerLoss()
     trainable = [c.variable for c in chosen if c.trainable]
     with _device(tf, device):
-        grads = _gradients(tf, registry, fn, trainable, out)
+        grads = _gradients(tf, registry, fn, trainable, out, options)
         if grads is None:
             return out
         out.grads = {

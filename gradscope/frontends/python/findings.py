@@ -60,16 +60,19 @@ def untraceable(exc: BaseException, eager: EagerLoss, name_of: Callable[[Any], s
     at = f" at {site}" if site else ""
     message = frames.first_message_line(exc)
     text = str(exc)
+    # The path is cut only where a variable the loss read gets no gradient: a value that was
+    # only printed (print(loss.numpy())) cuts nothing.
+    cut = any(eager.grads.get(ref, False) is None for ref in eager.reads)
     if any(marker in text for marker in _TO_NUMPY):
         return (
             f"converts a tensor to NumPy{at}, which a traced tf.function cannot do ({message}); "
-            f"{_RAN_EAGERLY}{_CUT_OUTSIDE}"
+            f"{_RAN_EAGERLY}{_CUT_OUTSIDE if cut else ''}"
         )
     if isinstance(exc, TypeError) and "SymbolicTensor" in text:
-        cut = _CUT_OUTSIDE.replace("to NumPy", "to a Python number")
+        number = _CUT_OUTSIDE.replace("to NumPy", "to a Python number") if cut else ""
         return (
             f"turns a tensor into a Python number{at}, which a traced tf.function cannot do "
-            f"({message}); {_RAN_EAGERLY}{cut}"
+            f"({message}); {_RAN_EAGERLY}{number}"
         )
     if "tf.Variables created on the first call" in text:
         listed = _listed(eager.created, name_of) or "a variable"
@@ -109,6 +112,20 @@ def eager_pairs(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen]) -> 
         )
     value = eager.value if eager.value is not None else loss.value
     return replace(loss, value=value, shape=eager.shape, pairs=tuple(pairs))
+
+
+def eager_mode(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen]) -> LossFacts:
+    """``--mode eager``: a traced loss answered from its eager pass. A variable the eager run
+    never read (an untaken branch) has no path there; the traced cut points are kept."""
+    answered = eager_pairs(loss, eager, chosen)
+    pairs = []
+    for c, traced, now in zip(chosen, loss.pairs, answered.pairs, strict=True):
+        if not traced.requested:
+            pairs.append(traced)
+            continue
+        read = c.variable.ref() in eager.reads and traced.reachable
+        pairs.append(replace(now, reachable=read, cut_points=traced.cut_points))
+    return replace(answered, pairs=tuple(pairs))
 
 
 def disagreement(
@@ -179,9 +196,10 @@ def notes_for(
             "path from every variable is cut outside TensorFlow (the value was converted to "
             "NumPy or Python before the loss returned)."
         )
-    if loss.shape:
+    shape = _shape(loss, eager)
+    if shape:
         notes.append(
-            f"returns a tensor of shape {list(loss.shape)}, not a scalar: gradscope sums it, as "
+            f"returns a tensor of shape {list(shape)}, not a scalar: gradscope sums it, as "
             "tf.gradients and GradientTape.gradient do (the value shown is the sum)."
         )
     created = per_call_variables(model, name, eager)
@@ -202,6 +220,15 @@ def notes_for(
     if disconnected:
         notes.append(disconnected)
     return notes
+
+
+def _shape(loss: LossFacts, eager: EagerLoss | None) -> tuple[int | None, ...]:
+    """The loss's shape: the eager value's when the trace does not know it (a ``py_function``
+    returns a tensor of unknown shape); empty when unknown both ways."""
+    shape = loss.shape
+    if None in shape and eager is not None and eager.error is None and eager.value is not None:
+        shape = eager.shape
+    return () if None in shape else shape
 
 
 def numpy_disconnected(model: PythonModel, loss: LossFacts) -> str | None:

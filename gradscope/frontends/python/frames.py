@@ -10,11 +10,13 @@ frame outside the libraries above is the next best answer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import linecache
 import os
 import re
+import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -95,8 +97,13 @@ def is_user_code(filename: str) -> bool:
 
 
 def call_user(fn: Callable[[], T]) -> T:
-    """Call the user's function; stacks are read only below this frame (``innermost``)."""
-    return fn()
+    """Call the user's function; stacks are read only below this frame (``innermost``).
+
+    Whatever the user's code prints goes to stderr: stdout carries the report only, so a
+    ``print`` in a loss cannot corrupt ``--format json``.
+    """
+    with contextlib.redirect_stdout(sys.stderr):
+        return fn()
 
 
 def _is_boundary(site: Site) -> bool:
@@ -134,9 +141,30 @@ def of_traceback(frames: Iterable[object]) -> Site | None:
 
 
 def of_op(op: object) -> Site | None:
-    """Where the user's code created a graph op; None when TensorFlow kept no stack."""
+    """Where the user's code created a graph op; None when TensorFlow kept no stack, or when
+    gradscope made the op itself (a gradient op of its own ``tf.gradients``): the innermost
+    frame that is not a library's (nor ``gradscope run``'s wrapper around the program's own
+    calls) is then gradscope's, not the user's model or program."""
     try:
-        return of_traceback(getattr(op, "traceback", None) or ())
+        frames = list(getattr(op, "traceback", None) or ())
+    except (TypeError, ValueError):
+        return None
+    own = str(Path(__file__).resolve().parents[2]) + os.sep
+    # `gradscope run` wraps the program's own calls (a traced function, a tape): its frames
+    # stand between the user's line and TensorFlow, and say nothing of who made the op
+    wrapper = os.path.join(own, "frontends", "program") + os.sep
+    for frame in reversed(frames):  # innermost first
+        name = str(getattr(frame, "filename", ""))
+        if name.startswith(wrapper):
+            continue
+        if name.startswith(own):
+            if getattr(frame, "name", "") == "call_user" and name == __file__:
+                break  # gradscope calling the user's loss: the op is the user's
+            return None
+        if is_user_code(name):
+            break
+    try:
+        return of_traceback(frames)
     except (TypeError, ValueError):
         return None
 

@@ -12,13 +12,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from gradscope.engine import modes
 from gradscope.engine.retrace import Rebuild
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.engine.trace import Engine
 from gradscope.errors import TargetError
 from gradscope.frontends.base import Trace
 from gradscope.frontends.python import eager as eager_pass
-from gradscope.frontends.python import findings, frames
+from gradscope.frontends.python import findings, frames, isolation
 from gradscope.frontends.python.model import PythonModel
 from gradscope.frontends.python.resolve import Resolved, resolve
 from gradscope.frontends.python.variables import Registry
@@ -141,8 +142,17 @@ def _failed_eagerly(
     out = {}
     for index, name in enumerate(model.failed):
         progress(f"running loss {index + 1} of {len(model.failed)} eagerly: {name}")
-        out[name] = eager_pass.run_loss(tf, model.registry, losses[name], model.chosen, device)
+        with _kept(tf, model):  # every loss from the same state (isolation.py)
+            out[name] = eager_pass.run_loss(
+                tf, model.registry, losses[name], model.chosen, device,
+                eager_pass.options_of(model.resolved.target, name),
+            )  # fmt: skip
     return out
+
+
+def _kept(tf: Any, model: PythonModel) -> Any:
+    """Undo what one eagerly run loss writes into the variables the losses use."""
+    return isolation.kept(tf, [*model.touched, *(c.variable for c in model.chosen)])
 
 
 def _unseen_reads(model: PythonModel, ran: dict[str, eager_pass.EagerLoss]) -> list[Any]:
@@ -171,19 +181,26 @@ def _with_eager(
     (``ran``: losses already run eagerly with the same variables)."""
     target = model.resolved.target
     names = [loss.name for loss in facts.losses]
-    checked = names if target.eager_check else [n for n in names if n in model.failed]
+    eager_mode = modes.current() == modes.EAGER
+    checked = names if target.eager_check or eager_mode else [n for n in names if n in model.failed]
     checked = [n for n in checked if n not in ran]
     eager = dict(ran)
     for index, name in enumerate(checked):
         progress(f"running loss {index + 1} of {len(checked)} eagerly: {name}")
-        eager[name] = eager_pass.run_loss(
-            tf, model.registry, target.losses[name], model.chosen, device
-        )
+        with _kept(tf, model):  # every loss from the same state (isolation.py)
+            eager[name] = eager_pass.run_loss(
+                tf, model.registry, target.losses[name], model.chosen, device,
+                eager_pass.options_of(target, name),
+            )  # fmt: skip
     losses = tuple(_answer(model, loss, eager.get(loss.name)) for loss in facts.losses)
+
+    def eagerly(a: str, b: str) -> Any:
+        with _kept(tf, model):
+            losses = dict(target.losses)
+            return eager_pass.comparison(tf, model.registry, losses, (a, b), model.chosen, device)
+
     comparisons = [
-        eager_pass.comparison(tf, model.registry, dict(target.losses), (a, b), model.chosen, device)
-        if a in model.failed or b in model.failed
-        else c
+        eagerly(a, b) if a in model.failed or b in model.failed else c
         for (a, b), c in zip(compare, facts.comparisons, strict=True)
     ]
     return dataclasses.replace(facts, losses=losses, comparisons=tuple(comparisons))
@@ -193,7 +210,12 @@ def _answer(model: PythonModel, loss: LossFacts, found: eager_pass.EagerLoss | N
     """One loss with its notes; an untraceable one answered from the eager pass."""
     failure = model.failed.get(loss.name)
     if failure is None:
-        notes = findings.notes_for(model, loss, found, model.chosen)
+        if modes.current() == modes.EAGER and found is not None and found.error is None:
+            # the statuses shown are the eager ones: no "traced ones are shown" note
+            notes = findings.notes_for(model, loss, None, model.chosen)
+            loss = findings.eager_mode(loss, found, model.chosen)
+        else:
+            notes = findings.notes_for(model, loss, found, model.chosen)
         return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
     if found is None or found.error is not None:  # broken both ways: the user's bug
         site = frames.of_exception(failure) or model.loss_site(loss.name)

@@ -63,8 +63,10 @@ def targets(
         name: a name for reports (default: the model's name).
 
     Returns:
-        A ``Target`` named after the model, with one loss per output (named like the output)
-        and the model's variables.
+        A ``Target`` named after the model, with one loss per output (named like the output,
+        computed in training mode, as ``fit`` does), one
+        more loss ``total`` (what ``fit`` minimizes: every output's weighted term plus
+        ``model.losses``), and the model's variables.
 
     Raises:
         TargetError: the model is not compiled, or ``y`` does not fit its outputs.
@@ -94,11 +96,39 @@ def targets(
         single = _one_output(compiled, flat)
         key = str(flat.name) if flat.name not in losses else f"{flat.name}_{len(losses)}"
         losses[key] = _loss(single, model, x, y, sample_weight)
+    losses[_unused(TOTAL, losses)] = _total(model, x, y, sample_weight)
     return Target(losses=losses, model=model, expect=expect, name=name or str(model.name))
 
 
+#: The name of the loss ``fit`` minimizes: every output's term plus ``model.losses``.
+TOTAL = "total"
+
+
+def _unused(name: str, taken: Mapping[str, Any]) -> str:
+    while name in taken:
+        name = f"fit_{name}"
+    return name
+
+
 def _loss(single: Any, model: Any, x: Any, y: Any, sample_weight: Any) -> Callable[[], Any]:
+    """One output's term, computed as ``fit`` computes it: the model in training mode (Dropout
+    drops, BatchNormalization uses the batch's statistics). The model's own losses
+    (``add_loss``, weight regularizers) are in ``total`` only, so a term still shows which
+    variables its output reaches."""
+
     def loss() -> Any:
-        return single(y, model(x), sample_weight)
+        return single(y, model(x, training=True), sample_weight)
+
+    return loss
+
+
+def _total(model: Any, x: Any, y: Any, sample_weight: Any) -> Callable[[], Any]:
+    """The loss ``fit`` minimizes, as its train step computes it (``Model.compute_loss``)."""
+
+    def loss() -> Any:
+        y_pred = model(x, training=True)
+        return model.compute_loss(
+            x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True
+        )
 
     return loss

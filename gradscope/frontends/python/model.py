@@ -9,6 +9,7 @@ the Python front-end answers it from an eager pass instead (``frontends/python/e
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from gradscope.engine.messages import tf_message
 from gradscope.engine.protocol import LossEntry, VariableEntry
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import Location, TargetError
-from gradscope.frontends.python import frames
+from gradscope.frontends.python import frames, isolation
 from gradscope.frontends.python import variables as tv
 from gradscope.frontends.python.resolve import Resolved
 from gradscope.frontends.python.target import article
@@ -109,8 +110,10 @@ class PythonModel:
         self.failed: dict[str, BaseException] = {}
         self.returned: dict[str, str] = {}  # loss -> what it returned instead of a tensor
         self.created: dict[str, list[tuple[Any, str]]] = {}
+        self.loss_ops: dict[str, list[Any]] = {}  # ops each loss's call created
         self.chosen: list[tv.Chosen] = []
         self.notes: list[str] = []  # about the whole target, for the report
+        self.touched: list[Any] = []  # every variable the traced losses read or wrote
 
     @property
     def target(self) -> str:
@@ -124,30 +127,72 @@ class PythonModel:
         self.graph = self.tf.compat.v1.get_default_graph()
         entries = []
         touched: dict[Any, Any] = {v.ref(): v for v in self.also_read}
+        snapshots = isolation.Snapshots(self.tf)
         for name, fn in self.resolved.target.losses.items():
             if self.wanted is not None and name not in self.wanted:
                 continue
+            first = len(self.graph.get_operations())
             with self.registry.collect() as created:
-                try:
-                    value = frames.call_user(_autograph(fn))
-                except Exception as exc:  # answered eagerly instead; see the module docstring
-                    self.failed[name] = exc
-                    value = None
+                value = self._call(name, fn)
             self.created[name] = created
+            self.loss_ops[name] = self.graph.get_operations()[first:]
             for v in _watched(self.graph):
                 touched.setdefault(v.ref(), v)
             entries.append(self._entry(name, value))
+            new_ops = self.graph.get_operations()[first:]
+            # Each loss starts from the state before the run (isolation.py).
+            snapshots.restore(isolation.written(self.graph, new_ops, touched.values()))
+        self.touched = list(touched.values())
         self.chosen = self._choose(list(touched.values()))
         return entries, [
             VariableEntry(c.name, c.variable, c.trainable, c.source) for c in self.chosen
         ]
+
+    def _call(self, name: str, fn: Callable[[], Any]) -> Any:
+        """Call one loss inside the trace; a failure is answered eagerly (module docstring)."""
+        try:
+            with isolation.no_strategy_run(self.tf):
+                return frames.call_user(_autograph(fn))
+        except Exception as exc:
+            strategy = isolation.strategy_run(exc)
+            if strategy is not None:
+                site = self.loss_site(name)
+                raise TargetError(
+                    f"{site or self.target}: loss {name!r} calls {strategy}.run; gradscope "
+                    "cannot yet analyse a loss computed through a distribution strategy: "
+                    "return the loss of one replica (the function given to run) instead"
+                ) from None
+            self.failed[name] = exc
+            return None
 
     def _entry(self, name: str, value: Any) -> LossEntry:
         site = self.loss_site(name)
         location = Location(frames.display_path(site.filename), site.line, 1) if site else None
         if name in self.failed:  # a stand-in, replaced by the eager answer
             return LossEntry(name, self.tf.constant(0.0), location)
-        return LossEntry(name, self._tensor(name, value, site), location)
+        target = self.resolved.target
+        return LossEntry(
+            name,
+            self._tensor(name, value, site),
+            location,
+            grad_ys=(target.grad_loss or {}).get(name),
+            stop_tensors=self._stopped(name, (target.stop_gradients or {}).get(name, ())),
+            unconnected=target.unconnected_gradients,
+        )
+
+    def _stopped(self, name: str, patterns: Sequence[str]) -> list[Any]:
+        """Outputs of the ops loss ``name`` made whose names match ``patterns``
+        (``stop_gradients``). A name TensorFlow made unique (``scaled_1``: a second loss
+        built the same op) matches as written, too (``scaled``)."""
+        if not patterns:
+            return []
+        return [
+            t
+            for op in self.loss_ops.get(name, ())
+            if any(fnmatch.fnmatchcase(n, p) for p in patterns for n in (op.name, _plain(op.name)))
+            for t in op.outputs
+            if t.dtype.is_floating or t.dtype.is_complex
+        ]
 
     def _tensor(self, name: str, value: Any, site: frames.Site | None) -> Any:
         tf = self.tf
@@ -188,7 +233,10 @@ class PythonModel:
                 v for v in _first_use(self.graph, touched) if v.trainable and v.ref() not in known
             ]
         fallback = str(self.resolved.site) if self.resolved.site else label
-        return tv.choose(self.registry, chosen, fallback)
+        out = tv.choose(self.registry, chosen, fallback)
+        if not target.variables and self.registry.wrappers:
+            self.notes += [_untracked(c) for c in out if not self.registry.tracked(c.variable)]
+        return out
 
     # --- the Traceable protocol -------------------------------------------------------------
 
@@ -211,6 +259,15 @@ class PythonModel:
             return True
         return any(symbol in text for symbol in _OPERATORS.get(op.type, ()))
 
+    def describe(self, op: Any) -> str | None:
+        return None
+
+    def display_path(self, filename: str) -> str:
+        return frames.display_path(filename)
+
+    def named_inputs(self) -> list[tuple[str, str, Any]]:
+        return []
+
     def trace_error(self, exc: BaseException) -> BaseException:
         """A TensorFlow error as one line naming the op and the user's line that made it."""
         op = getattr(exc, "op", None)
@@ -229,6 +286,23 @@ class PythonModel:
         return TargetError(
             f"{where}{self.target}: op '{op.name}' ({op.type}): {message}", cause=cause
         )
+
+
+_UNIQUE_SUFFIX = re.compile(r"_\d+(?=/|$)")
+
+
+def _plain(op_name: str) -> str:
+    """``dense_1/scaled_2`` -> ``dense/scaled``: an op name without TensorFlow's suffixes."""
+    return _UNIQUE_SUFFIX.sub("", op_name)
+
+
+def _untracked(chosen: tv.Chosen) -> str:
+    return (
+        f"`{chosen.name}` (made at {chosen.source}) is a raw tf.Variable that no Keras model or "
+        "layer tracks: the losses read it, so it is inspected, but model.fit and an optimizer "
+        "given model.trainable_variables never update it. Create it with layer.add_weight() "
+        "(or keras.Variable) so Keras trains it."
+    )
 
 
 def describe(value: Any) -> str:

@@ -28,6 +28,7 @@ from gradscope.errors import TargetError
 from gradscope.frontends.python import frames
 from gradscope.frontends.python.target import Target, article, coerce, expectations
 from gradscope.frontends.python.target import _check_callable as check_callable
+from gradscope.printable import is_printable, printable
 from gradscope.results.expect import Expectation
 
 _ATTR = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
@@ -62,7 +63,17 @@ class Resolved:
 
 
 def is_target_string(text: str) -> bool:
-    """Whether ``text`` names a Python target rather than a spec file."""
+    """Whether ``text`` names a Python target rather than a spec file.
+
+    A path that exists (as a file, FIFO, anything but a ``.py`` file) is always a spec, and
+    so is a name ending in ``.yaml``, ``.yml`` or ``.json``: a spec named
+    ``configs/x.py:y.yaml`` (which a glob such as ``configs/*.yaml`` passes on) must never
+    run ``configs/x.py``.
+    """
+    if text.endswith((".yaml", ".yml", ".json")):
+        return False
+    if os.path.lexists(text) and not text.endswith(".py"):
+        return False
     return bool(_FILE.match(text) or _MODULE.match(text)) or text.endswith((".py", ":"))
 
 
@@ -79,6 +90,8 @@ def resolve(obj: Any, recording: Recording = nullcontext) -> Resolved:
         TargetError: anything about the target is wrong; one line, naming the place.
     """
     if isinstance(obj, str):
+        if not is_printable(obj):  # shown in every report: a newline could forge lines
+            raise TargetError(f"{printable(obj)}: the target has control characters; rename it")
         function, label, path = _load(obj, recording)
         return _call(function, label, path, recording)
     if isinstance(obj, (Target, Mapping)):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from gradscope.errors import TargetError
+from gradscope.printable import is_printable
 from gradscope.results.expect import Expectation, Pattern, Pos
 
 _EXPECT_KEYS = ("none", "connected", "numeric")
@@ -40,6 +41,16 @@ class Target:
             variable whose gradient is None one way and not the other. On by default (Python
             targets are usually small); False saves one eager forward and backward pass per
             loss on a large model.
+        grad_loss: loss name -> the upstream gradient (a number, or an array of the loss's
+            shape), as ``output_gradients=`` of ``GradientTape.gradient`` and a spec's
+            ``grad_loss`` (a GAN's generator step passes -1).
+        stop_gradients: loss name -> glob patterns over TensorFlow op names in the trace
+            (the ``node`` of a cut point, ``dense/Relu``): their outputs are treated as
+            constants, as ``tf.gradients(stop_gradients=...)`` and a spec's
+            ``stop_gradients`` do.
+        unconnected_gradients: ``"none"`` (default) or ``"zero"``, as
+            ``GradientTape.gradient``'s argument: with ``"zero"`` a variable a loss does not
+            reach gets zeros, and reports ``zero`` (its cut points still say why).
 
     Example:
         >>> def build():
@@ -57,6 +68,9 @@ class Target:
     model: Any = None
     name: str | None = None
     eager_check: bool = True
+    grad_loss: Mapping[str, Any] | None = None
+    stop_gradients: Mapping[str, Sequence[str]] | None = None
+    unconnected_gradients: str = "none"
 
 
 FIELDS = tuple(f.name for f in fields(Target))
@@ -107,6 +121,8 @@ def _check(target: Target, origin: str) -> None:
     for name, fn in losses.items():
         if not isinstance(name, str) or not name:
             raise _fail(origin, f"loss names must be non-empty strings, saw {name!r}")
+        if not is_printable(name):
+            raise _fail(origin, f"loss names must be printable, saw {name!r}")
         _check_callable(
             fn, f"loss {name!r}", origin, "; wrap it, e.g. lambda: loss_fn(y, model(x))"
         )
@@ -119,7 +135,35 @@ def _check(target: Target, origin: str) -> None:
         raise _fail(origin, f"'name' must be a string, saw {_kind(target.name)}")
     if not isinstance(target.eager_check, bool):
         raise _fail(origin, f"'eager_check' must be True or False, saw {target.eager_check!r}")
+    if target.unconnected_gradients not in ("none", "zero"):
+        raise _fail(
+            origin,
+            "'unconnected_gradients' must be 'none' or 'zero', "
+            f"saw {target.unconnected_gradients!r}",
+        )
+    for field_name in ("grad_loss", "stop_gradients"):
+        _check_per_loss(target, field_name, origin)
     _check_expect(target, origin)
+
+
+def _check_per_loss(target: Target, field_name: str, origin: str) -> None:
+    """``grad_loss`` / ``stop_gradients``: a mapping keyed by loss names."""
+    value = getattr(target, field_name)
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise _fail(origin, f"'{field_name}' must map loss names to values, saw {_kind(value)}")
+    for loss, entry in value.items():
+        if loss not in target.losses:
+            raise _fail(
+                origin,
+                f"{field_name} names loss {loss!r}, which the target does not define "
+                f"(it has {', '.join(map(repr, target.losses))})",
+            )
+        if field_name == "stop_gradients" and (
+            isinstance(entry, str) or not all(isinstance(g, str) for g in entry)
+        ):
+            raise _fail(origin, f"stop_gradients[{loss!r}] must be a list of op-name globs")
 
 
 def _kind(value: Any) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from gradscope.errors import TargetError
 from gradscope.frontends.python import frames
 from gradscope.frontends.python.target import article
+from gradscope.printable import printable
 
 _DEVICE_SUFFIX = re.compile(r":\d+$")
 _WRAPPER_DEPTH = 12  # frames between keras.Variable._initialize and a variable creator
@@ -39,6 +40,12 @@ def tf_variable(tf: Any, value: Any) -> Any | None:
 def _is_keras_variable(value: Any) -> bool:
     keras = sys.modules.get("keras")
     cls = getattr(keras, "Variable", None)
+    return cls is not None and isinstance(value, cls)
+
+
+def _is_keras_model(value: Any) -> bool:
+    keras = sys.modules.get("keras")
+    cls = getattr(keras, "Model", None)
     return cls is not None and isinstance(value, cls)
 
 
@@ -59,6 +66,8 @@ class Registry:
         self.tf = tf
         self.wrappers: dict[Any, Any] = {}
         self.sources: dict[Any, str] = {}
+        # variable -> (how many variables it has, name) of the innermost Keras model holding it
+        self.owners: dict[Any, tuple[int, str]] = {}
         self._sinks: list[list[tuple[Any, str]]] = []
 
     @contextlib.contextmanager
@@ -100,20 +109,41 @@ class Registry:
             if inner is not None and _is_keras_variable(value):
                 self.wrappers[inner.ref()] = value
 
+    def add_model(self, model: Any) -> None:
+        """Remember a Keras model's variables and that they are its (the innermost model
+        holding a variable names it when several models share a target)."""
+        weights = list(model.variables)
+        self.add(weights)
+        size = len(weights)
+        for value in weights:
+            inner = tf_variable(self.tf, value)
+            if inner is None:
+                continue
+            known = self.owners.get(inner.ref())
+            if known is None or size < known[0]:
+                self.owners[inner.ref()] = (size, str(model.name))
+
+    def tracked(self, variable: Any) -> bool:
+        """Whether a Keras model or layer holds ``variable`` (so its train step updates it)."""
+        return variable.ref() in self.wrappers
+
     def scan(self, functions: Iterable[Any]) -> None:
         """Find Keras layers the loss functions refer to, and remember their variables."""
         for fn in functions:
             for value in _referenced(fn):
                 if hasattr(value, "variables") and hasattr(value, "trainable_variables"):
                     with contextlib.suppress(Exception):  # a half-built layer, a property raising
-                        self.add(value.variables)
+                        if _is_keras_model(value):
+                            self.add_model(value)
+                        else:
+                            self.add(value.variables)
 
     def name(self, variable: Any) -> str:
         wrapper = self.wrappers.get(variable.ref())
         path = getattr(wrapper, "path", None)
         if path:
-            return str(path)
-        return _DEVICE_SUFFIX.sub("", str(variable.name))
+            return printable(str(path))
+        return printable(_DEVICE_SUFFIX.sub("", str(variable.name)))
 
     def trainable(self, variable: Any) -> bool:
         """Keras' flag when known: ``layer.trainable = False`` leaves the tf.Variable's set."""
@@ -180,7 +210,7 @@ def of_model(tf: Any, registry: Registry, model: Any, origin: str) -> list[Any]:
         raise TargetError(
             f"{origin}: 'model' is {article(type(model).__name__)}, not a Keras model"
         )
-    registry.add(weights)
+    registry.add_model(model)
     out = []
     for value in weights:
         inner = tf_variable(tf, value)
@@ -208,8 +238,22 @@ def unique_names(names: Sequence[str]) -> list[str]:
 
 def choose(registry: Registry, variables: Sequence[Any], fallback_source: str) -> list[Chosen]:
     """Report names, trainability and sources for the variables to inspect."""
-    names = unique_names([registry.name(v) for v in variables])
+    names = unique_names(_prefixed(registry, variables))
     return [
         Chosen(v, name, registry.trainable(v), registry.sources.get(v.ref(), fallback_source))
         for v, name in zip(variables, names, strict=True)
+    ]
+
+
+def _prefixed(registry: Registry, variables: Sequence[Any]) -> list[str]:
+    """Report names; when the variables come from several Keras models, each prefixed with
+    its model's name where its path lacks it (a functional model's paths start at the layer:
+    ``conv2d/kernel`` of the generator and of the discriminator could not be told apart)."""
+    names = [registry.name(v) for v in variables]
+    owners = [registry.owners.get(v.ref()) for v in variables]
+    if len({o[1] for o in owners if o is not None}) < 2:
+        return names
+    return [
+        name if o is None or name.startswith(f"{o[1]}/") else f"{o[1]}/{name}"
+        for name, o in zip(names, owners, strict=True)
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from gradscope.frontends.yaml import catalog
 from gradscope.frontends.yaml.context import Context, is_number, join
@@ -70,6 +70,7 @@ class _Reader:
         self.ctx = ctx
         self.dtype = dtype
         self.kind = catalog.dtype_kind(dtype)
+        self.most = _dtype_span(dtype)[1] if self.kind not in ("int", "bool") else 0.0
         self.count = 0
 
     def read(self, node: YNode, where: str) -> tuple[Any, tuple[int, ...]]:
@@ -109,12 +110,32 @@ class _Reader:
             self.ctx.expected(node, where, f"a number (dtype {self.dtype})")
             raise _Stop
         if self.kind != "int":
-            return float(value)  # type: ignore[arg-type]
+            number = float(value)  # type: ignore[arg-type]
+            most = self.most
+            if math.isfinite(number) and abs(number) > most:
+                self.ctx.expected(node, where, f"a number a {self.dtype} holds (at most {most:g})",
+                                  " (it would silently become inf)")  # fmt: skip
+                raise _Stop
+            return number
         low, high = catalog.int_bounds(self.dtype)
         if not isinstance(value, int) or not low <= value <= high:
             self.ctx.expected(node, where, f"an integer from {low} to {high} (dtype {self.dtype})")
             raise _Stop
         return value
+
+
+#: The largest finite value of each floating dtype (``numpy.finfo``), without NumPy.
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}  # fmt: skip
+
+
+def _dtype_span(dtype: str) -> tuple[float, float]:
+    """What a range may span for ``dtype``: ``[min, max + 1]`` for integers (high is exclusive)."""
+    if catalog.dtype_kind(dtype) == "int":
+        low, high = catalog.int_bounds(dtype)
+        return low, high + 1
+    most = FLOAT_MAX.get(dtype.replace("complex64", "float32").replace("complex128", "float64"))
+    return -(most or math.inf), most or math.inf
 
 
 def read_range(ctx: Context, node: YNode, where: str, dtype: str) -> tuple[float, float] | None:
@@ -136,6 +157,20 @@ def read_range(ctx: Context, node: YNode, where: str, dtype: str) -> tuple[float
             return None
     assert isinstance(low, YScalar) and isinstance(high, YScalar)
     pair = (low.value, high.value)
+    least, most = _dtype_span(dtype)
+    low_value, high_value = cast(float, pair[0]), cast(float, pair[1])  # numbers, checked above
+    if not (least <= low_value and high_value <= most) or not math.isfinite(
+        float(high_value) - float(low_value)
+    ):
+        ctx.error(
+            node.pos,
+            where,
+            f"expected a range within what {dtype} holds, [{least:g}, {most:g}], and no "
+            "wider than that"
+            if kind != "int"
+            else f"expected a range within what {dtype} holds, [{least}, {most}) ",
+        )
+        return None
     if not pair[0] < pair[1]:  # type: ignore[operator]
         saw = f"[{describe(low)}, {describe(high)}]"
         ctx.error(node.pos, where, f"expected low < high (the range is [low, high)), saw {saw}")

@@ -36,6 +36,7 @@ REFUSED_LAYERS: dict[str, str] = {
 }
 
 OPS_FILE = "tf_ops.json"
+REVIEW_FILE = "tf_ops_review.txt"
 KERAS_FILE = "keras_names.json"
 
 
@@ -104,3 +105,30 @@ def int_bounds(dtype: str) -> tuple[int, int]:
     if dtype.startswith("u"):
         return 0, 2**bits - 1
     return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+
+def read_review(text: str) -> dict[str, str | None]:
+    """The reviewed op list (``tf_ops_review.txt``): path -> None (allowed) or why refused.
+
+    Raises:
+        ValueError: ``LINE: ...`` for a line that is not ``PATH allow`` or ``PATH refuse WHY``.
+    """
+    review: dict[str, str | None] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        path, verdict, *reason = line.split(None, 2)
+        malformed = verdict not in ("allow", "refuse") or (verdict == "refuse") != bool(reason)
+        if path in review or malformed:
+            raise ValueError(
+                f"{number}: expected 'PATH allow' or 'PATH refuse REASON', saw {line!r}"
+            )
+        review[path] = reason[0] if reason else None
+    return review
+
+
+def review() -> dict[str, str | None]:
+    """The checked-in reviewed op list."""
+    text = resources.files("gradscope").joinpath("data").joinpath(REVIEW_FILE)
+    return read_review(text.read_text(encoding="utf-8"))

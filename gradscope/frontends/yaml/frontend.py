@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gradscope.engine import modes
 from gradscope.engine.retrace import Rebuild
 from gradscope.frontends.base import Trace
 from gradscope.frontends.yaml.model import Spec
@@ -53,11 +54,17 @@ class SpecFrontend:
         from gradscope.frontends.yaml.forward.model import SpecModel
 
         request.progress("building the model")
-        return Engine(
+        facts = Engine(
             SpecModel(self.spec), losses=request.losses, compare=request.compare,
             device=request.device, progress=request.progress, pictures=request.pictures,
             expand=request.expand,
         ).run()  # fmt: skip
+        if modes.current() != modes.EAGER:
+            return facts
+        from gradscope.engine import eager
+
+        request.progress("running the losses eagerly")  # --mode eager
+        return eager.answer(facts, self.rebuild(wide=False))
 
     def rebuild(self, wide: bool) -> Rebuild:
         from gradscope.frontends.yaml import rebuilds

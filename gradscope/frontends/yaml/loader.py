@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, cast
 
@@ -12,10 +15,15 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gradscope.errors import Location, SpecError, SpecErrors
 from gradscope.frontends.yaml.tree import ScalarValue, YEntry, YMap, YNode, YScalar, YSeq
+from gradscope.printable import is_printable, printable
 from gradscope.results.expect import Pos
 
 #: Most values that aliases may expand to; a "billion laughs" document is refused long before.
 MAX_ALIAS_NODES = 100_000
+#: Most values (scalars and collections, counted by their separators) a spec file may hold:
+#: every value costs a few hundred bytes and microseconds while read (4,000,000 small
+#: numbers took minutes and 2.4 GB). A 10,000-node spec holds about 70,000.
+MAX_VALUES = 300_000
 #: Deepest nesting of lists and mappings accepted.
 MAX_DEPTH = 100
 #: Largest spec file read (bytes): reading YAML takes about 2 s per MiB, and a spec describes a
@@ -62,6 +70,31 @@ _SCALAR_TAGS = {
 }
 
 
+_SURPRISE_TAGS = frozenset({_Y + "bool", _Y + "int", _Y + "float"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURPRISING_BOOL = re.compile(r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
+
+
+def _surprise(node: ScalarNode) -> str | None:
+    """A plain scalar YAML 1.1 reads as something its author likely did not mean."""
+    if node.style or node.tag not in _SURPRISE_TAGS:
+        return None
+    text = str(node.value)
+    if node.tag == _Y + "bool" and _SURPRISING_BOOL.match(text):
+        return (
+            f"{text!r} is read as a boolean by YAML 1.1; write true or false, "
+            f'or quote it ("{text}") for the word'
+        )
+    if node.tag in (_Y + "int", _Y + "float") and ":" in text:
+        return (
+            f"{text!r} is read as a base-60 number by YAML 1.1; quote it, or write the "
+            "number it stands for"
+        )
+    if node.tag == _Y + "int" and re.match(r"^[-+]?0[0-7_]+$", text):
+        return f"{text!r} is read as an octal number by YAML 1.1; write it without the leading 0"
+    return None
+
+
 class _Fatal(Exception):
     """Stops reading at the first problem that makes the rest meaningless."""
 
@@ -101,18 +134,25 @@ def _fatal(path: str, pos: Pos, message: str) -> _Fatal:
 
 def _read_text(path: str) -> str:
     start = Pos(1, 1)
+    unread = Pos(0, 0)  # a file that cannot be read has no line 1: `x.yaml: no such file`
+    if not is_printable(path):  # the path is shown in every report: a newline forges lines
+        message = "the file name has control characters; rename the file"
+        raise _fatal(printable(path), start, message)
     file = Path(path)
     try:
         if file.is_dir():
-            raise _fatal(path, start, "is a directory, expected a YAML spec file")
-        with file.open("rb") as stream:
+            raise _fatal(path, unread, "is a directory, expected a YAML spec file")
+        # O_NONBLOCK: opening a FIFO to read would otherwise wait for a writer forever.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                raise _fatal(path, unread, "not a regular file, expected a YAML spec file")
             data = stream.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        raise _fatal(path, start, "no such file") from None
+        raise _fatal(path, unread, "no such file") from None
     except PermissionError:
-        raise _fatal(path, start, "permission denied") from None
+        raise _fatal(path, unread, "permission denied") from None
     except OSError as exc:
-        raise _fatal(path, start, f"cannot read the file: {exc.strerror or exc}") from None
+        raise _fatal(path, unread, f"cannot read the file: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:
         message = (
             f"the file is larger than {MAX_BYTES // 2**20} MiB; "
@@ -132,7 +172,68 @@ def _read_text(path: str) -> str:
         raise _fatal(path, _pos_in(text, bad.start()), message)
     if not text.strip():
         raise _fatal(path, start, "the file is empty, expected a mapping with 'gradscope: 1'")
+    _check_nesting(path, text)
+    separators = sum(text.count(c) for c in ",\n:")
+    if separators > MAX_VALUES:  # each value needs a separator: an upper bound, before parsing
+        message = (
+            f"the file holds more than {MAX_VALUES} values; give large values as a shape "
+            "and an init instead of writing them out"
+        )
+        raise _fatal(path, start, message)
     return text
+
+
+#: Deepest nesting the scan before parsing lets through (a loose bound: the converter holds
+#: the document to MAX_DEPTH exactly; this one only keeps the C parser off deep recursion).
+_SCAN_DEPTH = 4 * MAX_DEPTH
+
+
+def _check_nesting(path: str, text: str) -> None:
+    """Refuse deep nesting before any parser sees the text.
+
+    libyaml composes nested collections recursively in C: a document nested ~30,000 deep
+    (``[[[[...]]]]``) overflows its stack and kills the process with SIGSEGV, which no
+    Python code can catch. This scan bounds the depth from above: the brackets open outside
+    quotes and comments, plus the block levels (indentation steps and ``- `` items on a line).
+    """
+    flow, indents = 0, [-1]
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if flow == 0 and stripped and not stripped.startswith("#"):
+            while indents[-1] >= indent:
+                indents.pop()
+            indents.append(indent)
+        items = 0
+        while re.match(r"[-?](?:\s+|$)", stripped[items * 2 :] or "x"):
+            items += 1
+        column = _deepest_flow(stripped, flow)
+        flow = column[0]
+        if column[1] + len(indents) + items > _SCAN_DEPTH:
+            pos = Pos(number, indent + 1)
+            raise _fatal(path, pos, f"nested deeper than {MAX_DEPTH} levels")
+
+
+_FLOW_CHARS = re.compile(r"[\[\]{}'\"#]")
+
+
+def _deepest_flow(line: str, depth: int) -> tuple[int, int]:
+    """The bracket depth after ``line`` and the deepest it reached, quotes and comments skipped."""
+    deepest, quote = depth, ""
+    for match in _FLOW_CHARS.finditer(line):  # only the characters that matter: fast on long lines
+        char, index = match.group(), match.start()
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+            break
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return depth, deepest
 
 
 def _pos_in(text: str, index: int) -> Pos:
@@ -223,15 +324,29 @@ class _Converter:
 
     def _scalar(self, node: Node, pos: Pos) -> ScalarValue:
         if node.tag == _STR and isinstance(node, ScalarNode):
-            return str(node.value)  # most scalars are names; the constructor adds nothing
+            text = str(node.value)  # most scalars are names; the constructor adds nothing
+            if not is_printable(text) or _SURROGATE.search(text):
+                bad = next(c for c in text if not is_printable(c) or _SURROGATE.match(c))
+                shown = bad.encode("unicode_escape", "backslashreplace").decode("ascii")
+                self.error(pos, f"a string with the control character {shown}; write plain text")
+                return None
+            return text
         construct = _SCALAR_TAGS.get(node.tag)
         if construct is None or not isinstance(node, ScalarNode):
             self.error(pos, f"the tag {_show_tag(node.tag)} is not allowed; write plain YAML")
             return None
+        surprise = _surprise(node)
+        if surprise is not None:
+            self.error(pos, surprise)
+            return None
         try:
             value = cast(ScalarValue, construct(node))
         except (ValueError, KeyError):
-            self.error(pos, f"{node.value!r} is not a valid {_show_tag(node.tag)}")
+            shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+            self.error(pos, f"{shown!r} is not a valid {_show_tag(node.tag)}")
+            return None
+        if isinstance(value, float) and math.isinf(value) and "inf" not in node.value.lower():
+            self.error(pos, f"{node.value!r} is too large for a number (it would become inf)")
             return None
         return value
 
@@ -250,6 +365,10 @@ class _Converter:
             if key_node.tag not in _SCALAR_TAGS:
                 self.error(key_pos, f"the tag {_show_tag(key_node.tag)} is not allowed")
             key = str(key_node.value)
+            if not is_printable(key) or _SURROGATE.search(key):
+                message = f"the key '{printable(key)}' has a control character; write plain text"
+                self.error(key_pos, message)
+                continue
             if key in explicit:
                 first = explicit[key].key_pos
                 self.error(key_pos, f"duplicate key {key!r}, first written at line {first.line}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gradscope.frontends.yaml.attrs import check_attr, check_size
 from gradscope.frontends.yaml.context import Context, join, suggest
 from gradscope.frontends.yaml.model import Arg, ListArg, Literal, Node, Ref
 from gradscope.frontends.yaml.ops import OpError, resolve_op
@@ -45,6 +46,10 @@ def read_node(ctx: Context, index: int, mapping: YMap, name: str) -> Node | None
     """Second pass: one node's op, inputs and attrs (its name is already declared)."""
     where = join("nodes", index)
     found = ctx.fields(mapping, where, NODE_FIELDS, required=("name", "op"))
+    errors_before = len(ctx.errors)
+    check_size(ctx, mapping, where)
+    if len(ctx.errors) > errors_before:
+        return None
     field_pos: dict[str, Pos] = {key: entry.value.pos for key, entry in found.items()}
     op_entry = found.get("op")
     op = ctx.string(op_entry.value, join(where, "op"), "an op name") if op_entry else None
@@ -57,6 +62,8 @@ def read_node(ctx: Context, index: int, mapping: YMap, name: str) -> Node | None
     attrs: dict[str, Any] = {}
     if "attrs" in found:
         attrs = _read_attrs(ctx, found["attrs"].value, join(where, "attrs"), field_pos, kwargs)
+        if target is not None and not target.startswith("gradscope."):
+            _check_tf_attrs(ctx, found["attrs"].value, join(where, "attrs"))
     if op is None or target is None or len(ctx.errors) > errors:
         return None
     return Node(name, op, target, tuple(args), tuple(kwargs), attrs, mapping.pos, field_pos)
@@ -135,6 +142,15 @@ def _reference(ctx: Context, text: str, pos: Pos, where: str, index: int) -> Ref
         ctx.error(pos, where, f"expected the name of an input, variable or earlier node, "
                   f"saw {text!r}{hint}")  # fmt: skip
     return None
+
+
+def _check_tf_attrs(ctx: Context, node: YNode, where: str) -> None:
+    """A TensorFlow op's attrs hold plain values only (``spec/attrs.py``); dtypes are names."""
+    if not isinstance(node, YMap):
+        return
+    for entry in node:
+        if not (entry.key == "dtype" or entry.key.endswith("_dtype")):
+            check_attr(ctx, entry.key, entry.value, join(where, entry.key))
 
 
 def _read_attrs(

@@ -7,6 +7,7 @@ from typing import Any
 
 from gradscope.frontends.yaml import catalog
 from gradscope.frontends.yaml.context import Context, a, join, suggest
+from gradscope.frontends.yaml.keras_config import config_problem
 from gradscope.frontends.yaml.model import Arg, InputDef, Literal, Node, Ref, VariableDef
 from gradscope.frontends.yaml.tree import describe_value
 from gradscope.results.expect import Pos
@@ -155,6 +156,10 @@ def _layer(ctx: Context, node: Node, where: str, _: Mapping[str, TensorDef]) -> 
         if not isinstance(value, dict):
             message = f"expected a mapping, saw {describe_value(value)}"
             ctx.error(_pos(node, join("attrs", key)), join(attrs_where, key), message)
+    call = node.attrs.get("call", {})
+    problem = config_problem(call) if isinstance(call, dict) else None
+    if problem:
+        ctx.error(_pos(node, "attrs.call"), join(attrs_where, "call"), problem)
     config = node.attrs.get("config", {})
     if isinstance(config, dict):
         problem = _config_problem(str(cls), config)
@@ -180,7 +185,7 @@ def _config_problem(cls: str, config: dict[str, Any]) -> str | None:
         return "refused: pretrained weights are downloaded from the network; write weights: null"
     if cls in _VOCABULARY_LAYERS and isinstance(config.get("vocabulary"), str):
         return "refused: a vocabulary given as a string is read from a file; give a list"
-    return _nested_problem(config)
+    return _nested_problem(config) or config_problem(config)
 
 
 #: Config keys that name files Keras would read, at any depth of a layer's config.

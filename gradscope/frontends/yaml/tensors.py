@@ -8,6 +8,7 @@ from typing import Any
 from gradscope.frontends.yaml import catalog
 from gradscope.frontends.yaml.arrays import Values, read_range, read_shape, read_values
 from gradscope.frontends.yaml.context import Context, is_number, join, suggest
+from gradscope.frontends.yaml.forward import budget
 from gradscope.frontends.yaml.model import InputDef, VariableDef
 from gradscope.frontends.yaml.tree import YEntry, YMap, YNode, YScalar
 from gradscope.results.expect import Pos
@@ -149,6 +150,15 @@ def read_dtype(ctx: Context, node: YNode, where: str) -> str | None:
 def _init(ctx: Context, found: dict[str, YEntry], where: str, common: _Common | None) -> str | None:
     entry, rng = found.get("init"), found.get("range")
     if entry is None:
+        unsigned = common is not None and common.dtype.startswith("uint")
+        if unsigned and rng is None and "values" not in found and "dtype" in found:
+            ctx.error(
+                found["dtype"].value.pos,
+                join(where, "init"),
+                f"the default init, normal, draws negative values, which {common.dtype} "  # type: ignore[union-attr]
+                "cannot hold; give init: zeros, ones, or uniform with a range",
+            )
+            return None
         return "uniform" if rng is not None else "normal"
     where = join(where, "init")
     value = entry.value.value if isinstance(entry.value, YScalar) else None
@@ -180,6 +190,14 @@ def _init_fits(
     if keras and common is not None and catalog.dtype_kind(common.dtype) != "float":
         message = f"expected a built-in init for dtype {common.dtype}, saw the Keras {init!r}"
         ctx.error(pos, where, message + " (Keras initializers need a floating dtype)")
+        return None
+    slow = budget.init_problem(init, common.shape) if common is not None else None
+    if slow is not None:
+        ctx.error(pos, where, slow)
+        return None
+    if init == "normal" and common is not None and common.dtype.startswith("uint"):
+        message = f"expected an init that {common.dtype} can hold, saw 'normal'"
+        ctx.error(pos, where, message + " (it draws negative values; use uniform or zeros)")
         return None
     return init
 

@@ -7,13 +7,15 @@ from gradscope.frontends.yaml.context import Context, join
 from gradscope.frontends.yaml.losses import read_expect, read_losses
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, SPEC_VERSION, Node, Spec
 from gradscope.frontends.yaml.nodes import declare_nodes, read_node
+from gradscope.frontends.yaml.patterns import refuse_unmatched
 from gradscope.frontends.yaml.special import TensorDef, check_special
 from gradscope.frontends.yaml.tensors import read_inputs, read_variables
 from gradscope.frontends.yaml.tree import YEntry, YMap, YNode, YScalar
 from gradscope.results.expect import Pos
 
 TOP_FIELDS = ("gradscope", "name", "seed", "inputs", "variables", "nodes", "losses", "expect")
-MAX_SEED = 2**63 - 1
+#: NumPy and Keras seed generators take 32-bit seeds.
+MAX_SEED = 2**32 - 1
 #: The most work a spec may ask for, as (nodes + variables) x (losses + 1): tracing and running
 #: costs about 1 ms per node for the forward pass and as much again per loss for its backward
 #: pass (a 10,000-node chain with one loss takes 20 s here; a spec at the limit a few
@@ -62,6 +64,8 @@ def _spec(ctx: Context, root: YNode) -> Spec | None:
     loss_node = _value(found, "losses")
     loss_names = [e.key for e in loss_node] if isinstance(loss_node, YMap) else []
     expect = read_expect(ctx, _value(found, "expect"), loss_names)
+    layers = [n.name for n in nodes if n.op == "layer"]
+    refuse_unmatched(ctx, expect, [v.name for v in variables], layers)
     _work(ctx, mapping.pos, len(nodes) + len(variables), len(losses))
     if version is None:
         return None

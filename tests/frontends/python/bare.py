@@ -40,7 +40,7 @@ def tape(fn: Callable[[], Any], variables: Sequence[Any]) -> tuple[float, dict[s
     """``(value, {variable: Grad})`` of one loss, eagerly under a GradientTape."""
     with tf.GradientTape() as t:
         value = fn()
-    target = tf.convert_to_tensor(value)
+        target = tf.convert_to_tensor(value)  # a tf.Variable returned is read on the tape
     grads = t.gradient(target, list(variables))
     total = float(tf.reduce_sum(tf.cast(target, tf.float64)))
     return total, {name_of(v): _grad(g) for v, g in zip(variables, grads, strict=True)}

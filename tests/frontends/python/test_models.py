@@ -137,9 +137,12 @@ def test_compiled_multi_output_model_through_keras_targets(mypkg: ModuleType) ->
     def kind_loss() -> tf.Tensor:
         return 0.5 * keras.losses.SparseCategoricalCrossentropy()(kind, model(x)[1])
 
-    expected = tapes({"price": price_loss, "kind": kind_loss}, variables)
+    def total() -> tf.Tensor:  # what fit minimizes: every weighted term (no model.losses here)
+        return price_loss() + kind_loss()
+
+    expected = tapes({"price": price_loss, "kind": kind_loss, "total": total}, variables)
     _agrees(report.to_dict(), expected)
-    assert [loss.name for loss in report.losses] == ["price", "kind"]
+    assert [loss.name for loss in report.losses] == ["price", "kind", "total"]
     assert report.name == "two_heads"
     assert report.loss("price").pair("kind/kernel").status == m.DISCONNECTED
     assert report.loss("kind").pair("price/bias").status == m.DISCONNECTED

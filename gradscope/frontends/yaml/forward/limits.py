@@ -27,6 +27,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope.frontends.yaml.forward import budget
+from gradscope.frontends.yaml.forward.budget import TooLarge as TooLarge
+
 
 def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -61,12 +64,18 @@ FLATTENING = _names(
     ListDiff DynamicPartition DepthToSpace BatchToSpaceND BatchToSpace SparseReshape
     ParallelConcat"""
 )
+#: Op types reviewed to make outputs of a size TensorFlow cannot tell from known inputs, yet
+#: bounded by those inputs (they select, deduplicate, partition or decode what they are given).
+#: Any other op whose inputs all have known shapes and whose output does not got that size
+#: from a value (``math.sobol_sample``'s ``num_results``), and is refused.
+DATA_DEPENDENT = FLATTENING | _names(
+    """GatherV2 GatherNd ResourceGather NonMaxSuppressionV2 NonMaxSuppressionV3
+    NonMaxSuppressionV4 NonMaxSuppressionV5 NonMaxSuppressionWithOverlaps CTCGreedyDecoder
+    CTCBeamSearchDecoder EditDistance SparseSlice SparseToSparseSetOperation Identity
+    IdentityN StridedSlice Slice"""
+)
 #: Handles and containers: their static shape says nothing about the memory behind them.
 _HANDLE_DTYPES = ("resource", "variant")
-
-
-class TooLarge(ValueError):
-    """A spec asked for a tensor larger than ``--max-elements`` (or for too many tensors)."""
 
 
 @dataclass(frozen=True)
@@ -113,19 +122,22 @@ class _Bound:
         return max(self.dims, default=1) if self.dims is not None else self.size
 
 
-def oversized(ops: Iterable[Any], limit: int) -> Oversize | None:
+def oversized(
+    ops: Iterable[Any], limit: int, into: dict[str, _Bound] | None = None
+) -> Oversize | None:
     """The first op output (in creation order) larger than ``limit`` elements, or None.
 
     Args:
         ops: a graph's operations in creation order (``graph.get_operations()``), so that
             every op comes after the ops it reads.
         limit: the most elements a tensor may have.
+        into: where to keep each output's bound, by tensor name (``budget.py`` reads them).
 
     Returns:
         What is too large: an exact size, an upper bound where TensorFlow cannot tell a
         dimension, or no bound at all for an op whose size comes from a computed value.
     """
-    bounds: dict[str, _Bound] = {}
+    bounds: dict[str, _Bound] = {} if into is None else into
     for op in ops:
         inputs = [bounds.get(t.name) or _bound(t, 1, 1) for t in op.inputs]
         dim_cap = max((b.largest_dim for b in inputs), default=1)
@@ -133,6 +145,8 @@ def oversized(ops: Iterable[Any], limit: int) -> Oversize | None:
         if op.type in FLATTENING:
             dim_cap = size_cap
         value_sized = op.type in VALUE_SIZED or op.type.startswith(_RANDOM)
+        if all(_known(t) or _handle(t) for t in op.inputs) and op.type not in DATA_DEPENDENT:
+            value_sized = True  # an unknown size from known inputs came from their values
         like = _shaped_like(op, bounds)
         for tensor in op.outputs:
             if value_sized and like is None and not _known(tensor):
@@ -180,6 +194,10 @@ def _dims(tensor: Any) -> tuple[int | None, ...] | None:
     return None if shape.rank is None else tuple(shape.as_list())
 
 
+def _handle(tensor: Any) -> bool:
+    return getattr(tensor.dtype, "name", "") in _HANDLE_DTYPES
+
+
 def _known(tensor: Any) -> bool:
     return bool(tensor.shape.is_fully_defined())
 
@@ -212,12 +230,15 @@ def weights_within(keras: Any, limit: int) -> Iterator[None]:
     @functools.wraps(original)
     def add_weight(self: Any, *args: Any, **kwargs: Any) -> Any:
         dims = _weight_dims(kwargs.get("shape", args[0] if args else None))
+        name = kwargs.get("name") or "weight"
         if dims is not None and math.prod(dims) > limit:
-            name = kwargs.get("name") or "weight"
             raise TooLarge(
                 f"would make a weight {name!r} of {math.prod(dims)} elements "
                 f"(shape {_shape(dims)}), more than --max-elements {limit}"
             )
+        slow = budget.init_problem(kwargs.get("initializer"), dims or [])
+        if slow is not None:
+            raise TooLarge(f"weight {name!r}: {slow}")
         return original(self, *args, **kwargs)
 
     layer_class.add_weight = add_weight

@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from gradscope import watchdog
 from gradscope.engine.messages import OP_NAME, one_line, tagged_op, tf_message
 from gradscope.engine.protocol import LossEntry, VariableEntry
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import BuildError
 from gradscope.frontends.yaml.catalog import dtype_kind
-from gradscope.frontends.yaml.forward import limits, ops, values
+from gradscope.frontends.yaml.forward import budget, limits, ops, values
 from gradscope.frontends.yaml.model import Arg, ListArg, Literal, Loss, Node, Ref, Spec
 from gradscope.results.expect import Pos
 
@@ -59,6 +60,7 @@ class SpecModel:
         self.spec_variables = {v.name: v.variable for v in self.ctx.variables}
         self.env: dict[str, Any] = {}
         self._outputs: set[str] = set()
+        self.whole_batch = True  # False per replica (distribute): losses see a shard
 
     def _input(self, d: Any) -> Any:
         tf = self.tf
@@ -189,8 +191,14 @@ class SpecModel:
         location = self.spec.location(loss.pos)
         try:
             tensor = self.tensor(loss.node)
+            if tensor.dtype.is_complex:
+                raise ValueError(
+                    f"the loss node '{loss.node}' is {tensor.dtype.name}; a loss must be real "
+                    "(take math.real, math.abs or math.square of it)"
+                )
             stops = [self.tensor(name) for name in loss.stop_gradients]
-            _check_grad_loss(loss.grad_loss, tensor.shape)
+            if self.whole_batch:
+                _check_grad_loss(loss.grad_loss, tensor.shape)
         except Exception as exc:
             raise BuildError(location, f"losses.{loss.name}", tf_message(str(exc))) from exc
         return LossEntry(
@@ -209,12 +217,21 @@ class SpecModel:
                 where = f"{section}.{d.name}"
                 raise BuildError(self.spec.location(d.pos), where, _empty_message(d.shape))
         operations = self.tf.compat.v1.get_default_graph().get_operations()
-        found = limits.oversized(operations, self.spec.max_elements)
+        bounds: dict[str, Any] = {}
+        found = limits.oversized(operations, self.spec.max_elements, into=bounds)
         empty = limits.first_empty(operations) if found is None else None
         if empty is not None:
             self._refuse(empty[0], _empty_message(empty[1]))
         if found is not None:
             self._refuse(found.op, found.message(self.spec.max_elements))
+        shapes = [d.shape for d in self.spec.inputs] + [d.shape for d in self.spec.variables]
+        base = sum(int(np.prod(shape)) * 8 for shape in shapes)  # at most 8 bytes an element
+        over = budget.check(operations, bounds, len(self.spec.losses), base)
+        if over is not None:
+            self._refuse(over.op, over.message)
+        heavy = self.node_of(getattr(budget.costliest(operations, bounds), "name", ""))
+        if heavy is not None:
+            watchdog.note_node(f"'{heavy.name}' ({heavy.op}, {self.source(heavy.pos)})")
 
     def _refuse(self, op: Any, message: str) -> None:
         node = self.node_of(op.name)
@@ -229,6 +246,26 @@ class SpecModel:
 
     def visible(self, op: Any) -> bool:
         return op.name in self._outputs
+
+    def describe(self, op: Any) -> str | None:
+        """The op the spec node holding ``op`` names: ``matmul``, ``Dense`` for a layer."""
+        node = self.node_of(op.name)
+        if node is None:
+            return None
+        if node.op == "layer":
+            return str(node.attrs.get("class", "layer"))
+        return node.op.rsplit(".", 1)[-1]
+
+    def display_path(self, filename: str) -> str:
+        return filename
+
+    def named_inputs(self) -> list[tuple[str, str, Any]]:
+        """The spec's inputs: ``(name, "FILE:LINE", eager tensor)``."""
+        return [
+            (d.name, self.source(d.pos), self.inputs[d.name])
+            for d in self.spec.inputs
+            if d.name in self.inputs
+        ]
 
     def trace_error(self, exc: BaseException) -> BaseException:
         """A TensorFlow error, attributed to the node that owns the failing op.

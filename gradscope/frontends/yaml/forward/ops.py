@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.frontends.yaml.forward import limits
+from gradscope.frontends.yaml.forward import budget, limits
 from gradscope.frontends.yaml.forward.layers import make_layer, weight_name
 from gradscope.frontends.yaml.model import Node
 from gradscope.results.expect import Pos
@@ -80,6 +80,9 @@ def layer(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) -> 
         if ctx.max_elements is not None
         else contextlib.nullcontext()
     )
+    built = ctx.layers.get(node.name)
+    if built is not None:  # a second forward pass (one per replica) calls the same layer
+        return built(*args, **kwargs, **dict(node.attrs.get("call") or {}))
     with bounded:  # applications make their weights in the constructor, other layers on call
         instance = make_layer(ctx.keras, node.attrs["class"], node.attrs.get("config") or {})
         ctx.layers[node.name] = instance
@@ -142,4 +145,6 @@ def call(ctx: Context, node: Node, args: list[Any], kwargs: dict[str, Any]) -> A
         for k, v in node.attrs.items()
     }
     limits.check_outputs(node.target, args, {**kwargs, **attrs})
+    if ctx.max_elements is not None:
+        budget.check_shape_attrs(attrs, ctx.max_elements)
     return tf_function(ctx.tf, node.target)(*args, **kwargs, **attrs)

@@ -60,3 +60,25 @@ def regression():
     x = rng.normal(size=(16, 3)).astype("float32")
     y = (x @ np.array([[1.0], [-2.0], [0.5]]) + 0.3).astype("float32")
     return x, y, rng.normal(size=(3, 1)).astype("float32"), np.zeros((1,), "float32")
+
+
+def mlp(dead=False):
+    """Data and initial weights of a one-hidden-layer ReLU regression (16 hidden units); with
+    ``dead``, 15 of the 16 units start with a bias far below zero: they output 0 for every
+    input (dying ReLUs), so the first layer's gradient is almost all zero."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(32, 4)).astype("float32")
+    y = np.sin(x @ np.array([[1.0], [-0.5], [0.25], [2.0]])).astype("float32")
+    b1 = np.full((16,), 0.1, "float32")
+    if dead:
+        b1[1:] = -20.0
+    return (
+        x,
+        y,
+        {
+            "w1": (rng.normal(size=(4, 16)) * 0.5).astype("float32"),
+            "b1": b1,
+            "w2": (rng.normal(size=(16, 1)) * 0.5).astype("float32"),
+            "b2": np.zeros((1,), "float32"),
+        },
+    )

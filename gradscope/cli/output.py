@@ -1,0 +1,170 @@
+"""Output files: written atomically, only as regular files, never half-written on a signal."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from gradscope.errors import UsageError
+
+# Imports of heavy standard modules (pathlib, tempfile, shutil) happen inside functions:
+# `gradscope --help` must cost little more than importing click.
+
+
+_INTERRUPTED = [False]
+
+
+@contextlib.contextmanager
+def interrupts_noted() -> Iterator[None]:
+    """Remember a Ctrl-C for as long as a command runs, even one a library swallowed.
+
+    Ctrl-C raises ``KeyboardInterrupt`` as usual; the note is for when it lands where some
+    code catches and drops it (a finalizer, a callback inside TensorFlow): no output file is
+    replaced after a Ctrl-C all the same (``write_atomic_bytes`` checks it).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def note(signum: int, frame: Any) -> None:
+        _INTERRUPTED[0] = True
+        signal.default_int_handler(signum, frame)
+
+    _INTERRUPTED[0] = False
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _INTERRUPTED[0] = False
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename.
+
+    An error or Ctrl-C leaves any previous file untouched.
+    """
+    write_atomic_bytes(path, text.encode("utf-8"))
+
+
+def write_atomic_bytes(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, as ``write_atomic`` does (a PNG picture)."""
+    import tempfile
+
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {path}: directory {directory} does not exist")
+    _check_target(path)
+    name = os.path.basename(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with _signals_end_write():
+            _write_replace(fd, tmp, path, data)
+    except OSError as exc:  # a full disk, a quota, a read-only file system
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _check_target(path: str) -> None:
+    """Only a regular file (or a new one) may be written, and never an input of the command.
+
+    ``os.replace`` onto ``/dev/null`` (as root) or a symlink would replace the node itself
+    with a regular file; a report written over its own spec would destroy the spec.
+    """
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"--output {path}: is a symbolic link; name the file it points to")
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"--output {path}: not a regular file; --output writes files only")
+    for given in _inputs():
+        with contextlib.suppress(OSError):
+            if os.path.samefile(given, path):
+                raise UsageError(f"--output {path}: is an input of this command ({given})")
+
+
+def _inputs() -> list[str]:
+    """The files the running command reads (its spec, specs, baseline, timeline)."""
+    ctx = click.get_current_context(silent=True)
+    found: list[str] = []
+    while ctx is not None:
+        for key in ("spec", "specs", "target", "baseline", "timeline", "file", "script"):
+            value = ctx.params.get(key)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            for v in values:
+                if isinstance(v, (str, os.PathLike)):
+                    text = str(v)
+                    # a Python target path/file.py:function reads path/file.py
+                    found += [text, text.rpartition(":")[0]] if ":" in text else [text]
+        ctx = ctx.parent
+    return found
+
+
+@contextlib.contextmanager
+def _signals_end_write() -> Iterator[None]:
+    """While the temporary file exists, SIGTERM and SIGHUP end the process through Python
+    (``SystemExit``), so the ``except`` around the write removes the temporary file."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def end(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    caught = (signal.SIGTERM, signal.SIGHUP)
+    previous = {s: signal.signal(s, end) for s in caught}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _write_replace(fd: int, tmp: str, path: str, data: bytes) -> None:
+    os.chmod(tmp, _mode(path))  # mkstemp's 0600 would hide a report from other users
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    if _INTERRUPTED[0]:
+        raise KeyboardInterrupt  # Ctrl-C came earlier and was swallowed on its way up
+    os.replace(tmp, path)
+
+
+def _mode(path: str) -> int:
+    """The permissions a new file gets (0666 less the umask), or those of the file replaced."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def emit(text: str, output: str | None) -> None:
+    """Print the rendered report, or write it to ``output``."""
+    if output:
+        write_atomic(output, text)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))

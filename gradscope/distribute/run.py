@@ -1,0 +1,76 @@
+"""``--strategy``: a run's one-device facts, measured again across replicas and merged."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from gradscope.distribute import devices, workers
+from gradscope.distribute.merge import merge
+from gradscope.engine.tf_import import import_tensorflow
+from gradscope.errors import UsageError
+from gradscope.results.facts import RunFacts
+from gradscope.results.replicas import STRATEGIES, Distribution
+
+
+def check(distribution: Distribution) -> None:
+    """Refuse what cannot run, before anything is built.
+
+    Raises:
+        UsageError: an unknown strategy, fewer than one replica, or ``--replicas`` with the
+            default strategy (which has one).
+    """
+    if distribution.strategy not in STRATEGIES:
+        raise UsageError(f"--strategy: expected one of {', '.join(STRATEGIES)}, "
+                         f"saw {distribution.strategy!r}")  # fmt: skip
+    if distribution.replicas < 1:
+        raise UsageError(f"--replicas: expected at least 1, saw {distribution.replicas}")
+    if not distribution.active and distribution.replicas != 1:
+        raise UsageError("--replicas needs --strategy mirrored or multiworker "
+                         "(the default strategy has one replica)")  # fmt: skip
+
+
+def prepare(distribution: Distribution) -> None:
+    """Make the replicas' devices; must run before TensorFlow initialises its devices (the
+    pipeline calls it right after importing TensorFlow). Workers make their own."""
+    if distribution.strategy == "mirrored":
+        devices.configure(import_tensorflow(), distribution.replicas)
+
+
+@functools.cache
+def _mirrored(names: tuple[str, ...]) -> Any:
+    """One ``MirroredStrategy`` per set of devices for the whole process.
+
+    NOTE: every new strategy numbers its collective ops from the same start, and TensorFlow
+    remembers the shapes of earlier ones by number: a second strategy over the same devices
+    fails with "Shape mismatch in the collective instance 100".
+    """
+    return import_tensorflow().distribute.MirroredStrategy(list(names))
+
+
+def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
+                losses: list[str] | None, max_elements: int,
+                timeout: float = workers.TIMEOUT) -> RunFacts:  # fmt: skip
+    """``facts`` with every pair's all-reduced gradient and its replicas'.
+
+    Raises:
+        UsageError: a Python target (its data cannot be split), too few rows to split.
+        WorkerError: a worker of ``multiworker`` failed or timed out.
+    """
+    spec = getattr(frontend, "spec", None)
+    if spec is None:
+        raise UsageError(
+            f"--strategy {distribution.strategy}: only specs are run across replicas (their "
+            "inputs are split along the first axis); a Python target's data is closed over "
+            "in its losses and cannot be split"
+        )
+    if distribution.strategy == "multiworker":
+        request = {"spec": spec.path, "max_elements": max_elements, "losses": losses}
+        measured = workers.run(request, distribution.replicas, timeout)
+    else:
+        from gradscope.distribute.replica import measure
+
+        tf = import_tensorflow()
+        names = devices.configure(tf, distribution.replicas)
+        measured = measure(spec, _mirrored(tuple(names)), losses)
+    return merge(facts, measured, distribution)

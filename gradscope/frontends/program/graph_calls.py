@@ -1,0 +1,71 @@
+"""A graph-level gradient call (``tf.gradients``, ``compute_gradients``) the program made:
+analysed in a copy of its graph, numbers from its own executions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradscope.frontends.program import analyse, graphs, sites
+from gradscope.frontends.program.watch import Static
+from gradscope.frontends.python import frames
+from gradscope.results.run import FUNCTION, GRAPH
+
+
+def graph_gradients(
+    calls: Any,
+    helper: Callable[..., Any],
+    api: str,
+    ys: Sequence[Any],
+    xs: Sequence[Any],
+    grads: Sequence[Any],
+    stops: Sequence[Any],
+) -> None:
+    """Analyse a graph-level gradient call the program just made (``calls``: the run's
+    ``calls.Calls``, which holds the watcher and the sessions)."""
+    import tensorflow as tf
+
+    graph = ys[0].graph
+    mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
+    state = calls.watcher.site(sites.text(sites.current()), api, mode)
+    tensors = [graphs.source_tensor(graph, x) for x in xs]
+    made = [g for g in grads if g is not None]
+    first_grad_op = min((_first_op_id(g) for g in made), default=None)
+    ops = [op for op in graph.get_operations()
+           if first_grad_op is None or op._id < first_grad_op]  # fmt: skip
+    call = graphs.GraphCall(ops, tensors, list(ys))
+    call.stop([s for s in stops if hasattr(s, "op")])
+    probe_ids = analyse.probes(call.problem)
+    statics = calls._statics(list(xs), list(grads), call)
+    found = [t for t in tensors if t is not None]
+    with calls.watcher.own_work():
+        try:
+            got = graphs.received_by_copy(
+                graph,
+                ys,
+                found + call.probe_tensors(probe_ids),
+                [s for s in stops if hasattr(s, "op")],
+                helper,
+            )
+        except Exception:
+            calls.watcher.notes.append(f"{state.site}: cut points not analysed (graph copy)")
+        else:
+            call.received(probe_ids, got[len(found) :])
+            answers = iter(got[: len(found)])
+            for s, t in zip(statics, tensors, strict=True):
+                s.has_gradient = t is not None and next(answers) is not None
+    analyse.analyse(call.problem, statics, call.locate, call.visible)
+    static = Static(statics, sites.text(frames.of_op(ys[0].op)))
+    state.unrun.append(static)
+    if mode == FUNCTION:
+        calls._in_functions(state)
+        calls._numbers_in_graph(state, static, list(ys), list(grads), sources=list(xs))
+    else:
+        calls.sessions.add(graph, state, static, list(ys), list(grads))
+    del tf
+
+
+def _first_op_id(grad: Any) -> int:
+    values_ = getattr(grad, "values", None)
+    tensor = values_ if values_ is not None else grad
+    return int(tensor.op._id)

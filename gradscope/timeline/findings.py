@@ -1,0 +1,221 @@
+"""Findings over a timeline: dead, vanishing, exploding, nan and none gradients; pure functions.
+
+Each detector reads the records of one (site, variable) series in step order and returns at
+most one finding, at the first step it holds from. The thresholds are options
+(:class:`Thresholds`); their defaults are chosen so that a healthy model produces no finding:
+
+- ``dead``: at least ``dead_fraction`` (90%) of the gradient's elements are exactly zero for
+  ``patience`` (3) consecutive records (a dense gradient only: a sparse one, an embedding's,
+  is mostly zero by design).
+- ``vanishing``: the gradient's norm is below ``vanishing_ratio`` (1e-6) times the variable's
+  own norm for ``patience`` consecutive records.
+- ``exploding``: the norm is above ``exploding_factor`` (100) times the median of the earlier
+  records' norms, once ``warmup`` (3) earlier records exist.
+- ``nan``: the gradient holds a NaN or an infinity (the first record that does).
+- ``none``: the variable gets no gradient: it stopped getting one, or never got one.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+KINDS = ("nan", "exploding", "dead", "vanishing", "none")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a series of records becomes a finding (the module docstring has the rules)."""
+
+    dead_fraction: float = 0.9
+    vanishing_ratio: float = 1e-6
+    exploding_factor: float = 100.0
+    patience: int = 3
+    warmup: int = 3
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One record of one variable: what the detectors read."""
+
+    step: int
+    status: str
+    norm: float | None
+    weight_norm: float | None
+    zero_fraction: float | None
+    sparse: bool = False
+
+
+def find(
+    steps: Sequence[Mapping[str, Any]], thresholds: Thresholds | None = None
+) -> list[dict[str, Any]]:
+    """The findings of a timeline's ``steps``, ordered by step, then site and variable.
+
+    Args:
+        steps: step records as in the timeline JSON (``step``, ``site``, ``variables``).
+        thresholds: when a series becomes a finding; the defaults when None.
+
+    Returns:
+        Findings as in the timeline JSON: ``kind``, ``site``, ``variable``, ``from_step``,
+        ``message``.
+    """
+    limits = thresholds or Thresholds()
+    out = []
+    for (site, variable), points in series(steps).items():
+        for detect in (_nan, _exploding, _dead, _vanishing, _none):
+            found = detect(points, limits)
+            if found is not None:
+                kind, step, message = found
+                out.append(
+                    {
+                        "kind": kind,
+                        "site": site,
+                        "variable": variable,
+                        "from_step": step,
+                        "message": f"{variable}: {message}",
+                    }
+                )
+    return sorted(
+        out, key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"]))
+    )
+
+
+def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:
+    """The records of each (site, variable), in step order."""
+    out: dict[tuple[str, str], list[Point]] = {}
+    for record in sorted(steps, key=lambda r: int(r["step"])):
+        for name, v in record.get("variables", {}).items():
+            point = Point(
+                int(record["step"]),
+                str(v.get("status")),
+                v.get("norm"),
+                v.get("weight_norm"),
+                v.get("zero_fraction"),
+                bool(v.get("sparse")),
+            )
+            out.setdefault((str(record["site"]), name), []).append(point)
+    return out
+
+
+Found = tuple[str, int, str] | None
+
+
+def _first_run(flags: Sequence[bool], patience: int) -> int | None:
+    """The index where the first run of ``patience`` consecutive true flags starts."""
+    run = 0
+    for i, flag in enumerate(flags):
+        run = run + 1 if flag else 0
+        if run >= max(patience, 1):
+            return i - run + 1
+    return None
+
+
+def _nan(points: Sequence[Point], limits: Thresholds) -> Found:
+    for p in points:
+        if p.status == "nan":
+            return (
+                "nan",
+                p.step,
+                f"the gradient has a NaN or an infinity from step {p.step}: "
+                "lower the learning rate or clip gradients (clipnorm=1.0), and look for "
+                "log or sqrt of 0, a division by 0 or an overflowing exp; `gradscope inspect` "
+                "names the op where it first appears",
+            )
+    return None
+
+
+def _exploding(points: Sequence[Point], limits: Thresholds) -> Found:
+    seen: list[float] = []
+    for p in points:
+        if p.norm is None:
+            continue
+        if len(seen) >= limits.warmup:
+            median = statistics.median(seen)
+            if median > 0 and p.norm > limits.exploding_factor * median:
+                return (
+                    "exploding",
+                    p.step,
+                    f"the gradient norm {p.norm:.3g} at step {p.step} is "
+                    f"{_times(p.norm / median)} its running median {median:.3g}: lower the "
+                    "learning rate or clip gradients (clipnorm=1.0)",
+                )
+        seen.append(p.norm)
+    return None
+
+
+def _times(ratio: float) -> str:
+    """``1,200×`` or, past a million, ``2.5e+13×``."""
+    return f"{ratio:,.0f}×" if ratio < 1e6 else f"{ratio:.2g}×"
+
+
+def _dead(points: Sequence[Point], limits: Thresholds) -> Found:
+    flags = [
+        not p.sparse
+        and p.status in ("ok", "zero")
+        and p.zero_fraction is not None
+        and p.zero_fraction >= limits.dead_fraction
+        for p in points
+    ]
+    start = _first_run(flags, limits.patience)
+    if start is None:
+        return None
+    p = points[start]
+    share = p.zero_fraction or 0.0
+    return (
+        "dead",
+        p.step,
+        f"{share:.0%} of the gradient is exactly zero from step {p.step} "
+        f"({limits.patience} records in a row): the units feeding it output 0 for every "
+        "input (a dying ReLU) or its path is masked; lower the learning rate, use "
+        "LeakyReLU or GELU, or check the bias initialization",
+    )
+
+
+def _vanishing(points: Sequence[Point], limits: Thresholds) -> Found:
+    flags = [
+        p.status == "ok"
+        and p.norm is not None
+        and bool(p.weight_norm)
+        and p.norm < limits.vanishing_ratio * (p.weight_norm or 0.0)
+        for p in points
+    ]
+    start = _first_run(flags, limits.patience)
+    if start is None:
+        return None
+    p = points[start]
+    ratio = (p.norm or 0.0) / (p.weight_norm or 1.0)
+    return (
+        "vanishing",
+        p.step,
+        f"the gradient norm is {ratio:.2g} of the weight's own norm from "
+        f"step {p.step} (below {limits.vanishing_ratio:g} for {limits.patience} records): it "
+        "barely trains; look for saturating activations (sigmoid, tanh), a missing "
+        "normalization or residual connection, or a too small loss scale",
+    )
+
+
+def _none(points: Sequence[Point], limits: Thresholds) -> Found:
+    had = False
+    for p in points:
+        if p.status.startswith("none"):
+            if had:
+                return (
+                    "none",
+                    p.step,
+                    f"the gradient stopped at step {p.step} (it had one "
+                    "before): a branch or a stop_gradient now cuts its path; `gradscope "
+                    "run` names the cut",
+                )
+            return (
+                "none",
+                p.step,
+                f"no gradient reaches it (from step {p.step}): it never "
+                "trains; `gradscope inspect` or `gradscope run` names where the path is cut",
+            )
+        had = had or p.status in ("ok", "zero", "nan")
+    return None

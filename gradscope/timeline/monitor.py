@@ -1,0 +1,204 @@
+"""``gradscope.keras.Monitor``: a Keras callback recording gradients over ``fit`` every K steps.
+
+::
+
+    from gradscope.keras import Monitor
+
+    monitor = Monitor(every=10, timeline="timeline.json", tensorboard="logs/grads")
+    model.fit(x, y, epochs=5, callbacks=[monitor])
+    monitor.findings     # [{"kind": "dead", "variable": "dense_1/kernel", "from_step": 40, ...}]
+
+Works with compiled losses, several outputs, ``add_loss``, regularizers and custom
+``train_step``s that call ``optimizer.apply_gradients`` (or ``apply``), traced (with or
+without XLA) or eager; the hooks are in :mod:`gradscope.timeline.keras_hooks`. The site is
+the user's ``fit(...)`` line. Steps are the optimizer's (``optimizer.iterations``, from 1).
+With ``steps_per_execution`` > 1 the callback runs once per execution, so at most one record
+per execution is kept (the last due step in it). One device: a ``tf.distribute`` strategy is
+not watched (``gradscope run`` is the tool there). The recorded gradients are copied into
+variables of the same shapes, so the monitor holds one more copy of the trainable weights
+(and one per loss with several losses).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Any
+
+import keras
+import numpy as np
+
+from gradscope.timeline.findings import Thresholds
+from gradscope.timeline.record import Recorder, Summary
+
+
+class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
+    """Record every ``every`` steps each variable's gradient: status, norm, the variable's
+    own norm, zero fraction; per loss with several losses, and their cosines.
+
+    Args:
+        every: record steps that are multiples of ``every`` (counted by the optimizer).
+        timeline: write the timeline JSON (contract section 7) here when training ends.
+        tensorboard: write TensorBoard scalars and histograms to this directory.
+        thresholds: when a series becomes a finding (:class:`gradscope.timeline.Thresholds`).
+        histograms: also write gradient histograms to TensorBoard.
+        per_loss: with several losses, also record each loss's gradients and their cosines
+            (one more backward pass per loss on recorded steps).
+    """
+
+    def __init__(
+        self,
+        every: int = 10,
+        timeline: str | os.PathLike[str] | None = None,
+        tensorboard: str | os.PathLike[str] | None = None,
+        *,
+        thresholds: Thresholds | None = None,
+        histograms: bool = True,
+        per_loss: bool = True,
+    ) -> None:
+        super().__init__()
+        self.recorder = Recorder(
+            every, timeline, tensorboard, thresholds=thresholds, histograms=histograms
+        )
+        self.per_loss = per_loss
+        self.site = "fit"
+        self._hooks: Any = None
+        self._plain: Any = None
+        self._recording: Any = None
+        self._next = self._last = self._per_call = 1
+        self._pending = False
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The step records so far, as in the timeline JSON."""
+        return self.recorder.steps
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        """The findings of the steps recorded so far."""
+        return self.recorder.findings()
+
+    @property
+    def timeline(self) -> dict[str, Any]:
+        """The timeline JSON as a dictionary."""
+        return self.recorder.to_dict()
+
+    def on_train_begin(self, logs: Any = None) -> None:
+        from gradscope.timeline.keras_hooks import Hooks
+
+        self.site = _user_line()
+        self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
+        model = self.model
+        if model.train_function is None:
+            model.make_train_function()
+        # Two train functions: Keras' own for the steps not recorded (they cost nothing more),
+        # and one traced with the hooks for the executions holding a due step. The hooks
+        # pass through when the plain function is traced (they act only inside their step).
+        self._plain = model.train_function
+        raw = self.recorder.histograms  # TensorBoard histograms need the gradients themselves
+        self._hooks = Hooks(model, self.recorder.every, self.per_loss, raw=raw)
+        model.make_train_function(force=True)
+        self._recording = model.train_function
+        self.recorder.device = _device(model)
+        self._next = self._last = int(model.optimizer.iterations.numpy()) + 1
+        self._per_call = max(int(getattr(model, "steps_per_execution", 1)), 1)
+        self._pending = False
+
+    def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+        # The execution before has finished: collect it here rather than in on_train_batch_end,
+        # which would make Keras turn every step's logs into Python numbers synchronously.
+        if self._hooks is None:
+            return
+        if self._pending:
+            self._collect()
+        if self._per_call > 1:  # a partial execution at an epoch's end: count exactly
+            self._next = int(self.model.optimizer.iterations.numpy()) + 1
+        every, last = self.recorder.every, self._next + self._per_call - 1
+        self._pending = last // every > (self._next - 1) // every  # a due step in this one
+        wanted = self._recording if self._pending else self._plain
+        if self.model.train_function is not wanted:
+            # object.__setattr__: Keras' own attribute tracking costs more than a small step.
+            object.__setattr__(self.model, "train_function", wanted)
+        self._next += self._per_call
+
+    def _collect(self) -> None:
+        """Record the due step the last execution stashed."""
+        hooks = self._hooks
+        self._pending = False
+        step = int(hooks.step.numpy())
+        if step < self._last:
+            return
+        self._last = step + 1
+        entries, losses, dots, loss = _summaries(hooks, hooks.fetch())
+        self.recorder.record(step, self.site, loss, entries, losses=losses or None, dots=dots)
+
+    def on_train_end(self, logs: Any = None) -> None:
+        if self._hooks is not None:
+            if self._pending:
+                self._collect()
+            self._hooks.remove()
+            self._hooks = None
+            self.model.train_function = None  # the next fit traces the step without the hooks
+        self.recorder.close()
+
+
+def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[Any, Any], float]:
+    """The recorder's entries of a due step: :class:`Summary` rows (reduced in the traced
+    step), or the gradients themselves when they were kept for histograms."""
+    total = snap.sums["total"]
+    entries, losses, dots = [], {}, {}
+    for i, name in enumerate(hooks.names):
+        shape = hooks.shapes[name]
+        grad: Any = None
+        if name not in hooks.nones:
+            grad = snap.raw.get(("", name))
+            if grad is None:
+                grad = Summary(float(total[i, 0]), int(total[i, 1]), shape, name in hooks.sparse)
+        entries.append((name, grad, Summary(float(total[i, 2]), 0, shape)))
+    for p, part in enumerate(hooks.parts):
+        rows = snap.sums["parts"][p]
+        losses[part] = (
+            snap.parts[part],
+            [
+                (
+                    n,
+                    None
+                    if np.isnan(rows[i, 1])
+                    else Summary(float(rows[i, 0]), int(rows[i, 1]), hooks.shapes[n]),
+                )
+                for i, n in enumerate(hooks.names)
+            ],
+        )
+    pairs = [(a, b) for i, a in enumerate(hooks.parts) for b in hooks.parts[i + 1 :]]
+    for k, pair in enumerate(pairs):
+        dots[pair] = {n: float(snap.sums["dots"][k, i]) for i, n in enumerate(hooks.names)}
+    return entries, losses, dots, snap.loss
+
+
+def _path(variable: Any) -> str:
+    path = getattr(variable, "path", None)
+    return str(path) if path else str(variable.name).removesuffix(":0")
+
+
+def _device(model: Any) -> str | None:
+    """``CPU:0`` or ``GPU:0``: where the model's first variable lives."""
+    variables = model.trainable_variables
+    if not variables:
+        return None
+    name = str(getattr(getattr(variables[0], "value", variables[0]), "device", ""))
+    return name.rpartition("device:")[2] or None
+
+
+def _user_line() -> str:
+    """``FILE:LINE`` of the innermost frame outside Keras, TensorFlow and gradscope."""
+    frame = sys._getframe(1)
+    skip = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(skip) and "/tensorflow/" not in name and "/keras/" not in name:
+            with contextlib.suppress(ValueError):
+                name = os.path.relpath(name)
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return "fit"

@@ -1,0 +1,350 @@
+"""The timeline recorder: gradients every K steps in, timeline JSON (contract section 7) out.
+
+Front-end neutral: the Keras :class:`~gradscope.keras.Monitor` and ``gradscope run --every K
+--timeline FILE`` both feed it. Values are read with numpy (``np.asarray``), so it takes
+TensorFlow tensors, ``tf.IndexedSlices`` (anything with ``values``, ``indices`` and
+``dense_shape``), Keras or TensorFlow variables and numpy arrays without importing TensorFlow
+itself (only ``tensorboard=DIR`` does)::
+
+    recorder = Recorder(every=10, timeline="timeline.json", tensorboard="logs/grads")
+    for step in range(1, steps + 1):
+        ...                                       # compute loss and grads, apply them
+        if recorder.due(step):                    # step % every == 0
+            recorder.record(step, "train.py:57", loss,
+                            [(v.path, g, v) for g, v in zip(grads, variables)],
+                            losses={"main": (main_value, [(v.path, g_main) ...]),
+                                    "aux": (aux_value, [(v.path, g_aux) ...])})
+    timeline = recorder.close()                   # findings computed, files written
+
+Each entry is ``(variable name, gradient or None, variable value or None)``; a None gradient
+is recorded with status ``none:unexplained`` unless a fourth item gives the status (a
+front-end that knows the cause). ``losses`` is optional: per-loss gradients when a step has
+several, for their norms and the cosine between every two losses' gradients on each variable
+both reach (a negative cosine: the losses pull that variable in opposite directions).
+
+A front-end that reduces gradients where they live (the Keras Monitor does, in the traced
+step) passes :class:`Summary` objects instead of tensors, for gradients and values alike,
+and ``dots={(loss_a, loss_b): {variable: dot product}}`` for the cosines.
+
+The timeline JSON extends contract section 7: top level ``tensorflow``, ``device``,
+``every``, ``thresholds``; per variable also ``sparse`` and ``shape``; per step with several
+losses ``losses`` (``{name: {"value", "variables": {name: {"status", "norm",
+"zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses": [a, b], "variables":
+{name: cosine or null}}]``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from gradscope.timeline.arrays import dense as dense
+from gradscope.timeline.arrays import is_sparse as is_sparse
+from gradscope.timeline.findings import Thresholds, find
+
+TIMELINE_VERSION = 1
+NONE_STATUS = "none:unexplained"
+
+#: ``(name, gradient, value)`` or ``(name, gradient, value, status)``.
+Entry = Sequence[Any]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A gradient or a weight already reduced where it lives (inside a traced step, on the
+    device), so that only a few numbers reach the recorder.
+
+    Attributes:
+        square_sum: the sum of its squared elements (NaN or Inf when an element is).
+        zeros: how many elements are exactly zero.
+        shape: its shape.
+        sparse: whether TensorFlow gave it as ``IndexedSlices``.
+    """
+
+    square_sum: float
+    zeros: int
+    shape: tuple[int, ...]
+    sparse: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def norm(self) -> float | None:
+        finite = math.isfinite(self.square_sum)
+        return math.sqrt(self.square_sum) if finite and self.square_sum >= 0 else None
+
+
+def _square_sum(flat: np.ndarray[Any, Any]) -> float:
+    """Sum of squares: one BLAS dot in the array's own precision (fast), again in float64
+    when that overflowed (a float32 norm above ~1.8e19)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.dot(flat, flat))
+    if math.isinf(total):
+        wide = flat.astype(np.float64)
+        total = float(np.dot(wide, wide))
+    return total
+
+
+def norm(array: np.ndarray[Any, Any]) -> float | None:
+    """The L2 norm; None when it is not finite (a NaN or an infinity inside)."""
+    flat = np.ravel(array)
+    if not np.issubdtype(flat.dtype, np.floating):
+        flat = flat.astype(np.float64)
+    value = math.sqrt(_square_sum(flat)) if flat.size else 0.0
+    return value if math.isfinite(value) else None
+
+
+def gradient_stats(gradient: Any) -> dict[str, Any]:
+    """``status``, ``norm``, ``zero_fraction`` and ``sparse`` of a gradient (None: no gradient)."""
+    if gradient is None:
+        return {"status": NONE_STATUS, "norm": None, "zero_fraction": None, "sparse": False}
+    if isinstance(gradient, Summary):
+        size, zeros, value = gradient.size, gradient.zeros, gradient.norm
+    else:
+        array = dense(gradient)
+        size, zeros = array.size, int(array.size - np.count_nonzero(array))
+        value = norm(array)  # finite exactly when every element is (NaN or Inf: not finite)
+    status = "nan" if value is None else ("zero" if zeros == size else "ok")
+    return {
+        "status": status,
+        "norm": value,
+        "zero_fraction": zeros / size if size else 0.0,
+        "sparse": gradient.sparse if isinstance(gradient, Summary) else is_sparse(gradient),
+    }
+
+
+def cosine(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float | None:
+    """The cosine between two gradients, None when either is zero or not finite."""
+    a64, b64 = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    na, nb = float(np.linalg.norm(a64)), float(np.linalg.norm(b64))
+    if not (na > 0 and nb > 0 and math.isfinite(na) and math.isfinite(nb)):
+        return None
+    return max(-1.0, min(1.0, float(np.dot(a64, b64)) / (na * nb)))
+
+
+def _shape(gradient: Any, value: Any) -> list[int]:
+    for given in (value, gradient):
+        if isinstance(given, Summary):
+            return list(given.shape)
+    if value is not None:
+        return [int(d) for d in np.shape(value)]
+    if gradient is not None and is_sparse(gradient):
+        return [int(d) for d in np.asarray(gradient.dense_shape)]
+    return [int(d) for d in np.shape(gradient)] if gradient is not None else []
+
+
+def _weight_norm(value: Any) -> float | None:
+    if isinstance(value, Summary):
+        return value.norm
+    return norm(np.asarray(value)) if value is not None else None
+
+
+def _finite(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(np.asarray(value, dtype=np.float64).sum())
+    return number if math.isfinite(number) else None
+
+
+class Recorder:
+    """Records gradients every ``every`` steps; :meth:`close` finds problems and writes files.
+
+    Args:
+        every: record steps that are multiples of ``every`` (:meth:`due`).
+        timeline: where :meth:`close` writes the timeline JSON, or None.
+        tensorboard: a directory for TensorBoard event files (scalars and histograms per
+            variable, written as records come), or None.
+        program: the ``program`` of the timeline JSON (default: ``sys.argv[0]``).
+        thresholds: when a series becomes a finding (:class:`Thresholds` defaults).
+        histograms: also write gradient histograms to TensorBoard.
+    """
+
+    def __init__(
+        self,
+        every: int = 1,
+        timeline: str | os.PathLike[str] | None = None,
+        tensorboard: str | os.PathLike[str] | None = None,
+        *,
+        program: str | None = None,
+        thresholds: Thresholds | None = None,
+        histograms: bool = True,
+    ) -> None:
+        if int(every) < 1:
+            raise ValueError(f"every must be a positive number of steps, saw {every!r}")
+        self.every = int(every)
+        self.timeline = os.fspath(timeline) if timeline is not None else None
+        self.program = program if program is not None else (sys.argv[0] or "<python>")
+        self.thresholds = thresholds or Thresholds()
+        self.histograms = histograms and tensorboard is not None
+        self.device: str | None = None  # where the gradients were computed, when known
+        self.steps: list[dict[str, Any]] = []
+        self._board: Any = None
+        if tensorboard is not None:
+            from gradscope.timeline.tensorboard import Board
+
+            self._board = Board(os.fspath(tensorboard), histograms=histograms)
+        self._closed: dict[str, Any] | None = None
+
+    def due(self, step: int) -> bool:
+        """Whether ``step`` is one to record (a multiple of ``every``)."""
+        return step % self.every == 0
+
+    def record(
+        self,
+        step: int,
+        site: str,
+        loss: Any,
+        entries: Sequence[Entry],
+        *,
+        losses: Mapping[str, tuple[Any, Sequence[Entry]]] | None = None,
+        dots: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
+    ) -> dict[str, Any]:
+        """Record one step of one site, whether or not it is :meth:`due`.
+
+        Args:
+            step: the training step (counted from 1).
+            site: where the gradients were computed (``FILE:LINE``).
+            loss: the loss value (a scalar tensor, array or float; None when unknown).
+            entries: ``(name, gradient, value[, status])`` per variable.
+            losses: per loss, ``(value, entries)`` when the step has several losses.
+            dots: per pair of losses ``(a, b)``, the dot product of their gradients per
+                variable: the cosines' numerators when the entries are :class:`Summary` objects.
+
+        Returns:
+            The step record, as it appears in the timeline JSON.
+        """
+        variables = {}
+        for entry in entries:
+            stats = gradient_stats(entry[1])
+            if entry[1] is None and len(entry) > 3 and entry[3]:
+                stats["status"] = str(entry[3])
+            value = entry[2] if len(entry) > 2 else None
+            stats["weight_norm"] = _weight_norm(value)
+            stats["shape"] = _shape(entry[1], value)
+            variables[str(entry[0])] = stats
+        out: dict[str, Any] = {
+            "step": int(step),
+            "site": site,
+            "loss": _finite(loss),
+            "variables": variables,
+        }
+        if losses:
+            out["losses"], out["cosine"] = _per_loss(losses, dots or {})
+        self.steps.append(out)
+        if self._board is not None:
+            self._board.write(out, {str(e[0]): e[1] for e in entries})
+        return out
+
+    def findings(self) -> list[dict[str, Any]]:
+        """The findings of the steps recorded so far."""
+        return find(self.steps, self.thresholds)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The timeline JSON (contract section 7), findings included."""
+        tf = sys.modules.get("tensorflow")  # named when the program has it; never imported here
+        return {
+            "gradscope": TIMELINE_VERSION,
+            "program": self.program,
+            "tensorflow": getattr(tf, "__version__", None),
+            "device": self.device,
+            "every": self.every,
+            "thresholds": self.thresholds.to_dict(),
+            "steps": self.steps,
+            "findings": self.findings(),
+        }
+
+    def close(self) -> dict[str, Any]:
+        """Compute the findings, write the timeline and close TensorBoard; idempotent.
+
+        Returns:
+            The timeline JSON as a dictionary.
+        """
+        if self._closed is None:
+            self._closed = self.to_dict()
+            if self.timeline is not None:
+                write(self.timeline, self._closed)
+            if self._board is not None:
+                self._board.close()
+        return self._closed
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _per_loss(
+    losses: Mapping[str, tuple[Any, Sequence[Entry]]],
+    dots: Mapping[tuple[str, str], Mapping[str, float]],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    per: dict[str, Any] = {}
+    grads: dict[str, dict[str, Any]] = {}
+    for name, (value, entries) in losses.items():
+        per[name] = {
+            "value": _finite(value),
+            "variables": {str(e[0]): gradient_stats(e[1]) for e in entries},
+        }
+        grads[name] = {str(e[0]): e[1] for e in entries if e[1] is not None}
+    pairs = []
+    for a, b in combinations(losses, 2):
+        shared = [v for v in grads[a] if v in grads[b]]
+        given = dots.get((a, b), {})
+        pairs.append(
+            {
+                "losses": [a, b],
+                "variables": {v: _cosine(grads[a][v], grads[b][v], given.get(v)) for v in shared},
+            }
+        )
+    return per, pairs
+
+
+def _cosine(a: Any, b: Any, dot: float | None) -> float | None:
+    if not isinstance(a, Summary) or not isinstance(b, Summary):
+        return cosine(dense(a), dense(b))
+    na, nb = a.norm, b.norm
+    if dot is None or not math.isfinite(dot) or not na or not nb:
+        return None
+    return max(-1.0, min(1.0, dot / (na * nb)))
+
+
+def write(path: str, timeline: Mapping[str, Any]) -> None:
+    """Write a timeline as JSON, atomically (no NaN: those are null already)."""
+    import json
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".timeline-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(timeline, f, indent=1, allow_nan=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def load(path: str) -> dict[str, Any]:
+    """Read a timeline JSON file.
+
+    Raises:
+        ValueError: not a gradscope timeline (the message says what was seen).
+    """
+    import json
+
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        raise ValueError(f"{path}: not a gradscope timeline (expected an object with `steps`)")
+    return data

@@ -1,0 +1,112 @@
+"""TensorBoard event files of a timeline: scalars and histograms under tags named by variable.
+
+Tags, per recorded step (``<site>`` is added as a prefix only when a run has several sites):
+
+- ``gradients/norm/<variable>``: the gradient's L2 norm;
+- ``gradients/ratio/<variable>``: gradient norm / the variable's own norm;
+- ``gradients/zero_fraction/<variable>``: share of exactly-zero elements;
+- ``weights/norm/<variable>``: the variable's own norm;
+- ``gradients/<variable>``: a histogram of the gradient (with ``histograms=True``);
+- ``loss`` and, with several losses, ``losses/<loss>/norm/<variable>`` and
+  ``cosine/<a>~<b>/<variable>``.
+
+Written with ``tf.summary.write`` and the summary metadata of TensorBoard's ``scalars`` and
+``histograms`` plugins (histograms as ``[left edge, right edge, count]`` rows), so no
+``tensorboard`` package is needed to write them (``tf.summary.scalar`` needs it). TensorFlow is
+imported when the first record comes. Read by TensorBoard's own loader or
+``tf.compat.v1.train.summary_iterator``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from gradscope.timeline.arrays import dense
+
+
+class Board:
+    """A ``tf.summary`` file writer for timeline records."""
+
+    def __init__(self, directory: str, *, histograms: bool = True) -> None:
+        self.directory = directory
+        self.histograms = histograms
+        self._writer: Any = None
+        self._sites: set[str] = set()
+
+    def _tf(self) -> Any:
+        import tensorflow as tf
+
+        if self._writer is None:
+            with tf.init_scope():  # the writer is eager state, even when a record comes in a trace
+                self._writer = tf.summary.create_file_writer(self.directory)
+        return tf
+
+    def write(self, record: Mapping[str, Any], gradients: Mapping[str, Any]) -> None:
+        """Write one step record; ``gradients`` (name -> gradient or None) feed histograms."""
+        tf = self._tf()
+        self._sites.add(str(record["site"]))
+        prefix = f"{record['site']}/" if len(self._sites) > 1 else ""
+        step = int(record["step"])
+        scalars: dict[str, float | None] = {f"{prefix}loss": record.get("loss")}
+        for name, v in record["variables"].items():
+            ratio = (
+                v["norm"] / v["weight_norm"]
+                if v["norm"] is not None and v.get("weight_norm")
+                else None
+            )
+            scalars.update(
+                {
+                    f"{prefix}gradients/norm/{name}": v["norm"],
+                    f"{prefix}gradients/ratio/{name}": ratio,
+                    f"{prefix}gradients/zero_fraction/{name}": v["zero_fraction"],
+                    f"{prefix}weights/norm/{name}": v.get("weight_norm"),
+                }
+            )
+        for loss, per in record.get("losses", {}).items():
+            for name, v in per["variables"].items():
+                scalars[f"{prefix}losses/{loss}/norm/{name}"] = v["norm"]
+        for pair in record.get("cosine", []):
+            a, b = pair["losses"]
+            for name, c in pair["variables"].items():
+                scalars[f"{prefix}cosine/{a}~{b}/{name}"] = c
+        with self._writer.as_default(step=step):
+            for tag, value in scalars.items():
+                if value is not None:
+                    tf.summary.write(
+                        tag, tf.constant(value, tf.float32), metadata=self._meta("scalars")
+                    )
+            if self.histograms:
+                for name, g in gradients.items():
+                    whole = g is not None and not hasattr(g, "square_sum")  # not a Summary
+                    array = dense(g) if whole else None
+                    if array is not None and array.size and np.all(np.isfinite(array)):
+                        tf.summary.write(
+                            f"{prefix}gradients/{name}",
+                            buckets(array),
+                            metadata=self._meta("histograms"),
+                        )
+        self._writer.flush()
+
+    def _meta(self, plugin: str) -> Any:
+        import tensorflow as tf
+
+        meta = tf.compat.v1.SummaryMetadata()
+        meta.plugin_data.plugin_name = plugin  # content left empty: the plugins' version 0
+        return meta.SerializeToString()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def buckets(array: np.ndarray[Any, Any], count: int = 30) -> np.ndarray[Any, Any]:
+    """A histogram as TensorBoard stores it: rows of ``[left edge, right edge, count]``."""
+    values = array.astype(np.float64).ravel()
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        return np.array([[low, high, float(values.size)]])
+    counts, edges = np.histogram(values, bins=count, range=(low, high))
+    return np.stack([edges[:-1], edges[1:], counts.astype(np.float64)], axis=1)

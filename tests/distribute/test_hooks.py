@@ -1,0 +1,37 @@
+"""The hooks ``gradscope run`` uses to watch a program's own strategy."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradscope.distribute.hooks import replica_of, replicas_of
+from gradscope.results.facts import PairFacts
+
+pytestmark = [pytest.mark.tf, pytest.mark.replicas]
+
+
+def test_replica_of_names_each_replica_inside_strategy_run() -> None:
+    from gradscope.engine.tf_import import import_tensorflow
+
+    tf = import_tensorflow()
+    seen: list[tuple[int, int] | None] = []
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        w = tf.Variable(2.0)
+
+    def step() -> object:
+        seen.append(replica_of(tf))
+        with tf.GradientTape() as tape:
+            loss = w * 3.0
+        return tape.gradient(loss, w)
+
+    tf.function(lambda: strategy.run(step))()
+    assert sorted(seen) == [(0, 2), (1, 2)]  # type: ignore[type-var]
+    assert replica_of(tf) is None  # outside strategy.run
+
+
+def test_replicas_of_keeps_each_replicas_numbers_in_order() -> None:
+    pairs = [PairFacts("w", True, True, True, norm=1.5),
+             PairFacts("w", True, True, True, norm=0.0, all_zero=True)]  # fmt: skip
+    out = replicas_of(pairs)
+    assert [(r.replica, r.norm, r.all_zero) for r in out] == [(0, 1.5, False), (1, 0.0, True)]

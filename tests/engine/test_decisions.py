@@ -1,0 +1,126 @@
+"""One place decides each answer (issue 13): the edge rule, the cut points, the statuses; and
+the engine's imports (no cycles, no front-end) - read from the source, no TensorFlow needed."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from gradscope.engine import cuts as flow
+from gradscope.engine.nan.origin import nan_pairs
+from gradscope.engine.numeric.check import ok_pairs
+from gradscope.engine.status import status_of
+from gradscope.results import report as m
+from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
+
+PACKAGE = Path(__file__).resolve().parents[2] / "gradscope"
+
+
+def _graph() -> flow.Graph:
+    """v -> StopGradient -> Mul <- w ; v -> Cast(int) ; Mul -> write."""
+    ops = [
+        flow.Op("v", "Placeholder", [], [0]),
+        flow.Op("w", "Placeholder", [], [1]),
+        flow.Op("s", "StopGradient", [0], [2]),
+        flow.Op("m", "Mul", [2, 1], [3]),
+        flow.Op("c", "Cast", [0], [4]),
+        flow.Op("a", "AssignVariableOp", [1, 3], [], write=True),
+        flow.Op("r", "Round", [3], [5], no_gradient=True),
+    ]
+    return flow.Graph(ops, [0, 1, 2, 3, 4, 6], [True, True, True, True, False, True])
+
+
+@pytest.mark.parametrize(
+    ("op", "tensor", "received", "stop_ops", "expected"),
+    [
+        (2, 0, {2}, set(), flow.STOPPED),  # a stop_gradient
+        (3, 1, {3, 1}, set(), None),  # gradient passes
+        (3, 1, {3}, set(), flow.NONDIFFERENTIABLE),  # TensorFlow gave the input none
+        (3, 1, {3, 1}, {3}, flow.STOPPED),  # the loss's stop_gradients
+        (5, 3, {3}, set(), flow.ASSIGN),  # a write
+        (4, 0, set(), set(), flow.NONDIFFERENTIABLE),  # a cast to an integer type
+        (6, 3, {5, 3}, set(), flow.NONDIFFERENTIABLE),  # an op with no gradient
+    ],
+)
+def test_crossing_is_the_one_edge_rule(
+    op: int, tensor: int, received: set[int], stop_ops: set[int], expected: str | None
+) -> None:
+    graph = _graph()
+    assert flow.crossing(graph, op, tensor, received, stop_ops) == expected
+
+
+def test_crossing_integer_input_points_upstream() -> None:
+    graph = _graph()
+    graph.ops.append(flow.Op("f", "Cast", [4], [6]))
+    graph.producer.append(7)
+    graph.differentiable.append(True)
+    assert flow.crossing(graph, 7, 4, {6}, set()) == flow.INTEGER
+
+
+def _facts(pairs: list[PairFacts]) -> RunFacts:
+    variables = tuple(VariableFacts(p.variable, (), "float32", True, "") for p in pairs)
+    loss = LossFacts("l", 1.0, (), tuple(pairs))
+    return RunFacts("t", "2", "CPU:0", variables, (loss,))
+
+
+def test_second_passes_ask_status_of() -> None:
+    pairs = [
+        PairFacts("ok", True, has_gradient=True, reachable=True, norm=1.0),
+        PairFacts("nan", True, has_gradient=True, reachable=True, finite=False),
+        PairFacts("zero", True, has_gradient=True, reachable=True, all_zero=True, norm=0.0),
+        PairFacts("none", True, reachable=True),
+        PairFacts("off", False),
+    ]
+    facts = _facts(pairs)
+    assert [status_of(p) for p in pairs] == [m.OK, m.NAN, m.ZERO, m.UNEXPLAINED, m.EXCLUDED]
+    assert nan_pairs(facts) == {"l": [p.variable for p in pairs if status_of(p) == m.NAN]}
+    assert ok_pairs(facts) == {"l": [p.variable for p in pairs if status_of(p) == m.OK]}
+
+
+def _imports() -> dict[str, set[str]]:
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gradscope"):
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    edges[name].add(full if full in modules else str(node.module))
+            elif isinstance(node, ast.Import):
+                edges[name] |= {a.name for a in node.names if a.name.startswith("gradscope")}
+    return edges
+
+
+def _cycle_from(edges: dict[str, set[str]], start: str, within: tuple[str, ...]) -> list[str]:
+    stack, seen = [(start, [start])], set()
+    while stack:
+        node, path = stack.pop()
+        for nxt in edges.get(node, ()):
+            if not nxt.startswith(within):
+                continue
+            if nxt == start:
+                return path
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, [*path, nxt]))
+    return []
+
+
+def test_engine_and_results_have_no_import_cycle() -> None:
+    edges = _imports()
+    within = ("gradscope.engine", "gradscope.results")
+    for module in edges:
+        if module.startswith(within):
+            assert _cycle_from(edges, module, within) == [], module
+
+
+def test_engine_never_imports_a_frontend() -> None:
+    for module, targets in _imports().items():
+        if module.startswith("gradscope.engine"):
+            assert not [t for t in targets if t.startswith("gradscope.frontends")], module

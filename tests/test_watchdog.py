@@ -1,0 +1,36 @@
+"""--timeout ends a run with exit 2 and one line naming the phase and the costliest node."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+_SCRIPT = """
+import time
+from gradscope import watchdog
+with watchdog.limit(0.3, "inspect"):
+    watchdog.note_phase("computing gradients")
+    watchdog.note_node("'k' (linalg.inv, spec.yaml:6)")
+    time.sleep(30)
+"""
+
+
+def test_timeout_exits_2_naming_the_phase_and_node() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=20, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "gradscope inspect: stopped after 0.3 s (--timeout) while computing gradients; its "
+        "costliest node is 'k' (linalg.inv, spec.yaml:6); raise --timeout or make the spec "
+        "smaller\n"
+    )
+
+
+def test_no_timeout_when_the_body_ends_in_time() -> None:
+    from gradscope import watchdog
+
+    with watchdog.limit(5.0, "inspect"):
+        pass
+    with watchdog.limit(0, "inspect"):
+        pass
