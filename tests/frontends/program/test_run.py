@@ -29,7 +29,12 @@ def line_of(program: str, text: str) -> int:
 
 
 def watched(program: str, *args: str, **options: object) -> tuple[Outcome, str]:
-    """Run a test program under gradscope; its report and what it printed."""
+    """Run a test program under gradscope; its report and what it printed. Keras' global
+    name counters start afresh, as in the new process ``gradscope run`` is (a model is
+    ``sequential``, not ``sequential_3`` after other tests made three)."""
+    import keras
+
+    keras.backend.clear_session()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         outcome = run(Program(str(PROGRAMS / program), args), **options)  # type: ignore[arg-type]
