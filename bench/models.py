@@ -5,7 +5,10 @@ Every model is written three ways, computing the same per-loss gradients:
 - ``bare``: the fastest plain way (one ``tf.function``, one forward pass under a persistent
   tape, one ``tape.gradient`` per loss, the norms fetched);
 - ``naive``: the way many users write it (an eager loop: a new tape and a new forward pass
-  per loss).
+  per loss);
+- ``limit``: the physical limit's compute, measured: the bare function run a second time
+  (one forward pass and one backward pass per loss, already traced and optimized), printing
+  its seconds; the limit is ``import tensorflow`` plus that.
 """
 
 from __future__ import annotations
@@ -53,6 +56,17 @@ for k in range(NUM_LOSSES):
 print(NUM_LOSSES, count)
 """
 
+LIMIT_TAIL = (
+    BARE_TAIL
+    + """\
+import time
+start = time.perf_counter()
+losses, norms = grads()
+float(sum(float(x) for n in norms for x in n))
+print(time.perf_counter() - start)
+"""
+)
+
 
 @dataclass(frozen=True)
 class Model:
@@ -69,10 +83,12 @@ class Model:
             "spec": directory / f"{self.name}.yaml",
             "bare": directory / f"{self.name}_bare.py",
             "naive": directory / f"{self.name}_naive.py",
+            "limit": directory / f"{self.name}_limit.py",
         }
         paths["spec"].write_text(self.spec)
         paths["bare"].write_text(PRELUDE + self.body + BARE_TAIL)
         paths["naive"].write_text(PRELUDE + self.body + NAIVE_TAIL)
+        paths["limit"].write_text(PRELUDE + self.body + LIMIT_TAIL)
         return paths
 
 
@@ -100,7 +116,9 @@ def multitask() -> Model:
     return Model("multitask", spec, body, "configs/multitask.yaml (3 losses, 6 variables)")
 
 
-def mlp(layers: int = 100, width: int = 256, batch: int = 32, heads: int = 4) -> Model:
+def mlp(
+    layers: int = 100, width: int = 256, batch: int = 32, heads: int = 4, name: str = "mlp100"
+) -> Model:
     lines = [
         "gradscope: 1",
         f"name: mlp-{layers}x{width}",
@@ -138,7 +156,7 @@ def mlp(layers: int = 100, width: int = 256, batch: int = 32, heads: int = 4) ->
         """
     )
     return Model(
-        "mlp100",
+        name,
         "\n".join(lines) + "\n",
         body,
         f"{layers}-layer, width-{width} MLP, batch {batch}, {heads} losses at different depths",
@@ -239,5 +257,55 @@ def chain(nodes: int, every: int = 100, width: int = 16) -> Model:
     )
 
 
+def many(variables: int = 1000, losses: int = 50, width: int = 16) -> Model:
+    """A chain mixing in a new variable at every other node, a loss tapped every
+    ``variables // losses`` variables: many variables x many losses."""
+    every = variables // losses
+    lines = ["gradscope: 1", f"name: many-{variables}x{losses}", "inputs:"]
+    lines += [f"  x: {{shape: [{width}]}}", "variables:"]
+    lines += [f"  v{i}: {{shape: [{width}], init: uniform}}" for i in range(variables)]
+    lines.append("nodes:")
+    previous, taps = "x", []
+    for i in range(variables):
+        lines.append(f"  - {{name: m{i}, op: multiply, inputs: [{previous}, v{i}]}}")
+        lines.append(f"  - {{name: s{i}, op: sin, inputs: [m{i}]}}")
+        previous = f"s{i}"
+        if (i + 1) % every == 0:
+            lines.append(f"  - {{name: out{len(taps)}, op: reduce_sum, inputs: [s{i}]}}")
+            taps.append(i)
+    lines.append("losses:")
+    lines += [f"  loss{k}: out{k}" for k in range(len(taps))]
+    body = textwrap.dedent(
+        f"""\
+        x = tf.constant(rng.standard_normal({width}), tf.float32)
+        variables = [tf.Variable(rng.uniform(size={width}).astype("float32"))
+                     for _ in range({variables})]
+        TAPS = {taps}
+        NUM_LOSSES = {len(taps)}
+        def forward():
+            h, outs = x, []
+            for i, v in enumerate(variables):
+                h = tf.sin(h * v)
+                outs.append(h)
+            return [tf.reduce_sum(outs[t]) for t in TAPS]
+        """
+    )
+    return Model(
+        f"many{variables}x{losses}",
+        "\n".join(lines) + "\n",
+        body,
+        f"a chain of {2 * variables} nodes, {variables} variables, {len(taps)} losses",
+    )
+
+
 def all_models() -> list[Model]:
-    return [multitask(), mlp(), resnet50(), chain(1000), chain(10_000)]
+    return [
+        multitask(),
+        mlp(),
+        mlp(batch=256, name="mlp100b256"),
+        resnet50(),
+        chain(1000),
+        chain(10_000),
+        many(100, 50),
+        many(1000, 50),
+    ]

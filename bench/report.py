@@ -5,9 +5,16 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-GOAL_WALL = 1.15
+GOAL_WALL = 1.10
 GOAL_RSS = 1.2
-GOAL_NAIVE = 1.5
+GOAL_NAIVE = 1.0  # no slower than the naive eager loop on every model
+GOAL_HEAVY = 1.3  # and this much faster on the compute-heavy ones
+HEAVY = ("resnet50", "mlp100b256")
+#: Pairs of models, the second 10x the nodes of the first.
+LINEAR = (
+    ("chain1000", "chain10000", "1,000 -> 10,000 nodes"),
+    ("many100x50", "many1000x50", "100 -> 1,000 variables (200 -> 2,000 nodes), 50 losses"),
+)
 GOAL_LINEAR = 11.0
 GOAL_DIAMONDS = 1.0
 GOAL_HELP = 1.5
@@ -36,11 +43,14 @@ def render(
         "Whole processes, start to exit: `gradscope inspect --format json` against a plain "
         "TensorFlow script computing the same per-loss gradients the fastest way (one "
         "`tf.function`, one forward pass under a persistent tape, one `tape.gradient` per loss, "
-        "norms fetched), and the naive eager loop (a new tape and forward pass per loss).",
+        "norms fetched), and the naive eager loop (a new tape and forward pass per loss). "
+        "The physical limit is `python -c 'import tensorflow'` plus the compute, measured: the "
+        "bare function's second run in its own process (one forward pass and one backward "
+        "pass per loss, already traced and optimized).",
         "",
         "| model | gradscope s | bare s | time ratio | gradscope MB | bare MB | memory ratio "
-        "| naive s | naive / gradscope |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| naive s | naive / gradscope | limit s | gradscope / limit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     goals: list[tuple[str, str, bool]] = []
     notes: list[str] = []
@@ -49,35 +59,27 @@ def render(
         wall = g.median_wall / b.median_wall
         rss = g.median_rss / b.median_rss
         naive = f"{n.median_wall:.2f} | {n.median_wall / g.median_wall:.2f}x" if n.wall else "- | -"
+        limit = startup["tensorflow"] + s["limit"].median_wall if s["limit"].wall else None
+        near = f"{limit:.2f} | {g.median_wall / limit:.2f}x" if limit else "- | -"
         lines.append(
             f"| {name}: {model.what} | {g.median_wall:.2f} | {b.median_wall:.2f} | {wall:.3f} "
-            f"| {g.median_rss:.0f} | {b.median_rss:.0f} | {rss:.3f} | {naive} |"
+            f"| {g.median_rss:.0f} | {b.median_rss:.0f} | {rss:.3f} | {naive} | {near} |"
         )
         goals.append((f"{name}: time <= {GOAL_WALL}x bare", f"{wall:.3f}x", wall <= GOAL_WALL))
         goals.append((f"{name}: memory <= {GOAL_RSS}x bare", f"{rss:.3f}x", rss <= GOAL_RSS))
-        if n.wall and name == "mlp100":
+        if n.wall:
             speedup = n.median_wall / g.median_wall
+            goal = GOAL_HEAVY if name in HEAVY else GOAL_NAIVE
             goals.append(
                 (
-                    f"{name}: >= {GOAL_NAIVE}x faster than the naive loop",
+                    f"{name}: naive loop / gradscope >= {goal}x",
                     f"{speedup:.2f}x",
-                    speedup >= GOAL_NAIVE,
+                    speedup >= goal,
                 )
             )
-            if speedup < GOAL_NAIVE:
-                notes.append(_naive_note(n.median_wall, b.median_wall, startup))
-    if "chain1000" in results and "chain10000" in results:
-        small = results["chain1000"][1]
-        large = results["chain10000"][1]
-        growth = large["gradscope"].median_wall / small["gradscope"].median_wall
-        bare_growth = large["bare"].median_wall / small["bare"].median_wall
-        goals.append(
-            (
-                f"1,000 -> 10,000 nodes costs <= {GOAL_LINEAR}x",
-                f"{growth:.2f}x (bare TensorFlow: {bare_growth:.2f}x)",
-                growth <= GOAL_LINEAR,
-            )
-        )
+    for small_name, large_name, what in LINEAR:
+        if small_name in results and large_name in results:
+            goals.append(_linear(results[small_name][1], results[large_name][1], what, startup))
     goals.append(
         (
             f"cut-point analysis, chain of 200 diamonds < {GOAL_DIAMONDS} s",
@@ -104,26 +106,21 @@ def render(
         "",
     ]
     if notes:
-        lines += ["## Why a goal is not met", "", *notes, ""]
+        lines += ["## Notes", "", *notes, ""]
     return "\n".join(lines)
 
 
-def _naive_note(naive: float, bare: float, startup: dict[str, float]) -> str:
-    """Why whole-process time cannot beat the eager loop by the goal's margin here."""
-    needed = naive / GOAL_NAIVE
+def _linear(
+    small: dict[str, Any], large: dict[str, Any], what: str, startup: dict[str, float]
+) -> tuple[str, str, bool]:
     floor = startup["tensorflow"]
-    text = (
-        f"The naive eager loop takes {naive:.2f} s; {GOAL_NAIVE}x faster means {needed:.2f} s "
-        f"for a whole process. The bare script, which computes the same gradients the fastest "
-        f"traced way and which gradscope matches, takes {bare:.2f} s: at this size the cost is "
-        f"fixed (importing TensorFlow, tracing one function and its graph optimization), and "
-        f"an eager loop pays no tracing. "
-    )
-    if needed < floor:
-        text += f"Importing TensorFlow alone takes {floor:.2f} s, more than {needed:.2f} s. "
-    return text + (
-        "Even where compute dominates (large batches) the bound is arithmetic: per-loss norms "
-        "need one backward pass per loss either way, so one forward pass instead of four saves "
-        "at most 3F of (4F + B), where B = 2F x (sum of the loss depths / 100) = 5F for heads "
-        "at layers 25, 50, 75, 100: at most 9F / 6F = 1.5x, with nothing left for tracing."
+
+    def beyond(way: str) -> float:
+        return (large[way].median_wall - floor) / (small[way].median_wall - floor)
+
+    growth, bare_growth = beyond("gradscope"), beyond("bare")
+    return (
+        f"{what} costs <= {GOAL_LINEAR}x beyond the import",
+        f"{growth:.2f}x (bare TensorFlow: {bare_growth:.2f}x)",
+        growth <= GOAL_LINEAR,
     )

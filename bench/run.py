@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import platform
 import statistics
 import subprocess
@@ -25,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models import ROOT, Model, all_models
 
 PY = sys.executable
+#: Models taking minutes per process: fewer runs each (``--big-runs``).
+BIG = ("chain10000", "many1000x50")
 
 
 @dataclass
@@ -62,24 +65,34 @@ def gradscope_cmd(spec: Path, device: str) -> list[str]:
             "--device", device]  # fmt: skip
 
 
-def run_model(model: Model, work: Path, runs: int, device: str, naive: bool) -> dict[str, Sample]:
+def run_model(model: Model, work: Path, runs: int, device: str) -> dict[str, Sample]:
     paths = model.write(work)
     env = dict(os.environ)
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = "-1"  # the plain scripts have no --device
-    samples = {"gradscope": Sample(), "bare": Sample(), "naive": Sample()}
+    samples = {"gradscope": Sample(), "bare": Sample(), "naive": Sample(), "limit": Sample()}
     commands = {
         "gradscope": gradscope_cmd(paths["spec"], device),
         "bare": [PY, str(paths["bare"])],
         "naive": [PY, str(paths["naive"])],
     }
-    order = ["gradscope", "bare"] + (["naive"] if naive else [])
+    order = ["gradscope", "bare", "naive"]
     measure(commands["gradscope"], env)  # warm the file cache once, not counted
     for i in range(runs):
         for name in order if i % 2 == 0 else list(reversed(order)):
             samples[name].add(*measure(commands[name], env))
+        # the limit's compute: the bare function's second run, printed by the process itself
+        samples["limit"].wall.append(float(run_out([PY, str(paths["limit"])], env)))
         print(f"  {model.name}: run {i + 1}/{runs}", file=sys.stderr)
     return samples
+
+
+def run_out(cmd: list[str], env: dict[str, str] | None = None) -> str:
+    """The last line a command prints; fails loudly if it fails."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(cmd)}\n{proc.stderr}")
+    return proc.stdout.strip().splitlines()[-1]
 
 
 def startup(runs: int) -> dict[str, float]:
@@ -149,28 +162,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5, help="runs per way and model")
     parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
+    parser.add_argument("--big-runs", type=int, default=3, help=f"runs for {', '.join(BIG)}")
     parser.add_argument("--only", nargs="*", help="model names to run")
     parser.add_argument("--write", action="store_true", help="record in bench/RESULTS.md")
+    parser.add_argument("--render", type=Path, help="render the samples a run saved")
     args = parser.parse_args()
-    from report import render
+    if args.render:
+        from report import render
 
+        print(render(**pickle.loads(args.render.read_bytes())))
+        return
     models = [m for m in all_models() if not args.only or m.name in args.only]
     results = {}
     with tempfile.TemporaryDirectory(prefix="gradscope-bench-") as tmp:
         for model in models:
-            naive = model.name in ("mlp100", "multitask")
-            results[model.name] = (
-                model,
-                run_model(model, Path(tmp), args.runs, args.device, naive),
-            )
-    text = render(
-        machine=machine(),
-        device=args.device,
-        runs=args.runs,
-        results=results,
-        startup=startup(max(args.runs, 5)),
-        diamonds=diamonds(200),
-    )
+            runs = min(args.runs, args.big_runs) if model.name in BIG else args.runs
+            results[model.name] = (model, run_model(model, Path(tmp), runs, args.device))
+    fields = {
+        "machine": machine(),
+        "device": args.device,
+        "runs": args.runs,
+        "results": results,
+        "startup": startup(max(args.runs, 5)),
+        "diamonds": diamonds(200),
+    }
+    # the raw samples, to render again (python bench/run.py --render FILE)
+    Path(tempfile.gettempdir(), "gradscope-bench.pickle").write_bytes(pickle.dumps(fields))
+    from report import render  # imported late: the report can change while a run goes on
+
+    text = render(**fields)
     print(text)
     if args.write:
         (Path(__file__).parent / "RESULTS.md").write_text(text)

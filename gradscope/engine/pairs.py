@@ -12,6 +12,7 @@ from gradscope.engine import bodies, custom_gradient
 from gradscope.engine import cuts as flow
 from gradscope.engine.bodies import Descent, InnerCut
 from gradscope.engine.graph import Extracted
+from gradscope.engine.norms import norms_and_maxima
 from gradscope.engine.picture import hook as picture_hook
 from gradscope.errors import BuildError
 from gradscope.results.facts import Comparison, CutPoint, LossFacts, PairFacts
@@ -55,7 +56,7 @@ class LossStatic:
             if p.slot is not None:
                 norm = float(numbers[f"{prefix}/norm"][p.slot])
                 largest = float(numbers[f"{prefix}/max"][p.slot])
-                if largest == -math.inf:  # max |g| of no elements: an empty gradient is zero
+                if largest < 0:  # max |g| of no elements (norms.py): an empty gradient is zero
                     largest = 0.0
                 finite = math.isfinite(largest) and not math.isnan(norm)
                 zero = finite and largest == 0.0
@@ -76,42 +77,12 @@ class LossStatic:
         return LossFacts(self.name, value, self.shape, tuple(pairs), picture=drawn)
 
 
-def _dense(tf: Any, grad: Any) -> Any:
-    """A gradient with repeated IndexedSlices rows summed (what densifying would give)."""
-    if isinstance(grad, tf.IndexedSlices):
-        unique, index = tf.unique(grad.indices)
-        return tf.math.unsorted_segment_sum(grad.values, index, tf.shape(unique)[0])
-    return grad
-
-
-def _stats(tf: Any, grad: Any) -> tuple[Any, Any]:
-    """``(norm, max |g|)`` of one gradient.
-
-    ``max |g|`` tells exactly-zero gradients from ones whose squares underflow, and is NaN or
-    Inf exactly when an element is (``reduce_max`` propagates NaN). Few ops per pair: the
-    function's first run optimizes the whole graph, so every op per pair costs start-up time.
-    """
-    g = _dense(tf, grad)
-    if g.dtype.is_complex:
-        g = tf.abs(g)
-    if g.dtype in (tf.float16, tf.bfloat16):
-        g = tf.cast(g, tf.float32)
-    return tf.sqrt(tf.reduce_sum(tf.square(g))), tf.reduce_max(tf.abs(g))
-
-
-def _stack(tf: Any, scalars: list[Any]) -> Any:
-    wide = any(x.dtype == tf.float64 for x in scalars)
-    dtype = tf.float64 if wide else tf.float32
-    return tf.stack([x if x.dtype == dtype else tf.cast(x, dtype) for x in scalars])
-
-
 def pair_outputs(tf: Any, prefix: str, static: LossStatic) -> dict[str, Any]:
     """The tensors the function returns for one loss."""
     out = {f"{prefix}/value": static.value}
-    stats = [_stats(tf, static.grads[p.variable]) for p in static.pairs if p.slot is not None]
-    if stats:
-        out[f"{prefix}/norm"] = _stack(tf, [s[0] for s in stats])
-        out[f"{prefix}/max"] = _stack(tf, [s[1] for s in stats])
+    grads = [static.grads[p.variable] for p in static.pairs if p.slot is not None]
+    if grads:
+        out[f"{prefix}/norm"], out[f"{prefix}/max"] = norms_and_maxima(tf, grads)
     if static.picture is not None:
         out.update(static.picture.outputs(prefix))
     return out
@@ -325,7 +296,7 @@ class PairBuilder:
                 dots.append(tf.reduce_sum(x * y))
                 squares_a.append(xx)
                 squares_b.append(yy)
-                # 1 where the signs agree, 0 where not; float ops only (see _stats)
+                # 1 where the signs agree, 0 where not; float ops only
                 agree = 1.0 - tf.minimum(tf.abs(sign_x - sign_y), 1.0)
                 signs.append(tf.reduce_mean(agree))
             out[f"cmp{j}/dot"] = tf.stack(dots)

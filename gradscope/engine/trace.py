@@ -17,6 +17,7 @@ from typing import Any
 from gradscope.engine import cuts as flow
 from gradscope.engine import modes
 from gradscope.engine.graph import Extracted, GradientRegistry
+from gradscope.engine.once import optimized_for_one_run
 from gradscope.engine.pairs import PairBuilder, pair_outputs
 from gradscope.engine.protocol import LossEntry, Traceable, VariableEntry
 from gradscope.engine.tf_import import import_tensorflow
@@ -78,7 +79,9 @@ class Engine:
         try:
             concrete = function.get_concrete_function()
             self.progress("computing gradients")
-            outputs = concrete()
+            kinds = {op.type for op in concrete.graph.get_operations()}
+            with optimized_for_one_run(tf, kinds):
+                outputs = concrete()
         except (tf.errors.OpError, ValueError) as exc:  # refusing a gradient, failing a run
             raise self.model.trace_error(exc) from exc
         numbers = {k: v.numpy() for k, v in outputs.items()}
