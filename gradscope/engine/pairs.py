@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gradscope.engine import bodies, custom_gradient
+from gradscope.engine import bodies, custom_gradient, retrace
 from gradscope.engine import cuts as flow
 from gradscope.engine.bodies import Descent, InnerCut
 from gradscope.engine.graph import Extracted
@@ -172,20 +172,8 @@ class PairBuilder:
         return static
 
     def _gradients(self, loss: LossEntry, target: Any, xs: list[Any]) -> list[Any]:
-        tf = self.tf
-        grad_ys = None
-        if loss.grad_ys is not None:
-            grad_ys = tf.broadcast_to(tf.constant(loss.grad_ys, target.dtype), tf.shape(target))
         try:
-            return list(
-                tf.gradients(
-                    target,
-                    xs,
-                    grad_ys=grad_ys,
-                    stop_gradients=loss.stop_tensors or None,
-                    unconnected_gradients=tf.UnconnectedGradients.NONE,
-                )
-            )
+            return retrace.gradients(self.tf, loss, xs, target)
         except LookupError as exc:
             # "No gradient defined for operation 'N3/Foo' (op type: Foo)"
             match = _NO_GRADIENT.search(str(exc))

@@ -75,6 +75,21 @@ class Traced:
 Body = Callable[[Traced, list[LossEntry]], dict[str, Any]]
 
 
+def eager_variable(tf: Any, next_creator: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """A variable a trace asks for (a Keras layer building), created eagerly.
+
+    NOTE: ``tf.function`` traces a second time whenever its first trace created a variable
+    through its own creator; creating it here, outside the trace, keeps one trace.
+    """
+    from tensorflow.python.ops.resource_variable_ops import ResourceVariable
+
+    try:
+        with tf.init_scope():
+            return ResourceVariable(**kwargs)
+    except (TypeError, ValueError):  # an initial value that only exists inside the trace
+        return next_creator(**kwargs)
+
+
 class _Creator:
     """Creates the variables a trace asks for eagerly (see ``Engine._create_variable``);
     with ``initial``, takes their initial values from it, in creation order."""
@@ -84,7 +99,6 @@ class _Creator:
         self.initial = list(initial) if initial is not None else None
 
     def __call__(self, next_creator: Callable[..., Any], **kwargs: Any) -> Any:
-        from tensorflow.python.ops.resource_variable_ops import ResourceVariable
 
         tf = self.tf
         if self.initial:
@@ -93,11 +107,7 @@ class _Creator:
             if shape is None or list(tf.TensorShape(shape)) == list(value.shape):
                 dtype = kwargs.get("dtype") or value.dtype
                 kwargs["initial_value"] = lambda: tf.cast(value, dtype)
-        try:
-            with tf.init_scope():
-                variable = ResourceVariable(**kwargs)
-        except (TypeError, ValueError):  # an initial value that only exists inside the trace
-            variable = next_creator(**kwargs)
+        variable = eager_variable(tf, next_creator, kwargs)
         self.traced.created.append(variable)
         return variable
 
@@ -149,9 +159,11 @@ def kept(variables: list[Any]) -> Iterator[None]:
             tf_variable(v).assign(value)
 
 
-def gradients(tf: Any, loss: LossEntry, xs: list[Any]) -> list[Any]:
-    """``tf.gradients`` of one loss as the engine asks it (``PairBuilder._gradients``)."""
-    target = tf.convert_to_tensor(loss.tensor)
+def gradients(tf: Any, loss: LossEntry, xs: list[Any], target: Any = None) -> list[Any]:
+    """``tf.gradients`` of one loss as every pass asks it: its ``grad_loss`` broadcast to the
+    loss's shape, its ``stop_gradients``, and None (not zero) for what gets no gradient.
+    ``target``: the loss as a tensor, when the caller has converted it already."""
+    target = tf.convert_to_tensor(loss.tensor) if target is None else target
     grad_ys = None
     if loss.grad_ys is not None:
         grad_ys = tf.broadcast_to(tf.constant(loss.grad_ys, target.dtype), tf.shape(target))

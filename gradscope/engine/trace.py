@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.engine import cuts as flow
-from gradscope.engine import modes
+from gradscope.engine import modes, retrace
 from gradscope.engine.graph import Extracted, GradientRegistry
 from gradscope.engine.once import optimized_for_one_run
 from gradscope.engine.pairs import PairBuilder, pair_outputs
@@ -31,13 +31,6 @@ from gradscope.results.facts import (
     RunFacts,
     VariableFacts,
 )
-
-
-def _handle(variable: Any) -> Any:
-    handle = getattr(variable, "handle", None)
-    if handle is None:
-        handle = variable.value.handle
-    return handle
 
 
 class Engine:
@@ -110,7 +103,7 @@ class Engine:
             wanted = self.only | {n for pair in self.compare for n in pair} if self.only else None
             losses = [loss for loss in losses if wanted is None or loss.name in wanted]
             graph = tf.compat.v1.get_default_graph()
-            handles = [graph.capture(_handle(v.variable)) for v in variables]
+            handles = [graph.capture(retrace.handle(v.variable)) for v in variables]
             extracted = Extracted(graph.get_operations(), GradientRegistry())
             self.static["variables"] = variables
             builder = PairBuilder(
@@ -130,19 +123,8 @@ class Engine:
             return outputs
 
     def _create_variable(self, next_creator: Callable[..., Any], **kwargs: Any) -> Any:
-        """Create variables that a trace asks for (Keras layers building) eagerly.
-
-        NOTE: ``tf.function`` traces a second time whenever its first trace created a
-        variable through its own creator; creating them here, outside it, keeps one trace.
-        """
-        from tensorflow.python.ops.resource_variable_ops import ResourceVariable
-
-        self.static.setdefault("created", []).append(kwargs.get("name"))
-        try:
-            with self.tf.init_scope():
-                return ResourceVariable(**kwargs)
-        except (TypeError, ValueError):  # an initial value that only exists inside the trace
-            return next_creator(**kwargs)
+        """Create variables that a trace asks for eagerly (``retrace.eager_variable``)."""
+        return retrace.eager_variable(self.tf, next_creator, kwargs)
 
     def _facts(self, numbers: dict[str, Any], device: str) -> RunFacts:
         variables = tuple(
