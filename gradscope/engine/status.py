@@ -64,3 +64,14 @@ def classify(run: RunFacts, loss_sources: dict[str, str] | None = None) -> list[
     variables = {v.name: v for v in run.variables}
     sources = loss_sources or {}
     return [loss_result(loss, variables, sources.get(loss.name, "")) for loss in run.losses]
+
+
+def pairs_with(facts: RunFacts, status: Status) -> dict[str, list[str]]:
+    """Per loss, the variables whose pair has ``status`` (the second passes' worklists: every
+    ``nan`` pair for NaN origins, every ``ok`` pair for ``--numeric``)."""
+    out = {}
+    for loss in facts.losses:
+        names = [p.variable for p in loss.pairs if status_of(p) == status]
+        if names:
+            out[loss.name] = names
+    return out

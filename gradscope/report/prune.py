@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from gradscope.engine.picture.draw import (
+from gradscope.results import report as m
+from gradscope.results.picture import (
     CUT,
     GRADIENT,
     LOSS,
@@ -26,7 +27,6 @@ from gradscope.engine.picture.draw import (
     Link,
     Picture,
 )
-from gradscope.results import report as m
 
 #: Pictures with more boxes than this are reduced.
 LIMIT = 40

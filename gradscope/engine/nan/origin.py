@@ -21,7 +21,7 @@ from gradscope.engine import retrace
 from gradscope.engine.messages import one_line
 from gradscope.engine.nan import upstream
 from gradscope.engine.protocol import LossEntry, Traceable
-from gradscope.engine.status import status_of
+from gradscope.engine.status import pairs_with
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import GradscopeError
 from gradscope.progress import Progress
@@ -36,12 +36,7 @@ _EAGER = "the loss runs only eagerly, and only traced losses are looked into"
 
 def nan_pairs(facts: RunFacts) -> dict[str, list[str]]:
     """Per loss, the variables whose gradient has a NaN or an infinity."""
-    out = {}
-    for loss in facts.losses:
-        names = [p.variable for p in loss.pairs if status_of(p) == NAN]
-        if names:
-            out[loss.name] = names
-    return out
+    return pairs_with(facts, NAN)
 
 
 def explain(

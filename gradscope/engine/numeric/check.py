@@ -24,7 +24,7 @@ from gradscope.engine.messages import one_line
 from gradscope.engine.numeric import fd, perturb
 from gradscope.engine.numeric.causes import Causes
 from gradscope.engine.protocol import LossEntry
-from gradscope.engine.status import status_of
+from gradscope.engine.status import pairs_with
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import GradscopeError
 from gradscope.progress import Progress
@@ -36,12 +36,7 @@ Pair = tuple[str, str]
 
 def ok_pairs(facts: RunFacts) -> dict[str, list[str]]:
     """Per loss, the variables whose gradient is ``ok`` (exists, finite, not all zero)."""
-    out = {}
-    for loss in facts.losses:
-        names = [p.variable for p in loss.pairs if status_of(p) == OK]
-        if names:
-            out[loss.name] = names
-    return out
+    return pairs_with(facts, OK)
 
 
 def check(
