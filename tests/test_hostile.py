@@ -4,8 +4,11 @@ Each file in ``tests/hostile/`` is an attack: a YAML bomb, a Python tag, a denie
 some spelling, a Keras layer or config that would run code or read a file, a tensor that
 would take gigabytes. Its header says what the refusal must say (``# expect:``) and where
 it must happen (``# stage: validate`` refuses before TensorFlow is imported, ``build``
-before anything runs). Every spec runs as a user would run it, in a subprocess whose working
-directory is a scratch folder; ``os.wait4`` measures its wall time and peak memory.
+before anything runs). Every spec runs as a user would run it, ``gradscope inspect`` in a
+process of its own whose working directory is a scratch folder; ``os.wait4`` measures its
+wall time and peak memory. The processes are forked from a driver that imported gradscope
+(and, for ``build``, TensorFlow) once (``tests/forked.py``); two attacks also run as
+``python -m gradscope`` from the start, the way a user's shell starts it.
 
 Proof that nothing was executed or written: the attacks name ``MARKER`` (a file they would
 create) and ``reads.fifo`` (a named pipe in the scratch folder: a process that opened it to
@@ -20,10 +23,12 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.forked import Driver, Run, driver
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = sorted((ROOT / "tests" / "hostile").glob("*.yaml"))
@@ -35,17 +40,6 @@ BUILD_EXTRA_SECONDS, BUILD_EXTRA_MB = 5.0, 300
 #: No run may take longer than this (a process blocked on the FIFO is killed here).
 KILL_SECONDS = 60.0
 _LINE = re.compile(r"^spec\.yaml:\d+:\d+: \S")
-
-
-@dataclass(frozen=True)
-class Run:
-    """One finished ``gradscope`` process and what it cost."""
-
-    code: int
-    stdout: str
-    stderr: str
-    seconds: float
-    peak_mb: float
 
 
 def _header(path: Path, key: str) -> str:
@@ -136,19 +130,40 @@ def _prepare(source: Path, scratch: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """A tiny valid spec run the same way: what importing TensorFlow and one trace cost."""
-    tmp = tmp_path_factory.mktemp("baseline")
+def light(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    """Forks ``validate``-stage runs: TensorFlow and Keras cannot even be imported."""
+    tmp = tmp_path_factory.mktemp("light")
+    with driver(_environment(tmp, block_tensorflow=True), tensorflow=False,
+                kill_after=KILL_SECONDS) as light:  # fmt: skip
+        yield light
+
+
+@pytest.fixture(scope="module")
+def heavy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    """Forks ``build``-stage runs from a driver that imported TensorFlow."""
+    tmp = tmp_path_factory.mktemp("heavy")
+    with driver(_environment(tmp, block_tensorflow=False), tensorflow=True,
+                kill_after=KILL_SECONDS) as heavy:  # fmt: skip
+        yield heavy
+
+
+def _tiny(tmp: Path) -> Path:
     scratch = tmp / "scratch"
-    scratch.mkdir()
+    scratch.mkdir(parents=True)
     (scratch / "spec.yaml").write_text(
         "gradscope: 1\nvariables: {w: {shape: [2]}}\n"
         "nodes: [{name: s, op: reduce_sum, inputs: [w]}]\nlosses: {l: s}\n",
         encoding="utf-8",
     )
-    run = run_measured(
-        ["inspect", "spec.yaml", "-q"], scratch, _environment(tmp, block_tensorflow=False), tmp
-    )
+    return scratch
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory, heavy: Driver) -> Run:
+    """A tiny valid spec run the same way: what one trace costs a child of ``heavy``."""
+    tmp = tmp_path_factory.mktemp("baseline")
+    env = _environment(tmp, block_tensorflow=False)
+    run = heavy.run(["inspect", "spec.yaml", "-q"], _tiny(tmp), env, tmp / "logs")
     assert run.code == 0, run.stderr
     return run
 
@@ -169,14 +184,49 @@ def _cases() -> list[object]:
 def test_hostile_spec_is_refused_in_bounded_time_and_memory_running_nothing(
     source: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    expect, stage = _header(source, "expect"), _header(source, "stage")
+    stage = _header(source, "stage")
     assert stage in ("validate", "build")
+    forks: Driver = request.getfixturevalue("light" if stage == "validate" else "heavy")
+    env = _environment(tmp_path, block_tensorflow=False)
+    _refused(
+        source, tmp_path, request, lambda args, cwd: forks.run(args, cwd, env, tmp_path / "logs")
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["python-apply", pytest.param("size-one-hot", marks=pytest.mark.tf)]
+)
+def test_hostile_spec_is_refused_by_python_m_gradscope(
+    name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The whole way a shell starts it, Python's start-up and imports included."""
+    source = ROOT / "tests" / "hostile" / f"{name}.yaml"
+    stage = _header(source, "stage")
+    env = _environment(tmp_path, block_tensorflow=stage == "validate")
+    if stage == "build":  # the bound is relative to a tiny spec run the same way
+        tiny = run_measured(["inspect", "spec.yaml", "-q"], _tiny(tmp_path / "tiny"), env,
+                            tmp_path / "tiny")  # fmt: skip
+        assert tiny.code == 0, tiny.stderr
+        request.node.stash[_BASELINE] = tiny
+    _refused(
+        source, tmp_path, request, lambda args, cwd: run_measured(args, cwd, env, tmp_path / "logs")
+    )
+
+
+_BASELINE = pytest.StashKey[Run]()
+
+
+def _refused(
+    source: Path, tmp_path: Path, request: pytest.FixtureRequest,
+    run_in: Callable[[list[str], Path], Run],
+) -> None:  # fmt: skip
+    """Run the attack in a scratch folder and check the refusal, its cost and the folder."""
+    expect, stage = _header(source, "expect"), _header(source, "stage")
     scratch = tmp_path / "scratch"
     _prepare(source, scratch)
     before = _files(scratch)
-    env = _environment(tmp_path, block_tensorflow=stage == "validate")
 
-    run = run_measured(["inspect", "spec.yaml", "-q"], scratch, env, tmp_path / "logs")
+    run = run_in(["inspect", "spec.yaml", "-q"], scratch)
 
     assert run.code == 2, f"exit {run.code}\n{run.stderr}"
     assert run.stdout == ""
@@ -188,7 +238,7 @@ def test_hostile_spec_is_refused_in_bounded_time_and_memory_running_nothing(
         assert run.seconds < VALIDATE_SECONDS, run.seconds
         assert run.peak_mb < VALIDATE_MB, run.peak_mb
     else:
-        baseline: Run = request.getfixturevalue("baseline")
+        baseline = request.node.stash.get(_BASELINE, None) or request.getfixturevalue("baseline")
         assert run.seconds < baseline.seconds + BUILD_EXTRA_SECONDS, (run.seconds, baseline)
         assert run.peak_mb < baseline.peak_mb + BUILD_EXTRA_MB, (run.peak_mb, baseline)
     assert _files(scratch) == before  # nothing written where the attack pointed

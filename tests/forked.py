@@ -1,0 +1,127 @@
+"""Many ``gradscope`` processes without paying Python's start-up and imports each time.
+
+A driver process imports gradscope's command line (and, when asked, TensorFlow) once, then
+forks one child per job: the child is a fresh process running ``gradscope ARGS`` in its own
+working directory and environment, with its standard output and error in files, as
+``python -m gradscope ARGS`` would; the driver measures it with ``os.wait4`` (wall time,
+peak memory) and kills it at a time limit. What a child does cannot reach the driver or
+another child, so a crash, a hang or a memory bomb is seen exactly as in a separate process.
+
+Linux counts a forked child's peak memory from its parent's: the driver stays small
+(gradscope's command line, or that and TensorFlow), and a test compares children of the same
+driver (an attack against a tiny valid spec), never a child against a separate process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+_DRIVER = r"""
+import json, os, signal, sys, threading, time
+
+if sys.argv[1] == "tensorflow":
+    from gradscope.engine.tf_import import import_tensorflow
+    import_tensorflow()
+import gradscope.cli
+
+def child(args, cwd, env, out, err):
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    for fd, path in ((1, out), (2, err)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    code = 3
+    try:
+        gradscope.cli.main(args=args, prog_name="gradscope")
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+for line in sys.stdin:
+    args, cwd, env, out, err, kill_after = json.loads(line)
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        child(args, cwd, env, out, err)
+    killer = threading.Timer(kill_after, os.kill, (pid, signal.SIGKILL))
+    killer.start()
+    _, status, usage = os.wait4(pid, 0)
+    killer.cancel()
+    seconds = time.monotonic() - start
+    print(json.dumps([os.waitstatus_to_exitcode(status), seconds, usage.ru_maxrss]), flush=True)
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished ``gradscope`` process and what it cost."""
+
+    code: int
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_mb: float
+
+
+class Driver:
+    """A running driver: :meth:`run` forks one ``gradscope`` process per call."""
+
+    def __init__(self, process: subprocess.Popen[str], kill_after: float) -> None:
+        self._process = process
+        self._kill_after = kill_after
+
+    def run(self, args: list[str], cwd: Path, env: Mapping[str, str], logs: Path) -> Run:
+        """Run ``gradscope ARGS`` in ``cwd`` with ``env``; its output goes to ``logs``."""
+        logs.mkdir(parents=True, exist_ok=True)
+        out, err = logs / "stdout.txt", logs / "stderr.txt"
+        job = [args, str(cwd), dict(env), str(out), str(err), self._kill_after]
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.write(json.dumps(job) + "\n")
+        self._process.stdin.flush()
+        answer = self._process.stdout.readline()
+        if not answer:
+            raise AssertionError(f"the driver stopped: {self._process.wait()}")
+        code, seconds, peak_kb = json.loads(answer)
+        return Run(
+            code=code,
+            stdout=out.read_text(encoding="utf-8", errors="replace"),
+            stderr=err.read_text(encoding="utf-8", errors="replace"),
+            seconds=seconds,
+            peak_mb=peak_kb / 1024,  # kilobytes on Linux
+        )
+
+
+@contextmanager
+def driver(env: Mapping[str, str], *, tensorflow: bool, kill_after: float) -> Iterator[Driver]:
+    """A driver with ``env`` (its ``PYTHONPATH`` decides what children can import), stopped
+    on every exit path."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _DRIVER, "tensorflow" if tensorflow else "cli"],
+        env=dict(env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield Driver(process, kill_after)
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        try:
+            process.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
