@@ -25,8 +25,8 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 # A long fuzz run with new examples each time (a short one is part of make test):
-# make fuzz FUZZ_SCALE=100 runs 100 times the examples of make test.
-FUZZ_SCALE ?= 25
+# make fuzz FUZZ_SCALE=100 runs 100 times the examples of make test (default 50).
+FUZZ_SCALE ?= 50
 fuzz: $(STAMP)
 	GRADSCOPE_FUZZ=long GRADSCOPE_FUZZ_SCALE=$(FUZZ_SCALE) $(PY) -m pytest -q tests/fuzz
 

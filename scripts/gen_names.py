@@ -137,13 +137,13 @@ def _render(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     parser.add_argument(
         "--add-unreviewed", action="store_true", help="append unlisted ops to the review, refused"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     review = read_review(REVIEW.read_text(encoding="utf-8"))
     missing = unreviewed(review)
     if args.add_unreviewed and missing:

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _DRIVER = r"""
 import json, os, signal, sys, threading, time
@@ -56,6 +57,7 @@ for line in sys.stdin:
     pid = os.fork()
     if pid == 0:
         child(args, cwd, env, out, err)
+    print(json.dumps(pid), flush=True)
     killer = threading.Timer(kill_after, os.kill, (pid, signal.SIGKILL))
     killer.start()
     _, status, usage = os.wait4(pid, 0)
@@ -83,25 +85,42 @@ class Driver:
         self._process = process
         self._kill_after = kill_after
 
+    def start(self, args: list[str], cwd: Path, env: Mapping[str, str], out: Path,
+              err: Path) -> int:  # fmt: skip
+        """Fork ``gradscope ARGS`` in ``cwd`` with ``env``, its standard output and error
+        written to ``out`` and ``err`` (a terminal's path makes that stream a terminal);
+        returns its process id. :meth:`finish` waits for it."""
+        job = [args, str(cwd), dict(env), str(out), str(err), self._kill_after]
+        assert self._process.stdin is not None
+        self._process.stdin.write(json.dumps(job) + "\n")
+        self._process.stdin.flush()
+        return int(self._answer())
+
+    def finish(self) -> tuple[int, float, float]:
+        """The started process's exit code, wall seconds and peak memory in MB."""
+        code, seconds, peak_kb = self._answer()
+        return code, seconds, peak_kb / 1024  # kilobytes on Linux
+
     def run(self, args: list[str], cwd: Path, env: Mapping[str, str], logs: Path) -> Run:
         """Run ``gradscope ARGS`` in ``cwd`` with ``env``; its output goes to ``logs``."""
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / "stdout.txt", logs / "stderr.txt"
-        job = [args, str(cwd), dict(env), str(out), str(err), self._kill_after]
-        assert self._process.stdin is not None and self._process.stdout is not None
-        self._process.stdin.write(json.dumps(job) + "\n")
-        self._process.stdin.flush()
-        answer = self._process.stdout.readline()
-        if not answer:
-            raise AssertionError(f"the driver stopped: {self._process.wait()}")
-        code, seconds, peak_kb = json.loads(answer)
+        self.start(args, cwd, env, out, err)
+        code, seconds, peak_mb = self.finish()
         return Run(
             code=code,
             stdout=out.read_text(encoding="utf-8", errors="replace"),
             stderr=err.read_text(encoding="utf-8", errors="replace"),
             seconds=seconds,
-            peak_mb=peak_kb / 1024,  # kilobytes on Linux
+            peak_mb=peak_mb,
         )
+
+    def _answer(self) -> Any:
+        assert self._process.stdout is not None
+        answer = self._process.stdout.readline()
+        if not answer:
+            raise AssertionError(f"the driver stopped: {self._process.wait()}")
+        return json.loads(answer)
 
 
 @contextmanager

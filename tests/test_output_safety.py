@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from click.testing import CliRunner
 from gradscope.cli import main
 from gradscope.errors import ExitCode
 from tests.conftest import ROOT
+from tests.forked import Driver, driver
 
 pytestmark = pytest.mark.tf
 
@@ -104,42 +106,65 @@ def test_ctrl_c_while_writing_keeps_the_previous_file(
     assert _listing(tmp_path) == ["report.json"]
 
 
-def _interrupt_at(args: list[str], phase: str, seconds: float = 60) -> tuple[int, str]:
+@pytest.fixture(scope="module")
+def forks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    """Forks ``gradscope`` processes from a driver that imported TensorFlow once."""
+    with driver(os.environ, tensorflow=True, kill_after=60) as forks:
+        yield forks
+
+
+def _interrupt_at(
+    args: list[str], phase: str, forks: Driver, seconds: float = 60
+) -> tuple[int, str]:
     """Run ``gradscope ARGS`` with standard error on a terminal (so it shows its phases),
-    send Ctrl-C's SIGINT once it shows ``phase``, and return its exit code and stderr."""
+    send Ctrl-C's SIGINT once it shows ``phase``, and return its exit code and stderr.
+
+    Ctrl-C during the import needs a process that imports TensorFlow: ``python -m
+    gradscope``; any later phase is interrupted in a process forked after the import.
+    """
     import pty
     import select
 
     leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gradscope", *args],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=follower,
-    )
-    os.close(follower)
+    if phase == "importing TensorFlow":
+        process = subprocess.Popen([sys.executable, "-m", "gradscope", *args], cwd=ROOT,
+                                   stdout=subprocess.DEVNULL, stderr=follower)  # fmt: skip
+        interrupt, wait, running = process.send_signal, process.wait, lambda: process.poll() is None
+    else:  # the terminal stays open here until the child has ended: it opens it by name
+        pid = forks.start(args, ROOT, os.environ, Path(os.devnull), Path(os.ttyname(follower)))
+        interrupt, wait, running = (
+            (lambda sig: os.kill(pid, sig)),
+            (lambda: forks.finish()[0]),
+            (lambda: _alive(pid)),
+        )
     shown, sent = b"", False
     deadline = time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
             if not sent and phase.encode() in shown:
-                process.send_signal(signal.SIGINT)
+                interrupt(signal.SIGINT)
                 sent = True
             if select.select([leader], [], [], 0.1)[0]:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # the terminal closed: the process has exited
-                    chunk = b""
-                if not chunk:
-                    break
-                shown += chunk
+                shown += os.read(leader, 65536)
+            elif not running():
+                break
     finally:
+        os.close(follower)
         os.close(leader)
-        if process.poll() is None:
-            process.kill()
-    process.wait()
+        if not sent:  # it never showed the phase: stop it rather than wait for it
+            interrupt(signal.SIGKILL)
+    code = wait()
     assert sent, f"never showed {phase!r}: {shown[-300:]!r}"
-    return process.returncode, shown.decode("utf-8", "replace")
+    return code, shown.decode("utf-8", "replace")
+
+
+def _alive(pid: int) -> bool:
+    """Whether the forked process still runs (its driver reaps it the moment it ends)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 PHASES = ["importing TensorFlow", "building the model", "gradients for loss 2"]
@@ -165,14 +190,14 @@ def _long_chain(folder: Path) -> str:
     ("name", "template", "file"), COMMANDS[:3], ids=[c[0] for c in COMMANDS[:3]]
 )
 def test_sigint_mid_run_exits_130_and_keeps_the_previous_file(
-    tmp_path: Path, name: str, template: list[str], file: str, phase: str
+    tmp_path: Path, name: str, template: list[str], file: str, phase: str, forks: Driver
 ) -> None:
     out = tmp_path / "out" / file
     out.parent.mkdir()
     out.write_bytes(PREVIOUS)
     spec = _long_chain(tmp_path) if phase.startswith("gradients") else SPEC
     args = [a for a in _args(template, spec, out) if a != "-q"]
-    code, stderr = _interrupt_at(args, phase)
+    code, stderr = _interrupt_at(args, phase, forks)
     # A process that dies of SIGINT itself (-2) is what a shell also shows as 130.
     assert code in (ExitCode.INTERRUPTED, -signal.SIGINT), stderr[-500:]
     assert "gradscope: interrupted" in stderr and "Traceback" not in stderr

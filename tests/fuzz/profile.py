@@ -1,7 +1,7 @@
 """How hard the fuzz suite works: a short run in ``make test``, a long one in ``make fuzz``.
 
 ``GRADSCOPE_FUZZ=long`` (what ``make fuzz`` sets) multiplies every example count by
-``GRADSCOPE_FUZZ_SCALE`` (default 25) and draws new examples each run; the short run is
+``GRADSCOPE_FUZZ_SCALE`` (default 50) and draws new examples each run; the short run is
 derandomized, so ``make test`` sees the same examples every time.
 """
 
@@ -13,7 +13,7 @@ from datetime import timedelta
 from hypothesis import HealthCheck, settings
 
 LONG = os.environ.get("GRADSCOPE_FUZZ") == "long"
-SCALE = int(os.environ.get("GRADSCOPE_FUZZ_SCALE", "25")) if LONG else 1
+SCALE = int(os.environ.get("GRADSCOPE_FUZZ_SCALE", "50")) if LONG else 1
 
 
 def fuzz_settings(examples: int, seconds: float) -> settings:

@@ -40,7 +40,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@fuzz_settings(examples=400, seconds=30)
+@fuzz_settings(examples=200, seconds=30)
 @given(fs.tf_specs())
 def test_fuzz_inspect_small_specs_end_in_a_report_or_a_located_error(
     folder: Path, spec: dict[str, Any]

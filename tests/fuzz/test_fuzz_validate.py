@@ -44,19 +44,19 @@ def check_validate(folder: Path, data: bytes) -> None:
         assert pattern.match(line), line
 
 
-@fuzz_settings(examples=800, seconds=5)
+@fuzz_settings(examples=400, seconds=5)
 @given(st.binary(max_size=400))
 def test_fuzz_validate_random_bytes(folder: Path, data: bytes) -> None:
     check_validate(folder, data)
 
 
-@fuzz_settings(examples=600, seconds=5)
+@fuzz_settings(examples=300, seconds=5)
 @given(fs.yaml_text)
 def test_fuzz_validate_random_yaml_syntax(folder: Path, text: str) -> None:
     check_validate(folder, text.encode("utf-8"))
 
 
-@fuzz_settings(examples=500, seconds=5)
+@fuzz_settings(examples=250, seconds=5)
 @given(fs.documents)
 def test_fuzz_validate_random_documents(folder: Path, document: Any) -> None:
     check_validate(folder, fs.dump(document))
@@ -70,7 +70,7 @@ def test_fuzz_validate_deep_nesting(folder: Path, text: str) -> None:
     check_validate(folder, text.encode("utf-8"))
 
 
-@fuzz_settings(examples=1500, seconds=5)
+@fuzz_settings(examples=700, seconds=5)
 @given(fs.mutated_specs())
 def test_fuzz_validate_mutated_specs(folder: Path, document: Any) -> None:
     check_validate(folder, fs.dump(document))
