@@ -20,6 +20,7 @@ from typing import Any
 
 from gradscope.engine import cuts as flow
 from gradscope.engine.graph import Extracted, GradientRegistry
+from gradscope.results.cut import STOP_TYPES
 
 #: Op type -> (attributes naming its bodies, index of the first input a body receives).
 _BODIES = {
@@ -77,7 +78,7 @@ def static_received(graph: flow.Graph, targets: set[int]) -> set[int]:
         op = graph.ops[index]
         if not any(t in received for t in op.outputs):
             continue
-        if op.write or op.type in flow.STOP_TYPES or op.no_gradient:
+        if op.write or op.type in STOP_TYPES or op.no_gradient:
             continue
         received.update(t for t in graph.value_inputs(op) if graph.differentiable[t])
     return received

@@ -18,10 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.results.cut import CutPoint
-
-#: Ops whose gradient is cut on purpose.
-STOP_TYPES = frozenset({"StopGradient", "PreventGradient"})
+from gradscope.results.cut import STOP_TYPES, CutPoint
 
 STOPPED = "stopped"
 ASSIGN = "assign"

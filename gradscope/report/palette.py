@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from gradscope.engine import cuts as flow
 from gradscope.report import style
 from gradscope.results import report as m
+from gradscope.results.cut import STOP_TYPES
 from gradscope.results.facts import CutPoint
 from gradscope.results.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
+from gradscope.results.status import CutKind
 
 #: Link colours.
 GRADIENT_COLOR = "#37474f"
@@ -89,9 +90,9 @@ def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
 
 def cut_label(cut: CutPoint, spec: str) -> str:
     """``✂ stop_gradient · line 27``, ``✂ assign · line 15``, ``✂ Round (no gradient) · …``."""
-    if cut.kind == flow.STOPPED:
-        what = "stop_gradient" if cut.op in flow.STOP_TYPES else "stop_gradients (loss)"
-    elif cut.kind == flow.ASSIGN:
+    if cut.kind == CutKind.STOPPED:
+        what = "stop_gradient" if cut.op in STOP_TYPES else "stop_gradients (loss)"
+    elif cut.kind == CutKind.ASSIGN:
         what = "assign"
     else:
         what = f"{cut.op} (no gradient)"

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The ops that cut a gradient on purpose (``tf.stop_gradient``); a cut point of kind
+#: ``stopped`` at another op is a ``stop_gradients`` argument of the gradient call.
+STOP_TYPES = frozenset({"StopGradient", "PreventGradient"})
+
 
 @dataclass(frozen=True)
 class CutPoint:

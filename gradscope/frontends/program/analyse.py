@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from gradscope.engine import cuts as flow
 from gradscope.engine.status import status_of
+from gradscope.results.cut import STOP_TYPES
 from gradscope.results.facts import CutPoint, PairFacts, VariableFacts
 from gradscope.results.status import Status
 
@@ -112,7 +113,7 @@ def _through_integers(
     derived = [False] * len(graph.ops)
     for i, op in enumerate(graph.ops):
         ins = [t for t in graph.value_inputs(op) if vsets[graph.producer[t]]]
-        if op.type in flow.STOP_TYPES or i in stop_ops:
+        if op.type in STOP_TYPES or i in stop_ops:
             derived[i] = bool(ins)
             continue
         derived[i] = bool(ins) and all(
