@@ -150,8 +150,9 @@ class Calls:
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
         self._outside(tape, flat_s, flat_t, statics, eager)
-        notes = fit.notes(call, statics) if state.api == "fit" else ()
-        static = Static(statics, self._target_source(call, flat_t, eager), notes)
+        target_source = self._target_source(call, flat_t, eager)
+        fit.notes(call, statics, flat_s, target_source)
+        static = Static(statics, target_source)
         scale = self._scale_of(flat_t)
         if eager:
             by = None if scale is None else values.total(scale)
@@ -234,8 +235,11 @@ class Calls:
             recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
             where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
             analyse.outside_notes(full.problem, statics, recorded, where)
-            left = {full.tensors[t]: sites.text(site)
-                    for t, site in self.recorder.left.items() if t in full.tensors}  # fmt: skip
+            # a value that left TensorFlow before the tape started (a get_weights()) is no cut
+            start = min(a for a, _ in spans) if spans else 0
+            made = {t: r.seq for r in full.records for t in r.outputs}
+            left = {full.tensors[t]: sites.text(site) for t, site in self.recorder.left.items()
+                    if t in full.tensors and made.get(t, 0) > start}  # fmt: skip
             analyse.roundtrip_notes(full.problem, statics, left)
             return
         import tensorflow as tf

@@ -182,7 +182,6 @@ def _function(calls: Calls) -> Callable[[], None]:
 def _keras(calls: Calls) -> Callable[[], None]:
     try:
         import keras
-        from keras.src.trainers import trainer
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
         return lambda: None
 
@@ -196,15 +195,18 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    def make_loss(orig: Any) -> Any:
+    def make_call(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
-            fit.saw_outputs(self, kwargs.get("y_pred"))
-            return orig(self, *args, **kwargs)
+            with fit.model_call() as outermost:
+                outputs = orig(self, *args, **kwargs)
+            if outermost and not calls.watcher.busy:
+                fit.saw_outputs(self, outputs)
+            return outputs
 
         return patched
 
     undo = [_replace(keras.Model, "fit", make_fit),
-            _replace(trainer.Trainer, "_compute_loss", make_loss)]  # fmt: skip
+            _replace(keras.Model, "__call__", make_call)]  # fmt: skip
     return _undo_all(undo)
 
 
