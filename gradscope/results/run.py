@@ -37,6 +37,8 @@ class SourceResult:
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
     note: str = ""  # why, where the cut points cannot say (read before the tape started)
+    # its ``trainable`` flag changed after the train step that ran was traced (``fit``)
+    trainable_changed: bool = False
 
 
 @dataclass(frozen=True)

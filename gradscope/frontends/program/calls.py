@@ -15,6 +15,7 @@ from typing import Any
 from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
+from gradscope.frontends.program.trainable import Traces
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.python import frames
 from gradscope.results.run import EAGER, FUNCTION
@@ -37,6 +38,7 @@ class Calls:
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
+        self.traces = Traces()  # each Keras model's traced train step
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -161,6 +163,7 @@ class Calls:
             if not tape._persistent and not self.open_eager:
                 self.recorder.release(self.recorder.seq)
         else:
+            self.traces.gradients(flat_s, user)
             state.unrun.append(static)
             self._in_functions(state)
             self._numbers_in_graph(state, static, flat_t, user, scale, flat_s)

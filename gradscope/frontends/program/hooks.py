@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gradscope.frontends.program import fit
+from gradscope.frontends.program import fit, trainable
 from gradscope.frontends.program.calls import Calls
 from gradscope.frontends.program.watch import Watcher
 
@@ -187,6 +187,7 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
     def make_fit(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.guarded(trainable.report, calls.watcher, calls.traces, self, "fit")
             fit.enter(self)
             try:
                 return orig(self, *args, **kwargs)
@@ -205,9 +206,40 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
         return patched
 
+    def make_batch(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.guarded(trainable.report, calls.watcher, calls.traces, self, "train_on_batch")
+            return orig(self, *args, **kwargs)
+
+        return patched
+
     undo = [_replace(keras.Model, "fit", make_fit),
-            _replace(keras.Model, "__call__", make_call)]  # fmt: skip
+            _replace(keras.Model, "train_on_batch", make_batch),
+            _replace(keras.Model, "__call__", make_call),
+            _train_step(calls)]  # fmt: skip
     return _undo_all(undo)
+
+
+def _train_step(calls: Calls) -> Callable[[], None]:
+    """Keras' train step, wrapped where Keras makes its train function: each trace of it
+    keeps the ``trainable`` flags it read (``trainable.py``)."""
+    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, step_function: Any) -> Any:
+            if getattr(step_function, "__name__", "") != "train_step":
+                return orig(self, step_function)
+
+            @functools.wraps(step_function)
+            def train_step(data: Any) -> Any:
+                with calls.traces.step(self):
+                    return step_function(data)
+
+            return orig(self, train_step)
+
+        return patched
+
+    return _replace(TensorFlowTrainer, "_make_function", make)
 
 
 def _loss_scale(calls: Calls) -> Callable[[], None]:
