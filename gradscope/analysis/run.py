@@ -45,8 +45,10 @@ def _kind(source: SourceResult, allow_none: Sequence[str]) -> ProblemKind | None
 def _message(call: CallResult, source: SourceResult, kind: str) -> str:
     if kind == m.NAN_PROBLEM:
         return f"{source.name} gets a NaN or infinite gradient at {call.site} (step {call.step})"
-    if kind in (m.NEVER_TRAINED, m.UNEXPECTED_CONNECTED):
-        return f"{call.api} at {call.site} and {source.name}: {source.note}"
+    if kind == m.NEVER_TRAINED:
+        return f"{call.api} at {call.site} does not train {source.name}: {source.note}"
+    if kind == m.UNEXPECTED_CONNECTED:
+        return f"{call.api} at {call.site} still trains {source.name}: {source.note}"
     why = source.status.removeprefix("none:")
     text = f"{call.api} at {call.site} gives {source.name} no gradient ({why})"
     if source.cut_points:
