@@ -22,11 +22,13 @@ RULES: dict[str, tuple[str, str, str]] = {
     ),
     m.NAN_PROBLEM: sarif.RULES[m.NAN_PROBLEM],
     m.NEVER_TRAINED: (
-        "MadeTrainableAfterTrace",
-        "A variable made trainable after Keras traced the train step is left out of it.",
-        "Keras reads `trainable` when it traces the train step (at the first fit() after "
-        "compile()) and reuses that step, so a layer unfrozen later is never updated. Call "
-        "compile() again after changing `trainable` (with a new optimizer if you pass one).",
+        "LeftOutOfTracedTrainStep",
+        "A changed `trainable` flag leaves a variable out of the Keras train step.",
+        "Keras reads `trainable` when it traces the train step (at the first fit() or "
+        "train_on_batch() after compile()) and reuses that step until the next compile(): a "
+        "layer unfrozen after the trace is never updated, and a model frozen between "
+        "compile() and the trace trains nothing. Call compile() again after changing "
+        "`trainable` (with a new optimizer if you pass one).",
     ),
     m.UNEXPECTED_CONNECTED: (
         "FrozenAfterTrace",

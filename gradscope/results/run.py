@@ -37,7 +37,7 @@ class SourceResult:
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
     note: str = ""  # why, where the cut points cannot say (read before the tape started)
-    # its ``trainable`` flag changed after the train step that ran was traced (``fit``)
+    # a changed ``trainable`` flag the traced Keras train step disagrees with (trainable.py)
     trainable_changed: bool = False
 
 

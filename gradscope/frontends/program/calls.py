@@ -38,7 +38,7 @@ class Calls:
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
-        self.traces = Traces()  # each Keras model's traced train step
+        self.traces = Traces(watcher)  # each Keras model's traced train step
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0

@@ -206,24 +206,32 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
         return patched
 
+    undo = [_replace(keras.Model, "fit", make_fit),
+            _replace(keras.Model, "__call__", make_call),
+            _trainable(calls)]  # fmt: skip
+    return _undo_all(undo)
+
+
+def _trainable(calls: Calls) -> Callable[[], None]:
+    """``compile()``, Keras' train step and ``train_on_batch()``: the ``trainable`` flags at
+    each, compared where they matter (``trainable.py``); ``fit()`` compares in ``_keras``."""
+    import keras
+    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+
+    def make_compile(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            result = orig(self, *args, **kwargs)
+            calls.guarded(calls.traces.compile, self)
+            return result
+
+        return patched
+
     def make_batch(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             calls.guarded(trainable.report, calls.watcher, calls.traces, self, "train_on_batch")
             return orig(self, *args, **kwargs)
 
         return patched
-
-    undo = [_replace(keras.Model, "fit", make_fit),
-            _replace(keras.Model, "train_on_batch", make_batch),
-            _replace(keras.Model, "__call__", make_call),
-            _train_step(calls)]  # fmt: skip
-    return _undo_all(undo)
-
-
-def _train_step(calls: Calls) -> Callable[[], None]:
-    """Keras' train step, wrapped where Keras makes its train function: each trace of it
-    keeps the ``trainable`` flags it read (``trainable.py``)."""
-    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
 
     def make(orig: Any) -> Any:
         def patched(self: Any, step_function: Any) -> Any:
@@ -239,7 +247,10 @@ def _train_step(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(TensorFlowTrainer, "_make_function", make)
+    undo = [_replace(keras.Model, "compile", make_compile),
+            _replace(keras.Model, "train_on_batch", make_batch),
+            _replace(TensorFlowTrainer, "_make_function", make)]  # fmt: skip
+    return _undo_all(undo)
 
 
 def _loss_scale(calls: Calls) -> Callable[[], None]:

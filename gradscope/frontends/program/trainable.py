@@ -7,6 +7,13 @@ gradient is ``None`` and Keras says nothing: its check (``_warn_if_trainable_sta
 sits after a ``raise`` in Keras 3.15 and never runs. ``compile()`` drops the traced step. So
 each trace keeps the flags it read, and each later ``fit()`` of the same traced step
 compares them with the flags it finds.
+
+A flag changed between ``compile()`` and the trace takes effect, though Keras' own docs say
+trainable variables are fixed at ``compile()``: the trace names each such variable, frozen
+or trained, with a note. That may be what the user meant (freeze a base, then fit), so it is
+a problem only when the step then trains nothing: the Keras 2 GAN idiom, a discriminator
+frozen for the combined model after its own ``compile()``, whose ``train_on_batch()`` never
+trains it.
 """
 
 from __future__ import annotations
@@ -17,13 +24,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.frontends.program import sites
+from gradscope.frontends.program import fit, sites
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.watch import Static, Watcher
 from gradscope.results.run import FUNCTION
 
 #: The ``where`` of the sites these calls are recorded at (apart from the step's own calls).
 WHERE = -2
+SINCE_COMPILE = -3
 
 
 @dataclass
@@ -40,9 +48,18 @@ class Trace:
 class Traces:
     """The last trace of each model's train step."""
 
-    def __init__(self) -> None:
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
         self.by_model: dict[int, Trace] = {}
+        self.compiled: dict[
+            int, tuple[Any, str, dict[int, bool]]
+        ] = {}  # id -> (model, line, flags)
         self._local = threading.local()
+
+    def compile(self, model: Any) -> None:
+        """``model.compile()`` returned: the flags it saw, per variable."""
+        flags = {id(v): bool(v.trainable) for v in model.variables}
+        self.compiled[id(model)] = (model, sites.text(sites.current()), flags)
 
     @contextmanager
     def step(self, model: Any) -> Iterator[None]:
@@ -64,6 +81,30 @@ class Traces:
             yield
         finally:
             self._local.trace = outer
+        self._since_compile(trace)
+
+    def _since_compile(self, trace: Trace) -> None:
+        """A call at the tracing line for each variable whose flag changed since compile()
+        and that the step follows (frozen: not trained; made trainable: trained)."""
+        model, line, flags = self.compiled.get(id(trace.model), (None, "", {}))
+        if model is not trace.model:
+            return
+        changed = [v for key, (v, now) in trace.flags.items()
+                   if key in flags and flags[key] != now
+                   and trace.trained.get(key, False) == now]  # fmt: skip
+        if not changed:
+            return
+        api = "fit" if fit.active() else "train_on_batch"
+        state = self.watcher.site(trace.site, api, FUNCTION, SINCE_COMPILE)
+        if self.watcher.done(state):
+            return
+        names = sites.unique([sites.variable_name(v) for v in changed])
+        idle = not any(trace.trained.values())  # the step trains nothing at all
+        statics = [_compiled_static(n, v, line, api, idle)
+                   for n, v in zip(names, changed, strict=True)]  # fmt: skip
+        note = (f"trainable flags changed between compile() at {line} and this {api}(), which "
+                "traced the train step: Keras 3 follows the flags at the trace")  # fmt: skip
+        self.watcher.record(state, Static(statics, "", (note,), measured=False), None)
 
     def gradients(self, sources: Sequence[Any], grads: Sequence[Any]) -> None:
         """A gradient call in the train step being traced: which variables it trains."""
@@ -121,3 +162,20 @@ def _static(name: str, variable: Any, trained: bool, traced: str, api: str) -> S
     return SourceStatic(name, shape, trained, reachable=trained, note=note,
                         trainable=bool(variable.trainable), requested=trained,
                         trainable_changed=True)  # fmt: skip
+
+
+def _compiled_static(name: str, variable: Any, line: str, api: str, idle: bool) -> SourceStatic:
+    shape = tuple(variable.shape)
+    if variable.trainable:
+        note = (f"made trainable after compile() at {line}: this {api}() trains it (Keras 3 "
+                "reads trainable when it traces the step, not at compile())")  # fmt: skip
+        return SourceStatic(name, shape, True, reachable=True, note=note)
+    note = (f"trainable at compile() at {line}, frozen when this {api}() traced the train "
+            "step, which so never trains it (Keras 3 reads trainable there, not at "
+            "compile())")  # fmt: skip
+    if idle:
+        note = (f"trainable at compile() at {line}, frozen when this {api}() traced the train "
+                f"step, which so trains nothing: set trainable = True before this {api}() "
+                "(Keras 3 reads it there, not at compile())")  # fmt: skip
+    return SourceStatic(name, shape, False, note=note, trainable=False, requested=False,
+                        trainable_changed=idle)  # fmt: skip

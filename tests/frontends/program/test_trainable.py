@@ -10,15 +10,16 @@ import pytest
 
 from gradscope.frontends.program.launch import Program
 from gradscope.frontends.program.run import run
-from tests.frontends.program.test_run import PROGRAMS, line_of, site, watched
+from tests.frontends.program.test_run import PROGRAMS, line_of, site, unwatched, watched
 
 pytestmark = pytest.mark.tf
 
 NAMES = ["base/kernel", "base/bias", "head/kernel", "head/bias"]
 
 
-def _bare(recompile: bool = False, run_eagerly: bool = False) -> list[bool]:
-    """unfreeze.py in bare Keras: which weights the second fit() changes."""
+def _bare(recompile: bool = False, run_eagerly: bool = False, early: bool = False) -> list[bool]:
+    """unfreeze.py in bare Keras: which weights the second fit() changes (``early``: the base
+    frozen after compile(), and which weights the first fit() changes)."""
     import keras
     import tensorflow as tf
 
@@ -32,6 +33,12 @@ def _bare(recompile: bool = False, run_eagerly: bool = False) -> list[bool]:
     rng = np.random.default_rng(12)
     x = rng.normal(size=(16, 4)).astype("float32")
     y = rng.normal(size=(16, 1)).astype("float32")
+    if early:
+        model.compile(optimizer="sgd", loss="mse")
+        base.trainable = False  # after compile(), before the first fit()
+        before = model.get_weights()
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0)
+        return [bool(np.any(a != b)) for a, b in zip(before, model.get_weights(), strict=True)]
     base.trainable = False
     model.compile(optimizer="sgd", loss="mse", run_eagerly=run_eagerly)
     model.fit(x, y, batch_size=16, epochs=1, verbose=0)
@@ -96,3 +103,44 @@ def test_no_report_when_the_step_runs_eagerly(tmp_path: Path) -> None:
     outcome = _watch_variant(tmp_path, text.replace('loss="mse")', 'loss="mse", run_eagerly=True)'))
     assert isinstance(outcome.error, ValueError) and "Unknown variable" in str(outcome.error)
     assert not any(s.trainable_changed for c in outcome.report.calls for s in c.sources)
+
+
+def test_keras_2_gan_idiom_discriminator_frozen_before_its_trace_is_never_trained() -> None:
+    """Compiled trainable, frozen for the combined model: Keras 3 traces the discriminator's
+    own step at its first train_on_batch(), frozen, so that step trains nothing."""
+    import keras
+
+    keras.backend.clear_session()
+    assert unwatched("gan_idiom.py") == "discriminator trained False\n"  # bare Keras
+    outcome, _ = watched("gan_idiom.py", keep_going=True)
+    report = outcome.report
+    disc_call = report.calls[0]
+    assert disc_call.site == site("gan_idiom.py", "disc.train_on_batch(")
+    assert disc_call.api == "train_on_batch"
+    assert [(s.name, s.status) for s in disc_call.sources] == [
+        ("disc/d1/kernel", "frozen"), ("disc/d1/bias", "frozen")]  # fmt: skip
+    compiled = site("gan_idiom.py", 'disc.compile(optimizer="sgd"')
+    assert all(f"trainable at compile() at {compiled}" in s.note and "trains nothing" in s.note
+               for s in disc_call.sources)  # fmt: skip
+    assert [(p.site, p.variable, p.kind) for p in report.problems] == [
+        (disc_call.site, "disc/d1/kernel", "never-trained"),
+        (disc_call.site, "disc/d1/bias", "never-trained")]  # fmt: skip
+
+
+def test_freezing_between_compile_and_fit_is_noted_not_a_problem(tmp_path: Path) -> None:
+    """Freezing after compile() but before the first fit() takes effect in Keras 3 (its docs
+    say otherwise): noted at the fit() line, and no problem, as the step trains the rest."""
+    text = (PROGRAMS / "unfreeze.py").read_text()
+    text = text.replace(
+        'base.trainable = False\nmodel.compile(optimizer="sgd", loss="mse")',
+        'model.compile(optimizer="sgd", loss="mse")\nbase.trainable = False',
+    )
+    text = text[: text.index("base.trainable = True")]
+    assert _bare(early=True) == [False, False, True, True]  # bare Keras: the base is frozen
+    outcome = _watch_variant(tmp_path, text)
+    (noted, _fit) = outcome.report.calls
+    assert [(s.name, s.status) for s in noted.sources] == [
+        ("base/kernel", "frozen"), ("base/bias", "frozen")]  # fmt: skip
+    assert all("never trains it (Keras 3 reads trainable there" in s.note for s in noted.sources)
+    assert [s.name for s in _fit.sources] == ["head/kernel", "head/bias"]
+    assert outcome.report.problems == () and outcome.report.exit_code == 0
