@@ -122,8 +122,10 @@ def _in_call(call: Any, named: list[tuple[str, Any]]) -> list[tuple[str, int]]:
             ops = call.x.tf_ops
             mine = ops and getattr(tensor, "graph", None) is ops[0].graph
             found = call.x.tensor_id(tensor) if mine else None
-        else:
+        elif getattr(tensor, "graph", None) is None:  # an eager tensor (a traced one is not)
             found = call.tensors.get(getattr(tensor, "_id", -1))
+        else:
+            found = None
         if found is not None:
             out.append((name, found))
     return out

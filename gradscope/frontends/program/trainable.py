@@ -156,9 +156,8 @@ def _static(name: str, variable: Any, trained: bool, traced: str, api: str) -> S
                 "it: call compile() again after changing trainable")  # fmt: skip
     else:  # made trainable since: left out
         note = (f"made trainable after the train step was traced at {traced}, which leaves "
-                "it out: call compile() again after changing trainable, with a new optimizer "
-                "if you pass one (a built one updates only the variables it was built "
-                "with)")  # fmt: skip
+                "it out: call compile() again (with a new optimizer, if you pass one: a built "
+                "one updates only its first variables)")  # fmt: skip
     return SourceStatic(name, shape, trained, reachable=trained, note=note,
                         trainable=bool(variable.trainable), requested=trained,
                         trainable_changed=True)  # fmt: skip
