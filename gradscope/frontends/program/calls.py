@@ -115,7 +115,7 @@ class Calls:
         import tensorflow as tf
 
         eager = tf.executing_eagerly()
-        api = "fit" if fit.active() else "GradientTape.gradient"
+        api = fit.api() or "GradientTape.gradient"
         where = sites.instruction() if eager else -1
         state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
                                   where)  # fmt: skip

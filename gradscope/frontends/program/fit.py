@@ -25,11 +25,18 @@ KEPT = 16
 
 
 def active() -> bool:
-    """Whether the current thread is inside ``Model.fit``."""
+    """Whether the current thread is inside ``Model.fit`` (or ``train_on_batch``)."""
     return bool(getattr(_local, "depth", 0))
 
 
-def enter(model: Any) -> None:
+def api() -> str:
+    """``fit`` or ``train_on_batch`` inside one (the outermost), else ``""``."""
+    return str(getattr(_local, "api", "")) if active() else ""
+
+
+def enter(model: Any, api: str = "fit") -> None:
+    if not active():
+        _local.api = api
     _local.depth = getattr(_local, "depth", 0) + 1
     _local.model = model
 

@@ -229,7 +229,11 @@ def _trainable(calls: Calls) -> Callable[[], None]:
     def make_batch(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             calls.guarded(trainable.report, calls.watcher, calls.traces, self, "train_on_batch")
-            return orig(self, *args, **kwargs)
+            fit.enter(self, "train_on_batch")
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                fit.leave()
 
         return patched
 

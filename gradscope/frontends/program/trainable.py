@@ -94,7 +94,7 @@ class Traces:
                    and trace.trained.get(key, False) == now]  # fmt: skip
         if not changed:
             return
-        api = "fit" if fit.active() else "train_on_batch"
+        api = fit.api() or "fit"
         state = self.watcher.site(trace.site, api, FUNCTION, SINCE_COMPILE)
         if self.watcher.done(state):
             return

@@ -125,6 +125,27 @@ def test_keras_2_gan_idiom_discriminator_frozen_before_its_trace_is_never_traine
     assert [(p.site, p.variable, p.kind) for p in report.problems] == [
         (disc_call.site, "disc/d1/kernel", "never-trained"),
         (disc_call.site, "disc/d1/bias", "never-trained")]  # fmt: skip
+    gan_call = report.calls[1]  # Keras' own tape in the combined model's step
+    assert gan_call.site == site("gan_idiom.py", "gan.train_on_batch(")
+    assert gan_call.api == "train_on_batch"
+    assert [s.norm for s in gan_call.sources] == pytest.approx(_bare_gan(), rel=1e-5)
+
+
+def _bare_gan() -> list[float]:
+    """The combined model's first step in bare TensorFlow: the generator's gradient norms."""
+    import tensorflow as tf
+
+    import tests.frontends.program.test_run as helpers
+
+    seeded = helpers.parts().seeded
+    disc = seeded(tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)]), 2)
+    gen = seeded(tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3)]), 1)
+    rng = np.random.default_rng(3)
+    rng.normal(size=(8, 3))  # the real batch, drawn first
+    z = rng.normal(size=(8, 4)).astype("float32")
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(1.0 - disc(gen(z))))
+    return helpers.norms(tape.gradient(loss, gen.trainable_variables))
 
 
 def test_freezing_between_compile_and_fit_is_noted_not_a_problem(tmp_path: Path) -> None:
