@@ -51,9 +51,8 @@ class Traces:
     def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
         self.by_model: dict[int, Trace] = {}
-        self.compiled: dict[
-            int, tuple[Any, str, dict[int, bool]]
-        ] = {}  # id -> (model, line, flags)
+        # id(model) -> (model, its compile() line, id(variable) -> trainable then)
+        self.compiled: dict[int, tuple[Any, str, dict[int, bool]]] = {}
         self._local = threading.local()
 
     def compile(self, model: Any) -> None:
@@ -131,8 +130,15 @@ class Traces:
 
 
 def report(watcher: Watcher, traces: Traces, model: Any, api: str) -> None:
-    """At a ``fit()`` (``api``) of a model whose traced train step will run: a call for each
-    variable whose ``trainable`` flag no longer matches what that step does."""
+    """At a ``fit()`` of a model whose traced train step will run: a call for each variable
+    whose ``trainable`` flag no longer matches what that step does.
+
+    Args:
+        watcher: where the call goes (at the user's line, as ``api``).
+        traces: the traced train steps.
+        model: the model ``fit()`` (or ``train_on_batch()``) was called on.
+        api: ``fit`` or ``train_on_batch``.
+    """
     found = traces.changed(model)
     if found is None:
         return
