@@ -101,13 +101,16 @@ def notes(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],
 
 
 def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str) -> str:
-    heads = ", ".join(f"'{n}'" for _, n in reached)
-    plural = "s" if len(reached) > 1 else ""
+    """The note of a source whose model outputs no loss reads: those of the model called
+    last (nearest the loss), each named once (a model called twice)."""
+    last = reached[-1][0]
+    names = list(dict.fromkeys(f"'{n}'" for m, n in reached if m is last))
+    heads, plural = ", ".join(names), "s" if len(names) > 1 else ""
     if compiled:
         return (
             f"reaches only output{plural} {heads}, which no loss reads (compile() gives it no loss)"
         )
-    model = reached[0][0].name
+    model = last.name
     loss = f"the loss made at {target_source}" if target_source else "the loss"
     return f"reaches only output{plural} {heads} of model '{model}', which {loss} does not read"
 
