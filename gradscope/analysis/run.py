@@ -13,10 +13,11 @@ from gradscope.results.status import ProblemKind
 
 def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[RunProblem]:
     """``unexpected-none`` for a source with no gradient unless an ``--allow-none`` glob names
-    it, ``nan`` for a non-finite gradient; for a variable whose ``trainable`` flag changed
-    after the train step was traced, ``never-trained`` (made trainable, left out; an
-    ``--allow-none`` glob allows it too) or ``unexpected-connected`` (frozen, still trained).
-    One problem per site, source and kind (its first step)."""
+    it, ``nan`` for a non-finite gradient; for a variable whose changed ``trainable`` flag the
+    traced Keras train step disagrees with (``frontends/program/trainable.py``),
+    ``never-trained`` (the step leaves it out; an ``--allow-none`` glob allows it too) or
+    ``unexpected-connected`` (frozen, still trained). One problem per site, source and kind
+    (its first step)."""
     seen: dict[tuple[str, str, str], RunProblem] = {}
     for call in calls:
         for s in call.sources:

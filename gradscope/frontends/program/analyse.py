@@ -31,7 +31,7 @@ class SourceStatic:
     trainable: bool = True
     half_path: bool = False  # a float16 value lies on a path to the target (underflow)
     requested: bool | None = None  # None: asked for when trainable or given a gradient
-    trainable_changed: bool = False  # its flag changed after the step that ran was traced
+    trainable_changed: bool = False  # a changed trainable flag the traced Keras step ignores
 
 
 @dataclass(frozen=True)
