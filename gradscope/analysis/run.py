@@ -1,4 +1,5 @@
-"""What ``gradscope run`` fails on: a watched source with no gradient, or a NaN one."""
+"""What ``gradscope run`` fails on: a watched source with no gradient, or a NaN one, and a
+variable whose ``trainable`` flag the traced train step of a ``fit()`` no longer follows."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from gradscope.results.status import ProblemKind
 
 def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[RunProblem]:
     """``unexpected-none`` for a source with no gradient unless an ``--allow-none`` glob names
-    it, ``nan`` for a non-finite gradient; one problem per site, source and kind (its first
-    step)."""
+    it, ``nan`` for a non-finite gradient; for a variable whose changed ``trainable`` flag the
+    traced Keras train step disagrees with (``frontends/program/trainable.py``),
+    ``never-trained`` (the step leaves it out; an ``--allow-none`` glob allows it too) or
+    ``unexpected-connected`` (frozen, still trained). One problem per site, source and kind
+    (its first step)."""
     seen: dict[tuple[str, str, str], RunProblem] = {}
     for call in calls:
         for s in call.sources:
@@ -27,18 +31,25 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
 
 
 def _kind(source: SourceResult, allow_none: Sequence[str]) -> ProblemKind | None:
+    allowed = any(fnmatch.fnmatchcase(source.name, p) for p in allow_none)
+    if source.trainable_changed:
+        if m.has_gradient(source.status):
+            return m.UNEXPECTED_CONNECTED
+        return None if allowed else m.NEVER_TRAINED
     if source.status == m.NAN:
         return m.NAN_PROBLEM
     if m.is_none(source.status):
-        if any(fnmatch.fnmatchcase(source.name, p) for p in allow_none):
-            return None
-        return m.UNEXPECTED_NONE
+        return None if allowed else m.UNEXPECTED_NONE
     return None
 
 
 def _message(call: CallResult, source: SourceResult, kind: str) -> str:
     if kind == m.NAN_PROBLEM:
         return f"{source.name} gets a NaN or infinite gradient at {call.site} (step {call.step})"
+    if kind == m.NEVER_TRAINED:
+        return f"{call.api} at {call.site} does not train {source.name}: {source.note}"
+    if kind == m.UNEXPECTED_CONNECTED:
+        return f"{call.api} at {call.site} still trains {source.name}: {source.note}"
     why = source.status.removeprefix("none:")
     text = f"{call.api} at {call.site} gives {source.name} no gradient ({why})"
     if source.cut_points:

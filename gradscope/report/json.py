@@ -245,6 +245,8 @@ def source(s: rr.SourceResult) -> dict[str, Any]:
     }
     if s.note:
         out["note"] = s.note
+    if s.trainable_changed:
+        out["trainable_changed"] = True
     return out
 
 

@@ -13,6 +13,11 @@ from gradscope.results import report as m
 from gradscope.results import run as rr
 
 
+def title(report: rr.RunReport) -> str:
+    """``gradscope run train.py --epochs 1``: the command that made the report."""
+    return " ".join(["gradscope run", report.program, *report.argv[1:]])
+
+
 def label(call: rr.CallResult) -> str:
     """The loss name a call takes in check formats (its file is the report's)."""
     return f"{call.api} at line {line_of(call.site)} (step {call.step})"

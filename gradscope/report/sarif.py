@@ -178,16 +178,16 @@ def driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
             "rules": rules}  # fmt: skip
 
 
-def _kinds(result: CheckResult) -> list[str]:
-    """Every check kind, then the timeline kinds the result holds."""
+def _kinds(result: CheckResult, rules: dict[str, tuple[str, str, str]]) -> list[str]:
+    """Every kind of ``rules``, then the timeline kinds the result holds."""
     found = {p.kind for p in result.problems}
-    return list(RULES) + [k for k in TIMELINE_RULES if k in found]
+    return list(rules) + [k for k in TIMELINE_RULES if k in found]
 
 
-def _rules(kinds: list[str]) -> list[dict[str, Any]]:
+def _rules(kinds: list[str], rules: dict[str, tuple[str, str, str]]) -> list[dict[str, Any]]:
     out = []
     for kind in kinds:
-        name, short, text = RULES.get(kind) or TIMELINE_RULES[kind]
+        name, short, text = rules.get(kind) or TIMELINE_RULES[kind]
         out.append({
             "id": kind,
             "name": name,
@@ -232,14 +232,29 @@ def _fingerprint(p: m.Problem, spec: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def to_sarif(result: CheckResult, root: str | None = None) -> dict[str, Any]:
-    """The SARIF log as a dictionary; URIs relative to ``root`` (default: ``source_root()``)."""
+def to_sarif(
+    result: CheckResult,
+    root: str | None = None,
+    *,
+    rules: dict[str, tuple[str, str, str]] | None = None,
+    automation: str = "gradscope/check/",
+) -> dict[str, Any]:
+    """The SARIF log as a dictionary; URIs relative to ``root`` (default: ``source_root()``).
+
+    Args:
+        result: the check (or a run drawn as one, ``report/run_sarif.py``).
+        root: the source root.
+        rules: kind -> (name, short description, help): the rules, in order (default
+            ``RULES``, check's).
+        automation: ``automationDetails.id``, which tells code scanning the analyses apart.
+    """
     root = root or source_root()
+    rules = RULES if rules is None else rules
     first = result.reports[0] if result.reports else None
-    kinds = _kinds(result)
+    kinds = _kinds(result, rules)
     run: dict[str, Any] = {
-        "tool": {"driver": driver(_rules(kinds))},
-        "automationDetails": {"id": "gradscope/check/"},
+        "tool": {"driver": driver(_rules(kinds, rules))},
+        "automationDetails": {"id": automation},
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": base_ids(root),
         "invocations": [

@@ -37,6 +37,8 @@ class SourceResult:
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
     note: str = ""  # why, where the cut points cannot say (read before the tape started)
+    # a changed ``trainable`` flag the traced Keras train step disagrees with (trainable.py)
+    trainable_changed: bool = False
 
 
 @dataclass(frozen=True)

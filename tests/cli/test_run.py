@@ -149,3 +149,24 @@ def test_run_formats_report_the_assign_problem(assign_outputs: dict[str, tuple[i
     github = assign_outputs["github"][1]
     assert f"line={line},title=gradscope unexpected-none::" in github
     assert "| `Variable@" in assign_outputs["markdown"][1]
+    assert suites.get("name") == f"gradscope run {_program('seed003_assign.py')}"
+    assert sarif["runs"][0]["automationDetails"]["id"] == "gradscope/run/"
+    assert github.splitlines()[0].startswith(
+        f"::group::gradscope run {_program('seed003_assign.py')}:"
+    )
+
+
+@tf_mark
+def test_run_json_of_a_trainable_flag_changed_after_the_trace_is_valid() -> None:
+    """The extended report (``trainable_changed``, ``never-trained``, ``unexpected-connected``)
+    holds to schema/run-v1.json."""
+    import keras
+
+    keras.backend.clear_session()
+    code, out, _ = _invoke("--output", "-", "--format", "json", _program("unfreeze.py"))
+    report = json.loads(out)
+    _validate(report)
+    assert code == 1
+    assert {p["kind"] for p in report["problems"]} == {"never-trained", "unexpected-connected"}
+    changed = report["calls"][1]["sources"]
+    assert all(s["trainable_changed"] is True for s in changed.values())

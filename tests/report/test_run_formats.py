@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,83 @@ def test_run_ci_formats_place_problems_at_the_site_line() -> None:
     assert "::error file=train.py,line=12,title=gradscope unexpected-none::" in github
     markdown = render(_report(), RunFormat.MARKDOWN)
     assert "| `patch` | [2,2] | none:assign | - |" in markdown
+
+
+def _trainable_report() -> rr.RunReport:
+    """A fit() whose traced train step leaves an unfrozen layer out and trains a frozen one."""
+    note = "made trainable after the train step was traced at train.py:19, which leaves it out"
+    calls = (
+        rr.CallResult("train.py:23", "fit", rr.FUNCTION, 1, "", None, (
+            rr.SourceResult("base/kernel", "excluded", None, (4, 8), False, (), note, True),
+            rr.SourceResult("head/kernel", "ok", None, (8, 1), False, (), "frozen after", True),
+        ), ("this fit() reuses the train step traced at train.py:19",)),
+    )  # fmt: skip
+    return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls,
+                        tuple(run_policy.problems_of(calls, ())))  # fmt: skip
+
+
+def test_run_trainable_changed_is_never_trained_or_unexpected_connected() -> None:
+    report = _trainable_report()
+    assert [(p.variable, p.kind) for p in report.problems] == [
+        ("base/kernel", "never-trained"), ("head/kernel", "unexpected-connected")]  # fmt: skip
+    assert (
+        report.problems[0].message
+        == f"fit at train.py:23 does not train base/kernel: {report.calls[0].sources[0].note}"
+    )
+    assert run_policy.problems_of(report.calls, ["base/*"])[0].kind == "unexpected-connected"
+    data = json.loads(render(report, RunFormat.JSON))
+    assert data["calls"][0]["sources"]["base/kernel"]["trainable_changed"] is True
+    assert "trainable_changed" not in json.loads(render(_report(), RunFormat.JSON))["calls"][0][
+        "sources"]["w"]  # fmt: skip
+
+
+@pytest.mark.parametrize("report", [_report, _trainable_report])
+def test_run_junit_is_titled_by_the_run_and_valid_junit_10(report) -> None:
+    import xmlschema
+
+    text = render(report(), RunFormat.JUNIT)
+    xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "jenkins-junit-10.xsd")).validate(
+        text.encode("utf-8")
+    )
+    suites = ET.fromstring(text.encode("utf-8"))
+    assert suites.get("name") == f"gradscope run {' '.join(report().argv)}"
+    assert "check" not in text and "spec" not in text
+
+
+def test_run_sarif_has_the_runs_rules_and_command_line() -> None:
+    log = json.loads(render(_trainable_report(), RunFormat.SARIF))
+    (run,) = log["runs"]
+    assert run["automationDetails"]["id"] == "gradscope/run/"
+    assert run["invocations"][0]["commandLine"] == "gradscope run train.py"
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [
+        "unexpected-none", "nan", "never-trained", "unexpected-connected"]  # fmt: skip
+    assert not any("spec" in json.dumps(r) for r in rules)
+    results = run["results"]
+    assert [r["ruleId"] for r in results] == ["never-trained", "unexpected-connected"]
+    assert [rules[r["ruleIndex"]]["id"] for r in results] == [r["ruleId"] for r in results]
+    assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results} == {23}
+
+
+def test_run_github_group_and_verdict_name_the_run_and_its_call_sites() -> None:
+    lines = render(_report(), RunFormat.GITHUB).splitlines()
+    assert lines[0] == "::group::gradscope run train.py --epochs 1: 2 calls at 2 call sites"
+    assert (
+        lines[1] == "train.py:12 · GradientTape.gradient (eager) · step 1: 3 sources: 1 ok, 2 none"
+    )
+    assert lines[-1].startswith("gradscope run train.py --epochs 1: 2 call(s) at 2 site(s)")
+    assert lines[-1].endswith("(exit code 1)")
+    assert not any("check" in line or "spec" in line for line in lines)
+    notes = render(_trainable_report(), RunFormat.GITHUB).splitlines()
+    assert "::notice title=gradscope note%3A train.py%3A23::this fit() reuses" in "\n".join(notes)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "title"),
+    [(RunFormat.TABLE, "gradscope run · train.py --epochs 1 · TensorFlow 2.21.0 · CPU:0"),
+     (RunFormat.MARKDOWN, "## gradscope run · `train.py --epochs 1`")],
+)  # fmt: skip
+def test_run_table_and_markdown_titles(fmt: RunFormat, title: str) -> None:
+    text = render(_report(), fmt, width=80)
+    assert text.splitlines()[0] == title
+    assert "check" not in text and "spec" not in text

@@ -31,6 +31,8 @@ class SourceStatic:
     note: str = ""
     trainable: bool = True
     half_path: bool = False  # a float16 value lies on a path to the target (underflow)
+    requested: bool | None = None  # None: asked for when trainable or given a gradient
+    trainable_changed: bool = False  # a changed trainable flag the traced Keras step ignores
 
 
 @dataclass(frozen=True)
@@ -167,9 +169,12 @@ def status(static: SourceStatic, norm: float | None, largest: float | None) -> S
     if norm is not None and largest is not None:
         finite = math.isfinite(largest) and not math.isnan(norm)
         zero = finite and largest == 0.0
+    requested = static.requested
+    if requested is None:
+        requested = static.trainable or static.has_gradient
     pair = PairFacts(
         variable=static.name,
-        requested=static.trainable or static.has_gradient,
+        requested=requested,
         has_gradient=static.has_gradient,
         reachable=static.reachable,
         sparse=static.sparse,

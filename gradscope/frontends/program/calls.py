@@ -15,6 +15,7 @@ from typing import Any
 from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
+from gradscope.frontends.program.trainable import Traces
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.python import frames
 from gradscope.results.run import EAGER, FUNCTION
@@ -37,6 +38,7 @@ class Calls:
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
+        self.traces = Traces(watcher)  # each Keras model's traced train step
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -113,7 +115,7 @@ class Calls:
         import tensorflow as tf
 
         eager = tf.executing_eagerly()
-        api = "fit" if fit.active() else "GradientTape.gradient"
+        api = fit.api() or "GradientTape.gradient"
         where = sites.instruction() if eager else -1
         state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
                                   where)  # fmt: skip
@@ -150,8 +152,9 @@ class Calls:
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
         self._outside(tape, flat_s, flat_t, statics, eager)
-        notes = fit.notes(call, statics) if state.api == "fit" else ()
-        static = Static(statics, self._target_source(call, flat_t, eager), notes)
+        target_source = self._target_source(call, flat_t, eager)
+        fit.notes(call, statics, flat_s, target_source)
+        static = Static(statics, target_source)
         scale = self._scale_of(flat_t)
         if eager:
             by = None if scale is None else values.total(scale)
@@ -160,6 +163,7 @@ class Calls:
             if not tape._persistent and not self.open_eager:
                 self.recorder.release(self.recorder.seq)
         else:
+            self.traces.gradients(flat_s, user)
             state.unrun.append(static)
             self._in_functions(state)
             self._numbers_in_graph(state, static, flat_t, user, scale, flat_s)
@@ -234,8 +238,11 @@ class Calls:
             recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
             where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
             analyse.outside_notes(full.problem, statics, recorded, where)
-            left = {full.tensors[t]: sites.text(site)
-                    for t, site in self.recorder.left.items() if t in full.tensors}  # fmt: skip
+            # a value that left TensorFlow before the tape started (a get_weights()) is no cut
+            start = min(a for a, _ in spans) if spans else 0
+            made = {t: r.seq for r in full.records for t in r.outputs}
+            left = {full.tensors[t]: sites.text(site) for t, site in self.recorder.left.items()
+                    if t in full.tensors and made.get(t, 0) > start}  # fmt: skip
             analyse.roundtrip_notes(full.problem, statics, left)
             return
         import tensorflow as tf

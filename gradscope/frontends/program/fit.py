@@ -1,14 +1,18 @@
-"""``keras.Model.fit``: why its train step gives a variable no gradient.
+"""Keras models in a watched gradient call: why a variable of one gets no gradient.
 
 Keras warns "Gradients do not exist for variables ..." and trains on. Here each such
-variable gets a cause: the model outputs it reaches have no loss (a head left out of
-``compile(loss=...)``), or it reaches no output at all (a layer not on the path).
+variable gets a cause from the model calls made inside the tape (``model.fit``'s own train
+step, a custom ``train_step``, a plain loop): the outputs it reaches are read by no loss (a
+head left out of ``compile(loss=...)``), or it reaches no output of its model at all (a layer
+not on the path).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from gradscope.engine import cuts as flow
@@ -16,13 +20,23 @@ from gradscope.frontends.program.analyse import SourceStatic
 
 _local = threading.local()
 
+#: Outermost Keras model calls kept per thread (the gradient calls look for theirs here).
+KEPT = 16
+
 
 def active() -> bool:
-    """Whether the current thread is inside ``Model.fit``."""
+    """Whether the current thread is inside ``Model.fit`` (or ``train_on_batch``)."""
     return bool(getattr(_local, "depth", 0))
 
 
-def enter(model: Any) -> None:
+def api() -> str:
+    """``fit`` or ``train_on_batch`` inside one (the outermost), else ``""``."""
+    return str(getattr(_local, "api", "")) if active() else ""
+
+
+def enter(model: Any, api: str = "fit") -> None:
+    if not active():
+        _local.api = api
     _local.depth = getattr(_local, "depth", 0) + 1
     _local.model = model
 
@@ -31,47 +45,113 @@ def leave() -> None:
     _local.depth -= 1
     if not _local.depth:
         _local.model = None
-        _local.outputs = None
 
 
-def saw_outputs(model: Any, y_pred: Any) -> None:
-    """The train step's predictions, as ``Trainer._compute_loss`` receives them."""
-    if active():
-        _local.outputs = (model, y_pred)
+@contextmanager
+def model_call() -> Iterator[bool]:
+    """Around a Keras model's ``__call__``; yields whether it is an outermost one (not a
+    sub-model called by another model)."""
+    depth = getattr(_local, "calling", 0)
+    _local.calling = depth + 1
+    try:
+        yield depth == 0
+    finally:
+        _local.calling = depth
 
 
-def notes(call: Any, statics: Sequence[SourceStatic]) -> tuple[str, ...]:
-    """Causes for the sources with no forward path to the loss, set as each one's note;
-    returns the call's own notes (none yet)."""
-    seen = getattr(_local, "outputs", None)
-    missing = [i for i, s in enumerate(statics) if not s.has_gradient and not s.reachable]
-    if seen is None or not missing or not hasattr(call, "x"):
-        return ()
-    model, y_pred = seen
-    named = _outputs(model, y_pred)
+def saw_outputs(model: Any, outputs: Any) -> None:
+    """An outermost model call returned ``outputs`` (traced or eager tensors)."""
+    kept = getattr(_local, "outputs", None)
+    if kept is None:
+        kept = _local.outputs = deque(maxlen=KEPT)
+    kept.append((model, outputs))
+
+
+def notes(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],
+          target_source: str) -> None:  # fmt: skip
+    """Set a cause as the note of each source with no forward path to the target, from the
+    outermost model calls whose tensors the call recorded.
+
+    Args:
+        call: the call's ``GraphCall`` or ``EagerCall``.
+        statics: the sources; notes are set in place (a note already set is kept).
+        variables: the sources themselves, in the same order.
+        target_source: the line that made the target.
+    """
+    missing = [i for i, s in enumerate(statics)
+               if not s.has_gradient and not s.reachable and not s.note]  # fmt: skip
+    seen = [(m, named) for m, out in list(getattr(_local, "outputs", ()))
+            if (named := _in_call(call, _outputs(m, out)))]  # fmt: skip
+    if not missing or not seen:
+        return
     graph = call.problem.graph
     sources = {t: 1 << i for i, t in enumerate(call.problem.sources) if t is not None}
     vsets = flow.variable_sets(graph, sources)
+    compiled = active() and _keras_step(getattr(_local, "model", None))
     for i in missing:
-        reached = [name for name, tensor in named
-                   if (t := call.x.tensor_id(tensor)) is not None
-                   and vsets[graph.producer[t]] >> i & 1]  # fmt: skip
+        reached = [(m, name) for m, named in seen for name, t in named
+                   if vsets[graph.producer[t]] >> i & 1]  # fmt: skip
         if reached:
-            heads = ", ".join(f"'{n}'" for n in reached)
-            statics[i].note = (f"reaches only output {heads}, which no loss reads "
-                               "(compile() gives it no loss)")  # fmt: skip
+            statics[i].note = _unread(reached, compiled, target_source)
+            continue
+        owner = [m for m, _ in seen if any(v is variables[i] for v in m.variables)]
+        if owner:
+            statics[i].note = (f"reaches no output of model '{owner[0].name}': its layer is not "
+                               "on the path from the model's inputs to its outputs")  # fmt: skip
+
+
+def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str) -> str:
+    """The note of a source whose model outputs no loss reads: those of the model called
+    last (nearest the loss), each named once (a model called twice)."""
+    last = reached[-1][0]
+    names = list(dict.fromkeys(f"'{n}'" for m, n in reached if m is last))
+    heads, plural = ", ".join(names), "s" if len(names) > 1 else ""
+    if compiled:
+        return (
+            f"reaches only output{plural} {heads}, which no loss reads (compile() gives it no loss)"
+        )
+    model = last.name
+    loss = f"the loss made at {target_source}" if target_source else "the loss"
+    return f"reaches only output{plural} {heads} of model '{model}', which {loss} does not read"
+
+
+def _keras_step(model: Any) -> bool:
+    """Whether ``model`` trains with Keras' own ``train_step`` (its loss from compile())."""
+    try:
+        from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+        return False
+    return model is not None and type(model).train_step is TensorFlowTrainer.train_step
+
+
+def _in_call(call: Any, named: list[tuple[str, Any]]) -> list[tuple[str, int]]:
+    """The outputs the call recorded, each with its tensor id in the call's graph."""
+    out = []
+    for name, tensor in named:
+        if hasattr(call, "x"):  # a traced graph: tensors of this graph only
+            ops = call.x.tf_ops
+            mine = ops and getattr(tensor, "graph", None) is ops[0].graph
+            found = call.x.tensor_id(tensor) if mine else None
+        elif getattr(tensor, "graph", None) is None:  # an eager tensor (a traced one is not)
+            found = call.tensors.get(getattr(tensor, "_id", -1))
         else:
-            statics[i].note = ("reaches no output of the model: its layer is not on the path "
-                               "from the inputs to the outputs")  # fmt: skip
-    return ()
+            found = None
+        if found is not None:
+            out.append((name, found))
+    return out
 
 
 def _outputs(model: Any, y_pred: Any) -> list[tuple[str, Any]]:
-    """``(output name, tensor)`` for each model output in the train step."""
+    """``(output name, tensor)`` for each output of a model call."""
     if isinstance(y_pred, dict):
-        return [(str(k), v) for k, v in y_pred.items() if hasattr(v, "op")]
+        return [(str(k), v) for k, v in y_pred.items() if _is_tensor(v)]
     items = list(y_pred) if isinstance(y_pred, (list, tuple)) else [y_pred]
     names = list(getattr(model, "output_names", None) or [])
     if len(names) != len(items):
         names = [f"output {k}" for k in range(len(items))]
-    return [(n, t) for n, t in zip(names, items, strict=True) if hasattr(t, "op")]
+    return [(n, t) for n, t in zip(names, items, strict=True) if _is_tensor(t)]
+
+
+def _is_tensor(value: Any) -> bool:
+    """A traced or eager TensorFlow tensor (not a symbolic ``KerasTensor``)."""
+    return hasattr(value, "op") or hasattr(value, "_id")

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gradscope.frontends.program import fit
+from gradscope.frontends.program import fit, trainable
 from gradscope.frontends.program.calls import Calls
 from gradscope.frontends.program.watch import Watcher
 
@@ -182,12 +182,12 @@ def _function(calls: Calls) -> Callable[[], None]:
 def _keras(calls: Calls) -> Callable[[], None]:
     try:
         import keras
-        from keras.src.trainers import trainer
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
         return lambda: None
 
     def make_fit(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.guarded(trainable.report, calls.watcher, calls.traces, self, "fit")
             fit.enter(self)
             try:
                 return orig(self, *args, **kwargs)
@@ -196,15 +196,64 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    def make_loss(orig: Any) -> Any:
+    def make_call(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
-            fit.saw_outputs(self, kwargs.get("y_pred"))
-            return orig(self, *args, **kwargs)
+            with fit.model_call() as outermost:
+                outputs = orig(self, *args, **kwargs)
+            if outermost and not calls.watcher.busy:
+                fit.saw_outputs(self, outputs)
+            return outputs
 
         return patched
 
     undo = [_replace(keras.Model, "fit", make_fit),
-            _replace(trainer.Trainer, "_compute_loss", make_loss)]  # fmt: skip
+            _replace(keras.Model, "__call__", make_call),
+            _trainable(calls)]  # fmt: skip
+    return _undo_all(undo)
+
+
+def _trainable(calls: Calls) -> Callable[[], None]:
+    """``compile()``, Keras' train step and ``train_on_batch()``: the ``trainable`` flags at
+    each, compared where they matter (``trainable.py``); ``fit()`` compares in ``_keras``."""
+    import keras
+    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+
+    def make_compile(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            result = orig(self, *args, **kwargs)
+            calls.guarded(calls.traces.compile, self)
+            return result
+
+        return patched
+
+    def make_batch(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.guarded(trainable.report, calls.watcher, calls.traces, self, "train_on_batch")
+            fit.enter(self, "train_on_batch")
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                fit.leave()
+
+        return patched
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, step_function: Any) -> Any:
+            if getattr(step_function, "__name__", "") != "train_step":
+                return orig(self, step_function)
+
+            @functools.wraps(step_function)
+            def train_step(data: Any) -> Any:
+                with calls.traces.step(self):
+                    return step_function(data)
+
+            return orig(self, train_step)
+
+        return patched
+
+    undo = [_replace(keras.Model, "compile", make_compile),
+            _replace(keras.Model, "train_on_batch", make_batch),
+            _replace(TensorFlowTrainer, "_make_function", make)]  # fmt: skip
     return _undo_all(undo)
 
 

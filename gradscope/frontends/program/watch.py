@@ -155,11 +155,9 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None) -> CallRe
         status = analyse.status(s, norm, largest)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
-        sources.append(
-            SourceResult(
-                s.name, status, norm if s.has_gradient else None, s.shape, s.sparse, cuts, note
-            )
-        )
+        norm = norm if s.has_gradient else None
+        sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
+                                    s.trainable_changed))  # fmt: skip
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)

@@ -151,7 +151,7 @@ def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
     spare = {s.name: s for s in spare_call.sources}
     assert spare["with_spare/used/kernel"].status == "ok"
     assert spare["spare/kernel"].status == "none:disconnected"
-    assert "reaches no output of the model" in spare["spare/kernel"].note
+    assert "reaches no output of model 'with_spare'" in spare["spare/kernel"].note
 
 
 def test_eager_assign_is_cut_at_the_assign_line() -> None:

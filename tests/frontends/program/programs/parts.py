@@ -38,13 +38,13 @@ def gan():
     return generator, discriminator, real, noises
 
 
-def two_heads():
-    """A functional model with outputs "a" and "b", and data for both."""
+def two_heads(model_class=tf.keras.Model):
+    """A functional model (of ``model_class``) with outputs "a" and "b", and data for both."""
     inputs = tf.keras.Input((4,))
     body = tf.keras.layers.Dense(8, activation="relu", name="body")(inputs)
     out_a = tf.keras.layers.Dense(1, name="a")(body)
     out_b = tf.keras.layers.Dense(2, name="b")(body)
-    model = seeded(tf.keras.Model(inputs, {"a": out_a, "b": out_b}), 4)
+    model = seeded(model_class(inputs, {"a": out_a, "b": out_b}), 4)
     rng = np.random.default_rng(5)
     x = rng.normal(size=(32, 4)).astype("float32")
     y = {
