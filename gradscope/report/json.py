@@ -245,6 +245,8 @@ def source(s: rr.SourceResult) -> dict[str, Any]:
     }
     if s.note:
         out["note"] = s.note
+    if s.replicas:
+        out["replicas"] = [replica(r) for r in s.replicas]
     return out
 
 
@@ -252,6 +254,8 @@ def call(c: rr.CallResult) -> dict[str, Any]:
     target: dict[str, Any] = {"source": c.target_source, "value": number(c.value)}
     if c.loss_scale is not None:
         target["loss_scale"] = c.loss_scale
+    if c.replica_values:
+        target["replicas"] = [number(v) for v in c.replica_values]
     out: dict[str, Any] = {
         "site": c.site,
         "api": c.api,

@@ -12,6 +12,7 @@ from typing import Any
 
 from gradscope.errors import ExitCode
 from gradscope.results.facts import CutPoint
+from gradscope.results.replicas import ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
 #: ``mode`` of a watched call.
@@ -37,6 +38,9 @@ class SourceResult:
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
     note: str = ""  # why, where the cut points cannot say (read before the tape started)
+    #: inside ``strategy.run``: every replica's status and norm (the source's own are
+    #: those of the all-reduced gradient, the replicas' sum)
+    replicas: tuple[ReplicaResult, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class CallResult:
     sources: tuple[SourceResult, ...]
     notes: tuple[str, ...] = ()
     loss_scale: float | None = None  # mixed precision: norms are unscaled by it
+    replica_values: tuple[float | None, ...] = ()  # per replica (strategy.run); value: their sum
 
 
 @dataclass(frozen=True)

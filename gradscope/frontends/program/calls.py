@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
+from gradscope.frontends.program.replicas import Gathering, Part, combined, eager_numbers
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
@@ -37,6 +38,7 @@ class Calls:
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
+        self.gathering = Gathering()  # calls made per replica in strategy.run
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -153,16 +155,23 @@ class Calls:
         notes = fit.notes(call, statics) if state.api == "fit" else ()
         static = Static(statics, self._target_source(call, flat_t, eager), notes)
         scale = self._scale_of(flat_t)
+        graph = None if eager else flat_t[0].graph
+        parts = self.gathering.add(state, Part(static, flat_t, user), graph)
+        if not parts:
+            return  # inside strategy.run: measured once every replica has made the call
+        static = combined(parts) if len(parts) > 1 else static
         if eager:
             by = None if scale is None else values.total(scale)
             arrays = None if self.watcher.timeline is None else list(zip(user, flat_s, strict=True))
-            self.watcher.record(state, static, values.of_arrays(flat_t, user, by), arrays)
+            numbers, each = eager_numbers(parts, by) if len(parts) > 1 else (
+                values.of_arrays(flat_t, user, by), [])  # fmt: skip
+            self.watcher.record(state, static, numbers, arrays if not each else None, each)
             if not tape._persistent and not self.open_eager:
                 self.recorder.release(self.recorder.seq)
         else:
             state.unrun.append(static)
             self._in_functions(state)
-            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s)
+            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s, parts)
 
     def guarded(self, work: Callable[..., None], *args: Any) -> None:
         """Run gradscope's side of a call; a failure is noted in the report, never raised
@@ -265,8 +274,8 @@ class Calls:
         return next((scale for t, scale in reversed(self.scaled) if t is flat_t[0]), None)
 
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
-                          grads: list[Any], scale: Any = None,
-                          sources: list[Any] | None = None) -> None:  # fmt: skip
+                          grads: list[Any], scale: Any = None, sources: list[Any] | None = None,
+                          parts: Sequence[Part] = ()) -> None:  # fmt: skip
         if any(getattr(fn, "_jit_compile", False) for fn in self.calling()):
             # XLA compiles no py_function: statuses from the trace, no numbers
             static.notes += ("compiled with XLA (jit_compile): statuses from the trace, no "
@@ -279,9 +288,10 @@ class Calls:
             state.measuring = True  # a fresh flag is on: the next call sets every flag
         watcher = self.watcher
 
-        def sink(numbers: values.Numbers, arrays: list[tuple[Any, Any]] | None) -> None:
+        def sink(numbers: values.Numbers, arrays: list[tuple[Any, Any]] | None,
+                 each: Sequence[values.Numbers] = ()) -> None:  # fmt: skip
             try:
-                watcher.record(state, static, numbers, arrays)
+                watcher.record(state, static, numbers, arrays, each)
                 if watcher.done(state) and flag is not None:
                     flag.assign(False)
             except Exception as exc:  # never fail the program's function
@@ -291,6 +301,10 @@ class Calls:
 
         def add() -> None:
             with self.watcher.own_work():
+                if len(parts) > 1:
+                    rows = [(p.targets, p.grads) for p in parts]
+                    values.in_graph_replicas(flag, rows, lambda n, e: sink(n, None, e), scale)
+                    return
                 weights = None
                 if watcher.timeline is not None and sources is not None:
                     weights = [graphs.value_before(graph, s) for s in sources]
@@ -305,8 +319,11 @@ class Calls:
         """Add the measuring ops once the program's function body has run: added any earlier
         they would shift the ids of the program's later ops, and so the seeds TensorFlow
         derives from them for random ops (``tf.random.set_seed`` without an op seed)."""
-        for add in self.pending.pop(id(graph), []):
+        adds = self.pending.pop(id(graph), [])
+        for add in adds:
             add()
+        if adds:
+            graphs.captures_last(graph)
 
     def make_flags(self) -> None:
         """Make the "still watching" boolean variables, eagerly, before the program starts: a

@@ -34,6 +34,17 @@ def leave() -> None:
         _local.outputs = None
 
 
+def snapshot() -> tuple[int, Any, Any]:
+    """This thread's ``fit`` state, for a thread that works for it (a replica's)."""
+    return getattr(_local, "depth", 0), getattr(_local, "model", None), getattr(_local, "outputs", None)
+
+
+def restore(state: tuple[int, Any, Any] | None) -> None:
+    """Take on a ``snapshot`` of another thread (None: leave this thread's as it is)."""
+    if state is not None:
+        _local.depth, _local.model, _local.outputs = state
+
+
 def saw_outputs(model: Any, y_pred: Any) -> None:
     """The train step's predictions, as ``Trainer._compute_loss`` receives them."""
     if active():
