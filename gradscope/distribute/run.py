@@ -30,6 +30,37 @@ def check(distribution: Distribution) -> None:
                          "(the default strategy has one replica)")  # fmt: skip
 
 
+def for_program(strategy: str | None, replicas: int | None) -> Distribution:
+    """What ``gradscope run --strategy S --replicas N`` makes for the program.
+
+    A program picks its own strategy (``tf.distribute.MirroredStrategy()``, ``model.fit``
+    under its ``scope()``); ``gradscope run`` only makes the devices that strategy finds:
+    ``--replicas N`` (or ``--strategy mirrored``, 2 unless told) splits the CPU into N logical
+    devices, or uses N GPUs where there are that many. Every call made inside ``strategy.run``
+    is reported per replica whatever the options.
+
+    Raises:
+        UsageError: ``--strategy multiworker`` (a program's workers read their cluster from
+            the ``TF_CONFIG`` its own launcher sets), or ``--strategy default`` with more than
+            one replica.
+    """
+    if strategy == "multiworker":
+        raise UsageError(
+            "gradscope run: --strategy multiworker: a program's MultiWorkerMirroredStrategy "
+            "reads its cluster from the TF_CONFIG its own launcher sets; use --replicas N to "
+            "run its replicas as N local devices (MirroredStrategy), or inspect a spec with "
+            "--strategy multiworker"
+        )
+    if strategy == "default" and replicas not in (None, 1):
+        raise UsageError(f"gradscope run: --replicas {replicas} needs --strategy mirrored, or "
+                         "no --strategy (the default strategy has one replica)")  # fmt: skip
+    if strategy == "default" or (strategy is None and replicas is None):
+        return Distribution()
+    wanted = Distribution("mirrored", 2 if replicas is None else replicas)
+    check(wanted)
+    return wanted
+
+
 def prepare(distribution: Distribution) -> None:
     """Make the replicas' devices; must run before TensorFlow initialises its devices (the
     pipeline calls it right after importing TensorFlow). Workers make their own."""

@@ -294,4 +294,7 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
     }
     if r.notes:
         out["notes"] = list(r.notes)
+    if r.distribution is not None:
+        out["distribution"] = {"strategy": r.distribution.strategy,
+                               "replicas": r.distribution.replicas, "devices": list(r.devices)}  # fmt: skip
     return out

@@ -88,7 +88,8 @@ def renderable(report: rr.RunReport) -> Group:
     title = Text()
     title.append("gradscope run", style="bold")
     title.append(f" · {' '.join(report.argv)}")
-    title.append(f" · TensorFlow {report.tensorflow} · {report.device}", style="dim")
+    where = f"{len(report.devices)} replicas on {', '.join(report.devices)}" if report.devices else report.device
+    title.append(f" · TensorFlow {report.tensorflow} · {where}", style="dim")
     parts: list[Any] = [title]
     if not report.calls:
         parts += [Text(), Text("No gradient call was made.")]

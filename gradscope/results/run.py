@@ -12,7 +12,7 @@ from typing import Any
 
 from gradscope.errors import ExitCode
 from gradscope.results.facts import CutPoint
-from gradscope.results.replicas import ReplicaResult
+from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
 #: ``mode`` of a watched call.
@@ -84,6 +84,9 @@ class RunReport:
     outcome: str = FINISHED
     steps: int = 1
     notes: tuple[str, ...] = ()
+    #: ``--replicas N``: the devices made for the program's own strategy
+    distribution: Distribution | None = None
+    devices: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -9,7 +9,8 @@ gradient that ``apply_gradients`` uses under a strategy (contract section 8), wh
 and norm the source shows.
 
 The replicas' threads start with the state of the thread that runs ``strategy.run`` (the
-``tf.function`` being traced, ``model.fit``): ``inherit`` patches TensorFlow's replica thread.
+``tf.function`` being traced, ``model.fit``, the user's line): ``inherit`` patches
+TensorFlow's replica thread.
 """
 
 from __future__ import annotations
@@ -86,23 +87,24 @@ def eager_numbers(parts: Sequence[Part], by: float | None) -> tuple[Any, list[An
 
 def inherit(calling: Callable[[], list[Any]]) -> Callable[[], None]:
     """Start each of ``MirroredStrategy``'s replica threads with the ``tf.function`` stack
-    (``calling``) and the ``model.fit`` state of the thread that made it; returns what
-    undoes the patch."""
+    (``calling``), the ``model.fit`` state and the user's line of the thread that made it
+    (a replica's own stack starts in TensorFlow); returns what undoes the patch."""
     from tensorflow.python.distribute import mirrored_run
 
-    from gradscope.frontends.program import fit
+    from gradscope.frontends.program import fit, sites
 
     thread = mirrored_run._MirroredReplicaThread
     original_init, original_run = thread.__init__, thread.run
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
-        self._gradscope_parent = (list(calling()), fit.snapshot())
+        self._gradscope_parent = (list(calling()), fit.snapshot(), sites.current())
 
     def run(self: Any) -> None:
-        stack, state = getattr(self, "_gradscope_parent", ([], None))
+        stack, state, site = getattr(self, "_gradscope_parent", ([], None, None))
         calling()[:] = stack
         fit.restore(state)
+        sites.set_outer(site)
         original_run(self)
 
     thread.__init__, thread.run = init, run  # type: ignore[method-assign]

@@ -1,8 +1,9 @@
 """A custom training loop under the program's own MirroredStrategy, in a tf.function; the
 loss is masked by the data, so one replica's share can give a variable no usable gradient.
 
-``python mirrored_loop.py [--mask]``: with --mask, the second half of the batch (the second
-replica's share) has only negative first features, and the relu head sees none of it.
+``python mirrored_loop.py [--mask] [--eager]``: with --mask, the second half of the batch
+(the second replica's share) has only negative first features, and the relu head sees none
+of it; with --eager, strategy.run is called eagerly, not inside a tf.function.
 """
 
 import sys
@@ -50,9 +51,11 @@ if __name__ == "__main__":
         opt.apply_gradients(zip(grads, [w, b], strict=True))
         return loss
 
-    @tf.function
     def train(x):
         return strategy.reduce("SUM", strategy.run(step, args=(x,)), axis=None)
+
+    if "--eager" not in sys.argv:
+        train = tf.function(train)
 
     for epoch in range(3):
         for x in strategy.experimental_distribute_dataset(data):
