@@ -295,6 +295,7 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
     if r.notes:
         out["notes"] = list(r.notes)
     if r.distribution is not None:
-        out["distribution"] = {"strategy": r.distribution.strategy,
-                               "replicas": r.distribution.replicas, "devices": list(r.devices)}  # fmt: skip
+        d = r.distribution
+        out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,
+                               "devices": list(r.devices)}  # fmt: skip
     return out

@@ -88,7 +88,9 @@ def renderable(report: rr.RunReport) -> Group:
     title = Text()
     title.append("gradscope run", style="bold")
     title.append(f" · {' '.join(report.argv)}")
-    where = f"{len(report.devices)} replicas on {', '.join(report.devices)}" if report.devices else report.device
+    where = report.device
+    if report.devices:
+        where = f"{len(report.devices)} replicas on {', '.join(report.devices)}"
     title.append(f" · TensorFlow {report.tensorflow} · {where}", style="dim")
     parts: list[Any] = [title]
     if not report.calls:

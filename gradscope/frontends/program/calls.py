@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
-from gradscope.frontends.program.replicas import Gathering, Part, combined, eager_numbers
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
+from gradscope.frontends.program.replicas import Gathering, Part, combined, eager_numbers
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.python import frames
 from gradscope.results.run import EAGER, FUNCTION

@@ -36,7 +36,8 @@ def leave() -> None:
 
 def snapshot() -> tuple[int, Any, Any]:
     """This thread's ``fit`` state, for a thread that works for it (a replica's)."""
-    return getattr(_local, "depth", 0), getattr(_local, "model", None), getattr(_local, "outputs", None)
+    depth, model = getattr(_local, "depth", 0), getattr(_local, "model", None)
+    return depth, model, getattr(_local, "outputs", None)
 
 
 def restore(state: tuple[int, Any, Any] | None) -> None:

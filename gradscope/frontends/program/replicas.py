@@ -107,9 +107,9 @@ def inherit(calling: Callable[[], list[Any]]) -> Callable[[], None]:
         sites.set_outer(site)
         original_run(self)
 
-    thread.__init__, thread.run = init, run  # type: ignore[method-assign]
+    thread.__init__, thread.run = init, run
 
     def undo() -> None:
-        thread.__init__, thread.run = original_init, original_run  # type: ignore[method-assign]
+        thread.__init__, thread.run = original_init, original_run
 
     return undo

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from gradscope.analysis import run as run_policy
 from gradscope.frontends.program import launch

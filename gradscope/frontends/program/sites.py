@@ -8,7 +8,6 @@ from typing import Any
 
 from gradscope.frontends.python import frames
 
-
 _local = threading.local()
 
 

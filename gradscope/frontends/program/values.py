@@ -174,7 +174,7 @@ def _deliver_rows(sink: Callable[[Numbers, list[Numbers]], None],
                   rows: Sequence[tuple[Sequence[Any], Sequence[Any]]], xs: Sequence[Any],
                   scaled: bool) -> None:  # fmt: skip
     scale = float(xs[0]) if scaled else None
-    at, out = 1, []
+    at, out = 1, list[Numbers]()
     for _, grads in rows:
         value, at = float(xs[at]), at + 1
         stats: list[tuple[float, float] | None] = []

@@ -163,10 +163,8 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
                          for r, mine in enumerate(static.replicas))  # fmt: skip
-        sources.append(
-            SourceResult(s.name, status, norm if s.has_gradient else None, s.shape, s.sparse,
-                         cuts, note, replicas)  # fmt: skip
-        )
+        norm = norm if s.has_gradient else None
+        sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note, replicas))
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)

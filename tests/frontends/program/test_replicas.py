@@ -1,0 +1,187 @@
+"""``gradscope run --replicas 2`` under a program's own ``MirroredStrategy``, against bare
+TensorFlow.
+
+Each program runs as users run it, ``python -m gradscope run --replicas 2 PROGRAM``, in a
+process of its own: gradscope must make the logical devices before the program's TensorFlow
+starts, and one process holds one program's strategy (a second ``MirroredStrategy`` over the
+same devices reuses the first one's collective keys; TensorFlow then fails with "Shape
+mismatch in the collective instance").
+
+The reference uses no ``tf.distribute`` at all: each replica's gradient is a tape over that
+replica's share of the global batch (the first half, then the second, as
+``experimental_distribute_dataset`` splits it), and the all-reduced gradient is their sum.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.cli.test_run import _validate
+from tests.frontends.program.test_run import PROGRAMS, line_of, parts
+
+pytestmark = pytest.mark.tf
+
+
+def watched(tmp: Path, program: str, *args: str) -> tuple[int, dict[str, Any], str]:
+    """``gradscope run --replicas 2 --continue`` in a new process: exit code, JSON report,
+    the program's own standard output."""
+    report = tmp / f"{program}-{len(list(tmp.iterdir()))}.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "gradscope", "run", "--replicas", "2", "--continue",
+         "--format", "json", "--output", str(report), str(PROGRAMS / program), *args],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    data: dict[str, Any] = json.loads(report.read_text())
+    _validate(data)
+    return done.returncode, data, done.stdout
+
+
+def program(name: str) -> ModuleType:
+    """A test program as a module (its ``__main__`` block does not run), for its helpers."""
+    parts()  # its own helper module on the path
+    spec = importlib.util.spec_from_file_location(name, PROGRAMS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def status(grad: np.ndarray | None) -> str:
+    if grad is None:
+        return "none:disconnected"
+    return "ok" if np.any(grad) else "zero"
+
+
+def bare_loop(mask: bool) -> dict[str, Any]:
+    """Loss values and gradients of ``mirrored_loop.py``'s first step, per replica and whole,
+    and the losses of its three plain SGD steps on the whole batch."""
+    import tensorflow as tf
+
+    loop = program("mirrored_loop")
+    x = loop.batch(mask)
+    w0, b0 = loop.initial()
+    w, b = tf.Variable(w0), tf.Variable(b0)
+
+    def grads(rows: np.ndarray) -> tuple[float, list[np.ndarray]]:
+        with tf.GradientTape() as tape:
+            loss = loop.loss_of(tf.constant(rows), w, b)
+        return float(loss), [g.numpy() for g in tape.gradient(loss, [w, b])]
+
+    each = [grads(x[:4]), grads(x[4:])]
+    whole = grads(x)
+    losses = []
+    for _ in range(3):
+        loss, (gw, gb) = grads(x)
+        losses.append(loss)
+        w.assign_sub(0.1 * gw)
+        b.assign_sub(0.1 * gb)
+    return {"each": each, "whole": whole, "losses": losses}
+
+
+@pytest.fixture(scope="module")
+def loops(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, Any], str]]:
+    tmp = tmp_path_factory.mktemp("replicas")
+    runs = {"mask": ("--mask",), "eager": ("--eager",)}  # a function, and strategy.run eagerly
+    return {name: watched(tmp, "mirrored_loop.py", *args) for name, args in runs.items()}
+
+
+def check_against_bare(call: dict[str, Any], bare: dict[str, Any]) -> None:
+    """Every replica's status and norm, and the all-reduced ones, as bare TensorFlow has them."""
+    each, (whole_loss, whole) = bare["each"], bare["whole"]
+    assert call["target"]["replicas"] == pytest.approx([loss for loss, _ in each], rel=1e-5)
+    assert call["target"]["value"] == pytest.approx(whole_loss, rel=1e-5)
+    assert list(call["sources"]) == ["w", "b"]
+    for i, source in enumerate(call["sources"].values()):
+        mine = [grads[i] for _, grads in each]
+        replicas = source["replicas"]
+        assert [(r["replica"], r["status"]) for r in replicas] == [
+            (r, status(g)) for r, g in enumerate(mine)
+        ]
+        norms = [float(np.linalg.norm(g)) for g in mine]
+        assert [r["norm"] for r in replicas] == pytest.approx(norms, rel=1e-5)
+        summed = mine[0] + mine[1]
+        assert source["status"] == status(summed)
+        assert source["norm"] == pytest.approx(float(np.linalg.norm(summed)), rel=1e-5)
+        assert source["norm"] == pytest.approx(float(np.linalg.norm(whole[i])), rel=1e-4)
+
+
+def test_eager_strategy_run_reports_every_replica_and_their_sum(loops) -> None:
+    code, report, printed = loops["eager"]
+    assert re.findall(r"replicas (\d)", printed) == ["2"]  # the program's own strategy
+    (call,) = report["calls"]
+    assert (call["api"], call["mode"], call["step"]) == ("GradientTape.gradient", "eager", 1)
+    assert call["site"].endswith(f"mirrored_loop.py:{line_of('mirrored_loop.py', 'tape.gradient')}")
+    check_against_bare(call, bare_loop(mask=False))
+    assert (report["problems"], code) == ([], 0)
+    assert report["distribution"] == {"strategy": "mirrored", "replicas": 2,
+                                      "devices": ["CPU:0", "CPU:1"]}  # fmt: skip
+
+
+def test_mirrored_loop_watching_changes_no_loss(loops) -> None:
+    for name, mask in (("eager", False), ("mask", True)):
+        losses = [float(v) for v in re.findall(r"loss (\S+)", loops[name][2])]
+        assert losses == pytest.approx(bare_loop(mask)["losses"], rel=1e-5)
+
+
+def test_mask_zeroing_one_replica_is_a_replica_mismatch(loops) -> None:
+    bare = bare_loop(mask=True)
+    assert not np.any(bare["each"][1][1][0])  # bare TensorFlow: replica 1's w gradient is 0
+    code, report, _ = loops["mask"]
+    (call,) = report["calls"]
+    assert call["mode"] == "function"
+    check_against_bare(call, bare)
+    w, b = call["sources"]["w"], call["sources"]["b"]
+    assert [r["status"] for r in w["replicas"]] == ["ok", "zero"] and w["status"] == "ok"
+    assert [r["status"] for r in b["replicas"]] == ["ok", "ok"]
+    (problem,) = report["problems"]
+    assert (problem["kind"], problem["variable"], problem["site"]) == (
+        "replica-mismatch", "w", call["site"])  # fmt: skip
+    assert "replica 0 ok; replica 1 zero" in problem["message"]
+    assert code == 1
+
+
+def test_fit_under_strategy_scope_reports_each_replica_at_the_fit_line(tmp_path: Path) -> None:
+    import tensorflow as tf
+
+    code, report, printed = watched(tmp_path, "mirrored_fit.py")
+    (call,) = report["calls"]
+    assert call["api"] == "fit"
+    assert call["site"].endswith(f"mirrored_fit.py:{line_of('mirrored_fit.py', 'net.fit(')}")
+    fit = program("mirrored_fit")
+    net, (x, y) = fit.model(), fit.data()
+
+    def grads(rows: slice, scale: float) -> list[np.ndarray | None]:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(net(x[rows]) - y[rows])) * scale
+        out = tape.gradient(loss, net.trainable_variables)  # unused/*: tracked, off the path
+        return [None if g is None else g.numpy() for g in out]
+
+    # Keras divides each replica's mean loss by the number of replicas (its
+    # scale_loss_for_distribution): their sum is the whole batch's mean
+    each = [grads(slice(0, 8), 0.5), grads(slice(8, 16), 0.5)]
+    whole = grads(slice(0, 16), 1.0)
+    names = [v.path for v in net.trainable_variables]
+    assert list(call["sources"]) == names
+    for i, source in enumerate(call["sources"].values()):
+        assert [r["status"] for r in source["replicas"]] == [status(g[i]) for g in each]
+        if whole[i] is None:
+            assert source["status"] == "none:disconnected" and source["norm"] is None
+            assert "not on the path" in source["note"]
+            continue
+        norms = [float(np.linalg.norm(g[i])) for g in each]
+        assert [r["norm"] for r in source["replicas"]] == pytest.approx(norms, rel=1e-4)
+        assert source["norm"] == pytest.approx(float(np.linalg.norm(whole[i])), rel=1e-4)
+    assert sorted((p["kind"], p["variable"]) for p in report["problems"]) == [
+        ("unexpected-none", "unused/bias"), ("unexpected-none", "unused/kernel")]  # fmt: skip
+    assert code == 1 and "losses" in printed
