@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -84,17 +85,17 @@ def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
                 timeout: float = workers.TIMEOUT) -> RunFacts:  # fmt: skip
     """``facts`` with every pair's all-reduced gradient and its replicas'.
 
+    A spec's inputs are split across the replicas; a Python target's losses run whole on
+    every replica (``distribute/target.py``).
+
     Raises:
-        UsageError: a Python target (its data cannot be split), too few rows to split.
+        UsageError: too few rows to split; ``multiworker`` with a Python target.
+        TargetError: a Python target that cannot run across replicas.
         WorkerError: a worker of ``multiworker`` failed or timed out.
     """
     spec = getattr(frontend, "spec", None)
     if spec is None:
-        raise UsageError(
-            f"--strategy {distribution.strategy}: only specs are run across replicas (their "
-            "inputs are split along the first axis); a Python target's data is closed over "
-            "in its losses and cannot be split"
-        )
+        return _target(frontend, facts, distribution, losses)
     if distribution.strategy == "multiworker":
         request = {"spec": spec.path, "max_elements": max_elements, "losses": losses}
         measured = workers.run(request, distribution.replicas, timeout)
@@ -105,3 +106,20 @@ def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
         names = devices.configure(tf, distribution.replicas)
         measured = measure(spec, _mirrored(tuple(names)), losses)
     return merge(facts, measured, distribution)
+
+
+def _target(frontend: Any, facts: RunFacts, distribution: Distribution,
+            losses: list[str] | None) -> RunFacts:  # fmt: skip
+    """A Python target's pass across replicas (``distribute/target.py``), merged."""
+    if distribution.strategy == "multiworker":
+        raise UsageError(
+            "--strategy multiworker: a Python target runs across replicas in this process "
+            "only (its losses are Python closures a worker process cannot receive); use "
+            "--strategy mirrored"
+        )
+    from gradscope.distribute.target import measure
+
+    names = devices.configure(import_tensorflow(), distribution.replicas)
+    measured, notes = measure(frontend, _mirrored(tuple(names)), losses)
+    merged = merge(facts, measured, distribution, reduced="mean")
+    return dataclasses.replace(merged, notes=merged.notes + tuple(notes))

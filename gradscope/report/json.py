@@ -116,6 +116,7 @@ def distribution(d: DistributedFacts) -> dict[str, Any]:
         "replicas": d.distribution.replicas,
         "devices": list(d.devices),
         "shards": {name: list(rows) for name, rows in d.shards},
+        "reduced": d.reduced,
     }
 
 

@@ -228,7 +228,7 @@ def replica_heading(report: m.Report) -> str:
     where = ", ".join(d.devices)
     return (
         f"Per replica ({d.distribution.strategy} on {where}; "
-        "the matrix shows their all-reduced sum)"
+        f"the matrix shows their all-reduced {d.reduced})"
     )
 
 
