@@ -301,13 +301,14 @@ class Calls:
 
         def add() -> None:
             with self.watcher.own_work():
-                if len(parts) > 1:
-                    rows = [(p.targets, p.grads) for p in parts]
-                    values.in_graph_replicas(flag, rows, lambda n, e: sink(n, None, e), scale)
-                    return
                 weights = None
                 if watcher.timeline is not None and sources is not None:
                     weights = [graphs.value_before(graph, s) for s in sources]
+                if len(parts) > 1:
+                    rows = [(p.targets, p.grads) for p in parts]
+                    values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
+                                             weights)  # fmt: skip
+                    return
                 values.in_graph(flag, flat_t, grads, sink, scale, weights)
 
         if getattr(graph, "experimental_acd_manager", None) is None:

@@ -118,13 +118,15 @@ def in_graph(
 def in_graph_replicas(
     flag: Any,
     parts: Sequence[tuple[Sequence[Any], Sequence[Any]]],
-    sink: Callable[[Numbers, list[Numbers]], None],
+    sink: Callable[[Numbers, list[Numbers], list[tuple[Any, Any]] | None], None],
     scale: Any = None,
+    weights: Sequence[Any] | None = None,
 ) -> None:
     """``in_graph`` for one call made once per replica inside ``strategy.run``: ``parts`` holds
     each replica's ``(targets, gradients)``, in replica order. ``sink`` gets the numbers of
     the all-reduced gradient (each source's sum over the replicas, what ``apply_gradients``
-    uses; the value is the sum of the replicas' values) and every replica's."""
+    uses; the value is the sum of the replicas' values), every replica's, and with
+    ``weights`` the timeline's summaries of the all-reduced gradient (as ``in_graph``)."""
     import tensorflow as tf
 
     count = len(parts[0][1])
@@ -139,8 +141,10 @@ def in_graph_replicas(
             scalars.append(tf.add_n(sums) / by)
             for g in grads:
                 scalars += [tf.constant(-1.0, tf.float64)] * 2 if g is None else _stat(tf, g, by)
-        tf.py_function(lambda *xs: _deliver_rows(sink, rows, xs, scale is not None), scalars,
-                       Tout=[])  # fmt: skip
+        if weights is not None:
+            scalars += _summaries(tf, summed, weights)
+        tf.py_function(lambda *xs: _deliver_rows(sink, rows, xs, scale is not None, weights),
+                       scalars, Tout=[])  # fmt: skip
         return tf.constant(0)
 
     if flag is None:
@@ -170,9 +174,9 @@ def _stat(tf: Any, g: Any, by: Any) -> list[Any]:
     return [tf.norm(tf.reshape(g, [-1])), _largest(tf, g)]
 
 
-def _deliver_rows(sink: Callable[[Numbers, list[Numbers]], None],
+def _deliver_rows(sink: Callable[[Numbers, list[Numbers], list[tuple[Any, Any]] | None], None],
                   rows: Sequence[tuple[Sequence[Any], Sequence[Any]]], xs: Sequence[Any],
-                  scaled: bool) -> None:  # fmt: skip
+                  scaled: bool, weights: Sequence[Any] | None) -> None:  # fmt: skip
     scale = float(xs[0]) if scaled else None
     at, out = 1, list[Numbers]()
     for _, grads in rows:
@@ -182,7 +186,9 @@ def _deliver_rows(sink: Callable[[Numbers, list[Numbers]], None],
             stats.append(None if g is None else (float(xs[at]), float(xs[at + 1])))
             at += 2
         out.append((value, stats, scale))
-    sink(out[-1], out[:-1])
+    summed = rows[-1][1]
+    arrays = None if weights is None else _arrays(summed, weights, out[-1][1], xs[at:])
+    sink(out[-1], out[:-1], arrays)
 
 
 def summed(grads: Sequence[Any]) -> Any:

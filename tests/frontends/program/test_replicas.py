@@ -32,12 +32,13 @@ from tests.frontends.program.test_run import PROGRAMS, line_of, parts
 pytestmark = pytest.mark.tf
 
 
-def watched(tmp: Path, program: str, *args: str) -> tuple[int, dict[str, Any], str]:
-    """``gradscope run --replicas 2 --continue`` in a new process: exit code, JSON report,
-    the program's own standard output."""
+def watched(tmp: Path, program: str, *args: str,
+            options: tuple[str, ...] = ()) -> tuple[int, dict[str, Any], str]:  # fmt: skip
+    """``gradscope run --replicas 2 --continue [OPTIONS]`` in a new process: exit code,
+    JSON report, the program's own standard output."""
     report = tmp / f"{program}-{len(list(tmp.iterdir()))}.json"
     done = subprocess.run(
-        [sys.executable, "-m", "gradscope", "run", "--replicas", "2", "--continue",
+        [sys.executable, "-m", "gradscope", "run", "--replicas", "2", "--continue", *options,
          "--format", "json", "--output", str(report), str(PROGRAMS / program), *args],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
@@ -80,20 +81,28 @@ def bare_loop(mask: bool) -> dict[str, Any]:
 
     each = [grads(x[:4]), grads(x[4:])]
     whole = grads(x)
-    losses = []
+    losses, norms = [], []
     for _ in range(3):
         loss, (gw, gb) = grads(x)
         losses.append(loss)
+        norms.append([float(np.linalg.norm(gw)), float(np.linalg.norm(gb))])
         w.assign_sub(0.1 * gw)
         b.assign_sub(0.1 * gb)
-    return {"each": each, "whole": whole, "losses": losses}
+    return {"each": each, "whole": whole, "losses": losses, "norms": norms}
 
 
 @pytest.fixture(scope="module")
-def loops(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, Any], str]]:
-    tmp = tmp_path_factory.mktemp("replicas")
-    runs = {"mask": ("--mask",), "eager": ("--eager",)}  # a function, and strategy.run eagerly
-    return {name: watched(tmp, "mirrored_loop.py", *args) for name, args in runs.items()}
+def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("replicas")
+
+
+@pytest.fixture(scope="module")
+def loops(tmp: Path) -> dict[str, tuple[int, dict[str, Any], str]]:
+    timeline = ("--steps", "3", "--timeline", str(tmp / "timeline.json"))
+    return {  # a function (3 steps on the timeline), and strategy.run eagerly
+        "mask": watched(tmp, "mirrored_loop.py", "--mask", options=timeline),
+        "eager": watched(tmp, "mirrored_loop.py", "--eager"),
+    }
 
 
 def check_against_bare(call: dict[str, Any], bare: dict[str, Any]) -> None:
@@ -138,8 +147,8 @@ def test_mask_zeroing_one_replica_is_a_replica_mismatch(loops) -> None:
     bare = bare_loop(mask=True)
     assert not np.any(bare["each"][1][1][0])  # bare TensorFlow: replica 1's w gradient is 0
     code, report, _ = loops["mask"]
-    (call,) = report["calls"]
-    assert call["mode"] == "function"
+    call = report["calls"][0]
+    assert [c["step"] for c in report["calls"]] == [1, 2, 3] and call["mode"] == "function"
     check_against_bare(call, bare)
     w, b = call["sources"]["w"], call["sources"]["b"]
     assert [r["status"] for r in w["replicas"]] == ["ok", "zero"] and w["status"] == "ok"
@@ -149,6 +158,16 @@ def test_mask_zeroing_one_replica_is_a_replica_mismatch(loops) -> None:
         "replica-mismatch", "w", call["site"])  # fmt: skip
     assert "replica 0 ok; replica 1 zero" in problem["message"]
     assert code == 1
+
+
+def test_timeline_records_the_all_reduced_gradient_of_each_step(loops, tmp: Path) -> None:
+    assert loops["mask"][0] == 1  # the run wrote the timeline
+    bare = bare_loop(mask=True)
+    steps = json.loads((tmp / "timeline.json").read_text())["steps"]
+    assert [s["step"] for s in steps] == [1, 2, 3]
+    for step, norms in zip(steps, bare["norms"], strict=True):
+        got = [step["variables"][v]["norm"] for v in ("w", "b")]
+        assert got == pytest.approx(norms, rel=1e-4)
 
 
 def test_fit_under_strategy_scope_reports_each_replica_at_the_fit_line(tmp_path: Path) -> None:
