@@ -32,7 +32,7 @@ def heading(call: rr.CallResult) -> str:
     if call.loss_scale is not None:
         text += f" · loss scale {style.number(call.loss_scale)} (norms unscaled)"
     if call.replica_values:
-        text += f" · {len(call.replica_values)} replicas (status, norm: of their sum)"
+        text += f" · sum of {len(call.replica_values)} replicas"
     return text
 
 
