@@ -89,13 +89,13 @@ def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
     every replica (``distribute/target.py``).
 
     Raises:
-        UsageError: too few rows to split; ``multiworker`` with a Python target.
+        UsageError: too few rows to split; ``multiworker`` with a Python target object.
         TargetError: a Python target that cannot run across replicas.
         WorkerError: a worker of ``multiworker`` failed or timed out.
     """
     spec = getattr(frontend, "spec", None)
     if spec is None:
-        return _target(frontend, facts, distribution, losses)
+        return _target(frontend, facts, distribution, losses, timeout)
     if distribution.strategy == "multiworker":
         request = {"spec": spec.path, "max_elements": max_elements, "losses": losses}
         measured = workers.run(request, distribution.replicas, timeout)
@@ -109,17 +109,27 @@ def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
 
 
 def _target(frontend: Any, facts: RunFacts, distribution: Distribution,
-            losses: list[str] | None) -> RunFacts:  # fmt: skip
-    """A Python target's pass across replicas (``distribute/target.py``), merged."""
-    if distribution.strategy == "multiworker":
-        raise UsageError(
-            "--strategy multiworker: a Python target runs across replicas in this process "
-            "only (its losses are Python closures a worker process cannot receive); use "
-            "--strategy mirrored"
-        )
-    from gradscope.distribute.target import measure
+            losses: list[str] | None, timeout: float) -> RunFacts:  # fmt: skip
+    """A Python target's pass across replicas (``distribute/target.py``), merged.
 
-    names = devices.configure(import_tensorflow(), distribution.replicas)
-    measured, notes = measure(frontend, _mirrored(tuple(names)), losses)
+    Raises:
+        UsageError: ``multiworker`` with a target given as an object, not a string.
+    """
+    from gradscope.distribute import target
+
+    before = target.one_device(frontend)
+    if distribution.strategy == "multiworker":
+        if not isinstance(frontend.obj, str):
+            raise UsageError(
+                "--strategy multiworker: a Python target given as an object (a Target, a "
+                "mapping, a function) cannot be sent to worker processes; give it as "
+                "module:function or file.py:function, or use --strategy mirrored"
+            )
+        measured = workers.run_target(frontend.obj, before, losses, distribution.replicas,
+                                      timeout)  # fmt: skip
+        notes = measured.pop("notes")
+    else:
+        names = devices.configure(import_tensorflow(), distribution.replicas)
+        measured, notes = target.measure(frontend.obj, before, _mirrored(tuple(names)), losses)
     merged = merge(facts, measured, distribution, reduced="mean")
     return dataclasses.replace(merged, notes=merged.notes + tuple(notes))

@@ -37,11 +37,19 @@ UNMIRRORED = (
 )
 
 
+def one_device(frontend: Any) -> list[tuple[str, Any]]:
+    """The one-device run's variables, ``(name, value)`` in report order: what the build
+    across replicas is named after and starts from."""
+    return [(c.name, c.variable.numpy()) for c in frontend.model.chosen]
+
+
 def measure(
-    frontend: Any, strategy: Any, losses: list[str] | None
+    obj: Any, before: list[tuple[str, Any]], strategy: Any, losses: list[str] | None
 ) -> tuple[Measurement, list[str]]:
-    """Every loss of the target (or only ``losses``) once per replica under ``strategy``,
-    with the pairs named as in the one-device run; the notes the report needs.
+    """Every loss of the target ``obj`` (or only ``losses``) once per replica under
+    ``strategy``, with the pairs named as in the one-device run (``before``, from
+    ``one_device``); the notes the report needs. The same code runs in this process
+    (``mirrored``) and in each worker (``multiworker``).
 
     Raises:
         TargetError: the target, built again under the strategy's scope, has other
@@ -54,7 +62,7 @@ def measure(
     tf = import_tensorflow()
     registry = Registry(tf)
     with strategy.scope():
-        resolved = resolve(frontend.obj, registry.recording)
+        resolved = resolve(obj, registry.recording)
     model = PythonModel(resolved, registry, None if losses is None else set(losses))
     keys: list[tuple[str, str]] = []
     chosen: list[Any] = []
@@ -77,8 +85,8 @@ def measure(
     step = tf.function(lambda: strategy.run(replica_fn), autograph=False)
     try:
         step.get_concrete_function()  # traced: the variables the losses read are known
-        names = _names(frontend.model.chosen, chosen, resolved.label)
-        _copy(frontend.model.chosen, chosen)
+        names = _names([name for name, _ in before], chosen, resolved.label)
+        _copy([value for _, value in before], chosen)
         out = strategy.experimental_local_results(step())[0]
     except (tf.errors.OpError, ValueError, TypeError) as exc:
         raise TargetError(f"{resolved.label}: --strategy: a loss failed inside a replica: "
@@ -118,10 +126,9 @@ def _container(variable: Any) -> Any:
     return None
 
 
-def _names(one_device: list[Any], mirrored: list[Any], label: str) -> dict[str, str]:
+def _names(before: list[str], mirrored: list[Any], label: str) -> dict[str, str]:
     """The mirrored build's variable names -> the one-device run's, by position (Keras
     numbers a second build's layers afresh: ``dense_1`` for ``dense``)."""
-    before = [c.name for c in one_device]
     after = [c.name for c in mirrored]
     if len(before) != len(after):
         raise TargetError(
@@ -135,9 +142,9 @@ def _names(one_device: list[Any], mirrored: list[Any], label: str) -> dict[str, 
 def _copy(before: list[Any], after: list[Any]) -> None:
     """The one-device run's variable values into the mirrored build's (every replica's copy):
     a second build starts from other random initial values."""
-    for old, new in zip(before, after, strict=True):
-        if tuple(old.variable.shape) == tuple(new.variable.shape):
-            new.variable.assign(old.variable.read_value())
+    for value, new in zip(before, after, strict=True):
+        if tuple(np.shape(value)) == tuple(new.variable.shape):
+            new.variable.assign(value)
 
 
 def _pairs(keys: list[tuple[str, str]], names: dict[str, str],

@@ -62,11 +62,12 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"{path}:build"
 
 
-@pytest.fixture(scope="module")
-def report(target: str) -> m.Report:
+@pytest.fixture(scope="module", params=["mirrored", "multiworker"])
+def report(target: str, request: pytest.FixtureRequest) -> m.Report:
+    """The target on 2 replicas: in this process, and in 2 local worker processes."""
     import gradscope
 
-    return gradscope.inspect(target, strategy="mirrored", replicas=2)
+    return gradscope.inspect(target, strategy=request.param, replicas=2)
 
 
 def bare(build: int) -> dict[str, list[np.ndarray | None]]:
@@ -148,10 +149,14 @@ def test_target_object_is_run_with_its_own_variables_and_said_so() -> None:
     assert UNMIRRORED in report.notes
 
 
-def test_target_under_multiworker_is_refused(target: str, tmp_path: Path) -> None:
+def test_target_object_under_multiworker_is_refused() -> None:
+    import tensorflow as tf
+
     import gradscope
 
-    with pytest.raises(UsageError, match="--strategy multiworker: a Python target runs"):
+    w = tf.Variable(1.0, name="w")
+    target = gradscope.Target(losses={"l": lambda: w * w})
+    with pytest.raises(UsageError, match=r"given as an object .* cannot be sent to worker"):
         gradscope.inspect(target, strategy="multiworker", replicas=2)
 
 
