@@ -65,10 +65,11 @@ def inspect(
             gets a ``numeric`` verdict (``agrees``, ``differs``, ``expected-difference``,
             ``skipped``), and an unexplained difference is a ``numeric-differs`` problem.
         strategy: ``"mirrored"`` or ``"multiworker"`` runs each loss per replica under that
-            ``tf.distribute`` strategy (a spec's inputs split along their first axis): each
-            pair then shows the all-reduced gradient and lists every replica's
-            (``pair.replicas``), and replicas that disagree are a ``replica-mismatch``
-            problem. ``"default"``: one device.
+            ``tf.distribute`` strategy (a spec's inputs split along their first axis; a Python
+            target's losses run whole on every replica, its data being closed over): each
+            pair then shows the all-reduced gradient (a target's: the replicas' mean) and lists
+            every replica's (``pair.replicas``), and replicas that disagree are a
+            ``replica-mismatch`` problem. ``"default"``: one device.
         replicas: how many replicas (default 2 with a strategy; logical CPU devices, or GPUs
             when there are enough; ``multiworker``: one local worker process each).
         mode: how gradients are computed: ``"function"`` (traced, as a ``tf.function``

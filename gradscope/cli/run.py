@@ -22,7 +22,8 @@ Where the report goes:
 \b
 Exit codes:
   0    no problems: every source the program asked about got a finite gradient
-  1    problems: a None gradient (not named by --allow-none) or a NaN/Inf one
+  1    problems: a None gradient (not named by --allow-none), a NaN/Inf one, or
+       replicas that disagree (replica-mismatch)
   2    bad usage, or a program that cannot start (no such file, a syntax error, no module)
   3    gradscope's own failure (re-run with --traceback)
   4    the program raised: its traceback as Python prints it, then the report so far
