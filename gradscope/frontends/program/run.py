@@ -86,11 +86,20 @@ def run(
         problems=tuple(run_policy.problems_of(calls, allow_none)),
         outcome=outcome,
         steps=steps,
-        notes=tuple(watcher.notes),
+        notes=tuple(watcher.notes) + _unused(distribution, calls),
         distribution=distribution if distribution.active else None,
         devices=devices,
     )
     return Outcome(report, error)
+
+
+def _unused(distribution: Distribution, calls: Sequence[rr.CallResult]) -> tuple[str, ...]:
+    """A note when ``--replicas`` made devices that no watched call ran on."""
+    if not distribution.active or not calls or any(c.replica_values for c in calls):
+        return ()
+    return (f"--replicas {distribution.replicas}: no watched call ran inside strategy.run, "
+            "so none was made per replica (does the program make a MirroredStrategy and run "
+            "its train step with strategy.run, or model.fit under its scope?)",)  # fmt: skip
 
 
 def _devices(tf: Any, distribution: Distribution) -> tuple[str, ...]:

@@ -204,3 +204,17 @@ def test_fit_under_strategy_scope_reports_each_replica_at_the_fit_line(tmp_path:
     assert sorted((p["kind"], p["variable"]) for p in report["problems"]) == [
         ("unexpected-none", "unused/bias"), ("unexpected-none", "unused/kernel")]  # fmt: skip
     assert code == 1 and "losses" in printed
+
+
+def test_replicas_no_call_used_are_noted() -> None:
+    from gradscope.frontends.program.run import _unused
+    from gradscope.results import run as rr
+    from gradscope.results.replicas import Distribution
+
+    alone = rr.CallResult("train.py:5", "GradientTape.gradient", "eager", 1, "", 1.0, ())
+    split = rr.CallResult("train.py:5", "GradientTape.gradient", "eager", 1, "", 1.0, (),
+                          replica_values=(0.5, 0.5))  # fmt: skip
+    (note,) = _unused(Distribution("mirrored", 2), [alone])
+    assert note.startswith("--replicas 2: no watched call ran inside strategy.run")
+    assert _unused(Distribution("mirrored", 2), [alone, split]) == ()
+    assert _unused(Distribution(), [alone]) == ()
