@@ -102,6 +102,7 @@ def loops(tmp: Path) -> dict[str, tuple[int, dict[str, Any], str]]:
     return {  # a function (3 steps on the timeline), and strategy.run eagerly
         "mask": watched(tmp, "mirrored_loop.py", "--mask", options=timeline),
         "eager": watched(tmp, "mirrored_loop.py", "--eager"),
+        "tf.gradients": watched(tmp, "mirrored_loop.py", "--mask", "--tf-gradients"),
     }
 
 
@@ -158,6 +159,14 @@ def test_mask_zeroing_one_replica_is_a_replica_mismatch(loops) -> None:
         "replica-mismatch", "w", call["site"])  # fmt: skip
     assert "replica 0 ok; replica 1 zero" in problem["message"]
     assert code == 1
+
+
+def test_tf_gradients_inside_strategy_run_is_gathered_too(loops) -> None:
+    code, report, _ = loops["tf.gradients"]
+    (call,) = report["calls"]
+    assert (call["api"], call["mode"]) == ("tf.gradients", "function")
+    check_against_bare(call, bare_loop(mask=True))
+    assert [p["kind"] for p in report["problems"]] == ["replica-mismatch"] and code == 1
 
 
 def test_timeline_records_the_all_reduced_gradient_of_each_step(loops, tmp: Path) -> None:

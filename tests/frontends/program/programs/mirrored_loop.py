@@ -1,9 +1,10 @@
 """A custom training loop under the program's own MirroredStrategy, in a tf.function; the
 loss is masked by the data, so one replica's share can give a variable no usable gradient.
 
-``python mirrored_loop.py [--mask] [--eager]``: with --mask, the second half of the batch
-(the second replica's share) has only negative first features, and the relu head sees none
-of it; with --eager, strategy.run is called eagerly, not inside a tf.function.
+``python mirrored_loop.py [--mask] [--eager] [--tf-gradients]``: with --mask, the second half
+of the batch (the second replica's share) has only negative first features, and the relu head
+sees none of it; with --eager, strategy.run is called eagerly, not inside a tf.function; with
+--tf-gradients, the step asks tf.gradients instead of a tape.
 """
 
 import sys
@@ -47,7 +48,10 @@ if __name__ == "__main__":
     def step(x):
         with tf.GradientTape() as tape:
             loss = loss_of(x, w, b)
-        grads = tape.gradient(loss, [w, b])
+        if "--tf-gradients" in sys.argv:
+            grads = tf.gradients(loss, [w, b])
+        else:
+            grads = tape.gradient(loss, [w, b])
         opt.apply_gradients(zip(grads, [w, b], strict=True))
         return loss
 
