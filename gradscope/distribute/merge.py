@@ -24,7 +24,11 @@ def merge(facts: RunFacts, measured: Measurement, distribution: Distribution,
     ``apply_gradients`` uses; ``reduced="mean"`` when every replica ran the whole loss) and
     its replicas attached, plus what the pass compared."""
     pairs: dict[str, Any] = measured["pairs"]
-    losses = tuple(_loss(loss, pairs, distribution.replicas) for loss in facts.losses)
+    untraced = set(measured.get("untraced", ()))  # answered eagerly, not run per replica
+    losses = tuple(
+        loss if loss.name in untraced else _loss(loss, pairs, distribution.replicas)
+        for loss in facts.losses
+    )
     agreements = tuple(
         Agreement(loss, variable, entry["whole_norm"], entry["error"], entry["scaled_error"])
         for key, entry in pairs.items()

@@ -13,6 +13,7 @@ breaks under a strategy at all (a loss that cannot run in a replica context).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -66,22 +67,7 @@ def measure(
     model = PythonModel(resolved, registry, None if losses is None else set(losses))
     keys: list[tuple[str, str]] = []
     chosen: list[Any] = []
-
-    def replica_fn() -> dict[str, Any]:
-        ctx = tf.distribute.get_replica_context()
-        entries, found = model.trace()
-        chosen[:] = _containers(found)
-        keys.clear()
-        grads = []
-        for loss, variable, grad in gradients(tf, entries, list(chosen), losses):
-            keys.append((loss, variable.name))
-            grads.append(dense(tf, grad))
-        if not grads:
-            return {}
-        local = tf.stack([stats(tf, g) for g in grads])[None]
-        reduced = ctx.all_reduce(tf.distribute.ReduceOp.MEAN, grads)
-        return {"local": [ctx.all_gather(local, axis=0)], "reduced": list(reduced)}
-
+    replica_fn = _replica_fn(tf, model, losses, keys, chosen)
     step = tf.function(lambda: strategy.run(replica_fn), autograph=False)
     try:
         step.get_concrete_function()  # traced: the variables the losses read are known
@@ -94,13 +80,41 @@ def measure(
     numbers = {k: [np.asarray(x) for x in v] for k, v in out.items()}
     mirrored = all(isinstance(c.variable, tf.distribute.DistributedValues) for c in chosen)
     notes = [WHOLE] + ([] if mirrored else [UNMIRRORED])
+    notes += [f"--strategy: loss {name!r} runs only eagerly (its trace failed), so it was not "
+              "run across replicas" for name in model.failed]  # fmt: skip
     measured = {
         "devices": list(strategy.extended.worker_devices),
         "shards": [],
         "pairs": _pairs(keys, names, numbers, int(strategy.num_replicas_in_sync)),
         "spreads": {},
+        "untraced": list(model.failed),
     }
     return measured, notes
+
+
+def _replica_fn(tf: Any, model: Any, losses: list[str] | None, keys: list[tuple[str, str]],
+                chosen: list[Any]) -> Callable[[], dict[str, Any]]:  # fmt: skip
+    """The function ``strategy.run`` calls: every loss of ``model`` traced in the replica,
+    each pair's gradient stats gathered from every replica and the gradients' mean; ``keys``
+    and ``chosen`` are filled in as it traces."""
+
+    def replica_fn() -> dict[str, Any]:
+        ctx = tf.distribute.get_replica_context()
+        entries, found = model.trace()
+        chosen[:] = _containers(found)
+        keys.clear()
+        grads = []
+        for loss, variable, grad in gradients(tf, entries, list(chosen), losses):
+            if loss not in model.failed:  # a failed loss's stand-in is a constant
+                keys.append((loss, variable.name))
+                grads.append(dense(tf, grad))
+        if not grads:
+            return {}
+        local = tf.stack([stats(tf, g) for g in grads])[None]
+        reduced = ctx.all_reduce(tf.distribute.ReduceOp.MEAN, grads)
+        return {"local": [ctx.all_gather(local, axis=0)], "reduced": list(reduced)}
+
+    return replica_fn
 
 
 def _containers(chosen: list[Any]) -> list[Any]:

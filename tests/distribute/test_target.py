@@ -49,6 +49,7 @@ def build():
             "fit": lambda: tf.reduce_mean(tf.square(tf.nn.relu(tf.matmul(X, w) + b))),
             "frozen": lambda: tf.reduce_sum(tf.stop_gradient(tf.matmul(X, w)) * b),
             "first": replica_one_only,
+            "eager": lambda: tf.reduce_sum(w) * float(abs(w.numpy()).sum()),  # .numpy(): no trace
         },
         "variables": [w, b, spare],
     }
@@ -98,7 +99,7 @@ def test_target_replicas_agree_with_the_one_device_gradient(report: m.Report) ->
     expected = bare(build=1)  # the one-device run's values, copied into the mirrored build
     names = ["w", "b", "spare"]
     for loss in report.losses:
-        if loss.name == "first":
+        if loss.name in ("first", "eager"):
             continue
         for pair in loss.pairs:
             grad = expected[loss.name][names.index(pair.variable)]
@@ -125,6 +126,12 @@ def test_target_replica_that_loses_its_gradient_is_a_replica_mismatch(report: m.
     (mismatch,) = [p for p in report.problems if p.kind == ProblemKind.REPLICA_MISMATCH]
     assert (mismatch.loss, mismatch.variable) == ("first", "w")
     assert "replica 0 ok; replica 1 zero" in mismatch.message
+
+
+def test_target_loss_that_only_runs_eagerly_is_not_run_per_replica(report: m.Report) -> None:
+    pair = report.loss("eager").pair("w")
+    assert pair.status == m.OK and pair.replicas == ()  # answered eagerly, on one device
+    assert "--strategy: loss 'eager' runs only eagerly (its trace failed)" in " ".join(report.notes)
 
 
 def test_target_report_says_every_replica_ran_the_whole_loss(report: m.Report) -> None:
