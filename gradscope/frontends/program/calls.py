@@ -15,13 +15,11 @@ from typing import Any
 from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
+from gradscope.frontends.program.flags import Flags
 from gradscope.frontends.program.replicas import Gathering, Part, combined, eager_numbers
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.python import frames
 from gradscope.results.run import EAGER, FUNCTION
-
-#: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
-FLAGS = 64
 
 
 class Calls:
@@ -34,7 +32,7 @@ class Calls:
         self.open_eager = 0  # eager tape spans still open
         self.functions: dict[int, set[tuple[str, str, int]]] = {}  # id(tf.function) -> sites
         self._local = threading.local()
-        self.flags: list[Any] = []
+        self.flags = Flags()
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
@@ -86,6 +84,7 @@ class Calls:
 
     def before_function(self, fn: Any) -> None:
         """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
+        self.flags.make()  # on the first call (flags.py)
         if self.watcher.timeline is not None:
             every.before_function(self.watcher, self.functions.get(id(fn), ()))
             return
@@ -326,17 +325,8 @@ class Calls:
         if adds:
             graphs.captures_last(graph)
 
-    def make_flags(self) -> None:
-        """Make the "still watching" boolean variables, eagerly, before the program starts: a
-        ``tf.function`` may not create variables after its first trace."""
-        import tensorflow as tf
-
-        self.flags = [tf.Variable(True, trainable=False) for _ in range(FLAGS)]
-
     def _flag(self) -> Any:
-        """A fresh flag, or None when the pool is used up (then every execution measures,
-        and executions past ``--steps`` are dropped)."""
-        return self.flags.pop() if self.flags else None
+        return self.flags.take()
 
     # -- apply_gradients -----------------------------------------------------------------
 

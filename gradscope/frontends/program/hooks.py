@@ -33,7 +33,6 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
                       _loss_scale, _trace_end, _apply_gradients, _replica_threads):  # fmt: skip
             undo.append(patch(calls))
-        calls.make_flags()
         calls.recorder.install()
         yield calls
     finally:

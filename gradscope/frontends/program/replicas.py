@@ -48,7 +48,9 @@ class Gathering:
         from gradscope.distribute.hooks import replica_of
 
         where = replica_of(tf)
-        if where is None:
+        if where is None or _local_replicas(tf) < where[1]:
+            # one worker of a MultiWorkerMirroredStrategy the program's own launcher
+            # started: the other replicas run in other processes, this one's call stands
             return [part]
         replica, replicas = where
         key = (id(graph), *state.key)
@@ -59,6 +61,12 @@ class Gathering:
                 return []
             del self.open[key]
         return [parts[r] for r in range(replicas)]
+
+
+def _local_replicas(tf: Any) -> int:
+    """How many replicas of the current strategy run in this process."""
+    extended = tf.distribute.get_strategy().extended
+    return len(getattr(extended, "worker_devices", ())) or 1
 
 
 def combined(parts: Sequence[Part]) -> Static:

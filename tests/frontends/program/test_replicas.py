@@ -227,3 +227,65 @@ def test_replicas_no_call_used_are_noted() -> None:
     assert note.startswith("--replicas 2: no watched call ran inside strategy.run")
     assert _unused(Distribution("mirrored", 2), [alone, split]) == ()
     assert _unused(Distribution(), [alone]) == ()
+
+
+#: The program's launcher for the multiworker test: 2 workers under ``gradscope run`` on
+#: 127.0.0.1, their outputs in FOLDER (``workers.isolating`` puts it in a network namespace
+#: with only a loopback interface where the system allows: TensorFlow's gRPC server listens
+#: on every interface).
+LAUNCHER = """
+import contextlib, json, os, subprocess, sys
+from gradscope.distribute.cluster import free_ports, loopback_up, tf_config
+folder, program = sys.argv[1], sys.argv[2]
+with contextlib.suppress(OSError):
+    loopback_up()
+ports = free_ports(2)
+processes = []
+for index in range(2):
+    out = open(os.path.join(folder, f"out{index}.txt"), "w")
+    err = open(os.path.join(folder, f"err{index}.txt"), "w")
+    processes.append(subprocess.Popen(
+        [sys.executable, "-m", "gradscope", "run", "--continue", "--format", "json",
+         "--output", os.path.join(folder, f"worker{index}.json"), program],
+        stdout=out, stderr=err, env={**os.environ, "TF_CONFIG": tf_config(ports, index)}))
+codes = [p.wait() for p in processes]
+json.dump(codes, open(os.path.join(folder, "codes.json"), "w"))
+"""
+
+
+def test_each_worker_of_the_programs_own_multiworker_strategy_reports_its_replica(
+    tmp_path: Path,
+) -> None:
+    """The program's launcher (here, this test) starts one ``gradscope run`` per worker with
+    its ``TF_CONFIG`` on 127.0.0.1: gradscope touches no TensorFlow state before the
+    program makes its strategy, and each worker reports its own replica's gradient."""
+    import tensorflow as tf
+
+    from gradscope.distribute import workers
+
+    launcher = subprocess.Popen(
+        [*workers.isolating(), sys.executable, "-c", LAUNCHER, str(tmp_path),
+         str(PROGRAMS / "multiworker_loop.py")],
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        launcher.wait(timeout=240)
+    finally:
+        workers.stop(launcher)  # the launcher's whole process group, on every way out
+    codes = json.loads((tmp_path / "codes.json").read_text())
+    errors = [(tmp_path / f"err{i}.txt").read_text()[-2000:] for i in range(2)]
+    assert codes == [0, 0], errors
+    loop = program("multiworker_loop")
+    w = tf.Variable(np.ones((4, 3), np.float32))
+    for index in range(2):
+        rows = tf.constant(loop.batch()[4 * index : 4 * index + 4])
+        with tf.GradientTape() as tape:
+            loss = loop.loss_of(rows, w)
+        grad = tape.gradient(loss, w).numpy()
+        report = json.loads((tmp_path / f"worker{index}.json").read_text())
+        call = report["calls"][0]
+        assert call["target"]["value"] == pytest.approx(float(loss), rel=1e-5)
+        source = call["sources"]["w"]
+        assert (source["status"], source["norm"]) == ("ok", pytest.approx(
+            float(np.linalg.norm(grad)), rel=1e-5))  # fmt: skip
+        assert f"worker {index} epoch 1" in (tmp_path / f"out{index}.txt").read_text()
