@@ -72,8 +72,8 @@ Examples:
 @click.option("--strategy", type=click.Choice(["default", "mirrored", "multiworker"]),
               default=None,
               help="mirrored: as --replicas (2 unless told); the program picks its own "
-                   "strategy. multiworker is refused (a program's workers read TF_CONFIG "
-                   "from its own launcher).")  # fmt: skip
+                   "strategy. multiworker is refused: start each worker under gradscope run "
+                   "(its launcher sets TF_CONFIG).")  # fmt: skip
 @format_option([f.value for f in RunFormat])
 @click.option("--output", "-o", metavar="FILE", default=None,
               help="Write the report to FILE ('-': standard output) instead of standard "

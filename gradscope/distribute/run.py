@@ -48,9 +48,9 @@ def for_program(strategy: str | None, replicas: int | None) -> Distribution:
     if strategy == "multiworker":
         raise UsageError(
             "gradscope run: --strategy multiworker: a program's MultiWorkerMirroredStrategy "
-            "reads its cluster from the TF_CONFIG its own launcher sets; use --replicas N to "
-            "run its replicas as N local devices (MirroredStrategy), or inspect a spec with "
-            "--strategy multiworker"
+            "reads its cluster from the TF_CONFIG its own launcher sets; start each worker "
+            "under gradscope run (each reports its own replica), or use --replicas N for N "
+            "local devices (MirroredStrategy)"
         )
     if strategy == "default" and replicas not in (None, 1):
         raise UsageError(f"gradscope run: --replicas {replicas} needs --strategy mirrored, or "
