@@ -16,7 +16,13 @@ from gradscope.frontends.program import analyse, every, fit, graphs, names, sess
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.flags import Flags
-from gradscope.frontends.program.replicas import Gathering, Part, combined, eager_numbers
+from gradscope.frontends.program.replicas import (
+    Gathering,
+    Part,
+    combined,
+    eager_numbers,
+    first_replica_decides,
+)
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.python import frames
 from gradscope.results.run import EAGER, FUNCTION
@@ -118,7 +124,7 @@ class Calls:
         where = sites.instruction() if eager else -1
         state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
                                   where)  # fmt: skip
-        if eager and not self._eager_watch(state):
+        if eager and not first_replica_decides(state, lambda: self._eager_watch(state)):
             self._next_eager()
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
@@ -161,10 +167,11 @@ class Calls:
         static = combined(parts) if len(parts) > 1 else static
         if eager:
             by = None if scale is None else values.total(scale)
-            arrays = None if self.watcher.timeline is None else list(zip(user, flat_s, strict=True))
-            numbers, each = eager_numbers(parts, by) if len(parts) > 1 else (
-                values.of_arrays(flat_t, user, by), [])  # fmt: skip
-            self.watcher.record(state, static, numbers, arrays if not each else None, each)
+            numbers, each, grads = eager_numbers(parts, by) if len(parts) > 1 else (
+                values.of_arrays(flat_t, user, by), [], user)  # fmt: skip
+            timeline = self.watcher.timeline is not None
+            arrays = list(zip(grads, flat_s, strict=True)) if timeline else None
+            self.watcher.record(state, static, numbers, arrays, each)
             if not tape._persistent and not self.open_eager:
                 self.recorder.release(self.recorder.seq)
         else:

@@ -40,7 +40,7 @@ class Gathering:
         self.open: dict[tuple[Any, ...], dict[int, Part]] = {}
         self.lock = threading.Lock()
 
-    def add(self, state: SiteState, part: Part, graph: Any) -> list[Part] | None:
+    def add(self, state: SiteState, part: Part, graph: Any) -> list[Part]:
         """``[part]`` outside ``strategy.run`` (or with one replica); every replica's part,
         in replica order, once the last one is in; ``[]`` while some are still to come."""
         import tensorflow as tf
@@ -69,6 +69,21 @@ def _local_replicas(tf: Any) -> int:
     return len(getattr(extended, "worker_devices", ())) or 1
 
 
+def first_replica_decides(state: SiteState, decide: Callable[[], bool]) -> bool:
+    """Whether to watch an eager execution of ``state``: ``decide()`` (which counts the
+    execution), asked once per step: inside ``strategy.run`` replica 0 asks, and the other
+    replicas, which run after it, follow its answer."""
+    import tensorflow as tf
+
+    from gradscope.distribute.hooks import replica_of
+
+    where = replica_of(tf)
+    if where is not None and where[0] > 0:
+        return state.replica_watch
+    state.replica_watch = decide()
+    return state.replica_watch
+
+
 def combined(parts: Sequence[Part]) -> Static:
     """The call the report shows for all replicas: replica 0's analysis, a source having a
     gradient when any replica's has one, and every replica's sources kept."""
@@ -81,16 +96,17 @@ def combined(parts: Sequence[Part]) -> Static:
     return Static(sources, first.target_source, first.notes, first.measured, replicas)
 
 
-def eager_numbers(parts: Sequence[Part], by: float | None) -> tuple[Any, list[Any]]:
+def eager_numbers(parts: Sequence[Part], by: float | None) -> tuple[Any, list[Any], list[Any]]:
     """The numbers of an eager call made by every replica: the all-reduced gradient's (the
-    sum of the replicas'; the value, the sum of theirs) and each replica's."""
+    sum of the replicas'; the value, the sum of theirs), each replica's, and the summed
+    gradients themselves (numpy; None where no replica has one)."""
     from gradscope.frontends.program import values
 
     each = [values.of_arrays(p.targets, p.grads, by) for p in parts]
     count = len(parts[0].grads)
     summed = [values.summed([p.grads[i] for p in parts]) for i in range(count)]
     targets = [t for p in parts for t in p.targets]
-    return values.of_arrays(targets, summed, by), each
+    return values.of_arrays(targets, summed, by), each, summed
 
 
 def inherit(calling: Callable[[], list[Any]]) -> Callable[[], None]:

@@ -49,6 +49,7 @@ class SiteState:
     measuring: bool = True  # what the in-graph flags say now
     flags: list[Any] = field(default_factory=list)  # in-graph "still watching" variables
     unrun: list[Static] = field(default_factory=list)  # built or traced, maybe never run
+    replica_watch: bool = False  # eager, inside strategy.run: what replica 0 decided
 
 
 class Watcher:
