@@ -65,10 +65,11 @@ def inspect(
             gets a ``numeric`` verdict (``agrees``, ``differs``, ``expected-difference``,
             ``skipped``), and an unexplained difference is a ``numeric-differs`` problem.
         strategy: ``"mirrored"`` or ``"multiworker"`` runs each loss per replica under that
-            ``tf.distribute`` strategy (a spec's inputs split along their first axis): each
-            pair then shows the all-reduced gradient and lists every replica's
-            (``pair.replicas``), and replicas that disagree are a ``replica-mismatch``
-            problem. ``"default"``: one device.
+            ``tf.distribute`` strategy (a spec's inputs split along their first axis; a Python
+            target's losses run whole on every replica, its data being closed over): each
+            pair then shows the all-reduced gradient (a target's: the replicas' mean) and lists
+            every replica's (``pair.replicas``), and replicas that disagree are a
+            ``replica-mismatch`` problem. ``"default"``: one device.
         replicas: how many replicas (default 2 with a strategy; logical CPU devices, or GPUs
             when there are enough; ``multiworker``: one local worker process each).
         mode: how gradients are computed: ``"function"`` (traced, as a ``tf.function``
@@ -350,6 +351,8 @@ def run(
     steps: int = 1,
     keep_going: bool = False,
     allow_none: Sequence[str] = (),
+    strategy: str | None = None,
+    replicas: int | None = None,
 ) -> RunReport:
     """Run a training program as ``gradscope run`` does, watching its gradient calls.
 
@@ -365,21 +368,30 @@ def run(
             ``keep_going``.
         keep_going: let the program run to its end, unwatched after ``steps``.
         allow_none: globs of sources whose missing gradient is not a problem.
+        strategy: ``"mirrored"``: as ``replicas`` (2 unless told); the program picks its
+            own strategy (``"multiworker"`` is refused).
+        replicas: give the program's own ``MirroredStrategy()`` this many devices (logical
+            CPU devices, made before TensorFlow initialises its devices: call this before
+            anything else in the process touches TensorFlow). Calls made inside
+            ``strategy.run`` report every replica (``SourceResult.replicas``) and their sum.
 
     Returns:
         The ``RunReport``: ``calls``, ``problems``, ``exit_code``, ``to_dict()``.
 
     Raises:
         ProgramError: the program cannot be started (no such file, a syntax error).
+        UsageError: a ``strategy`` or ``replicas`` that cannot be given to a program, or
+            ``replicas`` once TensorFlow already runs on fewer devices.
         ProgramRaised: the program raised; ``exc.report`` holds the calls seen so far and
             ``exc.__cause__`` the program's own exception.
     """
+    from gradscope.distribute.run import for_program
     from gradscope.frontends.program import run as program_run
     from gradscope.frontends.program.launch import Program, ProgramRaised
 
     outcome = program_run.run(
         Program(script, tuple(args), module), steps=steps, keep_going=keep_going,
-        allow_none=allow_none,
+        allow_none=allow_none, distribution=for_program(strategy, replicas),
     )  # fmt: skip
     if outcome.error is not None:
         raise ProgramRaised(outcome.report) from outcome.error

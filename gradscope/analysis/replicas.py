@@ -83,7 +83,7 @@ def _mismatch(spec: str, loss: m.LossResult, pair: m.PairResult,
     groups: dict[str, list[int]] = {}
     for r in pair.replicas:
         groups.setdefault(str(r.status), []).append(r.replica)
-    said = "; ".join(f"{_replica_words(ids)} {status}" for status, ids in groups.items())
+    said = "; ".join(f"{replica_words(ids)} {status}" for status, ids in groups.items())
     message = (
         f"replicas disagree on `{pair.variable}` from `{loss.name}`: {said}. Each replica's "
         "share of the batch takes a different path to the loss (a data-dependent mask or "
@@ -93,7 +93,8 @@ def _mismatch(spec: str, loss: m.LossResult, pair: m.PairResult,
                      pair.cut_points, *located_at(variable, spec))  # fmt: skip
 
 
-def _replica_words(ids: Sequence[int]) -> str:
+def replica_words(ids: Sequence[int]) -> str:
+    """``replica 1`` or ``replicas 0, 2``."""
     return ("replica " if len(ids) == 1 else "replicas ") + ", ".join(map(str, ids))
 
 
@@ -143,7 +144,7 @@ def _spread_problems(spec: str, run: DistributedFacts,
         copies = "'s copy" if len(s.replicas) == 1 else "' copies"
         differ = "differs" if len(s.replicas) == 1 else "differ"
         message = (
-            f"after one step with the all-reduced gradient, {_replica_words(s.replicas)}{copies} "
+            f"after one step with the all-reduced gradient, {replica_words(s.replicas)}{copies} "
             f"of `{s.variable}` {differ} from replica 0's by up to {s.spread:.3g}: the copies "
             "were written per replica (an assign of per-replica data), so they drift apart"
         )

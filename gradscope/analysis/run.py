@@ -1,11 +1,13 @@
-"""What ``gradscope run`` fails on: a watched source with no gradient, or a NaN one, and a
-variable whose ``trainable`` flag the traced train step of a ``fit()`` no longer follows."""
+"""What ``gradscope run`` fails on: a watched source with no gradient, a NaN one, one whose
+replicas disagree, and a variable whose ``trainable`` flag the traced train step of a
+``fit()`` no longer follows."""
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
 
+from gradscope.analysis.replicas import replica_words
 from gradscope.results import report as m
 from gradscope.results.run import CallResult, RunProblem, SourceResult
 from gradscope.results.status import ProblemKind
@@ -13,21 +15,38 @@ from gradscope.results.status import ProblemKind
 
 def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[RunProblem]:
     """``unexpected-none`` for a source with no gradient unless an ``--allow-none`` glob names
-    it, ``nan`` for a non-finite gradient; for a variable whose changed ``trainable`` flag the
-    traced Keras train step disagrees with (``frontends/program/trainable.py``),
-    ``never-trained`` (the step leaves it out; an ``--allow-none`` glob allows it too) or
-    ``unexpected-connected`` (frozen, still trained). One problem per site, source and kind
-    (its first step)."""
+    it, ``nan`` for a non-finite gradient, ``replica-mismatch`` where the replicas of a call
+    made inside ``strategy.run`` disagree on a source's status; for a variable whose changed
+    ``trainable`` flag the traced Keras train step disagrees with
+    (``frontends/program/trainable.py``), ``never-trained`` (the step leaves it out; an
+    ``--allow-none`` glob allows it too) or ``unexpected-connected`` (frozen, still trained).
+    One problem per site, source and kind (its first step)."""
     seen: dict[tuple[str, str, str], RunProblem] = {}
     for call in calls:
         for s in call.sources:
             kind = _kind(s, allow_none)
             key = (call.site, s.name, kind or "")
-            if kind is None or key in seen:
-                continue
-            seen[key] = RunProblem(call.site, call.step, s.name, kind, _message(call, s, kind),
-                                   s.cut_points)  # fmt: skip
+            if kind is not None and key not in seen:
+                seen[key] = RunProblem(call.site, call.step, s.name, kind,
+                                       _message(call, s, kind), s.cut_points)  # fmt: skip
+            key = (call.site, s.name, m.REPLICA_MISMATCH)
+            if len({r.status for r in s.replicas}) > 1 and key not in seen:
+                seen[key] = RunProblem(call.site, call.step, s.name, m.REPLICA_MISMATCH,
+                                       _mismatch(call, s), s.cut_points)  # fmt: skip
     return list(seen.values())
+
+
+def _mismatch(call: CallResult, source: SourceResult) -> str:
+    """Which replicas got which status, as ``inspect --strategy`` says it."""
+    groups: dict[str, list[int]] = {}
+    for r in source.replicas:
+        groups.setdefault(str(r.status), []).append(r.replica)
+    said = "; ".join(f"{replica_words(ids)} {status}" for status, ids in groups.items())
+    return (
+        f"replicas disagree on {source.name} at {call.site} (step {call.step}): {said}. Each "
+        "replica's share of the batch takes a different path to the loss (a data-dependent "
+        "mask or branch), what PyTorch DDP reports as unused parameters"
+    )
 
 
 def _kind(source: SourceResult, allow_none: Sequence[str]) -> ProblemKind | None:

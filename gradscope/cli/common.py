@@ -109,7 +109,8 @@ def _traceback_wanted(ctx: click.Context, _param: click.Parameter, value: bool) 
 def strategy_options(fn: F) -> F:
     """``--strategy`` and ``--replicas`` (contract section 8), for every command that runs
     gradients: the command passes them on as ``strategy=`` and ``replicas=``
-    (``pipeline.distribution``); ``gradscope run`` watches a program's own strategy instead."""
+    (``pipeline.distribution``); ``gradscope run`` has its own (``cli/run.py``): a program
+    picks its strategy, gradscope only makes the devices it finds."""
     fn = click.option(
         "--replicas",
         type=click.IntRange(min=1),
@@ -124,8 +125,9 @@ def strategy_options(fn: F) -> F:
         default="default",
         show_default=True,
         help="Run each loss per replica under this tf.distribute strategy, a spec's inputs "
-        "split along their first axis: pairs show the all-reduced gradient and every "
-        "replica's; replicas that disagree are a replica-mismatch problem.",
+        "split along their first axis (a Python target's losses run whole on each replica): "
+        "pairs show the all-reduced gradient and every replica's; replicas that disagree "
+        "are a replica-mismatch problem.",
     )(fn)
 
 

@@ -22,7 +22,8 @@ Where the report goes:
 \b
 Exit codes:
   0    no problems: every source the program asked about got a finite gradient
-  1    problems: a None gradient (not named by --allow-none) or a NaN/Inf one
+  1    problems: a None gradient (not named by --allow-none), a NaN/Inf one, or
+       replicas that disagree (replica-mismatch)
   2    bad usage, or a program that cannot start (no such file, a syntax error, no module)
   3    gradscope's own failure (re-run with --traceback)
   4    the program raised: its traceback as Python prints it, then the report so far
@@ -35,6 +36,7 @@ Examples:
   gradscope run --allow-none 'generator/*' -m mypkg.train --config small.yaml
   gradscope run --format junit --output gradscope.xml train.py
   gradscope run --steps 1000 --every 10 --timeline grads.json train.py
+  gradscope run --replicas 2 train.py   (its MirroredStrategy() on 2 CPU devices)
   gradscope plot grads.json -o norms.png   (the norms over the steps)
   gradscope check --timeline grads.json    (exit 1 on its findings)"""
 
@@ -62,6 +64,16 @@ Examples:
 @click.option("--allow-none", "allow_none", multiple=True, metavar="GLOB",
               help="A source (variable or tensor name) whose None gradient is expected; "
                    "repeatable.")  # fmt: skip
+@click.option("--replicas", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Give the program's own tf.distribute strategy N devices: the CPU split "
+                   "into N logical devices (or N GPUs), made before the program starts, so "
+                   "its MirroredStrategy() has N replicas. Calls inside strategy.run are "
+                   "reported per replica.")  # fmt: skip
+@click.option("--strategy", type=click.Choice(["default", "mirrored", "multiworker"]),
+              default=None,
+              help="mirrored: as --replicas (2 unless told); the program picks its own "
+                   "strategy. multiworker is refused: start each worker under gradscope run "
+                   "(its launcher sets TF_CONFIG).")  # fmt: skip
 @format_option([f.value for f in RunFormat])
 @click.option("--output", "-o", metavar="FILE", default=None,
               help="Write the report to FILE ('-': standard output) instead of standard "
@@ -72,8 +84,8 @@ Examples:
 @click.pass_context
 def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
         timeline: str | None, tensorboard: str | None, allow_none: tuple[str, ...],
-        fmt: str, output: str | None, module: str | None,
-        program: tuple[str, ...]) -> None:  # fmt: skip
+        replicas: int | None, strategy: str | None, fmt: str, output: str | None,
+        module: str | None, program: tuple[str, ...]) -> None:  # fmt: skip
     """Run a Python program as `python SCRIPT ARGS` would, and report every gradient it takes.
 
     Watched: GradientTape.gradient (eager and inside tf.function, so model.fit and custom
@@ -82,6 +94,7 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     each call, every source (variable or watched tensor) gets a status, a norm and, when
     no gradient flows, the line where the path was cut.
     """
+    from gradscope.distribute.run import for_program
     from gradscope.frontends.program.launch import Program, print_failure
     from gradscope.frontends.program.run import run as run_program
     from gradscope.report import render
@@ -89,9 +102,11 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     if module is None and not program:
         raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")
     _check_timeline(every, timeline, tensorboard)
+    distribution = for_program(strategy, replicas)
     target = Program(module, program, True) if module else Program(program[0], program[1:])
     outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none,
-                          every=every or 1, timeline=timeline, tensorboard=tensorboard)  # fmt: skip
+                          every=every or 1, timeline=timeline, tensorboard=tensorboard,
+                          distribution=distribution)  # fmt: skip
     sys.stdout.flush()
     if outcome.error is not None:
         print_failure(outcome.error, target)

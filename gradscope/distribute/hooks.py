@@ -1,25 +1,19 @@
 """What ``gradscope run`` needs to watch a program's own ``tf.distribute`` strategy.
 
-``gradscope run --strategy mirrored --replicas N`` calls ``prepare`` before the program starts,
-so the program's own ``MirroredStrategy()`` finds N devices (logical CPU devices where there
-are not enough GPUs). A watched gradient call (``GradientTape.gradient``, ``tf.gradients``)
-asks ``replica_of()`` which replica it runs for: inside ``strategy.run`` each replica makes the
-call once (MirroredStrategy: in a thread of its own; MultiWorkerMirroredStrategy: in each
-worker). The watcher keeps one ``PairFacts`` per replica and source, and ``replicas_of`` turns
-them into the per-pair ``replicas`` of the report, decided as ``inspect`` decides them; the
-all-reduced gradient (the sum ``apply_gradients`` uses) is the pair's own.
+``gradscope run --replicas N`` makes N devices before the program starts
+(``distribute.run.for_program``), so the program's own ``MirroredStrategy()`` finds N. A
+watched gradient call (``GradientTape.gradient``, ``tf.gradients``) asks ``replica_of()``
+which replica it runs for: inside ``strategy.run`` each replica makes the call once (a thread
+of its own under ``MirroredStrategy``), and ``frontends/program/replicas.py`` gathers the
+replicas' calls into one execution, every replica's status and norm decided as the source's
+own and the all-reduced gradient (the sum ``apply_gradients`` uses) the one it shows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from gradscope.distribute.run import prepare
-from gradscope.results.facts import PairFacts
-from gradscope.results.replicas import ReplicaFacts
-
-__all__ = ["prepare", "replica_of", "replicas_of"]
+__all__ = ["replica_of"]
 
 
 def replica_of(tf: Any) -> tuple[int, int] | None:
@@ -34,11 +28,3 @@ def replica_of(tf: Any) -> tuple[int, int] | None:
         return None
     replica = tf.get_static_value(context.replica_id_in_sync_group)
     return None if replica is None else (int(replica), int(context.num_replicas_in_sync))
-
-
-def replicas_of(per_replica: Sequence[PairFacts]) -> tuple[ReplicaFacts, ...]:
-    """Each replica's facts of one pair, in replica order (``per_replica[i]`` is replica i)."""
-    return tuple(
-        ReplicaFacts(i, p.has_gradient, p.norm, p.finite, p.all_zero)
-        for i, p in enumerate(per_replica)
-    )

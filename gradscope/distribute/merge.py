@@ -18,11 +18,17 @@ from gradscope.results.replicas import (
 )
 
 
-def merge(facts: RunFacts, measured: Measurement, distribution: Distribution) -> RunFacts:
+def merge(facts: RunFacts, measured: Measurement, distribution: Distribution,
+          reduced: str = "sum") -> RunFacts:  # fmt: skip
     """``facts`` with every pair's gradient replaced by the all-reduced one (the one
-    ``apply_gradients`` uses) and its replicas attached, plus what the pass compared."""
+    ``apply_gradients`` uses; ``reduced="mean"`` when every replica ran the whole loss) and
+    its replicas attached, plus what the pass compared."""
     pairs: dict[str, Any] = measured["pairs"]
-    losses = tuple(_loss(loss, pairs, distribution.replicas) for loss in facts.losses)
+    untraced = set(measured.get("untraced", ()))  # answered eagerly, not run per replica
+    losses = tuple(
+        loss if loss.name in untraced else _loss(loss, pairs, distribution.replicas)
+        for loss in facts.losses
+    )
     agreements = tuple(
         Agreement(loss, variable, entry["whole_norm"], entry["error"], entry["scaled_error"])
         for key, entry in pairs.items()
@@ -38,6 +44,7 @@ def merge(facts: RunFacts, measured: Measurement, distribution: Distribution) ->
         agreements=agreements,
         spreads=spreads,
         shards=tuple((name, tuple(rows)) for name, rows in measured["shards"]),
+        reduced=reduced,
     )
     return dataclasses.replace(facts, losses=losses, distributed=distributed)
 

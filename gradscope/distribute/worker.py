@@ -1,8 +1,9 @@
 """One worker of ``--strategy multiworker``: ``python -m gradscope.distribute.worker
 REQUEST.json``, started by ``cluster.main`` with ``TF_CONFIG`` set; the chief writes the result.
 
-A request holds one or more jobs (``{"spec", "max_elements", "losses"}``), run in order under
-one ``MultiWorkerMirroredStrategy``, so several specs pay for one start of the cluster.
+A request holds one or more jobs (``{"spec", "max_elements", "losses"}``, or a Python target's
+``{"target", "names", "values", "losses"}``), run in order under one
+``MultiWorkerMirroredStrategy``, so several specs pay for one start of the cluster.
 """
 
 from __future__ import annotations
@@ -43,11 +44,8 @@ def main(path: str) -> int:
 
 
 def _measure(job: dict[str, Any], made: list[Any], workers: int) -> dict[str, Any]:
-    from gradscope.distribute.replica import measure
     from gradscope.engine.tf_import import import_tensorflow
-    from gradscope.frontends import load
 
-    spec = load(job["spec"], max_elements=job["max_elements"])
     tf = import_tensorflow()
     if not made:
         options = tf.distribute.experimental.CommunicationOptions(
@@ -58,7 +56,24 @@ def _measure(job: dict[str, Any], made: list[Any], workers: int) -> dict[str, An
     if strategy.num_replicas_in_sync != workers:
         raise UsageError(f"expected {workers} replicas, TensorFlow made "
                          f"{strategy.num_replicas_in_sync}")  # fmt: skip
-    return measure(spec, strategy, job["losses"])
+    if "target" in job:
+        return _target(job, strategy)
+    from gradscope.distribute.replica import measure
+    from gradscope.frontends import load
+
+    return measure(load(job["spec"], max_elements=job["max_elements"]), strategy, job["losses"])
+
+
+def _target(job: dict[str, Any], strategy: Any) -> dict[str, Any]:
+    """A Python target's job (``workers.run_target``): its measurement and notes."""
+    import numpy as np
+
+    from gradscope.distribute.target import measure
+
+    with np.load(job["values"]) as values:
+        before = [(name, values[f"arr_{i}"]) for i, name in enumerate(job["names"])]
+    measured, notes = measure(job["target"], before, strategy, job["losses"])
+    return {**measured, "notes": notes}
 
 
 if __name__ == "__main__":

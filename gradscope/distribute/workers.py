@@ -66,6 +66,25 @@ def run(job: dict[str, Any], workers: int, timeout: float = TIMEOUT) -> dict[str
     return answer
 
 
+def run_target(target: str, before: list[tuple[str, Any]], losses: list[str] | None,
+               workers: int, timeout: float = TIMEOUT) -> dict[str, Any]:  # fmt: skip
+    """Run a Python target (``module:function`` or ``file.py:function``) on ``workers``
+    local worker processes, from the one-device run's variables ``before`` (``(name,
+    value)``, handed over in a ``.npz`` file); the measurement, with its ``notes``.
+
+    Raises:
+        WorkerError: a worker failed (a target error included) or the timeout passed.
+    """
+    import numpy as np
+
+    with tempfile.TemporaryDirectory(prefix="gradscope-values-") as folder:
+        values = os.path.join(folder, "values.npz")
+        np.savez(values, *[value for _, value in before])
+        job = {"target": target, "names": [name for name, _ in before], "values": values,
+               "losses": losses}  # fmt: skip
+        return run(job, workers, timeout)
+
+
 def run_all(jobs: list[dict[str, Any]], workers: int,
             timeout: float = TIMEOUT) -> list[dict[str, Any]]:  # fmt: skip
     """Run several jobs in order on one start of the workers; each answer is a measurement

@@ -116,6 +116,7 @@ def distribution(d: DistributedFacts) -> dict[str, Any]:
         "replicas": d.distribution.replicas,
         "devices": list(d.devices),
         "shards": {name: list(rows) for name, rows in d.shards},
+        "reduced": d.reduced,
     }
 
 
@@ -247,6 +248,8 @@ def source(s: rr.SourceResult) -> dict[str, Any]:
         out["note"] = s.note
     if s.trainable_changed:
         out["trainable_changed"] = True
+    if s.replicas:
+        out["replicas"] = [replica(r) for r in s.replicas]
     return out
 
 
@@ -254,6 +257,8 @@ def call(c: rr.CallResult) -> dict[str, Any]:
     target: dict[str, Any] = {"source": c.target_source, "value": number(c.value)}
     if c.loss_scale is not None:
         target["loss_scale"] = c.loss_scale
+    if c.replica_values:
+        target["replicas"] = [number(v) for v in c.replica_values]
     out: dict[str, Any] = {
         "site": c.site,
         "api": c.api,
@@ -292,4 +297,8 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
     }
     if r.notes:
         out["notes"] = list(r.notes)
+    if r.distribution is not None:
+        d = r.distribution
+        out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,
+                               "devices": list(r.devices)}  # fmt: skip
     return out

@@ -11,11 +11,16 @@ from gradscope.results import run as rr
 
 def _call(call: rr.CallResult) -> list[str]:
     lines = [f"### {escape(heading(call))}", ""]
-    lines += ["| source | shape | status | norm | cut at / why |", "|---|---|---|---|---|"]
+    replicas = [f"replica {r}" for r in range(len(call.replica_values))]
+    columns = ["source", "shape", "status", "norm", *replicas, "cut at / why"]
+    lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for s in call.sources:
         norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
-        lines.append(f"| `{escape(s.name)}` | {style.shape(s.shape)} | {s.status} | {norm} | "
-                     f"{escape(why(s))} |")  # fmt: skip
+        each = [style.replica_cell(r.status, r.norm) for r in s.replicas]
+        each += [""] * (len(replicas) - len(each))
+        cells = [f"`{escape(s.name)}`", style.shape(s.shape), s.status, norm, *each,
+                 escape(why(s))]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", *[f"> {escape(n)}" for n in call.notes]]
     return lines
 

@@ -37,6 +37,7 @@ RULES: dict[str, tuple[str, str, str]] = {
         "still updates it, though its `trainable` flag is now False. Call compile() again "
         "after changing `trainable`.",
     ),
+    m.REPLICA_MISMATCH: sarif.RULES[m.REPLICA_MISMATCH],
 }
 
 

@@ -31,6 +31,8 @@ def heading(call: rr.CallResult) -> str:
         text += f" at {call.target_source}"
     if call.loss_scale is not None:
         text += f" · loss scale {style.number(call.loss_scale)} (norms unscaled)"
+    if call.replica_values:
+        text += f" · sum of {len(call.replica_values)} replicas"
     return text
 
 
@@ -43,15 +45,18 @@ def why(source: rr.SourceResult) -> str:
 
 def _call(call: rr.CallResult) -> Group:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name, wrap in (("source", False), ("shape", False), ("status", False),
-                       ("norm", False), ("cut at / why", True)):  # fmt: skip
-        table.add_column(name, no_wrap=not wrap, overflow="fold")
+    replicas = [f"replica {r}" for r in range(len(call.replica_values))]
+    for name in ("source", "shape", "status", "norm", *replicas, "cut at / why"):
+        table.add_column(name, no_wrap=name != "cut at / why", overflow="fold")
     for s in call.sources:
         norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
         if s.sparse and m.has_gradient(s.status):
             norm += " (sparse)"
         status = Text(s.status, style=style.STATUS_STYLE.get(s.status, ""))
-        table.add_row(s.name, style.shape(s.shape), status, norm, why(s))
+        each = [Text(style.replica_cell(r.status, r.norm), style=style.STATUS_STYLE[r.status])
+                for r in s.replicas]  # fmt: skip
+        each += [Text("")] * (len(replicas) - len(each))
+        table.add_row(s.name, style.shape(s.shape), status, norm, *each, why(s))
     parts: list[Any] = [Text(heading(call), style="bold"), table]
     parts += [Text(f"note: {n}", style="dim") for n in call.notes]
     return Group(*parts)
@@ -83,7 +88,10 @@ def renderable(report: rr.RunReport) -> Group:
     title = Text()
     title.append("gradscope run", style="bold")
     title.append(f" · {' '.join(report.argv)}")
-    title.append(f" · TensorFlow {report.tensorflow} · {report.device}", style="dim")
+    where = report.device
+    if report.devices:
+        where = f"{len(report.devices)} replicas on {', '.join(report.devices)}"
+    title.append(f" · TensorFlow {report.tensorflow} · {where}", style="dim")
     parts: list[Any] = [title]
     if not report.calls:
         parts += [Text(), Text("No gradient call was made.")]

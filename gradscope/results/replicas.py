@@ -70,6 +70,9 @@ class DistributedFacts:
     spreads: tuple[StepSpread, ...] = ()
     #: per input, how many rows each replica got (the first axis, split in order)
     shards: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    #: how the pairs' gradients are all-reduced: ``sum`` (a split batch, as
+    #: ``apply_gradients`` does) or ``mean`` (every replica ran the whole loss: a Python target)
+    reduced: str = "sum"
 
 
 @dataclass(frozen=True)

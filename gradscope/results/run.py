@@ -12,6 +12,7 @@ from typing import Any
 
 from gradscope.errors import ExitCode
 from gradscope.results.facts import CutPoint
+from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
 #: ``mode`` of a watched call.
@@ -39,6 +40,9 @@ class SourceResult:
     note: str = ""  # why, where the cut points cannot say (read before the tape started)
     # a changed ``trainable`` flag the traced Keras train step disagrees with (trainable.py)
     trainable_changed: bool = False
+    #: inside ``strategy.run``: every replica's status and norm (the source's own are
+    #: those of the all-reduced gradient, the replicas' sum)
+    replicas: tuple[ReplicaResult, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class CallResult:
     sources: tuple[SourceResult, ...]
     notes: tuple[str, ...] = ()
     loss_scale: float | None = None  # mixed precision: norms are unscaled by it
+    replica_values: tuple[float | None, ...] = ()  # per replica (strategy.run); value: their sum
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,9 @@ class RunReport:
     outcome: str = FINISHED
     steps: int = 1
     notes: tuple[str, ...] = ()
+    #: ``--replicas N``: the devices made for the program's own strategy
+    distribution: Distribution | None = None
+    devices: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -51,6 +51,22 @@ def test_run_cannot_start_is_exit_2_in_one_line(args: list[str], message: str) -
     assert (code, out, err.strip()) == (2, "", message)
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--strategy", "multiworker"], "gradscope run: --strategy multiworker: a program's "
+         "MultiWorkerMirroredStrategy reads its cluster from the TF_CONFIG its own launcher"),
+        (["--strategy", "default", "--replicas", "2"],
+         "gradscope run: --replicas 2 needs --strategy mirrored, or no --strategy"),
+    ],
+)  # fmt: skip
+def test_run_strategy_it_cannot_give_a_program_is_exit_2_in_one_line(
+    args: list[str], message: str
+) -> None:
+    code, out, err = _invoke(*args, _program("clean_loop.py"))
+    assert (code, out) == (2, "") and err.startswith(message) and err.count("\n") == 1
+
+
 def test_run_syntax_error_is_exit_2_at_its_line(tmp_path: Path) -> None:
     script = tmp_path / "broken.py"
     script.write_text("import os\nx = (\n", encoding="utf-8")

@@ -53,7 +53,7 @@ def test_inspect_json_has_every_replica_and_matches_the_schema(mask_json: dict[s
     assert norms[1] == 0.0 and pair["replicas"][1]["norm"] == 0.0
     assert mask_json["distribution"] == {
         "strategy": "mirrored", "replicas": 2, "devices": ["CPU:0", "CPU:1"],
-        "shards": {"x": [2, 2]},
+        "shards": {"x": [2, 2]}, "reduced": "sum",
     }  # fmt: skip
     (problem,) = mask_json["problems"]
     assert (problem["kind"], problem["loss"], problem["variable"]) == (
@@ -124,15 +124,21 @@ def test_bad_strategy_options_exit_2(args: list[str], message: str) -> None:
     assert "Traceback" not in result.output
 
 
-def test_a_python_target_under_a_strategy_is_refused(tmp_path: Any) -> None:
+def test_a_python_target_under_a_strategy_runs_whole_on_every_replica(tmp_path: Any) -> None:
     target = tmp_path / "t.py"
     target.write_text(
         "import tensorflow as tf\n"
         "def build():\n"
-        "    w = tf.Variable(1.0, name='w')\n"
-        "    return {'losses': {'l': lambda: w * 2.0}}\n",
+        "    w = tf.Variable(1.5, name='w')\n"
+        "    return {'losses': {'l': lambda: w * w}}\n",
         encoding="utf-8",
     )
-    result = CliRunner().invoke(main, ["inspect", f"{target}:build", "--strategy", "mirrored"])
-    assert result.exit_code == 2
-    assert "only specs are run across replicas" in result.output
+    result = _invoke("inspect", f"{target}:build", "--strategy", "mirrored", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    pair = data["losses"]["l"]["variables"]["w"]
+    assert (pair["status"], pair["norm"]) == ("ok", pytest.approx(3.0))  # d(w*w)/dw = 2w
+    assert pair["replicas"] == [{"replica": r, "status": "ok", "norm": pytest.approx(3.0)}
+                                for r in range(2)]  # fmt: skip
+    assert data["distribution"]["reduced"] == "mean"
+    assert any("each replica computed the whole loss" in n for n in data["notes"])

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.distribute.hooks import replica_of, replicas_of
-from gradscope.results.facts import PairFacts
+from gradscope.distribute.hooks import replica_of
 
 pytestmark = [pytest.mark.tf, pytest.mark.replicas]
 
@@ -28,10 +27,3 @@ def test_replica_of_names_each_replica_inside_strategy_run() -> None:
     tf.function(lambda: strategy.run(step))()
     assert sorted(seen) == [(0, 2), (1, 2)]  # type: ignore[type-var]
     assert replica_of(tf) is None  # outside strategy.run
-
-
-def test_replicas_of_keeps_each_replicas_numbers_in_order() -> None:
-    pairs = [PairFacts("w", True, True, True, norm=1.5),
-             PairFacts("w", True, True, True, norm=0.0, all_zero=True)]  # fmt: skip
-    out = replicas_of(pairs)
-    assert [(r.replica, r.norm, r.all_zero) for r in out] == [(0, 1.5, False), (1, 0.0, True)]

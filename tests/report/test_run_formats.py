@@ -144,7 +144,8 @@ def test_run_sarif_has_the_runs_rules_and_command_line() -> None:
     assert run["invocations"][0]["commandLine"] == "gradscope run train.py"
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == [
-        "unexpected-none", "nan", "never-trained", "unexpected-connected"]  # fmt: skip
+        "unexpected-none", "nan", "never-trained", "unexpected-connected",
+        "replica-mismatch"]  # fmt: skip
     assert not any("spec" in json.dumps(r) for r in rules)
     results = run["results"]
     assert [r["ruleId"] for r in results] == ["never-trained", "unexpected-connected"]
@@ -174,3 +175,50 @@ def test_run_table_and_markdown_titles(fmt: RunFormat, title: str) -> None:
     text = render(_report(), fmt, width=80)
     assert text.splitlines()[0] == title
     assert "check" not in text and "spec" not in text
+
+
+def _replicated() -> rr.RunReport:
+    """A call made inside ``strategy.run`` on 2 replicas: replica 1's ``w`` gradient is 0."""
+    from gradscope.results.replicas import Distribution, ReplicaResult
+    from gradscope.results.status import Status
+
+    each = (ReplicaResult(0, Status.OK, 1.25), ReplicaResult(1, Status.ZERO, 0.0))
+    both = (ReplicaResult(0, Status.OK, 0.5), ReplicaResult(1, Status.OK, 0.75))
+    calls = (
+        rr.CallResult("train.py:50", "GradientTape.gradient", rr.FUNCTION, 1, "train.py:34",
+                      3.0, (rr.SourceResult("w", Status.OK, 1.25, (4, 3), False, replicas=each),
+                            rr.SourceResult("b", Status.OK, 1.1, (3,), False, replicas=both)),
+                      replica_values=(2.0, 1.0)),
+    )  # fmt: skip
+    return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls,
+                        tuple(run_policy.problems_of(calls, [])),
+                        distribution=Distribution("mirrored", 2),
+                        devices=("CPU:0", "CPU:1"))  # fmt: skip
+
+
+def test_run_replicas_that_disagree_are_a_problem_naming_them() -> None:
+    (problem,) = _replicated().problems
+    assert (problem.kind, problem.variable, problem.site) == ("replica-mismatch", "w",
+                                                              "train.py:50")  # fmt: skip
+    assert "replica 0 ok; replica 1 zero" in problem.message
+
+
+def test_run_replicas_in_the_table_markdown_and_json() -> None:
+    report = _replicated()
+    table = render(report, "table", width=80)
+    assert "2 replicas on CPU:0, CPU:1" in table and "sum of 2 replicas" in table
+    assert max(len(line) for line in table.splitlines()) <= 80
+    row = next(line for line in table.splitlines() if line.startswith("w "))
+    assert row.split()[2:7] == ["ok", "1.25e+00", "ok", "1.25e+00", "zero"]
+    markdown = render(report, "markdown")
+    assert "| source | shape | status | norm | replica 0 | replica 1 | cut at / why |" in markdown
+    assert "| `w` | [4,3] | ok | 1.25e+00 | ok 1.25e+00 | zero |  |" in markdown
+    data = json.loads(render(report, "json"))
+    call = data["calls"][0]
+    assert call["target"]["replicas"] == [2.0, 1.0]
+    assert call["sources"]["w"]["replicas"] == [
+        {"replica": 0, "status": "ok", "norm": 1.25},
+        {"replica": 1, "status": "zero", "norm": 0.0},
+    ]
+    assert data["distribution"] == {"strategy": "mirrored", "replicas": 2,
+                                    "devices": ["CPU:0", "CPU:1"]}  # fmt: skip

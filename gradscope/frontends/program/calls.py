@@ -15,13 +15,18 @@ from typing import Any
 from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
+from gradscope.frontends.program.flags import Flags
+from gradscope.frontends.program.replicas import (
+    Gathering,
+    Part,
+    combined,
+    eager_numbers,
+    first_replica_decides,
+)
 from gradscope.frontends.program.trainable import Traces
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.python import frames
 from gradscope.results.run import EAGER, FUNCTION
-
-#: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
-FLAGS = 64
 
 
 class Calls:
@@ -34,11 +39,12 @@ class Calls:
         self.open_eager = 0  # eager tape spans still open
         self.functions: dict[int, set[tuple[str, str, int]]] = {}  # id(tf.function) -> sites
         self._local = threading.local()
-        self.flags: list[Any] = []
+        self.flags = Flags()
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
         self.traces = Traces(watcher)  # each Keras model's traced train step
+        self.gathering = Gathering()  # calls made per replica in strategy.run
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -86,6 +92,7 @@ class Calls:
 
     def before_function(self, fn: Any) -> None:
         """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
+        self.flags.make()  # on the first call (flags.py)
         if self.watcher.timeline is not None:
             every.before_function(self.watcher, self.functions.get(id(fn), ()))
             return
@@ -119,7 +126,7 @@ class Calls:
         where = sites.instruction() if eager else -1
         state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
                                   where)  # fmt: skip
-        if eager and not self._eager_watch(state):
+        if eager and not first_replica_decides(state, lambda: self._eager_watch(state)):
             self._next_eager()
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
@@ -156,17 +163,25 @@ class Calls:
         fit.notes(call, statics, flat_s, target_source)
         static = Static(statics, target_source)
         scale = self._scale_of(flat_t)
+        graph = None if eager else flat_t[0].graph
+        parts = self.gathering.add(state, Part(static, flat_t, user), graph)
+        if not parts:
+            return  # inside strategy.run: measured once every replica has made the call
+        static = combined(parts) if len(parts) > 1 else static
         if eager:
             by = None if scale is None else values.total(scale)
-            arrays = None if self.watcher.timeline is None else list(zip(user, flat_s, strict=True))
-            self.watcher.record(state, static, values.of_arrays(flat_t, user, by), arrays)
+            numbers, each, grads = eager_numbers(parts, by) if len(parts) > 1 else (
+                values.of_arrays(flat_t, user, by), [], user)  # fmt: skip
+            timeline = self.watcher.timeline is not None
+            arrays = list(zip(grads, flat_s, strict=True)) if timeline else None
+            self.watcher.record(state, static, numbers, arrays, each)
             if not tape._persistent and not self.open_eager:
                 self.recorder.release(self.recorder.seq)
         else:
             self.traces.gradients(flat_s, user)
             state.unrun.append(static)
             self._in_functions(state)
-            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s)
+            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s, parts)
 
     def guarded(self, work: Callable[..., None], *args: Any) -> None:
         """Run gradscope's side of a call; a failure is noted in the report, never raised
@@ -272,8 +287,8 @@ class Calls:
         return next((scale for t, scale in reversed(self.scaled) if t is flat_t[0]), None)
 
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
-                          grads: list[Any], scale: Any = None,
-                          sources: list[Any] | None = None) -> None:  # fmt: skip
+                          grads: list[Any], scale: Any = None, sources: list[Any] | None = None,
+                          parts: Sequence[Part] = ()) -> None:  # fmt: skip
         if any(getattr(fn, "_jit_compile", False) for fn in self.calling()):
             # XLA compiles no py_function: statuses from the trace, no numbers
             static.notes += ("compiled with XLA (jit_compile): statuses from the trace, no "
@@ -286,9 +301,10 @@ class Calls:
             state.measuring = True  # a fresh flag is on: the next call sets every flag
         watcher = self.watcher
 
-        def sink(numbers: values.Numbers, arrays: list[tuple[Any, Any]] | None) -> None:
+        def sink(numbers: values.Numbers, arrays: list[tuple[Any, Any]] | None,
+                 each: Sequence[values.Numbers] = ()) -> None:  # fmt: skip
             try:
-                watcher.record(state, static, numbers, arrays)
+                watcher.record(state, static, numbers, arrays, each)
                 if watcher.done(state) and flag is not None:
                     flag.assign(False)
             except Exception as exc:  # never fail the program's function
@@ -301,6 +317,11 @@ class Calls:
                 weights = None
                 if watcher.timeline is not None and sources is not None:
                     weights = [graphs.value_before(graph, s) for s in sources]
+                if len(parts) > 1:
+                    rows = [(p.targets, p.grads) for p in parts]
+                    values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
+                                             weights)  # fmt: skip
+                    return
                 values.in_graph(flag, flat_t, grads, sink, scale, weights)
 
         if getattr(graph, "experimental_acd_manager", None) is None:
@@ -312,20 +333,14 @@ class Calls:
         """Add the measuring ops once the program's function body has run: added any earlier
         they would shift the ids of the program's later ops, and so the seeds TensorFlow
         derives from them for random ops (``tf.random.set_seed`` without an op seed)."""
-        for add in self.pending.pop(id(graph), []):
+        adds = self.pending.pop(id(graph), [])
+        for add in adds:
             add()
-
-    def make_flags(self) -> None:
-        """Make the "still watching" boolean variables, eagerly, before the program starts: a
-        ``tf.function`` may not create variables after its first trace."""
-        import tensorflow as tf
-
-        self.flags = [tf.Variable(True, trainable=False) for _ in range(FLAGS)]
+        if adds:
+            graphs.captures_last(graph)
 
     def _flag(self) -> Any:
-        """A fresh flag, or None when the pool is used up (then every execution measures,
-        and executions past ``--steps`` are dropped)."""
-        return self.flags.pop() if self.flags else None
+        return self.flags.take()
 
     # -- apply_gradients -----------------------------------------------------------------
 

@@ -59,6 +59,20 @@ def model_call() -> Iterator[bool]:
         _local.calling = depth
 
 
+def snapshot() -> tuple[int, Any, Any, str]:
+    """This thread's ``fit`` state, for a thread that works for it (a replica's)."""
+    depth, model = getattr(_local, "depth", 0), getattr(_local, "model", None)
+    return depth, model, getattr(_local, "outputs", None), str(getattr(_local, "api", ""))
+
+
+def restore(state: tuple[int, Any, Any, str] | None) -> None:
+    """Take on a ``snapshot`` of another thread (None: leave this thread's as it is); the
+    model outputs seen are shared (``notes`` keeps only those of the call it explains)."""
+    if state is not None:
+        _local.depth, _local.model, outputs, _local.api = state
+        _local.outputs = deque(maxlen=KEPT) if outputs is None else outputs
+
+
 def saw_outputs(model: Any, outputs: Any) -> None:
     """An outermost model call returned ``outputs`` (traced or eager tensors)."""
     kept = getattr(_local, "outputs", None)

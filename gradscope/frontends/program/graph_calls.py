@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope.frontends.program import analyse, graphs, sites
+from gradscope.frontends.program.replicas import Part, combined
 from gradscope.frontends.program.watch import Static
 from gradscope.frontends.python import frames
 from gradscope.results.run import FUNCTION, GRAPH
@@ -23,8 +24,6 @@ def graph_gradients(
 ) -> None:
     """Analyse a graph-level gradient call the program just made (``calls``: the run's
     ``calls.Calls``, which holds the watcher and the sessions)."""
-    import tensorflow as tf
-
     graph = ys[0].graph
     mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
     state = calls.watcher.site(sites.text(sites.current()), api, mode)
@@ -56,13 +55,18 @@ def graph_gradients(
                 s.has_gradient = t is not None and next(answers) is not None
     analyse.analyse(call.problem, statics, call.locate, call.visible)
     static = Static(statics, sites.text(frames.of_op(ys[0].op)))
-    state.unrun.append(static)
     if mode == FUNCTION:
+        parts = calls.gathering.add(state, Part(static, list(ys), list(grads)), graph)
+        if not parts:
+            return  # inside strategy.run: measured once every replica has made the call
+        static = combined(parts) if len(parts) > 1 else static
+        state.unrun.append(static)
         calls._in_functions(state)
-        calls._numbers_in_graph(state, static, list(ys), list(grads), sources=list(xs))
+        calls._numbers_in_graph(state, static, list(ys), list(grads), sources=list(xs),
+                                parts=parts)  # fmt: skip
     else:
+        state.unrun.append(static)
         calls.sessions.add(graph, state, static, list(ys), list(grads))
-    del tf
 
 
 def _first_op_id(grad: Any) -> int:

@@ -45,6 +45,28 @@ def source_tensor(graph: Any, source: Any) -> Any | None:
     return _in_graph(graph, source if handle is None else handle)
 
 
+def captures_last(graph: Any) -> None:
+    """Put ``graph``'s deferred captures back at the end of its inputs, where TensorFlow
+    passes them, after measuring ops captured more values at the end of its trace.
+
+    NOTE: ``func_graph_from_py_func`` orders the inputs (arguments, captures, deferred
+    captures) before its automatic control dependencies exit, and a capture made later is
+    appended after the deferred ones: the call then fails with "expected to be a int32
+    tensor but is a resource tensor" (Keras optimizers under a ``tf.distribute`` strategy
+    capture their iteration count by reference).
+    """
+    deferred = [t for t in _flat(graph.deferred_internal_captures)]
+    if deferred:
+        ids = {id(t) for t in deferred}
+        graph.inputs = [t for t in graph.inputs if id(t) not in ids] + deferred
+
+
+def _flat(captures: Any) -> list[Any]:
+    import tensorflow as tf
+
+    return list(tf.nest.flatten(captures, expand_composites=True))
+
+
 def value_before(graph: Any, source: Any) -> Any | None:
     """A source's value in ``graph`` as the forward pass read it: a variable's first read
     (before any update the step makes), a watched tensor itself; None when not found."""

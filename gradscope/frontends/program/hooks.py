@@ -31,9 +31,8 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
     undo: list[Callable[[], None]] = []
     try:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
-                      _loss_scale, _trace_end, _apply_gradients):  # fmt: skip
+                      _loss_scale, _trace_end, _apply_gradients, _replica_threads):  # fmt: skip
             undo.append(patch(calls))
-        calls.make_flags()
         calls.recorder.install()
         yield calls
     finally:
@@ -308,6 +307,14 @@ def _apply_gradients(calls: Calls) -> Callable[[], None]:
         return patched
 
     return _replace(BaseOptimizer, "apply_gradients", make)
+
+
+def _replica_threads(calls: Calls) -> Callable[[], None]:
+    """``MirroredStrategy``'s replica threads start with the ``tf.function`` stack and the
+    ``model.fit`` state of the thread running ``strategy.run``."""
+    from gradscope.frontends.program.replicas import inherit
+
+    return inherit(calls.calling)
 
 
 def _from_api(caller: Any) -> bool:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gradscope.analysis import run as run_policy
 from gradscope.frontends.program import launch
 from gradscope.frontends.program.launch import Program
 from gradscope.results import run as rr
+from gradscope.results.replicas import Distribution
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ def run(
     every: int = 1,
     timeline: str | None = None,
     tensorboard: str | None = None,
+    distribution: Distribution = Distribution(),  # noqa: B008  (frozen)
 ) -> Outcome:
     """Run ``program`` with every gradient call watched for its first ``steps`` executions.
 
@@ -42,6 +45,8 @@ def run(
             unwatched.
         timeline: write the timeline JSON (contract section 7) here, however the program ends.
         tensorboard: write TensorBoard event files into this directory.
+        distribution: ``mirrored`` with N replicas: N devices are made before the program
+            starts, so its own ``MirroredStrategy()`` finds N (``distribute.run.for_program``).
 
     Returns:
         The report; the program's exception, if it raised.
@@ -53,6 +58,7 @@ def run(
     from gradscope.engine.tf_import import import_tensorflow
 
     tf = import_tensorflow()  # once, without its banners: the program's own import is then free
+    devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
 
     from gradscope.frontends.program.hooks import installed
     from gradscope.frontends.program.watch import Watcher
@@ -80,6 +86,26 @@ def run(
         problems=tuple(run_policy.problems_of(calls, allow_none)),
         outcome=outcome,
         steps=steps,
-        notes=tuple(watcher.notes),
+        notes=tuple(watcher.notes) + _unused(distribution, calls),
+        distribution=distribution if distribution.active else None,
+        devices=devices,
     )
     return Outcome(report, error)
+
+
+def _unused(distribution: Distribution, calls: Sequence[rr.CallResult]) -> tuple[str, ...]:
+    """A note when ``--replicas`` made devices that no watched call ran on."""
+    if not distribution.active or not calls or any(c.replica_values for c in calls):
+        return ()
+    return (f"--replicas {distribution.replicas}: no watched call ran inside strategy.run, "
+            "so none was made per replica (does the program make a MirroredStrategy and run "
+            "its train step with strategy.run, or model.fit under its scope?)",)  # fmt: skip
+
+
+def _devices(tf: Any, distribution: Distribution) -> tuple[str, ...]:
+    """The replicas' devices (``CPU:0``, ``CPU:1``), made now; none without a strategy."""
+    if not distribution.active:
+        return ()
+    from gradscope.distribute.devices import configure
+
+    return tuple(name.split("device:")[-1] for name in configure(tf, distribution.replicas))

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 from gradscope.frontends.python import frames
 
+_local = threading.local()
+
 
 def current() -> frames.Site | None:
     """The user's innermost line on the current stack, through autograph's source maps (the
-    line the user wrote, not autograph's generated copy)."""
+    line the user wrote, not autograph's generated copy); in a thread working for another
+    (a replica's, inside ``strategy.run``) with no user line of its own, the other's."""
     from tensorflow.python.util import tf_stack
 
-    return frames.of_traceback(tf_stack.extract_stack())
+    return frames.of_traceback(tf_stack.extract_stack()) or getattr(_local, "outer", None)
+
+
+def set_outer(site: frames.Site | None) -> None:
+    """The site ``current`` falls back to in this thread (``replicas.inherit``)."""
+    _local.outer = site
 
 
 def fast_current() -> frames.Site | None:

@@ -115,6 +115,112 @@ def in_graph(
         tf.cond(flag, measure, lambda: tf.constant(0))
 
 
+def in_graph_replicas(
+    flag: Any,
+    parts: Sequence[tuple[Sequence[Any], Sequence[Any]]],
+    sink: Callable[[Numbers, list[Numbers], list[tuple[Any, Any]] | None], None],
+    scale: Any = None,
+    weights: Sequence[Any] | None = None,
+) -> None:
+    """``in_graph`` for one call made once per replica inside ``strategy.run``: ``parts`` holds
+    each replica's ``(targets, gradients)``, in replica order. ``sink`` gets the numbers of
+    the all-reduced gradient (each source's sum over the replicas, what ``apply_gradients``
+    uses; the value is the sum of the replicas' values), every replica's, and with
+    ``weights`` the timeline's summaries of the all-reduced gradient (as ``in_graph``)."""
+    import tensorflow as tf
+
+    count = len(parts[0][1])
+    summed = [_sum(tf, [grads[i] for _, grads in parts]) for i in range(count)]
+    rows = [*parts, ([t for targets, _ in parts for t in targets], summed)]
+
+    def measure() -> Any:
+        by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
+        scalars = [by]
+        for targets, grads in rows:
+            sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
+            scalars.append(tf.add_n(sums) / by)
+            for g in grads:
+                scalars += [tf.constant(-1.0, tf.float64)] * 2 if g is None else _stat(tf, g, by)
+        if weights is not None:
+            scalars += _summaries(tf, summed, weights)
+        tf.py_function(lambda *xs: _deliver_rows(sink, rows, xs, scale is not None, weights),
+                       scalars, Tout=[])  # fmt: skip
+        return tf.constant(0)
+
+    if flag is None:
+        measure()
+    else:
+        tf.cond(flag, measure, lambda: tf.constant(0))
+
+
+def _sum(tf: Any, grads: Sequence[Any]) -> Any:
+    """The replicas' gradients of one source added up (None where no replica has one):
+    ``IndexedSlices`` stay row lists, as TensorFlow all-reduces them."""
+    present = [g for g in grads if g is not None]
+    if not present:
+        return None
+    if all(isinstance(g, tf.IndexedSlices) for g in present):
+        return tf.IndexedSlices(tf.concat([g.values for g in present], 0),
+                                tf.concat([g.indices for g in present], 0),
+                                present[0].dense_shape)  # fmt: skip
+    return tf.add_n([tf.convert_to_tensor(g) for g in present])
+
+
+def _stat(tf: Any, g: Any, by: Any) -> list[Any]:
+    """``[norm, largest |g|]`` of one gradient divided by ``by``, in float64."""
+    if isinstance(g, tf.IndexedSlices):
+        g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
+    g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64) / by
+    return [tf.norm(tf.reshape(g, [-1])), _largest(tf, g)]
+
+
+def _deliver_rows(sink: Callable[[Numbers, list[Numbers], list[tuple[Any, Any]] | None], None],
+                  rows: Sequence[tuple[Sequence[Any], Sequence[Any]]], xs: Sequence[Any],
+                  scaled: bool, weights: Sequence[Any] | None) -> None:  # fmt: skip
+    scale = float(xs[0]) if scaled else None
+    at, out = 1, list[Numbers]()
+    for _, grads in rows:
+        value, at = float(xs[at]), at + 1
+        stats: list[tuple[float, float] | None] = []
+        for g in grads:
+            stats.append(None if g is None else (float(xs[at]), float(xs[at + 1])))
+            at += 2
+        out.append((value, stats, scale))
+    summed = rows[-1][1]
+    arrays = None if weights is None else _arrays(summed, weights, out[-1][1], xs[at:])
+    sink(out[-1], out[:-1], arrays)
+
+
+def summed(grads: Sequence[Any]) -> Any:
+    """Eager gradients of one source from every replica, added up as numpy (None: no
+    replica has one); ``IndexedSlices`` rows are summed as densifying would."""
+    present = [g for g in grads if g is not None]
+    if not present:
+        return None
+    if all(hasattr(g, "indices") for g in present):
+        indices = np.concatenate([np.asarray(g.indices) for g in present])
+        rows = np.concatenate([np.asarray(g.values) for g in present])
+        return dense(_Rows(rows, indices))
+    return sum(_full(g) for g in present)
+
+
+def _full(grad: Any) -> Any:
+    """A gradient as a full dense numpy array (``IndexedSlices`` scattered into its shape)."""
+    if not hasattr(grad, "indices"):
+        return np.asarray(dense(grad))
+    values = np.asarray(grad.values)
+    out = np.zeros(tuple(np.asarray(grad.dense_shape)), dtype=values.dtype)
+    np.add.at(out, np.asarray(grad.indices), values)
+    return out
+
+
+class _Rows:
+    """Rows and their indices, read by ``dense`` as it reads ``IndexedSlices``."""
+
+    def __init__(self, values: Any, indices: Any) -> None:
+        self.values, self.indices = values, indices
+
+
 def _segments(tf: Any, indices: Any) -> tuple[Any, Any]:
     unique, index = tf.unique(indices)
     return index, tf.shape(unique)[0]

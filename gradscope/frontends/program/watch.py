@@ -10,6 +10,7 @@ from typing import Any
 
 from gradscope.frontends.program import analyse
 from gradscope.frontends.program.values import Numbers
+from gradscope.results.replicas import ReplicaResult
 from gradscope.results.run import GRAPH, CallResult, SourceResult
 from gradscope.timeline.record import Recorder
 
@@ -32,6 +33,7 @@ class Static:
     target_source: str
     notes: tuple[str, ...] = ()
     measured: bool = True  # False: no numbers will come (XLA)
+    replicas: list[list[analyse.SourceStatic]] = field(default_factory=list)  # strategy.run
 
 
 @dataclass
@@ -47,6 +49,7 @@ class SiteState:
     measuring: bool = True  # what the in-graph flags say now
     flags: list[Any] = field(default_factory=list)  # in-graph "still watching" variables
     unrun: list[Static] = field(default_factory=list)  # built or traced, maybe never run
+    replica_watch: bool = False  # eager, inside strategy.run: what replica 0 decided
 
 
 class Watcher:
@@ -110,9 +113,12 @@ class Watcher:
         raise StopProgram
 
     def record(self, state: SiteState, static: Static, numbers: Numbers | None,
-               arrays: Sequence[tuple[Any, Any]] | None = None) -> None:  # fmt: skip
+               arrays: Sequence[tuple[Any, Any]] | None = None,
+               each: Sequence[Numbers] = ()) -> None:  # fmt: skip
         """One execution's result (``numbers`` None: built, never run); ``arrays``, per
-        source (gradient, value), go to the timeline (numpy-readable or ``Summary``)."""
+        source (gradient, value), go to the timeline (numpy-readable or ``Summary``);
+        ``each``: every replica's numbers, when the call was made per replica (``numbers``
+        are then the all-reduced gradient's)."""
         with self.lock:
             if self.timeline is None:
                 if self.done(state):
@@ -124,7 +130,7 @@ class Watcher:
                 return  # an execution not due (no flag left to skip it), or measured already
             else:
                 state.count = state.executions
-            result = _result(state, static, numbers)
+            result = _result(state, static, numbers, each)
             self.calls.append(result)
             if self.timeline is not None and numbers is not None:
                 self._to_timeline(state, result, numbers, arrays)
@@ -146,25 +152,36 @@ class Watcher:
         return list(self.calls)
 
 
-def _result(state: SiteState, static: Static, numbers: Numbers | None) -> CallResult:
+def _result(state: SiteState, static: Static, numbers: Numbers | None,
+            each: Sequence[Numbers] = ()) -> CallResult:  # fmt: skip
     value, stats, scale = numbers if numbers is not None else (None, [None] * len(static.sources),
                                                                 None)  # fmt: skip
     sources = []
-    for s, measured in zip(static.sources, stats, strict=True):
+    for i, (s, measured) in enumerate(zip(static.sources, stats, strict=True)):
         norm, largest = measured if measured is not None else (None, None)
         status = analyse.status(s, norm, largest)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
+        replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
+                         for r, mine in enumerate(static.replicas))  # fmt: skip
         norm = norm if s.has_gradient else None
         sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
-                                    s.trainable_changed))  # fmt: skip
+                                    s.trainable_changed, replicas))  # fmt: skip
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)
     elif numbers is None and static.measured:
         notes += ("traced, never run: statuses from the trace, no numbers",)
     return CallResult(state.site, state.api, state.mode, state.count, static.target_source,
-                      value, tuple(sources), notes, scale)  # fmt: skip
+                      value, tuple(sources), notes, scale, tuple(n[0] for n in each))  # fmt: skip
+
+
+def _replica(replica: int, static: analyse.SourceStatic,
+             measured: tuple[float, float] | None) -> ReplicaResult:  # fmt: skip
+    """One replica's status and norm of a source, decided as the source's own."""
+    norm, largest = measured if measured is not None else (None, None)
+    status = analyse.status(static, norm, largest)
+    return ReplicaResult(replica, status, norm if static.has_gradient else None)
 
 
 def names_of(names: Sequence[str]) -> list[str]:

@@ -66,6 +66,11 @@ class PythonFrontend:
         target = self.resolved.target
         return target.name or getattr(target.model, "name", None)
 
+    @property
+    def model(self) -> PythonModel | None:
+        """The traced model (the variables it chose, in report order) once ``trace`` ran."""
+        return self._model
+
     def prepare(self, progress: Progress) -> None:
         """Import the target and call its function (under a registry that records where
         each variable is created)."""
