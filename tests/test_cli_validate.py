@@ -140,12 +140,15 @@ def test_validate_without_arguments_is_a_usage_error(run_cli: RunCli):
     assert "Traceback" not in result.stderr
 
 
-def test_help_and_validate_import_nothing_heavy(tmp_path: Path):
+def test_help_validate_and_spec_errors_import_nothing_heavy(tmp_path: Path):
     configs = [str(p) for p in CONFIGS]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("gradscope: 1\nlosses: {l: nowhere}\n", encoding="utf-8")
+    spec_errors = [[command, str(bad)] for command in ("inspect", "check", "diff", "graph")]
     script = f"""
 import sys
 from gradscope.cli import main
-for args in (["--help"], ["validate", *{configs!r}]):
+for args in (["--help"], ["validate", *{configs!r}], *{spec_errors!r}):
     try:
         main(args, standalone_mode=False)
     except SystemExit:

@@ -7,7 +7,6 @@ import functools
 from typing import Any
 
 from gradscope.distribute import devices, workers
-from gradscope.distribute.merge import merge
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import UsageError
 from gradscope.results.facts import RunFacts
@@ -93,6 +92,8 @@ def distributed(frontend: Any, facts: RunFacts, distribution: Distribution, *,
         TargetError: a Python target that cannot run across replicas.
         WorkerError: a worker of ``multiworker`` failed or timed out.
     """
+    from gradscope.distribute.merge import merge  # numpy: only for a distributed run
+
     spec = getattr(frontend, "spec", None)
     if spec is None:
         return _target(frontend, facts, distribution, losses, timeout)
@@ -116,6 +117,7 @@ def _target(frontend: Any, facts: RunFacts, distribution: Distribution,
         UsageError: ``multiworker`` with a target given as an object, not a string.
     """
     from gradscope.distribute import target
+    from gradscope.distribute.merge import merge
 
     before = target.one_device(frontend)
     if distribution.strategy == "multiworker":
