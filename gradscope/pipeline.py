@@ -203,6 +203,7 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
         distributed=facts.distributed,
         unmatched=tuple(unmatched),
+        route=facts.route,
     )
 
 

@@ -169,6 +169,7 @@ class Engine:
             variables=variables,
             losses=tuple(losses),
             comparisons=tuple(comparisons),
+            route=self.route,
         )
 
 

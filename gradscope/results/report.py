@@ -128,6 +128,7 @@ class Report:
     # expect patterns that match no variable (check refuses them); not in the JSON report
     unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
+    route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:
