@@ -16,18 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gradscope.engine import bodies, passing, retrace
 from gradscope.engine import cuts as flow
 from gradscope.engine.graph import Extracted, GradientRegistry
 from gradscope.engine.norms import norms_and_maxima
 from gradscope.engine.pairs import LossStatic, PairBuilder
-from gradscope.engine.protocol import LossEntry, VariableEntry
+from gradscope.engine.protocol import LossEntry, Traceable, VariableEntry
+from gradscope.progress import Progress
 from gradscope.results.facts import LossFacts
-
-if TYPE_CHECKING:
-    from gradscope.engine.trace import Engine
 
 
 class Refused(Exception):
@@ -44,6 +42,19 @@ class Plan:
     static: LossStatic  # the pairs and their cut points; gradients filled in by the run
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What the engine asks of a run (``trace.Engine``'s own settings)."""
+
+    tf: Any
+    model: Traceable
+    only: set[str] | None
+    device: str | None
+    progress: Progress
+    autograph: bool
+    create_variable: Callable[..., Any]
+
+
 @dataclass
 class Planned:
     """The forward-only trace: the variables, the builder and every loss's plan."""
@@ -53,8 +64,8 @@ class Planned:
     plans: list[Plan] = field(default_factory=list)
 
 
-def answer(engine: Engine) -> list[LossFacts] | None:
-    """Every loss's facts from the eager route, or None when it refused the run.
+def answer(engine: Asked) -> tuple[list[VariableEntry], list[LossFacts]] | None:
+    """The variables and every loss's facts from the eager route, or None when it refused.
 
     The engine's model is traced forward once (variables a trace creates are made eagerly,
     as the traced route makes them) and then run eagerly; a refused run has changed no
@@ -64,24 +75,30 @@ def answer(engine: Engine) -> list[LossFacts] | None:
     planned = Planned()
     body = _forward(engine, planned)
     engine.progress("tracing the forward pass")
-    # NOTE: a failure is the traced route's to report, in its words: it traces again
-    failures = (Refused, tf.errors.OpError, ValueError)
+    # NOTE: a failure is the traced route's to report, in its words: it traces again. A
+    # spec's node that fails while tracing raises the same BuildError either way.
     try:
         tf.function(body, autograph=engine.autograph).get_concrete_function()
-        engine.static["variables"] = planned.variables
-        engine.progress("computing gradients eagerly (one forward pass, one backward per loss)")
-        return _run(engine, planned)
-    except failures as exc:
-        engine.progress(f"the traced route answers ({type(exc).__name__}: {exc})")
-        return None
+    except (Refused, tf.errors.OpError, ValueError) as exc:
+        return _refused(engine, exc)
+    engine.progress("computing gradients eagerly (one forward pass, one backward per loss)")
+    try:
+        return planned.variables, _run(engine, planned)
+    except Exception as exc:  # failing only when run (an index out of range): see NOTE
+        return _refused(engine, exc)
 
 
-def _forward(engine: Engine, planned: Planned) -> Callable[[], dict[str, Any]]:
+def _refused(engine: Asked, exc: BaseException) -> None:
+    engine.progress(f"the traced route answers ({type(exc).__name__}: {exc})")
+    return None
+
+
+def _forward(engine: Asked, planned: Planned) -> Callable[[], dict[str, Any]]:
     tf = engine.tf
 
     def body() -> dict[str, Any]:
         placement = tf.device(f"/{engine.device}") if engine.device else _Null()
-        with placement, tf.variable_creator_scope(engine._create_variable):
+        with placement, tf.variable_creator_scope(engine.create_variable):
             losses, variables = engine.model.trace()
             graph = tf.compat.v1.get_default_graph()
             ops = graph.get_operations()
@@ -97,7 +114,7 @@ def _forward(engine: Engine, planned: Planned) -> Callable[[], dict[str, Any]]:
     return body
 
 
-def _wanted(engine: Engine, losses: list[LossEntry]) -> list[LossEntry]:
+def _wanted(engine: Asked, losses: list[LossEntry]) -> list[LossEntry]:
     return [loss for loss in losses if engine.only is None or loss.name in engine.only]
 
 
@@ -146,7 +163,7 @@ def _plan(tf: Any, builder: PairBuilder, loss: LossEntry) -> Plan:
     return Plan(loss.name, requested, expected, static)
 
 
-def _run(engine: Engine, planned: Planned) -> list[LossFacts]:
+def _run(engine: Asked, planned: Planned) -> list[LossFacts]:
     """Run the model eagerly under one persistent tape; one ``tape.gradient`` per loss."""
     tf = engine.tf
     builder = planned.builder

@@ -74,10 +74,13 @@ class Engine:
         if self.one_tape:
             from gradscope.engine import onetape
 
-            answered = onetape.answer(self)
+            asked = onetape.Asked(self.tf, self.model, self.only, self.device, self.progress,
+                                  self.autograph, self._create_variable)  # fmt: skip
+            answered = onetape.answer(asked)
             if answered is not None:
                 self.route = "one-tape"
-                return self._run_facts(answered, [], device)
+                self.static["variables"] = answered[0]
+                return self._run_facts(answered[1], [], device)
         self.progress("tracing the forward and backward passes")
         function = tf.function(
             self._body, autograph=self.autograph, jit_compile=modes.jit_compile()
