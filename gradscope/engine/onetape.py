@@ -18,10 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.engine import bodies, passing, retrace
+from gradscope.engine import bodies, norms, passing, retrace
 from gradscope.engine import cuts as flow
 from gradscope.engine.graph import Extracted, GradientRegistry
-from gradscope.engine.norms import norms_and_maxima
 from gradscope.engine.pairs import LossStatic, PairBuilder
 from gradscope.engine.protocol import LossEntry, Traceable, VariableEntry
 from gradscope.progress import Progress
@@ -80,17 +79,18 @@ def answer(engine: Asked) -> tuple[list[VariableEntry], list[LossFacts]] | None:
     try:
         tf.function(body, autograph=engine.autograph).get_concrete_function()
     except (Refused, tf.errors.OpError, ValueError) as exc:
-        return _refused(engine, exc)
+        _refused(engine, exc)
+        return None
     engine.progress("computing gradients eagerly (one forward pass, one backward per loss)")
     try:
         return planned.variables, _run(engine, planned)
     except Exception as exc:  # failing only when run (an index out of range): see NOTE
-        return _refused(engine, exc)
+        _refused(engine, exc)
+        return None
 
 
 def _refused(engine: Asked, exc: BaseException) -> None:
     engine.progress(f"the traced route answers ({type(exc).__name__}: {exc})")
-    return None
 
 
 def _forward(engine: Asked, planned: Planned) -> Callable[[], dict[str, Any]]:
@@ -213,8 +213,7 @@ def _loss(
     numbers = {f"{prefix}/value": builder.value_of(target).numpy()}
     slotted = [static.grads[p.variable] for p in static.pairs if p.slot is not None]
     if slotted:
-        norms, largest = norms_and_maxima(tf, slotted)
-        numbers[f"{prefix}/norm"], numbers[f"{prefix}/max"] = norms.numpy(), largest.numpy()
+        numbers[f"{prefix}/norm"], numbers[f"{prefix}/max"] = norms.grouped(tf, slotted)
     return static.facts(numbers, prefix)
 
 
