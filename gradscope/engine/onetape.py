@@ -4,12 +4,12 @@ The traced route (``trace.Engine``) builds a backward graph per loss with ``tf.g
 then optimizes and runs the whole function once. Here the model's forward pass is traced
 without a backward graph (cheap, and it still checks every tensor's size before anything
 runs); which tensors get a gradient is derived from the registry (``passing``), and the cut
-analysis is the traced route's own (``PairBuilder.static``). The numbers come from running
-the model eagerly once under one persistent ``GradientTape``: one ``tape.gradient`` per loss
-with ``unconnected_gradients=NONE``, so every ``None`` is TensorFlow's. A run the static answer
-may not match (``passing.refusal``, random ops, writes, ``stop_gradients``) is refused before
-anything runs, and one whose tape disagrees with the static answer after; the engine then
-takes the traced route.
+analysis is the traced route's own (``cuts.find_cuts``, ``PairBuilder.fill_pairs``). The
+numbers come from running the model eagerly once under one persistent ``GradientTape``: one
+``tape.gradient`` per loss with ``unconnected_gradients=NONE``, so every ``None`` is
+TensorFlow's. A run the static answer may not match (``passing.refusal``, random ops, writes,
+``stop_gradients``) is refused before anything runs, and one whose tape disagrees with the
+static answer after it; the engine then takes the traced route.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from gradscope.engine import bodies, norms, passing, retrace
 from gradscope.engine import cuts as flow
-from gradscope.engine.graph import Extracted, GradientRegistry
+from gradscope.engine.graph import Extracted, GradientRegistry, is_write
 from gradscope.engine.pairs import LossStatic, PairBuilder
 from gradscope.engine.protocol import LossEntry, Traceable, VariableEntry
 from gradscope.progress import Progress
@@ -90,7 +90,8 @@ def answer(engine: Asked) -> tuple[list[VariableEntry], list[LossFacts]] | None:
 
 
 def _refused(engine: Asked, exc: BaseException) -> None:
-    engine.progress(f"the traced route answers ({type(exc).__name__}: {exc})")
+    said = (str(exc).strip().splitlines() or [""])[0][:100]
+    engine.progress(f"the traced route answers ({type(exc).__name__}: {said})")
 
 
 def _forward(engine: Asked, planned: Planned) -> Callable[[], dict[str, Any]]:
@@ -121,8 +122,6 @@ def _wanted(engine: Asked, losses: list[LossEntry]) -> list[LossEntry]:
 def _writes(ops: list[Any]) -> str:
     """The first op writing a variable, "" when none does (a write changes what a second
     forward pass would read)."""
-    from gradscope.engine.graph import is_write
-
     for op in ops:
         if is_write(op.type):
             return f"{op.name} ({op.type})"
