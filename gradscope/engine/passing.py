@@ -44,8 +44,13 @@ PASSES = _names(
 )
 
 #: Floating inputs a ``PASSES`` op's gradient leaves without one (the batch norm's mean and
-#: variance): a path from an analysed variable through them is refused.
-NONE_INPUTS = {"FusedBatchNorm": {3, 4}, "FusedBatchNormV2": {3, 4}, "FusedBatchNormV3": {3, 4}}
+#: variance, ``PadV2``'s constant): a path from an analysed variable through them is refused.
+NONE_INPUTS = {
+    "FusedBatchNorm": {3, 4},
+    "FusedBatchNormV2": {3, 4},
+    "FusedBatchNormV3": {3, 4},
+    "PadV2": {2},
+}
 
 #: Ops that stop every input's gradient, exactly as ``tf.gradients`` does (``PreventGradient``
 #: is not one: differentiating through it is an error).

@@ -242,3 +242,32 @@ def test_json_report_says_which_route_ran(mixed: tuple[Any, RunFacts, RunFacts])
         assert pipeline.run(path).report.to_dict()["route"] == "traced"
     numeric = pipeline.run(path, pipeline.Request(numeric=True)).report.to_dict()
     assert numeric["route"] == "traced"  # --numeric keeps the traced route
+
+
+def test_pad_constant_from_a_variable_is_refused_and_traced(tmp_path: Path) -> None:
+    """PadV2's gradient gives its constant none: the traced route answers, as TensorFlow."""
+    import tensorflow as tf
+
+    path = _write(
+        tmp_path,
+        "pad.yaml",
+        """\
+        gradscope: 1
+        variables:
+          x: {values: [1.0, 2.0]}
+          c: {values: 3.0}
+        nodes:
+          - {name: p, op: pad, inputs: {tensor: x, constant_values: c}, attrs: {paddings: [[1, 1]]}}
+          - {name: o, op: reduce_sum, inputs: [p]}
+        losses:
+          o: o
+        """,
+    )
+    engine, facts = _engine(path, one_tape=True)
+    assert engine.route == "traced"
+    x, c = tf.Variable([1.0, 2.0]), tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        o = tf.reduce_sum(tf.pad(x, [[1, 1]], constant_values=c))
+    bare = dict(zip(["x", "c"], tape.gradient(o, [x, c]), strict=True))
+    for pair in facts.loss("o").pairs:
+        assert pair.has_gradient == (bare[pair.variable] is not None)
