@@ -6,6 +6,7 @@ No rendering and no serialization here: ``gradscope.report`` renders these types
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,10 +87,15 @@ class LossResult:
     notes: tuple[str, ...] = ()
 
     def pair(self, variable: str) -> PairResult:
+        """The pair of ``variable`` (a lookup: reports ask it per variable and loss)."""
+        return self._by_variable[variable]
+
+    @functools.cached_property
+    def _by_variable(self) -> dict[str, PairResult]:
+        index: dict[str, PairResult] = {}
         for p in self.pairs:
-            if p.variable == variable:
-                return p
-        raise KeyError(variable)
+            index.setdefault(p.variable, p)
+        return index
 
 
 @dataclass(frozen=True)
