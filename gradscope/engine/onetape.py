@@ -81,7 +81,7 @@ def answer(engine: Asked) -> tuple[list[VariableEntry], list[LossFacts]] | None:
     except (Refused, tf.errors.OpError, ValueError) as exc:
         _refused(engine, exc)
         return None
-    engine.progress("computing gradients eagerly (one forward pass, one backward per loss)")
+    engine.progress("running the forward pass eagerly")
     try:
         return planned.variables, _run(engine, planned)
     except Exception as exc:  # failing only when run (an index out of range): see NOTE
@@ -176,6 +176,7 @@ def _run(engine: Asked, planned: Planned) -> list[LossFacts]:
         by_name = {loss.name: loss for loss in losses}
         out = []
         for index, plan in enumerate(planned.plans):
+            engine.progress(f"gradients for loss {index + 1} of {len(planned.plans)}: {plan.name}")
             loss = by_name[plan.name]
             out.append(_loss(tf, tape, builder, plan, loss, variables, f"l{index}"))
         del tape
