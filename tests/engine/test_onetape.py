@@ -164,6 +164,17 @@ REFUSED = {
         losses:
           o: o
         """,
+    # a random op: an eager pass would draw other numbers than the traced function
+    "random": """\
+        gradscope: 1
+        variables:
+          w: {values: [1.0, 2.0, 3.0, 4.0]}
+        nodes:
+          - {name: d, op: nn.dropout, inputs: [w], attrs: {rate: 0.5, seed: 1}}
+          - {name: o, op: reduce_sum, inputs: [d]}
+        losses:
+          o: o
+        """,
     # an op no review says passes every floating input a gradient
     "unreviewed-op": """\
         gradscope: 1
