@@ -49,8 +49,8 @@ def render(
         "pass per loss, already traced and optimized).",
         "",
         "| model | gradscope s | bare s | time ratio | gradscope MB | bare MB | memory ratio "
-        "| naive s | naive / gradscope | limit s | gradscope / limit |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| naive s | naive MB | naive / gradscope | limit s | gradscope / limit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     goals: list[tuple[str, str, bool]] = []
     notes: list[str] = []
@@ -58,7 +58,11 @@ def render(
         g, b, n = s["gradscope"], s["bare"], s["naive"]
         wall = g.median_wall / b.median_wall
         rss = g.median_rss / b.median_rss
-        naive = f"{n.median_wall:.2f} | {n.median_wall / g.median_wall:.2f}x" if n.wall else "- | -"
+        naive = (
+            f"{n.median_wall:.2f} | {n.median_rss:.0f} | {n.median_wall / g.median_wall:.2f}x"
+            if n.wall
+            else "- | - | -"
+        )
         limit = startup["tensorflow"] + s["limit"].median_wall if s["limit"].wall else None
         near = f"{limit:.2f} | {g.median_wall / limit:.2f}x" if limit else "- | -"
         lines.append(

@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from gradscope.analysis.check import ExpectMap, expectations_of
@@ -114,8 +115,9 @@ def run(target: object, request: Request = Request()) -> Outcome:
     if "tensorflow" not in sys.modules:
         request.progress("importing TensorFlow")
     import_tensorflow()
+    one_tape = not (request.numeric or request.distribution.active)
     trace = Trace(request.losses, compare, request.device, request.progress,
-                  request.pictures, request.expand)  # fmt: skip
+                  request.pictures, request.expand, one_tape)  # fmt: skip
     facts = _diagnosed(frontend, frontend.trace(trace), request)
     if request.distribution.active:
         request.progress(f"running on {request.distribution.replicas} replicas")
@@ -201,6 +203,7 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         pictures=tuple(loss.picture for loss in facts.losses if loss.picture is not None),
         distributed=facts.distributed,
         unmatched=tuple(unmatched),
+        route=facts.route,
     )
 
 
@@ -222,7 +225,7 @@ def in_modes(run_once: Callable[[], m.Report], wanted: Sequence[str]) -> m.Repor
     reports: dict[str, m.Report] = {}
     failed: list[str] = []
     for name in wanted:
-        with modes.using(name):
+        with modes.using(name), modes.comparing() if len(wanted) > 1 else nullcontext():
             try:
                 reports[name] = run_once()
             except GradscopeError as exc:

@@ -19,6 +19,7 @@ XLA = "xla"
 MODES = (EAGER, FUNCTION, XLA)
 
 _current: ContextVar[str] = ContextVar("gradscope_mode", default=FUNCTION)
+_parity: ContextVar[bool] = ContextVar("gradscope_parity", default=False)
 
 
 @contextlib.contextmanager
@@ -41,3 +42,20 @@ def current() -> str:
 def jit_compile() -> bool | None:
     """``tf.function``'s ``jit_compile`` for the mode in force (None: TensorFlow's default)."""
     return True if current() == XLA else None
+
+
+@contextlib.contextmanager
+def comparing() -> Iterator[None]:
+    """Inside the block, modes are being compared (``--mode`` given twice or more): each
+    mode computes its own way, so ``function`` is the traced function, never the eager route."""
+    token = _parity.set(True)
+    try:
+        yield
+    finally:
+        _parity.reset(token)
+
+
+def one_tape_allowed() -> bool:
+    """Whether a run may take the eager route (``engine/onetape.py``): in ``function`` mode
+    (it computes what the traced function does) and no parity check is comparing modes."""
+    return current() == FUNCTION and not _parity.get()

@@ -49,3 +49,32 @@ def norms_and_maxima(tf: Any, grads: list[Any]) -> tuple[Any, Any]:
         norms.append(n if n.dtype == dtype else tf.cast(n, dtype))
         largest.append(m if m.dtype == dtype else tf.cast(m, dtype))
     return tf.stack(norms), tf.stack(largest)
+
+
+def grouped(tf: Any, grads: list[Any]) -> tuple[Any, Any]:
+    """``norms_and_maxima`` for eager gradients, a few ops per shape instead of per gradient.
+
+    Gradients of one shape and dtype are stacked and reduced together over every axis but
+    the first (a model's layers repeat their shapes: 100 matrices of one MLP are six ops).
+    Each gradient is reduced in its own dtype, as ``norms_and_maxima`` does; the stacked copy
+    lives only while its group is reduced. Returns numpy vectors in the order of ``grads``.
+    """
+    import numpy as np
+
+    dense = [_dense(tf, g) for g in grads]
+    groups: dict[tuple[tuple[int, ...], str], list[int]] = {}
+    for index, g in enumerate(dense):
+        groups.setdefault((tuple(g.shape), g.dtype.name), []).append(index)
+    wide = any(g.dtype in (tf.float64, tf.complex128) for g in dense)
+    dtype = np.float64 if wide else np.float32
+    norms, largest = np.zeros(len(grads), dtype), np.zeros(len(grads), dtype)
+    for (shape, _), members in groups.items():
+        stacked = tf.stack([dense[i] for i in members])
+        if stacked.dtype.is_complex:
+            stacked = tf.abs(stacked)
+        if stacked.dtype in (tf.float16, tf.bfloat16):
+            stacked = tf.cast(stacked, tf.float32)
+        axes = list(range(1, len(shape) + 1))
+        norms[members] = tf.sqrt(tf.reduce_sum(tf.square(stacked), axes)).numpy()
+        largest[members] = tf.reduce_max(tf.abs(stacked), axes).numpy()
+    return norms, largest

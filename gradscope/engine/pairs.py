@@ -154,14 +154,14 @@ class PairBuilder:
         live: list[int] = []
         cuts = flow.find_cuts(graph, vsets, reach, received, stop_ops, live_out=live)
         dims = tuple(target.shape.as_list()) if target.shape.rank is not None else (None,)
-        static = LossStatic(loss.name, dims, [], self._value(target))
+        static = LossStatic(loss.name, dims, [], self.value_of(target))
         inner = self.descent.descend(self.x, live, received, reach)
         zeroed: set[int] = set()
         if loss.unconnected == "zero":  # the cut analysis above saw TensorFlow's Nones
             zeroed = {i for i, g in var_grads.items() if g is None}
             var_grads = {i: self._zero_if_none(i, g) for i, g in var_grads.items()}
         located = bodies.located(self.x, cuts, inner)
-        self._pairs(static, requested, var_grads, located, target_op, zeroed)
+        self.fill_pairs(static, requested, var_grads, located, target_op, zeroed)
         if self.pictures:
             ids = [self.handle_ids[i] for i in requested] + probes
             grads_by_id = {t: g for t, g in zip(ids, grads, strict=True) if t is not None}
@@ -195,12 +195,12 @@ class PairBuilder:
         variable = self.variables[index].variable
         return self.tf.zeros(variable.shape, variable.dtype.base_dtype)
 
-    def _value(self, target: Any) -> Any:
+    def value_of(self, target: Any) -> Any:
         tf = self.tf
         value = tf.math.real(target) if target.dtype.is_complex else target
         return tf.reduce_sum(tf.cast(value, tf.float64))
 
-    def _pairs(
+    def fill_pairs(
         self,
         static: LossStatic,
         requested: list[int],

@@ -47,6 +47,7 @@ class Engine:
         autograph: bool = False,
         pictures: bool = False,
         expand: bool = False,
+        one_tape: bool = False,
     ) -> None:
         self.tf = import_tensorflow()
         self.model = model
@@ -57,6 +58,10 @@ class Engine:
         self.autograph = autograph
         self.pictures, self.expand = pictures, expand  # draw a picture per loss (picture.py)
         self.static: dict[str, Any] = {}
+        # the eager route (onetape.py) may answer: the front-end's model runs eagerly as well
+        # as traced, and nothing asked for needs the traced route
+        self.one_tape = one_tape and not (pictures or compare) and modes.one_tape_allowed()
+        self.route = "traced"  # or "one-tape", once a run has answered
 
     def run(self) -> RunFacts:
         with paused():
@@ -65,6 +70,17 @@ class Engine:
     def _run(self) -> RunFacts:
         tf = self.tf
         self._check_device()
+        device = self.device or self._default_device()
+        if self.one_tape:
+            from gradscope.engine import onetape
+
+            asked = onetape.Asked(self.tf, self.model, self.only, self.device, self.progress,
+                                  self.autograph, self._create_variable)  # fmt: skip
+            answered = onetape.answer(asked)
+            if answered is not None:
+                self.route = "one-tape"
+                self.static["variables"] = answered[0]
+                return self._run_facts(answered[1], [], device)
         self.progress("tracing the forward and backward passes")
         function = tf.function(
             self._body, autograph=self.autograph, jit_compile=modes.jit_compile()
@@ -78,7 +94,7 @@ class Engine:
         except (tf.errors.OpError, ValueError) as exc:  # refusing a gradient, failing a run
             raise self.model.trace_error(exc) from exc
         numbers = {k: v.numpy() for k, v in outputs.items()}
-        return self._facts(numbers, self.device or self._default_device())
+        return self._facts(numbers, device)
 
     def _default_device(self) -> str:
         """Where TensorFlow's own placement puts the work: the first GPU when there is one."""
@@ -127,6 +143,18 @@ class Engine:
         return retrace.eager_variable(self.tf, next_creator, kwargs)
 
     def _facts(self, numbers: dict[str, Any], device: str) -> RunFacts:
+        losses: list[LossFacts] = []
+        for index, static in enumerate(self.static["losses"]):
+            losses.append(static.facts(numbers, f"l{index}"))
+        builder: PairBuilder = self.static["builder"]
+        comparisons: list[Comparison] = [
+            builder.comparison(numbers, j, a, b) for j, (a, b) in enumerate(self.static["compare"])
+        ]
+        return self._run_facts(losses, comparisons, device)
+
+    def _run_facts(
+        self, losses: list[LossFacts], comparisons: list[Comparison], device: str
+    ) -> RunFacts:
         variables = tuple(
             VariableFacts(
                 name=v.name,
@@ -137,13 +165,6 @@ class Engine:
             )
             for v in self.static["variables"]
         )
-        losses: list[LossFacts] = []
-        for index, static in enumerate(self.static["losses"]):
-            losses.append(static.facts(numbers, f"l{index}"))
-        builder: PairBuilder = self.static["builder"]
-        comparisons: list[Comparison] = [
-            builder.comparison(numbers, j, a, b) for j, (a, b) in enumerate(self.static["compare"])
-        ]
         return RunFacts(
             target=self.model.target,
             tensorflow=str(self.tf.__version__),
@@ -151,6 +172,7 @@ class Engine:
             variables=variables,
             losses=tuple(losses),
             comparisons=tuple(comparisons),
+            route=self.route,
         )
 
 

@@ -28,6 +28,9 @@ class Trace:
     progress: Progress = quiet
     pictures: bool = False
     expand: bool = False
+    #: the numbers may come from one eager tape (``engine/onetape.py``) when the model allows;
+    #: False where a second pass needs the traced route (``--numeric``, ``--strategy``)
+    one_tape: bool = True
 
 
 class Frontend(Protocol):

@@ -154,6 +154,7 @@ def report(r: m.Report) -> dict[str, Any]:
     out = header(r)
     out["losses"] = {x.name: loss(x) for x in r.losses}
     out["problems"] = [problem(p) for p in r.failures]
+    out["route"] = r.route
     out["variables"] = {
         v.name: {
             "shape": list(v.shape),

@@ -157,6 +157,9 @@ class RunFacts:
     notes: tuple[str, ...] = ()
     numeric: NumericRun | None = None  # with ``--numeric``
     distributed: DistributedFacts | None = None  # with ``--strategy``
+    #: how the numbers were computed: ``traced`` (one traced function with a backward graph
+    #: per loss) or ``one-tape`` (one eager forward pass under one tape; engine/onetape.py)
+    route: str = "traced"
 
     def loss(self, name: str) -> LossFacts:
         for loss in self.losses:

@@ -6,6 +6,7 @@ No rendering and no serialization here: ``gradscope.report`` renders these types
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,10 +87,15 @@ class LossResult:
     notes: tuple[str, ...] = ()
 
     def pair(self, variable: str) -> PairResult:
+        """The pair of ``variable`` (a lookup: reports ask it per variable and loss)."""
+        return self._by_variable[variable]
+
+    @functools.cached_property
+    def _by_variable(self) -> dict[str, PairResult]:
+        index: dict[str, PairResult] = {}
         for p in self.pairs:
-            if p.variable == variable:
-                return p
-        raise KeyError(variable)
+            index.setdefault(p.variable, p)
+        return index
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,7 @@ class Report:
     # expect patterns that match no variable (check refuses them); not in the JSON report
     unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
+    route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:

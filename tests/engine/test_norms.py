@@ -71,3 +71,31 @@ def test_indexed_slices_sum_repeated_rows_and_complex_takes_magnitudes() -> None
     assert norms[0] == pytest.approx(math.hypot(4.0, 6.0))
     assert largest[0] == pytest.approx(6.0)
     assert norms[1] == pytest.approx(5.0) and largest[1] == pytest.approx(5.0)
+
+
+def test_grouped_eager_norms_are_the_traced_ones() -> None:
+    """``grouped`` (the eager route's) against ``norms_and_maxima`` and bare tf.norm, eagerly,
+    on shapes that repeat and ones that do not, NaN, inf, empty, sparse and complex."""
+    import tensorflow as tf
+
+    from gradscope.engine.norms import grouped
+
+    rng = np.random.default_rng(1)
+    grads = [tf.constant(rng.standard_normal((3, 4)), tf.float32) for _ in range(3)]
+    grads += [
+        tf.constant([1.0, math.nan, 2.0]),
+        tf.constant([1.0, math.inf, 5.0]),
+        tf.zeros([0, 3]),
+        tf.constant(2.5),
+        tf.IndexedSlices(tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([1, 1]), [3, 2]),
+        tf.constant([3 + 4j], tf.complex64),
+    ]
+    norms, largest = grouped(tf, grads)
+    wanted_norms, wanted_largest = _run(lambda tf_: grads)[:2]
+    assert norms.dtype == np.float32
+    np.testing.assert_allclose(norms, wanted_norms, rtol=1e-6)
+    np.testing.assert_allclose(largest, wanted_largest, rtol=1e-6)
+    for g, n in zip(grads[:3], norms[:3], strict=True):
+        assert n == pytest.approx(float(tf.norm(g)), rel=1e-6)
+    wide, _ = grouped(tf, [tf.constant([3.0, 4.0], tf.float64), tf.constant([1.0])])
+    assert wide.dtype == np.float64 and list(wide) == [5.0, 1.0]

@@ -57,7 +57,7 @@ class SpecFrontend:
         facts = Engine(
             SpecModel(self.spec), losses=request.losses, compare=request.compare,
             device=request.device, progress=request.progress, pictures=request.pictures,
-            expand=request.expand,
+            expand=request.expand, one_tape=request.one_tape,
         ).run()  # fmt: skip
         if modes.current() != modes.EAGER:
             return facts
