@@ -133,6 +133,13 @@ def run_subprocess() -> RunCli:
 REPLICAS = 2
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Output widths are the documented default (120 columns when not on a terminal), not
+    whatever the shell or a test runner exported (pytest-xdist's workers get ``COLUMNS=80``)."""
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Make the logical CPU devices ``replicas`` tests run on before any test runs.
 

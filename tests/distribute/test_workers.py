@@ -46,10 +46,15 @@ def mask() -> m.Report:
     return gradscope.inspect("tests/cases/replica-mask.yaml", strategy="multiworker", replicas=2)
 
 
+#: A job whose spec the workers cannot read: its error comes back as that job's answer.
+MISSING = "no/such/spec.yaml"
+
+
 @pytest.fixture(scope="module")
 def every_case() -> dict[str, dict[str, Any]]:
-    """Every splittable golden case and config, measured on one start of 2 workers."""
-    paths = [str(p.relative_to(ROOT)) for p, _ in CASES if p.name not in UNSPLIT]
+    """Every splittable golden case and config, and a missing spec, measured on one start of
+    2 workers."""
+    paths = [str(p.relative_to(ROOT)) for p, _ in CASES if p.name not in UNSPLIT] + [MISSING]
     jobs = [{"spec": p, "max_elements": 2**26, "losses": None} for p in paths]
     return dict(zip(paths, workers.run_all(jobs, 2), strict=True))
 
@@ -146,8 +151,14 @@ def test_workers_stop_on_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _ours() == []
 
 
-def test_a_spec_error_in_the_workers_is_reported() -> None:
-    request = {"spec": "no/such/spec.yaml", "max_elements": 2**26, "losses": None}
+def test_a_spec_error_in_the_workers_is_reported(
+    every_case: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers' own answer to a missing spec (from the shared start) raised by ``run``."""
+    answer = every_case[MISSING]
+    assert MISSING in answer["error"]["message"]
+    monkeypatch.setattr(workers, "run_all", lambda jobs, count, timeout: [answer])
+    request = {"spec": MISSING, "max_elements": 2**26, "losses": None}
     with pytest.raises(workers.WorkerError, match=r"no/such/spec\.yaml"):
         workers.run(request, 2, timeout=60)
     assert _ours() == []
