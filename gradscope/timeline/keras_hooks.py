@@ -21,6 +21,9 @@ outside the model (``tf.init_scope``), so it is never saved with it.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +36,8 @@ class _Trace:
 
     applied: list[tuple[Any, Any]] = field(default_factory=list)  # (gradient, variable)
     loss: Any = None
-    parts: list[tuple[str, Any]] = field(default_factory=list)  # (loss name, weighted value)
+    parts: list[tuple[str, Any, Any]] = field(default_factory=list)  # (name, value, weight)
+    added: list[Any] = field(default_factory=list)  # model.losses: add_loss, regularizers
 
 
 class Hooks:
@@ -55,12 +59,13 @@ class Hooks:
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.names: list[str] = []  # paths of the variables the step applies, in order
         self.nones: set[str] = set()
+        self.part_nones: set[tuple[str, str]] = set()  # (loss part, variable): no gradient
         self.sparse: set[str] = set()
         self.parts: list[str] = []
         self._trace: _Trace | None = None
         self._fetch: tuple[Any, Any] | None = None
         self._saved: list[tuple[Any, str, Any]] = []
-        self._install()
+        self.install()
 
     # -- installing -------------------------------------------------------------------------
 
@@ -68,7 +73,11 @@ class Hooks:
         self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
         object.__setattr__(owner, name, value)
 
-    def _install(self) -> None:
+    def install(self) -> None:
+        """Wrap the model's and optimizer's methods (again, after :meth:`remove`): they act
+        only while the train step is traced."""
+        if self._saved:
+            return
         apply, step, compute = self.optimizer.apply, self.model.train_step, self.model.compute_loss
         self._patch(
             self.optimizer,
@@ -113,8 +122,7 @@ class Hooks:
         def loss(*args: Any, **kwargs: Any) -> Any:
             value = fn(*args, **kwargs)
             if self._trace is not None:
-                weighted = value if weight is None else tf.cast(value, tf.float32) * weight
-                self._trace.parts.append((name, weighted))
+                self._trace.parts.append((name, value, weight))  # weighted on due steps only
             return value
 
         return loss
@@ -130,36 +138,38 @@ class Hooks:
         total = compute(*args, **kwargs)
         if self._trace is not None and kwargs.get("training", True):
             self._trace.loss = total
-            added = [tf.reduce_sum(tf.cast(x, tf.float32)) for x in self.model.losses]
-            if added and self._trace.parts:
-                self._trace.parts.append(("added_losses", tf.add_n(added)))
+            self._trace.added = list(self.model.losses)
         return total
 
     def _train_step(self, step: Any, data: Any) -> Any:
         self._trace = trace = _Trace()
+        # Per-loss gradients come from the step's own graph (TensorFlow's graph gradients,
+        # built on due steps only); eagerly (run_eagerly) a tape must watch the step.
+        tape = tf.GradientTape(persistent=True) if tf.executing_eagerly() else None
         try:
-            with tf.GradientTape(persistent=True) as tape:
+            with tape if tape is not None else contextlib.nullcontext():
                 logs = step(data)
         finally:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
             trace.loss = logs["loss"]  # a custom train_step: the loss it reports
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
+        handles = [_handle(v) for _, v in trace.applied] if tape is None else []
         tf.cond(
             tf.equal(iterations % self.every, 0),
-            lambda: self._store(trace, tape, iterations),
+            lambda: self._store(trace, _gradients(tape, handles), iterations),
             lambda: tf.constant(False),
         )
         return logs
 
-    def _store(self, trace: _Trace, tape: tf.GradientTape, iterations: Any) -> Any:
+    def _store(self, trace: _Trace, gradients: Any, iterations: Any) -> Any:
         """On a due step: each gradient reduced to (sum of squares, zeros) in float64, the
         weight's sum of squares, per loss part the same and the dot products between parts
-        (and, with ``raw``, the gradients themselves for histograms)."""
-        names, totals, variables = [], [], [v for _, v in trace.applied]
-        for grad, variable in trace.applied:
-            path = _path(variable)
-            names.append(path)
+        (and, with ``raw``, the gradients themselves for histograms). A few ops whatever the
+        number of variables: tracing them costs little."""
+        grads, variables = [g for g, _ in trace.applied], [v for _, v in trace.applied]
+        self.names = [_path(v) for v in variables]
+        for grad, variable, path in zip(grads, variables, self.names, strict=True):
             self.shapes[path] = tuple(int(d) for d in variable.shape)
             if isinstance(grad, tf.IndexedSlices):
                 self.sparse.add(path)
@@ -167,27 +177,28 @@ class Hooks:
                 self.nones.add(path)
             elif self.raw:
                 self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
-            totals.append(tf.concat([_reduce(grad), _reduce(variable)[:1]], 0))
-        self.names = names
-        self._sum("total", tf.stack(totals)).assign(tf.stack(totals))
+        sizes = [math.prod(self.shapes[n]) for n in self.names]
+        total = _reduce([*grads, *variables], sizes + sizes)
+        total = tf.concat([total[: len(sizes)], total[len(sizes) :, :1]], 1)
+        self._sum("total", total).assign(total)
         if trace.loss is not None:
             self.loss.assign(tf.cast(trace.loss, tf.float32))
-        parts = trace.parts if len(trace.parts) > 1 else []
+        parts = _parts(trace) if self.per_loss else []
         self.parts = [name for name, _ in parts]
         flats = []
         for name, value in parts:
-            self._value(name).assign(tf.cast(value, tf.float32))
-            flats.append([_flat(g) for g in tape.gradient(value, variables)])
+            self._value(name).assign(value)
+            part = gradients(value, variables)
+            self.part_nones.update((name, n) for n, g in zip(self.names, part, strict=True)
+                                   if g is None)  # fmt: skip
+            filled = [tf.zeros(s) if g is None else g for g, s in zip(part, sizes, strict=True)]
+            flats.append(_flat(filled))
         if flats:
-            reduced = tf.stack([tf.stack([_reduce(g) for g in grads]) for grads in flats])
+            ids = _segments(sizes)
+            reduced = tf.stack([_segment_reduce(f, ids, len(sizes)) for f in flats])
             self._sum("parts", reduced).assign(reduced)
-            dots = tf.stack(
-                [
-                    tf.stack([_dot(a, b) for a, b in zip(flats[i], flats[j], strict=True)])
-                    for i in range(len(flats))
-                    for j in range(i + 1, len(flats))
-                ]
-            )
+            dots = tf.stack([tf.math.unsorted_segment_sum(a * b, ids, len(sizes))
+                             for a, b in itertools.combinations(flats, 2)])  # fmt: skip
             self._sum("dots", dots).assign(dots)
         self.step.assign(iterations)
         return tf.constant(True)
@@ -223,6 +234,7 @@ class Hooks:
         """The last due step's numbers, as numpy (small: a few values per variable)."""
         raw = {k: v.numpy() for k, v in self.stash.items()} if self.raw else {}
         return Snapshot(
+            int(self.step.numpy()),
             {k: v.numpy() for k, v in self.sums.items()},
             {k: float(v.numpy()) for k, v in self.part_values.items()},
             float(self.loss.numpy()),
@@ -232,35 +244,83 @@ class Hooks:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A due step: ``sums`` ("total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n]), the loss
-    parts' values, the loss, and with ``raw`` the gradients by (part or "", path)."""
+    """A due step: its number, ``sums`` ("total" [n, 3], "parts" [P, n, 2], "dots" [pairs,
+    n]), the loss parts' values, the loss, and with ``raw`` the gradients by (part or "", path)."""
 
+    step: int
     sums: dict[str, Any]
     parts: dict[str, float]
     loss: float
     raw: dict[tuple[str, str], Any]
 
 
-def _flat(gradient: Any) -> Any:
-    """A gradient as one float64 vector, None kept."""
-    if gradient is None:
-        return None
-    return tf.cast(tf.reshape(tf.convert_to_tensor(gradient), [-1]), tf.float64)
+def _gradients(tape: tf.GradientTape | None, handles: list[Any]) -> Any:
+    """``gradients(target, variables)``: of the step's tape, or of its graph (``handles``: the
+    variables as the step's graph captured them; the ops go where the caller builds)."""
+    if tape is not None:
+        return lambda target, variables: tape.gradient(target, variables)
+    from tensorflow.python.ops import gradients_util
+
+    def gradients(target: Any, variables: Any) -> Any:
+        graph = handles[0].graph if handles else None
+        return gradients_util._GradientsHelper([target], handles, src_graph=graph)
+
+    return gradients
 
 
-def _reduce(tensor: Any) -> Any:
-    """``[sum of squares, zero elements]`` in float64 (NaN, NaN for no gradient)."""
-    flat = tensor if isinstance(tensor, tf.Tensor) and tensor.dtype == tf.float64 else _flat(tensor)
-    if flat is None:
-        return tf.constant([float("nan"), float("nan")], tf.float64)
-    zeros = tf.cast(tf.size(flat, tf.int64) - tf.math.count_nonzero(flat), tf.float64)
-    return tf.stack([tf.reduce_sum(tf.square(flat)), zeros])
+def _handle(variable: Any) -> Any:
+    """The tensor of the current graph through which the step read ``variable``."""
+    handle = variable.handle
+    graph = tf.compat.v1.get_default_graph()
+    return handle if getattr(handle, "graph", None) is graph else graph.capture(handle)
 
 
-def _dot(a: Any, b: Any) -> Any:
-    if a is None or b is None:
-        return tf.constant(float("nan"), tf.float64)
-    return tf.reduce_sum(a * b)
+def _parts(trace: _Trace) -> list[tuple[str, Any]]:
+    """The step's loss parts, weighted, as float32 scalars (none when there is only one)."""
+    parts = [(name, value if weight is None else tf.cast(value, tf.float32) * weight)
+             for name, value, weight in trace.parts]  # fmt: skip
+    if trace.added and parts:
+        added = [tf.reduce_sum(tf.cast(x, tf.float32)) for x in trace.added]
+        parts.append(("added_losses", tf.add_n(added)))
+    return [(n, tf.cast(v, tf.float32)) for n, v in parts] if len(parts) > 1 else []
+
+
+def _flat(tensors: list[Any]) -> Any:
+    """Tensors (gradients, ``IndexedSlices`` or variables) as one float64 vector."""
+    flats = [tf.reshape(_tensor(t), [-1]) for t in tensors]
+    if len({f.dtype for f in flats}) > 1:
+        flats = [tf.cast(f, tf.float64) for f in flats]
+    return tf.cast(tf.concat(flats, 0), tf.float64) if flats else tf.zeros([0], tf.float64)
+
+
+def _tensor(value: Any) -> Any:
+    """A gradient (``IndexedSlices`` made dense) or a variable's value, as a ``tf.Tensor``."""
+    variable = getattr(value, "value", None)  # a Keras variable: read its tf.Variable
+    if isinstance(variable, tf.Variable):
+        return variable.read_value()
+    return tf.convert_to_tensor(value)
+
+
+def _segments(sizes: list[int]) -> Any:
+    """Segment ids: ``i`` repeated ``sizes[i]`` times (three ops; ``tf.repeat`` builds dozens)."""
+    ends = tf.constant(list(itertools.accumulate(sizes)) or [0], tf.int64)
+    return tf.searchsorted(ends, tf.range(sum(sizes), dtype=tf.int64), side="right")
+
+
+def _segment_reduce(flat: Any, ids: Any, count: int) -> Any:
+    """Per segment ``[sum of squares, zero elements]``, shape [count, 2]."""
+    squares = tf.math.unsorted_segment_sum(tf.square(flat), ids, count)
+    zeros = tf.math.unsorted_segment_sum(tf.cast(tf.equal(flat, 0), tf.float64), ids, count)
+    return tf.stack([squares, zeros], 1)
+
+
+def _reduce(tensors: list[Any], sizes: list[int]) -> Any:
+    """``[sum of squares, zero elements]`` per tensor, shape [len(tensors), 2]; a None
+    (no gradient) counts as empty: the reader knows which those are."""
+    present = [(t, s) for t, s in zip(tensors, sizes, strict=True) if t is not None]
+    counts = [s if t is not None else 0 for t, s in zip(tensors, sizes, strict=True)]
+    flat = _flat([t for t, _ in present])
+    return _segment_reduce(flat, _segments(counts), len(tensors))
 
 
 _MISSING = object()

@@ -222,6 +222,7 @@ class Recorder:
         Returns:
             The step record, as it appears in the timeline JSON.
         """
+        self._closed = None  # recording again after close(): the next close() writes anew
         variables = {}
         for entry in entries:
             stats = gradient_stats(entry[1])
@@ -263,7 +264,8 @@ class Recorder:
         }
 
     def close(self) -> dict[str, Any]:
-        """Compute the findings, write the timeline and close TensorBoard; idempotent.
+        """Compute the findings, write the timeline and close TensorBoard; idempotent until
+        the next :meth:`record` (a Monitor used by several ``fit`` calls closes after each).
 
         Returns:
             The timeline JSON as a dictionary.
