@@ -165,8 +165,8 @@ class Hooks:
     def _store(self, trace: _Trace, gradients: Any, iterations: Any) -> Any:
         """On a due step: each gradient reduced to (sum of squares, zeros) in float64, the
         weight's sum of squares, per loss part the same and the dot products between parts
-        (and, with ``raw``, the gradients themselves for histograms). A few ops whatever the
-        number of variables: tracing them costs little."""
+        (and, with ``raw``, the gradients themselves for histograms). Few ops per variable:
+        tracing them costs little."""
         grads, variables = [g for g, _ in trace.applied], [v for _, v in trace.applied]
         self.names = [_path(v) for v in variables]
         for grad, variable, path in zip(grads, variables, self.names, strict=True):
@@ -178,27 +178,24 @@ class Hooks:
             elif self.raw:
                 self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
         sizes = [math.prod(self.shapes[n]) for n in self.names]
-        total = _reduce([*grads, *variables], sizes + sizes)
-        total = tf.concat([total[: len(sizes)], total[len(sizes) :, :1]], 1)
+        weights = 2.0 * tf.stack([tf.nn.l2_loss(_wide(v)) for v in variables])
+        total = tf.concat([_reduce(grads, sizes), weights[:, None]], 1)
         self._sum("total", total).assign(total)
         if trace.loss is not None:
             self.loss.assign(tf.cast(trace.loss, tf.float32))
         parts = _parts(trace) if self.per_loss else []
         self.parts = [name for name, _ in parts]
-        flats = []
+        wide = []
         for name, value in parts:
             self._value(name).assign(value)
             part = gradients(value, variables)
             self.part_nones.update((name, n) for n, g in zip(self.names, part, strict=True)
                                    if g is None)  # fmt: skip
-            filled = [tf.zeros(s) if g is None else g for g, s in zip(part, sizes, strict=True)]
-            flats.append(_flat(filled))
-        if flats:
-            ids = _segments(sizes)
-            reduced = tf.stack([_segment_reduce(f, ids, len(sizes)) for f in flats])
+            wide.append([None if g is None else _wide(g) for g in part])
+        if wide:
+            reduced = tf.stack([_reduce(w, sizes) for w in wide])
             self._sum("parts", reduced).assign(reduced)
-            dots = tf.stack([tf.math.unsorted_segment_sum(a * b, ids, len(sizes))
-                             for a, b in itertools.combinations(flats, 2)])  # fmt: skip
+            dots = tf.stack([_dots(a, b) for a, b in itertools.combinations(wide, 2)])
             self._sum("dots", dots).assign(dots)
         self.step.assign(iterations)
         return tf.constant(True)
@@ -285,42 +282,35 @@ def _parts(trace: _Trace) -> list[tuple[str, Any]]:
     return [(n, tf.cast(v, tf.float32)) for n, v in parts] if len(parts) > 1 else []
 
 
-def _flat(tensors: list[Any]) -> Any:
-    """Tensors (gradients, ``IndexedSlices`` or variables) as one float64 vector."""
-    flats = [tf.reshape(_tensor(t), [-1]) for t in tensors]
-    if len({f.dtype for f in flats}) > 1:
-        flats = [tf.cast(f, tf.float64) for f in flats]
-    return tf.cast(tf.concat(flats, 0), tf.float64) if flats else tf.zeros([0], tf.float64)
-
-
-def _tensor(value: Any) -> Any:
-    """A gradient (``IndexedSlices`` made dense) or a variable's value, as a ``tf.Tensor``."""
+def _wide(value: Any) -> Any:
+    """A gradient (``IndexedSlices`` made dense) or a variable's value, in float64."""
     variable = getattr(value, "value", None)  # a Keras variable: read its tf.Variable
     if isinstance(variable, tf.Variable):
-        return variable.read_value()
-    return tf.convert_to_tensor(value)
-
-
-def _segments(sizes: list[int]) -> Any:
-    """Segment ids: ``i`` repeated ``sizes[i]`` times (three ops; ``tf.repeat`` builds dozens)."""
-    ends = tf.constant(list(itertools.accumulate(sizes)) or [0], tf.int64)
-    return tf.searchsorted(ends, tf.range(sum(sizes), dtype=tf.int64), side="right")
-
-
-def _segment_reduce(flat: Any, ids: Any, count: int) -> Any:
-    """Per segment ``[sum of squares, zero elements]``, shape [count, 2]."""
-    squares = tf.math.unsorted_segment_sum(tf.square(flat), ids, count)
-    zeros = tf.math.unsorted_segment_sum(tf.cast(tf.equal(flat, 0), tf.float64), ids, count)
-    return tf.stack([squares, zeros], 1)
+        value = variable.read_value()
+    tensor = tf.convert_to_tensor(value)
+    return tensor if tensor.dtype == tf.float64 else tf.cast(tensor, tf.float64)
 
 
 def _reduce(tensors: list[Any], sizes: list[int]) -> Any:
-    """``[sum of squares, zero elements]`` per tensor, shape [len(tensors), 2]; a None
-    (no gradient) counts as empty: the reader knows which those are."""
-    present = [(t, s) for t, s in zip(tensors, sizes, strict=True) if t is not None]
-    counts = [s if t is not None else 0 for t, s in zip(tensors, sizes, strict=True)]
-    flat = _flat([t for t, _ in present])
-    return _segment_reduce(flat, _segments(counts), len(tensors))
+    """``[sum of squares, zero elements]`` in float64 per tensor, shape [len(tensors), 2]; a
+    None (no gradient) gives zeros: the reader knows which those are. One pass over each
+    tensor for each number (``l2_loss`` is sum(x**2)/2 without a squared copy)."""
+    wide = [None if t is None else _wide(t) for t in tensors]
+    zero = tf.constant(0.0, tf.float64)
+    halves = tf.stack([zero if w is None else tf.nn.l2_loss(w) for w in wide])
+    nonzero = tf.stack(
+        [tf.constant(0, tf.int64) if w is None else tf.math.count_nonzero(w) for w in wide]
+    )
+    present = [s if w is not None else 0 for w, s in zip(wide, sizes, strict=True)]
+    zeros = tf.cast(tf.constant(present, tf.int64) - nonzero, tf.float64)
+    return tf.stack([2.0 * halves, zeros], 1)
+
+
+def _dots(a: list[Any], b: list[Any]) -> Any:
+    """Per variable, the dot product of two losses' float64 gradients (0 where one is None)."""
+    zero = tf.constant(0.0, tf.float64)
+    return tf.stack([zero if x is None or y is None else tf.reduce_sum(x * y)
+                     for x, y in zip(a, b, strict=True)])  # fmt: skip
 
 
 _MISSING = object()
