@@ -153,6 +153,8 @@ class Hooks:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
             trace.loss = logs["loss"]  # a custom train_step: the loss it reports
+        if self._variables(trace) and not tf.executing_eagerly():
+            return logs  # this trace is thrown away: TensorFlow traces the step again
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
         handles = [_handle(v) for _, v in trace.applied] if tape is None else []
         tf.cond(
@@ -180,7 +182,7 @@ class Hooks:
         sizes = [math.prod(self.shapes[n]) for n in self.names]
         weights = 2.0 * tf.stack([tf.nn.l2_loss(_wide(v)) for v in variables])
         total = tf.concat([_reduce(grads, sizes), weights[:, None]], 1)
-        self._sum("total", total).assign(total)
+        self._sum("total", tuple(total.shape)).assign(total)
         if trace.loss is not None:
             self.loss.assign(tf.cast(trace.loss, tf.float32))
         parts = _parts(trace) if self.per_loss else []
@@ -194,19 +196,37 @@ class Hooks:
             wide.append([None if g is None else _wide(g) for g in part])
         if wide:
             reduced = tf.stack([_reduce(w, sizes) for w in wide])
-            self._sum("parts", reduced).assign(reduced)
+            self._sum("parts", tuple(reduced.shape)).assign(reduced)
             dots = tf.stack([_dots(a, b) for a, b in itertools.combinations(wide, 2)])
-            self._sum("dots", dots).assign(dots)
+            self._sum("dots", tuple(dots.shape)).assign(dots)
         self.step.assign(iterations)
         return tf.constant(True)
 
-    def _sum(self, name: str, like: Any) -> tf.Variable:
-        if name not in self.sums or tuple(self.sums[name].shape) != tuple(like.shape):
+    def _sum(self, name: str, shape: tuple[int, ...]) -> tf.Variable:
+        if name not in self.sums or tuple(self.sums[name].shape) != shape:
             with tf.init_scope():
                 self.sums[name] = tf.Variable(
-                    tf.zeros(like.shape, tf.float64), trainable=False, name=f"gradscope_{name}"
+                    tf.zeros(shape, tf.float64), trainable=False, name=f"gradscope_{name}"
                 )
         return self.sums[name]
+
+    def _variables(self, trace: _Trace) -> bool:
+        """Make the variables a due step of this trace writes; whether any was new. In a
+        ``tf.function``, a trace that creates variables is traced again (TensorFlow runs only
+        the second trace), so the first needs no recording ops."""
+        before = len(self.sums) + len(self.stash) + len(self.part_values)
+        n = len(trace.applied)
+        self._sum("total", (n, 3))
+        parts = len(trace.parts) + (1 if trace.added and trace.parts else 0)
+        if self.per_loss and parts > 1:
+            self._sum("parts", (parts, n, 2))
+            self._sum("dots", (parts * (parts - 1) // 2, n))
+            for name in [n for n, _, _ in trace.parts] + ["added_losses"] * bool(trace.added):
+                self._value(name)
+        for grad, variable in trace.applied:
+            if grad is not None and self.raw:
+                self._stash("", _path(variable), variable)
+        return len(self.sums) + len(self.stash) + len(self.part_values) > before
 
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
         key = (part, path)
