@@ -49,6 +49,7 @@ class Point:
     weight_norm: float | None
     zero_fraction: float | None
     sparse: bool = False
+    cause: str = ""  # why there is no gradient, when the front-end knew
 
 
 def find(
@@ -97,6 +98,7 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
                 v.get("weight_norm"),
                 v.get("zero_fraction"),
                 bool(v.get("sparse")),
+                str(v.get("cause") or ""),
             )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out
@@ -203,19 +205,20 @@ def _none(points: Sequence[Point], limits: Thresholds) -> Found:
     had = False
     for p in points:
         if p.status.startswith("none"):
+            why = f"{p.status}, {p.cause}" if p.cause else ""
             if had:
                 return (
                     "none",
                     p.step,
-                    f"the gradient stopped at step {p.step} (it had one "
-                    "before): a branch or a stop_gradient now cuts its path; `gradscope "
-                    "run` names the cut",
-                )
+                    f"the gradient stopped at step {p.step} (it had one before): "
+                    + (why or "a branch or a stop_gradient now cuts its path; `gradscope "
+                       "run` names the cut"),
+                )  # fmt: skip
             return (
                 "none",
                 p.step,
-                f"no gradient reaches it (from step {p.step}): it never "
-                "trains; `gradscope inspect` or `gradscope run` names where the path is cut",
+                f"no gradient reaches it (from step {p.step}): it never trains; "
+                + (why or "`gradscope inspect` or `gradscope run` names where the path is cut"),
             )
         had = had or p.status in ("ok", "zero", "nan")
     return None

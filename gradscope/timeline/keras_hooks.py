@@ -29,6 +29,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from gradscope.timeline.causes import Cause, explain
+
 
 @dataclass
 class _Trace:
@@ -38,6 +40,7 @@ class _Trace:
     loss: Any = None
     parts: list[tuple[str, Any, Any]] = field(default_factory=list)  # (name, value, weight)
     added: list[Any] = field(default_factory=list)  # model.losses: add_loss, regularizers
+    y_pred: Any = None  # the predictions compute_loss received
 
 
 class Hooks:
@@ -60,6 +63,7 @@ class Hooks:
         self.names: list[str] = []  # paths of the variables the step applies, in order
         self.nones: set[str] = set()
         self.part_nones: set[tuple[str, str]] = set()  # (loss part, variable): no gradient
+        self.causes: dict[str, Cause] = {}  # why a variable gets no gradient (graph mode)
         self.sparse: set[str] = set()
         self.parts: list[str] = []
         self._trace: _Trace | None = None
@@ -139,6 +143,7 @@ class Hooks:
         if self._trace is not None and kwargs.get("training", True):
             self._trace.loss = total
             self._trace.added = list(self.model.losses)
+            self._trace.y_pred = kwargs.get("y_pred", args[2] if len(args) > 2 else None)
         return total
 
     def _train_step(self, step: Any, data: Any) -> Any:
@@ -155,6 +160,7 @@ class Hooks:
             trace.loss = logs["loss"]  # a custom train_step: the loss it reports
         if self._variables(trace) and not tf.executing_eagerly():
             return logs  # this trace is thrown away: TensorFlow traces the step again
+        self._explain(trace)
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
         handles = [_handle(v) for _, v in trace.applied] if tape is None else []
         tf.cond(
@@ -163,6 +169,19 @@ class Hooks:
             lambda: tf.constant(False),
         )
         return logs
+
+    def _explain(self, trace: _Trace) -> None:
+        """The cause of each None gradient, from the traced step (eagerly there is no graph
+        to analyse: those stay ``none:unexplained``)."""
+        nones = [g is None for g, _ in trace.applied]
+        if not any(nones) or trace.loss is None or tf.executing_eagerly():
+            return
+        variables = [v for _, v in trace.applied]
+        try:
+            found = explain(trace.loss, variables, nones, self.model, trace.y_pred)
+        except Exception:  # gradscope's failure never stops training: the None stays unexplained
+            return
+        self.causes = {_path(variables[i]): cause for i, cause in found.items()}
 
     def _store(self, trace: _Trace, gradients: Any, iterations: Any) -> Any:
         """On a due step: each gradient reduced to (sum of squares, zeros) in float64, the

@@ -44,10 +44,24 @@ def notes(call: Any, statics: Sequence[SourceStatic]) -> tuple[str, ...]:
     """Causes for the sources with no forward path to the loss, set as each one's note;
     returns the call's own notes (none yet)."""
     seen = getattr(_local, "outputs", None)
+    if seen is not None:
+        explain(call, statics, *seen)
+    return ()
+
+
+def explain(call: Any, statics: Sequence[SourceStatic], model: Any, y_pred: Any) -> None:
+    """Set the note of each source with no gradient and no forward path to the loss: the
+    model outputs it reaches have no loss, or it reaches no output at all.
+
+    Args:
+        call: the train step's ``graphs.GraphCall`` (its loss the target).
+        statics: the call's sources, analysed (``reachable`` known); notes set in place.
+        model: the Keras model.
+        y_pred: the train step's predictions, as ``compute_loss`` received them.
+    """
     missing = [i for i, s in enumerate(statics) if not s.has_gradient and not s.reachable]
-    if seen is None or not missing or not hasattr(call, "x"):
-        return ()
-    model, y_pred = seen
+    if not missing or not hasattr(call, "x"):
+        return
     named = _outputs(model, y_pred)
     graph = call.problem.graph
     sources = {t: 1 << i for i, t in enumerate(call.problem.sources) if t is not None}
@@ -63,7 +77,6 @@ def notes(call: Any, statics: Sequence[SourceStatic]) -> tuple[str, ...]:
         else:
             statics[i].note = ("reaches no output of the model: its layer is not on the path "
                                "from the inputs to the outputs")  # fmt: skip
-    return ()
 
 
 def _outputs(model: Any, y_pred: Any) -> list[tuple[str, Any]]:
