@@ -283,3 +283,29 @@ def test_monitor_in_every_execution_mode(compile_options: dict[str, Any], steps:
     assert all(set(s["losses"]) == {"a", "b"} for s in monitor.steps)
     for plain, watched in zip(*weights, strict=True):
         np.testing.assert_array_equal(plain, watched)
+
+
+def test_one_monitor_over_several_fits_records_them_all(tmp_path: Any) -> None:
+    import json
+
+    import keras
+
+    from gradscope.keras import Monitor
+
+    x, y = scenarios.data(n=128)
+    weights = []
+    path = tmp_path / "timeline.json"
+    for monitor in (None, Monitor(every=2, timeline=path)):
+        keras.utils.set_random_seed(9)
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation="relu"),
+                                  keras.layers.Dense(1)])  # fmt: skip
+        model.compile(keras.optimizers.Adam(1e-2), loss="mse")
+        for _ in range(2):  # an epoch at a time, as many training loops do
+            model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
+                      callbacks=[monitor] if monitor else [])  # fmt: skip
+        weights.append([w.numpy() for w in model.weights])
+    assert monitor is not None
+    assert [s["step"] for s in monitor.steps] == [2, 4, 6, 8]
+    assert [s["step"] for s in json.loads(path.read_text())["steps"]] == [2, 4, 6, 8]
+    for plain, watched in zip(*weights, strict=True):
+        np.testing.assert_array_equal(plain, watched)
