@@ -49,16 +49,10 @@ class Hooks:
     def __init__(self, model: Any, every: int, per_loss: bool = True, raw: bool = False) -> None:
         self.model, self.every, self.per_loss, self.raw = model, int(every), per_loss, raw
         self.optimizer = model.optimizer
-        with tf.init_scope():
-            self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="gradscope_step")
-            self.loss = tf.Variable(
-                float("nan"), dtype=tf.float32, trainable=False, name="gradscope_loss"
-            )
+        # A due step's numbers in one float64 vector (one read per record): the step, the
+        # loss, "total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n], the P parts' values.
+        self.record: tf.Variable | None = None
         self.stash: dict[tuple[str, str], tf.Variable] = {}  # (loss part or "", var path), raw
-        self.part_values: dict[str, tf.Variable] = {}
-        self.sums: dict[
-            str, tf.Variable
-        ] = {}  # "total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n]
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.names: list[str] = []  # paths of the variables the step applies, in order
         self.nones: set[str] = set()
@@ -200,52 +194,46 @@ class Hooks:
                 self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
         sizes = [math.prod(self.shapes[n]) for n in self.names]
         weights = 2.0 * tf.stack([tf.nn.l2_loss(_wide(v)) for v in variables])
+        loss = tf.constant(math.nan) if trace.loss is None else trace.loss
         total = tf.concat([_reduce(grads, sizes), weights[:, None]], 1)
-        self._sum("total", tuple(total.shape)).assign(total)
-        if trace.loss is not None:
-            self.loss.assign(tf.cast(trace.loss, tf.float32))
+        pieces = [tf.cast(iterations, tf.float64)[None], tf.cast(loss, tf.float64)[None],
+                  tf.reshape(total, [-1])]  # fmt: skip
         parts = _parts(trace) if self.per_loss else []
         self.parts = [name for name, _ in parts]
         wide = []
         for name, value in parts:
-            self._value(name).assign(value)
             part = gradients(value, variables)
             self.part_nones.update((name, n) for n, g in zip(self.names, part, strict=True)
                                    if g is None)  # fmt: skip
             wide.append([None if g is None else _wide(g) for g in part])
         if wide:
-            reduced = tf.stack([_reduce(w, sizes) for w in wide])
-            self._sum("parts", tuple(reduced.shape)).assign(reduced)
-            dots = tf.stack([_dots(a, b) for a, b in itertools.combinations(wide, 2)])
-            self._sum("dots", tuple(dots.shape)).assign(dots)
-        self.step.assign(iterations)
+            pieces.append(tf.reshape(tf.stack([_reduce(w, sizes) for w in wide]), [-1]))
+            pairs = [_dots(a, b) for a, b in itertools.combinations(wide, 2)]
+            pieces.append(tf.reshape(tf.stack(pairs), [-1]))
+            pieces.append(tf.cast(tf.stack([v for _, v in parts]), tf.float64))
+        assert self.record is not None  # made by _variables
+        self.record.assign(tf.concat(pieces, 0))
         return tf.constant(True)
-
-    def _sum(self, name: str, shape: tuple[int, ...]) -> tf.Variable:
-        if name not in self.sums or tuple(self.sums[name].shape) != shape:
-            with tf.init_scope():
-                self.sums[name] = tf.Variable(
-                    tf.zeros(shape, tf.float64), trainable=False, name=f"gradscope_{name}"
-                )
-        return self.sums[name]
 
     def _variables(self, trace: _Trace) -> bool:
         """Make the variables a due step of this trace writes; whether any was new. In a
         ``tf.function``, a trace that creates variables is traced again (TensorFlow runs only
         the second trace), so the first needs no recording ops."""
-        before = len(self.sums) + len(self.stash) + len(self.part_values)
+        before = len(self.stash) + (self.record is not None)
         n = len(trace.applied)
-        self._sum("total", (n, 3))
         parts = len(trace.parts) + (1 if trace.added and trace.parts else 0)
-        if self.per_loss and parts > 1:
-            self._sum("parts", (parts, n, 2))
-            self._sum("dots", (parts * (parts - 1) // 2, n))
-            for name in [n for n, _, _ in trace.parts] + ["added_losses"] * bool(trace.added):
-                self._value(name)
+        parts = parts if self.per_loss and parts > 1 else 0
+        size = 2 + 3 * n + (2 * parts * n + parts * (parts - 1) // 2 * n + parts)
+        if self.record is None or self.record.shape[0] != size:
+            with tf.init_scope():
+                self.record = tf.Variable(
+                    tf.fill([size], tf.constant(math.nan, tf.float64)), trainable=False,
+                    name="gradscope_record",
+                )  # fmt: skip
         for grad, variable in trace.applied:
             if grad is not None and self.raw:
                 self._stash("", _path(variable), variable)
-        return len(self.sums) + len(self.stash) + len(self.part_values) > before
+        return len(self.stash) + 1 > before
 
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
         key = (part, path)
@@ -258,24 +246,23 @@ class Hooks:
                 )
         return self.stash[key]
 
-    def _value(self, part: str) -> tf.Variable:
-        if part not in self.part_values:
-            with tf.init_scope():
-                self.part_values[part] = tf.Variable(0.0, trainable=False, name="gradscope_part")
-        return self.part_values[part]
-
     # -- read back (eager, from the callback) -----------------------------------------------
 
     def fetch(self) -> Snapshot:
         """The last due step's numbers, as numpy (small: a few values per variable)."""
         raw = {k: v.numpy() for k, v in self.stash.items()} if self.raw else {}
-        return Snapshot(
-            int(self.step.numpy()),
-            {k: v.numpy() for k, v in self.sums.items()},
-            {k: float(v.numpy()) for k, v in self.part_values.items()},
-            float(self.loss.numpy()),
-            raw,
-        )
+        if self.record is None:
+            return Snapshot(0, {}, {}, math.nan, raw)
+        values = self.record.numpy()
+        n, p = len(self.names), len(self.parts)
+        ends = list(itertools.accumulate([2, 3 * n, 2 * p * n, p * (p - 1) // 2 * n, p]))
+        sums = {"total": values[2 : ends[1]].reshape(n, 3)}
+        if p:
+            sums["parts"] = values[ends[1] : ends[2]].reshape(p, n, 2)
+            sums["dots"] = values[ends[2] : ends[3]].reshape(-1, n)
+        parts = dict(zip(self.parts, (float(v) for v in values[ends[3] :]), strict=True))
+        step = int(values[0]) if math.isfinite(values[0]) else 0
+        return Snapshot(step, sums, parts, float(values[1]), raw)
 
 
 @dataclass(frozen=True)
