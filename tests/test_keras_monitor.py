@@ -309,3 +309,46 @@ def test_one_monitor_over_several_fits_records_them_all(tmp_path: Any) -> None:
     assert [s["step"] for s in json.loads(path.read_text())["steps"]] == [2, 4, 6, 8]
     for plain, watched in zip(*weights, strict=True):
         np.testing.assert_array_equal(plain, watched)
+
+
+@pytest.mark.replicas
+def test_monitor_under_mirrored_strategy_records_the_all_reduced_gradients() -> None:
+    import keras
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    x, y = scenarios.data(n=128)
+
+    def build() -> Any:
+        keras.utils.set_random_seed(10)
+        model = keras.Sequential(name="net", layers=[
+            keras.Input((8,)), keras.layers.Dense(4, activation="relu", name="h"),
+            keras.layers.Dense(1, name="o")])  # fmt: skip
+        model.compile(keras.optimizers.SGD(0.01), loss="mse")
+        return model
+
+    one, two = Monitor(every=2), Monitor(every=2)
+    build().fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[one])
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        model = build()
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[two])
+    assert [s["step"] for s in two.steps] == [s["step"] for s in one.steps] == [2, 4]
+    for single, mirrored in zip(one.steps, two.steps, strict=True):
+        assert mirrored["loss"] == pytest.approx(single["loss"], rel=1e-5)
+        assert set(mirrored["variables"]) == set(single["variables"])
+        for name, v in single["variables"].items():
+            w = mirrored["variables"][name]
+            assert w["status"] == v["status"] == "ok"
+            assert w["norm"] == pytest.approx(v["norm"], rel=1e-5), name
+            assert w["weight_norm"] == pytest.approx(v["weight_norm"], rel=1e-5), name
+    # Bare TF, one device: step 2's gradient from the weights after step 1.
+    ref = build()
+    ref.fit(x[:32], y[:32], batch_size=32, epochs=1, shuffle=False, verbose=0)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(y[32:64] - ref(x[32:64], training=True)))
+    grads = tape.gradient(loss, ref.trainable_variables)
+    for variable, grad in zip(ref.trainable_variables, grads, strict=True):
+        norm = two.steps[0]["variables"][variable.path]["norm"]
+        assert norm == pytest.approx(_norm(grad), rel=1e-5), variable.path

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,7 @@ class _Trace:
     parts: list[tuple[str, Any, Any]] = field(default_factory=list)  # (name, value, weight)
     added: list[Any] = field(default_factory=list)  # model.losses: add_loss, regularizers
     y_pred: Any = None  # the predictions compute_loss received
+    reduced: list[tuple[Any, Any]] = field(default_factory=list)  # all-reduced (grad, tf var)
 
 
 class Hooks:
@@ -51,7 +53,7 @@ class Hooks:
         self.optimizer = model.optimizer
         # A due step's numbers in one float64 vector (one read per record): the step, the
         # loss, "total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n], the P parts' values.
-        self.record: tf.Variable | None = None
+        self.record: tf.Variable | None = None  # one copy per replica under a strategy
         self.stash: dict[tuple[str, str], tf.Variable] = {}  # (loss part or "", var path), raw
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.names: list[str] = []  # paths of the variables the step applies, in order
@@ -60,10 +62,18 @@ class Hooks:
         self.causes: dict[str, Cause] = {}  # why a variable gets no gradient (graph mode)
         self.sparse: set[str] = set()
         self.parts: list[str] = []
-        self._trace: _Trace | None = None
+        self._local = threading.local()  # the trace of this thread (a replica's, mirrored)
         self._fetch: tuple[Any, Any] | None = None
         self._saved: list[tuple[Any, str, Any]] = []
         self.install()
+
+    @property
+    def _trace(self) -> _Trace | None:
+        return getattr(self._local, "trace", None)
+
+    @_trace.setter
+    def _trace(self, trace: _Trace | None) -> None:
+        self._local.trace = trace
 
     # -- installing -------------------------------------------------------------------------
 
@@ -83,6 +93,10 @@ class Hooks:
             lambda grads, variables=None: self._apply(apply, grads, variables),
         )
         self._patch(self.model, "train_step", lambda data: self._train_step(step, data))
+        reduce = getattr(self.optimizer, "_all_reduce_sum_gradients", None)
+        if reduce is not None:  # Keras' TensorFlow optimizer: sums the replicas' gradients
+            self._patch(self.optimizer, "_all_reduce_sum_gradients",
+                        lambda pairs: self._all_reduced(reduce, pairs))  # fmt: skip
         self._patch(self.model, "compute_loss", lambda *a, **k: self._compute_loss(compute, a, k))
         compiled = getattr(self.model, "_compile_loss", None)
         if self.per_loss and compiled is not None and hasattr(compiled, "_flat_losses"):
@@ -132,6 +146,12 @@ class Hooks:
             self._trace.applied.extend(zip(list(grads), list(variables), strict=False))
         return apply(grads, variables)
 
+    def _all_reduced(self, reduce: Any, pairs: Any) -> Any:
+        out = reduce(pairs)
+        if self._trace is not None and tf.distribute.get_strategy().num_replicas_in_sync > 1:
+            self._trace.reduced = list(out)
+        return out
+
     def _compute_loss(self, compute: Any, args: Any, kwargs: Any) -> Any:
         total = compute(*args, **kwargs)
         if self._trace is not None and kwargs.get("training", True):
@@ -152,6 +172,10 @@ class Hooks:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
             trace.loss = logs["loss"]  # a custom train_step: the loss it reports
+        if trace.reduced:  # replicas: record the sum the optimizer applies, not this replica's
+            summed = {id(v): g for g, v in trace.reduced}
+            trace.applied = [(summed.get(id(getattr(v, "value", v)), g), v)
+                             for g, v in trace.applied]  # fmt: skip
         if self._variables(trace) and not tf.executing_eagerly():
             return logs  # this trace is thrown away: TensorFlow traces the step again
         self._explain(trace)
@@ -212,7 +236,7 @@ class Hooks:
             pieces.append(tf.reshape(tf.stack(pairs), [-1]))
             pieces.append(tf.cast(tf.stack([v for _, v in parts]), tf.float64))
         assert self.record is not None  # made by _variables
-        self.record.assign(tf.concat(pieces, 0))
+        self.record.assign(tf.concat(pieces, 0))  # this replica's copy
         return tf.constant(True)
 
     def _variables(self, trace: _Trace) -> bool:
@@ -221,39 +245,32 @@ class Hooks:
         the second trace), so the first needs no recording ops."""
         before = len(self.stash) + (self.record is not None)
         n = len(trace.applied)
-        parts = len(trace.parts) + (1 if trace.added and trace.parts else 0)
-        parts = parts if self.per_loss and parts > 1 else 0
+        parts = len(_parts(trace, build=False)) if self.per_loss else 0
         size = 2 + 3 * n + (2 * parts * n + parts * (parts - 1) // 2 * n + parts)
         if self.record is None or self.record.shape[0] != size:
-            with tf.init_scope():
-                self.record = tf.Variable(
-                    tf.fill([size], tf.constant(math.nan, tf.float64)), trainable=False,
-                    name="gradscope_record",
-                )  # fmt: skip
+            self.record = _local_variable([size], tf.float64, "gradscope_record")
         for grad, variable in trace.applied:
             if grad is not None and self.raw:
                 self._stash("", _path(variable), variable)
-        return len(self.stash) + 1 > before
+        return len(self.stash) + (self.record is not None) > before
 
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
         key = (part, path)
         if key not in self.stash:
-            with tf.init_scope():
-                self.stash[key] = tf.Variable(
-                    tf.zeros(variable.shape, variable.dtype),
-                    trainable=False,
-                    name="gradscope_stash",
-                )
+            self.stash[key] = _local_variable(variable.shape, variable.dtype, "gradscope_stash")
         return self.stash[key]
 
     # -- read back (eager, from the callback) -----------------------------------------------
 
     def fetch(self) -> Snapshot:
         """The last due step's numbers, as numpy (small: a few values per variable)."""
-        raw = {k: v.numpy() for k, v in self.stash.items()} if self.raw else {}
+        raw = {k: _copies(self.model, v)[0].numpy() for k, v in self.stash.items()}
         if self.record is None:
             return Snapshot(0, {}, {}, math.nan, raw)
-        values = self.record.numpy()
+        copies = [r.numpy() for r in _copies(self.model, self.record)]
+        values = copies[0]
+        if len(copies) > 1:  # replicas: the same gradients (all-reduced), their losses add
+            values[1] = sum(float(c[1]) for c in copies)
         n, p = len(self.names), len(self.parts)
         ends = list(itertools.accumulate([2, 3 * n, 2 * p * n, p * (p - 1) // 2 * n, p]))
         sums = {"total": values[2 : ends[1]].reshape(n, 3)}
@@ -298,14 +315,42 @@ def _handle(variable: Any) -> Any:
     return handle if getattr(handle, "graph", None) is graph else graph.capture(handle)
 
 
-def _parts(trace: _Trace) -> list[tuple[str, Any]]:
-    """The step's loss parts, weighted, as float32 scalars (none when there is only one)."""
+def _parts(trace: _Trace, build: bool = True) -> list[tuple[str, Any]]:
+    """The step's loss parts, weighted, as float32 scalars (none when there is only one, or
+    across replicas: a replica's part gradients are its own, not the all-reduced ones).
+    ``build=False``: only the names (values None), building no op."""
+    strategy = tf.distribute.get_strategy()
+    if strategy.num_replicas_in_sync > 1:
+        return []
+    names = [name for name, _, _ in trace.parts]
+    names += ["added_losses"] if trace.added and names else []
+    if len(names) < 2 or not build:
+        return [(n, None) for n in names] if len(names) > 1 else []
     parts = [(name, value if weight is None else tf.cast(value, tf.float32) * weight)
              for name, value, weight in trace.parts]  # fmt: skip
-    if trace.added and parts:
-        added = [tf.reduce_sum(tf.cast(x, tf.float32)) for x in trace.added]
-        parts.append(("added_losses", tf.add_n(added)))
-    return [(n, tf.cast(v, tf.float32)) for n, v in parts] if len(parts) > 1 else []
+    if trace.added:
+        parts.append(("added_losses", tf.add_n([tf.reduce_sum(tf.cast(x, tf.float32))
+                                                for x in trace.added])))  # fmt: skip
+    return [(n, tf.cast(v, tf.float32)) for n, v in parts]
+
+
+def _local_variable(shape: Any, dtype: Any, name: str) -> tf.Variable:
+    """A variable of zeros outside the model that each replica writes its own copy of
+    (under a ``tf.distribute`` strategy; a plain variable without one), made eagerly."""
+    with tf.init_scope():
+        return tf.Variable(
+            tf.zeros(shape, dtype),
+            trainable=False,
+            name=name,
+            synchronization=tf.VariableSynchronization.ON_READ,
+            aggregation=tf.VariableAggregation.NONE,
+        )
+
+
+def _copies(model: Any, variable: tf.Variable) -> list[Any]:
+    """The replicas' copies of a variable made by :func:`_local_variable`, replica 0 first."""
+    strategy = getattr(model, "distribute_strategy", None) or tf.distribute.get_strategy()
+    return list(strategy.experimental_local_results(variable))
 
 
 def _wide(value: Any) -> Any:

@@ -13,10 +13,16 @@ Works with compiled losses, several outputs, ``add_loss``, regularizers and cust
 without XLA) or eager; the hooks are in :mod:`gradscope.timeline.keras_hooks`. The site is
 the user's ``fit(...)`` line. Steps are the optimizer's (``optimizer.iterations``, from 1).
 With ``steps_per_execution`` > 1 the callback runs once per execution, so at most one record
-per execution is kept (the last due step in it). One device: a ``tf.distribute`` strategy is
-not watched (``gradscope run`` is the tool there). The recorded gradients are copied into
-variables of the same shapes, so the monitor holds one more copy of the trainable weights
-(and one per loss with several losses).
+per execution is kept (the last due step in it). Under a ``tf.distribute`` strategy
+(``MirroredStrategy``) the gradients recorded are the all-reduced ones the optimizer applies
+and the loss is the replicas' sum; per-loss gradients are not recorded there (a replica's
+own would not be the applied ones).
+
+Cost: one train function, Keras' own step with the hooks, traced once; the recording sits
+in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a recorded
+step reduces each gradient and weight to a few float64 numbers there (only with TensorBoard
+histograms are whole gradients copied aside). A None gradient gets its cause from the
+traced step (:mod:`gradscope.timeline.causes`).
 """
 
 from __future__ import annotations
