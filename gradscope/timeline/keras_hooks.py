@@ -353,12 +353,17 @@ def _copies(model: Any, variable: tf.Variable) -> list[Any]:
     return list(strategy.experimental_local_results(variable))
 
 
-def _wide(value: Any) -> Any:
-    """A gradient (``IndexedSlices`` made dense) or a variable's value, in float64."""
+def _dense(value: Any) -> Any:
+    """A gradient (``IndexedSlices`` made dense) or a variable's value, as a tensor."""
     variable = getattr(value, "value", None)  # a Keras variable: read its tf.Variable
     if isinstance(variable, tf.Variable):
         value = variable.read_value()
-    tensor = tf.convert_to_tensor(value)
+    return tf.convert_to_tensor(value)
+
+
+def _wide(value: Any) -> Any:
+    """:func:`_dense`, in float64."""
+    tensor = _dense(value)
     return tensor if tensor.dtype == tf.float64 else tf.cast(tensor, tf.float64)
 
 
@@ -366,13 +371,13 @@ def _reduce(tensors: list[Any], sizes: list[int]) -> Any:
     """``[sum of squares, zero elements]`` in float64 per tensor, shape [len(tensors), 2]; a
     None (no gradient) gives zeros: the reader knows which those are. One pass over each
     tensor for each number (``l2_loss`` is sum(x**2)/2 without a squared copy)."""
-    wide = [None if t is None else _wide(t) for t in tensors]
+    dense = [None if t is None else _dense(t) for t in tensors]
     zero = tf.constant(0.0, tf.float64)
-    halves = tf.stack([zero if w is None else tf.nn.l2_loss(w) for w in wide])
-    nonzero = tf.stack(
-        [tf.constant(0, tf.int64) if w is None else tf.math.count_nonzero(w) for w in wide]
+    halves = tf.stack([zero if d is None else tf.nn.l2_loss(_wide(d)) for d in dense])
+    nonzero = tf.stack(  # counted in the gradient's own dtype: half the bytes of float64
+        [tf.constant(0, tf.int64) if d is None else tf.math.count_nonzero(d) for d in dense]
     )
-    present = [s if w is not None else 0 for w, s in zip(wide, sizes, strict=True)]
+    present = [s if d is not None else 0 for d, s in zip(dense, sizes, strict=True)]
     zeros = tf.cast(tf.constant(present, tf.int64) - nonzero, tf.float64)
     return tf.stack([2.0 * halves, zeros], 1)
 
