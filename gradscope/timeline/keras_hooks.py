@@ -1,22 +1,26 @@
-"""The graph side of the Keras ``Monitor``: every K steps, copy the train step's gradients aside.
+"""The graph side of the Keras ``Monitor``: every K steps, reduce the train step's gradients.
 
 Keras 3's TensorFlow trainer computes the gradients in ``train_step`` and hands them to
 ``optimizer.apply`` (``apply_gradients`` calls it; so do custom ``train_step``s). The hooks
 wrap, on the model's and optimizer's instances only:
 
-- ``optimizer.apply``: sees the exact gradients (None included) that train the model;
+- ``optimizer.apply``: sees the exact gradients (None included) that train the model, and
+  under a strategy ``_all_reduce_sum_gradients`` the replicas' sum it applies;
 - ``model.compute_loss``: sees the total loss and, through the compiled loss's per-output
   functions and ``model.losses``, each part of it (several outputs, ``add_loss``,
   regularizers);
-- ``model.train_step``: runs the step under an outer persistent tape and then, in a
-  ``tf.cond`` on ``optimizer.iterations % every == 0``, copies the gradients into stash
-  variables and takes each loss part's gradient from the outer tape.
+- ``model.train_step``: runs the step and then, in a ``tf.cond`` on
+  ``optimizer.iterations % every == 0``, reduces each gradient and weight to a few float64
+  numbers (sum of squares, zero elements) into one record variable; per loss part, its
+  gradients come from the step's own graph (``tf.gradients``' helper, built in the branch;
+  eagerly, from a persistent tape around the step), so dropout masks and batch-norm
+  statistics are the step's own.
 
 Nothing of the training changes: the same ops compute the same update, and the recording
-runs only on the steps it is due (a tape inside ``tf.function`` costs nothing at run time).
-Per-loss gradients are taken from the tape the step already recorded, so dropout masks and
-batch-norm statistics are the step's own. The stash lives in plain ``tf.Variable``s created
-outside the model (``tf.init_scope``), so it is never saved with it.
+runs only on the steps it is due. Keras traces this step once per ``fit`` (the first trace,
+which creates the record variable, is thrown away by TensorFlow and builds no recording).
+The record lives in a ``tf.Variable`` made outside the model (``tf.init_scope``), so it is
+never saved with it; whole gradients are copied aside only for TensorBoard histograms.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from gradscope.timeline import step_ops as ops
 from gradscope.timeline.causes import Cause, explain
 
 
@@ -217,9 +222,9 @@ class Hooks:
             elif self.raw:
                 self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
         sizes = [math.prod(self.shapes[n]) for n in self.names]
-        weights = 2.0 * tf.stack([tf.nn.l2_loss(_wide(v)) for v in variables])
+        weights = 2.0 * tf.stack([tf.nn.l2_loss(ops.wide(v)) for v in variables])
         loss = tf.constant(math.nan) if trace.loss is None else trace.loss
-        total = tf.concat([_reduce(grads, sizes), weights[:, None]], 1)
+        total = tf.concat([ops.summarize(grads, sizes), weights[:, None]], 1)
         pieces = [tf.cast(iterations, tf.float64)[None], tf.cast(loss, tf.float64)[None],
                   tf.reshape(total, [-1])]  # fmt: skip
         parts = _parts(trace) if self.per_loss else []
@@ -229,10 +234,10 @@ class Hooks:
             part = gradients(value, variables)
             self.part_nones.update((name, n) for n, g in zip(self.names, part, strict=True)
                                    if g is None)  # fmt: skip
-            wide.append([None if g is None else _wide(g) for g in part])
+            wide.append([None if g is None else ops.wide(g) for g in part])
         if wide:
-            pieces.append(tf.reshape(tf.stack([_reduce(w, sizes) for w in wide]), [-1]))
-            pairs = [_dots(a, b) for a, b in itertools.combinations(wide, 2)]
+            pieces.append(tf.reshape(tf.stack([ops.summarize(w, sizes) for w in wide]), [-1]))
+            pairs = [ops.dots(a, b) for a, b in itertools.combinations(wide, 2)]
             pieces.append(tf.reshape(tf.stack(pairs), [-1]))
             pieces.append(tf.cast(tf.stack([v for _, v in parts]), tf.float64))
         assert self.record is not None  # made by _variables
@@ -248,7 +253,7 @@ class Hooks:
         parts = len(_parts(trace, build=False)) if self.per_loss else 0
         size = 2 + 3 * n + (2 * parts * n + parts * (parts - 1) // 2 * n + parts)
         if self.record is None or self.record.shape[0] != size:
-            self.record = _local_variable([size], tf.float64, "gradscope_record")
+            self.record = ops.local_variable([size], tf.float64, "gradscope_record")
         for grad, variable in trace.applied:
             if grad is not None and self.raw:
                 self._stash("", _path(variable), variable)
@@ -257,17 +262,17 @@ class Hooks:
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
         key = (part, path)
         if key not in self.stash:
-            self.stash[key] = _local_variable(variable.shape, variable.dtype, "gradscope_stash")
+            self.stash[key] = ops.local_variable(variable.shape, variable.dtype, "gradscope_stash")
         return self.stash[key]
 
     # -- read back (eager, from the callback) -----------------------------------------------
 
     def fetch(self) -> Snapshot:
         """The last due step's numbers, as numpy (small: a few values per variable)."""
-        raw = {k: _copies(self.model, v)[0].numpy() for k, v in self.stash.items()}
+        raw = {k: ops.copies(self.model, v)[0].numpy() for k, v in self.stash.items()}
         if self.record is None:
             return Snapshot(0, {}, {}, math.nan, raw)
-        copies = [r.numpy() for r in _copies(self.model, self.record)]
+        copies = [r.numpy() for r in ops.copies(self.model, self.record)]
         values = copies[0]
         if len(copies) > 1:  # replicas: the same gradients (all-reduced), their losses add
             values[1] = sum(float(c[1]) for c in copies)
@@ -332,61 +337,6 @@ def _parts(trace: _Trace, build: bool = True) -> list[tuple[str, Any]]:
         parts.append(("added_losses", tf.add_n([tf.reduce_sum(tf.cast(x, tf.float32))
                                                 for x in trace.added])))  # fmt: skip
     return [(n, tf.cast(v, tf.float32)) for n, v in parts]
-
-
-def _local_variable(shape: Any, dtype: Any, name: str) -> tf.Variable:
-    """A variable of zeros outside the model that each replica writes its own copy of
-    (under a ``tf.distribute`` strategy; a plain variable without one), made eagerly."""
-    with tf.init_scope():
-        return tf.Variable(
-            tf.zeros(shape, dtype),
-            trainable=False,
-            name=name,
-            synchronization=tf.VariableSynchronization.ON_READ,
-            aggregation=tf.VariableAggregation.NONE,
-        )
-
-
-def _copies(model: Any, variable: tf.Variable) -> list[Any]:
-    """The replicas' copies of a variable made by :func:`_local_variable`, replica 0 first."""
-    strategy = getattr(model, "distribute_strategy", None) or tf.distribute.get_strategy()
-    return list(strategy.experimental_local_results(variable))
-
-
-def _dense(value: Any) -> Any:
-    """A gradient (``IndexedSlices`` made dense) or a variable's value, as a tensor."""
-    variable = getattr(value, "value", None)  # a Keras variable: read its tf.Variable
-    if isinstance(variable, tf.Variable):
-        value = variable.read_value()
-    return tf.convert_to_tensor(value)
-
-
-def _wide(value: Any) -> Any:
-    """:func:`_dense`, in float64."""
-    tensor = _dense(value)
-    return tensor if tensor.dtype == tf.float64 else tf.cast(tensor, tf.float64)
-
-
-def _reduce(tensors: list[Any], sizes: list[int]) -> Any:
-    """``[sum of squares, zero elements]`` in float64 per tensor, shape [len(tensors), 2]; a
-    None (no gradient) gives zeros: the reader knows which those are. One pass over each
-    tensor for each number (``l2_loss`` is sum(x**2)/2 without a squared copy)."""
-    dense = [None if t is None else _dense(t) for t in tensors]
-    zero = tf.constant(0.0, tf.float64)
-    halves = tf.stack([zero if d is None else tf.nn.l2_loss(_wide(d)) for d in dense])
-    nonzero = tf.stack(  # counted in the gradient's own dtype: half the bytes of float64
-        [tf.constant(0, tf.int64) if d is None else tf.math.count_nonzero(d) for d in dense]
-    )
-    present = [s if d is not None else 0 for d, s in zip(dense, sizes, strict=True)]
-    zeros = tf.cast(tf.constant(present, tf.int64) - nonzero, tf.float64)
-    return tf.stack([2.0 * halves, zeros], 1)
-
-
-def _dots(a: list[Any], b: list[Any]) -> Any:
-    """Per variable, the dot product of two losses' float64 gradients (0 where one is None)."""
-    zero = tf.constant(0.0, tf.float64)
-    return tf.stack([zero if x is None or y is None else tf.reduce_sum(x * y)
-                     for x, y in zip(a, b, strict=True)])  # fmt: skip
 
 
 _MISSING = object()
