@@ -21,12 +21,15 @@ class Cause:
 
     Attributes:
         status: a ``none:*`` status (contract section 2).
+        cut_points: the cut points as the timeline holds them (``node``, ``op``, ``kind``,
+            ``source``), none when there is no path to cut.
         why: ``cut at`` the cut points (``node (Op) at FILE:LINE``), or why there is no
             path (empty when the analysis has no more to say than the status).
     """
 
     status: str
     why: str
+    cut_points: tuple[dict[str, str], ...] = ()
 
 
 def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: Any = None,
@@ -69,7 +72,11 @@ def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: A
         if nones[i]:
             status = str(analyse.status(static, None, None))
             cuts = "; ".join(_cut_text(c) for c in static.cut_points)
-            out[i] = Cause(status, f"cut at {cuts}" if cuts else static.note)
+            points = tuple(
+                {"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
+                for c in static.cut_points
+            )
+            out[i] = Cause(status, f"cut at {cuts}" if cuts else static.note, points)
     return out
 
 

@@ -50,6 +50,7 @@ class Point:
     zero_fraction: float | None
     sparse: bool = False
     cause: str = ""  # why there is no gradient, when the front-end knew
+    cut_points: tuple[Mapping[str, Any], ...] = ()  # where its path was cut, likewise
 
 
 def find(
@@ -63,7 +64,7 @@ def find(
 
     Returns:
         Findings as in the timeline JSON: ``kind``, ``site``, ``variable``, ``from_step``,
-        ``message``.
+        ``message`` (and for ``none``, the ``cut_points`` the records name).
     """
     limits = thresholds or Thresholds()
     out = []
@@ -72,15 +73,17 @@ def find(
             found = detect(points, limits)
             if found is not None:
                 kind, step, message = found
-                out.append(
-                    {
-                        "kind": kind,
-                        "site": site,
-                        "variable": variable,
-                        "from_step": step,
-                        "message": f"{variable}: {message}",
-                    }
-                )
+                finding = {
+                    "kind": kind,
+                    "site": site,
+                    "variable": variable,
+                    "from_step": step,
+                    "message": f"{variable}: {message}",
+                }
+                cuts = next((p.cut_points for p in points if p.step == step), ())
+                if kind == "none" and cuts:
+                    finding["cut_points"] = [dict(c) for c in cuts]
+                out.append(finding)
     return sorted(
         out, key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"]))
     )
@@ -99,6 +102,7 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
                 v.get("zero_fraction"),
                 bool(v.get("sparse")),
                 str(v.get("cause") or ""),
+                tuple(v.get("cut_points") or ()),
             )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out

@@ -172,7 +172,7 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
             if grad is None:
                 grad = Summary(float(total[i, 0]), int(total[i, 1]), shape, name in hooks.sparse)
         cause = hooks.causes.get(name)
-        why = (cause.status, cause.why) if cause is not None else ()
+        why = (cause.status, cause.why, cause.cut_points) if cause is not None else ()
         entries.append((name, grad, Summary(float(total[i, 2]), 0, shape), *why))
     for p, part in enumerate(hooks.parts):
         rows = snap.sums["parts"][p]

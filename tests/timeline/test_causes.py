@@ -90,6 +90,9 @@ def test_a_stop_gradient_is_the_cut_at_the_users_line(trained: dict[str, Any]) -
         assert v["status"] == "none:stopped"
         assert v["cause"].startswith("cut at ") and "(StopGradient)" in v["cause"]
         assert v["cause"].endswith(f"{os.path.relpath(__file__)}:{line}")
+        (cut,) = v["cut_points"]
+        assert (cut["op"], cut["kind"]) == ("StopGradient", "stopped")
+        assert cut["source"] == f"{os.path.relpath(__file__)}:{line}"
 
 
 def test_the_none_finding_carries_the_cause(trained: dict[str, Any]) -> None:
@@ -98,3 +101,5 @@ def test_the_none_finding_carries_the_cause(trained: dict[str, Any]) -> None:
     assert all(f["from_step"] == 1 for f in findings.values())
     assert "which no loss reads" in findings["b/kernel"]["message"]
     assert "none:stopped, cut at" in findings["side/bias"]["message"]
+    assert findings["side/bias"]["cut_points"][0]["op"] == "StopGradient"
+    assert "cut_points" not in findings["b/bias"]  # no path at all: nothing was cut
