@@ -227,7 +227,11 @@ def test_monitor_watches_a_custom_train_step() -> None:
     (record,) = monitor.steps
     assert record["step"] == 2
     spare = record["variables"][model.spare.path]
-    assert spare["status"] == "none:unexplained" and spare["norm"] is None
+    # Bare TF: no gradient for a weight the loss never reads; the traced step says why.
+    with tf.GradientTape() as tape:
+        unused = tf.reduce_mean(tf.square(y - model(x, training=True)))
+    assert tape.gradient(unused, model.spare) is None
+    assert spare["status"] == "none:disconnected" and spare["norm"] is None
     # Bare TF: step 2's gradient, from the weights after one SGD step on the first batch.
     w, b = tf.Variable(before[0]), tf.Variable(before[1])
     for batch in (slice(0, 32), slice(32, 64)):
@@ -279,3 +283,72 @@ def test_monitor_in_every_execution_mode(compile_options: dict[str, Any], steps:
     assert all(set(s["losses"]) == {"a", "b"} for s in monitor.steps)
     for plain, watched in zip(*weights, strict=True):
         np.testing.assert_array_equal(plain, watched)
+
+
+def test_one_monitor_over_several_fits_records_them_all(tmp_path: Any) -> None:
+    import json
+
+    import keras
+
+    from gradscope.keras import Monitor
+
+    x, y = scenarios.data(n=128)
+    weights = []
+    path = tmp_path / "timeline.json"
+    for monitor in (None, Monitor(every=2, timeline=path)):
+        keras.utils.set_random_seed(9)
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation="relu"),
+                                  keras.layers.Dense(1)])  # fmt: skip
+        model.compile(keras.optimizers.Adam(1e-2), loss="mse")
+        for _ in range(2):  # an epoch at a time, as many training loops do
+            model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
+                      callbacks=[monitor] if monitor else [])  # fmt: skip
+        weights.append([w.numpy() for w in model.weights])
+    assert monitor is not None
+    assert [s["step"] for s in monitor.steps] == [2, 4, 6, 8]
+    assert [s["step"] for s in json.loads(path.read_text())["steps"]] == [2, 4, 6, 8]
+    for plain, watched in zip(*weights, strict=True):
+        np.testing.assert_array_equal(plain, watched)
+
+
+@pytest.mark.replicas
+def test_monitor_under_mirrored_strategy_records_the_all_reduced_gradients() -> None:
+    import keras
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    x, y = scenarios.data(n=128)
+
+    def build() -> Any:
+        keras.utils.set_random_seed(10)
+        model = keras.Sequential(name="net", layers=[
+            keras.Input((8,)), keras.layers.Dense(4, activation="relu", name="h"),
+            keras.layers.Dense(1, name="o")])  # fmt: skip
+        model.compile(keras.optimizers.SGD(0.01), loss="mse")
+        return model
+
+    one, two = Monitor(every=2), Monitor(every=2)
+    build().fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[one])
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        model = build()
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[two])
+    assert [s["step"] for s in two.steps] == [s["step"] for s in one.steps] == [2, 4]
+    for single, mirrored in zip(one.steps, two.steps, strict=True):
+        assert mirrored["loss"] == pytest.approx(single["loss"], rel=1e-5)
+        assert set(mirrored["variables"]) == set(single["variables"])
+        for name, v in single["variables"].items():
+            w = mirrored["variables"][name]
+            assert w["status"] == v["status"] == "ok"
+            assert w["norm"] == pytest.approx(v["norm"], rel=1e-5), name
+            assert w["weight_norm"] == pytest.approx(v["weight_norm"], rel=1e-5), name
+    # Bare TF, one device: step 2's gradient from the weights after step 1.
+    ref = build()
+    ref.fit(x[:32], y[:32], batch_size=32, epochs=1, shuffle=False, verbose=0)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(y[32:64] - ref(x[32:64], training=True)))
+    grads = tape.gradient(loss, ref.trainable_variables)
+    for variable, grad in zip(ref.trainable_variables, grads, strict=True):
+        norm = two.steps[0]["variables"][variable.path]["norm"]
+        assert norm == pytest.approx(_norm(grad), rel=1e-5), variable.path

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from gradscope.analysis.check import CheckResult
 from gradscope.errors import UsageError
 from gradscope.results import report as m
+from gradscope.results.cut import CutPoint
 from gradscope.results.facts import VariableFacts
 from gradscope.results.status import FindingKind, ProblemKind, Status
 
@@ -72,6 +73,10 @@ def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
         variable=finding.get("variable"),
         kind=_kind(finding["kind"]),
         message=str(finding["message"]),
+        cut_points=tuple(
+            CutPoint(str(c["node"]), str(c["op"]), str(c["kind"]), str(c["source"]))
+            for c in finding.get("cut_points", ())
+        ),
         spec=file if located else path,
         line=int(line) if located else 1,
     )

@@ -49,6 +49,8 @@ class Point:
     weight_norm: float | None
     zero_fraction: float | None
     sparse: bool = False
+    cause: str = ""  # why there is no gradient, when the front-end knew
+    cut_points: tuple[Mapping[str, Any], ...] = ()  # where its path was cut, likewise
 
 
 def find(
@@ -62,7 +64,7 @@ def find(
 
     Returns:
         Findings as in the timeline JSON: ``kind``, ``site``, ``variable``, ``from_step``,
-        ``message``.
+        ``message`` (and for ``none``, the ``cut_points`` the records name).
     """
     limits = thresholds or Thresholds()
     out = []
@@ -71,15 +73,17 @@ def find(
             found = detect(points, limits)
             if found is not None:
                 kind, step, message = found
-                out.append(
-                    {
-                        "kind": kind,
-                        "site": site,
-                        "variable": variable,
-                        "from_step": step,
-                        "message": f"{variable}: {message}",
-                    }
-                )
+                finding = {
+                    "kind": kind,
+                    "site": site,
+                    "variable": variable,
+                    "from_step": step,
+                    "message": f"{variable}: {message}",
+                }
+                cuts = next((p.cut_points for p in points if p.step == step), ())
+                if kind == "none" and cuts:
+                    finding["cut_points"] = [dict(c) for c in cuts]
+                out.append(finding)
     return sorted(
         out, key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"]))
     )
@@ -97,6 +101,8 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
                 v.get("weight_norm"),
                 v.get("zero_fraction"),
                 bool(v.get("sparse")),
+                str(v.get("cause") or ""),
+                tuple(v.get("cut_points") or ()),
             )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out
@@ -203,19 +209,20 @@ def _none(points: Sequence[Point], limits: Thresholds) -> Found:
     had = False
     for p in points:
         if p.status.startswith("none"):
+            why = f"{p.status}, {p.cause}" if p.cause else ""
             if had:
                 return (
                     "none",
                     p.step,
-                    f"the gradient stopped at step {p.step} (it had one "
-                    "before): a branch or a stop_gradient now cuts its path; `gradscope "
-                    "run` names the cut",
-                )
+                    f"the gradient stopped at step {p.step} (it had one before): "
+                    + (why or "a branch or a stop_gradient now cuts its path; `gradscope "
+                       "run` names the cut"),
+                )  # fmt: skip
             return (
                 "none",
                 p.step,
-                f"no gradient reaches it (from step {p.step}): it never "
-                "trains; `gradscope inspect` or `gradscope run` names where the path is cut",
+                f"no gradient reaches it (from step {p.step}): it never trains; "
+                + (why or "`gradscope inspect` or `gradscope run` names where the path is cut"),
             )
         had = had or p.status in ("ok", "zero", "nan")
     return None

@@ -1,30 +1,41 @@
-"""The graph side of the Keras ``Monitor``: every K steps, copy the train step's gradients aside.
+"""The graph side of the Keras ``Monitor``: every K steps, reduce the train step's gradients.
 
 Keras 3's TensorFlow trainer computes the gradients in ``train_step`` and hands them to
 ``optimizer.apply`` (``apply_gradients`` calls it; so do custom ``train_step``s). The hooks
 wrap, on the model's and optimizer's instances only:
 
-- ``optimizer.apply``: sees the exact gradients (None included) that train the model;
+- ``optimizer.apply``: sees the exact gradients (None included) that train the model, and
+  under a strategy ``_all_reduce_sum_gradients`` the replicas' sum it applies;
 - ``model.compute_loss``: sees the total loss and, through the compiled loss's per-output
   functions and ``model.losses``, each part of it (several outputs, ``add_loss``,
   regularizers);
-- ``model.train_step``: runs the step under an outer persistent tape and then, in a
-  ``tf.cond`` on ``optimizer.iterations % every == 0``, copies the gradients into stash
-  variables and takes each loss part's gradient from the outer tape.
+- ``model.train_step``: runs the step and then, in a ``tf.cond`` on
+  ``optimizer.iterations % every == 0``, reduces each gradient and weight to a few float64
+  numbers (sum of squares, zero elements) into one record variable; per loss part, its
+  gradients come from the step's own graph (``tf.gradients``' helper, built in the branch;
+  eagerly, from a persistent tape around the step), so dropout masks and batch-norm
+  statistics are the step's own.
 
 Nothing of the training changes: the same ops compute the same update, and the recording
-runs only on the steps it is due (a tape inside ``tf.function`` costs nothing at run time).
-Per-loss gradients are taken from the tape the step already recorded, so dropout masks and
-batch-norm statistics are the step's own. The stash lives in plain ``tf.Variable``s created
-outside the model (``tf.init_scope``), so it is never saved with it.
+runs only on the steps it is due. Keras traces this step once per ``fit`` (the first trace,
+which creates the record variable, is thrown away by TensorFlow and builds no recording).
+The record lives in a ``tf.Variable`` made outside the model (``tf.init_scope``), so it is
+never saved with it; whole gradients are copied aside only for TensorBoard histograms.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import tensorflow as tf
+
+from gradscope.timeline import step_ops as ops
+from gradscope.timeline.causes import Cause, explain
 
 
 @dataclass
@@ -33,7 +44,10 @@ class _Trace:
 
     applied: list[tuple[Any, Any]] = field(default_factory=list)  # (gradient, variable)
     loss: Any = None
-    parts: list[tuple[str, Any]] = field(default_factory=list)  # (loss name, weighted value)
+    parts: list[tuple[str, Any, Any]] = field(default_factory=list)  # (name, value, weight)
+    added: list[Any] = field(default_factory=list)  # model.losses: add_loss, regularizers
+    y_pred: Any = None  # the predictions compute_loss received
+    reduced: list[tuple[Any, Any]] = field(default_factory=list)  # all-reduced (grad, tf var)
 
 
 class Hooks:
@@ -42,25 +56,29 @@ class Hooks:
     def __init__(self, model: Any, every: int, per_loss: bool = True, raw: bool = False) -> None:
         self.model, self.every, self.per_loss, self.raw = model, int(every), per_loss, raw
         self.optimizer = model.optimizer
-        with tf.init_scope():
-            self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="gradscope_step")
-            self.loss = tf.Variable(
-                float("nan"), dtype=tf.float32, trainable=False, name="gradscope_loss"
-            )
+        # A due step's numbers in one float64 vector (one read per record): the step, the
+        # loss, "total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n], the P parts' values.
+        self.record: tf.Variable | None = None  # one copy per replica under a strategy
         self.stash: dict[tuple[str, str], tf.Variable] = {}  # (loss part or "", var path), raw
-        self.part_values: dict[str, tf.Variable] = {}
-        self.sums: dict[
-            str, tf.Variable
-        ] = {}  # "total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n]
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.names: list[str] = []  # paths of the variables the step applies, in order
         self.nones: set[str] = set()
+        self.part_nones: set[tuple[str, str]] = set()  # (loss part, variable): no gradient
+        self.causes: dict[str, Cause] = {}  # why a variable gets no gradient (graph mode)
         self.sparse: set[str] = set()
         self.parts: list[str] = []
-        self._trace: _Trace | None = None
+        self._local = threading.local()  # the trace of this thread (a replica's, mirrored)
         self._fetch: tuple[Any, Any] | None = None
         self._saved: list[tuple[Any, str, Any]] = []
-        self._install()
+        self.install()
+
+    @property
+    def _trace(self) -> _Trace | None:
+        return getattr(self._local, "trace", None)
+
+    @_trace.setter
+    def _trace(self, trace: _Trace | None) -> None:
+        self._local.trace = trace
 
     # -- installing -------------------------------------------------------------------------
 
@@ -68,7 +86,11 @@ class Hooks:
         self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
         object.__setattr__(owner, name, value)
 
-    def _install(self) -> None:
+    def install(self) -> None:
+        """Wrap the model's and optimizer's methods (again, after :meth:`remove`): they act
+        only while the train step is traced."""
+        if self._saved:
+            return
         apply, step, compute = self.optimizer.apply, self.model.train_step, self.model.compute_loss
         self._patch(
             self.optimizer,
@@ -76,6 +98,10 @@ class Hooks:
             lambda grads, variables=None: self._apply(apply, grads, variables),
         )
         self._patch(self.model, "train_step", lambda data: self._train_step(step, data))
+        reduce = getattr(self.optimizer, "_all_reduce_sum_gradients", None)
+        if reduce is not None:  # Keras' TensorFlow optimizer: sums the replicas' gradients
+            self._patch(self.optimizer, "_all_reduce_sum_gradients",
+                        lambda pairs: self._all_reduced(reduce, pairs))  # fmt: skip
         self._patch(self.model, "compute_loss", lambda *a, **k: self._compute_loss(compute, a, k))
         compiled = getattr(self.model, "_compile_loss", None)
         if self.per_loss and compiled is not None and hasattr(compiled, "_flat_losses"):
@@ -113,8 +139,7 @@ class Hooks:
         def loss(*args: Any, **kwargs: Any) -> Any:
             value = fn(*args, **kwargs)
             if self._trace is not None:
-                weighted = value if weight is None else tf.cast(value, tf.float32) * weight
-                self._trace.parts.append((name, weighted))
+                self._trace.parts.append((name, value, weight))  # weighted on due steps only
             return value
 
         return loss
@@ -126,40 +151,69 @@ class Hooks:
             self._trace.applied.extend(zip(list(grads), list(variables), strict=False))
         return apply(grads, variables)
 
+    def _all_reduced(self, reduce: Any, pairs: Any) -> Any:
+        out = reduce(pairs)
+        if self._trace is not None and tf.distribute.get_strategy().num_replicas_in_sync > 1:
+            self._trace.reduced = list(out)
+        return out
+
     def _compute_loss(self, compute: Any, args: Any, kwargs: Any) -> Any:
         total = compute(*args, **kwargs)
         if self._trace is not None and kwargs.get("training", True):
             self._trace.loss = total
-            added = [tf.reduce_sum(tf.cast(x, tf.float32)) for x in self.model.losses]
-            if added and self._trace.parts:
-                self._trace.parts.append(("added_losses", tf.add_n(added)))
+            self._trace.added = list(self.model.losses)
+            self._trace.y_pred = kwargs.get("y_pred", args[2] if len(args) > 2 else None)
         return total
 
     def _train_step(self, step: Any, data: Any) -> Any:
         self._trace = trace = _Trace()
+        # Per-loss gradients come from the step's own graph (TensorFlow's graph gradients,
+        # built on due steps only); eagerly (run_eagerly) a tape must watch the step.
+        tape = tf.GradientTape(persistent=True) if tf.executing_eagerly() else None
         try:
-            with tf.GradientTape(persistent=True) as tape:
+            with tape if tape is not None else contextlib.nullcontext():
                 logs = step(data)
         finally:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
             trace.loss = logs["loss"]  # a custom train_step: the loss it reports
+        if trace.reduced:  # replicas: record the sum the optimizer applies, not this replica's
+            summed = {id(v): g for g, v in trace.reduced}
+            trace.applied = [(summed.get(id(getattr(v, "value", v)), g), v)
+                             for g, v in trace.applied]  # fmt: skip
+        if self._variables(trace) and not tf.executing_eagerly():
+            return logs  # this trace is thrown away: TensorFlow traces the step again
+        self._explain(trace)
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
+        handles = [_handle(v) for _, v in trace.applied] if tape is None else []
         tf.cond(
             tf.equal(iterations % self.every, 0),
-            lambda: self._store(trace, tape, iterations),
+            lambda: self._store(trace, _gradients(tape, handles), iterations),
             lambda: tf.constant(False),
         )
         return logs
 
-    def _store(self, trace: _Trace, tape: tf.GradientTape, iterations: Any) -> Any:
+    def _explain(self, trace: _Trace) -> None:
+        """The cause of each None gradient, from the traced step (eagerly there is no graph
+        to analyse: those stay ``none:unexplained``)."""
+        nones = [g is None for g, _ in trace.applied]
+        if not any(nones) or trace.loss is None or tf.executing_eagerly():
+            return
+        variables = [v for _, v in trace.applied]
+        try:
+            found = explain(trace.loss, variables, nones, self.model, trace.y_pred)
+        except Exception:  # gradscope's failure never stops training: the None stays unexplained
+            return
+        self.causes = {_path(variables[i]): cause for i, cause in found.items()}
+
+    def _store(self, trace: _Trace, gradients: Any, iterations: Any) -> Any:
         """On a due step: each gradient reduced to (sum of squares, zeros) in float64, the
         weight's sum of squares, per loss part the same and the dot products between parts
-        (and, with ``raw``, the gradients themselves for histograms)."""
-        names, totals, variables = [], [], [v for _, v in trace.applied]
-        for grad, variable in trace.applied:
-            path = _path(variable)
-            names.append(path)
+        (and, with ``raw``, the gradients themselves for histograms). Few ops per variable:
+        tracing them costs little."""
+        grads, variables = [g for g, _ in trace.applied], [v for _, v in trace.applied]
+        self.names = [_path(v) for v in variables]
+        for grad, variable, path in zip(grads, variables, self.names, strict=True):
             self.shapes[path] = tuple(int(d) for d in variable.shape)
             if isinstance(grad, tf.IndexedSlices):
                 self.sparse.add(path)
@@ -167,100 +221,122 @@ class Hooks:
                 self.nones.add(path)
             elif self.raw:
                 self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
-            totals.append(tf.concat([_reduce(grad), _reduce(variable)[:1]], 0))
-        self.names = names
-        self._sum("total", tf.stack(totals)).assign(tf.stack(totals))
-        if trace.loss is not None:
-            self.loss.assign(tf.cast(trace.loss, tf.float32))
-        parts = trace.parts if len(trace.parts) > 1 else []
+        sizes = [math.prod(self.shapes[n]) for n in self.names]
+        weights = 2.0 * tf.stack([tf.nn.l2_loss(ops.wide(v)) for v in variables])
+        loss = tf.constant(math.nan) if trace.loss is None else trace.loss
+        total = tf.concat([ops.summarize(grads, sizes), weights[:, None]], 1)
+        pieces = [tf.cast(iterations, tf.float64)[None], tf.cast(loss, tf.float64)[None],
+                  tf.reshape(total, [-1])]  # fmt: skip
+        parts = _parts(trace) if self.per_loss else []
         self.parts = [name for name, _ in parts]
-        flats = []
+        wide = []
         for name, value in parts:
-            self._value(name).assign(tf.cast(value, tf.float32))
-            flats.append([_flat(g) for g in tape.gradient(value, variables)])
-        if flats:
-            reduced = tf.stack([tf.stack([_reduce(g) for g in grads]) for grads in flats])
-            self._sum("parts", reduced).assign(reduced)
-            dots = tf.stack(
-                [
-                    tf.stack([_dot(a, b) for a, b in zip(flats[i], flats[j], strict=True)])
-                    for i in range(len(flats))
-                    for j in range(i + 1, len(flats))
-                ]
-            )
-            self._sum("dots", dots).assign(dots)
-        self.step.assign(iterations)
+            part = gradients(value, variables)
+            self.part_nones.update((name, n) for n, g in zip(self.names, part, strict=True)
+                                   if g is None)  # fmt: skip
+            wide.append([None if g is None else ops.wide(g) for g in part])
+        if wide:
+            pieces.append(tf.reshape(tf.stack([ops.summarize(w, sizes) for w in wide]), [-1]))
+            pairs = [ops.dots(a, b) for a, b in itertools.combinations(wide, 2)]
+            pieces.append(tf.reshape(tf.stack(pairs), [-1]))
+            pieces.append(tf.cast(tf.stack([v for _, v in parts]), tf.float64))
+        assert self.record is not None  # made by _variables
+        self.record.assign(tf.concat(pieces, 0))  # this replica's copy
         return tf.constant(True)
 
-    def _sum(self, name: str, like: Any) -> tf.Variable:
-        if name not in self.sums or tuple(self.sums[name].shape) != tuple(like.shape):
-            with tf.init_scope():
-                self.sums[name] = tf.Variable(
-                    tf.zeros(like.shape, tf.float64), trainable=False, name=f"gradscope_{name}"
-                )
-        return self.sums[name]
+    def _variables(self, trace: _Trace) -> bool:
+        """Make the variables a due step of this trace writes; whether any was new. In a
+        ``tf.function``, a trace that creates variables is traced again (TensorFlow runs only
+        the second trace), so the first needs no recording ops."""
+        before = len(self.stash) + (self.record is not None)
+        n = len(trace.applied)
+        parts = len(_parts(trace, build=False)) if self.per_loss else 0
+        size = 2 + 3 * n + (2 * parts * n + parts * (parts - 1) // 2 * n + parts)
+        if self.record is None or self.record.shape[0] != size:
+            self.record = ops.local_variable([size], tf.float64, "gradscope_record")
+        for grad, variable in trace.applied:
+            if grad is not None and self.raw:
+                self._stash("", _path(variable), variable)
+        return len(self.stash) + (self.record is not None) > before
 
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
         key = (part, path)
         if key not in self.stash:
-            with tf.init_scope():
-                self.stash[key] = tf.Variable(
-                    tf.zeros(variable.shape, variable.dtype),
-                    trainable=False,
-                    name="gradscope_stash",
-                )
+            self.stash[key] = ops.local_variable(variable.shape, variable.dtype, "gradscope_stash")
         return self.stash[key]
-
-    def _value(self, part: str) -> tf.Variable:
-        if part not in self.part_values:
-            with tf.init_scope():
-                self.part_values[part] = tf.Variable(0.0, trainable=False, name="gradscope_part")
-        return self.part_values[part]
 
     # -- read back (eager, from the callback) -----------------------------------------------
 
     def fetch(self) -> Snapshot:
         """The last due step's numbers, as numpy (small: a few values per variable)."""
-        raw = {k: v.numpy() for k, v in self.stash.items()} if self.raw else {}
-        return Snapshot(
-            {k: v.numpy() for k, v in self.sums.items()},
-            {k: float(v.numpy()) for k, v in self.part_values.items()},
-            float(self.loss.numpy()),
-            raw,
-        )
+        raw = {k: ops.copies(self.model, v)[0].numpy() for k, v in self.stash.items()}
+        if self.record is None:
+            return Snapshot(0, {}, {}, math.nan, raw)
+        copies = [r.numpy() for r in ops.copies(self.model, self.record)]
+        values = copies[0]
+        if len(copies) > 1:  # replicas: the same gradients (all-reduced), their losses add
+            values[1] = sum(float(c[1]) for c in copies)
+        n, p = len(self.names), len(self.parts)
+        ends = list(itertools.accumulate([2, 3 * n, 2 * p * n, p * (p - 1) // 2 * n, p]))
+        sums = {"total": values[2 : ends[1]].reshape(n, 3)}
+        if p:
+            sums["parts"] = values[ends[1] : ends[2]].reshape(p, n, 2)
+            sums["dots"] = values[ends[2] : ends[3]].reshape(-1, n)
+        parts = dict(zip(self.parts, (float(v) for v in values[ends[3] :]), strict=True))
+        step = int(values[0]) if math.isfinite(values[0]) else 0
+        return Snapshot(step, sums, parts, float(values[1]), raw)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A due step: ``sums`` ("total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n]), the loss
-    parts' values, the loss, and with ``raw`` the gradients by (part or "", path)."""
+    """A due step: its number, ``sums`` ("total" [n, 3], "parts" [P, n, 2], "dots" [pairs,
+    n]), the loss parts' values, the loss, and with ``raw`` the gradients by (part or "", path)."""
 
+    step: int
     sums: dict[str, Any]
     parts: dict[str, float]
     loss: float
     raw: dict[tuple[str, str], Any]
 
 
-def _flat(gradient: Any) -> Any:
-    """A gradient as one float64 vector, None kept."""
-    if gradient is None:
-        return None
-    return tf.cast(tf.reshape(tf.convert_to_tensor(gradient), [-1]), tf.float64)
+def _gradients(tape: tf.GradientTape | None, handles: list[Any]) -> Any:
+    """``gradients(target, variables)``: of the step's tape, or of its graph (``handles``: the
+    variables as the step's graph captured them; the ops go where the caller builds)."""
+    if tape is not None:
+        return lambda target, variables: tape.gradient(target, variables)
+    from tensorflow.python.ops import gradients_util
+
+    def gradients(target: Any, variables: Any) -> Any:
+        graph = handles[0].graph if handles else None
+        return gradients_util._GradientsHelper([target], handles, src_graph=graph)
+
+    return gradients
 
 
-def _reduce(tensor: Any) -> Any:
-    """``[sum of squares, zero elements]`` in float64 (NaN, NaN for no gradient)."""
-    flat = tensor if isinstance(tensor, tf.Tensor) and tensor.dtype == tf.float64 else _flat(tensor)
-    if flat is None:
-        return tf.constant([float("nan"), float("nan")], tf.float64)
-    zeros = tf.cast(tf.size(flat, tf.int64) - tf.math.count_nonzero(flat), tf.float64)
-    return tf.stack([tf.reduce_sum(tf.square(flat)), zeros])
+def _handle(variable: Any) -> Any:
+    """The tensor of the current graph through which the step read ``variable``."""
+    handle = variable.handle
+    graph = tf.compat.v1.get_default_graph()
+    return handle if getattr(handle, "graph", None) is graph else graph.capture(handle)
 
 
-def _dot(a: Any, b: Any) -> Any:
-    if a is None or b is None:
-        return tf.constant(float("nan"), tf.float64)
-    return tf.reduce_sum(a * b)
+def _parts(trace: _Trace, build: bool = True) -> list[tuple[str, Any]]:
+    """The step's loss parts, weighted, as float32 scalars (none when there is only one, or
+    across replicas: a replica's part gradients are its own, not the all-reduced ones).
+    ``build=False``: only the names (values None), building no op."""
+    strategy = tf.distribute.get_strategy()
+    if strategy.num_replicas_in_sync > 1:
+        return []
+    names = [name for name, _, _ in trace.parts]
+    names += ["added_losses"] if trace.added and names else []
+    if len(names) < 2 or not build:
+        return [(n, None) for n in names] if len(names) > 1 else []
+    parts = [(name, value if weight is None else tf.cast(value, tf.float32) * weight)
+             for name, value, weight in trace.parts]  # fmt: skip
+    if trace.added:
+        parts.append(("added_losses", tf.add_n([tf.reduce_sum(tf.cast(x, tf.float32))
+                                                for x in trace.added])))  # fmt: skip
+    return [(n, tf.cast(v, tf.float32)) for n, v in parts]
 
 
 _MISSING = object()

@@ -13,10 +13,16 @@ Works with compiled losses, several outputs, ``add_loss``, regularizers and cust
 without XLA) or eager; the hooks are in :mod:`gradscope.timeline.keras_hooks`. The site is
 the user's ``fit(...)`` line. Steps are the optimizer's (``optimizer.iterations``, from 1).
 With ``steps_per_execution`` > 1 the callback runs once per execution, so at most one record
-per execution is kept (the last due step in it). One device: a ``tf.distribute`` strategy is
-not watched (``gradscope run`` is the tool there). The recorded gradients are copied into
-variables of the same shapes, so the monitor holds one more copy of the trainable weights
-(and one per loss with several losses).
+per execution is kept (the last due step in it). Under a ``tf.distribute`` strategy
+(``MirroredStrategy``) the gradients recorded are the all-reduced ones the optimizer applies
+and the loss is the replicas' sum; per-loss gradients are not recorded there (a replica's
+own would not be the applied ones).
+
+Cost: one train function, Keras' own step with the hooks, traced once; the recording sits
+in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a recorded
+step reduces each gradient and weight to a few float64 numbers there (only with TensorBoard
+histograms are whole gradients copied aside). A None gradient gets its cause from the
+traced step (:mod:`gradscope.timeline.causes`).
 """
 
 from __future__ import annotations
@@ -27,7 +33,6 @@ import sys
 from typing import Any
 
 import keras
-import numpy as np
 
 from gradscope.timeline.findings import Thresholds
 from gradscope.timeline.record import Recorder, Summary
@@ -68,6 +73,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._recording: Any = None
         self._next = self._last = self._per_call = 1
         self._pending = False
+        self._kept: tuple[Any, Any, Any, Any] | None = None  # model, hooks, function, Keras'
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -85,25 +91,37 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         return self.recorder.to_dict()
 
     def on_train_begin(self, logs: Any = None) -> None:
-        from gradscope.timeline.keras_hooks import Hooks
-
         self.site = _user_line()
         self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
         model = self.model
-        if model.train_function is None:
-            model.make_train_function()
-        # Two train functions: Keras' own for the steps not recorded (they cost nothing more),
-        # and one traced with the hooks for the executions holding a due step. The hooks
-        # pass through when the plain function is traced (they act only inside their step).
+        # One train function: Keras' own step with the hooks, traced once (Keras traces its
+        # own on the first step, so a first fit traces exactly as often as without the
+        # Monitor). Recording runs inside it, in a tf.cond on the step, so the steps not
+        # recorded skip it on the device. Keras' own function is put back at the end; a
+        # later fit with this Monitor reuses the hooked one when nothing was recompiled.
         self._plain = model.train_function
-        raw = self.recorder.histograms  # TensorBoard histograms need the gradients themselves
-        self._hooks = Hooks(model, self.recorder.every, self.per_loss, raw=raw)
-        model.make_train_function(force=True)
-        self._recording = model.train_function
+        self._hooks, self._recording = self._hooked(model)
+        object.__setattr__(model, "train_function", self._recording)
         self.recorder.device = _device(model)
         self._next = self._last = int(model.optimizer.iterations.numpy()) + 1
         self._per_call = max(int(getattr(model, "steps_per_execution", 1)), 1)
         self._pending = False
+
+    def _hooked(self, model: Any) -> tuple[Any, Any]:
+        """The hooks and the train function traced with them: the last fit's when the model
+        still has the optimizer and the train function it had then, else new ones."""
+        from gradscope.timeline.keras_hooks import Hooks
+
+        kept = self._kept
+        # compile() resets train_function: the one left at the end means nothing changed since
+        same = kept is not None and kept[0] is model and kept[3] is model.train_function
+        if kept is not None and same and kept[1].optimizer is model.optimizer:
+            kept[1].install()
+            return kept[1], kept[2]
+        raw = self.recorder.histograms  # TensorBoard histograms need the gradients themselves
+        hooks = Hooks(model, self.recorder.every, self.per_loss, raw=raw)
+        model.make_train_function(force=True)  # untraced: Keras traces it on the first step
+        return hooks, model.train_function
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
         # The execution before has finished: collect it here rather than in on_train_batch_end,
@@ -116,30 +134,28 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             self._next = int(self.model.optimizer.iterations.numpy()) + 1
         every, last = self.recorder.every, self._next + self._per_call - 1
         self._pending = last // every > (self._next - 1) // every  # a due step in this one
-        wanted = self._recording if self._pending else self._plain
-        if self.model.train_function is not wanted:
-            # object.__setattr__: Keras' own attribute tracking costs more than a small step.
-            object.__setattr__(self.model, "train_function", wanted)
         self._next += self._per_call
 
     def _collect(self) -> None:
         """Record the due step the last execution stashed."""
         hooks = self._hooks
         self._pending = False
-        step = int(hooks.step.numpy())
-        if step < self._last:
+        snap = hooks.fetch()
+        if snap.step < self._last:
             return
-        self._last = step + 1
-        entries, losses, dots, loss = _summaries(hooks, hooks.fetch())
-        self.recorder.record(step, self.site, loss, entries, losses=losses or None, dots=dots)
+        self._last = snap.step + 1
+        entries, losses, dots, loss = _summaries(hooks, snap)
+        self.recorder.record(snap.step, self.site, loss, entries, losses=losses or None, dots=dots)
 
     def on_train_end(self, logs: Any = None) -> None:
         if self._hooks is not None:
             if self._pending:
                 self._collect()
             self._hooks.remove()
+            # Keras' own function back: a later fit without the Monitor runs as it would have.
+            object.__setattr__(self.model, "train_function", self._plain)
+            self._kept = (self.model, self._hooks, self._recording, self._plain)
             self._hooks = None
-            self.model.train_function = None  # the next fit traces the step without the hooks
         self.recorder.close()
 
 
@@ -155,7 +171,9 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
             grad = snap.raw.get(("", name))
             if grad is None:
                 grad = Summary(float(total[i, 0]), int(total[i, 1]), shape, name in hooks.sparse)
-        entries.append((name, grad, Summary(float(total[i, 2]), 0, shape)))
+        cause = hooks.causes.get(name)
+        why = (cause.status, cause.why, cause.cut_points) if cause is not None else ()
+        entries.append((name, grad, Summary(float(total[i, 2]), 0, shape), *why))
     for p, part in enumerate(hooks.parts):
         rows = snap.sums["parts"][p]
         losses[part] = (
@@ -164,7 +182,7 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
                 (
                     n,
                     None
-                    if np.isnan(rows[i, 1])
+                    if (part, n) in hooks.part_nones
                     else Summary(float(rows[i, 0]), int(rows[i, 1]), hooks.shapes[n]),
                 )
                 for i, n in enumerate(hooks.names)

@@ -18,16 +18,20 @@ itself (only ``tensorboard=DIR`` does)::
 
 Each entry is ``(variable name, gradient or None, variable value or None)``; a None gradient
 is recorded with status ``none:unexplained`` unless a fourth item gives the status (a
-front-end that knows the cause). ``losses`` is optional: per-loss gradients when a step has
-several, for their norms and the cosine between every two losses' gradients on each variable
-both reach (a negative cosine: the losses pull that variable in opposite directions).
+front-end that knows the cause), a fifth the cause in words (``cause``: the cut points as
+``node (Op) at FILE:LINE``, or why there is no path) and a sixth the cut points
+(``cut_points``: ``node``, ``op``, ``kind``, ``source`` each, as contract section 2).
+``losses`` is optional: per-loss gradients when a step has several, for their norms and the
+cosine between every two losses' gradients on each variable both reach (a negative cosine:
+the losses pull that variable in opposite directions).
 
 A front-end that reduces gradients where they live (the Keras Monitor does, in the traced
 step) passes :class:`Summary` objects instead of tensors, for gradients and values alike,
 and ``dots={(loss_a, loss_b): {variable: dot product}}`` for the cosines.
 
 The timeline JSON extends contract section 7: top level ``tensorflow``, ``device``,
-``every``, ``thresholds``; per variable also ``sparse`` and ``shape``; per step with several
+``every``, ``thresholds``; per variable also ``sparse`` and ``shape``, and for a None
+gradient whose cause is known ``cause`` and ``cut_points``; per step with several
 losses ``losses`` (``{name: {"value", "variables": {name: {"status", "norm",
 "zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses": [a, b], "variables":
 {name: cosine or null}}]``).
@@ -52,7 +56,7 @@ from gradscope.timeline.findings import Thresholds, find
 TIMELINE_VERSION = 1
 NONE_STATUS = "none:unexplained"
 
-#: ``(name, gradient, value)`` or ``(name, gradient, value, status)``.
+#: ``(name, gradient, value)``, then optionally ``status``, ``cause`` and ``cut_points``.
 Entry = Sequence[Any]
 
 
@@ -214,7 +218,8 @@ class Recorder:
             step: the training step (counted from 1).
             site: where the gradients were computed (``FILE:LINE``).
             loss: the loss value (a scalar tensor, array or float; None when unknown).
-            entries: ``(name, gradient, value[, status])`` per variable.
+            entries: ``(name, gradient, value[, status[, cause[, cut_points]]])`` per
+                variable.
             losses: per loss, ``(value, entries)`` when the step has several losses.
             dots: per pair of losses ``(a, b)``, the dot product of their gradients per
                 variable: the cosines' numerators when the entries are :class:`Summary` objects.
@@ -222,11 +227,16 @@ class Recorder:
         Returns:
             The step record, as it appears in the timeline JSON.
         """
+        self._closed = None  # recording again after close(): the next close() writes anew
         variables = {}
         for entry in entries:
             stats = gradient_stats(entry[1])
             if entry[1] is None and len(entry) > 3 and entry[3]:
                 stats["status"] = str(entry[3])
+            if entry[1] is None and len(entry) > 4 and entry[4]:
+                stats["cause"] = str(entry[4])
+            if entry[1] is None and len(entry) > 5 and entry[5]:
+                stats["cut_points"] = [dict(c) for c in entry[5]]
             value = entry[2] if len(entry) > 2 else None
             stats["weight_norm"] = _weight_norm(value)
             stats["shape"] = _shape(entry[1], value)
@@ -263,7 +273,8 @@ class Recorder:
         }
 
     def close(self) -> dict[str, Any]:
-        """Compute the findings, write the timeline and close TensorBoard; idempotent.
+        """Compute the findings, write the timeline and close TensorBoard; idempotent until
+        the next :meth:`record` (a Monitor used by several ``fit`` calls closes after each).
 
         Returns:
             The timeline JSON as a dictionary.

@@ -100,6 +100,7 @@ class Board:
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
+            self._writer = None  # a later record opens a new event file in the directory
 
 
 def buckets(array: np.ndarray[Any, Any], count: int = 30) -> np.ndarray[Any, Any]:

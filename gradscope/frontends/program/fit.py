@@ -92,16 +92,38 @@ def notes(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],
         variables: the sources themselves, in the same order.
         target_source: the line that made the target.
     """
+    compiled = active() and _keras_step(getattr(_local, "model", None))
+    outputs = list(getattr(_local, "outputs", None) or ())
+    _explain(call, statics, variables, target_source, outputs, compiled)
+
+
+def explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any], model: Any,
+            y_pred: Any) -> None:  # fmt: skip
+    """``notes`` for a caller that holds the model and the train step's predictions (the
+    training Monitor, ``timeline/causes.py``) rather than the recorded model calls.
+
+    Args:
+        call: the train step's ``graphs.GraphCall`` (its loss the target).
+        statics: the call's sources, analysed (``reachable`` known); notes set in place.
+        variables: the sources themselves, in the same order.
+        model: the Keras model.
+        y_pred: the train step's predictions, as ``compute_loss`` received them.
+    """
+    _explain(call, statics, variables, "", [(model, y_pred)], _keras_step(model))
+
+
+def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],
+             target_source: str, outputs: list[tuple[Any, Any]],
+             compiled: bool) -> None:  # fmt: skip
     missing = [i for i, s in enumerate(statics)
                if not s.has_gradient and not s.reachable and not s.note]  # fmt: skip
-    seen = [(m, named) for m, out in list(getattr(_local, "outputs", ()))
+    seen = [(m, named) for m, out in outputs
             if (named := _in_call(call, _outputs(m, out)))]  # fmt: skip
     if not missing or not seen:
         return
     graph = call.problem.graph
     sources = {t: 1 << i for i, t in enumerate(call.problem.sources) if t is not None}
     vsets = flow.variable_sets(graph, sources)
-    compiled = active() and _keras_step(getattr(_local, "model", None))
     for i in missing:
         reached = [(m, name) for m, named in seen for name, t in named
                    if vsets[graph.producer[t]] >> i & 1]  # fmt: skip

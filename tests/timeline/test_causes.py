@@ -1,0 +1,105 @@
+"""The Monitor's causes for a None gradient, on a real model, against bare TensorFlow's None.
+
+One model, trained once: a head compiled with no loss (``loss=["mse", None]``) and a side
+branch behind a ``tf.stop_gradient`` in a layer's ``call``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+import pytest
+
+from tests.timeline import scenarios
+
+pytestmark = pytest.mark.tf
+
+
+def _frozen_layer() -> Any:
+    import keras
+    import tensorflow as tf
+
+    class Frozen(keras.layers.Layer):  # type: ignore[misc]
+        def call(self, x: Any) -> Any:
+            return tf.stop_gradient(x)
+
+    return Frozen
+
+
+@pytest.fixture(scope="module")
+def trained() -> dict[str, Any]:
+    import keras
+
+    from gradscope.keras import Monitor
+
+    keras.utils.set_random_seed(8)
+    frozen = _frozen_layer()
+    inputs = keras.Input((8,))
+    trunk = keras.layers.Dense(16, activation="relu", name="trunk")(inputs)
+    side = frozen(name="freeze")(keras.layers.Dense(16, name="side")(inputs))
+    a = keras.layers.Dense(1, name="a")(keras.layers.Add()([trunk, side]))
+    b = keras.layers.Dense(1, name="b")(trunk)
+    model = keras.Model(inputs, [a, b])
+    model.compile("sgd", loss=["mse", None])  # head b: no loss
+    x, y = scenarios.data(n=64)
+    monitor = Monitor(every=1)
+    with pytest.warns(UserWarning, match="Gradients do not exist"):
+        model.fit(x, [y, y], batch_size=32, epochs=1, verbose=0, callbacks=[monitor])
+    return {"model": model, "x": x, "y": y, "monitor": monitor, "frozen": frozen}
+
+
+def _bare_nones(model: Any, x: Any, y: Any) -> set[str]:
+    """The variables bare TensorFlow gives no gradient for the compiled loss (head a's mse)."""
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        a, _ = model(x, training=True)
+        loss = tf.reduce_mean(tf.square(y - a))
+    grads = tape.gradient(loss, model.trainable_variables)
+    return {v.path for v, g in zip(model.trainable_variables, grads, strict=True) if g is None}
+
+
+def test_none_statuses_are_where_bare_tensorflow_gives_none(trained: dict[str, Any]) -> None:
+    nones = _bare_nones(trained["model"], trained["x"], trained["y"])
+    assert nones == {"side/kernel", "side/bias", "b/kernel", "b/bias"}
+    for record in trained["monitor"].steps:
+        statuses = {n: v["status"] for n, v in record["variables"].items()}
+        assert {n for n, s in statuses.items() if s.startswith("none:")} == nones
+        assert "none:unexplained" not in statuses.values()
+
+
+def test_a_head_with_no_loss_is_named(trained: dict[str, Any]) -> None:
+    (record, *_) = trained["monitor"].steps
+    for name in ("b/kernel", "b/bias"):
+        v = record["variables"][name]
+        assert v["status"] == "none:disconnected" and v["norm"] is None
+        assert (
+            v["cause"]
+            == "reaches only output 'b', which no loss reads (compile() gives it no loss)"
+        )
+
+
+def test_a_stop_gradient_is_the_cut_at_the_users_line(trained: dict[str, Any]) -> None:
+    lines, start = inspect.getsourcelines(trained["frozen"].call)
+    line = start + next(i for i, text in enumerate(lines) if "tf.stop_gradient(" in text)
+    (record, *_) = trained["monitor"].steps
+    for name in ("side/kernel", "side/bias"):
+        v = record["variables"][name]
+        assert v["status"] == "none:stopped"
+        assert v["cause"].startswith("cut at ") and "(StopGradient)" in v["cause"]
+        assert v["cause"].endswith(f"{os.path.relpath(__file__)}:{line}")
+        (cut,) = v["cut_points"]
+        assert (cut["op"], cut["kind"]) == ("StopGradient", "stopped")
+        assert cut["source"] == f"{os.path.relpath(__file__)}:{line}"
+
+
+def test_the_none_finding_carries_the_cause(trained: dict[str, Any]) -> None:
+    findings = {f["variable"]: f for f in trained["monitor"].findings if f["kind"] == "none"}
+    assert set(findings) == {"side/kernel", "side/bias", "b/kernel", "b/bias"}
+    assert all(f["from_step"] == 1 for f in findings.values())
+    assert "which no loss reads" in findings["b/kernel"]["message"]
+    assert "none:stopped, cut at" in findings["side/bias"]["message"]
+    assert findings["side/bias"]["cut_points"][0]["op"] == "StopGradient"
+    assert "cut_points" not in findings["b/bias"]  # no path at all: nothing was cut

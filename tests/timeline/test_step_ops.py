@@ -1,0 +1,51 @@
+"""The Monitor's in-graph reductions against numpy in float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.tf
+
+
+def test_summarize_gives_float64_square_sums_and_zero_counts() -> None:
+    import tensorflow as tf
+
+    from gradscope.timeline import step_ops
+
+    rng = np.random.default_rng(0)
+    dense = rng.normal(size=(5, 3)).astype("float32") * 1e20  # squares overflow float32
+    dense[0] = 0.0
+    half = rng.normal(size=(7,)).astype("float16")
+    rows = np.zeros((6, 2), "float32")
+    rows[[1, 4]] = rng.normal(size=(2, 2))
+    sparse = tf.IndexedSlices(tf.constant(rows[[1, 4]]), tf.constant([1, 4]), tf.constant([6, 2]))
+    got = tf.function(step_ops.summarize)([tf.constant(dense), None, half, sparse], [15, 4, 7, 12])
+    expected = [
+        [np.sum(dense.astype("float64") ** 2), np.sum(dense == 0)],
+        [0.0, 0.0],  # no gradient: the reader knows it is None
+        [np.sum(half.astype("float64") ** 2), np.sum(half == 0)],
+        [np.sum(rows.astype("float64") ** 2), np.sum(rows == 0)],
+    ]
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+
+
+def test_dots_are_float64_dot_products_with_zero_for_none() -> None:
+    import tensorflow as tf
+
+    from gradscope.timeline import step_ops
+
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(2, 4, 3))
+    wide = [tf.constant(a), tf.constant(b)]
+    got = step_ops.dots([wide[0], None], [wide[1], wide[1]]).numpy()
+    np.testing.assert_allclose(got, [np.sum(a * b), 0.0], rtol=1e-12)
+
+
+def test_local_variable_without_a_strategy_is_one_plain_copy() -> None:
+    from gradscope.timeline import step_ops
+
+    variable = step_ops.local_variable([3], "float64", "gradscope_test")
+    variable.assign([1.0, 2.0, 3.0])
+    (copy,) = step_ops.copies(None, variable)
+    np.testing.assert_array_equal(copy.numpy(), [1.0, 2.0, 3.0])
