@@ -330,7 +330,12 @@ def test_monitor_under_mirrored_strategy_records_the_all_reduced_gradients() -> 
 
     one, two = Monitor(every=2), Monitor(every=2)
     build().fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[one])
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    # NOTE: no collective ops: gradscope's own --strategy tests hold a MirroredStrategy in this
+    # process, and two strategies' collective instance keys collide (TensorFlow aborts every
+    # later collective). Keras all-reduces the gradients through the strategy either way.
+    strategy = tf.distribute.MirroredStrategy(
+        ["/cpu:0", "/cpu:1"], cross_device_ops=tf.distribute.ReductionToOneDevice()
+    )
     with strategy.scope():
         model = build()
     model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[two])
