@@ -21,8 +21,11 @@ pictures: $(STAMP)
 	$(PY) configs/monitor_example.py $${TMPDIR:-/tmp}/gradscope-timeline.json $${TMPDIR:-/tmp}/gradscope-tb
 	$(VENV)/bin/gradscope plot $${TMPDIR:-/tmp}/gradscope-timeline.json -o docs/timeline.png
 
+# One pytest worker per core (at most 4: each holds TensorFlow and its models).
+PYTEST_WORKERS ?= -n auto --maxprocesses 4
+
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_WORKERS)
 
 # A long fuzz run with new examples each time (a short one is part of make test):
 # make fuzz FUZZ_SCALE=100 runs 100 times the examples of make test (default 50).
@@ -31,7 +34,7 @@ fuzz: $(STAMP)
 	GRADSCOPE_FUZZ=long GRADSCOPE_FUZZ_SCALE=$(FUZZ_SCALE) $(PY) -m pytest -q tests/fuzz
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not tf"
+	$(PY) -m pytest -q $(PYTEST_WORKERS) -m "not tf"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check gradscope tests scripts bench
