@@ -8,10 +8,12 @@ watches the gradients it computes, at the user's own lines.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gradscope.frontends.base import Frontend
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS, Spec
+
+if TYPE_CHECKING:
+    from gradscope.frontends.base import Frontend
 
 
 def load(target: str | Spec, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:

@@ -10,12 +10,14 @@ is the pipeline's, the same for every front-end.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from gradscope.engine.retrace import Rebuild
 from gradscope.progress import Progress, quiet
-from gradscope.results.expect import Expectation, PatternUse
-from gradscope.results.facts import RunFacts
+
+if TYPE_CHECKING:  # types only: `gradscope --help` imports this module and nothing heavy
+    from gradscope.engine.retrace import Rebuild
+    from gradscope.results.expect import Expectation, PatternUse
+    from gradscope.results.facts import RunFacts
 
 
 @dataclass(frozen=True)
