@@ -114,7 +114,7 @@ def run(target: object, request: Request = Request()) -> Outcome:
     _check_losses(frontend, asked)  # a spec's loss names are known before TensorFlow starts
     if "tensorflow" not in sys.modules:
         request.progress("importing TensorFlow")
-    import_tensorflow()
+    import_tensorflow(plots=not hasattr(frontend, "spec"))  # a spec runs no user code
     one_tape = not (request.numeric or request.distribution.active)
     trace = Trace(request.losses, compare, request.device, request.progress,
                   request.pictures, request.expand, one_tape)  # fmt: skip
