@@ -98,8 +98,10 @@ def _forward(engine: Asked, planned: Planned) -> Callable[[], dict[str, Any]]:
     tf = engine.tf
 
     def body() -> dict[str, Any]:
-        placement = tf.device(f"/{engine.device}") if engine.device else _Null()
-        with placement, tf.variable_creator_scope(engine.create_variable):
+        with (
+            retrace.placement(tf, engine.device),
+            tf.variable_creator_scope(engine.create_variable),
+        ):
             losses, variables = engine.model.trace()
             graph = tf.compat.v1.get_default_graph()
             ops = graph.get_operations()
@@ -167,8 +169,7 @@ def _run(engine: Asked, planned: Planned) -> list[LossFacts]:
     tf = engine.tf
     builder = planned.builder
     assert builder is not None
-    placement = tf.device(f"/{engine.device}") if engine.device else _Null()
-    with placement:
+    with retrace.placement(tf, engine.device):
         with tf.GradientTape(persistent=True) as tape:
             losses, variables = engine.model.trace()
         if [v.name for v in variables] != [v.name for v in planned.variables]:
@@ -219,11 +220,3 @@ def _loss(
 
 #: Stands for a gradient the plan expects to flow (``fill_pairs`` only asks whether it is None).
 _FLOWS = object()
-
-
-class _Null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None

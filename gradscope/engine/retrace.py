@@ -23,6 +23,12 @@ def _nothing() -> AbstractContextManager[None]:
     return contextlib.nullcontext()
 
 
+def placement(tf: Any, device: str | None) -> AbstractContextManager[Any]:
+    """``tf.device`` for a ``--device`` (``CPU:0``, ``GPU:0``); TensorFlow's own placement
+    when there is none."""
+    return tf.device(f"/{device}") if device else contextlib.nullcontext()
+
+
 @dataclass(frozen=True)
 class Rebuild:
     """How to build the model of a run again.
@@ -138,8 +144,7 @@ def trace(
     creator = _Creator(tf, traced, initial)
 
     def run() -> dict[str, Any]:
-        placement = tf.device(f"/{device}") if device else contextlib.nullcontext()
-        with placement, tf.variable_creator_scope(creator):
+        with placement(tf, device), tf.variable_creator_scope(creator):
             losses, traced.variables = model.trace()
             return body(traced, losses)
 

@@ -113,8 +113,7 @@ class Engine:
 
     def _body(self) -> dict[str, Any]:
         tf = self.tf
-        scope = tf.device(f"/{self.device}") if self.device else _null()
-        with scope, tf.variable_creator_scope(self._create_variable):
+        with retrace.placement(tf, self.device), tf.variable_creator_scope(self._create_variable):
             losses, variables = self.model.trace()
             wanted = self.only | {n for pair in self.compare for n in pair} if self.only else None
             losses = [loss for loss in losses if wanted is None or loss.name in wanted]
@@ -190,14 +189,6 @@ def _pairs(compare: Sequence[tuple[str, str]], losses: list[str]) -> list[tuple[
     for pair in compare:
         out += itertools.combinations(losses, 2) if tuple(pair) == EVERY_PAIR else [pair]
     return out
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 __all__ = ["BuildError", "Engine", "LossEntry", "Traceable", "VariableEntry", "flow"]

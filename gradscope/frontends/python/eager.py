@@ -8,13 +8,13 @@ variables on every call shows up as creating some here too.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from gradscope.engine.retrace import placement
 from gradscope.frontends.python import frames
 from gradscope.frontends.python.model import describe
 from gradscope.frontends.python.variables import Chosen, Registry, tf_variable
@@ -55,10 +55,6 @@ class Options:
 def options_of(target: Any, name: str) -> Options:
     """A target's differentiation options for loss ``name``."""
     return Options((target.grad_loss or {}).get(name), target.unconnected_gradients)
-
-
-def _device(tf: Any, device: str | None) -> Any:
-    return tf.device(f"/{device}") if device else contextlib.nullcontext()
 
 
 def _gradients(
@@ -139,7 +135,7 @@ def run_loss(
     """One loss, eagerly: value, reads, created variables and gradient stats per variable."""
     out = EagerLoss()
     trainable = [c.variable for c in chosen if c.trainable]
-    with _device(tf, device):
+    with placement(tf, device):
         grads = _gradients(tf, registry, fn, trainable, out, options)
         if grads is None:
             return out
@@ -162,7 +158,7 @@ def comparison(
     (what the engine computes in its trace, for a pair with an untraceable loss)."""
     trainable = [c for c in chosen if c.trainable]
     grads = []
-    with _device(tf, device):
+    with placement(tf, device):
         for name in pair:
             found = _gradients(
                 tf, registry, losses[name], [c.variable for c in trainable], EagerLoss()
