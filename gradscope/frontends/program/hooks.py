@@ -184,17 +184,6 @@ def _keras(calls: Calls) -> Callable[[], None]:
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
         return lambda: None
 
-    def make_fit(orig: Any) -> Any:
-        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
-            calls.guarded(trainable.report, calls.watcher, calls.traces, self, "fit")
-            fit.enter(self)
-            try:
-                return orig(self, *args, **kwargs)
-            finally:
-                fit.leave()
-
-        return patched
-
     def make_call(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             with fit.model_call() as outermost:
@@ -205,10 +194,28 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    undo = [_replace(keras.Model, "fit", make_fit),
+    undo = [_replace(keras.Model, "fit", _training(calls, "fit")),
             _replace(keras.Model, "__call__", make_call),
             _trainable(calls)]  # fmt: skip
     return _undo_all(undo)
+
+
+def _training(calls: Calls, api: str) -> Callable[[Any], Any]:
+    """The wrapper of ``Model.fit`` or ``Model.train_on_batch`` (``api``): the ``trainable``
+    flags compared with the traced step's, then the call inside ``fit``'s state."""
+
+    def make(orig: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.guarded(trainable.report, calls.watcher, calls.traces, self, api)
+            fit.enter(self, api)
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                fit.leave()
+
+        return patched
+
+    return make
 
 
 def _trainable(calls: Calls) -> Callable[[], None]:
@@ -222,17 +229,6 @@ def _trainable(calls: Calls) -> Callable[[], None]:
             result = orig(self, *args, **kwargs)
             calls.guarded(calls.traces.compile, self)
             return result
-
-        return patched
-
-    def make_batch(orig: Any) -> Any:
-        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
-            calls.guarded(trainable.report, calls.watcher, calls.traces, self, "train_on_batch")
-            fit.enter(self, "train_on_batch")
-            try:
-                return orig(self, *args, **kwargs)
-            finally:
-                fit.leave()
 
         return patched
 
@@ -251,7 +247,7 @@ def _trainable(calls: Calls) -> Callable[[], None]:
         return patched
 
     undo = [_replace(keras.Model, "compile", make_compile),
-            _replace(keras.Model, "train_on_batch", make_batch),
+            _replace(keras.Model, "train_on_batch", _training(calls, "train_on_batch")),
             _replace(TensorFlowTrainer, "_make_function", make)]  # fmt: skip
     return _undo_all(undo)
 
