@@ -2,19 +2,22 @@
 
 Fits of several lengths (64, 512 and 2048 steps by default), each trial a fresh model and a
 whole ``fit`` call, tracing included: what a user waits for. In one process, alternating
-(plain, monitored, plain, ...) so that both see the same machine state; the medians are
-compared, in wall time and in the process' CPU time (which other processes on a shared
+(plain, monitored, plain, ...) so that both see the same machine state, each after a
+``gc.collect()``; the ratio is the median of each pair's (monitored / the plain fit just
+before it: this machine's speed drifts by 10-20% between minutes, which a ratio of medians
+would mix in), in wall time and in the process' CPU time (which other processes on a shared
 machine disturb less). TensorFlow runs on one thread (intra- and inter-op) for the same
 reason. Every monitored fit must end with weights bit-identical to the plain one's (the
 Monitor must not change training), or the bench fails.
 The goal: at most 10% slower at ``every=10``. ``--write`` adds the run to bench/RESULTS.md.
 
-    python bench/monitor.py [--trials 7] [--every 10] [--steps 64 512 2048] [--write]
+    python bench/monitor.py [--trials 9] [--every 10] [--steps 64 512 2048] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import statistics
@@ -56,6 +59,7 @@ def trial(monitored: bool, every: int, steps: int, data: Any, directory: str) ->
         callbacks.append(Monitor(every=every, timeline=os.path.join(directory, "timeline.json")))
     x, y = data
     n = min(steps * BATCH, SAMPLES)
+    gc.collect()  # the trials before leave garbage: each fit pays only for its own
     wall, cpu = time.perf_counter(), time.process_time()
     net.fit(x[:n], y[:n], batch_size=BATCH, epochs=steps * BATCH // n, shuffle=False, verbose=0,
             callbacks=callbacks)  # fmt: skip
@@ -67,7 +71,7 @@ def trial(monitored: bool, every: int, steps: int, data: Any, directory: str) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=7)
+    parser.add_argument("--trials", type=int, default=9)
     parser.add_argument("--every", type=int, default=10)
     parser.add_argument("--steps", type=int, nargs="+", default=[64, 512, 2048])
     parser.add_argument(
@@ -99,8 +103,10 @@ def main() -> None:
                     runs[monitored].append(trial(monitored, args.every, steps, data, directory))
                 for plain, watched in zip(runs[False][-1][2], runs[True][-1][2], strict=True):
                     np.testing.assert_array_equal(plain, watched)  # training unchanged
-            rows.append((steps, *(statistics.median(t[k] for t in runs[m])
-                                  for k in (0, 1) for m in (False, True))))  # fmt: skip
+            pairs = list(zip(runs[False], runs[True], strict=True))
+            medians = [statistics.median(t[k] for t in runs[m]) for k in (0, 1) for m in (False, True)]
+            ratios = [statistics.median(w[k] / p[k] for p, w in pairs) for k in (0, 1)]
+            rows.append((steps, *medians, *ratios))
             loads.append(os.getloadavg()[0])
             print(row(rows[-1]), flush=True)
     lines = report(args, rows, loads, tf.__version__)
@@ -111,9 +117,9 @@ def main() -> None:
 
 
 def row(r: tuple[float, ...]) -> str:
-    steps, wall0, wall1, cpu0, cpu1 = r
-    return (f"| {int(steps)} | {wall0:.2f} | {wall1:.2f} | {wall1 / wall0:.3f} | {cpu0:.2f} "
-            f"| {cpu1:.2f} | {cpu1 / cpu0:.3f} |")  # fmt: skip
+    steps, wall0, wall1, cpu0, cpu1, wall_ratio, cpu_ratio = r
+    return (f"| {int(steps)} | {wall0:.2f} | {wall1:.2f} | {wall_ratio:.3f} | {cpu0:.2f} "
+            f"| {cpu1:.2f} | {cpu_ratio:.3f} |")  # fmt: skip
 
 
 def report(args: Any, rows: list[tuple[float, ...]], loads: list[float], tf_version: str
@@ -121,7 +127,7 @@ def report(args: Any, rows: list[tuple[float, ...]], loads: list[float], tf_vers
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
                f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
                f"TensorFlow {tf_version}")  # fmt: skip
-    worst = max(max(r[2] / r[1], r[4] / r[3]) for r in rows)
+    worst = max(max(r[5], r[6]) for r in rows)
     verdict = "met" if worst <= GOAL else "**not met**"
     return [
         "## Monitor: the cost of recording gradients over training",
@@ -133,7 +139,8 @@ def report(args: Any, rows: list[tuple[float, ...]], loads: list[float], tf_vers
         f"ReLU, Adam, batch {BATCH}), tracing included, with and without "
         f"`gradscope.keras.Monitor(every={args.every}, timeline=...)`, in one process, "
         f"alternating, a fresh model per trial, {args.trials} trials each, TensorFlow on one "
-        "thread; medians. Every monitored fit ended with the plain fit's weights, bit for bit.",
+        "thread; medians of the times, and of each pair's ratio. Every monitored fit ended "
+        "with the plain fit's weights, bit for bit.",
         "",
         "| steps | plain (s) | with Monitor (s) | ratio | plain CPU (s) | with Monitor CPU (s) "
         "| ratio |",

@@ -186,11 +186,12 @@ class Hooks:
         self._explain(trace)
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
         handles = [_handle(v) for _, v in trace.applied] if tape is None else []
-        tf.cond(
+        done = tf.cond(
             tf.equal(iterations % self.every, 0),
             lambda: self._store(trace, _gradients(tape, handles), iterations),
             lambda: tf.constant(False),
         )
+        _unlowered(done)
         return logs
 
     def _explain(self, trace: _Trace) -> None:
@@ -222,7 +223,7 @@ class Hooks:
             elif self.raw:
                 self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
         sizes = [math.prod(self.shapes[n]) for n in self.names]
-        weights = 2.0 * tf.stack([tf.nn.l2_loss(ops.wide(v)) for v in variables])
+        weights = ops.square_sums(variables)
         loss = tf.constant(math.nan) if trace.loss is None else trace.loss
         total = tf.concat([ops.summarize(grads, sizes), weights[:, None]], 1)
         pieces = [tf.cast(iterations, tf.float64)[None], tf.cast(loss, tf.float64)[None],
@@ -340,6 +341,24 @@ def _parts(trace: _Trace, build: bool = True) -> list[tuple[str, Any]]:
 
 
 _MISSING = object()
+
+
+def _unlowered(output: Any) -> None:
+    """Keep the ``If`` op of a ``tf.cond`` a function call. TensorFlow otherwise lowers it
+    to Switch/Merge, which puts every op of the recording into the train step's own graph:
+    optimized and made ready with it before the first step, whether or not a step is ever
+    due (a 64-step fit of the bench MLP: 1.15x -> 1.07-1.09x with the Monitor). As a call,
+    the branch is made ready when the ``If`` first runs; a step costs the same either way
+    (~10 microseconds for the condition)."""
+    if tf.executing_eagerly():
+        return
+    from tensorflow.python.ops import control_flow_util_v2
+
+    op = output.op
+    while op.type == "Identity":
+        op = op.inputs[0].op
+    if op.type in ("If", "StatelessIf"):
+        control_flow_util_v2.maybe_set_lowering_attr(op, lower_using_switch_merge=False)
 
 
 def _path(variable: Any) -> str:

@@ -330,7 +330,6 @@ def _cosine(a: Any, b: Any, dot: float | None) -> float | None:
 
 def write(path: str, timeline: Mapping[str, Any]) -> None:
     """Write a timeline as JSON, atomically (no NaN: those are null already)."""
-    import json
     import tempfile
 
     directory = os.path.dirname(os.path.abspath(path))
@@ -338,12 +337,27 @@ def write(path: str, timeline: Mapping[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".timeline-", suffix=".json", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(timeline, f, indent=1, allow_nan=False)
-            f.write("\n")
+            f.write(_lines(timeline))
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _lines(timeline: Mapping[str, Any]) -> str:
+    """The timeline's JSON with one step (and one finding) per line: readable and diffable,
+    and written by the json module's C encoder (an indented dump is pure Python, ~4x
+    slower)."""
+    import json
+
+    dumps = json.dumps
+    out = []
+    for key, value in timeline.items():
+        text = dumps(value, allow_nan=False)
+        if isinstance(value, list) and value:
+            text = "[\n  " + ",\n  ".join(dumps(v, allow_nan=False) for v in value) + "\n ]"
+        out.append(f" {dumps(key)}: {text}")
+    return "{\n" + ",\n".join(out) + "\n}\n"
 
 
 def load(path: str) -> dict[str, Any]:

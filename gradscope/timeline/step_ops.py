@@ -30,11 +30,10 @@ def copies(model: Any, variable: tf.Variable) -> list[Any]:
 
 
 def dense(value: Any) -> Any:
-    """A gradient (``IndexedSlices`` made dense) or a variable's value, as a tensor."""
-    variable = getattr(value, "value", None)  # a Keras variable: read its tf.Variable
-    if isinstance(variable, tf.Variable):
-        value = variable.read_value()
-    return tf.convert_to_tensor(value)
+    """A gradient (``IndexedSlices`` made dense) or a variable's value, as a tensor (one
+    read, no copy: a Keras variable is read through its ``tf.Variable``)."""
+    variable = getattr(value, "value", None)  # a Keras variable: its tf.Variable
+    return tf.convert_to_tensor(variable if isinstance(variable, tf.Variable) else value)
 
 
 def wide(value: Any) -> Any:
@@ -43,19 +42,43 @@ def wide(value: Any) -> Any:
     return tensor if tensor.dtype == tf.float64 else tf.cast(tensor, tf.float64)
 
 
+def square_sums(tensors: list[Any]) -> Any:
+    """Per tensor, the float64 sum of its squares, shape [len(tensors)]; 0 for a None.
+    (``l2_loss`` is sum(x**2)/2 in one pass, without a squared copy.)"""
+    zero = tf.constant(0.0, tf.float64)
+    halves = [zero if t is None else tf.nn.l2_loss(wide(t)) for t in tensors]
+    return 2.0 * tf.stack(halves)
+
+
 def summarize(tensors: list[Any], sizes: list[int]) -> Any:
     """``[sum of squares, zero elements]`` in float64 per tensor, shape [len(tensors), 2]; a
-    None (no gradient) gives zeros: the reader knows which those are. One pass over each
-    tensor for each number (``l2_loss`` is sum(x**2)/2 without a squared copy)."""
+    None (no gradient) gives zeros: the reader knows which those are.
+
+    Tracing costs by the op (a few hundred microseconds each, again when the graph is
+    optimized), so the constants are shared: three ops per tensor count its non-zeros."""
     values = [None if t is None else dense(t) for t in tensors]
-    zero = tf.constant(0.0, tf.float64)
-    halves = tf.stack([zero if d is None else tf.nn.l2_loss(wide(d)) for d in values])
-    nonzero = tf.stack(  # counted in the gradient's own dtype: half the bytes of float64
-        [tf.constant(0, tf.int64) if d is None else tf.math.count_nonzero(d) for d in values]
-    )
+    # Counted in int32 (half the bytes int64 writes: the count is a due step's largest
+    # cost), unless a tensor has 2**31 elements or more.
+    sized = [d.shape.num_elements() for d in values if d is not None]
+    big = any(n is None or n >= 2**31 for n in sized)
+    count_type = tf.int64 if big else tf.int32
+    zeros: dict[Any, Any] = {}  # dtype -> its 0
+    axes: dict[int, Any] = {}  # rank -> all its axes
+    nonzero = []
+    for d in values:
+        if d is None:
+            nonzero.append(zeros.setdefault("count", tf.constant(0, count_type)))
+            continue
+        zero = zeros.get(d.dtype)
+        if zero is None:
+            zero = zeros[d.dtype] = tf.constant(0, d.dtype)
+        rank = d.shape.rank
+        if rank not in axes:
+            axes[rank] = tf.constant(list(range(rank)), tf.int32)
+        nonzero.append(tf.reduce_sum(tf.cast(tf.not_equal(d, zero), count_type), axes[rank]))
     present = [s if d is not None else 0 for d, s in zip(values, sizes, strict=True)]
-    zeros = tf.cast(tf.constant(present, tf.int64) - nonzero, tf.float64)
-    return tf.stack([2.0 * halves, zeros], 1)
+    counts = tf.constant(present, tf.float64) - tf.cast(tf.stack(nonzero), tf.float64)
+    return tf.stack([square_sums(values), counts], 1)
 
 
 def dots(a: list[Any], b: list[Any]) -> Any:
