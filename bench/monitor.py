@@ -104,7 +104,9 @@ def main() -> None:
                 for plain, watched in zip(runs[False][-1][2], runs[True][-1][2], strict=True):
                     np.testing.assert_array_equal(plain, watched)  # training unchanged
             pairs = list(zip(runs[False], runs[True], strict=True))
-            medians = [statistics.median(t[k] for t in runs[m]) for k in (0, 1) for m in (False, True)]
+            medians = [
+                statistics.median(t[k] for t in runs[m]) for k in (0, 1) for m in (False, True)
+            ]
             ratios = [statistics.median(w[k] / p[k] for p, w in pairs) for k in (0, 1)]
             rows.append((steps, *medians, *ratios))
             loads.append(os.getloadavg()[0])
