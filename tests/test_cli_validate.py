@@ -9,10 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from gradscope import __version__, cli
+from gradscope.cli.commands import COMMANDS
 from gradscope.errors import ExitCode
 from gradscope.frontends.yaml import spec_schema
 from tests.conftest import CONFIGS, ROOT, RunCli
@@ -212,3 +214,38 @@ def test_every_command_help_lists_its_exit_codes(command: str) -> None:
     assert result.exit_code == 0
     codes = result.output.split("Exit codes:", 1)[1]
     assert "  0 " in codes and "  2 " in codes
+
+
+def test_help_lists_every_command_without_importing_one():
+    script = """
+import sys
+from gradscope.cli import main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+print(sorted(m for m in sys.modules if m.startswith("gradscope.cli.")))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    listed = result.stdout.split("Commands:", 1)[1]
+    for name, entry in COMMANDS.items():
+        assert f"  {name}" in listed and entry.summary in listed  # whole, not cut with "..."
+    loaded = result.stdout.strip().splitlines()[-1]
+    assert not any(f"'{entry.module}'" in loaded for entry in COMMANDS.values()), loaded
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_listed_command_is_its_module_s_and_says_the_same(name: str):
+    command = cli.main.get_command(click.Context(cli.main), name)
+    assert command is not None and command.name == name
+    assert command.get_short_help_str(limit=200) == COMMANDS[name].summary
+    assert len(f"  {max(COMMANDS, key=len)}  {COMMANDS[name].summary}") <= 80
+    result = CliRunner().invoke(cli.main, [name, "--help"])
+    assert result.exit_code == 0 and f"Usage: main {name}" in result.output
+
+
+def test_an_unknown_command_is_a_usage_error():
+    result = CliRunner().invoke(cli.main, ["inspekt"])
+    assert result.exit_code == 2 and "No such command 'inspekt'" in result.output

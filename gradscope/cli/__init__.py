@@ -1,12 +1,15 @@
 """The ``gradscope`` command line: thin click commands over the library.
 
 Each command parses options, makes one call, renders, and exits with an
-:class:`~gradscope.errors.ExitCode`. Importing this package stays light: ``--help`` and
-``validate`` never import TensorFlow (commands that need it import it inside the call).
+:class:`~gradscope.errors.ExitCode`. Importing this package stays light: a command's module
+is imported when the command is used (:mod:`gradscope.cli.commands` lists them), and
+``--help`` and ``validate`` never import TensorFlow (commands that need it import it inside
+the call).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -15,6 +18,7 @@ from typing import Any
 import click
 
 from gradscope import __version__
+from gradscope.cli.commands import COMMANDS
 from gradscope.errors import ExitCode, GradscopeError, visible
 
 #: Set to 1 (or pass --traceback) to print the Python traceback of gradscope's own failures.
@@ -31,7 +35,23 @@ Exit codes:
 
 
 class _Group(click.Group):
-    """Turns gradscope's errors into their exit codes and one-line messages."""
+    """Turns gradscope's errors into their exit codes and one-line messages; loads each
+    command's module only when the command is used (``--help`` lists :data:`COMMANDS`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        command = getattr(importlib.import_module(entry.module), cmd_name)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name].summary) for name in self.list_commands(ctx)])
 
     def invoke(self, ctx: click.Context) -> Any:
         from gradscope.cli.output import interrupts_noted
@@ -90,17 +110,6 @@ def main(ctx: click.Context, traceback: bool) -> None:
     where and why was the path cut."""
     ctx.obj = {"traceback": traceback}
 
-
-def _register() -> None:
-    # Each command lives in its own module; none imports TensorFlow at module level.
-    from gradscope.cli import check, diff, graph, inspect, plot, run, validate
-
-    for module in (validate, inspect, diff, check, graph, run, plot):
-        for command in module.COMMANDS:
-            main.add_command(command)
-
-
-_register()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

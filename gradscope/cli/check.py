@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from gradscope.cli.commands import summary
 from gradscope.cli.common import (
     color_wanted,
     format_option,
@@ -44,7 +45,7 @@ Examples:
   gradscope check --timeline timeline.json --format github"""
 
 
-@click.command(epilog=EPILOG)
+@click.command(short_help=summary("check"), epilog=EPILOG)
 @click.argument("specs", nargs=-1, metavar="SPEC...")
 @format_option([f.value for f in CheckFormat])
 @output_option
@@ -176,6 +177,3 @@ def _report_errors(error: GradscopeError, fmt: str, output: str | None, root: st
     text = failed.render(error, fmt, source_root=root)
     if text is not None:
         emit(text, output)
-
-
-COMMANDS = [check]

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from gradscope.cli.commands import summary
 from gradscope.cli.common import (
     color_wanted,
     format_option,
@@ -33,7 +34,7 @@ Exit codes:
   130  interrupted (Ctrl-C); no output file was touched"""
 
 
-@click.command(epilog=_HELP_EPILOG)
+@click.command(short_help=summary("diff"), epilog=_HELP_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.argument("losses", nargs=-1, metavar="[LOSS_A LOSS_B]")
 @format_option([f.value for f in DiffFormat])
@@ -75,6 +76,3 @@ def diff(
         else:
             result = api.diff(spec, losses=list(losses) or None, **options)
     emit(render(result, fmt, color=color_wanted(output), width=width()), output)
-
-
-COMMANDS = [diff]

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from gradscope.cli.commands import summary
 from gradscope.cli.common import progress, run_options
 from gradscope.cli.output import emit, write_atomic_bytes
 from gradscope.errors import UsageError
@@ -35,7 +36,7 @@ Exit codes:
   130  interrupted (Ctrl-C); no output file was touched"""
 
 
-@click.command(epilog=_EPILOG)
+@click.command(short_help=summary("graph"), epilog=_EPILOG)
 @click.argument("target", metavar="SPEC_OR_TARGET")
 @click.option("--loss", "-l", metavar="L", help="The loss to draw (needed when there are several).")
 @click.option(
@@ -116,6 +117,3 @@ def _one(names: list[str], target: str) -> str:
             f"{target} has {len(names)} losses; pick one with --loss: {', '.join(names)}"
         )
     return names[0]
-
-
-COMMANDS = [graph]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from gradscope.cli.commands import summary
 from gradscope.cli.common import (
     color_wanted,
     format_option,
@@ -27,7 +28,7 @@ Exit codes:
   130  interrupted (Ctrl-C); no output file was touched"""
 
 
-@click.command(epilog=_EPILOG)
+@click.command(short_help=summary("inspect"), epilog=_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
 @format_option([f.value for f in Format])
@@ -102,6 +103,3 @@ def inspect(
             click.echo(f"gradscope: the page has no pictures: {graphviz.INSTALL_HINT}", err=True)
     options = table_render_options(fmt, group, problems_only)
     emit(render(report, fmt, color=color_wanted(output), width=width(), **options), output)
-
-
-COMMANDS = [inspect]

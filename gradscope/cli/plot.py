@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from gradscope.cli.commands import summary
 from gradscope.errors import UsageError
 
 FORMATS = {".png": "png", ".svg": "svg", ".html": "html", ".htm": "html"}
@@ -44,7 +45,7 @@ def read_timeline(path: str, command: str) -> dict[str, Any]:
         raise UsageError(f"gradscope {command}: {exc}") from exc
 
 
-@click.command(epilog=EPILOG)
+@click.command(short_help=summary("plot"), epilog=EPILOG)
 @click.argument("timeline", metavar="TIMELINE")
 @click.option(
     "--output",
@@ -69,6 +70,3 @@ def plot(timeline: str, output: str) -> None:
     from gradscope.timeline.plot import render
 
     write_atomic_bytes(output, render(data, fmt))
-
-
-COMMANDS = [plot]

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from gradscope.cli.commands import summary
 from gradscope.cli.common import format_option
 from gradscope.cli.output import write_atomic
 from gradscope.errors import UsageError
@@ -42,6 +43,7 @@ Examples:
 
 
 @click.command(
+    short_help=summary("run"),
     epilog=EPILOG,
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
@@ -140,6 +142,3 @@ def _width() -> int:
 
         return shutil.get_terminal_size((120, 24)).columns
     return int(os.environ.get("COLUMNS", "120"))
-
-
-COMMANDS = [run]

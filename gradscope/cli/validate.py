@@ -7,13 +7,15 @@ import os
 
 import click
 
+from gradscope.cli.commands import summary
 from gradscope.cli.common import max_elements_option
 from gradscope.errors import SpecErrors, UsageError
 
 
 @click.command(
+    short_help=summary("validate"),
     epilog="\b\nExit codes:\n  0    every spec is valid\n"
-    "  2    a spec has errors (each listed as FILE:LINE:COLUMN: field: message) or bad usage"
+    "  2    a spec has errors (each listed as FILE:LINE:COLUMN: field: message) or bad usage",
 )
 @click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
 @max_elements_option
@@ -40,12 +42,9 @@ def validate(specs: tuple[str, ...], max_elements: int) -> None:
         raise SpecErrors.merge(failures)
 
 
-@click.command()
+@click.command(short_help=summary("schema"))
 def schema() -> None:
     """Print the JSON Schema of the spec (for editors; see the README)."""
     from gradscope.frontends.yaml import spec_schema
 
     click.echo(json.dumps(spec_schema(), indent=2))
-
-
-COMMANDS = [validate, schema]
