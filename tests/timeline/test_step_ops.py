@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -49,3 +51,26 @@ def test_local_variable_without_a_strategy_is_one_plain_copy() -> None:
     variable.assign([1.0, 2.0, 3.0])
     (copy,) = step_ops.copies(None, variable)
     np.testing.assert_array_equal(copy.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_the_recording_condition_stays_a_function_call() -> None:
+    """Lowered to Switch/Merge, the recording's ops would join the train step's own graph
+    and be optimized with it before the first step (bench/monitor.py measures the cost)."""
+    import tensorflow as tf
+
+    from gradscope.timeline.keras_hooks import _unlowered
+
+    seen = {}
+
+    @tf.function
+    def step(x: Any) -> Any:
+        done = tf.cond(x > 0, lambda: tf.reduce_sum(x * x) > 0, lambda: tf.constant(False))
+        _unlowered(done)
+        op = done.op
+        while op.type == "Identity":
+            op = op.inputs[0].op
+        seen[op.type] = op.get_attr("_lower_using_switch_merge")
+        return done
+
+    assert bool(step(tf.constant(2.0))) and not bool(step(tf.constant(-2.0)))
+    assert seen == {"StatelessIf": False}
