@@ -73,9 +73,10 @@ def summarize(tensors: list[Any], sizes: list[int]) -> Any:
         if zero is None:
             zero = zeros[d.dtype] = tf.constant(0, d.dtype)
         rank = d.shape.rank
-        if rank not in axes:
+        if rank is not None and rank not in axes:
             axes[rank] = tf.constant(list(range(rank)), tf.int32)
-        nonzero.append(tf.reduce_sum(tf.cast(tf.not_equal(d, zero), count_type), axes[rank]))
+        every = None if rank is None else axes[rank]  # None: all axes, found when it runs
+        nonzero.append(tf.reduce_sum(tf.cast(tf.not_equal(d, zero), count_type), every))
     present = [s if d is not None else 0 for d, s in zip(values, sizes, strict=True)]
     counts = tf.constant(present, tf.float64) - tf.cast(tf.stack(nonzero), tf.float64)
     return tf.stack([square_sums(values), counts], 1)

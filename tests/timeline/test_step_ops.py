@@ -74,3 +74,16 @@ def test_the_recording_condition_stays_a_function_call() -> None:
 
     assert bool(step(tf.constant(2.0))) and not bool(step(tf.constant(-2.0)))
     assert seen == {"StatelessIf": False}
+
+
+def test_summarize_a_tensor_of_unknown_rank() -> None:
+    import tensorflow as tf
+
+    from gradscope.timeline import step_ops
+
+    values = np.array([[0.0, 3.0], [4.0, 0.0]], "float32")
+    summarize = tf.function(
+        lambda t: step_ops.summarize([t], [4]),
+        input_signature=[tf.TensorSpec(None, tf.float32)],
+    )
+    np.testing.assert_array_equal(summarize(tf.constant(values)).numpy(), [[25.0, 2.0]])
