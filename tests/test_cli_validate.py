@@ -248,4 +248,8 @@ def test_each_listed_command_is_its_module_s_and_says_the_same(name: str):
 
 def test_an_unknown_command_is_a_usage_error():
     result = CliRunner().invoke(cli.main, ["inspekt"])
-    assert result.exit_code == 2 and "No such command 'inspekt'" in result.output
+    assert result.exit_code == 2
+    assert "No such command 'inspekt'. Did you mean 'inspect'?" in result.output
+    unlike = CliRunner().invoke(cli.main, ["zzz"])
+    assert unlike.exit_code == 2 and "No such command 'zzz'." in unlike.output
+    assert "Did you mean" not in unlike.output

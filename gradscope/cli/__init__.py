@@ -9,6 +9,7 @@ the call).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -48,6 +49,17 @@ class _Group(click.Group):
         command = getattr(importlib.import_module(entry.module), cmd_name)
         assert isinstance(command, click.Command)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:  # click suggests from the commands it holds: none here
+            close = difflib.get_close_matches(str(args[0]), COMMANDS) if args else []
+            if not close or "Did you mean" in exc.message:
+                raise
+            raise click.UsageError(f"{exc.message} Did you mean {close[0]!r}?", ctx) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):

@@ -346,16 +346,17 @@ def write(path: str, timeline: Mapping[str, Any]) -> None:
 
 def _lines(timeline: Mapping[str, Any]) -> str:
     """The timeline's JSON with one step (and one finding) per line: readable and diffable,
-    and written by the json module's C encoder (an indented dump is pure Python, ~4x
+    and written by the json module's C encoder (an indented dump is pure Python: 1.7-1.8x
     slower)."""
     import json
 
     dumps = json.dumps
     out = []
     for key, value in timeline.items():
-        text = dumps(value, allow_nan=False)
         if isinstance(value, list) and value:
             text = "[\n  " + ",\n  ".join(dumps(v, allow_nan=False) for v in value) + "\n ]"
+        else:
+            text = dumps(value, allow_nan=False)
         out.append(f" {dumps(key)}: {text}")
     return "{\n" + ",\n".join(out) + "\n}\n"
 

@@ -67,7 +67,9 @@ def summarize(tensors: list[Any], sizes: list[int]) -> Any:
     nonzero = []
     for d in values:
         if d is None:
-            nonzero.append(zeros.setdefault("count", tf.constant(0, count_type)))
+            if "count" not in zeros:
+                zeros["count"] = tf.constant(0, count_type)
+            nonzero.append(zeros["count"])
             continue
         zero = zeros.get(d.dtype)
         if zero is None:
