@@ -34,6 +34,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from gradscope.timeline import step_grads
 from gradscope.timeline import step_ops as ops
 from gradscope.timeline.causes import Cause, explain
 
@@ -148,7 +149,9 @@ class Hooks:
 
     def _apply(self, apply: Any, grads: Any, variables: Any) -> Any:
         if self._trace is not None and variables is not None:
-            self._trace.applied.extend(zip(list(grads), list(variables), strict=False))
+            grads, variables = list(grads), list(variables)
+            self._trace.applied.extend(zip(step_grads.unscaled(self.optimizer, grads, variables),
+                                           variables, strict=False))  # fmt: skip
         return apply(grads, variables)
 
     def _all_reduced(self, reduce: Any, pairs: Any) -> Any:
@@ -177,6 +180,8 @@ class Hooks:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
             trace.loss = logs["loss"]  # a custom train_step: the loss it reports
+        if not trace.applied:  # nothing trained (no trainable weights): nothing to record
+            return logs
         if trace.reduced:  # replicas: record the sum the optimizer applies, not this replica's
             summed = {id(v): g for g, v in trace.reduced}
             trace.applied = [(summed.get(id(getattr(v, "value", v)), g), v)
@@ -185,10 +190,10 @@ class Hooks:
             return logs  # this trace is thrown away: TensorFlow traces the step again
         self._explain(trace)
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
-        handles = [_handle(v) for _, v in trace.applied] if tape is None else []
+        handles = [step_grads.handle(v) for _, v in trace.applied] if tape is None else []
         done = tf.cond(
             tf.equal(iterations % self.every, 0),
-            lambda: self._store(trace, _gradients(tape, handles), iterations),
+            lambda: self._store(trace, step_grads.of_step(tape, handles), iterations),
             lambda: tf.constant(False),
         )
         _unlowered(done)
@@ -228,19 +233,21 @@ class Hooks:
         total = tf.concat([ops.summarize(grads, sizes), weights[:, None]], 1)
         pieces = [tf.cast(iterations, tf.float64)[None], tf.cast(loss, tf.float64)[None],
                   tf.reshape(total, [-1])]  # fmt: skip
-        parts = _parts(trace) if self.per_loss else []
-        self.parts = [name for name, _ in parts]
+        parts = step_grads.parts(trace) if self.per_loss else []
+        self.parts = [part.name for part in parts]
         wide = []
-        for name, value in parts:
-            part = gradients(value, variables)
-            self.part_nones.update((name, n) for n, g in zip(self.names, part, strict=True)
+        for part in parts:
+            grads_of = [
+                step_grads.weighted(g, part.weight) for g in gradients(part.targets, variables)
+            ]
+            self.part_nones.update((part.name, n) for n, g in zip(self.names, grads_of, strict=True)
                                    if g is None)  # fmt: skip
-            wide.append([None if g is None else ops.wide(g) for g in part])
+            wide.append([None if g is None else ops.wide(g) for g in grads_of])
         if wide:
             pieces.append(tf.reshape(tf.stack([ops.summarize(w, sizes) for w in wide]), [-1]))
             pairs = [ops.dots(a, b) for a, b in itertools.combinations(wide, 2)]
             pieces.append(tf.reshape(tf.stack(pairs), [-1]))
-            pieces.append(tf.cast(tf.stack([v for _, v in parts]), tf.float64))
+            pieces.append(tf.cast(tf.stack([part.value for part in parts]), tf.float64))
         assert self.record is not None  # made by _variables
         self.record.assign(tf.concat(pieces, 0))  # this replica's copy
         return tf.constant(True)
@@ -251,7 +258,7 @@ class Hooks:
         the second trace), so the first needs no recording ops."""
         before = len(self.stash) + (self.record is not None)
         n = len(trace.applied)
-        parts = len(_parts(trace, build=False)) if self.per_loss else 0
+        parts = len(step_grads.parts(trace, build=False)) if self.per_loss else 0
         size = 2 + 3 * n + (2 * parts * n + parts * (parts - 1) // 2 * n + parts)
         if self.record is None or self.record.shape[0] != size:
             self.record = ops.local_variable([size], tf.float64, "gradscope_record")
@@ -298,46 +305,6 @@ class Snapshot:
     parts: dict[str, float]
     loss: float
     raw: dict[tuple[str, str], Any]
-
-
-def _gradients(tape: tf.GradientTape | None, handles: list[Any]) -> Any:
-    """``gradients(target, variables)``: of the step's tape, or of its graph (``handles``: the
-    variables as the step's graph captured them; the ops go where the caller builds)."""
-    if tape is not None:
-        return lambda target, variables: tape.gradient(target, variables)
-    from tensorflow.python.ops import gradients_util
-
-    def gradients(target: Any, variables: Any) -> Any:
-        graph = handles[0].graph if handles else None
-        return gradients_util._GradientsHelper([target], handles, src_graph=graph)
-
-    return gradients
-
-
-def _handle(variable: Any) -> Any:
-    """The tensor of the current graph through which the step read ``variable``."""
-    handle = variable.handle
-    graph = tf.compat.v1.get_default_graph()
-    return handle if getattr(handle, "graph", None) is graph else graph.capture(handle)
-
-
-def _parts(trace: _Trace, build: bool = True) -> list[tuple[str, Any]]:
-    """The step's loss parts, weighted, as float32 scalars (none when there is only one, or
-    across replicas: a replica's part gradients are its own, not the all-reduced ones).
-    ``build=False``: only the names (values None), building no op."""
-    strategy = tf.distribute.get_strategy()
-    if strategy.num_replicas_in_sync > 1:
-        return []
-    names = [name for name, _, _ in trace.parts]
-    names += ["added_losses"] if trace.added and names else []
-    if len(names) < 2 or not build:
-        return [(n, None) for n in names] if len(names) > 1 else []
-    parts = [(name, value if weight is None else tf.cast(value, tf.float32) * weight)
-             for name, value, weight in trace.parts]  # fmt: skip
-    if trace.added:
-        parts.append(("added_losses", tf.add_n([tf.reduce_sum(tf.cast(x, tf.float32))
-                                                for x in trace.added])))  # fmt: skip
-    return [(n, tf.cast(v, tf.float32)) for n, v in parts]
 
 
 _MISSING = object()

@@ -72,7 +72,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._plain: Any = None
         self._recording: Any = None
         self._next = self._last = self._per_call = 1
-        self._pending = False
+        self._pending = self._stepping = False
         self._kept: tuple[Any, Any, Any, Any] | None = None  # model, hooks, function, Keras'
 
     @property
@@ -101,7 +101,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         # later fit with this Monitor reuses the hooked one when nothing was recompiled.
         self._plain = model.train_function
         self._hooks, self._recording = self._hooked(model)
-        object.__setattr__(model, "train_function", self._recording)
+        object.__setattr__(model, "train_function", self._guarded(model, self._recording))
         self.recorder.device = _device(model)
         self._next = self._last = int(model.optimizer.iterations.numpy()) + 1
         self._per_call = max(int(getattr(model, "steps_per_execution", 1)), 1)
@@ -123,9 +123,30 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         model.make_train_function(force=True)  # untraced: Keras traces it on the first step
         return hooks, model.train_function
 
+    def _guarded(self, model: Any, recording: Any) -> Any:
+        """The recording train function, which puts Keras' own back (and the hooks away)
+        when a ``fit`` without this Monitor calls it: a ``fit`` that raised never reaches
+        ``on_train_end``, and Keras keeps its train function for the next ``fit``."""
+
+        def train_function(iterator: Any) -> Any:
+            if not self._stepping:  # no on_train_batch_begin of this Monitor: not its fit
+                self._put_back(model)
+                return model.train_function(iterator)
+            self._stepping = False
+            return recording(iterator)
+
+        return train_function
+
+    def _put_back(self, model: Any) -> None:
+        if self._hooks is not None:
+            self._hooks.remove()
+            self._hooks = None
+        object.__setattr__(model, "train_function", self._plain)
+
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
         # The execution before has finished: collect it here rather than in on_train_batch_end,
         # which would make Keras turn every step's logs into Python numbers synchronously.
+        self._stepping = True
         if self._hooks is None:
             return
         if self._pending:
@@ -151,11 +172,9 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         if self._hooks is not None:
             if self._pending:
                 self._collect()
-            self._hooks.remove()
             # Keras' own function back: a later fit without the Monitor runs as it would have.
-            object.__setattr__(self.model, "train_function", self._plain)
             self._kept = (self.model, self._hooks, self._recording, self._plain)
-            self._hooks = None
+            self._put_back(self.model)
         self.recorder.close()
 
 

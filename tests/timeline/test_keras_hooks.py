@@ -1,0 +1,164 @@
+"""The Monitor's hooks where Keras hands them something other than plain gradients of one loss:
+weighted losses and regularizers (per-loss gradients), mixed precision (scaled gradients), no
+trainable weights, and a ``fit`` that raised. Every number against bare TensorFlow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.tf
+
+X = np.random.default_rng(0).normal(size=(16, 4)).astype("float32")
+Y1 = np.random.default_rng(1).normal(size=(16, 1)).astype("float32")
+Y2 = np.random.default_rng(2).normal(size=(16, 1)).astype("float32")
+
+
+def _two_heads(**compile_options: Any) -> Any:
+    """Two outputs weighted 1 and 0.5, an L2 regularizer on the shared layer."""
+    import keras
+
+    keras.utils.set_random_seed(1)
+    inputs = keras.Input((4,))
+    hidden = keras.layers.Dense(3, activation="tanh", kernel_regularizer="l2", name="trunk")(inputs)
+    a, b = keras.layers.Dense(1, name="a")(hidden), keras.layers.Dense(1, name="b")(hidden)
+    model = keras.Model(inputs, [a, b])
+    model.compile(
+        keras.optimizers.SGD(0.05), ["mse", "mse"], loss_weights=[1.0, 0.5], **compile_options
+    )
+    return model
+
+
+def _norm(g: Any) -> float | None:
+    return None if g is None else float(np.linalg.norm(np.asarray(g, np.float64)))
+
+
+@pytest.mark.parametrize("compile_options", [{}, {"run_eagerly": True}], ids=["traced", "eager"])
+def test_weighted_losses_and_regularizers_get_their_own_gradients(
+    tmp_path: Path, compile_options: dict[str, Any]
+) -> None:
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    model = _two_heads(**compile_options)
+    start = [v.numpy() for v in model.trainable_variables]
+    monitor = Monitor(every=1, timeline=tmp_path / "t.json")
+    model.fit(X, (Y1, Y2), batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[monitor])
+    (record,) = json.loads((tmp_path / "t.json").read_text())["steps"]
+
+    bare = _two_heads()
+    for variable, value in zip(bare.trainable_variables, start, strict=True):
+        variable.assign(value)
+    with tf.GradientTape(persistent=True) as tape:
+        a, b = bare(X, training=True)
+        parts = {
+            "a": tf.reduce_mean(tf.square(Y1 - a)),
+            "b": 0.5 * tf.reduce_mean(tf.square(Y2 - b)),
+            "added_losses": tf.add_n(bare.losses),
+        }
+    names = [v.path for v in bare.trainable_variables]
+    assert set(record["losses"]) == set(parts)
+    for part, value in parts.items():
+        grads = tape.gradient(value, bare.trainable_variables)
+        stats = record["losses"][part]
+        assert stats["value"] == pytest.approx(float(value), rel=1e-5)
+        for name, grad in zip(names, grads, strict=True):
+            got = stats["variables"][name]
+            expected = _norm(grad)
+            if expected is None:
+                assert got["status"].startswith("none"), (part, name)
+            else:
+                assert got["status"] == "ok", (part, name)
+                assert got["norm"] == pytest.approx(expected, rel=1e-5), (part, name)
+    (pair,) = [c for c in record["cosine"] if c["losses"] == ["a", "b"]]
+    ga, gb = (tape.gradient(parts[k], bare.trainable_variables) for k in ("a", "b"))
+    trunk = names.index("trunk/kernel")
+    u, v = (np.asarray(g[trunk], np.float64).ravel() for g in (ga, gb))
+    cosine = float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+    assert pair["variables"]["trunk/kernel"] == pytest.approx(cosine, abs=1e-5)
+
+
+def test_mixed_precision_records_the_unscaled_gradients(tmp_path: Path) -> None:
+    import keras
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+
+        def build() -> Any:
+            keras.utils.set_random_seed(3)
+            model = keras.Sequential(
+                [keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1)]
+            )
+            model.compile(keras.optimizers.SGD(0.01), "mse")  # wrapped in a LossScaleOptimizer
+            return model
+
+        model = build()
+        start = [v.numpy() for v in model.trainable_variables]
+        monitor = Monitor(every=1, timeline=tmp_path / "t.json")
+        model.fit(X, Y1, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[monitor])
+        bare = build()
+        for variable, value in zip(bare.trainable_variables, start, strict=True):
+            variable.assign(value)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(Y1 - tf.cast(bare(X, training=True), tf.float32)))
+        grads = tape.gradient(loss, bare.trainable_variables)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert type(model.optimizer).__name__ == "LossScaleOptimizer"
+    (record,) = monitor.steps
+    for variable, grad in zip(model.trainable_variables, grads, strict=True):
+        got = record["variables"][variable.path]["norm"]
+        assert got == pytest.approx(_norm(grad), rel=1e-3)  # float16 arithmetic; scale 2**15
+
+
+def test_a_model_without_trainable_weights_trains_and_records_nothing(tmp_path: Path) -> None:
+    import keras
+
+    from gradscope.keras import Monitor
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.layers[0].trainable = False
+    model.compile("sgd", "mse")
+    monitor = Monitor(every=1, timeline=tmp_path / "t.json")
+    with pytest.warns(UserWarning, match="does not have any trainable weights"):
+        model.fit(X, Y1, batch_size=8, verbose=0, callbacks=[monitor])
+    assert monitor.steps == [] and monitor.findings == []
+    assert json.loads((tmp_path / "t.json").read_text())["steps"] == []
+
+
+def test_a_fit_that_raised_leaves_keras_own_train_function_for_the_next() -> None:
+    import keras
+
+    from gradscope.keras import Monitor
+
+    class Stop(keras.callbacks.Callback):  # type: ignore[misc]
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            if batch == 1:
+                raise RuntimeError("stopped by the user")
+
+    def build() -> Any:
+        keras.utils.set_random_seed(4)
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+        model.compile(keras.optimizers.SGD(0.1), "mse")
+        return model
+
+    model, reference = build(), build()
+    with pytest.raises(RuntimeError, match="stopped by the user"):
+        model.fit(
+            X, Y1, batch_size=4, shuffle=False, verbose=0, callbacks=[Monitor(every=1), Stop()]
+        )
+    assert "train_step" in vars(model)  # on_train_end never ran: the hooks are still there
+    reference.fit(X[:8], Y1[:8], batch_size=4, shuffle=False, verbose=0)  # the 2 steps taken
+    model.fit(X, Y1, batch_size=4, shuffle=False, verbose=0)
+    reference.fit(X, Y1, batch_size=4, shuffle=False, verbose=0)
+    assert "train_step" not in vars(model) and "apply" not in vars(model.optimizer)
+    for got, expected in zip(model.get_weights(), reference.get_weights(), strict=True):
+        np.testing.assert_array_equal(got, expected)
