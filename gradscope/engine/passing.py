@@ -27,9 +27,12 @@ def _names(text: str) -> frozenset[str]:
 #: Op types whose registered gradient gives every floating input a gradient (a tensor,
 #: zeros included); integer inputs (shapes, axes, indices, labels) get None, which is no
 #: cut (``cuts.crossing``: such an input carries no gradient). Reviewed from TensorFlow's
-#: ``math_grad.py``, ``nn_grad.py``, ``array_grad.py`` and ``resource_variable_ops.py``.
+#: ``math_grad.py``, ``nn_grad.py``, ``array_grad.py`` and ``resource_variable_ops.py``, and
+#: checked against ``tf.gradients`` by ``tests/engine/test_passing.py``. Not ``Snapshot``:
+#: TensorFlow registers no gradient for it (``tf.gradients`` raises ``LookupError``), so
+#: ``refusal`` names it as an op with no gradient.
 PASSES = _names(
-    """Identity Snapshot ReadVariableOp ResourceGather Cast Neg Abs Sign Square Sqrt Rsqrt
+    """Identity ReadVariableOp ResourceGather Cast Neg Abs Sign Square Sqrt Rsqrt
     Reciprocal Inv Exp Expm1 Log Log1p Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
     Tanh Sigmoid Relu Relu6 Elu Selu LeakyRelu Softplus Softsign Erf Erfc Lgamma Digamma
     Real Imag Conj ComplexAbs Complex
