@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 from typing import Any
 
 import keras
@@ -99,6 +100,14 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         # Monitor). Recording runs inside it, in a tf.cond on the step, so the steps not
         # recorded skip it on the device. Keras' own function is put back at the end; a
         # later fit with this Monitor reuses the hooked one when nothing was recompiled.
+        other = getattr(model, _ACTIVE, None)
+        if other is not None and other is not self and other._hooks is not None:
+            raise ValueError(
+                "gradscope.keras.Monitor: this model already has a Monitor in this fit; one "
+                "Monitor per model and fit (each wraps the model's step, and two would undo "
+                "each other's wrapping at the end)"
+            )
+        object.__setattr__(model, _ACTIVE, self)
         self._plain = model.train_function
         self._hooks, self._recording = self._hooked(model)
         object.__setattr__(model, "train_function", self._guarded(model, self._recording))
@@ -142,6 +151,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             self._hooks.remove()
             self._hooks = None
         object.__setattr__(model, "train_function", self._plain)
+        if getattr(model, _ACTIVE, None) is self:
+            object.__delattr__(model, _ACTIVE)
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
         # The execution before has finished: collect it here rather than in on_train_batch_end,
@@ -174,8 +185,20 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
                 self._collect()
             # Keras' own function back: a later fit without the Monitor runs as it would have.
             self._kept = (self.model, self._hooks, self._recording, self._plain)
+            if not self._hooks.names and self._next - 1 >= self.recorder.every:
+                path, _, line = self.site.rpartition(":")  # said at the user's fit(...) line
+                lineno = int(line) if line.isdigit() else 0
+                warnings.warn_explicit(_NOTHING_APPLIED, UserWarning, path or self.site, lineno)
             self._put_back(self.model)
         self.recorder.close()
+
+
+_ACTIVE = "_gradscope_monitor"  # set on the model while a Monitor's fit runs
+_NOTHING_APPLIED = (
+    "gradscope.keras.Monitor recorded no gradient: model.optimizer applied none in this fit "
+    "(a custom train_step that applies another optimizer, or a model with no trainable "
+    "weights). The Monitor watches model.optimizer only."
+)
 
 
 def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[Any, Any], float]:

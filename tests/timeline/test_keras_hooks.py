@@ -128,8 +128,11 @@ def test_a_model_without_trainable_weights_trains_and_records_nothing(tmp_path: 
     model.layers[0].trainable = False
     model.compile("sgd", "mse")
     monitor = Monitor(every=1, timeline=tmp_path / "t.json")
-    with pytest.warns(UserWarning, match="does not have any trainable weights"):
+    with pytest.warns(UserWarning) as caught:
         model.fit(X, Y1, batch_size=8, verbose=0, callbacks=[monitor])
+    said = " ".join(str(w.message) for w in caught)
+    assert "does not have any trainable weights" in said  # Keras
+    assert "Monitor recorded no gradient" in said
     assert monitor.steps == [] and monitor.findings == []
     assert json.loads((tmp_path / "t.json").read_text())["steps"] == []
 
@@ -162,3 +165,52 @@ def test_a_fit_that_raised_leaves_keras_own_train_function_for_the_next() -> Non
     assert "train_step" not in vars(model) and "apply" not in vars(model.optimizer)
     for got, expected in zip(model.get_weights(), reference.get_weights(), strict=True):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_a_step_that_applies_another_optimizer_is_said_to_record_nothing() -> None:
+    """The Keras DCGAN pattern: ``super().compile()`` leaves ``model.optimizer`` unused."""
+    import keras
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    class Pair(keras.Model):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+            self.own = keras.optimizers.SGD(0.1)
+
+        def call(self, x: Any) -> Any:
+            return self.net(x)
+
+        def train_step(self, data: Any) -> Any:
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(y - self.net(x)))
+            grads = tape.gradient(loss, self.net.trainable_variables)
+            self.own.apply_gradients(zip(grads, self.net.trainable_variables, strict=True))
+            return {"loss": loss}
+
+    model = Pair()
+    model.compile()
+    monitor = Monitor(every=2)
+    with pytest.warns(UserWarning, match="recorded no gradient: model.optimizer applied none"):
+        model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[monitor])
+    assert monitor.steps == [] and int(model.own.iterations) == 4
+
+
+def test_two_monitors_on_one_model_in_one_fit_are_refused() -> None:
+    import keras
+
+    from gradscope.keras import Monitor
+
+    keras.utils.set_random_seed(5)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    with pytest.raises(ValueError, match="already has a Monitor in this fit"):
+        model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[Monitor(every=1), Monitor(every=2)])
+    model.fit(X, Y1, batch_size=4, verbose=0)  # Keras' own step again: steps 1-4
+    assert "train_step" not in vars(model) and "apply" not in vars(model.optimizer)
+    again = Monitor(every=2)
+    model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[again])  # one Monitor: fine
+    assert [r["step"] for r in again.steps] == [6, 8]
