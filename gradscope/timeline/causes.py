@@ -33,7 +33,7 @@ class Cause:
 
 
 def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: Any = None,
-            y_pred: Any = None) -> dict[int, Cause]:  # fmt: skip
+            y_pred: Any = None, part: str = "") -> dict[int, Cause]:  # fmt: skip
     """The cause of each None gradient of a traced train step.
 
     Args:
@@ -42,6 +42,7 @@ def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: A
         nones: per variable, whether its gradient is None.
         model: the Keras model (to name an output no loss reads), or None.
         y_pred: the step's predictions as the loss received them, or None.
+        part: the name of the loss part ``loss`` is, when it is one of several.
 
     Returns:
         Index in ``variables`` -> its cause, for each None gradient.
@@ -66,7 +67,7 @@ def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: A
         call.received(probe_ids, got)
     analyse.analyse(call.problem, statics, call.locate, call.visible)
     if model is not None and y_pred is not None:
-        fit.explain(call, statics, variables, model, y_pred)
+        fit.explain(call, statics, variables, model, y_pred, part)
     out = {}
     for i, static in enumerate(statics):
         if nones[i]:

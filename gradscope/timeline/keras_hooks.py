@@ -65,6 +65,7 @@ class Hooks:
         self.names: list[str] = []  # paths of the variables the step applies, in order
         self.nones: set[str] = set()
         self.part_nones: set[tuple[str, str]] = set()  # (loss part, variable): no gradient
+        self.part_causes: dict[tuple[str, str], Cause] = {}  # why (graph mode)
         self.causes: dict[str, Cause] = {}  # why a variable gets no gradient (graph mode)
         self.sparse: set[str] = set()
         self.parts: list[str] = []
@@ -212,6 +213,20 @@ class Hooks:
             return
         self.causes = {_path(variables[i]): cause for i, cause in found.items()}
 
+    def _explain_part(
+        self, part: Any, variables: list[Any], nones: list[bool], trace: _Trace
+    ) -> None:
+        """The cause of each None gradient of one loss part (a loss that does not reach a
+        variable: an output it does not read, a cut on its path)."""
+        if not any(nones) or len(part.targets) != 1 or tf.executing_eagerly():
+            return
+        try:
+            found = explain(part.targets[0], variables, nones, self.model, trace.y_pred, part.name)
+        except Exception:  # gradscope's failure never stops training: the None stays unexplained
+            return
+        for i, cause in found.items():
+            self.part_causes[(part.name, _path(variables[i]))] = cause
+
     def _store(self, trace: _Trace, gradients: Any, iterations: Any) -> Any:
         """On a due step: each gradient reduced to (sum of squares, zeros) in float64, the
         weight's sum of squares, per loss part the same and the dot products between parts
@@ -240,8 +255,11 @@ class Hooks:
             grads_of = [
                 step_grads.weighted(g, part.weight) for g in gradients(part.targets, variables)
             ]
-            self.part_nones.update((part.name, n) for n, g in zip(self.names, grads_of, strict=True)
-                                   if g is None)  # fmt: skip
+            nones = [g is None for g in grads_of]
+            self.part_nones.update(
+                (part.name, n) for n, none in zip(self.names, nones, strict=True) if none
+            )
+            self._explain_part(part, variables, nones, trace)
             wide.append([None if g is None else ops.wide(g) for g in grads_of])
         if wide:
             pieces.append(tf.reshape(tf.stack([ops.summarize(w, sizes) for w in wide]), [-1]))

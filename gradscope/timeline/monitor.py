@@ -217,19 +217,17 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
         why = (cause.status, cause.why, cause.cut_points) if cause is not None else ()
         entries.append((name, grad, Summary(float(total[i, 2]), 0, shape), *why))
     for p, part in enumerate(hooks.parts):
-        rows = snap.sums["parts"][p]
-        losses[part] = (
-            snap.parts[part],
-            [
-                (
-                    n,
-                    None
-                    if (part, n) in hooks.part_nones
-                    else Summary(float(rows[i, 0]), int(rows[i, 1]), hooks.shapes[n]),
+        rows, part_entries = snap.sums["parts"][p], []
+        for i, n in enumerate(hooks.names):
+            if (part, n) not in hooks.part_nones:
+                part_entries.append(
+                    (n, Summary(float(rows[i, 0]), int(rows[i, 1]), hooks.shapes[n]))
                 )
-                for i, n in enumerate(hooks.names)
-            ],
-        )
+                continue
+            cause = hooks.part_causes.get((part, n))
+            why = (cause.status, cause.why, cause.cut_points) if cause is not None else ()
+            part_entries.append((n, None, None, *why))
+        losses[part] = (snap.parts[part], part_entries)
     pairs = [(a, b) for i, a in enumerate(hooks.parts) for b in hooks.parts[i + 1 :]]
     for k, pair in enumerate(pairs):
         dots[pair] = {n: float(snap.sums["dots"][k, i]) for i, n in enumerate(hooks.names)}

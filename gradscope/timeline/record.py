@@ -230,13 +230,7 @@ class Recorder:
         self._closed = None  # recording again after close(): the next close() writes anew
         variables = {}
         for entry in entries:
-            stats = gradient_stats(entry[1])
-            if entry[1] is None and len(entry) > 3 and entry[3]:
-                stats["status"] = str(entry[3])
-            if entry[1] is None and len(entry) > 4 and entry[4]:
-                stats["cause"] = str(entry[4])
-            if entry[1] is None and len(entry) > 5 and entry[5]:
-                stats["cut_points"] = [dict(c) for c in entry[5]]
+            stats = _stats(entry)
             value = entry[2] if len(entry) > 2 else None
             stats["weight_norm"] = _weight_norm(value)
             stats["shape"] = _shape(entry[1], value)
@@ -294,6 +288,19 @@ class Recorder:
         self.close()
 
 
+def _stats(entry: Entry) -> dict[str, Any]:
+    """:func:`gradient_stats` of an entry, with the status, cause and cut points it gives
+    a None gradient."""
+    stats = gradient_stats(entry[1])
+    if entry[1] is None and len(entry) > 3 and entry[3]:
+        stats["status"] = str(entry[3])
+    if entry[1] is None and len(entry) > 4 and entry[4]:
+        stats["cause"] = str(entry[4])
+    if entry[1] is None and len(entry) > 5 and entry[5]:
+        stats["cut_points"] = [dict(c) for c in entry[5]]
+    return stats
+
+
 def _per_loss(
     losses: Mapping[str, tuple[Any, Sequence[Entry]]],
     dots: Mapping[tuple[str, str], Mapping[str, float]],
@@ -303,7 +310,7 @@ def _per_loss(
     for name, (value, entries) in losses.items():
         per[name] = {
             "value": _finite(value),
-            "variables": {str(e[0]): gradient_stats(e[1]) for e in entries},
+            "variables": {str(e[0]): _stats(e) for e in entries},
         }
         grads[name] = {str(e[0]): e[1] for e in entries if e[1] is not None}
     pairs = []

@@ -98,7 +98,7 @@ def notes(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],
 
 
 def explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any], model: Any,
-            y_pred: Any) -> None:  # fmt: skip
+            y_pred: Any, part: str = "") -> None:  # fmt: skip
     """``notes`` for a caller that holds the model and the train step's predictions (the
     training Monitor, ``timeline/causes.py``) rather than the recorded model calls.
 
@@ -108,13 +108,14 @@ def explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any]
         variables: the sources themselves, in the same order.
         model: the Keras model.
         y_pred: the train step's predictions, as ``compute_loss`` received them.
+        part: the compiled loss (output) the call's loss is, when it is one part of the total.
     """
-    _explain(call, statics, variables, "", [(model, y_pred)], _keras_step(model))
+    _explain(call, statics, variables, "", [(model, y_pred)], _keras_step(model), part)
 
 
 def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],
              target_source: str, outputs: list[tuple[Any, Any]],
-             compiled: bool) -> None:  # fmt: skip
+             compiled: bool, part: str = "") -> None:  # fmt: skip
     missing = [i for i, s in enumerate(statics)
                if not s.has_gradient and not s.reachable and not s.note]  # fmt: skip
     seen = [(m, named) for m, out in outputs
@@ -128,7 +129,7 @@ def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any
         reached = [(m, name) for m, named in seen for name, t in named
                    if vsets[graph.producer[t]] >> i & 1]  # fmt: skip
         if reached:
-            statics[i].note = _unread(reached, compiled, target_source)
+            statics[i].note = _unread(reached, compiled, target_source, part)
             continue
         owner = [m for m, _ in seen if any(v is variables[i] for v in m.variables)]
         if owner:
@@ -136,12 +137,15 @@ def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any
                                "on the path from the model's inputs to its outputs")  # fmt: skip
 
 
-def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str) -> str:
+def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
+            part: str = "") -> str:  # fmt: skip
     """The note of a source whose model outputs no loss reads: those of the model called
     last (nearest the loss), each named once (a model called twice)."""
     last = reached[-1][0]
     names = list(dict.fromkeys(f"'{n}'" for m, n in reached if m is last))
     heads, plural = ", ".join(names), "s" if len(names) > 1 else ""
+    if part:  # one loss of several: the others read those outputs
+        return f"reaches only output{plural} {heads}, which loss '{part}' does not read"
     if compiled:
         return (
             f"reaches only output{plural} {heads}, which no loss reads (compile() gives it no loss)"
