@@ -220,11 +220,16 @@ class Hooks:
         variable: an output it does not read, a cut on its path)."""
         if not any(nones) or len(part.targets) != 1 or tf.executing_eagerly():
             return
+        added = part.name == step_grads.ADDED  # regularizers and add_loss read no output
+        model = None if added else self.model
         try:
-            found = explain(part.targets[0], variables, nones, self.model, trace.y_pred, part.name)
+            found = explain(part.targets[0], variables, nones, model, trace.y_pred, part.name)
         except Exception:  # gradscope's failure never stops training: the None stays unexplained
             return
         for i, cause in found.items():
+            if added and not cause.why:
+                why = "no regularizer or add_loss term depends on it"
+                cause = Cause(cause.status, why, cause.cut_points)
             self.part_causes[(part.name, _path(variables[i]))] = cause
 
     def _store(self, trace: _Trace, gradients: Any, iterations: Any) -> Any:

@@ -74,6 +74,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._recording: Any = None
         self._next = self._last = self._per_call = 1
         self._pending = self._stepping = False
+        self._batches = 0  # steps this fit has run (the optimizer may count none)
+        self._installed: _Installed | None = None
         self._kept: tuple[Any, Any, Any, Any] | None = None  # model, hooks, function, Keras'
 
     @property
@@ -100,21 +102,17 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         # Monitor). Recording runs inside it, in a tf.cond on the step, so the steps not
         # recorded skip it on the device. Keras' own function is put back at the end; a
         # later fit with this Monitor reuses the hooked one when nothing was recompiled.
-        other = getattr(model, _ACTIVE, None)
-        if other is not None and other is not self and other._hooks is not None:
-            raise ValueError(
-                "gradscope.keras.Monitor: this model already has a Monitor in this fit; one "
-                "Monitor per model and fit (each wraps the model's step, and two would undo "
-                "each other's wrapping at the end)"
-            )
-        object.__setattr__(model, _ACTIVE, self)
+        _clear(model, self.params)  # what a fit that raised left installed; one Monitor a fit
         self._plain = model.train_function
         self._hooks, self._recording = self._hooked(model)
-        object.__setattr__(model, "train_function", self._guarded(model, self._recording))
+        self._installed = _Installed(self, self._hooks, self._plain, self.params)
+        object.__setattr__(model, _ACTIVE, self._installed)
+        guarded = self._guarded(model, self._recording, self._installed)
+        object.__setattr__(model, "train_function", guarded)
         self.recorder.device = _device(model)
         self._next = self._last = int(model.optimizer.iterations.numpy()) + 1
         self._per_call = max(int(getattr(model, "steps_per_execution", 1)), 1)
-        self._pending = False
+        self._pending, self._batches = False, 0
 
     def _hooked(self, model: Any) -> tuple[Any, Any]:
         """The hooks and the train function traced with them: the last fit's when the model
@@ -132,27 +130,20 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         model.make_train_function(force=True)  # untraced: Keras traces it on the first step
         return hooks, model.train_function
 
-    def _guarded(self, model: Any, recording: Any) -> Any:
+    def _guarded(self, model: Any, recording: Any, installed: _Installed) -> Any:
         """The recording train function, which puts Keras' own back (and the hooks away)
         when a ``fit`` without this Monitor calls it: a ``fit`` that raised never reaches
         ``on_train_end``, and Keras keeps its train function for the next ``fit``."""
 
         def train_function(iterator: Any) -> Any:
-            if not self._stepping:  # no on_train_batch_begin of this Monitor: not its fit
-                self._put_back(model)
+            # no on_train_batch_begin of this Monitor (not its fit), or it has moved on
+            if not self._stepping or self._installed is not installed:
+                installed.undo(model)
                 return model.train_function(iterator)
             self._stepping = False
             return recording(iterator)
 
         return train_function
-
-    def _put_back(self, model: Any) -> None:
-        if self._hooks is not None:
-            self._hooks.remove()
-            self._hooks = None
-        object.__setattr__(model, "train_function", self._plain)
-        if getattr(model, _ACTIVE, None) is self:
-            object.__delattr__(model, _ACTIVE)
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
         # The execution before has finished: collect it here rather than in on_train_batch_end,
@@ -160,6 +151,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._stepping = True
         if self._hooks is None:
             return
+        self._batches += self._per_call
         if self._pending:
             self._collect()
         if self._per_call > 1:  # a partial execution at an epoch's end: count exactly
@@ -185,15 +177,51 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
                 self._collect()
             # Keras' own function back: a later fit without the Monitor runs as it would have.
             self._kept = (self.model, self._hooks, self._recording, self._plain)
-            if not self._hooks.names and self._next - 1 >= self.recorder.every:
+            if not self._hooks.names and self._batches >= self.recorder.every:
                 path, _, line = self.site.rpartition(":")  # said at the user's fit(...) line
                 lineno = int(line) if line.isdigit() else 0
                 warnings.warn_explicit(_NOTHING_APPLIED, UserWarning, path or self.site, lineno)
-            self._put_back(self.model)
+            if self._installed is not None:
+                self._installed.undo(self.model)
         self.recorder.close()
 
 
-_ACTIVE = "_gradscope_monitor"  # set on the model while a Monitor's fit runs
+_ACTIVE = "_gradscope_monitor"  # the model's _Installed while a Monitor's fit runs
+
+
+class _Installed:
+    """What one Monitor put on one model for one fit, and how to take it off again."""
+
+    def __init__(self, monitor: Monitor, hooks: Any, plain: Any, params: Any) -> None:
+        self.monitor, self.hooks, self.plain, self.params = monitor, hooks, plain, params
+
+    def undo(self, model: Any) -> None:
+        """Keras' own train function and the model's own methods back (idempotent)."""
+        self.hooks.remove()
+        object.__setattr__(model, "train_function", self.plain)
+        if getattr(model, _ACTIVE, None) is self:
+            object.__delattr__(model, _ACTIVE)
+        if self.monitor._installed is self:
+            self.monitor._installed = self.monitor._hooks = None
+
+
+def _clear(model: Any, params: Any) -> None:
+    """Take off what a Monitor left on ``model``: a fit that raised never reached its
+    ``on_train_end``. One from this very fit (another Monitor, or the same one listed twice)
+    is taken off too, and refused: each wraps the model's step, and two would undo each
+    other's wrapping at the end."""
+    installed = getattr(model, _ACTIVE, None)
+    if installed is None:
+        return
+    installed.undo(model)
+    if params is not None and installed.params is params:
+        raise ValueError(
+            "gradscope.keras.Monitor: this model already has a Monitor in this fit; one "
+            "Monitor per model and fit (each wraps the model's step, and two would undo each "
+            "other's wrapping at the end)"
+        )
+
+
 _NOTHING_APPLIED = (
     "gradscope.keras.Monitor recorded no gradient: model.optimizer applied none in this fit "
     "(a custom train_step that applies another optimizer, or a model with no trainable "

@@ -32,6 +32,9 @@ def handle(variable: Any) -> Any:
     return handle if getattr(handle, "graph", None) is graph else graph.capture(handle)
 
 
+ADDED = "added_losses"  # the part of the losses a model adds (regularizers, add_loss)
+
+
 @dataclass(frozen=True)
 class Part:
     """One loss part of a step: its weighted value (float32), the step's own tensors whose
@@ -53,7 +56,7 @@ def parts(trace: Any, build: bool = True) -> list[Part]:
     if strategy.num_replicas_in_sync > 1:
         return []
     names = [name for name, _, _ in trace.parts]
-    names += ["added_losses"] if trace.added and names else []
+    names += [ADDED] if trace.added and names else []
     if len(names) < 2 or not build:
         return [Part(n, None) for n in names] if len(names) > 1 else []
     parts = []
@@ -62,7 +65,7 @@ def parts(trace: Any, build: bool = True) -> list[Part]:
         parts.append(Part(name, weighted, [value], weight))
     if trace.added:
         total = tf.add_n([tf.reduce_sum(tf.cast(x, tf.float32)) for x in trace.added])
-        parts.append(Part("added_losses", total, list(trace.added)))
+        parts.append(Part(ADDED, total, list(trace.added)))
     return parts
 
 

@@ -73,10 +73,13 @@ def test_weighted_losses_and_regularizers_get_their_own_gradients(
             if expected is None and compile_options:  # eagerly there is no graph to analyse
                 assert got["status"] == "none:unexplained", (part, name)
             elif expected is None:
-                layer = name.split("/")[0]  # the outputs each layer is on
-                head = {"a": "output 'a'", "b": "output 'b'"}.get(layer, "outputs 'a', 'b'")
                 assert got["status"] == "none:disconnected", (part, name)
-                assert got["cause"] == f"reaches only {head}, which loss '{part}' does not read"
+                if part == "added_losses":  # the L2 term is on trunk/kernel only
+                    assert got["cause"] == "no regularizer or add_loss term depends on it"
+                else:
+                    head = "a" if name.startswith("a/") else "b"
+                    said = f"reaches only output '{head}', which loss '{part}' does not read"
+                    assert got["cause"] == said, (part, name)
             else:
                 assert got["status"] == "ok", (part, name)
                 assert got["norm"] == pytest.approx(expected, rel=1e-5), (part, name)
@@ -212,10 +215,53 @@ def test_two_monitors_on_one_model_in_one_fit_are_refused() -> None:
     keras.utils.set_random_seed(5)
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
     model.compile(keras.optimizers.SGD(0.1), "mse")
+    first = Monitor(every=1)
     with pytest.raises(ValueError, match="already has a Monitor in this fit"):
-        model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[Monitor(every=1), Monitor(every=2)])
-    model.fit(X, Y1, batch_size=4, verbose=0)  # Keras' own step again: steps 1-4
+        model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[first, Monitor(every=2)])
     assert "train_step" not in vars(model) and "apply" not in vars(model.optimizer)
+    with pytest.raises(ValueError, match="already has a Monitor in this fit"):
+        model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[first, first])  # listed twice
     again = Monitor(every=2)
     model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[again])  # one Monitor: fine
-    assert [r["step"] for r in again.steps] == [6, 8]
+    assert [r["step"] for r in again.steps] == [2, 4]
+    model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[first])  # the first, reused: fine
+    assert [r["step"] for r in first.steps] == [5, 6, 7, 8]
+    model.fit(X, Y1, batch_size=4, verbose=0)  # and Keras' own step after them
+    assert "train_step" not in vars(model) and "apply" not in vars(model.optimizer)
+    assert "_gradscope_monitor" not in vars(model)
+
+
+def test_a_monitor_whose_fit_raised_can_be_used_again_here_or_on_another_model() -> None:
+    import keras
+
+    from gradscope.keras import Monitor
+
+    class Stop(keras.callbacks.Callback):  # type: ignore[misc]
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            if batch == 1:
+                raise RuntimeError("stopped by the user")
+
+    def build(seed: int) -> Any:
+        keras.utils.set_random_seed(seed)
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+        model.compile(keras.optimizers.SGD(0.1), "mse")
+        return model
+
+    def fit(model: Any, callbacks: list[Any]) -> None:
+        model.fit(X, Y1, batch_size=4, shuffle=False, verbose=0, callbacks=callbacks)
+
+    a, b, a_ref, b_ref = build(6), build(7), build(6), build(7)
+    monitor = Monitor(every=1)
+    with pytest.raises(RuntimeError, match="stopped by the user"):
+        fit(a, [monitor, Stop()])
+    a_ref.fit(X[:8], Y1[:8], batch_size=4, shuffle=False, verbose=0)
+    fit(b, [monitor])  # the same Monitor, on another model
+    fit(b_ref, [])
+    assert [r["step"] for r in monitor.steps] == [1, 1, 2, 3, 4]  # step 2 was never read
+    for model, reference in ((a, a_ref), (b, b_ref)):
+        fit(model, [])  # Keras' own step, on each: a trains a, b trains b
+        fit(reference, [])
+        for got, expected in zip(model.get_weights(), reference.get_weights(), strict=True):
+            np.testing.assert_array_equal(got, expected)
+        assert "train_step" not in vars(model) and "_gradscope_monitor" not in vars(model)
+        model.train_on_batch(X[:4], Y1[:4])  # no recursion into a Monitor's function
