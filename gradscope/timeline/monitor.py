@@ -27,10 +27,12 @@ traced step (:mod:`gradscope.timeline.causes`).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sys
 import warnings
+import weakref
 from typing import Any
 
 import keras
@@ -76,6 +78,9 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._pending = self._stepping = False
         self._batches = 0  # steps this fit has run (the optimizer may count none)
         self._installed: _Installed | None = None
+        # A fit interrupted (Ctrl-C) or raising never reaches on_train_end: the timeline of
+        # the steps recorded so far is written when the program exits.
+        atexit.register(_close_at_exit, weakref.ref(self))
         self._kept: tuple[Any, Any, Any, Any] | None = None  # model, hooks, function, Keras'
 
     @property
@@ -227,6 +232,14 @@ _NOTHING_APPLIED = (
     "(a custom train_step that applies another optimizer, or a model with no trainable "
     "weights). The Monitor watches model.optimizer only."
 )
+
+
+def _close_at_exit(monitor: weakref.ref[Monitor]) -> None:
+    """Write what a Monitor recorded since its last ``fit`` ended (nothing when it ended)."""
+    alive = monitor()
+    if alive is not None:
+        with contextlib.suppress(Exception):  # the interpreter is exiting: never a new error
+            alive.recorder.close()
 
 
 def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[Any, Any], float]:

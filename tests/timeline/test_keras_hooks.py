@@ -265,3 +265,32 @@ def test_a_monitor_whose_fit_raised_can_be_used_again_here_or_on_another_model()
             np.testing.assert_array_equal(got, expected)
         assert "train_step" not in vars(model) and "_gradscope_monitor" not in vars(model)
         model.train_on_batch(X[:4], Y1[:4])  # no recursion into a Monitor's function
+
+
+def test_an_interrupted_fit_writes_its_timeline_when_the_program_exits(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "timeline.json"
+    script = f"""
+import numpy as np, keras
+from gradscope.keras import Monitor
+
+class Interrupt(keras.callbacks.Callback):
+    def on_train_batch_end(self, batch, logs=None):
+        if batch == 2:
+            raise KeyboardInterrupt  # Ctrl-C during the third step's callbacks
+
+keras.utils.set_random_seed(8)
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+model.compile(keras.optimizers.SGD(0.1), "mse")
+x = np.ones((16, 4), "float32")
+model.fit(x, x[:, :1], batch_size=4, verbose=0,
+          callbacks=[Monitor(every=1, timeline={str(path)!r}), Interrupt()])
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode != 0 and "KeyboardInterrupt" in done.stderr
+    timeline = json.loads(path.read_text())
+    assert [r["step"] for r in timeline["steps"]] == [1, 2]  # step 3's was not yet read
