@@ -57,10 +57,13 @@ class Hooks:
     def __init__(self, model: Any, every: int, per_loss: bool = True, raw: bool = False) -> None:
         self.model, self.every, self.per_loss, self.raw = model, int(every), per_loss, raw
         self.optimizer = model.optimizer
-        # A due step's numbers in one float64 vector (one read per record): the step, the
+        # One row per step of an execution (steps_per_execution): each due step of it keeps
+        # its own numbers, in the row of its step within the execution.
+        self.rows = max(int(getattr(model, "steps_per_execution", 1) or 1), 1)
+        # A due step's numbers in one float64 row (one read per execution): the step, the
         # loss, "total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n], the P parts' values.
-        self.record: tf.Variable | None = None  # one copy per replica under a strategy
-        self.stash: dict[tuple[str, str], tf.Variable] = {}  # (loss part or "", var path), raw
+        self.record: tf.Variable | None = None  # [rows, size]; a copy per replica (strategy)
+        self.stash: dict[tuple[str, str], tf.Variable] = {}  # (part or "", path): [rows, *shape]
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.names: list[str] = []  # paths of the variables the step applies, in order
         self.nones: set[str] = set()
@@ -193,7 +196,7 @@ class Hooks:
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
         handles = [step_grads.handle(v) for _, v in trace.applied] if tape is None else []
         done = tf.cond(
-            tf.equal(iterations % self.every, 0),
+            ops.due(iterations, self.every),
             lambda: self._store(trace, step_grads.of_step(tape, handles), iterations),
             lambda: tf.constant(False),
         )
@@ -239,6 +242,7 @@ class Hooks:
         tracing them costs little."""
         grads, variables = [g for g, _ in trace.applied], [v for _, v in trace.applied]
         self.names = [_path(v) for v in variables]
+        row = (iterations - 1) % self.rows  # the step's row within its execution
         for grad, variable, path in zip(grads, variables, self.names, strict=True):
             self.shapes[path] = tuple(int(d) for d in variable.shape)
             if isinstance(grad, tf.IndexedSlices):
@@ -246,7 +250,7 @@ class Hooks:
             if grad is None:
                 self.nones.add(path)
             elif self.raw:
-                self._stash("", path, variable).assign(tf.convert_to_tensor(grad))
+                _put(self._stash("", path, variable), row, tf.convert_to_tensor(grad))
         sizes = [math.prod(self.shapes[n]) for n in self.names]
         weights = ops.square_sums(variables)
         loss = tf.constant(math.nan) if trace.loss is None else trace.loss
@@ -272,7 +276,7 @@ class Hooks:
             pieces.append(tf.reshape(tf.stack(pairs), [-1]))
             pieces.append(tf.cast(tf.stack([part.value for part in parts]), tf.float64))
         assert self.record is not None  # made by _variables
-        self.record.assign(tf.concat(pieces, 0))  # this replica's copy
+        _put(self.record, row, tf.concat(pieces, 0))  # this replica's copy
         return tf.constant(True)
 
     def _variables(self, trace: _Trace) -> bool:
@@ -283,8 +287,8 @@ class Hooks:
         n = len(trace.applied)
         parts = len(step_grads.parts(trace, build=False)) if self.per_loss else 0
         size = 2 + 3 * n + (2 * parts * n + parts * (parts - 1) // 2 * n + parts)
-        if self.record is None or self.record.shape[0] != size:
-            self.record = ops.local_variable([size], tf.float64, "gradscope_record")
+        if self.record is None or self.record.shape[1] != size:
+            self.record = ops.local_variable([self.rows, size], tf.float64, "gradscope_record")
         for grad, variable in trace.applied:
             if grad is not None and self.raw:
                 self._stash("", _path(variable), variable)
@@ -293,20 +297,31 @@ class Hooks:
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
         key = (part, path)
         if key not in self.stash:
-            self.stash[key] = ops.local_variable(variable.shape, variable.dtype, "gradscope_stash")
+            shape = [self.rows, *variable.shape]
+            self.stash[key] = ops.local_variable(shape, variable.dtype, "gradscope_stash")
         return self.stash[key]
 
     # -- read back (eager, from the callback) -----------------------------------------------
 
-    def fetch(self) -> Snapshot:
-        """The last due step's numbers, as numpy (small: a few values per variable)."""
-        raw = {k: ops.copies(self.model, v)[0].numpy() for k, v in self.stash.items()}
+    def fetch(self, after: int = 1) -> list[Snapshot]:
+        """The due steps from step ``after`` on that the rows hold, in order, as numpy
+        (small: a few values per variable and step)."""
         if self.record is None:
-            return Snapshot(0, {}, {}, math.nan, raw)
+            return []
         copies = [r.numpy() for r in ops.copies(self.model, self.record)]
-        values = copies[0]
+        raw = {k: ops.copies(self.model, v)[0].numpy() for k, v in self.stash.items()}
+        rows = copies[0]
         if len(copies) > 1:  # replicas: the same gradients (all-reduced), their losses add
-            values[1] = sum(float(c[1]) for c in copies)
+            rows[:, 1] = sum(c[:, 1] for c in copies)
+        found = [
+            self._snapshot(rows[r], {k: v[r] for k, v in raw.items()})
+            for r in range(rows.shape[0])
+            if math.isfinite(rows[r, 0]) and int(rows[r, 0]) >= after
+        ]
+        return sorted(found, key=lambda snap: snap.step)
+
+    def _snapshot(self, values: Any, raw: dict[tuple[str, str], Any]) -> Snapshot:
+        """One row of the record."""
         n, p = len(self.names), len(self.parts)
         ends = list(itertools.accumulate([2, 3 * n, 2 * p * n, p * (p - 1) // 2 * n, p]))
         sums = {"total": values[2 : ends[1]].reshape(n, 3)}
@@ -314,8 +329,7 @@ class Hooks:
             sums["parts"] = values[ends[1] : ends[2]].reshape(p, n, 2)
             sums["dots"] = values[ends[2] : ends[3]].reshape(-1, n)
         parts = dict(zip(self.parts, (float(v) for v in values[ends[3] :]), strict=True))
-        step = int(values[0]) if math.isfinite(values[0]) else 0
-        return Snapshot(step, sums, parts, float(values[1]), raw)
+        return Snapshot(int(values[0]), sums, parts, float(values[1]), raw)
 
 
 @dataclass(frozen=True)
@@ -331,6 +345,14 @@ class Snapshot:
 
 
 _MISSING = object()
+
+
+def _put(variable: tf.Variable, row: Any, value: Any) -> None:
+    """Write ``value`` into row ``row`` of ``variable`` (the whole of it with one row)."""
+    if variable.shape[0] == 1:
+        variable.assign(value[None])
+        return
+    variable.assign(tf.tensor_scatter_nd_update(variable, tf.reshape(row, [1, 1]), value[None]))
 
 
 def _unlowered(output: Any) -> None:

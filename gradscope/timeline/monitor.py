@@ -12,8 +12,9 @@ Works with compiled losses, several outputs, ``add_loss``, regularizers and cust
 ``train_step``s that call ``optimizer.apply_gradients`` (or ``apply``), traced (with or
 without XLA) or eager; the hooks are in :mod:`gradscope.timeline.keras_hooks`. The site is
 the user's ``fit(...)`` line. Steps are the optimizer's (``optimizer.iterations``, from 1).
-With ``steps_per_execution`` > 1 the callback runs once per execution, so at most one record
-per execution is kept (the last due step in it). Under a ``tf.distribute`` strategy
+Step 1 is recorded too (as ``gradscope run`` does), so a problem from the start shows at
+step 1. With ``steps_per_execution`` > 1 the record has a row per step of an execution, each
+due step writing its own, and the callback reads them all once the execution is done. Under a ``tf.distribute`` strategy
 (``MirroredStrategy``) the gradients recorded are the all-reduced ones the optimizer applies
 and the loss is the replicas' sum; per-loss gradients are not recorded there (a replica's
 own would not be the applied ones).
@@ -46,7 +47,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     own norm, zero fraction; per loss with several losses, and their cosines.
 
     Args:
-        every: record steps that are multiples of ``every`` (counted by the optimizer).
+        every: record step 1 and the steps that are multiples of ``every`` (counted by the
+            optimizer).
         timeline: write the timeline JSON (contract section 7) here when training ends.
         tensorboard: write TensorBoard scalars and histograms to this directory.
         thresholds: when a series becomes a finding (:class:`gradscope.timeline.Thresholds`).
@@ -162,19 +164,22 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         if self._per_call > 1:  # a partial execution at an epoch's end: count exactly
             self._next = int(self.model.optimizer.iterations.numpy()) + 1
         every, last = self.recorder.every, self._next + self._per_call - 1
-        self._pending = last // every > (self._next - 1) // every  # a due step in this one
+        # a due step in this execution: step 1 or a multiple of every
+        self._pending = self._next == 1 or last // every > (self._next - 1) // every
         self._next += self._per_call
 
     def _collect(self) -> None:
-        """Record the due step the last execution stashed."""
+        """Record the due steps the last execution stashed (each in its own row)."""
         hooks = self._hooks
         self._pending = False
-        snap = hooks.fetch()
-        if snap.step < self._last:
-            return
-        self._last = snap.step + 1
-        entries, losses, dots, loss = _summaries(hooks, snap)
-        self.recorder.record(snap.step, self.site, loss, entries, losses=losses or None, dots=dots)
+        for snap in hooks.fetch(after=self._last):
+            self._last = snap.step + 1
+            entries, losses, dots, loss = _summaries(hooks, snap)
+            whole = {name: snap.raw.get(("", name)) for name in hooks.names}
+            self.recorder.record(
+                snap.step, self.site, loss, entries, losses=losses or None, dots=dots,
+                gradients=whole if snap.raw else None,
+            )  # fmt: skip
 
     def on_train_end(self, logs: Any = None) -> None:
         if self._hooks is not None:
@@ -243,17 +248,16 @@ def _close_at_exit(monitor: weakref.ref[Monitor]) -> None:
 
 
 def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[Any, Any], float]:
-    """The recorder's entries of a due step: :class:`Summary` rows (reduced in the traced
-    step), or the gradients themselves when they were kept for histograms."""
+    """The recorder's entries of a due step: :class:`Summary` rows, reduced in the traced
+    step (also when the gradients themselves were kept for histograms: the statistics are
+    the same with or without them, ``sparse`` included)."""
     total = snap.sums["total"]
     entries, losses, dots = [], {}, {}
     for i, name in enumerate(hooks.names):
         shape = hooks.shapes[name]
         grad: Any = None
         if name not in hooks.nones:
-            grad = snap.raw.get(("", name))
-            if grad is None:
-                grad = Summary(float(total[i, 0]), int(total[i, 1]), shape, name in hooks.sparse)
+            grad = Summary(float(total[i, 0]), int(total[i, 1]), shape, name in hooks.sparse)
         cause = hooks.causes.get(name)
         why = (cause.status, cause.why, cause.cut_points) if cause is not None else ()
         entries.append((name, grad, Summary(float(total[i, 2]), 0, shape), *why))

@@ -211,6 +211,7 @@ class Recorder:
         *,
         losses: Mapping[str, tuple[Any, Sequence[Entry]]] | None = None,
         dots: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
+        gradients: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Record one step of one site, whether or not it is :meth:`due`.
 
@@ -223,6 +224,9 @@ class Recorder:
             losses: per loss, ``(value, entries)`` when the step has several losses.
             dots: per pair of losses ``(a, b)``, the dot product of their gradients per
                 variable: the cosines' numerators when the entries are :class:`Summary` objects.
+            gradients: the whole gradients by variable, for TensorBoard histograms only, when
+                the entries hold :class:`Summary` objects (the record's numbers come from
+                the entries either way).
 
         Returns:
             The step record, as it appears in the timeline JSON.
@@ -245,7 +249,8 @@ class Recorder:
             out["losses"], out["cosine"] = _per_loss(losses, dots or {})
         self.steps.append(out)
         if self._board is not None:
-            self._board.write(out, {str(e[0]): e[1] for e in entries})
+            whole = gradients if gradients is not None else {str(e[0]): e[1] for e in entries}
+            self._board.write(out, whole)
         return out
 
     def findings(self) -> list[dict[str, Any]]:

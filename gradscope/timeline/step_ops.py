@@ -23,6 +23,12 @@ def local_variable(shape: Any, dtype: Any, name: str) -> tf.Variable:
         )
 
 
+def due(step: Any, every: int) -> Any:
+    """Whether the Monitor records ``step`` (a tensor, from 1): the first step and every
+    ``every``-th, as ``gradscope run --every`` does."""
+    return tf.logical_or(tf.equal(step % every, 0), tf.equal(step, 1))
+
+
 def copies(model: Any, variable: tf.Variable) -> list[Any]:
     """The replicas' copies of a variable made by :func:`local_variable`, replica 0 first."""
     strategy = getattr(model, "distribute_strategy", None) or tf.distribute.get_strategy()
