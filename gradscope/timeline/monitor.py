@@ -39,6 +39,7 @@ from typing import Any
 import keras
 
 from gradscope.timeline.findings import Thresholds
+from gradscope.timeline.monitor_args import check_arguments, check_writable, rescue
 from gradscope.timeline.record import Recorder, Summary
 
 
@@ -51,6 +52,12 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             optimizer).
         timeline: write the timeline JSON (contract section 7) here when training ends.
         tensorboard: write TensorBoard scalars and histograms to this directory.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        ValueError: ``every`` below 1.
+        OSError: ``timeline`` or ``tensorboard`` cannot be written (also checked when a
+            ``fit`` begins, before its first step).
         thresholds: when a series becomes a finding (:class:`gradscope.timeline.Thresholds`).
         histograms: also write gradient histograms to TensorBoard.
         per_loss: with several losses, also record each loss's gradients and their cosines
@@ -68,10 +75,12 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         per_loss: bool = True,
     ) -> None:
         super().__init__()
+        check_arguments(every, timeline, tensorboard, thresholds, histograms, per_loss)
         self.recorder = Recorder(
             every, timeline, tensorboard, thresholds=thresholds, histograms=histograms
         )
         self.per_loss = per_loss
+        self._outputs = (timeline, tensorboard)
         self.site = "fit"
         self._hooks: Any = None
         self._plain: Any = None
@@ -101,6 +110,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         return self.recorder.to_dict()
 
     def on_train_begin(self, logs: Any = None) -> None:
+        check_writable(*self._outputs)  # before any step: none is trained for nothing
         self.site = _user_line()
         self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
         model = self.model
@@ -193,7 +203,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
                 warnings.warn_explicit(_NOTHING_APPLIED, UserWarning, path or self.site, lineno)
             if self._installed is not None:
                 self._installed.undo(self.model)
-        self.recorder.close()
+        try:
+            self.recorder.close()
+        except OSError as error:  # the recorded steps are kept, and the message says where
+            raise rescue(self.recorder.to_dict(), str(self.recorder.timeline), error) from None
 
 
 _ACTIVE = "_gradscope_monitor"  # the model's _Installed while a Monitor's fit runs
