@@ -85,7 +85,7 @@ def _total(y: Any, pred: Any, model: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("board", [True, False], ids=["whole-gradients", "reduced-in-graph"])
 def test_monitor_healthy_model_matches_bare_tensorflow_and_finds_nothing(board: bool) -> None:
     run = scenarios.healthy(board)
-    assert [r["step"] for r in run.timeline["steps"]] == list(range(2, 33, 2))
+    assert [r["step"] for r in run.timeline["steps"]] == [1, *range(2, 33, 2)]  # step 1, every 2
     assert_matches_bare(run, _total)
     assert run.timeline["findings"] == []
     assert all(r["site"].startswith("tests/timeline/scenarios.py:") for r in run.timeline["steps"])
@@ -182,13 +182,13 @@ def test_monitor_leaves_the_training_result_and_the_model_as_they_were() -> None
             x, [y, -y], batch_size=32, epochs=1, verbose=0, callbacks=[monitor] if monitor else []
         )
         results.append([w.numpy() for w in model.weights])  # batch-norm statistics included
-    assert monitor is not None and len(monitor.steps) == 8 // 3
+    assert monitor is not None and [s["step"] for s in monitor.steps] == [1, 3, 6]
     assert set(monitor.steps[0]["losses"]) == {"a", "b", "added_losses"}
     for plain, watched in zip(*results, strict=True):
         np.testing.assert_array_equal(plain, watched)
     assert "train_step" not in vars(model) and "apply" not in vars(model.optimizer)
     model.fit(x, [y, -y], batch_size=32, epochs=1, verbose=0)  # traced again, without the hooks
-    assert len(monitor.steps) == 8 // 3
+    assert len(monitor.steps) == 3
 
 
 @pytest.mark.filterwarnings("ignore:Gradients do not exist")  # the spare variable, on purpose
@@ -224,8 +224,8 @@ def test_monitor_watches_a_custom_train_step() -> None:
     before = kernel.numpy(), model.dense.bias.numpy()
     monitor = Monitor(every=2)
     model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[monitor])
-    (record,) = monitor.steps
-    assert record["step"] == 2
+    first, record = monitor.steps
+    assert (first["step"], record["step"]) == (1, 2)
     spare = record["variables"][model.spare.path]
     # Bare TF: no gradient for a weight the loss never reads; the traced step says why.
     with tf.GradientTape() as tape:
@@ -246,17 +246,17 @@ def test_monitor_watches_a_custom_train_step() -> None:
     assert (finding["kind"], finding["variable"], finding["from_step"]) == (
         "none",
         model.spare.path,
-        2,
+        1,  # from the first step on
     )
 
 
 @pytest.mark.parametrize(
     ("compile_options", "steps"),
     [
-        ({"run_eagerly": True}, [2, 4, 6, 8]),
-        pytest.param({"jit_compile": True}, [2, 4, 6, 8], marks=pytest.mark.slow),  # XLA: ~10 s
-        # Three steps per execution: the callback sees one record per execution, the last.
-        ({"steps_per_execution": 3}, [2, 6, 8]),
+        ({"run_eagerly": True}, [1, 2, 4, 6, 8]),
+        pytest.param({"jit_compile": True}, [1, 2, 4, 6, 8], marks=pytest.mark.slow),  # XLA
+        # Three steps per execution: each due step of an execution has its own record.
+        ({"steps_per_execution": 3}, [1, 2, 4, 6, 8]),
     ],
 )
 def test_monitor_in_every_execution_mode(compile_options: dict[str, Any], steps: list[int]) -> None:
@@ -305,8 +305,8 @@ def test_one_monitor_over_several_fits_records_them_all(tmp_path: Any) -> None:
                       callbacks=[monitor] if monitor else [])  # fmt: skip
         weights.append([w.numpy() for w in model.weights])
     assert monitor is not None
-    assert [s["step"] for s in monitor.steps] == [2, 4, 6, 8]
-    assert [s["step"] for s in json.loads(path.read_text())["steps"]] == [2, 4, 6, 8]
+    assert [s["step"] for s in monitor.steps] == [1, 2, 4, 6, 8]  # the second fit: from 5
+    assert [s["step"] for s in json.loads(path.read_text())["steps"]] == [1, 2, 4, 6, 8]
     for plain, watched in zip(*weights, strict=True):
         np.testing.assert_array_equal(plain, watched)
 
@@ -339,7 +339,7 @@ def test_monitor_under_mirrored_strategy_records_the_all_reduced_gradients() -> 
     with strategy.scope():
         model = build()
     model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[two])
-    assert [s["step"] for s in two.steps] == [s["step"] for s in one.steps] == [2, 4]
+    assert [s["step"] for s in two.steps] == [s["step"] for s in one.steps] == [1, 2, 4]
     for single, mirrored in zip(one.steps, two.steps, strict=True):
         assert mirrored["loss"] == pytest.approx(single["loss"], rel=1e-5)
         assert set(mirrored["variables"]) == set(single["variables"])
@@ -355,5 +355,5 @@ def test_monitor_under_mirrored_strategy_records_the_all_reduced_gradients() -> 
         loss = tf.reduce_mean(tf.square(y[32:64] - ref(x[32:64], training=True)))
     grads = tape.gradient(loss, ref.trainable_variables)
     for variable, grad in zip(ref.trainable_variables, grads, strict=True):
-        norm = two.steps[0]["variables"][variable.path]["norm"]
+        norm = two.steps[1]["variables"][variable.path]["norm"]
         assert norm == pytest.approx(_norm(grad), rel=1e-5), variable.path

@@ -37,7 +37,8 @@ def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: A
     """The cause of each None gradient of a traced train step.
 
     Args:
-        loss: the step's total loss, a tensor of the step's graph.
+        loss: the step's total loss, a tensor of the step's graph; or a list of them, whose
+            sum's gradients were taken (the terms of the added losses).
         variables: the variables the step applies gradients to.
         nones: per variable, whether its gradient is None.
         model: the Keras model (to name an output no loss reads), or None.
@@ -52,10 +53,12 @@ def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: A
     from gradscope.frontends.program import analyse, fit, graphs, sites
     from gradscope.frontends.program.analyse import SourceStatic
 
-    graph = loss.graph
+    losses = list(loss) if isinstance(loss, (list, tuple)) else [loss]
+    graph = losses[0].graph
     tensors = [graphs.source_tensor(graph, v) for v in variables]
-    forward = [op for op in graph.get_operations() if op._id <= loss.op._id]
-    call = graphs.GraphCall(forward, tensors, [loss])
+    last = max(t.op._id for t in losses)
+    forward = [op for op in graph.get_operations() if op._id <= last]
+    call = graphs.GraphCall(forward, tensors, losses)
     statics = [
         SourceStatic(sites.variable_name(v), tuple(v.shape), not none)
         for v, none in zip(variables, nones, strict=True)
@@ -63,7 +66,7 @@ def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: A
     probe_ids = analyse.probes(call.problem)
     if probe_ids:
         helper = gradients_util._GradientsHelper
-        got = graphs.received_by_copy(graph, [loss], call.probe_tensors(probe_ids), [], helper)
+        got = graphs.received_by_copy(graph, losses, call.probe_tensors(probe_ids), [], helper)
         call.received(probe_ids, got)
     analyse.analyse(call.problem, statics, call.locate, call.visible)
     if model is not None and y_pred is not None:

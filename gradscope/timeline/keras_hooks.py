@@ -220,13 +220,14 @@ class Hooks:
         self, part: Any, variables: list[Any], nones: list[bool], trace: _Trace
     ) -> None:
         """The cause of each None gradient of one loss part (a loss that does not reach a
-        variable: an output it does not read, a cut on its path)."""
-        if not any(nones) or len(part.targets) != 1 or tf.executing_eagerly():
+        variable: an output it does not read, a cut on its path; the added losses, each
+        regularizer and ``add_loss`` term a target, asked all at once)."""
+        if not any(nones) or not part.targets or tf.executing_eagerly():
             return
         added = part.name == step_grads.ADDED  # regularizers and add_loss read no output
         model = None if added else self.model
         try:
-            found = explain(part.targets[0], variables, nones, model, trace.y_pred, part.name)
+            found = explain(part.targets, variables, nones, model, trace.y_pred, part.name)
         except Exception:  # gradscope's failure never stops training: the None stays unexplained
             return
         for i, cause in found.items():

@@ -223,7 +223,7 @@ def test_two_monitors_on_one_model_in_one_fit_are_refused() -> None:
         model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[first, first])  # listed twice
     again = Monitor(every=2)
     model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[again])  # one Monitor: fine
-    assert [r["step"] for r in again.steps] == [2, 4]
+    assert [r["step"] for r in again.steps] == [1, 2, 4]
     model.fit(X, Y1, batch_size=4, verbose=0, callbacks=[first])  # the first, reused: fine
     assert [r["step"] for r in first.steps] == [5, 6, 7, 8]
     model.fit(X, Y1, batch_size=4, verbose=0)  # and Keras' own step after them
