@@ -14,10 +14,10 @@ without XLA) or eager; the hooks are in :mod:`gradscope.timeline.keras_hooks`. T
 the user's ``fit(...)`` line. Steps are the optimizer's (``optimizer.iterations``, from 1).
 Step 1 is recorded too (as ``gradscope run`` does), so a problem from the start shows at
 step 1. With ``steps_per_execution`` > 1 the record has a row per step of an execution, each
-due step writing its own, and the callback reads them all once the execution is done. Under a ``tf.distribute`` strategy
-(``MirroredStrategy``) the gradients recorded are the all-reduced ones the optimizer applies
-and the loss is the replicas' sum; per-loss gradients are not recorded there (a replica's
-own would not be the applied ones).
+due step writing its own, and the callback reads them all once the execution is done.
+Under a ``tf.distribute`` strategy (``MirroredStrategy``) the gradients recorded are the
+all-reduced ones the optimizer applies and the loss is the replicas' sum; per-loss gradients
+are not recorded there (a replica's own would not be the applied ones).
 
 Cost: one train function, Keras' own step with the hooks, traced once; the recording sits
 in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a recorded

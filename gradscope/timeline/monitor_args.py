@@ -1,4 +1,4 @@
-"""The Keras ``Monitor``'s arguments checked when it is made, its outputs kept when writing fails."""
+"""The Keras ``Monitor``'s arguments, checked when it is made; its timeline kept when unwritable."""
 
 from __future__ import annotations
 

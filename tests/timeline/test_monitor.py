@@ -201,7 +201,7 @@ def test_a_timeline_unwritable_at_the_end_is_kept_and_the_error_says_where(
     model = _small(1)
     (tmp_path / "out").mkdir()
     monitor = Monitor(every=4, timeline=path)
-    with pytest.raises(OSError, match="could not write the timeline to .*t.json") as raised:
+    with pytest.raises(OSError, match=r"could not write the timeline to .*t\.json") as raised:
         model.fit(X, Y, batch_size=8, shuffle=False, verbose=0, callbacks=[Spoil(), monitor])
     spare = str(raised.value).split("written to '")[1].split("'")[0]
     kept = json.loads(Path(spare).read_text())
@@ -218,7 +218,7 @@ def test_outputs_that_became_unwritable_stop_the_fit_before_its_first_step(
     start = [w.numpy() for w in model.weights]
     monitor = Monitor(every=1, tensorboard=tmp_path / "tb")
     (tmp_path / "tb").write_text("a file now")
-    with pytest.raises(NotADirectoryError, match="TensorBoard files to .*tb"):
+    with pytest.raises(NotADirectoryError, match=r"TensorBoard files to .*tb"):
         model.fit(X, Y, batch_size=8, verbose=0, callbacks=[monitor])
     assert int(model.optimizer.iterations.numpy()) == 0
     assert all(np.array_equal(a, b.numpy()) for a, b in zip(start, model.weights, strict=True))

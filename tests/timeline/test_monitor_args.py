@@ -1,0 +1,80 @@
+"""``Monitor(...)`` refuses a wrong argument or an output it cannot write when it is made,
+before any training, with a message naming what it saw."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.tf
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"every": 2.5}, TypeError, "every must be a whole number of steps, saw 2.5"),
+        ({"every": "3"}, TypeError, "every must be a whole number of steps, saw '3'"),
+        ({"every": True}, TypeError, "every must be a whole number of steps, saw True"),
+        ({"every": 0}, ValueError, "every must be 1 or more steps, saw 0"),
+        ({"every": -2}, ValueError, "every must be 1 or more steps, saw -2"),
+        ({"thresholds": "x"}, TypeError, "thresholds must be a gradscope.timeline.Thresholds"),
+        ({"timeline": 3}, TypeError, "timeline must be a path or None, saw 3"),
+        ({"tensorboard": ""}, ValueError, "tensorboard must be a path or None, saw an empty"),
+        ({"histograms": "yes"}, TypeError, "histograms must be True or False, saw 'yes'"),
+        ({"per_loss": 1}, TypeError, "per_loss must be True or False, saw 1"),
+    ],
+)
+def test_a_wrong_argument_is_refused_when_the_monitor_is_made(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    from gradscope.keras import Monitor
+
+    with pytest.raises(error, match=f"^gradscope.keras.Monitor: {message}"):
+        Monitor(**options)
+
+
+def test_right_arguments_of_every_accepted_type_are_accepted(tmp_path: Path) -> None:
+    from gradscope.keras import Monitor
+    from gradscope.timeline import Thresholds
+
+    monitor = Monitor(
+        every=np.int64(3),
+        timeline=tmp_path / "new" / "deeper" / "t.json",  # directories made when written
+        tensorboard=str(tmp_path / "tb"),
+        thresholds=Thresholds(),
+        histograms=False,
+        per_loss=False,
+    )
+    assert monitor.recorder.every == 3
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"timeline": "afile/t.json"}, NotADirectoryError,
+         "cannot write the timeline to 'afile/t.json': '.*afile' is a file, not a directory"),
+        ({"timeline": "afile/sub/t.json"}, NotADirectoryError, "'.*afile' is a file"),
+        ({"timeline": "adir"}, IsADirectoryError,
+         "cannot write the timeline to 'adir': it is a directory"),
+        ({"tensorboard": "afile"}, NotADirectoryError,
+         "cannot write TensorBoard files to 'afile': '.*afile' is a file, not a directory"),
+        ({"tensorboard": "afile/logs"}, NotADirectoryError, "'.*afile' is a file"),
+    ],
+)  # fmt: skip
+def test_an_output_that_cannot_be_written_is_refused_when_the_monitor_is_made(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    options: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    from gradscope.keras import Monitor
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("a file")
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(error, match=message):
+        Monitor(every=1, **options)
