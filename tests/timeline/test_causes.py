@@ -103,3 +103,54 @@ def test_the_none_finding_carries_the_cause(trained: dict[str, Any]) -> None:
     assert "none:stopped, cut at" in findings["side/bias"]["message"]
     assert findings["side/bias"]["cut_points"][0]["op"] == "StopGradient"
     assert "cut_points" not in findings["b/bias"]  # no path at all: nothing was cut
+
+
+def _added_losses_model() -> Any:
+    """Two heads with losses, a third with none; an L2 regularizer on the trunk's kernel and
+    an ``add_loss`` term that reads the trunk through a ``stop_gradient``."""
+    import keras
+    import tensorflow as tf
+
+    class Penalty(keras.layers.Layer):  # type: ignore[misc]
+        def call(self, t: Any) -> Any:
+            self.add_loss(0.5 * tf.reduce_mean(tf.square(tf.stop_gradient(t))))
+            return t
+
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((8,))
+    h = keras.layers.Dense(6, activation="tanh", name="body", kernel_regularizer="l2")(inputs)
+    o1, o2 = keras.layers.Dense(1, name="o1")(h), keras.layers.Dense(1, name="o2")(h)
+    o3 = keras.layers.Dense(1, name="unused_head")(Penalty(name="penalty")(h))
+    model = keras.Model(inputs, [o1, o2, o3])
+    model.compile(keras.optimizers.SGD(0.01), ["mse", "mse", None], loss_weights=[1.0, 2.0, None])
+    return model, Penalty
+
+
+def test_a_variable_no_added_loss_reaches_gets_its_cause() -> None:
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    model, penalty = _added_losses_model()
+    x, y = scenarios.data(n=16)
+    with tf.GradientTape() as tape:  # bare TensorFlow: the added losses' gradients
+        model(x, training=True)
+        added = tf.add_n(model.losses)
+    grads = tape.gradient(added, model.trainable_variables)
+    nones = {v.path for v, g in zip(model.trainable_variables, grads, strict=True) if g is None}
+    assert nones == {"body/bias", "o1/kernel", "o1/bias", "o2/kernel", "o2/bias",
+                     "unused_head/kernel", "unused_head/bias"}  # fmt: skip
+    monitor = Monitor(every=1)
+    with pytest.warns(UserWarning, match="Gradients do not exist"):
+        model.fit(x, [y, y, y], batch_size=16, epochs=1, verbose=0, callbacks=[monitor])
+    (record,) = monitor.steps
+    part = record["losses"]["added_losses"]["variables"]
+    assert {n for n, v in part.items() if v["status"].startswith("none:")} == nones
+    for name in nones - {"body/bias"}:  # no term reads it at all
+        assert part[name]["status"] == "none:disconnected", name
+        assert part[name]["cause"] == "no regularizer or add_loss term depends on it", name
+    lines, start = inspect.getsourcelines(penalty.call)  # the add_loss term's cut
+    line = start + next(i for i, text in enumerate(lines) if "tf.stop_gradient(" in text)
+    bias = part["body/bias"]
+    assert bias["status"] == "none:stopped"
+    assert bias["cause"].endswith(f"(StopGradient) at {os.path.relpath(__file__)}:{line}")
