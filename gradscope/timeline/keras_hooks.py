@@ -34,7 +34,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from gradscope.timeline import step_grads
+from gradscope.timeline import eager_causes, step_grads
 from gradscope.timeline import step_ops as ops
 from gradscope.timeline.causes import Cause, explain
 
@@ -75,6 +75,8 @@ class Hooks:
         self._local = threading.local()  # the trace of this thread (a replica's, mirrored)
         self._fetch: tuple[Any, Any] | None = None
         self._saved: list[tuple[Any, str, Any]] = []
+        self._eager_causes = False  # run_eagerly: the step traced once for the Nones' causes
+        self.path = _path
         self.install()
 
     @property
@@ -201,13 +203,16 @@ class Hooks:
             lambda: tf.constant(False),
         )
         _unlowered(done)
+        if tape is not None and (self.nones or self.part_nones) and not self._eager_causes:
+            self._eager_causes = True  # once: an eager step leaves no graph, one is traced
+            eager_causes.explain(self, step, data, _Trace)
         return logs
 
     def _explain(self, trace: _Trace) -> None:
-        """The cause of each None gradient, from the traced step (eagerly there is no graph
-        to analyse: those stay ``none:unexplained``)."""
+        """The cause of each None gradient, from the traced step (eagerly, from a trace made
+        for it: :mod:`gradscope.timeline.eager_causes`)."""
         nones = [g is None for g, _ in trace.applied]
-        if not any(nones) or trace.loss is None or tf.executing_eagerly():
+        if not any(nones) or trace.loss is None or not tf.is_symbolic_tensor(trace.loss):
             return
         variables = [v for _, v in trace.applied]
         try:
@@ -222,7 +227,7 @@ class Hooks:
         """The cause of each None gradient of one loss part (a loss that does not reach a
         variable: an output it does not read, a cut on its path; the added losses, each
         regularizer and ``add_loss`` term a target, asked all at once)."""
-        if not any(nones) or not part.targets or tf.executing_eagerly():
+        if not any(nones) or not part.targets or not tf.is_symbolic_tensor(part.targets[0]):
             return
         added = part.name == step_grads.ADDED  # regularizers and add_loss read no output
         model = None if added else self.model

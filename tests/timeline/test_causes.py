@@ -10,6 +10,7 @@ import inspect
 import os
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.timeline import scenarios
@@ -105,7 +106,7 @@ def test_the_none_finding_carries_the_cause(trained: dict[str, Any]) -> None:
     assert "cut_points" not in findings["b/bias"]  # no path at all: nothing was cut
 
 
-def _added_losses_model() -> Any:
+def _added_losses_model(**compile_options: Any) -> Any:
     """Two heads with losses, a third with none; an L2 regularizer on the trunk's kernel and
     an ``add_loss`` term that reads the trunk through a ``stop_gradient``."""
     import keras
@@ -122,16 +123,19 @@ def _added_losses_model() -> Any:
     o1, o2 = keras.layers.Dense(1, name="o1")(h), keras.layers.Dense(1, name="o2")(h)
     o3 = keras.layers.Dense(1, name="unused_head")(Penalty(name="penalty")(h))
     model = keras.Model(inputs, [o1, o2, o3])
-    model.compile(keras.optimizers.SGD(0.01), ["mse", "mse", None], loss_weights=[1.0, 2.0, None])
+    model.compile(keras.optimizers.SGD(0.01), ["mse", "mse", None],
+                  loss_weights=[1.0, 2.0, None], **compile_options)  # fmt: skip
     return model, Penalty
 
 
-def test_a_variable_no_added_loss_reaches_gets_its_cause() -> None:
+@pytest.mark.parametrize("compile_options", [{}, {"run_eagerly": True}], ids=["traced", "eager"])
+def test_a_variable_no_added_loss_reaches_gets_its_cause(compile_options: dict[str, Any]) -> None:
     import tensorflow as tf
 
     from gradscope.keras import Monitor
 
-    model, penalty = _added_losses_model()
+    model, penalty = _added_losses_model(**compile_options)
+    plain, _ = _added_losses_model(**compile_options)
     x, y = scenarios.data(n=16)
     with tf.GradientTape() as tape:  # bare TensorFlow: the added losses' gradients
         model(x, training=True)
@@ -142,8 +146,15 @@ def test_a_variable_no_added_loss_reaches_gets_its_cause() -> None:
                      "unused_head/kernel", "unused_head/bias"}  # fmt: skip
     monitor = Monitor(every=1)
     with pytest.warns(UserWarning, match="Gradients do not exist"):
-        model.fit(x, [y, y, y], batch_size=16, epochs=1, verbose=0, callbacks=[monitor])
-    (record,) = monitor.steps
+        model.fit(x, [y, y, y], batch_size=8, epochs=1, verbose=0, shuffle=False,
+                  callbacks=[monitor])  # fmt: skip
+        plain.fit(x, [y, y, y], batch_size=8, epochs=1, verbose=0, shuffle=False)
+    for a, b in zip(plain.weights, model.weights, strict=True):  # the extra trace never ran
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    record = monitor.steps[0]
+    head = record["variables"]["unused_head/kernel"]  # and the total's None, with its cause
+    assert head["status"] == "none:disconnected"
+    assert head["cause"].startswith("reaches only output 'unused_head', which no loss reads")
     part = record["losses"]["added_losses"]["variables"]
     assert {n for n, v in part.items() if v["status"].startswith("none:")} == nones
     for name in nones - {"body/bias"}:  # no term reads it at all
