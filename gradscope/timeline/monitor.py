@@ -257,7 +257,11 @@ def _close_at_exit(monitor: weakref.ref[Monitor]) -> None:
     alive = monitor()
     if alive is not None:
         with contextlib.suppress(Exception):  # the interpreter is exiting: never a new error
-            alive.recorder.close()
+            try:
+                alive.recorder.close()
+            except OSError as error:  # said, and the steps kept elsewhere
+                saved = rescue(alive.recorder.to_dict(), str(alive.recorder.timeline), error)
+                print(saved, file=sys.stderr)
 
 
 def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[Any, Any], float]:

@@ -83,6 +83,8 @@ def rescue(timeline: dict[str, Any], path: str, error: OSError) -> OSError:
     from gradscope.timeline.record import write
 
     why = error.strerror or str(error)
+    if error.strerror and error.filename:
+        why = f"{error.strerror}: {os.fspath(error.filename)!r}"
     steps = len(timeline.get("steps", []))
     kept = "it is in monitor.timeline"
     try:
