@@ -9,16 +9,19 @@ wrap, on the model's and optimizer's instances only:
 - ``model.compute_loss``: sees the total loss and, through the compiled loss's per-output
   functions and ``model.losses``, each part of it (several outputs, ``add_loss``,
   regularizers);
-- ``model.train_step``: runs the step and then, in a ``tf.cond`` on
+- ``model.train_step``: runs the step and then, in a ``tf.cond`` on step 1 or
   ``optimizer.iterations % every == 0``, reduces each gradient and weight to a few float64
-  numbers (sum of squares, zero elements) into one record variable; per loss part, its
+  numbers (sum of squares, zero elements) into the row of one record variable that the
+  step has within its execution (``steps_per_execution``); per loss part, its
   gradients come from the step's own graph (``tf.gradients``' helper, built in the branch;
   eagerly, from a persistent tape around the step), so dropout masks and batch-norm
   statistics are the step's own.
 
-Nothing of the training changes: the same ops compute the same update, and the recording
-runs only on the steps it is due. Keras traces this step once per ``fit`` (the first trace,
-which creates the record variable, is thrown away by TensorFlow and builds no recording).
+Nothing of the training changes (under XLA the step is compiled with the recording, which
+may change its fusion: last-bit differences): the same ops compute the same update, and the
+recording runs only on the steps it is due. Keras traces this step once per ``fit`` (the
+first trace, which creates the record variable, is thrown away by TensorFlow and builds no
+recording).
 The record lives in a ``tf.Variable`` made outside the model (``tf.init_scope``), so it is
 never saved with it; whole gradients are copied aside only for TensorBoard histograms.
 """
