@@ -115,7 +115,7 @@ def _gradient(value: Any, where: str) -> Error:
     """One variable of one record (or of one loss of a record)."""
     return _object(value, where) or (
         _required(value, "status", _word(STATUSES), where)
-        or _optional(value, "norm", _number(0.0), where)
+        or _required(value, "norm", _number(0.0), where)
         or _optional(value, "weight_norm", _number(0.0), where)
         or _optional(value, "zero_fraction", _number(0.0, 1.0), where)
         or _optional(value, "sparse", _flag, where)
@@ -167,7 +167,7 @@ def _thresholds(value: Any, where: str) -> Error:
     if not isinstance(value, dict):
         return _object(value, where)
     for name, kind in THRESHOLDS.items():
-        check = _count(0) if kind is int else _number(0.0)
+        check = _count(0) if kind is int else _number(0.0, null=False)
         error = _optional(value, name, check, where)
         if error is not None:
             return error
@@ -224,14 +224,15 @@ def _count(low: int) -> Check:
     return count
 
 
-def _number(low: float | None = None, high: float | None = None) -> Check:
-    """A finite number within ``[low, high]``, or null."""
+def _number(low: float | None = None, high: float | None = None, null: bool = True) -> Check:
+    """A finite number within ``[low, high]``, or (``null``) null."""
     bounds = (f" from {low:g}" if low is not None else "") + (
         f" to {high:g}" if high is not None else ""
     )
+    alternative = " or null" if null else ""
 
     def number(value: Any, where: str) -> Error:
-        if value is None or (
+        if (null and value is None) or (
             isinstance(value, int | float)
             and not isinstance(value, bool)
             and math.isfinite(value)
@@ -239,7 +240,7 @@ def _number(low: float | None = None, high: float | None = None) -> Check:
             and (high is None or value <= high)
         ):
             return None
-        return where, f"expected a finite number{bounds} or null, saw {_seen(value)}"
+        return where, f"expected a finite number{bounds}{alternative}, saw {_seen(value)}"
 
     return number
 
