@@ -75,7 +75,9 @@ def test_load_refuses_a_timeline_without_version(tmp_path: Path) -> None:
     timeline = _timeline()
     del timeline["gradscope"]
     path = _write(tmp_path, timeline)
-    with pytest.raises(TimelineError, match=r"^.*t\.json: not a gradscope timeline: no `gradscope`"):
+    with pytest.raises(
+        TimelineError, match=r"^.*t\.json: not a gradscope timeline: no `gradscope`"
+    ):
         load(path)
 
 
@@ -188,7 +190,7 @@ def test_plot_and_check_refuse_a_bad_timeline_in_one_line(tmp_path: Path) -> Non
         assert result.exit_code == 2, result.output
         command = args[0]
         assert result.stderr == (
-            f"gradscope {command}: {path}: steps[4].variables[\"w\"].norm: expected a finite "
+            f'gradscope {command}: {path}: steps[4].variables["w"].norm: expected a finite '
             'number from 0 or null, saw "big"\n'
         )
     assert not (tmp_path / "t.png").exists()
