@@ -44,8 +44,7 @@ def load(path: str) -> dict[str, Any]:
         json.JSONDecodeError: the file is not JSON (its line and column say where).
         TimelineError: it is JSON, but not a timeline of a version this reader knows.
     """
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = _read(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -53,6 +52,22 @@ def load(path: str) -> dict[str, Any]:
     except (RecursionError, ValueError) as exc:  # nested too deeply, a 5,000-digit integer
         raise TimelineError(f"{path}: not a gradscope timeline: {str(exc)[:80]}") from None
     return checked(data, path)
+
+
+def _read(path: str) -> str:
+    """The file's text; only a regular file (a FIFO would block the read forever)."""
+    import os
+    import stat
+
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(0, "not a regular file")
+        data = handle.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 text ({exc.reason})"
+        raise TimelineError(f"{path}: not a gradscope timeline: {reason}") from None
 
 
 def checked(data: Any, path: str) -> dict[str, Any]:
@@ -95,6 +110,7 @@ def _timeline(data: Any) -> Error:
         or _optional(data, "device", _nullable(_text), "")
         or _optional(data, "every", _count(1), "")
         or _optional(data, "thresholds", _thresholds, "")
+        or _optional(data, "allow_none", lambda v, w: _items(v, w, _text), "")
         or _items(data["steps"], "steps", _step)
         or _optional(data, "findings", lambda v, w: _items(v, w, _finding), "")
     )
@@ -121,6 +137,7 @@ def _gradient(value: Any, where: str) -> Error:
         or _optional(value, "sparse", _flag, where)
         or _optional(value, "shape", _shape, where)
         or _optional(value, "cause", _text, where)
+        or _optional(value, "allowed", _flag, where)
         or _optional(value, "cut_points", lambda v, w: _items(v, w, _cut_point), where)
     )
 

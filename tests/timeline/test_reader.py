@@ -208,3 +208,28 @@ def test_check_refuses_a_newer_timeline_with_no_findings(tmp_path: Path, version
 
 def test_every_finding_kind_is_read() -> None:
     assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"}
+
+
+def test_load_refuses_a_fifo_without_waiting_and_text_that_is_not_utf8(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        load(str(fifo))  # opening a FIFO to read would otherwise wait for a writer forever
+    binary = tmp_path / "b.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(TimelineError, match=r"b\.json: not a gradscope timeline: not UTF-8"):
+        load(str(binary))
+
+
+def test_load_reads_the_allowed_none_marks_of_gradscope_run(tmp_path: Path) -> None:
+    timeline = _timeline() | {"allow_none": ["b"]}
+    timeline["steps"][0]["variables"]["b"]["allowed"] = True
+    assert load(_write(tmp_path, timeline)) == timeline
+    timeline["steps"][0]["variables"]["b"]["allowed"] = "yes"
+    with pytest.raises(TimelineError, match=r'variables\["b"\]\.allowed: expected true or false'):
+        load(_write(tmp_path, timeline))
+    timeline = _timeline() | {"allow_none": "b"}
+    with pytest.raises(TimelineError, match="allow_none: expected a list"):
+        load(_write(tmp_path, timeline))
