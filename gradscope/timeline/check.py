@@ -55,6 +55,7 @@ def report(timeline: Mapping[str, Any], path: str) -> m.Report:
         losses=losses,
         problems=tuple(_problem(f, path) for f in findings),
         notes=notes,
+        route="timeline",  # recorded in training: no NaN origin was searched
     )
 
 

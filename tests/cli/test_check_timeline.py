@@ -272,3 +272,16 @@ def test_check_timeline_junit_points_at_the_program_line() -> None:
     cases = ET.fromstring(out).iter("testcase")
     texts = [case.findtext("system-out") or "" for case in cases]
     assert texts and all(text.split("\n")[0] == f"at: {site}" for text in texts)
+
+
+@pytest.mark.tf
+def test_check_timeline_says_its_numbers_were_recorded_not_traced() -> None:
+    from tests.timeline import scenarios
+
+    run = scenarios.exploding()
+    code, out, _ = _invoke("check", "--timeline", str(run.path), "--format", "json")
+    assert code == 1 and json.loads(out)["route"] == "timeline"
+    # No NaN origin was searched in a recorded run: no "not found" section claims one was.
+    for fmt in ("table", "markdown"):
+        code, out, _ = _invoke("check", "--timeline", str(run.path), "--format", fmt)
+        assert "nan" in out and "Where NaN/Inf first appeared" not in out, fmt
