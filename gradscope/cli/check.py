@@ -114,7 +114,7 @@ def check(
     if timelines:
         from gradscope.timeline.check import with_timelines
 
-        result = with_timelines(result, loaded)
+        result = with_timelines(result, loaded, baseline)
     assert result is not None
     if write_baseline:
         write_atomic(write_baseline, render(result, "json"))

@@ -31,7 +31,7 @@ def read_timeline(path: str, command: str) -> dict[str, Any]:
     """
     import json
 
-    from gradscope.timeline.record import load
+    from gradscope.timeline.reader import load
 
     try:
         return load(path)

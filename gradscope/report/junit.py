@@ -60,6 +60,18 @@ def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
     return ET.SubElement(suite, "testcase", classname=classname, name=name, time="0")
 
 
+def _at(problem: m.Problem, report: m.Report) -> str:
+    """Where a problem points: its own file (a timeline's program, a target's module), which
+    need not be the report's."""
+    return f"{problem.spec or report.spec}:{problem.line}"
+
+
+def _source(source: str, spec: str) -> str:
+    """A loss's or a variable's ``FILE:LINE`` source as written; line 1 of ``spec`` if none."""
+    path, _, line = source.rpartition(":")
+    return source if path and line.isdigit() else f"{spec}:{line_of(source)}"
+
+
 def _pair_text(pair: m.PairResult, where: str) -> str:
     text = f"at: {where}\nstatus: {pair.status}"
     if pair.norm is not None:
@@ -81,23 +93,23 @@ def _suite(parent: ET.Element, report: m.Report, baseline: str | None) -> ET.Ele
     for loss, pair in report.pairs():
         problem = by_pair.get((loss.name, pair.variable))
         placed |= {id(problem)} if problem else set()
-        line = problem.line if problem else line_of(loss.source)
+        where = _at(problem, report) if problem else _source(loss.source, report.spec)
         case = _case(suite, f"{label}.{loss.name}", pair.variable)
         _outcome(case, problem, baseline)
-        ET.SubElement(case, "system-out").text = _pair_text(pair, f"{report.spec}:{line}")
+        ET.SubElement(case, "system-out").text = _pair_text(pair, where)
     for v in report.variables:
         if v.trainable:
             case = _case(suite, f"{label}.{ANY_LOSS}", v.name)
             problem = by_pair.get((None, v.name))
             placed |= {id(problem)} if problem else set()
             _outcome(case, problem, baseline)
-            ET.SubElement(case, "system-out").text = f"at: {report.spec}:{line_of(v.source)}"
+            ET.SubElement(case, "system-out").text = f"at: {_source(v.source, report.spec)}"
     for p in report.problems:  # a second problem of a pair, or one about a whole loss
         if id(p) not in placed:
             name = f"{p.variable or 'every variable'}: {p.kind}"
             case = _case(suite, f"{label}.{p.loss or ANY_LOSS}", name)
             _outcome(case, p, baseline)
-            ET.SubElement(case, "system-out").text = f"at: {report.spec}:{p.line}"
+            ET.SubElement(case, "system-out").text = f"at: {_at(p, report)}"
     notes = [f"{f'{loss}: ' if loss else ''}{note}" for loss, note in style.note_rows(report)]
     if notes:  # every note in every format (a JUnit viewer shows a suite's system-out)
         ET.SubElement(suite, "system-out").text = "\n".join(f"note: {n}" for n in notes)

@@ -122,8 +122,11 @@ def origin_text(origin: NanOrigin) -> str:
 
 
 def nan_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
-    """``(loss, variable, what appeared where, FILE:LINE)`` for every ``nan`` pair."""
-    rows = []
+    """``(loss, variable, what appeared where, FILE:LINE)`` for every ``nan`` pair (none for
+    a timeline's report: the run recorded no NaN origin; its ``nan`` finding says when)."""
+    rows: list[tuple[str, str, str, str]] = []
+    if report.route == "timeline":
+        return rows
     for loss, pair in report.pairs():
         if pair.status != m.NAN:
             continue

@@ -11,6 +11,7 @@ import pytest
 from gradscope.errors import ErrorGroup, Location, SpecError, SpecErrors, TargetError
 from gradscope.report import failed, render
 from gradscope.results import report as m
+from gradscope.results.facts import VariableFacts
 from tests import checks
 
 XSD = Path(__file__).parent / "data" / "jenkins-junit-10.xsd"
@@ -123,3 +124,28 @@ def test_junit_known_problems_are_skipped_not_failed() -> None:
 def test_junit_passing_run_has_no_failures() -> None:
     root = _parse(checks.result(checks.clean()))
     assert root.findall(".//failure") == [] and root.get("tests") == "2"
+
+
+def test_junit_places_a_target_or_timeline_case_in_its_own_file() -> None:
+    """A report's lines may lie in another file than the report's name (a Python target's
+    module, a timeline's program): ``at:`` names that file, never ``t.py:build:8``."""
+    variables = [
+        VariableFacts("w", (3,), "float32", True, "t.py:5"),
+        VariableFacts("spare", (2,), "float32", True, "t.py:6"),
+    ]
+    loss = m.LossResult(
+        "main",
+        1.0,
+        (checks.pair("w", m.OK, 0.5), checks.pair("spare", m.DISCONNECTED)),
+        source="t.py:8",
+    )
+    root = _parse(checks.result(checks.report([loss], variables, spec="t.py:build")))
+    texts = {
+        (case.get("name"), case.get("classname")): case.findtext("system-out") or ""
+        for case in root.iter("testcase")
+    }
+    assert texts[("w", "t.py:build.main")].startswith("at: t.py:8\n")
+    assert texts[("w", "t.py:build.any loss")] == "at: t.py:5"
+    assert texts[("spare", "t.py:build.any loss")] == "at: t.py:6"
+    never = root.find("testsuite/testcase[@name='spare'][@classname='t.py:build.any loss']")
+    assert (never.findtext("failure") or "").startswith("at: t.py:6\n")
