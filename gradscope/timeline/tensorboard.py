@@ -1,6 +1,9 @@
 """TensorBoard event files of a timeline: scalars and histograms under tags named by variable.
 
-Tags, per recorded step (``<site>`` is added as a prefix only when a run has several sites):
+Tags, per recorded step, prefixed with ``<site>/`` (the record's ``FILE:LINE``) with
+``sites=True`` (``gradscope run``: every tag, so each series keeps its tag over the run);
+otherwise only the tags of a site other than the first one written are (the Monitor's
+single ``fit`` line has none):
 
 - ``gradients/norm/<variable>``: the gradient's L2 norm;
 - ``gradients/ratio/<variable>``: gradient norm / the variable's own norm;
@@ -30,11 +33,12 @@ from gradscope.timeline.arrays import dense
 class Board:
     """A ``tf.summary`` file writer for timeline records."""
 
-    def __init__(self, directory: str, *, histograms: bool = True) -> None:
+    def __init__(self, directory: str, *, histograms: bool = True, sites: bool = False) -> None:
         self.directory = directory
         self.histograms = histograms
+        self.sites = sites
         self._writer: Any = None
-        self._sites: set[str] = set()
+        self._first: str | None = None  # the first site written: unprefixed unless ``sites``
 
     def _tf(self) -> Any:
         import tensorflow as tf
@@ -47,8 +51,9 @@ class Board:
     def write(self, record: Mapping[str, Any], gradients: Mapping[str, Any]) -> None:
         """Write one step record; ``gradients`` (name -> gradient or None) feed histograms."""
         tf = self._tf()
-        self._sites.add(str(record["site"]))
-        prefix = f"{record['site']}/" if len(self._sites) > 1 else ""
+        site = str(record["site"])
+        self._first = site if self._first is None else self._first
+        prefix = f"{site}/" if self.sites or site != self._first else ""
         step = int(record["step"])
         scalars: dict[str, float | None] = {f"{prefix}loss": record.get("loss")}
         for name, v in record["variables"].items():
@@ -80,8 +85,7 @@ class Board:
                     )
             if self.histograms:
                 for name, g in gradients.items():
-                    whole = g is not None and not hasattr(g, "square_sum")  # not a Summary
-                    array = dense(g) if whole else None
+                    array = _elements(g)
                     if array is not None and array.size and np.all(np.isfinite(array)):
                         tf.summary.write(
                             f"{prefix}gradients/{name}",
@@ -101,6 +105,17 @@ class Board:
         if self._writer is not None:
             self._writer.close()
             self._writer = None  # a later record opens a new event file in the directory
+
+
+def _elements(gradient: Any) -> np.ndarray[Any, Any] | None:
+    """A gradient's elements as a dense array: a tensor's, or those a ``Summary`` kept
+    (None: no gradient, or a ``Summary`` of its norm alone)."""
+    if gradient is None:
+        return None
+    if hasattr(gradient, "square_sum"):  # a Summary
+        kept = getattr(gradient, "values", None)
+        return None if kept is None else np.asarray(kept)
+    return dense(gradient)
 
 
 def buckets(array: np.ndarray[Any, Any], count: int = 30) -> np.ndarray[Any, Any]:
