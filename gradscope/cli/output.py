@@ -109,7 +109,7 @@ def check_writable(option: str, path: str, *, directory: bool = False, parents: 
     if info is not None and not directory:
         _check_target(path, option, inputs)
     where = path if directory else (os.path.dirname(path) or ".")
-    if not parents and not os.path.isdir(where):
+    if not parents and not os.path.exists(where):
         raise UsageError(f"{said}: directory {where} does not exist")
     _check_place(said, where)
 
