@@ -45,6 +45,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from itertools import combinations
 from typing import Any
 
@@ -71,8 +72,7 @@ class Summary:
         zeros: how many elements are exactly zero.
         shape: its shape.
         sparse: whether TensorFlow gave it as ``IndexedSlices``.
-        values: its elements (a dense array), when they were kept for a TensorBoard
-            histogram; None otherwise.
+        values: its elements (dense), kept only for a TensorBoard histogram, else None.
     """
 
     square_sum: float
@@ -174,12 +174,10 @@ class Recorder:
         program: the ``program`` of the timeline JSON (default: ``sys.argv[0]``).
         thresholds: when a series becomes a finding (:class:`Thresholds` defaults).
         histograms: also write gradient histograms to TensorBoard.
-        allow_none: globs of variables whose None gradient is expected (``gradscope run
-            --allow-none``): such a record is marked ``"allowed": true`` and makes no
-            ``none`` finding.
+        allow_none: globs of variables whose None gradient is expected (``run --allow-none``):
+            such a record is marked ``"allowed": true`` and makes no ``none`` finding.
         site_tags: prefix every TensorBoard tag with its site (``FILE:LINE/``), as
-            ``gradscope run`` does (a program may have several gradient call sites); else
-            only the tags of a site other than the first one recorded are.
+            ``gradscope run`` does; else only those of a site after the first one.
     """
 
     def __init__(
@@ -247,7 +245,9 @@ class Recorder:
             value = entry[2] if len(entry) > 2 else None
             stats["weight_norm"] = _weight_norm(value)
             stats["shape"] = _shape(entry[1], value)
-            if str(stats["status"]).startswith("none") and self._allowed(str(entry[0])):
+            if str(stats["status"]).startswith("none") and any(
+                fnmatchcase(str(entry[0]), pattern) for pattern in self.allow_none
+            ):
                 stats["allowed"] = True
             variables[str(entry[0])] = stats
         out: dict[str, Any] = {
@@ -262,11 +262,6 @@ class Recorder:
         if self._board is not None:
             self._board.write(out, {str(e[0]): e[1] for e in entries})
         return out
-
-    def _allowed(self, name: str) -> bool:
-        from fnmatch import fnmatchcase
-
-        return any(fnmatchcase(name, pattern) for pattern in self.allow_none)
 
     def findings(self) -> list[dict[str, Any]]:
         """The findings of the steps recorded so far."""
