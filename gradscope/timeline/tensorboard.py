@@ -45,7 +45,11 @@ class Board:
 
         if self._writer is None:
             with tf.init_scope():  # the writer is eager state, even when a record comes in a trace
-                self._writer = tf.summary.create_file_writer(self.directory)
+                eager = tf.executing_eagerly()
+                if eager:
+                    self._writer = tf.summary.create_file_writer(self.directory)
+            if not eager:  # TensorFlow 1 behaviour (disable_v2_behavior): events written directly
+                self._writer = tf.compat.v1.summary.FileWriter(self.directory)
         return tf
 
     def write(self, record: Mapping[str, Any], gradients: Mapping[str, Any]) -> None:
@@ -77,34 +81,39 @@ class Board:
             a, b = pair["losses"]
             for name, c in pair["variables"].items():
                 scalars[f"{prefix}cosine/{a}~{b}/{name}"] = c
-        with self._writer.as_default(step=step):
-            for tag, value in scalars.items():
-                if value is not None:
-                    tf.summary.write(
-                        tag, tf.constant(value, tf.float32), metadata=self._meta("scalars")
-                    )
-            if self.histograms:
-                for name, g in gradients.items():
-                    array = _elements(g)
-                    if array is not None and array.size and np.all(np.isfinite(array)):
-                        tf.summary.write(
-                            f"{prefix}gradients/{name}",
-                            buckets(array),
-                            metadata=self._meta("histograms"),
-                        )
+        values = [(tag, np.float32(v), "scalars") for tag, v in scalars.items() if v is not None]
+        for name, g in gradients.items() if self.histograms else ():
+            array = _elements(g)
+            if array is not None and array.size and np.all(np.isfinite(array)):
+                values.append((f"{prefix}gradients/{name}", buckets(array), "histograms"))
+        self._emit(tf, step, values)
+
+    def _emit(self, tf: Any, step: int, values: list[tuple[str, Any, str]]) -> None:
+        """Write ``(tag, value, plugin)`` at ``step``: with ``tf.summary``, or as one v1
+        ``Summary`` event when TensorFlow runs with its version 1 behaviour (no eager)."""
+        if isinstance(self._writer, tf.compat.v1.summary.FileWriter):
+            summary = tf.compat.v1.Summary()
+            for tag, value, plugin in values:
+                summary.value.add(tag=tag, metadata=_meta(tf, plugin),
+                                  tensor=tf.make_tensor_proto(value))  # fmt: skip
+            self._writer.add_summary(summary, step)
+        else:
+            with self._writer.as_default(step=step):
+                for tag, value, plugin in values:
+                    meta = _meta(tf, plugin).SerializeToString()
+                    tf.summary.write(tag, tf.constant(value), metadata=meta)
         self._writer.flush()
-
-    def _meta(self, plugin: str) -> Any:
-        import tensorflow as tf
-
-        meta = tf.compat.v1.SummaryMetadata()
-        meta.plugin_data.plugin_name = plugin  # content left empty: the plugins' version 0
-        return meta.SerializeToString()
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None  # a later record opens a new event file in the directory
+
+
+def _meta(tf: Any, plugin: str) -> Any:
+    meta = tf.compat.v1.SummaryMetadata()
+    meta.plugin_data.plugin_name = plugin  # content left empty: the plugins' version 0
+    return meta
 
 
 def _elements(gradient: Any) -> np.ndarray[Any, Any] | None:

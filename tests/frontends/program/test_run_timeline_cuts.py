@@ -1,6 +1,6 @@
 """``gradscope run --timeline/--tensorboard`` on a program with a cut gradient at two sites:
-the records' causes, ``--allow-none``, ``weight_norm`` and the TensorBoard tags, against bare
-TensorFlow computing the same steps."""
+the records' causes, ``--allow-none``, ``weight_norm`` and the TensorBoard tags (and events
+from a TensorFlow 1 program), against bare TensorFlow computing the same steps."""
 
 from __future__ import annotations
 
@@ -193,3 +193,36 @@ def test_tensorboard_tags_are_stable_per_site_and_every_site_has_histograms(
                 assert rows[-1, 1] == pytest.approx(float(grad.max()), rel=1e-5, abs=1e-12)
     ratio = events[f"{sites['loop']}/gradients/ratio/b"]
     assert 1 not in ratio and sorted(ratio) == RECORDED[1:]  # b's weight norm is 0 at step 1
+
+
+def test_tensorboard_of_a_tensorflow_1_program(tmp_path: Path) -> None:
+    """A program with TensorFlow 1 behaviour (no eager, so no ``tf.summary`` writer) gets its
+    events too; in a subprocess, since ``disable_v2_behavior`` cannot be undone."""
+    import os
+    import subprocess
+    import sys
+
+    import tensorflow as tf
+
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(root), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "-m", "gradscope", "run", "--steps", "4",
+                           "--tensorboard", str(tmp_path / "tb"), "timeline_tf1.py"],
+                          cwd=PROGRAMS, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    x = np.arange(8, dtype=np.float32).reshape(8, 1) / 8
+    w, b = tf.Variable([[0.5]]), tf.Variable([0.0])
+    events = _events(tmp_path / "tb")
+    site = f"timeline_tf1.py:{line_of('timeline_tf1.py', 'tf.gradients(')}"
+    for step in range(1, 5):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(x @ w + b - (3 * x + 1)))
+        grads = tape.gradient(loss, [w, b])
+        assert float(events[f"{site}/loss"][step][1]) == pytest.approx(float(loss), rel=1e-5)
+        for name, grad in zip("wb", grads, strict=True):
+            norm = events[f"{site}/gradients/norm/{name}"][step][1]
+            assert float(norm) == pytest.approx(_norm(grad), rel=1e-5)
+            assert events[f"{site}/gradients/{name}"][step][1][:, 2].sum() == 1
+        w.assign_sub(0.1 * grads[0])
+        b.assign_sub(0.1 * grads[1])
