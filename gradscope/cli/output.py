@@ -6,7 +6,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
@@ -80,7 +80,60 @@ def write_atomic_bytes(path: str, data: bytes) -> None:
         raise
 
 
-def _check_target(path: str) -> None:
+def check_writable(option: str, path: str, *, directory: bool = False, parents: bool = True,
+                   inputs: Sequence[str] | None = None) -> None:  # fmt: skip
+    """Refuse, before any work, an output path that cannot be written: ``OPTION PATH: why``.
+
+    Args:
+        option: the option that named the path (``--timeline``), for the message.
+        path: the file to write, or with ``directory`` the directory to write files into.
+        directory: ``path`` is a directory (made if missing).
+        parents: missing parent directories will be made; else the parent must exist.
+        inputs: the files the command reads, never to be written over (default: those its
+            parameters name).
+
+    Raises:
+        UsageError: ``path`` is of the wrong kind, is an input of the command, or lies in
+            (or under) a file or a directory that cannot be written.
+    """
+    import stat
+
+    said = f"{option} {path}"
+    try:
+        info = os.stat(path)
+    except OSError:
+        info = None
+    if info is not None and directory != stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"{said}: " + ("not a directory" if directory else "is a directory; "
+                                        "give a file path"))  # fmt: skip
+    if info is not None and not directory:
+        _check_target(path, option, inputs)
+    where = path if directory else (os.path.dirname(path) or ".")
+    if not parents and not os.path.exists(where):
+        raise UsageError(f"{said}: directory {where} does not exist")
+    _check_place(said, where)
+
+
+def _check_place(said: str, where: str) -> None:
+    """``where`` (a directory to write in or to make) exists or can be made: its nearest
+    existing ancestor is a directory this process may write into."""
+    existing = os.path.abspath(where)
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    shown = os.path.relpath(existing) if not os.path.isabs(where) else existing
+    if not os.path.isdir(existing):
+        raise UsageError(f"{said}: {shown} is a file, not a directory")
+    import tempfile
+
+    try:  # a file made and removed: permissions, a read-only file system, /proc, a full disk
+        fd, probe = tempfile.mkstemp(prefix=".gradscope-probe-", dir=existing)
+    except OSError as exc:
+        raise UsageError(f"{said}: cannot write into {shown} ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _check_target(path: str, option: str = "--output", inputs: Sequence[str] | None = None) -> None:
     """Only a regular file (or a new one) may be written, and never an input of the command.
 
     ``os.replace`` onto ``/dev/null`` (as root) or a symlink would replace the node itself
@@ -95,13 +148,13 @@ def _check_target(path: str) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(info.st_mode):
-        raise UsageError(f"--output {path}: is a symbolic link; name the file it points to")
+        raise UsageError(f"{option} {path}: is a symbolic link; name the file it points to")
     if not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"--output {path}: not a regular file; --output writes files only")
-    for given in _inputs():
+        raise UsageError(f"{option} {path}: not a regular file; {option} writes files only")
+    for given in _inputs() if inputs is None else inputs:
         with contextlib.suppress(OSError):
             if os.path.samefile(given, path):
-                raise UsageError(f"--output {path}: is an input of this command ({given})")
+                raise UsageError(f"{option} {path}: is an input of this command ({given})")
 
 
 def _inputs() -> list[str]:
@@ -109,7 +162,7 @@ def _inputs() -> list[str]:
     ctx = click.get_current_context(silent=True)
     found: list[str] = []
     while ctx is not None:
-        for key in ("spec", "specs", "target", "baseline", "timeline", "file", "script"):
+        for key in ("spec", "specs", "target", "baseline", "timeline", "file", "script", "program"):
             value = ctx.params.get(key)
             values = value if isinstance(value, (list, tuple)) else [value]
             for v in values:

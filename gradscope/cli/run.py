@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 
 import click
 
 from gradscope.cli.commands import summary
 from gradscope.cli.common import format_option
-from gradscope.cli.output import write_atomic
+from gradscope.cli.output import check_writable, write_atomic
 from gradscope.errors import UsageError
 from gradscope.report import RunFormat
 
@@ -103,7 +104,7 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
 
     if module is None and not program:
         raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")
-    _check_timeline(every, timeline, tensorboard)
+    _check_outputs(every, timeline, tensorboard, output, [] if module else program[:1])
     distribution = for_program(strategy, replicas)
     target = Program(module, program, True) if module else Program(program[0], program[1:])
     outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none,
@@ -122,13 +123,25 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     ctx.exit(report.exit_code)
 
 
-def _check_timeline(every: int | None, timeline: str | None, tensorboard: str | None) -> None:
+def _check_outputs(every: int | None, timeline: str | None, tensorboard: str | None,
+                   output: str | None, script: Sequence[str]) -> None:  # fmt: skip
+    """Every output path can be written, checked before the program starts (it may run for
+    hours): ``gradscope run: OPTION PATH: why``, exit code 2."""
     if every is not None and timeline is None and tensorboard is None:
         raise UsageError("gradscope run: --every needs --timeline FILE or --tensorboard DIR")
-    if timeline is not None and (timeline == "-" or os.path.isdir(timeline)):
+    if timeline == "-":
         raise UsageError(f"gradscope run: --timeline {timeline}: give a file path")
-    if tensorboard is not None and os.path.exists(tensorboard) and not os.path.isdir(tensorboard):
-        raise UsageError(f"gradscope run: --tensorboard {tensorboard}: not a directory")
+    if output is not None and output != "-" and output == timeline:
+        raise UsageError(f"gradscope run: --output {output}: is the --timeline file too")
+    try:
+        if timeline is not None:
+            check_writable("--timeline", timeline, inputs=script)
+        if tensorboard is not None:
+            check_writable("--tensorboard", tensorboard, directory=True)
+        if output is not None and output != "-":
+            check_writable("--output", output, parents=False, inputs=script)
+    except UsageError as exc:
+        raise UsageError(f"gradscope run: {exc}") from None
 
 
 def _tty(stream: object) -> bool:

@@ -12,7 +12,8 @@ most one finding, at the first step it holds from. The thresholds are options
 - ``exploding``: the norm is above ``exploding_factor`` (100) times the median of the earlier
   records' norms, once ``warmup`` (3) earlier records exist.
 - ``nan``: the gradient holds a NaN or an infinity (the first record that does).
-- ``none``: the variable gets no gradient: it stopped getting one, or never got one.
+- ``none``: the variable gets no gradient: it stopped getting one, or never got one (records
+  marked ``"allowed": true``, a None the run was told to expect, never count).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Point:
     sparse: bool = False
     cause: str = ""  # why there is no gradient, when the front-end knew
     cut_points: tuple[Mapping[str, Any], ...] = ()  # where its path was cut, likewise
+    allowed: bool = False  # a None gradient the run was told to expect (--allow-none)
 
 
 def find(
@@ -103,6 +105,7 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
                 bool(v.get("sparse")),
                 str(v.get("cause") or ""),
                 tuple(v.get("cut_points") or ()),
+                v.get("allowed") is True,
             )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out
@@ -208,7 +211,7 @@ def _vanishing(points: Sequence[Point], limits: Thresholds) -> Found:
 def _none(points: Sequence[Point], limits: Thresholds) -> Found:
     had = False
     for p in points:
-        if p.status.startswith("none"):
+        if p.status.startswith("none") and not p.allowed:
             why = f"{p.status}, {p.cause}" if p.cause else ""
             if had:
                 return (

@@ -30,11 +30,12 @@ step) passes :class:`Summary` objects instead of tensors, for gradients and valu
 and ``dots={(loss_a, loss_b): {variable: dot product}}`` for the cosines.
 
 The timeline JSON extends contract section 7: top level ``tensorflow``, ``device``,
-``every``, ``thresholds``; per variable also ``sparse`` and ``shape``, and for a None
-gradient whose cause is known ``cause`` and ``cut_points``; per step with several
-losses ``losses`` (``{name: {"value", "variables": {name: {"status", "norm",
-"zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses": [a, b], "variables":
-{name: cosine or null}}]``).
+``every``, ``thresholds`` (and ``allow_none``, the globs given); per variable also ``sparse``
+and ``shape``, for a None gradient whose cause is known ``cause`` and ``cut_points``, and
+``"allowed": true`` for a None gradient an ``allow_none`` glob names (no ``none``
+finding); per step with several losses ``losses`` (``{name: {"value", "variables":
+{name: {"status", "norm", "zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses":
+[a, b], "variables": {name: cosine or null}}]``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from itertools import combinations
 from typing import Any
 
@@ -70,12 +72,14 @@ class Summary:
         zeros: how many elements are exactly zero.
         shape: its shape.
         sparse: whether TensorFlow gave it as ``IndexedSlices``.
+        values: its elements (dense), kept only for a TensorBoard histogram, else None.
     """
 
     square_sum: float
     zeros: int
     shape: tuple[int, ...]
     sparse: bool = False
+    values: Any = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int:
@@ -170,6 +174,10 @@ class Recorder:
         program: the ``program`` of the timeline JSON (default: ``sys.argv[0]``).
         thresholds: when a series becomes a finding (:class:`Thresholds` defaults).
         histograms: also write gradient histograms to TensorBoard.
+        allow_none: globs of variables whose None gradient is expected (``run --allow-none``):
+            such a record is marked ``"allowed": true`` and makes no ``none`` finding.
+        site_tags: prefix every TensorBoard tag with its site (``FILE:LINE/``), as
+            ``gradscope run`` does; else only those of a site after the first one.
     """
 
     def __init__(
@@ -181,6 +189,8 @@ class Recorder:
         program: str | None = None,
         thresholds: Thresholds | None = None,
         histograms: bool = True,
+        allow_none: Sequence[str] = (),
+        site_tags: bool = False,
     ) -> None:
         if int(every) < 1:
             raise ValueError(f"every must be a positive number of steps, saw {every!r}")
@@ -189,13 +199,14 @@ class Recorder:
         self.program = program if program is not None else (sys.argv[0] or "<python>")
         self.thresholds = thresholds or Thresholds()
         self.histograms = histograms and tensorboard is not None
+        self.allow_none = tuple(allow_none)
         self.device: str | None = None  # where the gradients were computed, when known
         self.steps: list[dict[str, Any]] = []
         self._board: Any = None
         if tensorboard is not None:
             from gradscope.timeline.tensorboard import Board
 
-            self._board = Board(os.fspath(tensorboard), histograms=histograms)
+            self._board = Board(os.fspath(tensorboard), histograms=histograms, sites=site_tags)
         self._closed: dict[str, Any] | None = None
 
     def due(self, step: int) -> bool:
@@ -238,6 +249,10 @@ class Recorder:
             value = entry[2] if len(entry) > 2 else None
             stats["weight_norm"] = _weight_norm(value)
             stats["shape"] = _shape(entry[1], value)
+            if str(stats["status"]).startswith("none") and any(
+                fnmatchcase(str(entry[0]), pattern) for pattern in self.allow_none
+            ):
+                stats["allowed"] = True
             variables[str(entry[0])] = stats
         out: dict[str, Any] = {
             "step": int(step),
@@ -267,6 +282,7 @@ class Recorder:
             "device": self.device,
             "every": self.every,
             "thresholds": self.thresholds.to_dict(),
+            **({"allow_none": list(self.allow_none)} if self.allow_none else {}),
             "steps": self.steps,
             "findings": self.findings(),
         }

@@ -186,3 +186,31 @@ def test_run_json_of_a_trainable_flag_changed_after_the_trace_is_valid() -> None
     assert {p["kind"] for p in report["problems"]} == {"never-trained", "unexpected-connected"}
     changed = report["calls"][1]["sources"]
     assert all(s["trainable_changed"] is True for s in changed.values())
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--timeline", "afile/t.json"], "--timeline afile/t.json: afile is a file, not a "
+         "directory"),
+        (["--tensorboard", "afile/tb"], "--tensorboard afile/tb: afile is a file, not a "
+         "directory"),
+        (["--tensorboard", "afile"], "--tensorboard afile: not a directory"),
+        (["--output", "afile/r.json"], "--output afile/r.json: afile is a file, not a directory"),
+        (["--output", "none/r.json"], "--output none/r.json: directory none does not exist"),
+        (["--timeline", "train.py"], "--timeline train.py: is an input of this command (train.py)"),
+        (["--output", "train.py"], "--output train.py: is an input of this command (train.py)"),
+        (["--output", "t.json", "--timeline", "t.json"], "--output t.json: is the --timeline "
+         "file too"),
+    ],
+)  # fmt: skip
+def test_run_unwritable_output_is_exit_2_before_the_program_starts(
+    options: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "train.py").write_text("open('started', 'w').close()\n")
+    code, out, err = _invoke("--steps", "4", *options, "train.py")
+    assert (code, out, err.strip()) == (2, "", f"gradscope run: {message}")
+    assert not (tmp_path / "started").exists()
+    assert (tmp_path / "train.py").read_text() == "open('started', 'w').close()\n"

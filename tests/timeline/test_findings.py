@@ -84,6 +84,19 @@ def test_find_none_stopped_and_never() -> None:
     assert "never" in found[0]["message"]
 
 
+def test_find_no_none_for_records_marked_allowed() -> None:
+    none = {"status": "none:stopped", "norm": None, "zero_fraction": None}
+    assert find(_steps([{**none, "allowed": True}] * 3)) == []
+    later = [{}, {**none, "allowed": True}, none]  # an unmarked record still counts
+    assert _kinds(_steps(later)) == [("none", 30)]
+    assert _kinds(_steps([{}, {**none, "allowed": "yes"}])) == [("none", 20)]  # true only
+
+
+def test_find_no_vanishing_from_a_zero_weight_norm() -> None:
+    zero = [{"norm": 1e-9, "weight_norm": 0.0}] * 4  # a zero-initialised bias, before updates
+    assert find(_steps(zero)) == []
+
+
 def test_thresholds_to_dict_lists_the_defaults() -> None:
     assert Thresholds().to_dict() == {
         "dead_fraction": 0.9,

@@ -56,3 +56,23 @@ def test_tensorboard_scalars_and_histograms_per_variable() -> None:
             assert float(events[f"cosine/up~down/{name}"][step][1]) == pytest.approx(
                 cosine, abs=1e-6
             )
+
+
+@pytest.mark.parametrize("sites", [False, True])
+def test_tensorboard_tags_stay_the_same_per_site_and_variable(sites: bool, tmp_path: Any) -> None:
+    from gradscope.timeline.tensorboard import Board
+
+    board = Board(str(tmp_path), sites=sites)
+    gradient = np.array([1.0, -2.0])
+    for step in (1, 2, 3):
+        for site in ("a.py:1", "b.py:2"):  # the second site appears after a.py:1's first record
+            variables = {"w": {"norm": 1.0, "weight_norm": 2.0, "zero_fraction": 0.0}}
+            board.write({"step": step, "site": site, "loss": 1.0, "variables": variables},
+                        {"w": gradient})  # fmt: skip
+    board.close()
+    events = _events(tmp_path)
+    first = "a.py:1/" if sites else ""
+    for tag in ("gradients/norm/w", "gradients/w", "loss"):
+        assert sorted(events[f"{first}{tag}"]) == [1, 2, 3]
+        assert sorted(events[f"b.py:2/{tag}"]) == [1, 2, 3]
+    assert len(events) == 2 * 6  # loss, norm, ratio, zero fraction, weight norm, histogram

@@ -314,15 +314,16 @@ class Calls:
 
         def add() -> None:
             with self.watcher.own_work():
-                weights = None
+                weights, raw = None, False
                 if watcher.timeline is not None and sources is not None:
                     weights = [graphs.value_before(graph, s) for s in sources]
+                    raw = watcher.timeline.histograms  # TensorBoard's need the elements
                 if len(parts) > 1:
                     rows = [(p.targets, p.grads) for p in parts]
                     values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
-                                             weights)  # fmt: skip
+                                             weights, raw)  # fmt: skip
                     return
-                values.in_graph(flag, flat_t, grads, sink, scale, weights)
+                values.in_graph(flag, flat_t, grads, sink, scale, weights, raw)
 
         if getattr(graph, "experimental_acd_manager", None) is None:
             add()  # a branch of a cond or a loop: no end of trace to wait for

@@ -67,7 +67,8 @@ def run(
     if timeline is not None or tensorboard is not None:
         from gradscope.timeline.record import Recorder
 
-        recorder = Recorder(every, timeline, tensorboard, program=program.target)
+        recorder = Recorder(every, timeline, tensorboard, program=program.target,
+                            allow_none=allow_none, site_tags=True)  # fmt: skip
     watcher = Watcher(steps, keep_going, recorder)
     try:
         with installed(watcher):

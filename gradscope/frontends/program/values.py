@@ -72,6 +72,7 @@ def in_graph(
     sink: Callable[[Numbers, list[tuple[Any, Any]] | None], None],
     scale: Any = None,
     weights: Sequence[Any] | None = None,
+    raw: bool = False,
 ) -> None:
     """Add, inside the function being traced, the ops that hand one execution's numbers to
     ``sink`` while ``flag`` (a boolean variable) holds.
@@ -86,6 +87,8 @@ def in_graph(
         weights: per gradient, the value of its source (a tensor, or None): with them the
             sink also gets, per gradient, ``(Summary of the gradient, Summary of the value)``
             for the timeline (two more reductions each: a count of zeros, a square sum).
+        raw: with ``weights``, the gradients' elements also leave the function (dense,
+            float64, unscaled), kept in their ``Summary`` for TensorBoard histograms.
     """
     import tensorflow as tf
 
@@ -103,7 +106,7 @@ def in_graph(
             g = g / by
             scalars += [tf.norm(tf.reshape(g, [-1])), _largest(tf, g)]
         if weights is not None:
-            scalars += _summaries(tf, grads, weights)
+            scalars += _summaries(tf, grads, weights) + (_elements(tf, grads, by) if raw else [])
         scaled = scale is not None
         tf.py_function(lambda *xs: _deliver(sink, present, grads, xs, scaled, weights), scalars,
                        Tout=[])  # fmt: skip
@@ -121,6 +124,7 @@ def in_graph_replicas(
     sink: Callable[[Numbers, list[Numbers], list[tuple[Any, Any]] | None], None],
     scale: Any = None,
     weights: Sequence[Any] | None = None,
+    raw: bool = False,
 ) -> None:
     """``in_graph`` for one call made once per replica inside ``strategy.run``: ``parts`` holds
     each replica's ``(targets, gradients)``, in replica order. ``sink`` gets the numbers of
@@ -142,7 +146,7 @@ def in_graph_replicas(
             for g in grads:
                 scalars += [tf.constant(-1.0, tf.float64)] * 2 if g is None else _stat(tf, g, by)
         if weights is not None:
-            scalars += _summaries(tf, summed, weights)
+            scalars += _summaries(tf, summed, weights) + (_elements(tf, summed, by) if raw else [])
         tf.py_function(lambda *xs: _deliver_rows(sink, rows, xs, scale is not None, weights),
                        scalars, Tout=[])  # fmt: skip
         return tf.constant(0)
@@ -250,6 +254,17 @@ def _summaries(tf: Any, grads: Sequence[Any], weights: Sequence[Any]) -> list[An
     return out
 
 
+def _elements(tf: Any, grads: Sequence[Any], by: Any) -> list[Any]:
+    """Each gradient there is, dense (``IndexedSlices`` scattered into their shape, as
+    ``tf.convert_to_tensor`` does), in float64 and divided by ``by`` (the loss scale)."""
+    out = []
+    for g in grads:
+        if g is not None:
+            g = tf.convert_to_tensor(g)
+            out.append(tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64) / by)
+    return out
+
+
 def _shape(tensor: Any) -> tuple[int, ...] | None:
     dims = getattr(getattr(tensor, "shape", None), "as_list", lambda: None)()
     return None if dims is None or None in dims else tuple(int(d) for d in dims)
@@ -274,15 +289,18 @@ def _arrays(grads: Sequence[Any], weights: Sequence[Any],
     from gradscope.timeline.record import Summary
 
     out: list[tuple[Any, Any]] = []
+    kept = iter(extra[2 * len(grads) :])  # the gradients' elements, when ``raw``
     for i, (g, w) in enumerate(zip(grads, weights, strict=True)):
         nonzero, square = float(extra[2 * i]), float(extra[2 * i + 1])
         shape = _shape(w) or _shape(g) or ()
         value = Summary(square, 0, shape) if square >= 0 else None
         measured = numbers[i]
+        elements = None if g is None else next(kept, None)
         if g is None or measured is None:
             out.append((None, value))
             continue
         zeros = max(0, math.prod(shape) - int(nonzero))
         sparse = hasattr(g, "indices")
-        out.append((Summary(measured[0] ** 2, zeros, shape, sparse), value))
+        elements = None if elements is None else elements.numpy()
+        out.append((Summary(measured[0] ** 2, zeros, shape, sparse, elements), value))
     return out

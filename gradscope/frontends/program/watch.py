@@ -139,7 +139,7 @@ class Watcher:
                      arrays: Sequence[tuple[Any, Any]] | None) -> None:  # fmt: skip
         assert self.timeline is not None
         pairs = arrays or [(None, None)] * len(result.sources)
-        entries = [(s.name, g, v, s.status)
+        entries = [(s.name, g, v, *_cause(s))
                    for s, (g, v) in zip(result.sources, pairs, strict=True)]  # fmt: skip
         self.timeline.record(state.count, state.site, numbers[0], entries)
 
@@ -174,6 +174,17 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         notes += ("traced, never run: statuses from the trace, no numbers",)
     return CallResult(state.site, state.api, state.mode, state.count, static.target_source,
                       value, tuple(sources), notes, scale, tuple(n[0] for n in each))  # fmt: skip
+
+
+def _cause(source: SourceResult) -> tuple[str, str, list[dict[str, str]]]:
+    """The timeline's ``status``, ``cause`` and ``cut_points`` of a source, as the Monitor
+    records them (``timeline/causes.py``): for a None gradient ``cut at`` its cut points
+    (``node (Op) at FILE:LINE``) or the report's note; ``recorder`` keeps them only then."""
+    cuts = [{"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
+            for c in source.cut_points]  # fmt: skip
+    where = "; ".join(f"{c['node']} ({c['op']})" + (f" at {c['source']}" if c["source"] else "")
+                      for c in cuts)  # fmt: skip
+    return source.status, f"cut at {where}" if where else source.note, cuts
 
 
 def _replica(replica: int, static: analyse.SourceStatic,
