@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gradscope.frontends.program import fit, trainable
+from gradscope.frontends.program import fit, sites, trainable
 from gradscope.frontends.program.calls import Calls
 from gradscope.frontends.program.watch import Watcher
 
@@ -207,7 +207,7 @@ def _training(calls: Calls, api: str) -> Callable[[Any], Any]:
     def make(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             calls.guarded(trainable.report, calls.watcher, calls.traces, self, api)
-            fit.enter(self, api)
+            fit.enter(self, api, sites.text(sites.fast_current()))
             try:
                 return orig(self, *args, **kwargs)
             finally:

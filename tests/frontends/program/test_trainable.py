@@ -57,7 +57,11 @@ def test_flags_changed_after_the_trace_are_reported_at_the_second_fit(keep_going
     # bare Keras: the unfrozen base is never updated, the frozen head still is
     assert changed == [False, False, True, True]
     report = outcome.report
-    first, second = report.calls
+    first, second, step = report.calls
+    # the second fit()'s own step, at its own line: what the traced step asks for (the head)
+    assert step.site == second.site and step.api == "fit" and step.step == 1
+    assert [s.name for s in step.sources] == NAMES[2:]
+    assert [s.status for s in step.sources] == ["ok", "ok"]
     assert first.site == site("unfreeze.py", "model.fit(") and first.api == "fit"
     assert [s.name for s in first.sources] == NAMES[2:]  # the trace asked for the head only
     assert second.site.endswith(f"unfreeze.py:{line_of('unfreeze.py', 'before = [') + 1}")
