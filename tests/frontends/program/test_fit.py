@@ -109,7 +109,7 @@ def _bare_two_fits():
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(tf.sqrt(target - m(x, training=True)))
         grads = tape.gradient(loss, m.trainable_variables)
-        opt.apply_gradients(zip(grads, m.trainable_variables))
+        opt.apply_gradients(zip(grads, m.trainable_variables, strict=True))
         out.append((float(loss), grads))
     return out
 
