@@ -89,8 +89,24 @@ def _tape(calls: Calls) -> Callable[[], None]:
 
         return patched
 
+    def unwatched(orig: Any) -> Any:
+        # jacobian and batch_jacobian call gradient once per element of the target (in a
+        # while_loop or vectorised by pfor): those are TensorFlow's calls, not the program's
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not watcher.busy:
+                note = (f"{sites.text(sites.current())}: GradientTape.{orig.__name__} is not "
+                        "watched (only GradientTape.gradient is); it ran as written")  # fmt: skip
+                if note not in watcher.notes:
+                    watcher.notes.append(note)
+            with watcher.own_work():
+                return orig(self, *args, **kwargs)
+
+        return patched
+
     undo = [
         _replace(tape_class, "gradient", gradient),
+        _replace(tape_class, "jacobian", unwatched),
+        _replace(tape_class, "batch_jacobian", unwatched),
         _replace(tape_class, "_push_tape", push),
         _replace(tape_class, "_pop_tape", pop),
     ]
