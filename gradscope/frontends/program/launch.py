@@ -115,9 +115,19 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
     """Run the program to its end; ``(outcome, exception)``.
 
     The outcome is ``finished`` (it returned, or exited with status 0), ``stopped``
-    (gradscope stopped it after ``--steps``), ``raised`` (the exception, nonzero exits
-    included) or ``interrupted`` (Ctrl-C).
+    (gradscope stopped it after ``--steps``), ``exited`` (``sys.exit()`` with a nonzero
+    status; the ``SystemExit``), ``raised`` (the exception) or ``interrupted`` (Ctrl-C).
+
+    Afterwards ``sys.stdout``, ``sys.stderr`` and the working directory are gradscope's
+    again, as they were before the program ran (``streams.kept``).
     """
+    from gradscope.frontends.program import streams
+
+    with streams.kept():
+        return _execute(program)
+
+
+def _execute(program: Program) -> tuple[str, BaseException | None]:
     from gradscope.frontends.program.watch import StopProgram
 
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
@@ -138,9 +148,9 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
     except KeyboardInterrupt as exc:
         return rr.INTERRUPTED, exc
     except SystemExit as exc:
-        if exc.code in (None, 0):
+        if exit_status(exc) == 0:
             return rr.FINISHED, None
-        return rr.RAISED, exc
+        return rr.EXITED, exc
     except BaseException as exc:
         return rr.RAISED, exc
     finally:
@@ -150,19 +160,21 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
     return rr.FINISHED, None
 
 
-def print_failure(exc: BaseException, program: Program) -> None:
-    """The program's exception as Python prints it: from the program's own first frame, and
-    without gradscope's frames (the watched calls it passed through)."""
+def print_failure(exc: BaseException, program: Program, file: Any = None) -> None:
+    """The program's exception as Python prints it (to ``file``, standard error by default):
+    from the program's own first frame, and without gradscope's frames (the watched calls it
+    passed through)."""
+    file = sys.stderr if file is None else file
     if isinstance(exc, SystemExit):
         if exc.code is not None and not isinstance(exc.code, int):
-            print(exc.code, file=sys.stderr)
+            print(exc.code, file=file)
         return
     tb = exc.__traceback__
     while tb is not None and not _is_program_frame(tb, program):
         tb = tb.tb_next
     shown = traceback.TracebackException(type(exc), exc, tb or exc.__traceback__)
     _drop_own_frames(shown, set())
-    print("".join(shown.format()), end="", file=sys.stderr)
+    print("".join(shown.format()), end="", file=file)
 
 
 def _drop_own_frames(shown: traceback.TracebackException, seen: set[int]) -> None:
@@ -183,10 +195,13 @@ def _is_program_frame(tb: types.TracebackType, program: Program) -> bool:
 
 
 def exit_status(exc: BaseException | None) -> int | None:
-    """A nonzero ``sys.exit`` status of the program, if that is how it ended."""
-    if isinstance(exc, SystemExit) and isinstance(exc.code, int):
-        return exc.code
-    return None
+    """The status Python exits with after ``exc``, a ``SystemExit`` (``sys.exit(N)``: N,
+    ``sys.exit()``: 0, ``sys.exit("message")``: 1, the message printed); else None."""
+    if not isinstance(exc, SystemExit):
+        return None
+    if exc.code is None:
+        return 0
+    return int(exc.code) if isinstance(exc.code, int) else 1
 
 
 def argv_of(program: Program) -> Sequence[str]:
