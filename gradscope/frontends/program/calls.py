@@ -94,19 +94,7 @@ class Calls:
     def before_function(self, fn: Any) -> None:
         """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
         self.flags.make()  # on the first call (flags.py)
-        if self.watcher.timeline is not None:
-            every.before_function(self.watcher, self.functions.get(id(fn), ()), self._running)
-            return
-        for key in self.functions.get(id(fn), ()):
-            traced = self.watcher.sites[key]
-            state = self._running(traced)
-            watch = self.watcher.before_execution(state)
-            if state is not traced:  # Keras' step at another fit() line: flags kept
-                every.switch(traced, watch)
-            elif not watch:
-                for flag in state.flags:
-                    flag.assign(False)
-                state.flags.clear()
+        every.before_function(self.watcher, self.functions.get(id(fn), ()), self._running)
 
     def _running(self, traced: SiteState) -> SiteState:
         """The site this execution of ``traced`` is recorded at (``fit.running``)."""

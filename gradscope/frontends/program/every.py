@@ -17,9 +17,10 @@ from gradscope.results.run import EAGER as EAGER_MODE
 
 def before_function(watcher: Watcher, keys: Iterable[tuple[str, str, int]],
                     running: Callable[[SiteState], SiteState] = lambda s: s) -> None:  # fmt: skip
-    """Count one execution of each site of a ``tf.function`` about to run, and set its
-    flags to whether that execution is due (stopping the program after ``--steps``);
-    ``running`` gives the site an execution counts at (Keras' step: its ``fit()`` line)."""
+    """Before a ``tf.function`` runs: set the flags of each of its sites to whether this
+    execution is watched (with a timeline: counted, and due), stopping the program after
+    ``--steps``; ``running`` gives the site an execution counts at (Keras' step: the
+    ``fit()`` line running it, which may not be the one that traced it)."""
     import tensorflow as tf
 
     if not tf.executing_eagerly():
