@@ -153,6 +153,11 @@ def test_mask_zeroing_one_replica_is_a_replica_mismatch(loops) -> None:
     code, report, _ = loops["mask"]
     call = report["calls"][0]
     assert [c["step"] for c in report["calls"]] == [1, 2, 3] and call["mode"] == "function"
+    # in a replica's thread, the user's own lines (through autograph's source maps)
+    made = "return tf.nn.compute_average_loss("  # the loss's own op, inside loss_of
+    lines = [line_of("mirrored_loop.py", text) for text in ("tape.gradient", made)]
+    assert [call["site"].rsplit("/", 1)[-1], call["target"]["source"].rsplit("/", 1)[-1]] == [
+        f"mirrored_loop.py:{n}" for n in lines]  # fmt: skip
     check_against_bare(call, bare)
     w, b = call["sources"]["w"], call["sources"]["b"]
     assert [r["status"] for r in w["replicas"]] == ["ok", "zero"] and w["status"] == "ok"
