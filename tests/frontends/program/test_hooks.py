@@ -60,3 +60,33 @@ def test_jacobians_run_as_written_unwatched_and_use_no_step(tmp_path: Path) -> N
     assert [s.norm for s in call.sources] == pytest.approx(norms([tape.gradient(loss, w)]))
     assert [n.split(": ", 1)[0].rsplit(":", 1)[1] for n in report.notes] == ["5", "6", "10"]
     assert all("is not watched" in n for n in report.notes)
+
+
+def test_watched_eager_constants_are_named_after_the_line_that_made_them(
+    tmp_path: Path,
+) -> None:
+    """Contract section 6: a watched tensor is ``NAME@FILE:LINE``; an eager constant runs no
+    op, so its line is kept where TensorFlow makes it."""
+    import numpy as np
+    import tensorflow as tf
+
+    script = tmp_path / "consts.py"
+    script.write_text(
+        "import tensorflow as tf, numpy as np\n"
+        "x = tf.constant([3.0, 4.0])\n"
+        "z = tf.convert_to_tensor(np.ones(2, np.float32))\n"
+        "with tf.GradientTape() as t:\n"
+        "    t.watch([x, z])\n"
+        "    y = tf.reduce_sum(x * z)\n"
+        "g = t.gradient(y, [x, z])\n",
+        encoding="utf-8",
+    )
+    (call,) = run(Program(str(script), ())).report.calls
+    x, z = tf.constant([3.0, 4.0]), tf.convert_to_tensor(np.ones(2, np.float32))
+    with tf.GradientTape() as tape:
+        tape.watch([x, z])
+        y = tf.reduce_sum(x * z)
+    bare = tape.gradient(y, [x, z])
+    names = [(s.name.split("@")[0], s.name.rsplit("/", 1)[-1]) for s in call.sources]
+    assert names == [("Const", "consts.py:2"), ("Const", "consts.py:3")]
+    assert [s.norm for s in call.sources] == pytest.approx(norms(bare))
