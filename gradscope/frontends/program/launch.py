@@ -49,8 +49,10 @@ class Program:
 
     @property
     def origin(self) -> str:
-        """The file that runs (a module's ``__main__`` file for a package)."""
+        """The file that runs (the ``__main__`` file of a package or of a directory)."""
         if not self.module:
+            if os.path.isdir(self.target):
+                return os.path.join(self.target, "__main__.py")
             return self.target
         spec = _module_spec(self.target)
         return str(spec.origin) if spec is not None and spec.origin else self.target
@@ -60,20 +62,39 @@ def check(program: Program) -> None:
     """Raise ``ProgramError`` when the program cannot start.
 
     Raises:
-        ProgramError: no such file, a syntax error, or no such module.
+        ProgramError: no such file, a syntax error, or no such module (or, as ``python``
+            says, a package or a directory with no ``__main__`` to run).
     """
     if program.module:
         spec = _module_spec(program.target)
         if spec is None or spec.loader is None:
-            raise ProgramError(f"gradscope run: no module named '{program.target}'")
+            raise ProgramError(f"gradscope run: {_no_module(program.target)}")
         path = spec.origin or ""
     else:
-        path = program.target
+        path = program.origin
+        if os.path.isdir(program.target) and not os.path.isfile(path):
+            raise ProgramError(f"gradscope run: can't find '__main__' module in "
+                               f"'{os.path.abspath(program.target)}'")  # fmt: skip
         if not os.path.isfile(path):
-            what = "is a directory" if os.path.isdir(path) else "no such file"
-            raise ProgramError(f"gradscope run: {path}: {what}")
+            raise ProgramError(f"gradscope run: {path}: no such file")
     if path.endswith(".py") and os.path.isfile(path):
         _compile(path)
+
+
+def _no_module(name: str) -> str:
+    """Why ``python -m name`` cannot run, in Python's words."""
+    saved = sys.path[:]
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    finally:
+        sys.path[:] = saved
+    if spec is not None and spec.submodule_search_locations is not None:
+        return (f"no module named {name}.__main__; '{name}' is a package and cannot be "
+                "directly executed")  # fmt: skip
+    return f"no module named '{name}'"
 
 
 def _module_spec(name: str) -> importlib.machinery.ModuleSpec | None:
@@ -133,7 +154,7 @@ def _execute(program: Program) -> tuple[str, BaseException | None]:
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = program.argv
     # as Python sets sys.path[0]: the script's folder, or the working directory for -m
-    first = os.getcwd() if program.module else os.path.dirname(os.path.abspath(program.target))
+    first = os.getcwd() if program.module else os.path.dirname(os.path.abspath(program.origin))
     if sys.path:
         sys.path[0] = first
     else:
