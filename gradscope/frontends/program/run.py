@@ -66,6 +66,7 @@ def run(
     tf = import_tensorflow()  # once, without its banners: the program's own import is then free
     devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
 
+    from gradscope.frontends.program import trainable
     from gradscope.frontends.program.hooks import installed
     from gradscope.frontends.program.watch import Watcher
 
@@ -81,8 +82,12 @@ def run(
             recorder.device = "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
             recorder.close()  # the file is written however the program ended (idempotent)
 
+    hooks: list[Any] = []  # the run's Calls, once installed
+
     def report(outcome: str, error: BaseException | None, status: int | None) -> Outcome:
         calls = watcher.finish()
+        if hooks:  # a trainable flag's call folded into its fit()'s own
+            calls = trainable.merged(calls, hooks[0].traces)
         close()
         return Outcome(_report(program, tf, steps, allow_none, distribution, devices, watcher,
                                calls, outcome, status), error)  # fmt: skip
@@ -92,7 +97,8 @@ def run(
             on_os_exit(report(rr.EXITED, None, status))
 
     try:
-        with installed(watcher), _os_exit(last_words):
+        with installed(watcher) as calls, _os_exit(last_words):
+            hooks.append(calls)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
         close()
