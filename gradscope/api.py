@@ -376,7 +376,9 @@ def run(
             ``strategy.run`` report every replica (``SourceResult.replicas``) and their sum.
 
     Returns:
-        The ``RunReport``: ``calls``, ``problems``, ``exit_code``, ``to_dict()``.
+        The ``RunReport``: ``calls``, ``problems``, ``exit_code``, ``to_dict()``. A program
+        that calls ``sys.exit()`` with a nonzero status returns too: outcome ``exited``, its
+        status in ``exit_status`` and ``exit_code``.
 
     Raises:
         ProgramError: the program cannot be started (no such file, a syntax error).
@@ -393,6 +395,6 @@ def run(
         Program(script, tuple(args), module), steps=steps, keep_going=keep_going,
         allow_none=allow_none, distribution=for_program(strategy, replicas),
     )  # fmt: skip
-    if outcome.error is not None:
+    if outcome.error is not None and not isinstance(outcome.error, SystemExit):
         raise ProgramRaised(outcome.report) from outcome.error
     return outcome.report

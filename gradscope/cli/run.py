@@ -3,9 +3,11 @@ watched (contract section 6)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +16,11 @@ from gradscope.cli.common import format_option
 from gradscope.cli.output import check_writable, write_atomic
 from gradscope.errors import UsageError
 from gradscope.report import RunFormat
+
+if TYPE_CHECKING:
+    from gradscope.frontends.program.launch import Program
+    from gradscope.frontends.program.run import Outcome
+    from gradscope.frontends.program.streams import Held
 
 EPILOG = """\b
 Where the report goes:
@@ -30,6 +37,8 @@ Exit codes:
   3    gradscope's own failure (re-run with --traceback)
   4    the program raised: its traceback as Python prints it, then the report so far
   130  interrupted (Ctrl-C): the report so far
+  N    the program ended itself with status N: sys.exit(N) (sys.exit("message"): 1)
+       or os._exit(N), the report written first; its outcome is "exited"
 
 \b
 Examples:
@@ -98,29 +107,54 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     no gradient flows, the line where the path was cut.
     """
     from gradscope.distribute.run import for_program
-    from gradscope.frontends.program.launch import Program, print_failure
+    from gradscope.frontends.program.launch import Program
     from gradscope.frontends.program.run import run as run_program
-    from gradscope.report import render
+    from gradscope.frontends.program.streams import Held
 
     if module is None and not program:
         raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")
     _check_outputs(every, timeline, tensorboard, output, [] if module else program[:1])
     distribution = for_program(strategy, replicas)
     target = Program(module, program, True) if module else Program(program[0], program[1:])
+    # the program may chdir, close or replace its streams: gradscope's are kept from now
+    output, timeline, tensorboard = (_absolute(p) for p in (output, timeline, tensorboard))
+    held = Held()
+
+    def deliver(outcome: Outcome) -> None:
+        _deliver(outcome, target, fmt, output, held)
+
     outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none,
                           every=every or 1, timeline=timeline, tensorboard=tensorboard,
-                          distribution=distribution)  # fmt: skip
-    sys.stdout.flush()
+                          distribution=distribution, on_os_exit=deliver)  # fmt: skip
+    deliver(outcome)
+    ctx.exit(outcome.report.exit_code)
+
+
+def _deliver(outcome: Outcome, target: Program, fmt: str, output: str | None,
+             held: Held) -> None:  # fmt: skip
+    """The program's failure as Python prints it, then the report where it was asked for:
+    on the streams gradscope started with, whatever the program did to its own."""
+    from gradscope.frontends.program.launch import print_failure
+    from gradscope.report import render
+
+    out, err = held.stream("stdout"), held.stream("stderr")
+    for stream in (sys.stdout, out):
+        with contextlib.suppress(OSError, ValueError):  # closed by the program
+            stream.flush()
     if outcome.error is not None:
-        print_failure(outcome.error, target)
-    report = outcome.report
-    color = fmt == "table" and output is None and _tty(sys.stderr)
-    text = render(report, fmt, color=color, width=_width())
+        print_failure(outcome.error, target, err)
+    color = fmt == "table" and output is None and _tty(err)
+    text = render(outcome.report, fmt, color=color, width=_width(err))
     if output and output != "-":
         write_atomic(output, text)
     else:
-        click.echo(text, nl=not text.endswith("\n"), err=output != "-")
-    ctx.exit(report.exit_code)
+        click.echo(text, nl=not text.endswith("\n"), file=err if output != "-" else out)
+        (err if output != "-" else out).flush()
+
+
+def _absolute(path: str | None) -> str | None:
+    """A path given on the command line, against gradscope's working directory now."""
+    return path if path in (None, "-") else os.path.abspath(path)
 
 
 def _check_outputs(every: int | None, timeline: str | None, tensorboard: str | None,
@@ -149,8 +183,8 @@ def _tty(stream: object) -> bool:
     return bool(isatty and isatty()) and "NO_COLOR" not in os.environ
 
 
-def _width() -> int:
-    if _tty(sys.stderr):
+def _width(stream: object) -> int:
+    if _tty(stream):
         import shutil
 
         return shutil.get_terminal_size((120, 24)).columns

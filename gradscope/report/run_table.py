@@ -19,6 +19,7 @@ ENDINGS = {
     rr.STOPPED: "stopped after {steps} step(s) of a call site (--continue runs it to its end)",
     rr.RAISED: "the program raised (its traceback is above)",
     rr.INTERRUPTED: "interrupted",
+    rr.EXITED: "the program exited with status {status}",
 }
 
 
@@ -81,7 +82,8 @@ def summary(report: rr.RunReport) -> str:
     count = len(report.problems)
     text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
             f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
-    return text + " · " + ENDINGS[report.outcome].format(steps=report.steps)
+    return text + " · " + ENDINGS[report.outcome].format(steps=report.steps,
+                                                             status=report.exit_status)
 
 
 def renderable(report: rr.RunReport) -> Group:

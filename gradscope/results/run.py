@@ -25,6 +25,7 @@ FINISHED = "finished"  # ran to its end (or sys.exit(0))
 STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
+EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,15 @@ class RunReport:
     #: ``--replicas N``: the devices made for the program's own strategy
     distribution: Distribution | None = None
     devices: tuple[str, ...] = ()
+    #: ``exited``: the status the program gave ``sys.exit()``, as Python exits with it
+    exit_status: int | None = None
 
     @property
     def exit_code(self) -> int:
-        """0 no problems, 1 problems, 4 the program raised, 130 interrupted."""
+        """0 no problems, 1 problems, 4 the program raised, 130 interrupted; a program that
+        called ``sys.exit()`` with a nonzero status: that status (``python`` exits with it)."""
+        if self.outcome == EXITED and self.exit_status is not None:
+            return self.exit_status
         if self.outcome == RAISED:
             return int(ExitCode.PROGRAM_RAISED)
         if self.outcome == INTERRUPTED:

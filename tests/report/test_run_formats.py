@@ -222,3 +222,13 @@ def test_run_replicas_in_the_table_markdown_and_json() -> None:
     ]
     assert data["distribution"] == {"strategy": "mirrored", "replicas": 2,
                                     "devices": ["CPU:0", "CPU:1"]}  # fmt: skip
+
+
+def test_run_exited_program_exits_with_its_status() -> None:
+    from dataclasses import replace
+
+    report = replace(_report(rr.EXITED), exit_status=7)
+    assert report.exit_code == 7
+    assert render(report, RunFormat.TABLE, width=80).rstrip().endswith(
+        "the program exited with status 7")  # fmt: skip
+    assert json.loads(render(report, RunFormat.JSON))["exit_status"] == 7

@@ -45,6 +45,7 @@ class Calls:
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
         self.traces = Traces(watcher)  # each Keras model's traced train step
         self.gathering = Gathering()  # calls made per replica in strategy.run
+        self.now: dict[tuple[str, str, int], SiteState] = {}  # traced site -> running one
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -93,15 +94,13 @@ class Calls:
     def before_function(self, fn: Any) -> None:
         """Stop before a ``tf.function`` runs a site once more than ``--steps`` allows."""
         self.flags.make()  # on the first call (flags.py)
-        if self.watcher.timeline is not None:
-            every.before_function(self.watcher, self.functions.get(id(fn), ()))
-            return
-        for key in self.functions.get(id(fn), ()):
-            state = self.watcher.sites[key]
-            if not self.watcher.before_execution(state):
-                for flag in state.flags:
-                    flag.assign(False)
-                state.flags.clear()
+        every.before_function(self.watcher, self.functions.get(id(fn), ()), self._running)
+
+    def _running(self, traced: SiteState) -> SiteState:
+        """The site this execution of ``traced`` is recorded at (``fit.running``)."""
+        state: SiteState = fit.running(traced, self.watcher.site)
+        self.now[traced.key] = state
+        return state
 
     def _in_functions(self, state: SiteState) -> None:
         known = [self.functions.setdefault(id(fn), set()) for fn in self.calling()]
@@ -304,9 +303,11 @@ class Calls:
         def sink(numbers: values.Numbers, arrays: list[tuple[Any, Any]] | None,
                  each: Sequence[values.Numbers] = ()) -> None:  # fmt: skip
             try:
-                watcher.record(state, static, numbers, arrays, each)
-                if watcher.done(state) and flag is not None:
+                running = self.now.get(state.key, state)
+                watcher.record(running, static, numbers, arrays, each)
+                if watcher.done(running) and flag is not None:
                     flag.assign(False)
+                    state.measuring = False
             except Exception as exc:  # never fail the program's function
                 self._failed(state, exc)
 

@@ -8,27 +8,34 @@ are recorded (for cut points) only while some eager site's next execution is due
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from gradscope.frontends.program.eager import Recorder
 from gradscope.frontends.program.watch import SiteState, Watcher
 from gradscope.results.run import EAGER as EAGER_MODE
 
 
-def before_function(watcher: Watcher, keys: Iterable[tuple[str, str, int]]) -> None:
-    """Count one execution of each site of a ``tf.function`` about to run, and set its
-    flags to whether that execution is due (stopping the program after ``--steps``)."""
+def before_function(watcher: Watcher, keys: Iterable[tuple[str, str, int]],
+                    running: Callable[[SiteState], SiteState] = lambda s: s) -> None:  # fmt: skip
+    """Before a ``tf.function`` runs: set the flags of each of its sites to whether this
+    execution is watched (with a timeline: counted, and due), stopping the program after
+    ``--steps``; ``running`` gives the site an execution counts at (Keras' step: the
+    ``fit()`` line running it, which may not be the one that traced it)."""
     import tensorflow as tf
 
     if not tf.executing_eagerly():
         return  # called while an enclosing function traces: that call was counted
     for key in keys:
         state = watcher.sites[key]
-        measure = watcher.before_execution(state)
-        if measure != state.measuring:
-            for flag in state.flags:
-                flag.assign(measure)
-            state.measuring = measure
+        switch(state, watcher.before_execution(running(state)))
+
+
+def switch(state: SiteState, measure: bool) -> None:
+    """Set the flags of a traced site to ``measure`` (when they do not say so already)."""
+    if measure != state.measuring:
+        for flag in state.flags:
+            flag.assign(measure)
+        state.measuring = measure
 
 
 def first_trace(state: SiteState, known: list[set[tuple[str, str, int]]]) -> None:

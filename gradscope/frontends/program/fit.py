@@ -30,15 +30,35 @@ def active() -> bool:
 
 
 def api() -> str:
-    """``fit`` or ``train_on_batch`` inside one (the outermost), else ``""``."""
-    return str(getattr(_local, "api", "")) if active() else ""
+    """``fit`` or ``train_on_batch`` inside one (the outermost) whose model trains with Keras'
+    own ``train_step``, else ``""``: a custom ``train_step``'s own ``tape.gradient`` is a
+    ``GradientTape.gradient`` site at its own line (contract section 6)."""
+    if not active() or not _keras_step(getattr(_local, "model", None)):
+        return ""
+    return str(getattr(_local, "api", ""))
 
 
-def enter(model: Any, api: str = "fit") -> None:
+def site() -> str:
+    """The user's ``fit(...)`` (or ``train_on_batch(...)``) line running now, else ``""``."""
+    return str(getattr(_local, "site", "")) if active() else ""
+
+
+def enter(model: Any, api: str = "fit", site: str = "") -> None:
+    """A ``fit()`` or ``train_on_batch()`` (``api``) of ``model`` called at the user's ``site``."""
     if not active():
         _local.api = api
+        _local.site = site
     _local.depth = getattr(_local, "depth", 0) + 1
     _local.model = model
+
+
+def running(state: Any, find: Any) -> Any:
+    """The site an execution of a traced call belongs to: for Keras' own train step, the
+    ``fit()`` line running it now (``find(site, api, mode)``), since a step traced at one
+    ``fit()`` line runs again, untraced, at the next; else ``state`` itself."""
+    if state.api not in ("fit", "train_on_batch") or state.key[2] != -1 or not site():
+        return state
+    return find(site(), str(_local.api), state.mode)
 
 
 def leave() -> None:

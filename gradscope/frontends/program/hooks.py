@@ -12,11 +12,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gradscope.frontends.program import fit, trainable
+from gradscope.frontends.program import fit, sites, trainable
 from gradscope.frontends.program.calls import Calls
 from gradscope.frontends.program.watch import Watcher
 
 _NONE = object()
+#: Lines of eager variables and constants kept at most (``Recorder.created``).
+MADE = 100_000
 
 
 @contextmanager
@@ -31,7 +33,8 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
     undo: list[Callable[[], None]] = []
     try:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
-                      _loss_scale, _trace_end, _apply_gradients, _replica_threads):  # fmt: skip
+                      _loss_scale, _trace_end, _apply_gradients, _replica_threads,
+                      _constants):  # fmt: skip
             undo.append(patch(calls))
         calls.recorder.install()
         yield calls
@@ -89,8 +92,24 @@ def _tape(calls: Calls) -> Callable[[], None]:
 
         return patched
 
+    def unwatched(orig: Any) -> Any:
+        # jacobian and batch_jacobian call gradient once per element of the target (in a
+        # while_loop or vectorised by pfor): those are TensorFlow's calls, not the program's
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not watcher.busy:
+                note = (f"{sites.text(sites.current())}: GradientTape.{orig.__name__} is not "
+                        "watched (only GradientTape.gradient is); it ran as written")  # fmt: skip
+                if note not in watcher.notes:
+                    watcher.notes.append(note)
+            with watcher.own_work():
+                return orig(self, *args, **kwargs)
+
+        return patched
+
     undo = [
         _replace(tape_class, "gradient", gradient),
+        _replace(tape_class, "jacobian", unwatched),
+        _replace(tape_class, "batch_jacobian", unwatched),
         _replace(tape_class, "_push_tape", push),
         _replace(tape_class, "_pop_tape", pop),
     ]
@@ -207,7 +226,7 @@ def _training(calls: Calls, api: str) -> Callable[[Any], Any]:
     def make(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             calls.guarded(trainable.report, calls.watcher, calls.traces, self, api)
-            fit.enter(self, api)
+            fit.enter(self, api, sites.text(sites.fast_current()))
             try:
                 return orig(self, *args, **kwargs)
             finally:
@@ -311,6 +330,26 @@ def _replica_threads(calls: Calls) -> Callable[[], None]:
     from gradscope.frontends.program.replicas import inherit
 
     return inherit(calls.calling)
+
+
+def _constants(calls: Calls) -> Callable[[], None]:
+    """Eager constants (``tf.constant``, ``tf.convert_to_tensor`` of numpy) run no op the
+    recorder sees: the line that made each is kept while eager ops are recorded, to name a
+    watched one ``Const@FILE:LINE`` (``names.source_name``)."""
+    from tensorflow.python.framework import constant_op
+
+    recorder, watcher = calls.recorder, calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(value: Any, ctx: Any, dtype: Any = None) -> Any:
+            tensor = orig(value, ctx, dtype)
+            if recorder.installed and not watcher.busy and len(recorder.created) < MADE:
+                recorder.created[tensor._id] = sites.fast_current()
+            return tensor
+
+        return patched
+
+    return _replace(constant_op, "convert_to_eager_tensor", make)
 
 
 def _from_api(caller: Any) -> bool:

@@ -49,8 +49,10 @@ class Program:
 
     @property
     def origin(self) -> str:
-        """The file that runs (a module's ``__main__`` file for a package)."""
+        """The file that runs (the ``__main__`` file of a package or of a directory)."""
         if not self.module:
+            if os.path.isdir(self.target):
+                return os.path.join(self.target, "__main__.py")
             return self.target
         spec = _module_spec(self.target)
         return str(spec.origin) if spec is not None and spec.origin else self.target
@@ -60,20 +62,39 @@ def check(program: Program) -> None:
     """Raise ``ProgramError`` when the program cannot start.
 
     Raises:
-        ProgramError: no such file, a syntax error, or no such module.
+        ProgramError: no such file, a syntax error, or no such module (or, as ``python``
+            says, a package or a directory with no ``__main__`` to run).
     """
     if program.module:
         spec = _module_spec(program.target)
         if spec is None or spec.loader is None:
-            raise ProgramError(f"gradscope run: no module named '{program.target}'")
+            raise ProgramError(f"gradscope run: {_no_module(program.target)}")
         path = spec.origin or ""
     else:
-        path = program.target
+        path = program.origin
+        if os.path.isdir(program.target) and not os.path.isfile(path):
+            raise ProgramError(f"gradscope run: can't find '__main__' module in "
+                               f"'{os.path.abspath(program.target)}'")  # fmt: skip
         if not os.path.isfile(path):
-            what = "is a directory" if os.path.isdir(path) else "no such file"
-            raise ProgramError(f"gradscope run: {path}: {what}")
+            raise ProgramError(f"gradscope run: {path}: no such file")
     if path.endswith(".py") and os.path.isfile(path):
         _compile(path)
+
+
+def _no_module(name: str) -> str:
+    """Why ``python -m name`` cannot run, in Python's words."""
+    saved = sys.path[:]
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    finally:
+        sys.path[:] = saved
+    if spec is not None and spec.submodule_search_locations is not None:
+        return (f"no module named {name}.__main__; '{name}' is a package and cannot be "
+                "directly executed")  # fmt: skip
+    return f"no module named '{name}'"
 
 
 def _module_spec(name: str) -> importlib.machinery.ModuleSpec | None:
@@ -115,15 +136,25 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
     """Run the program to its end; ``(outcome, exception)``.
 
     The outcome is ``finished`` (it returned, or exited with status 0), ``stopped``
-    (gradscope stopped it after ``--steps``), ``raised`` (the exception, nonzero exits
-    included) or ``interrupted`` (Ctrl-C).
+    (gradscope stopped it after ``--steps``), ``exited`` (``sys.exit()`` with a nonzero
+    status; the ``SystemExit``), ``raised`` (the exception) or ``interrupted`` (Ctrl-C).
+
+    Afterwards ``sys.stdout``, ``sys.stderr`` and the working directory are gradscope's
+    again, as they were before the program ran (``streams.kept``).
     """
+    from gradscope.frontends.program import streams
+
+    with streams.kept():
+        return _execute(program)
+
+
+def _execute(program: Program) -> tuple[str, BaseException | None]:
     from gradscope.frontends.program.watch import StopProgram
 
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = program.argv
     # as Python sets sys.path[0]: the script's folder, or the working directory for -m
-    first = os.getcwd() if program.module else os.path.dirname(os.path.abspath(program.target))
+    first = os.getcwd() if program.module else os.path.dirname(os.path.abspath(program.origin))
     if sys.path:
         sys.path[0] = first
     else:
@@ -138,9 +169,9 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
     except KeyboardInterrupt as exc:
         return rr.INTERRUPTED, exc
     except SystemExit as exc:
-        if exc.code in (None, 0):
+        if exit_status(exc) == 0:
             return rr.FINISHED, None
-        return rr.RAISED, exc
+        return rr.EXITED, exc
     except BaseException as exc:
         return rr.RAISED, exc
     finally:
@@ -150,19 +181,21 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
     return rr.FINISHED, None
 
 
-def print_failure(exc: BaseException, program: Program) -> None:
-    """The program's exception as Python prints it: from the program's own first frame, and
-    without gradscope's frames (the watched calls it passed through)."""
+def print_failure(exc: BaseException, program: Program, file: Any = None) -> None:
+    """The program's exception as Python prints it (to ``file``, standard error by default):
+    from the program's own first frame, and without gradscope's frames (the watched calls it
+    passed through)."""
+    file = sys.stderr if file is None else file
     if isinstance(exc, SystemExit):
         if exc.code is not None and not isinstance(exc.code, int):
-            print(exc.code, file=sys.stderr)
+            print(exc.code, file=file)
         return
     tb = exc.__traceback__
     while tb is not None and not _is_program_frame(tb, program):
         tb = tb.tb_next
     shown = traceback.TracebackException(type(exc), exc, tb or exc.__traceback__)
     _drop_own_frames(shown, set())
-    print("".join(shown.format()), end="", file=sys.stderr)
+    print("".join(shown.format()), end="", file=file)
 
 
 def _drop_own_frames(shown: traceback.TracebackException, seen: set[int]) -> None:
@@ -183,10 +216,13 @@ def _is_program_frame(tb: types.TracebackType, program: Program) -> bool:
 
 
 def exit_status(exc: BaseException | None) -> int | None:
-    """A nonzero ``sys.exit`` status of the program, if that is how it ended."""
-    if isinstance(exc, SystemExit) and isinstance(exc.code, int):
-        return exc.code
-    return None
+    """The status Python exits with after ``exc``, a ``SystemExit`` (``sys.exit(N)``: N,
+    ``sys.exit()``: 0, ``sys.exit("message")``: 1, the message printed); else None."""
+    if not isinstance(exc, SystemExit):
+        return None
+    if exc.code is None:
+        return 0
+    return int(exc.code) if isinstance(exc.code, int) else 1
 
 
 def argv_of(program: Program) -> Sequence[str]:

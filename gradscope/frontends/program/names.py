@@ -19,7 +19,7 @@ def statics(flat_s: list[Any], grads: list[Any], call: Any,
         flat_s: the sources, flattened.
         grads: the program's gradients, in the same order.
         call: the call's ``GraphCall`` or ``EagerCall``.
-        created: eager variable handle id -> the line that made the variable.
+        created: eager variable handle id (or eager constant id) -> the line that made it.
     """
     import tensorflow as tf
 
@@ -47,8 +47,10 @@ def source_name(source: Any, call: Any, created: dict[int, frames.Site | None]) 
         if t is None:
             return "tensor"
         index = call.problem.graph.producer[t]
-        site = call.sites[index]
-        return f"{call.ops[index].type}@{site}" if site is not None else call.ops[index].type
+        site, kind = call.sites[index], call.ops[index].type
+        if site is None and kind == "Source":  # made by no op recorded: an eager constant
+            site, kind = created.get(source._id), "Const"
+        return f"{kind}@{site}" if site is not None else kind
     return sites.tensor_name(source, frames.of_op(source.op))
 
 

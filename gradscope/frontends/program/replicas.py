@@ -123,13 +123,15 @@ def inherit(calling: Callable[[], list[Any]]) -> Callable[[], None]:
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         self._gradscope_parent = (list(calling()), fit.snapshot(), sites.current())
+        self._gradscope_maps = sites.source_maps()
 
     def run(self: Any) -> None:
         stack, state, site = getattr(self, "_gradscope_parent", ([], None, None))
         calling()[:] = stack
         fit.restore(state)
         sites.set_outer(site)
-        original_run(self)
+        with sites.mapped_as(getattr(self, "_gradscope_maps", None)):
+            original_run(self)
 
     thread.__init__, thread.run = init, run
 

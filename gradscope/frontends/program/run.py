@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from gradscope.analysis import run as run_policy
 from gradscope.frontends.program import launch
@@ -15,7 +17,8 @@ from gradscope.results.replicas import Distribution
 
 @dataclass(frozen=True)
 class Outcome:
-    """The report, and the program's own exception when it raised (exit code 4)."""
+    """The report, and the program's own exception when it raised (exit code 4), or its
+    ``SystemExit`` when it exited with a nonzero status (outcome ``exited``)."""
 
     report: rr.RunReport
     error: BaseException | None = None
@@ -31,6 +34,7 @@ def run(
     timeline: str | None = None,
     tensorboard: str | None = None,
     distribution: Distribution = Distribution(),  # noqa: B008  (frozen)
+    on_os_exit: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
     """Run ``program`` with every gradient call watched for its first ``steps`` executions.
 
@@ -47,6 +51,8 @@ def run(
         tensorboard: write TensorBoard event files into this directory.
         distribution: ``mirrored`` with N replicas: N devices are made before the program
             starts, so its own ``MirroredStrategy()`` finds N (``distribute.run.for_program``).
+        on_os_exit: called with the report so far (outcome ``exited``) when the program
+            ends the process with ``os._exit(N)``, which nothing after it survives.
 
     Returns:
         The report; the program's exception, if it raised.
@@ -60,6 +66,7 @@ def run(
     tf = import_tensorflow()  # once, without its banners: the program's own import is then free
     devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
 
+    from gradscope.frontends.program import trainable
     from gradscope.frontends.program.hooks import installed
     from gradscope.frontends.program.watch import Watcher
 
@@ -70,15 +77,42 @@ def run(
         recorder = Recorder(every, timeline, tensorboard, program=program.target,
                             allow_none=allow_none, site_tags=True)  # fmt: skip
     watcher = Watcher(steps, keep_going, recorder)
-    try:
-        with installed(watcher):
-            outcome, error = launch.execute(program)
-        calls = watcher.finish()
-    finally:
+
+    def close() -> None:
         if recorder is not None:
             recorder.device = "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
-            recorder.close()  # the file is written however the program ended
-    report = rr.RunReport(
+            recorder.close()  # the file is written however the program ended (idempotent)
+
+    hooks: list[Any] = []  # the run's Calls, once installed
+
+    def report(outcome: str, error: BaseException | None, status: int | None) -> Outcome:
+        calls = watcher.finish()
+        if hooks:  # a trainable flag's call folded into its fit()'s own
+            calls = trainable.merged(calls, hooks[0].traces)
+        close()
+        return Outcome(_report(program, tf, steps, allow_none, distribution, devices, watcher,
+                               calls, outcome, status), error)  # fmt: skip
+
+    def last_words(status: int) -> None:
+        if on_os_exit is not None:
+            on_os_exit(report(rr.EXITED, None, status))
+
+    try:
+        with installed(watcher) as calls, _os_exit(last_words):
+            hooks.append(calls)
+            outcome, error = launch.execute(program)
+    except BaseException:  # gradscope's own failure: the timeline is written all the same
+        close()
+        raise
+    status = launch.exit_status(error) if outcome == rr.EXITED else None
+    return report(outcome, error, status)
+
+
+def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
+            distribution: Distribution, devices: tuple[str, ...], watcher: Any,
+            calls: Sequence[rr.CallResult], outcome: str,
+            status: int | None) -> rr.RunReport:  # fmt: skip
+    return rr.RunReport(
         program=program.target if not program.module else f"-m {program.target}",
         argv=tuple(program.argv),
         tensorflow=tf.__version__,
@@ -90,8 +124,31 @@ def run(
         notes=tuple(watcher.notes) + _unused(distribution, calls),
         distribution=distribution if distribution.active else None,
         devices=devices,
+        exit_status=status,
     )
-    return Outcome(report, error)
+
+
+@contextmanager
+def _os_exit(last_words: Callable[[int], None]) -> Iterator[None]:
+    """While the block runs, ``os._exit(N)`` in this process (not in a child forked from it,
+    which ends that way) first calls ``last_words(N)``: nothing after it runs, no ``finally``,
+    no ``atexit``."""
+    real, pid = os._exit, os.getpid()
+
+    def _exit(status: int) -> NoReturn:
+        if os.getpid() == pid:
+            os._exit = real
+            try:
+                last_words(status)
+            finally:
+                real(status)
+        real(status)
+
+    os._exit = _exit
+    try:
+        yield
+    finally:
+        os._exit = real
 
 
 def _unused(distribution: Distribution, calls: Sequence[rr.CallResult]) -> tuple[str, ...]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from gradscope.frontends.python import frames
@@ -23,6 +25,30 @@ def current() -> frames.Site | None:
 def set_outer(site: frames.Site | None) -> None:
     """The site ``current`` falls back to in this thread (``replicas.inherit``)."""
     _local.outer = site
+
+
+def source_maps() -> list[Any]:
+    """This thread's autograph source maps: what ``current`` reads the user's lines through."""
+    from tensorflow.python.util import tf_stack
+
+    return list(tf_stack._source_mapper_stacks[threading.get_ident()])
+
+
+@contextmanager
+def mapped_as(maps: list[Any] | None) -> Iterator[None]:
+    """Read this thread's lines through another thread's source maps while the block runs
+    (a replica thread, inside ``strategy.run``, runs the user's function as autograph
+    converted it, with no maps of its own); forgotten after."""
+    from tensorflow.python.util import tf_stack
+
+    stacks, key = tf_stack._source_mapper_stacks, threading.get_ident()
+    if maps:
+        stacks[key] = list(maps)
+    try:
+        yield
+    finally:
+        if maps:
+            stacks.pop(key, None)
 
 
 def fast_current() -> frames.Site | None:

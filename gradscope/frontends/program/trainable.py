@@ -21,13 +21,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gradscope.frontends.program import fit, sites
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.watch import Static, Watcher
-from gradscope.results.run import FUNCTION
+from gradscope.results.run import FUNCTION, CallResult
 
 #: The ``where`` of the sites these calls are recorded at (apart from the step's own calls).
 WHERE = -2
@@ -54,6 +54,8 @@ class Traces:
         # id(model) -> (model, its compile() line, id(variable) -> trainable then)
         self.compiled: dict[int, tuple[Any, str, dict[int, bool]]] = {}
         self._local = threading.local()
+        #: (site, note) of each call made here -> the model's variables, named, in order
+        self.recorded: dict[tuple[str, str], list[str]] = {}
 
     def compile(self, model: Any) -> None:
         """``model.compile()`` returned: the flags it saw, per variable."""
@@ -103,6 +105,7 @@ class Traces:
                    for n, v in zip(names, changed, strict=True)]  # fmt: skip
         note = (f"trainable flags changed between compile() at {line} and this {api}(), which "
                 "traced the train step: Keras 3 follows the flags at the trace")  # fmt: skip
+        self.recorded[state.site, note] = _order(trace.model)
         self.watcher.record(state, Static(statics, "", (note,), measured=False), None)
 
     def gradients(self, sources: Sequence[Any], grads: Sequence[Any]) -> None:
@@ -129,6 +132,33 @@ class Traces:
         return (trace, found) if found else None
 
 
+def merged(calls: Sequence[CallResult], traces: Traces) -> list[CallResult]:
+    """The calls, each made here folded into the train step's own call at its line (same
+    site, api and step; measured): its sources take the note and the flag, and the variables
+    the step leaves out join them, in the model's order. One made where the step was not
+    watched stays alone."""
+    out = list(calls)
+    for extra in [c for c in calls if (c.site, c.notes[:1] and c.notes[0]) in traces.recorded]:
+        order = traces.recorded[extra.site, extra.notes[0]]
+        step = next((c for c in out if c is not extra and c.value is not None
+                     and (c.site, c.api, c.step) == (extra.site, extra.api, extra.step)),
+                    None)  # fmt: skip
+        if step is None:
+            continue
+        changed = {s.name: s for s in extra.sources}
+        sources = [replace(s, note=changed[s.name].note,
+                           trainable_changed=changed[s.name].trainable_changed)
+                   if s.name in changed else s for s in step.sources]  # fmt: skip
+        names = {s.name for s in step.sources}
+        sources += [s for s in extra.sources if s.name not in names]
+        rank = {name: i for i, name in enumerate(order)}
+        sources.sort(key=lambda s: rank.get(s.name, len(rank)))
+        out[out.index(step)] = replace(step, sources=tuple(sources),
+                                       notes=step.notes + extra.notes)  # fmt: skip
+        out.remove(extra)
+    return out
+
+
 def report(watcher: Watcher, traces: Traces, model: Any, api: str) -> None:
     """At a ``fit()`` of a model whose traced train step will run: a call for each variable
     whose ``trainable`` flag no longer matches what that step does.
@@ -152,7 +182,12 @@ def report(watcher: Watcher, traces: Traces, model: Any, api: str) -> None:
     note = (f"this {api}() reuses the train step traced at {trace.site}: Keras reads "
             f"trainable when it traces the step, not at each {api}(), and only compile() makes it "
             "trace the step again")  # fmt: skip
+    traces.recorded[state.site, note] = _order(model)
     watcher.record(state, Static(statics, "", (note,), measured=False), None)
+
+
+def _order(model: Any) -> list[str]:
+    return sites.unique([sites.variable_name(v) for v in model.variables])
 
 
 def _static(name: str, variable: Any, trained: bool, traced: str, api: str) -> SourceStatic:

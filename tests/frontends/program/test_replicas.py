@@ -153,6 +153,11 @@ def test_mask_zeroing_one_replica_is_a_replica_mismatch(loops) -> None:
     code, report, _ = loops["mask"]
     call = report["calls"][0]
     assert [c["step"] for c in report["calls"]] == [1, 2, 3] and call["mode"] == "function"
+    # in a replica's thread, the user's own lines (through autograph's source maps)
+    made = "return tf.nn.compute_average_loss("  # the loss's own op, inside loss_of
+    lines = [line_of("mirrored_loop.py", text) for text in ("tape.gradient", made)]
+    assert [call["site"].rsplit("/", 1)[-1], call["target"]["source"].rsplit("/", 1)[-1]] == [
+        f"mirrored_loop.py:{n}" for n in lines]  # fmt: skip
     check_against_bare(call, bare)
     w, b = call["sources"]["w"], call["sources"]["b"]
     assert [r["status"] for r in w["replicas"]] == ["ok", "zero"] and w["status"] == "ok"
@@ -295,3 +300,25 @@ def test_each_worker_of_the_programs_own_multiworker_strategy_reports_its_replic
         assert (source["status"], source["norm"]) == ("ok", pytest.approx(
             float(np.linalg.norm(grad)), rel=1e-5))  # fmt: skip
         assert f"worker {index} epoch 1" in (tmp_path / f"out{index}.txt").read_text()
+
+
+def test_a_replica_function_defined_in_the_traced_one_is_sited_at_its_own_lines(
+    tmp: Path,
+) -> None:
+    """The gradient line and the loss's line, not the strategy.run line; the all-reduced
+    norms as bare TensorFlow gives them over the whole batch (the replicas' sum)."""
+    import tensorflow as tf
+
+    name = "nested_replica_fn.py"
+    _, report, _ = watched(tmp, name)
+    (call,) = report["calls"]
+    lines = [line_of(name, "return tape.gradient("), line_of(name, "loss = tf.reduce_sum(")]
+    assert [call["site"].rsplit("/", 1)[-1], call["target"]["source"].rsplit("/", 1)[-1]] == [
+        f"{name}:{n}" for n in lines]  # fmt: skip
+    w, u = tf.Variable([1.0, 2.0]), tf.Variable([1.0, 2.0])
+    x = tf.constant([[1.0], [-1.0], [2.0], [3.0]])  # the program's X, as one batch
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(w * x) + tf.reduce_sum(tf.nn.relu(u * x))
+    bare = [float(tf.norm(g)) for g in tape.gradient(loss, [w, u])]
+    assert [s["norm"] for s in call["sources"].values()] == pytest.approx(bare, rel=1e-5)
+    assert len(call["target"]["replicas"]) == 2

@@ -61,11 +61,15 @@ def test_flags_changed_after_the_trace_are_reported_at_the_second_fit(keep_going
     assert first.site == site("unfreeze.py", "model.fit(") and first.api == "fit"
     assert [s.name for s in first.sources] == NAMES[2:]  # the trace asked for the head only
     assert second.site.endswith(f"unfreeze.py:{line_of('unfreeze.py', 'before = [') + 1}")
-    assert second.api == "fit" and [s.name for s in second.sources] == NAMES
+    # the second fit()'s own step (what the traced step asks for: the head, measured), with
+    # the variables it leaves out after them
+    assert second.api == "fit" and second.step == 1 and second.value is not None
+    assert [s.name for s in second.sources] == NAMES
     assert [s.trainable_changed for s in second.sources] == [True] * 4
     # the status says what the traced step does: leaves the base out, trains the head
     assert [s.status for s in second.sources] == ["excluded"] * 2 + ["ok"] * 2
     assert [s.status == "ok" for s in second.sources] == changed
+    assert all(s.norm > 0 for s in second.sources if s.status == "ok")
     assert all(first.site in s.note and "call compile() again" in s.note for s in second.sources)
     assert [(p.variable, p.kind) for p in report.problems] == [
         ("base/kernel", "never-trained"), ("base/bias", "never-trained"),
@@ -159,9 +163,11 @@ def test_freezing_between_compile_and_fit_is_noted_not_a_problem(tmp_path: Path)
     text = text[: text.index("base.trainable = True")]
     assert _bare(early=True) == [False, False, True, True]  # bare Keras: the base is frozen
     outcome = _watch_variant(tmp_path, text)
-    (noted, _fit) = outcome.report.calls
-    assert [(s.name, s.status) for s in noted.sources] == [
-        ("base/kernel", "frozen"), ("base/bias", "frozen")]  # fmt: skip
-    assert all("never trains it (Keras 3 reads trainable there" in s.note for s in noted.sources)
-    assert [s.name for s in _fit.sources] == ["head/kernel", "head/bias"]
+    (call,) = outcome.report.calls  # the fit()'s own step, the frozen base noted in it
+    assert [(s.name, s.status) for s in call.sources] == [
+        ("base/kernel", "frozen"), ("base/bias", "frozen"),
+        ("head/kernel", "ok"), ("head/bias", "ok")]  # fmt: skip
+    noted = call.sources[:2]
+    assert all("never trains it (Keras 3 reads trainable there" in s.note for s in noted)
+    assert call.value is not None and all(s.norm > 0 for s in call.sources[2:])
     assert outcome.report.problems == () and outcome.report.exit_code == 0
