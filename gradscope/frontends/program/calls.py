@@ -25,6 +25,7 @@ from gradscope.frontends.program.replicas import (
 )
 from gradscope.frontends.program.trainable import Traces
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
+from gradscope.frontends.program.xla import Boxes
 from gradscope.frontends.python import frames
 from gradscope.results.run import EAGER, FUNCTION
 
@@ -45,6 +46,7 @@ class Calls:
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
         self.traces = Traces(watcher)  # each Keras model's traced train step
         self.gathering = Gathering()  # calls made per replica in strategy.run
+        self.boxes = Boxes(watcher)  # numbers of XLA-compiled sites
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -289,12 +291,8 @@ class Calls:
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
                           grads: list[Any], scale: Any = None, sources: list[Any] | None = None,
                           parts: Sequence[Part] = ()) -> None:  # fmt: skip
-        if any(getattr(fn, "_jit_compile", False) for fn in self.calling()):
-            # XLA compiles no py_function: statuses from the trace, no numbers
-            static.notes += ("compiled with XLA (jit_compile): statuses from the trace, no "
-                             "norms",)  # fmt: skip
-            static.measured = False
-            return
+        jit = any(getattr(fn, "_jit_compile", False) for fn in self.calling())
+        box = self.boxes.new(state) if jit else None  # XLA compiles no py_function (xla.py)
         flag = self._flag()
         if flag is not None:
             state.flags.append(flag)
@@ -320,9 +318,9 @@ class Calls:
                 if len(parts) > 1:
                     rows = [(p.targets, p.grads) for p in parts]
                     values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
-                                             weights)  # fmt: skip
+                                             weights, box)  # fmt: skip
                     return
-                values.in_graph(flag, flat_t, grads, sink, scale, weights)
+                values.in_graph(flag, flat_t, grads, sink, scale, weights, box)
 
         if getattr(graph, "experimental_acd_manager", None) is None:
             add()  # a branch of a cond or a loop: no end of trace to wait for

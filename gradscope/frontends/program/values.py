@@ -72,6 +72,7 @@ def in_graph(
     sink: Callable[[Numbers, list[tuple[Any, Any]] | None], None],
     scale: Any = None,
     weights: Sequence[Any] | None = None,
+    box: Any = None,
 ) -> None:
     """Add, inside the function being traced, the ops that hand one execution's numbers to
     ``sink`` while ``flag`` (a boolean variable) holds.
@@ -86,6 +87,8 @@ def in_graph(
         weights: per gradient, the value of its source (a tensor, or None): with them the
             sink also gets, per gradient, ``(Summary of the gradient, Summary of the value)``
             for the timeline (two more reductions each: a count of zeros, a square sum).
+        box: an ``xla.Mailbox`` the numbers are written to instead of a ``py_function``
+            (which XLA cannot compile); they reach ``sink`` when it is read after the call.
     """
     import tensorflow as tf
 
@@ -105,8 +108,14 @@ def in_graph(
         if weights is not None:
             scalars += _summaries(tf, grads, weights)
         scaled = scale is not None
-        tf.py_function(lambda *xs: _deliver(sink, present, grads, xs, scaled, weights), scalars,
-                       Tout=[])  # fmt: skip
+
+        def deliver(xs: Sequence[Any]) -> None:
+            _deliver(sink, present, grads, xs, scaled, weights)
+
+        if box is not None:
+            box.write(scalars, deliver)
+        else:
+            tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
         return tf.constant(0)
 
     if flag is None:
@@ -121,6 +130,7 @@ def in_graph_replicas(
     sink: Callable[[Numbers, list[Numbers], list[tuple[Any, Any]] | None], None],
     scale: Any = None,
     weights: Sequence[Any] | None = None,
+    box: Any = None,
 ) -> None:
     """``in_graph`` for one call made once per replica inside ``strategy.run``: ``parts`` holds
     each replica's ``(targets, gradients)``, in replica order. ``sink`` gets the numbers of
@@ -143,8 +153,14 @@ def in_graph_replicas(
                 scalars += [tf.constant(-1.0, tf.float64)] * 2 if g is None else _stat(tf, g, by)
         if weights is not None:
             scalars += _summaries(tf, summed, weights)
-        tf.py_function(lambda *xs: _deliver_rows(sink, rows, xs, scale is not None, weights),
-                       scalars, Tout=[])  # fmt: skip
+
+        def deliver(xs: Sequence[Any]) -> None:
+            _deliver_rows(sink, rows, xs, scale is not None, weights)
+
+        if box is not None:  # XLA (``in_graph``)
+            box.write(scalars, deliver)
+        else:
+            tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
         return tf.constant(0)
 
     if flag is None:
