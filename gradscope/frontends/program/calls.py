@@ -143,9 +143,10 @@ class Calls:
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
-        try:
+        try:  # gradscope's own reads (.numpy() of the target) are no round-trip of the program
             call.received(probe_ids, grads[len(flat_s) :])
-            self._after(state, tape, call, flat_s, flat_t, user, eager)
+            with self.watcher.own_work():
+                self._after(state, tape, call, flat_s, flat_t, user, eager)
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -255,12 +256,8 @@ class Calls:
             recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
             where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
             analyse.outside_notes(full.problem, statics, recorded, where)
-            # a value that left TensorFlow before the tape started (a get_weights()) is no cut
             start = min(a for a, _ in spans) if spans else 0
-            made = {t: r.seq for r in full.records for t in r.outputs}
-            left = {full.tensors[t]: sites.text(site) for t, site in self.recorder.left.items()
-                    if t in full.tensors and made.get(t, 0) > start}  # fmt: skip
-            analyse.roundtrip_notes(full.problem, statics, left)
+            analyse.roundtrip_notes(full.problem, statics, full.left(start, _eager_ids(flat_t)))
             return
         import tensorflow as tf
 
@@ -365,8 +362,9 @@ class Calls:
             statics.append(static)
         static_call = Static(statics, "")
         if eager:
-            grads = [g for g, _ in pairs]
-            self.watcher.record(state, static_call, values.of_arrays([], grads))
+            with self.watcher.own_work():
+                grads = [g for g, _ in pairs]
+                self.watcher.record(state, static_call, values.of_arrays([], grads))
         else:
             static_call.measured = False
             state.unrun.append(static_call)

@@ -66,7 +66,8 @@ class Recorder:
         self.installed = False
         self._fast: Any = None
         self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
-        self.left: dict[int, frames.Site | None] = {}  # tensor id -> where .numpy() took it
+        #: tensor id -> where .numpy() took it, and the last op recorded then
+        self.left: dict[int, tuple[frames.Site | None, int]] = {}
         self._numpy_originals: dict[str, Any] = {}
 
     def install(self) -> None:
@@ -153,7 +154,7 @@ class Recorder:
         def wrap(original: Any) -> Any:
             def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
                 if not recorder._busy() and len(recorder.left) < HISTORY:
-                    recorder.left[tensor._id] = sites.fast_current()
+                    recorder.left[tensor._id] = (sites.fast_current(), recorder.seq)
                 return original(tensor, *args, **kwargs)
 
             return taken
@@ -259,3 +260,13 @@ class EagerCall:
         from gradscope.frontends.program.graphs import visible
 
         return visible(self.ops[index].type, self.sites[index])
+
+    def left(self, start: int, targets: Sequence[int | None]) -> dict[int, str]:
+        """Tensors the program took out of TensorFlow (``.numpy()``) that may have cut a path
+        to ``targets``: made after op ``start`` (a value read before the tape started, a
+        ``get_weights()``, is no cut) and read before the targets were made (what came back
+        from a later read cannot feed them). Flow tensor id -> the line that read it."""
+        made = {t: r.seq for r in self.records for t in r.outputs}
+        end = max((made.get(t, 0) for t in targets if t is not None), default=0)
+        return {self.tensors[t]: sites.text(site) for t, (site, at) in self.recorder.left.items()
+                if t in self.tensors and made.get(t, 0) > start and at < end}  # fmt: skip
