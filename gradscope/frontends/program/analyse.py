@@ -187,6 +187,34 @@ def status(static: SourceStatic, norm: float | None, largest: float | None) -> S
     return status_of(pair, variable)
 
 
+def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
+              trainable: Sequence[bool], accessed: bool) -> None:  # fmt: skip
+    """The cause of a variable the tape never watched: its gradient is None whatever its
+    paths, so no op on them is a cut. Not trainable, it is ``frozen`` (a tape watches only
+    trainable variables; ``inspect`` says the same); trainable under
+    ``watch_accessed_variables=False`` (``accessed`` False), it is disconnected from the tape.
+    A trainable variable the tape did not see read keeps the cause of its paths (read while
+    the tape was not recording: ``outside_notes``).
+
+    Args:
+        statics: the sources; updated in place.
+        watched: per source, whether the tape watches it (None: a tensor).
+        trainable: per source, the variable's ``trainable`` flag.
+        accessed: whether the tape watches the trainable variables it sees read.
+    """
+    for static, seen, can in zip(statics, watched, trainable, strict=True):
+        if seen is not False or static.has_gradient or (can and accessed):
+            continue
+        static.reachable = False
+        static.cut_points.clear()
+        if not can:
+            static.trainable = static.requested = False
+            static.note = "not trainable: a tape watches only trainable variables"
+        else:
+            static.note = ("never watched: the tape has watch_accessed_variables=False and no "
+                           "tape.watch() of it")  # fmt: skip
+
+
 def outside_notes(
     full: Problem,
     statics: Sequence[SourceStatic],
@@ -210,7 +238,7 @@ def outside_notes(
     vsets = flow.variable_sets(graph, sources)
     reach = _reaching(full)
     for i, static in enumerate(statics):
-        if static.reachable or static.has_gradient or full.sources[i] is None:
+        if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
             continue
         outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
                    and not recorded(k) and graph.ops[k].inputs]  # fmt: skip

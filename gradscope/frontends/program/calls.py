@@ -161,6 +161,9 @@ class Calls:
         statics = self._statics(flat_s, user, call)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
+        analyse.unwatched(statics, names.watching(tape, flat_s),
+                          [getattr(s, "trainable", True) for s in flat_s],
+                          getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
         self._outside(tape, flat_s, flat_t, statics, eager)
         target_source = self._target_source(call, flat_t, eager)
         fit.notes(call, statics, flat_s, target_source)
