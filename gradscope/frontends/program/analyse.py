@@ -215,6 +215,24 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
                            "tape.watch() of it")  # fmt: skip
 
 
+def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
+    """Sources TensorFlow gave zeros for want of a gradient (``unconnected_gradients=ZERO``):
+    the program received a gradient, all zero (status ``zero``); the note says TensorFlow
+    filled it, after the cause of the missing path when one is known.
+
+    Args:
+        statics: the sources, analysed; updated in place.
+        received: per source, what the program received (None: no gradient).
+    """
+    for static, grad in zip(statics, received, strict=True):
+        if grad is not None and not static.has_gradient:
+            static.has_gradient = True
+            cause = f": {static.note}" if static.note else ""
+            static.note = (
+                f"no gradient flows{cause}; TensorFlow filled zeros (unconnected_gradients=ZERO)"
+            )
+
+
 def outside_notes(
     full: Problem,
     statics: Sequence[SourceStatic],

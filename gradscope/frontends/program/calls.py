@@ -143,30 +143,35 @@ class Calls:
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
+        zero = unconnected == tf.UnconnectedGradients.ZERO  # TF fills zeros: the program's
+        filled = [tf.zeros_like(s) if g is None and zero else g
+                  for s, g in zip(flat_s, user, strict=True)]  # fmt: skip
         try:  # gradscope's own reads (.numpy() of the target) are no round-trip of the program
             call.received(probe_ids, grads[len(flat_s) :])
             with self.watcher.own_work():
-                self._after(state, tape, call, flat_s, flat_t, user, eager)
+                self._after(state, tape, call, flat_s, flat_t, user, eager, filled)
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
             self._next_eager()
-        if unconnected == tf.UnconnectedGradients.ZERO:
-            user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
-        return tf.nest.pack_sequence_as(sources, user)
+        return tf.nest.pack_sequence_as(sources, filled)
 
     def _after(self, state: SiteState, tape: Any, call: Any, flat_s: list[Any],
-               flat_t: list[Any], user: list[Any], eager: bool) -> None:  # fmt: skip
-        """Analyse a tape's answer and arrange for its numbers."""
-        statics = self._statics(flat_s, user, call)
+               flat_t: list[Any], user: list[Any], eager: bool,
+               filled: list[Any]) -> None:  # fmt: skip
+        """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
+        ``unconnected_gradients=ZERO``'s zeros) and arrange for its numbers."""
+        statics = names.statics(flat_s, user, call, self.recorder.created)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
                           getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
         self._outside(tape, flat_s, flat_t, statics, eager)
-        target_source = self._target_source(call, flat_t, eager)
+        target_source = names.target_source(call, flat_t, eager)
         fit.notes(call, statics, flat_s, target_source)
+        analyse.filled(statics, filled)
+        user = filled
         static = Static(statics, target_source)
         scale = self._scale_of(flat_t)
         graph = None if eager else flat_t[0].graph
@@ -271,12 +276,6 @@ class Calls:
         recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
         analyse.outside_notes(whole.problem, statics, recorded,
                               lambda k: sites.text(frames.of_op(whole.x.tf_ops[k])))  # fmt: skip
-
-    def _statics(self, flat_s: list[Any], grads: list[Any], call: Any) -> list[SourceStatic]:
-        return names.statics(flat_s, grads, call, self.recorder.created)
-
-    def _target_source(self, call: Any, flat_t: list[Any], eager: bool) -> str:
-        return names.target_source(call, flat_t, eager)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""
