@@ -24,7 +24,8 @@ ENDINGS = {
 
 def heading(call: rr.CallResult) -> str:
     """``train.py:57 · GradientTape.gradient (function) · step 1 · target 6.93e-01 at ...``."""
-    text = f"{call.site} · {call.api} ({call.mode}) · step {call.step}"
+    step = f"step {call.step}" if call.step else "never run"
+    text = f"{call.site} · {call.api} ({call.mode}) · {step}"
     if call.target_source or call.value is not None:
         text += f" · target {style.number(call.value)}"
     if call.target_source:

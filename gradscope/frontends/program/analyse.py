@@ -156,13 +156,15 @@ def _reaching(problem: Problem) -> list[bool]:
     return out
 
 
-def status(static: SourceStatic, norm: float | None, largest: float | None) -> Status:
+def status(static: SourceStatic, norm: float | None, largest: float | None,
+           measured: bool = True) -> Status:  # fmt: skip
     """The contract status of a source, decided where every status is (``engine/status.py``).
 
     Args:
         static: the source.
         norm: its gradient's L2 norm in this execution (None: not known).
         largest: its gradient's largest absolute element (None: not known).
+        measured: False when the call never ran: a gradient is then ``unknown``.
     """
     finite = True
     zero = False
@@ -182,6 +184,7 @@ def status(static: SourceStatic, norm: float | None, largest: float | None) -> S
         finite=finite,
         all_zero=zero,
         cut_points=tuple(static.cut_points),
+        measured=measured,
     )
     variable = VariableFacts(static.name, static.shape, "", static.trainable, "")
     return status_of(pair, variable)

@@ -159,7 +159,7 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
     sources = []
     for i, (s, measured) in enumerate(zip(static.sources, stats, strict=True)):
         norm, largest = measured if measured is not None else (None, None)
-        status = analyse.status(s, norm, largest)
+        status = analyse.status(s, norm, largest, numbers is not None)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
@@ -172,7 +172,8 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         notes += ("never run: the program built this call, but no Session.run computed it",)
     elif numbers is None and static.measured:
         notes += ("traced, never run: statuses from the trace, no numbers",)
-    return CallResult(state.site, state.api, state.mode, state.count, static.target_source,
+    step = state.count if numbers is not None else 0  # never run: no step
+    return CallResult(state.site, state.api, state.mode, step, static.target_source,
                       value, tuple(sources), notes, scale, tuple(n[0] for n in each))  # fmt: skip
 
 
