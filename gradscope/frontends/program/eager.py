@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope.engine import custom_gradient
 from gradscope.engine import cuts as flow
 from gradscope.engine.graph import _OVERWRITES, is_write
 from gradscope.frontends.program import sites
@@ -69,6 +70,8 @@ class Recorder:
         #: tensor id -> where .numpy() took it, and the last op recorded then
         self.left: dict[int, tuple[frames.Site | None, int]] = {}
         self._numpy_originals: dict[str, Any] = {}
+        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE)
+        self.custom: dict[int, tuple[str, str]] = {}
 
     def install(self) -> None:
         from tensorflow.python import pywrap_tfe
@@ -106,6 +109,12 @@ class Recorder:
         site = sites.fast_current()
         if kind == "VarHandleOp" and outputs:
             self.created[outputs[0]._id] = site
+        if kind == "Identity" and outputs:
+            custom = custom_gradient.eager_site(frames.display_path)
+            if custom is not None:  # tf.custom_gradient's Identity: a cut is its grad_fn's
+                if len(self.custom) >= HISTORY:  # older steps' ops are no longer analysed
+                    self.custom.clear()
+                self.custom[outputs[0]._id] = custom
         self.seq += 1
         self._append(
             Record(
@@ -254,6 +263,10 @@ class EagerCall:
     def locate(self, index: int, kind: str) -> CutPoint:
         site = self.sites[index]
         op = self.ops[index]
+        made = {flow_id: t for t, flow_id in self.tensors.items()}
+        custom = self.recorder.custom.get(made.get(op.outputs[0], -1)) if op.outputs else None
+        if custom is not None:  # the user's grad_fn gave this input None (as ``inspect``)
+            return CutPoint(custom[0], op.type, kind, custom[1])
         return CutPoint(op.type, op.type, kind, "" if site is None else str(site))
 
     def visible(self, index: int) -> bool:
