@@ -85,3 +85,9 @@ def test_never_run_none_is_still_reported(result) -> None:
     assert statuses == {"w": "unknown", "b": "none:nondifferentiable"}
     (cut,) = call["sources"]["b"]["cut_points"]
     assert cut["op"] == "ArgMax" and cut["source"].endswith(f":{line_of(PROGRAM, 'tf.argmax')}")
+
+
+def test_never_run_report_holds_to_the_schema(result) -> None:
+    from tests.cli.test_run import _validate
+
+    _validate(result["report"])
