@@ -54,6 +54,7 @@ def graph_gradients(
             for s, t in zip(statics, tensors, strict=True):
                 s.has_gradient = t is not None and next(answers) is not None
     analyse.analyse(call.problem, statics, call.locate, call.visible)
+    analyse.filled(statics, grads)  # unconnected_gradients=ZERO: the program received zeros
     static = Static(statics, sites.text(frames.of_op(ys[0].op)))
     if mode == FUNCTION:
         parts = calls.gathering.add(state, Part(static, list(ys), list(grads)), graph)

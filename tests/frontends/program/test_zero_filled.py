@@ -13,7 +13,9 @@ pytestmark = pytest.mark.tf
 PROGRAM = "zero_filled.py"
 
 
-@pytest.mark.parametrize("text", ["eager = tape.gradient", "return tape.gradient"])
+@pytest.mark.parametrize(
+    "text", ["eager = tape.gradient", "return tape.gradient", "return tf.gradients"]
+)
 def test_zeros_tensorflow_filled_are_zero(text: str) -> None:
     import tensorflow as tf
 

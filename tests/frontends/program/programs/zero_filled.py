@@ -17,5 +17,11 @@ def step():
     return tape.gradient(loss, [w, u], unconnected_gradients=ZERO)
 
 
-traced = step()
-print([g.numpy().tolist() for g in eager + traced])
+@tf.function
+def graph_level():
+    loss = tf.reduce_sum(w * 2.0)
+    return tf.gradients(loss, [w, u], unconnected_gradients=ZERO)
+
+
+traced, graph = step(), graph_level()
+print([g.numpy().tolist() for g in eager + traced + graph])
