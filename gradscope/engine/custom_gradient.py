@@ -33,12 +33,7 @@ def function_of(
         module = getattr(fn, "__module__", "") or ""
         code = getattr(fn, "__code__", None)
         if code is not None and not module.startswith(("tensorflow", "keras")):
-            # "cube.<locals>.grad" -> "cube": the function that made the custom gradient
-            parts = [p for p in fn.__qualname__.split(".") if p != "<locals>"]
-            name = parts[-2] if len(parts) > 1 else parts[0]
-            if with_grad and len(parts) > 1:
-                name = f"{name}.{parts[-1]}"
-            return name, f"{display(code.co_filename)}:{code.co_firstlineno}"
+            return named(fn, display, with_grad=with_grad)
         for cell in getattr(fn, "__closure__", None) or ():
             try:
                 value = cell.cell_contents
@@ -46,6 +41,35 @@ def function_of(
                 continue
             if callable(value):
                 stack.append(value)
+    return None
+
+
+def named(fn: Any, display: Callable[[str], str] = str, *,
+          with_grad: bool = False) -> tuple[str, str]:  # fmt: skip
+    """``(name, "FILE:LINE")`` of a user's gradient function: ``cube.<locals>.grad`` is
+    ``cube`` (the function that made the custom gradient), ``cube.grad`` ``with_grad``."""
+    code = fn.__code__
+    parts = [p for p in fn.__qualname__.split(".") if p != "<locals>"]
+    name = parts[-2] if len(parts) > 1 else parts[0]
+    if with_grad and len(parts) > 1:
+        name = f"{name}.{parts[-1]}"
+    return name, f"{display(code.co_filename)}:{code.co_firstlineno}"
+
+
+def eager_site(display: Callable[[str], str], depth: int = 16) -> tuple[str, str] | None:
+    """Called while an eager op runs: ``named`` of the ``grad_fn`` when the op is the
+    ``Identity`` an eager ``tf.custom_gradient`` puts on its results (its gradient is the
+    ``grad_fn``'s), else None."""
+    import sys
+
+    frame = sys._getframe(1)
+    for _ in range(depth):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "_eager_mode_decorator":
+            fn = frame.f_locals.get("grad_fn")
+            return named(fn, display, with_grad=True) if hasattr(fn, "__code__") else None
+        frame = frame.f_back  # type: ignore[assignment]
     return None
 
 

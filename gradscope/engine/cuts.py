@@ -103,8 +103,9 @@ def reaching(graph: Graph, target_op: int) -> list[bool]:
 def arrivals(graph: Graph, reach: Sequence[bool], grads: set[int]) -> list[bool]:
     """Per op, whether gradient from the loss arrives at one of its outputs.
 
-    A write has no outputs; gradient "arrives" at it when it reaches a later read of what it
-    wrote (and is then lost, since TensorFlow gives assignments no gradient).
+    A resource write has no outputs; gradient "arrives" at a write when it reaches a later
+    read of what it wrote, or (a TensorFlow 1 ``tf.assign``, whose output is the variable)
+    its output (and is then lost, since TensorFlow gives assignments no gradient).
     """
     arrive = [False] * len(graph.ops)
     readers: dict[int, list[int]] = {}
@@ -115,7 +116,7 @@ def arrivals(graph: Graph, reach: Sequence[bool], grads: set[int]) -> list[bool]
                 readers.setdefault(w, []).append(index)
     for index in range(len(graph.ops) - 1, -1, -1):
         if graph.ops[index].write and reach[index]:
-            arrive[index] = any(arrive[r] for r in readers.get(index, ()))
+            arrive[index] = arrive[index] or any(arrive[r] for r in readers.get(index, ()))
     return arrive
 
 

@@ -151,3 +151,22 @@ class Extracted:
                     node.assign_preds.append(w)
             if node.write and node.inputs:
                 last_write[node.inputs[0]] = i
+        self._link_control_reads()
+
+    def _link_control_reads(self) -> None:
+        # A TensorFlow 1 reference variable is read through its snapshot (``x/read``, made
+        # with the variable, so before any write): an op made under
+        # ``control_dependencies([tf.assign(x, ...)])`` that takes a read of ``x`` sees what
+        # the write wrote (``tf.identity(x)`` after ``tf.assign``).
+        writes = {op.name: i for i, op in enumerate(self.graph.ops) if op.write and op.inputs}
+        for i, op in enumerate(self.tf_ops):
+            for control in op.control_inputs:
+                w = writes.get(control.name)
+                if w is None:
+                    continue
+                state = self.graph.ops[w].inputs[0]
+                node = self.graph.ops[i]
+                reads = [t for t in node.inputs
+                         if state in self.graph.ops[self.graph.producer[t]].inputs]  # fmt: skip
+                if reads and w not in node.assign_preds:
+                    node.assign_preds.append(w)

@@ -30,6 +30,8 @@ def status_of(pair: PairFacts, variable: VariableFacts | None = None) -> Status:
     if not pair.requested:
         return m.FROZEN if variable is not None and not variable.trainable else m.EXCLUDED
     if pair.has_gradient:
+        if not pair.measured:
+            return Status.UNKNOWN
         if not pair.finite:
             return m.NAN
         return m.ZERO if pair.all_zero else m.OK

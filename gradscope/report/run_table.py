@@ -25,7 +25,8 @@ ENDINGS = {
 
 def heading(call: rr.CallResult) -> str:
     """``train.py:57 · GradientTape.gradient (function) · step 1 · target 6.93e-01 at ...``."""
-    text = f"{call.site} · {call.api} ({call.mode}) · step {call.step}"
+    step = f"step {call.step}" if call.step else "never run"
+    text = f"{call.site} · {call.api} ({call.mode}) · {step}"
     if call.target_source or call.value is not None:
         text += f" · target {style.number(call.value)}"
     if call.target_source:
@@ -82,8 +83,9 @@ def summary(report: rr.RunReport) -> str:
     count = len(report.problems)
     text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
             f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
-    return text + " · " + ENDINGS[report.outcome].format(steps=report.steps,
-                                                             status=report.exit_status)
+    return (
+        text + " · " + ENDINGS[report.outcome].format(steps=report.steps, status=report.exit_status)
+    )
 
 
 def renderable(report: rr.RunReport) -> Group:

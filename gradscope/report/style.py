@@ -22,6 +22,7 @@ STATUS_STYLE: dict[str, str] = {
     m.UNEXPLAINED: "bold red",
     m.EXCLUDED: "dim",
     m.FROZEN: "dim",
+    Status.UNKNOWN: "yellow",
 }
 
 
@@ -50,6 +51,7 @@ SHORT = {
     m.UNEXPLAINED: "unexplained",
     m.EXCLUDED: "excluded",
     m.FROZEN: "frozen",
+    Status.UNKNOWN: "unknown",
 }
 
 #: What each status means, for legends.
@@ -64,6 +66,7 @@ MEANING = {
     m.UNEXPLAINED: "TensorFlow returns None; cause not found",
     m.EXCLUDED: "outside the loss's vars",
     m.FROZEN: "not trainable",
+    Status.UNKNOWN: "a gradient exists; its value was never computed (never run)",
 }
 
 

@@ -104,6 +104,9 @@ class PairFacts:
     numeric: NumericCheck | None = None  # the finite-difference check, with ``--numeric``
     #: each replica's gradient under ``--strategy`` (the fields above are the all-reduced one)
     replicas: tuple[ReplicaFacts, ...] = ()
+    #: False: a gradient exists but its value was never computed (``gradscope run``: a
+    #: graph-mode call no ``Session.run`` ran, a function traced and never called)
+    measured: bool = True
 
 
 @dataclass(frozen=True)

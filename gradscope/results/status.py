@@ -32,6 +32,9 @@ class Status(_Word):
     UNEXPLAINED = "none:unexplained"
     EXCLUDED = "excluded"
     FROZEN = "frozen"
+    #: ``gradscope run`` only: a gradient exists, but nothing ever computed its value (a
+    #: graph-mode call no ``Session.run`` ran), so it is neither ok, zero nor nan
+    UNKNOWN = "unknown"
 
     @property
     def is_none(self) -> bool:

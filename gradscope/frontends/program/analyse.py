@@ -156,13 +156,15 @@ def _reaching(problem: Problem) -> list[bool]:
     return out
 
 
-def status(static: SourceStatic, norm: float | None, largest: float | None) -> Status:
+def status(static: SourceStatic, norm: float | None, largest: float | None,
+           measured: bool = True) -> Status:  # fmt: skip
     """The contract status of a source, decided where every status is (``engine/status.py``).
 
     Args:
         static: the source.
         norm: its gradient's L2 norm in this execution (None: not known).
         largest: its gradient's largest absolute element (None: not known).
+        measured: False when the call never ran: a gradient is then ``unknown``.
     """
     finite = True
     zero = False
@@ -182,9 +184,56 @@ def status(static: SourceStatic, norm: float | None, largest: float | None) -> S
         finite=finite,
         all_zero=zero,
         cut_points=tuple(static.cut_points),
+        measured=measured,
     )
     variable = VariableFacts(static.name, static.shape, "", static.trainable, "")
     return status_of(pair, variable)
+
+
+def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
+              trainable: Sequence[bool], accessed: bool) -> None:  # fmt: skip
+    """The cause of a variable the tape never watched: its gradient is None whatever its
+    paths, so no op on them is a cut. Not trainable, it is ``frozen`` (a tape watches only
+    trainable variables; ``inspect`` says the same); trainable under
+    ``watch_accessed_variables=False`` (``accessed`` False), it is disconnected from the tape.
+    A trainable variable the tape did not see read keeps the cause of its paths (read while
+    the tape was not recording: ``outside_notes``).
+
+    Args:
+        statics: the sources; updated in place.
+        watched: per source, whether the tape watches it (None: a tensor).
+        trainable: per source, the variable's ``trainable`` flag.
+        accessed: whether the tape watches the trainable variables it sees read.
+    """
+    for static, seen, can in zip(statics, watched, trainable, strict=True):
+        if seen is not False or static.has_gradient or (can and accessed):
+            continue
+        static.reachable = False
+        static.cut_points.clear()
+        if not can:
+            static.trainable = static.requested = False
+            static.note = "not trainable: a tape watches only trainable variables"
+        else:
+            static.note = ("never watched: the tape has watch_accessed_variables=False and no "
+                           "tape.watch() of it")  # fmt: skip
+
+
+def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
+    """Sources TensorFlow gave zeros for want of a gradient (``unconnected_gradients=ZERO``):
+    the program received a gradient, all zero (status ``zero``); the note says TensorFlow
+    filled it, after the cause of the missing path when one is known.
+
+    Args:
+        statics: the sources, analysed; updated in place.
+        received: per source, what the program received (None: no gradient).
+    """
+    for static, grad in zip(statics, received, strict=True):
+        if grad is not None and not static.has_gradient:
+            static.has_gradient = True
+            cause = f": {static.note}" if static.note else ""
+            static.note = (
+                f"no gradient flows{cause}; TensorFlow filled zeros (unconnected_gradients=ZERO)"
+            )
 
 
 def outside_notes(
@@ -210,7 +259,7 @@ def outside_notes(
     vsets = flow.variable_sets(graph, sources)
     reach = _reaching(full)
     for i, static in enumerate(statics):
-        if static.reachable or static.has_gradient or full.sources[i] is None:
+        if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
             continue
         outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
                    and not recorded(k) and graph.ops[k].inputs]  # fmt: skip

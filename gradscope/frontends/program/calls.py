@@ -25,6 +25,7 @@ from gradscope.frontends.program.replicas import (
 )
 from gradscope.frontends.program.trainable import Traces
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
+from gradscope.frontends.program.xla import Boxes
 from gradscope.frontends.python import frames
 from gradscope.results.run import EAGER, FUNCTION
 
@@ -46,6 +47,7 @@ class Calls:
         self.traces = Traces(watcher)  # each Keras model's traced train step
         self.gathering = Gathering()  # calls made per replica in strategy.run
         self.now: dict[tuple[str, str, int], SiteState] = {}  # traced site -> running one
+        self.boxes = Boxes(watcher)  # numbers of XLA-compiled sites
 
     def eager_recording(self) -> bool:
         return self.open_eager > 0
@@ -140,26 +142,35 @@ class Calls:
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
-        try:
+        zero = unconnected == tf.UnconnectedGradients.ZERO  # TF fills zeros: the program's
+        filled = [tf.zeros_like(s) if g is None and zero else g
+                  for s, g in zip(flat_s, user, strict=True)]  # fmt: skip
+        try:  # gradscope's own reads (.numpy() of the target) are no round-trip of the program
             call.received(probe_ids, grads[len(flat_s) :])
-            self._after(state, tape, call, flat_s, flat_t, user, eager)
+            with self.watcher.own_work():
+                self._after(state, tape, call, flat_s, flat_t, user, eager, filled)
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
             self._next_eager()
-        if unconnected == tf.UnconnectedGradients.ZERO:
-            user = [tf.zeros_like(s) if g is None else g for s, g in zip(flat_s, user, strict=True)]
-        return tf.nest.pack_sequence_as(sources, user)
+        return tf.nest.pack_sequence_as(sources, filled)
 
     def _after(self, state: SiteState, tape: Any, call: Any, flat_s: list[Any],
-               flat_t: list[Any], user: list[Any], eager: bool) -> None:  # fmt: skip
-        """Analyse a tape's answer and arrange for its numbers."""
-        statics = self._statics(flat_s, user, call)
+               flat_t: list[Any], user: list[Any], eager: bool,
+               filled: list[Any]) -> None:  # fmt: skip
+        """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
+        ``unconnected_gradients=ZERO``'s zeros) and arrange for its numbers."""
+        statics = names.statics(flat_s, user, call, self.recorder.created)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
+        analyse.unwatched(statics, names.watching(tape, flat_s),
+                          [getattr(s, "trainable", True) for s in flat_s],
+                          getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
         self._outside(tape, flat_s, flat_t, statics, eager)
-        target_source = self._target_source(call, flat_t, eager)
+        target_source = names.target_source(call, flat_t, eager)
         fit.notes(call, statics, flat_s, target_source)
+        analyse.filled(statics, filled)
+        user = filled
         static = Static(statics, target_source)
         scale = self._scale_of(flat_t)
         graph = None if eager else flat_t[0].graph
@@ -252,12 +263,8 @@ class Calls:
             recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
             where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
             analyse.outside_notes(full.problem, statics, recorded, where)
-            # a value that left TensorFlow before the tape started (a get_weights()) is no cut
             start = min(a for a, _ in spans) if spans else 0
-            made = {t: r.seq for r in full.records for t in r.outputs}
-            left = {full.tensors[t]: sites.text(site) for t, site in self.recorder.left.items()
-                    if t in full.tensors and made.get(t, 0) > start}  # fmt: skip
-            analyse.roundtrip_notes(full.problem, statics, left)
+            analyse.roundtrip_notes(full.problem, statics, full.left(start, _eager_ids(flat_t)))
             return
         import tensorflow as tf
 
@@ -268,12 +275,6 @@ class Calls:
         recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
         analyse.outside_notes(whole.problem, statics, recorded,
                               lambda k: sites.text(frames.of_op(whole.x.tf_ops[k])))  # fmt: skip
-
-    def _statics(self, flat_s: list[Any], grads: list[Any], call: Any) -> list[SourceStatic]:
-        return names.statics(flat_s, grads, call, self.recorder.created)
-
-    def _target_source(self, call: Any, flat_t: list[Any], eager: bool) -> str:
-        return names.target_source(call, flat_t, eager)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""
@@ -288,12 +289,8 @@ class Calls:
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
                           grads: list[Any], scale: Any = None, sources: list[Any] | None = None,
                           parts: Sequence[Part] = ()) -> None:  # fmt: skip
-        if any(getattr(fn, "_jit_compile", False) for fn in self.calling()):
-            # XLA compiles no py_function: statuses from the trace, no numbers
-            static.notes += ("compiled with XLA (jit_compile): statuses from the trace, no "
-                             "norms",)  # fmt: skip
-            static.measured = False
-            return
+        jit = any(getattr(fn, "_jit_compile", False) for fn in self.calling())
+        box = self.boxes.new(state) if jit else None  # XLA compiles no py_function (xla.py)
         flag = self._flag()
         if flag is not None:
             state.flags.append(flag)
@@ -322,9 +319,9 @@ class Calls:
                 if len(parts) > 1:
                     rows = [(p.targets, p.grads) for p in parts]
                     values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
-                                             weights, raw)  # fmt: skip
+                                             weights, raw, box)  # fmt: skip
                     return
-                values.in_graph(flag, flat_t, grads, sink, scale, weights, raw)
+                values.in_graph(flag, flat_t, grads, sink, scale, weights, raw, box)
 
         if getattr(graph, "experimental_acd_manager", None) is None:
             add()  # a branch of a cond or a loop: no end of trace to wait for
@@ -369,8 +366,9 @@ class Calls:
             statics.append(static)
         static_call = Static(statics, "")
         if eager:
-            grads = [g for g, _ in pairs]
-            self.watcher.record(state, static_call, values.of_arrays([], grads))
+            with self.watcher.own_work():
+                grads = [g for g, _ in pairs]
+                self.watcher.record(state, static_call, values.of_arrays([], grads))
         else:
             static_call.measured = False
             state.unrun.append(static_call)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope.engine import custom_gradient
 from gradscope.engine import cuts as flow
 from gradscope.engine.graph import _OVERWRITES, is_write
 from gradscope.frontends.program import sites
@@ -66,8 +67,11 @@ class Recorder:
         self.installed = False
         self._fast: Any = None
         self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
-        self.left: dict[int, frames.Site | None] = {}  # tensor id -> where .numpy() took it
+        #: tensor id -> where .numpy() took it, and the last op recorded then
+        self.left: dict[int, tuple[frames.Site | None, int]] = {}
         self._numpy_originals: dict[str, Any] = {}
+        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE)
+        self.custom: dict[int, tuple[str, str]] = {}
 
     def install(self) -> None:
         from tensorflow.python import pywrap_tfe
@@ -105,6 +109,12 @@ class Recorder:
         site = sites.fast_current()
         if kind == "VarHandleOp" and outputs:
             self.created[outputs[0]._id] = site
+        if kind == "Identity" and outputs:
+            custom = custom_gradient.eager_site(frames.display_path)
+            if custom is not None:  # tf.custom_gradient's Identity: a cut is its grad_fn's
+                if len(self.custom) >= HISTORY:  # older steps' ops are no longer analysed
+                    self.custom.clear()
+                self.custom[outputs[0]._id] = custom
         self.seq += 1
         self._append(
             Record(
@@ -153,7 +163,7 @@ class Recorder:
         def wrap(original: Any) -> Any:
             def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
                 if not recorder._busy() and len(recorder.left) < HISTORY:
-                    recorder.left[tensor._id] = sites.fast_current()
+                    recorder.left[tensor._id] = (sites.fast_current(), recorder.seq)
                 return original(tensor, *args, **kwargs)
 
             return taken
@@ -253,9 +263,23 @@ class EagerCall:
     def locate(self, index: int, kind: str) -> CutPoint:
         site = self.sites[index]
         op = self.ops[index]
+        made = {flow_id: t for t, flow_id in self.tensors.items()}
+        custom = self.recorder.custom.get(made.get(op.outputs[0], -1)) if op.outputs else None
+        if custom is not None:  # the user's grad_fn gave this input None (as ``inspect``)
+            return CutPoint(custom[0], op.type, kind, custom[1])
         return CutPoint(op.type, op.type, kind, "" if site is None else str(site))
 
     def visible(self, index: int) -> bool:
         from gradscope.frontends.program.graphs import visible
 
         return visible(self.ops[index].type, self.sites[index])
+
+    def left(self, start: int, targets: Sequence[int | None]) -> dict[int, str]:
+        """Tensors the program took out of TensorFlow (``.numpy()``) that may have cut a path
+        to ``targets``: made after op ``start`` (a value read before the tape started, a
+        ``get_weights()``, is no cut) and read before the targets were made (what came back
+        from a later read cannot feed them). Flow tensor id -> the line that read it."""
+        made = {t: r.seq for r in self.records for t in r.outputs}
+        end = max((made.get(t, 0) for t in targets if t is not None), default=0)
+        return {self.tensors[t]: sites.text(site) for t, (site, at) in self.recorder.left.items()
+                if t in self.tensors and made.get(t, 0) > start and at < end}  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope.frontends.program import analyse, graphs, sites
+from gradscope.frontends.program import analyse, graphs, names, sites
 from gradscope.frontends.program.replicas import Part, combined
 from gradscope.frontends.program.watch import Static
 from gradscope.frontends.python import frames
@@ -35,7 +35,7 @@ def graph_gradients(
     call = graphs.GraphCall(ops, tensors, list(ys))
     call.stop([s for s in stops if hasattr(s, "op")])
     probe_ids = analyse.probes(call.problem)
-    statics = calls._statics(list(xs), list(grads), call)
+    statics = names.statics(list(xs), list(grads), call, calls.recorder.created)
     found = [t for t in tensors if t is not None]
     with calls.watcher.own_work():
         try:
@@ -54,6 +54,7 @@ def graph_gradients(
             for s, t in zip(statics, tensors, strict=True):
                 s.has_gradient = t is not None and next(answers) is not None
     analyse.analyse(call.problem, statics, call.locate, call.visible)
+    analyse.filled(statics, grads)  # unconnected_gradients=ZERO: the program received zeros
     static = Static(statics, sites.text(frames.of_op(ys[0].op)))
     if mode == FUNCTION:
         parts = calls.gathering.add(state, Part(static, list(ys), list(grads)), graph)

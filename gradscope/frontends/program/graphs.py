@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gradscope.engine import custom_gradient
 from gradscope.engine.graph import Extracted, GradientRegistry
 from gradscope.frontends.program.analyse import Problem
 from gradscope.frontends.python import frames
@@ -131,6 +132,9 @@ class GraphCall:
 
     def locate(self, index: int, kind: str) -> CutPoint:
         op = self.x.tf_ops[index]
+        custom = custom_gradient.site(op, frames.display_path)
+        if custom is not None:  # the user's grad_fn gave this input None (as ``inspect``)
+            return CutPoint(custom[0], op.type, kind, custom[1])
         site = frames.of_op(op)
         return CutPoint(op.name, op.type, kind, "" if site is None else str(site))
 

@@ -63,3 +63,16 @@ def target_source(call: Any, flat_t: list[Any], eager: bool) -> str:
         site = call.sites[call.problem.graph.producer[t]] if t is not None else None
         return sites.text(site)
     return sites.text(frames.of_op(flat_t[0].op))
+
+
+def watching(tape: Any, flat_s: list[Any]) -> list[bool | None]:
+    """Per source: whether ``tape`` watches it (None: a tensor, not a variable)."""
+    import tensorflow as tf
+
+    watched = {_handle_id(v) for v in tape.watched_variables()}
+    return [_handle_id(s) in watched if isinstance(s, tf.Variable) or hasattr(s, "path")
+            else None for s in flat_s]  # fmt: skip
+
+
+def _handle_id(variable: Any) -> int | None:
+    return getattr(getattr(variable, "handle", None), "_id", None)

@@ -73,6 +73,7 @@ def in_graph(
     scale: Any = None,
     weights: Sequence[Any] | None = None,
     raw: bool = False,
+    box: Any = None,
 ) -> None:
     """Add, inside the function being traced, the ops that hand one execution's numbers to
     ``sink`` while ``flag`` (a boolean variable) holds.
@@ -88,11 +89,16 @@ def in_graph(
             sink also gets, per gradient, ``(Summary of the gradient, Summary of the value)``
             for the timeline (two more reductions each: a count of zeros, a square sum).
         raw: with ``weights``, the gradients' elements also leave the function (dense,
-            float64, unscaled), kept in their ``Summary`` for TensorBoard histograms.
+            float64, unscaled), kept in their ``Summary`` for TensorBoard histograms (not
+            under XLA: a ``box`` carries scalars only).
+        box: an ``xla.Mailbox`` the numbers are written to instead of a ``py_function``
+            (which XLA cannot compile); they reach ``sink`` when it is read after the call.
     """
     import tensorflow as tf
 
     present = [i for i, g in enumerate(grads) if g is not None]
+
+    raw = raw and box is None  # a box (XLA) carries scalars only
 
     def measure() -> Any:
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
@@ -108,8 +114,14 @@ def in_graph(
         if weights is not None:
             scalars += _summaries(tf, grads, weights) + (_elements(tf, grads, by) if raw else [])
         scaled = scale is not None
-        tf.py_function(lambda *xs: _deliver(sink, present, grads, xs, scaled, weights), scalars,
-                       Tout=[])  # fmt: skip
+
+        def deliver(xs: Sequence[Any]) -> None:
+            _deliver(sink, present, grads, xs, scaled, weights)
+
+        if box is not None:
+            box.write(scalars, deliver)
+        else:
+            tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
         return tf.constant(0)
 
     if flag is None:
@@ -125,6 +137,7 @@ def in_graph_replicas(
     scale: Any = None,
     weights: Sequence[Any] | None = None,
     raw: bool = False,
+    box: Any = None,
 ) -> None:
     """``in_graph`` for one call made once per replica inside ``strategy.run``: ``parts`` holds
     each replica's ``(targets, gradients)``, in replica order. ``sink`` gets the numbers of
@@ -137,6 +150,8 @@ def in_graph_replicas(
     summed = [_sum(tf, [grads[i] for _, grads in parts]) for i in range(count)]
     rows = [*parts, ([t for targets, _ in parts for t in targets], summed)]
 
+    raw = raw and box is None  # a box (XLA) carries scalars only
+
     def measure() -> Any:
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
         scalars = [by]
@@ -147,8 +162,14 @@ def in_graph_replicas(
                 scalars += [tf.constant(-1.0, tf.float64)] * 2 if g is None else _stat(tf, g, by)
         if weights is not None:
             scalars += _summaries(tf, summed, weights) + (_elements(tf, summed, by) if raw else [])
-        tf.py_function(lambda *xs: _deliver_rows(sink, rows, xs, scale is not None, weights),
-                       scalars, Tout=[])  # fmt: skip
+
+        def deliver(xs: Sequence[Any]) -> None:
+            _deliver_rows(sink, rows, xs, scale is not None, weights)
+
+        if box is not None:  # XLA (``in_graph``)
+            box.write(scalars, deliver)
+        else:
+            tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
         return tf.constant(0)
 
     if flag is None:

@@ -32,7 +32,7 @@ class Static:
     sources: list[analyse.SourceStatic]
     target_source: str
     notes: tuple[str, ...] = ()
-    measured: bool = True  # False: no numbers will come (XLA)
+    measured: bool = True  # False: no numbers are expected (a record of what a step does)
     replicas: list[list[analyse.SourceStatic]] = field(default_factory=list)  # strategy.run
 
 
@@ -154,12 +154,13 @@ class Watcher:
 
 def _result(state: SiteState, static: Static, numbers: Numbers | None,
             each: Sequence[Numbers] = ()) -> CallResult:  # fmt: skip
+    never_run = numbers is None and static.measured  # no value: no step, no numeric status
     value, stats, scale = numbers if numbers is not None else (None, [None] * len(static.sources),
                                                                 None)  # fmt: skip
     sources = []
     for i, (s, measured) in enumerate(zip(static.sources, stats, strict=True)):
         norm, largest = measured if measured is not None else (None, None)
-        status = analyse.status(s, norm, largest)
+        status = analyse.status(s, norm, largest, not never_run)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
@@ -172,7 +173,8 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         notes += ("never run: the program built this call, but no Session.run computed it",)
     elif numbers is None and static.measured:
         notes += ("traced, never run: statuses from the trace, no numbers",)
-    return CallResult(state.site, state.api, state.mode, state.count, static.target_source,
+    step = 0 if never_run else state.count
+    return CallResult(state.site, state.api, state.mode, step, static.target_source,
                       value, tuple(sources), notes, scale, tuple(n[0] for n in each))  # fmt: skip
 
 
