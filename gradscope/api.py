@@ -378,7 +378,7 @@ def run(
     Returns:
         The ``RunReport``: ``calls``, ``problems``, ``exit_code``, ``to_dict()``. A program
         that calls ``sys.exit()`` with a nonzero status returns too: outcome ``exited``, its
-        status in ``exit_status`` and ``exit_code``.
+        status in ``exit_status``, ``exit_code`` 4.
 
     Raises:
         ProgramError: the program cannot be started (no such file, a syntax error).

@@ -35,10 +35,10 @@ Exit codes:
        replicas that disagree (replica-mismatch)
   2    bad usage, or a program that cannot start (no such file, a syntax error, no module)
   3    gradscope's own failure (re-run with --traceback)
-  4    the program raised: its traceback as Python prints it, then the report so far
+  4    the program raised: its traceback as Python prints it, then the report so far;
+       or it ended itself with a nonzero status N (sys.exit(N), sys.exit("message"),
+       os._exit(N): the report written first): outcome "exited", exit_status N
   130  interrupted (Ctrl-C): the report so far
-  N    the program ended itself with status N: sys.exit(N) (sys.exit("message"): 1)
-       or os._exit(N), the report written first; its outcome is "exited"
 
 \b
 Examples:
@@ -123,9 +123,13 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     def deliver(outcome: Outcome) -> None:
         _deliver(outcome, target, fmt, output, held)
 
+    def last_words(outcome: Outcome) -> None:  # the program called os._exit(N): nothing follows
+        deliver(outcome)
+        os._exit(outcome.report.exit_code)  # the contract's code (4); N is in the report
+
     outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none,
                           every=every or 1, timeline=timeline, tensorboard=tensorboard,
-                          distribution=distribution, on_os_exit=deliver)  # fmt: skip
+                          distribution=distribution, on_os_exit=last_words)  # fmt: skip
     deliver(outcome)
     ctx.exit(outcome.report.exit_code)
 

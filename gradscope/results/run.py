@@ -90,16 +90,16 @@ class RunReport:
     #: ``--replicas N``: the devices made for the program's own strategy
     distribution: Distribution | None = None
     devices: tuple[str, ...] = ()
-    #: ``exited``: the status the program gave ``sys.exit()``, as Python exits with it
+    #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
     exit_status: int | None = None
 
     @property
     def exit_code(self) -> int:
-        """0 no problems, 1 problems, 4 the program raised, 130 interrupted; a program that
-        called ``sys.exit()`` with a nonzero status: that status (``python`` exits with it)."""
-        if self.outcome == EXITED and self.exit_status is not None:
-            return self.exit_status
-        if self.outcome == RAISED:
+        """0 no problems, 1 problems, 4 the program raised or ended itself with a nonzero
+        status (``sys.exit(3)``, ``os._exit(3)``: contract section 6's codes keep their
+        meaning, so a program's own 1 or 2 is never read as gradscope's; the status is in
+        ``exit_status``), 130 interrupted."""
+        if self.outcome in (RAISED, EXITED):
             return int(ExitCode.PROGRAM_RAISED)
         if self.outcome == INTERRUPTED:
             return int(ExitCode.INTERRUPTED)

@@ -224,11 +224,11 @@ def test_run_replicas_in_the_table_markdown_and_json() -> None:
                                     "devices": ["CPU:0", "CPU:1"]}  # fmt: skip
 
 
-def test_run_exited_program_exits_with_its_status() -> None:
+def test_run_exited_program_exits_4_with_its_status_in_the_report() -> None:
     from dataclasses import replace
 
     report = replace(_report(rr.EXITED), exit_status=7)
-    assert report.exit_code == 7
+    assert report.exit_code == 4  # contract section 6: 4, the program did not end normally
     assert render(report, RunFormat.TABLE, width=80).rstrip().endswith(
         "the program exited with status 7")  # fmt: skip
     assert json.loads(render(report, RunFormat.JSON))["exit_status"] == 7
