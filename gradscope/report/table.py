@@ -117,17 +117,14 @@ def _problems(report: m.Report, group: str = "auto") -> Lines | None:
     return Lines(lambda width: grid.columns(None, table, width), "Problems")
 
 
-def _notes(report: m.Report) -> Table | None:
-    rows = style.note_rows(report)
-    if not rows:
+def _notes(report: m.Report) -> Lines | None:
+    """Each note after its loss; a loss too wide to leave the note room (a site's absolute
+    path) puts the note below it, as the problems do."""
+    found = style.note_rows(report)
+    if not found:
         return None
-    table = Table(title="Notes", title_justify="left", box=None, show_header=False,
-                  title_style="bold")  # fmt: skip
-    table.add_column("loss", no_wrap=True, style="yellow")
-    table.add_column("note", overflow="fold")
-    for loss, note in rows:
-        table.add_row(loss, note)
-    return table
+    table: list[list[grid.Cell]] = [[(loss, "yellow"), (note, "")] for loss, note in found]
+    return Lines(lambda width: grid.columns(None, table, width), "Notes")
 
 
 def report_renderable(

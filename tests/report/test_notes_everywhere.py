@@ -41,3 +41,21 @@ def test_notes_in_every_check_format(results: dict[str, Any], fmt: str) -> None:
 @pytest.mark.parametrize("fmt", [f.value for f in DiffFormat])
 def test_notes_in_every_diff_format(results: dict[str, Any], fmt: str) -> None:
     assert NOTE in " ".join(render(results["diff"], fmt, width=400).split())
+
+
+def test_a_note_after_a_loss_too_wide_for_it_stays_whole_at_80_columns(
+    results: dict[str, Any],
+) -> None:
+    """A loss named by an absolute path (a `gradscope run` site) leaves a note no room beside
+    it: the note goes below, in lines of words, never one character per line."""
+    from dataclasses import replace
+
+    report = results["inspect"]
+    wide = "/tmp/" + "a-long-directory/" * 4 + "train.py:14"  # 78 characters
+    losses = tuple(replace(loss, name=wide) if NOTE in " ".join(loss.notes) else loss
+                   for loss in report.losses)  # fmt: skip
+    text = render(replace(report, losses=losses), Format.TABLE.value, width=80)
+    notes = text[text.index("Notes") :]
+    assert NOTE in " ".join(notes.split())
+    assert all(len(line.strip()) > 1 for line in notes.splitlines() if line.strip())
+    assert max(len(line) for line in text.splitlines()) <= 80
