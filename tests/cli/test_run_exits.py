@@ -115,3 +115,29 @@ def test_a_program_closing_replacing_its_streams_and_moving_leaves_gradscopes_al
     else:
         report = json.loads(done.stderr[done.stderr.index("{") :])
     assert report["outcome"] == "finished" and report["calls"] == []
+
+
+@pytest.mark.parametrize(("sources", "code"), [("[w]", 0), ("[w, u]", 1)])
+def test_os_exit_0_is_a_program_that_ran_to_its_end(tmp_path: Path, sources: str,
+                                                     code: int) -> None:  # fmt: skip
+    """``os._exit(0)`` ends a program as returning does: exit 0 or 1 by the problems (a
+    None for ``u``, which the loss does not read), outcome ``finished``, no ``exit_status``."""
+    script = tmp_path / "ox0.py"
+    script.write_text(
+        "import os, tensorflow as tf\n"
+        "w = tf.Variable([1.0], name='w'); u = tf.Variable([1.0], name='u')\n"
+        "with tf.GradientTape() as t:\n"
+        "    l = tf.reduce_sum(w * 2.0)\n"
+        f"g = t.gradient(l, {sources})\n"
+        "print('bye', flush=True)\n"
+        "os._exit(0)\n",
+        encoding="utf-8",
+    )
+    python = _python(script, tmp_path)
+    done = _gradscope("--format", "json", "-o", "report.json", "ox0.py", cwd=tmp_path)
+    assert python.returncode == 0 and done.returncode == code
+    assert done.stdout == python.stdout == "bye\n"
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["outcome"] == "finished" and "exit_status" not in report
+    assert len(report["problems"]) == code
+    _validate(report)

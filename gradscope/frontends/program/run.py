@@ -94,8 +94,9 @@ def run(
                                calls, outcome, status), error)  # fmt: skip
 
     def last_words(status: int) -> None:
-        if on_os_exit is not None:
-            on_os_exit(report(rr.EXITED, None, status))
+        if on_os_exit is not None:  # os._exit(0) ends a program as returning does
+            on_os_exit(report(rr.EXITED, None, status) if status else
+                       report(rr.FINISHED, None, None))  # fmt: skip
 
     try:
         with installed(watcher) as calls, _os_exit(last_words):
