@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from gradscope.errors import UsageError
+from gradscope.writable import unwritable
 
 # Imports of heavy standard modules (pathlib, tempfile, shutil) happen inside functions:
 # `gradscope --help` must cost little more than importing click.
@@ -115,22 +116,15 @@ def check_writable(option: str, path: str, *, directory: bool = False, parents: 
 
 
 def _check_place(said: str, where: str) -> None:
-    """``where`` (a directory to write in or to make) exists or can be made: its nearest
-    existing ancestor is a directory this process may write into."""
-    existing = os.path.abspath(where)
-    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
-        existing = os.path.dirname(existing)
+    """``where`` (a directory to write in or to make) exists or can be made and written into."""
+    found = unwritable(where)
+    if found is None:
+        return
+    existing, error = found
     shown = os.path.relpath(existing) if not os.path.isabs(where) else existing
-    if not os.path.isdir(existing):
+    if isinstance(error, NotADirectoryError):
         raise UsageError(f"{said}: {shown} is a file, not a directory")
-    import tempfile
-
-    try:  # a file made and removed: permissions, a read-only file system, /proc, a full disk
-        fd, probe = tempfile.mkstemp(prefix=".gradscope-probe-", dir=existing)
-    except OSError as exc:
-        raise UsageError(f"{said}: cannot write into {shown} ({exc.strerror or exc})") from None
-    os.close(fd)
-    os.unlink(probe)
+    raise UsageError(f"{said}: cannot write into {shown} ({error.strerror or error})")
 
 
 def _check_target(path: str, option: str = "--output", inputs: Sequence[str] | None = None) -> None:

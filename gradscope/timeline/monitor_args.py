@@ -8,6 +8,7 @@ import tempfile
 from typing import Any
 
 from gradscope.timeline.findings import Thresholds
+from gradscope.writable import unwritable
 
 _WHO = "gradscope.keras.Monitor"
 
@@ -65,15 +66,16 @@ def check_writable(timeline: Any, tensorboard: Any) -> None:
 def _check_directory(directory: str, what: str) -> None:
     """``directory`` exists and is writable, or can be made (its nearest existing ancestor
     is a writable directory)."""
-    existing = directory
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
+    found = unwritable(directory)
+    if found is None:
+        return
+    existing, error = found
+    if isinstance(error, NotADirectoryError):
         raise NotADirectoryError(
             f"{_WHO}: cannot write {what}: {existing!r} is a file, not a directory"
         )
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise PermissionError(f"{_WHO}: cannot write {what}: {existing!r} is not writable")
+    why = error.strerror or str(error)
+    raise type(error)(f"{_WHO}: cannot write {what}: {existing!r} is not writable ({why})")
 
 
 def rescue(timeline: dict[str, Any], path: str, error: OSError) -> OSError:
