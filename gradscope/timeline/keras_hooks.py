@@ -260,11 +260,10 @@ class Hooks:
                 self.nones.add(path)
             elif self.raw:
                 _put(self._stash("", path, variable), row, tf.convert_to_tensor(grad))
-        sizes = [math.prod(self.shapes[n]) for n in self.names]
-        weights = ops.square_sums(variables)
         loss = tf.constant(math.nan) if trace.loss is None else trace.loss
-        total = tf.concat([ops.summarize(grads, sizes), weights[:, None]], 1)
-        pieces = [tf.cast(iterations, tf.float64)[None], tf.cast(loss, tf.float64)[None],
+        total = ops.summarize(grads, variables)
+        # (stacked, not indexed: each op traced costs, an index four)
+        pieces = [tf.stack([tf.cast(iterations, tf.float64), tf.cast(loss, tf.float64)]),
                   tf.reshape(total, [-1])]  # fmt: skip
         parts = step_grads.parts(trace) if self.per_loss else []
         self.parts = [part.name for part in parts]
@@ -280,7 +279,7 @@ class Hooks:
             self._explain_part(part, variables, nones, trace)
             wide.append([None if g is None else ops.wide(g) for g in grads_of])
         if wide:
-            pieces.append(tf.reshape(tf.stack([ops.summarize(w, sizes) for w in wide]), [-1]))
+            pieces.append(tf.reshape(tf.stack([ops.summarize(w) for w in wide]), [-1]))
             pairs = [ops.dots(a, b) for a, b in itertools.combinations(wide, 2)]
             pieces.append(tf.reshape(tf.stack(pairs), [-1]))
             pieces.append(tf.cast(tf.stack([part.value for part in parts]), tf.float64))
@@ -359,7 +358,7 @@ _MISSING = object()
 def _put(variable: tf.Variable, row: Any, value: Any) -> None:
     """Write ``value`` into row ``row`` of ``variable`` (the whole of it with one row)."""
     if variable.shape[0] == 1:
-        variable.assign(value[None])
+        variable.assign(tf.expand_dims(value, 0))
         return
     variable.assign(tf.tensor_scatter_nd_update(variable, tf.reshape(row, [1, 1]), value[None]))
 

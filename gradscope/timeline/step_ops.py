@@ -48,46 +48,144 @@ def wide(value: Any) -> Any:
     return tensor if tensor.dtype == tf.float64 else tf.cast(tensor, tf.float64)
 
 
-def square_sums(tensors: list[Any]) -> Any:
-    """Per tensor, the float64 sum of its squares, shape [len(tensors)]; 0 for a None.
-    (``l2_loss`` is sum(x**2)/2 in one pass, without a squared copy.)"""
-    zero = tf.constant(0.0, tf.float64)
-    halves = [zero if t is None else tf.nn.l2_loss(wide(t)) for t in tensors]
-    return 2.0 * tf.stack(halves)
+# A due step reduces small tensors of one shape together: stacking copies them (on due steps
+# only), which costs less than the ops reducing each alone would cost to trace for tensors
+# of up to SMALL elements; a stack holds at most STACK_ELEMENTS.
+SMALL, STACK_ELEMENTS = 1 << 14, 1 << 20
 
 
-def summarize(tensors: list[Any], sizes: list[int]) -> Any:
+def summarize(tensors: list[Any], weights: list[Any] | None = None) -> Any:
     """``[sum of squares, zero elements]`` in float64 per tensor, shape [len(tensors), 2]; a
-    None (no gradient) gives zeros: the reader knows which those are.
+    None (no gradient) gives zeros: the reader knows which those are. With ``weights`` (as
+    many: variables or tensors, None allowed), a third column: each one's sum of squares.
 
-    Tracing costs by the op (a few hundred microseconds each, again when the graph is
-    optimized), so the constants are shared: three ops per tensor count its non-zeros."""
-    values = [None if t is None else dense(t) for t in tensors]
-    # Counted in int32 (half the bytes int64 writes: the count is a due step's largest
+    Tracing a graph and making it ready cost by the op, once a fit, so small tensors of one
+    shape and dtype (biases, normalization scales) are reduced together: stacked, and each
+    one's norm and zeros found along all but the first axis, a few ops a stack rather than a
+    few a tensor. A large tensor is reduced alone: copying it into a stack would cost more,
+    on every due step, than its ops cost once. A 52-variable MLP's first step: 0.24-0.36 s
+    less than reducing each tensor alone (bench: the recording is traced once a fit)."""
+    weights = weights if weights is not None else []
+    slots = [(0, i, dense(t)) for i, t in enumerate(tensors) if t is not None]
+    slots += [(1, i, dense(w)) for i, w in enumerate(weights) if w is not None]
+    # Zeros are counted in int32 (half the bytes of int64: counting is a due step's largest
     # cost), unless a tensor has 2**31 elements or more.
-    sized = [d.shape.num_elements() for d in values if d is not None]
-    big = any(n is None or n >= 2**31 for n in sized)
-    count_type = tf.int64 if big else tf.int32
-    zeros: dict[Any, Any] = {}  # dtype -> its 0
-    axes: dict[int, Any] = {}  # rank -> all its axes
-    nonzero = []
-    for d in values:
-        if d is None:
-            if "count" not in zeros:
-                zeros["count"] = tf.constant(0, count_type)
-            nonzero.append(zeros["count"])
-            continue
-        zero = zeros.get(d.dtype)
-        if zero is None:
-            zero = zeros[d.dtype] = tf.constant(0, d.dtype)
-        rank = d.shape.rank
-        if rank is not None and rank not in axes:
-            axes[rank] = tf.constant(list(range(rank)), tf.int32)
-        every = None if rank is None else axes[rank]  # None: all axes, found when it runs
-        nonzero.append(tf.reduce_sum(tf.cast(tf.not_equal(d, zero), count_type), every))
-    present = [s if d is not None else 0 for d, s in zip(values, sizes, strict=True)]
-    counts = tf.constant(present, tf.float64) - tf.cast(tf.stack(nonzero), tf.float64)
-    return tf.stack([square_sums(values), counts], 1)
+    sized = [d.shape.num_elements() for kind, _, d in slots if kind == 0]
+    count_type = tf.int64 if any(k is None or k >= 2**31 for k in sized) else tf.int32
+    shared = _Shared()
+    norms, zeros = _Pieces(halves=True), _Pieces()  # square sums; gradients' zero counts
+    places = []  # per stack: its slots, where its norms and zero counts are
+    for stack in _stacks(slots):
+        values = [d for _, _, d in stack]
+        whole = values[0] if len(values) == 1 else tf.stack(values)
+        axes = shared.axes(whole.shape.rank, 1 if len(values) > 1 else 0)
+        wide = whole if whole.dtype == tf.float64 else tf.cast(whole, tf.float64)
+        if len(values) == 1:  # l2_loss: sum(x**2)/2 in one pass, without a squared copy
+            norm = norms.add(tf.nn.l2_loss(wide))
+        else:
+            norm = norms.add(tf.reduce_sum(tf.square(wide), axes))
+        counted = None
+        if stack[0][0] == 0:  # a gradients' stack (weights' zeros are not recorded)
+            found = tf.equal(whole, shared.zero(whole.dtype))
+            counted = zeros.add(tf.reduce_sum(tf.cast(found, count_type), axes))
+        places.append((stack, norm, counted))
+    at: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, i) -> (norm, zero count) index
+    for stack, norm, counted in places:
+        for row, (kind, i, _) in enumerate(stack):
+            zero = zeros.first(counted) + row if counted is not None else -1
+            at[(kind, i)] = (norms.first(norm) + row, zero)
+    squares = norms.joined(tf.float64)
+    # one vector: the square sums, the zero counts, a 0 for what is missing
+    vector = [squares]
+    if zeros.size:
+        vector.append(tf.cast(zeros.joined(count_type), tf.float64))
+    vector.append(tf.zeros([1], tf.float64))
+    missing = norms.size + zeros.size
+    index: list[list[int]] = []
+    for i in range(max(len(tensors), len(weights))):
+        square_at, zero_at = at.get((0, i), (missing, -1))
+        entry = [square_at, norms.size + zero_at if zero_at >= 0 else missing]
+        if weights:
+            entry.append(at.get((1, i), (missing, -1))[0])
+        index.append(entry)
+    return tf.gather(tf.concat(vector, 0), tf.constant(index, tf.int32))
+
+
+class _Shared:
+    """The constants a due step's reductions share: one zero a dtype, one list of axes a
+    rank (each op traced costs, constants too)."""
+
+    def __init__(self) -> None:
+        self._zeros: dict[Any, Any] = {}
+        self._axes: dict[Any, Any] = {}
+
+    def zero(self, dtype: Any) -> Any:
+        if dtype not in self._zeros:
+            self._zeros[dtype] = tf.constant(0, dtype)
+        return self._zeros[dtype]
+
+    def axes(self, rank: int | None, first: int) -> Any:
+        """The axes from ``first`` on (a stack's: after its own first); None for an unknown
+        rank (every axis, found when it runs)."""
+        if rank is None:
+            return None
+        if (rank, first) not in self._axes:
+            self._axes[(rank, first)] = tf.constant(list(range(first, rank)), tf.int32)
+        return self._axes[(rank, first)]
+
+
+class _Pieces:
+    """Reductions to join into one vector: the stacks' vectors in order, then every single
+    tensor's scalar (stacked by one op; ``halves``: doubled by one op, ``l2_loss``'s)."""
+
+    def __init__(self, halves: bool = False) -> None:
+        self.halves = halves
+        self.vectors: list[Any] = []
+        self.scalars: list[Any] = []
+        self.size = 0
+
+    def add(self, value: Any) -> tuple[bool, int, int]:
+        """A stack's vector or a tensor's scalar; where it is: see :meth:`first`."""
+        self.size += 1 if value.shape.rank == 0 else int(value.shape[0])
+        if value.shape.rank == 0:
+            self.scalars.append(value)
+            return (True, len(self.scalars) - 1, 1)
+        self.vectors.append(value)
+        return (False, len(self.vectors) - 1, int(value.shape[0]))
+
+    def first(self, place: tuple[bool, int, int]) -> int:
+        """The index in :meth:`joined` of a value's first element."""
+        scalar, k, _ = place
+        before = sum(int(v.shape[0]) for v in self.vectors[: len(self.vectors) if scalar else k])
+        return before + (k if scalar else 0)
+
+    def joined(self, dtype: Any) -> Any:
+        parts = [*self.vectors]
+        if self.scalars:
+            scalars = tf.stack(self.scalars)
+            parts.append(2.0 * scalars if self.halves else scalars)
+        if not parts:
+            return tf.zeros([0], dtype)
+        return parts[0] if len(parts) == 1 else tf.concat(parts, 0)
+
+
+def _stacks(slots: list[tuple[int, int, Any]]) -> list[list[tuple[int, int, Any]]]:
+    """``slots`` in stacks of one kind (gradients, weights), shape and dtype, at most
+    :data:`STACK_ELEMENTS` elements a stack; a tensor of more than :data:`SMALL` elements,
+    or of unknown shape, alone."""
+    groups: dict[Any, list[tuple[int, int, Any]]] = {}
+    for slot in slots:
+        d = slot[2]
+        key: Any = (slot[0], slot[1])  # a large tensor, or one of unknown shape: alone
+        size = d.shape.num_elements()
+        if size is not None and size <= SMALL:  # gradients and weights apart: zeros of the first
+            key = (slot[0], tuple(d.shape.as_list()), d.dtype)
+        groups.setdefault(key, []).append(slot)
+    stacks = []
+    for group in groups.values():
+        per = max(STACK_ELEMENTS // max(group[0][2].shape.num_elements() or 1, 1), 1)
+        stacks += [group[k : k + per] for k in range(0, len(group), per)]
+    return stacks
 
 
 def dots(a: list[Any], b: list[Any]) -> Any:
