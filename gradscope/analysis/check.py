@@ -80,16 +80,30 @@ class CheckResult:
                 return r
         raise KeyError(spec)
 
+    def checked(self) -> str:
+        """What was checked: ``6 specs``, ``1 timeline``, ``2 specs and 1 timeline``."""
+        timelines = sum(r.route == "timeline" for r in self.reports)
+        counts = [(len(self.reports) - timelines, "spec"), (timelines, "timeline")]
+        said = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in counts if n]
+        return " and ".join(said) or "0 specs"
+
     def verdict(self) -> str:
         """``passed: 6 specs, 84 pairs, no unexpected gradients`` or ``failed: ...``."""
-        specs = f"{len(self.reports)} spec{'s' if len(self.reports) != 1 else ''}"
+        specs = self.checked()
         known = f", {len(self.known)} known" if self.known else ""
         fixed = f", {len(self.fixed)} fixed since the baseline" if self.fixed else ""
         if self.passed:
             return f"passed: {specs}, {self.pairs} pairs, no unexpected gradients{known}{fixed}"
         n = len(self.failures)
         failing = len({p.spec for p in self.failures})
-        where = f" in {failing} of {specs}" if len(self.reports) > 1 else f" in {specs}"
+        where = f" in {specs}"
+        if len(self.reports) > 1:  # "in 1 of 3 specs"; "in 1 of 2 files: 1 spec and 1 timeline"
+            mixed = " and " in specs
+            where = (
+                f" in {failing} of {len(self.reports)} files: {specs}"
+                if mixed
+                else f" in {failing} of {specs}"
+            )
         new = "new " if self.baseline else ""
         return f"failed: {n} {new}problem{'s' if n != 1 else ''}{where}{known}{fixed}"
 

@@ -21,7 +21,7 @@ def _header(result: CheckResult) -> Text:
     first = result.reports[0]
     text = Text()
     text.append("gradscope check", style="bold")
-    text.append(f" · {len(result.reports)} specs")
+    text.append(f" · {result.checked()}")
     text.append(f" · TensorFlow {first.tensorflow} · {first.device}", style="dim")
     if result.baseline:
         text.append(f" · baseline {result.baseline}", style="dim")

@@ -55,8 +55,7 @@ def spec_errors(errors: SpecErrors | SpecError) -> str:
 
 def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
     """Workflow commands for a GitHub Actions log."""
-    count = len(result.reports)
-    lines = [f"::group::gradscope check: {count} spec{'s' if count != 1 else ''}"]
+    lines = [f"::group::gradscope check: {result.checked()}"]
     lines += [f"{r.spec}: {style.summary(r)}" for r in result.reports]
     lines.append("::endgroup::")
     ordered = sorted(result.problems, key=lambda p: p.known)

@@ -32,6 +32,26 @@ def test_check_timeline_of_a_healthy_run_passes() -> None:
 
 
 @pytest.mark.tf
+def test_check_names_what_it_checked_timelines_as_timelines() -> None:
+    """The verdict, the table's header (of several) and GitHub's group count specs and
+    timelines apart: a timeline was called a spec."""
+    from tests.timeline import scenarios
+
+    timeline = str(scenarios.healthy().path)
+    code, alone, _ = _invoke("check", "--timeline", timeline)
+    assert code == 0
+    assert "passed: 1 timeline," in alone
+    assert "spec" not in alone.splitlines()[-1]
+    _, github, _ = _invoke("check", "--timeline", timeline, "--format", "github")
+    assert github.splitlines()[0] == "::group::gradscope check: 1 timeline"
+    # configs/two-heads.yaml fails (its stop_gradient cuts what it expects connected)
+    code, both, _ = _invoke("check", "configs/two-heads.yaml", "--timeline", timeline)
+    assert code == 1
+    assert "· 1 spec and 1 timeline ·" in both.splitlines()[0]
+    assert "in 1 of 2 files: 1 spec and 1 timeline" in both.splitlines()[-1]
+
+
+@pytest.mark.tf
 def test_check_timeline_findings_fail_in_every_format() -> None:
     from tests.timeline import scenarios
 
