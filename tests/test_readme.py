@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from gradscope.report import graphviz
 from tests.conftest import ROOT, run_in_process
 
 pytestmark = pytest.mark.tf
@@ -105,10 +106,17 @@ def test_readme_has_the_commands_it_should() -> None:
     assert len(COMMANDS) >= 12
 
 
+_NEEDS_DOT = pytest.mark.skipif(
+    graphviz.find() is None, reason="Graphviz's dot is not installed (apt-get install graphviz)"
+)
+
+
 def _param(c: Command) -> object:
     """A command as a test case; a ``--strategy`` run needs the logical CPU devices that
     ``replicas`` tests get before TensorFlow starts (``tests/conftest.py``)."""
     marks = [pytest.mark.replicas] if "--strategy" in c.text else []
+    if re.search(r"gradscope graph .*\.(svg|png)\b", c.text):  # laid out by Graphviz's dot
+        marks.append(_NEEDS_DOT)
     return pytest.param(c, id=f"line{c.line}", marks=marks)
 
 
