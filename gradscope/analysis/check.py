@@ -82,10 +82,12 @@ class CheckResult:
 
     def checked(self) -> str:
         """What was checked: ``6 specs``, ``1 timeline``, ``2 specs and 1 timeline``."""
-        timelines = sum(r.route == "timeline" for r in self.reports)
-        counts = [(len(self.reports) - timelines, "spec"), (timelines, "timeline")]
-        said = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in counts if n]
+        said = [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in self._kinds() if n]
         return " and ".join(said) or "0 specs"
+
+    def _kinds(self) -> list[tuple[str, int]]:
+        timelines = sum(r.route == "timeline" for r in self.reports)
+        return [("spec", len(self.reports) - timelines), ("timeline", timelines)]
 
     def verdict(self) -> str:
         """``passed: 6 specs, 84 pairs, no unexpected gradients`` or ``failed: ...``."""
@@ -97,13 +99,10 @@ class CheckResult:
         n = len(self.failures)
         failing = len({p.spec for p in self.failures})
         where = f" in {specs}"
-        if len(self.reports) > 1:  # "in 1 of 3 specs"; "in 1 of 2 files: 1 spec and 1 timeline"
-            mixed = " and " in specs
-            where = (
-                f" in {failing} of {len(self.reports)} files: {specs}"
-                if mixed
-                else f" in {failing} of {specs}"
-            )
+        if all(count for _, count in self._kinds()):  # "in 1 of 2 files: 1 spec and 1 timeline"
+            where = f" in {failing} of {len(self.reports)} files: {specs}"
+        elif len(self.reports) > 1:  # "in 1 of 3 specs"
+            where = f" in {failing} of {specs}"
         new = "new " if self.baseline else ""
         return f"failed: {n} {new}problem{'s' if n != 1 else ''}{where}{known}{fixed}"
 

@@ -63,8 +63,8 @@ def summarize(tensors: list[Any], weights: list[Any] | None = None) -> Any:
     shape and dtype (biases, normalization scales) are reduced together: stacked, and each
     one's norm and zeros found along all but the first axis, a few ops a stack rather than a
     few a tensor. A large tensor is reduced alone: copying it into a stack would cost more,
-    on every due step, than its ops cost once. A 52-variable MLP's first step: 0.24-0.36 s
-    less than reducing each tensor alone (bench: the recording is traced once a fit)."""
+    on every due step, than its ops cost once. A 24-layer MLP's recording: 380 ops, 540 when
+    each tensor was reduced alone (its first step ~0.1 s shorter; bench/RESULTS.md)."""
     weights = weights if weights is not None else []
     slots = [(0, i, dense(t)) for i, t in enumerate(tensors) if t is not None]
     slots += [(1, i, dense(w)) for i, w in enumerate(weights) if w is not None]
@@ -73,7 +73,7 @@ def summarize(tensors: list[Any], weights: list[Any] | None = None) -> Any:
     sized = [d.shape.num_elements() for kind, _, d in slots if kind == 0]
     count_type = tf.int64 if any(k is None or k >= 2**31 for k in sized) else tf.int32
     shared = _Shared()
-    norms, zeros = _Pieces(halves=True), _Pieces()  # square sums; gradients' zero counts
+    norms, zeros = _Pieces(double=True), _Pieces()  # square sums; gradients' zero counts
     places = []  # per stack: its slots, where its norms and zero counts are
     for stack in _stacks(slots):
         values = [d for _, _, d in stack]
@@ -135,38 +135,41 @@ class _Shared:
 
 
 class _Pieces:
-    """Reductions to join into one vector: the stacks' vectors in order, then every single
-    tensor's scalar (stacked by one op; ``halves``: doubled by one op, ``l2_loss``'s)."""
+    """Reductions joined into one vector: the stacks' vectors in order, then the lone
+    tensors' scalars, stacked by one op (``double``: and doubled by one, ``l2_loss``'s halves)."""
 
-    def __init__(self, halves: bool = False) -> None:
-        self.halves = halves
+    def __init__(self, double: bool = False) -> None:
+        self.double = double
         self.vectors: list[Any] = []
         self.scalars: list[Any] = []
-        self.size = 0
 
-    def add(self, value: Any) -> tuple[bool, int, int]:
-        """A stack's vector or a tensor's scalar; where it is: see :meth:`first`."""
-        self.size += 1 if value.shape.rank == 0 else int(value.shape[0])
-        if value.shape.rank == 0:
-            self.scalars.append(value)
-            return (True, len(self.scalars) - 1, 1)
-        self.vectors.append(value)
-        return (False, len(self.vectors) - 1, int(value.shape[0]))
+    def add(self, value: Any) -> tuple[bool, int]:
+        """A stack's vector or a lone tensor's scalar; where it is, for :meth:`first`."""
+        kept = self.scalars if value.shape.rank == 0 else self.vectors
+        kept.append(value)
+        return kept is self.scalars, len(kept) - 1
 
-    def first(self, place: tuple[bool, int, int]) -> int:
+    @property
+    def size(self) -> int:
+        return _length(self.vectors) + len(self.scalars)
+
+    def first(self, place: tuple[bool, int]) -> int:
         """The index in :meth:`joined` of a value's first element."""
-        scalar, k, _ = place
-        before = sum(int(v.shape[0]) for v in self.vectors[: len(self.vectors) if scalar else k])
-        return before + (k if scalar else 0)
+        scalar, k = place
+        return _length(self.vectors) + k if scalar else _length(self.vectors[:k])
 
     def joined(self, dtype: Any) -> Any:
         parts = [*self.vectors]
         if self.scalars:
             scalars = tf.stack(self.scalars)
-            parts.append(2.0 * scalars if self.halves else scalars)
+            parts.append(2.0 * scalars if self.double else scalars)
         if not parts:
             return tf.zeros([0], dtype)
         return parts[0] if len(parts) == 1 else tf.concat(parts, 0)
+
+
+def _length(vectors: list[Any]) -> int:
+    return sum(int(v.shape[0]) for v in vectors)
 
 
 def _stacks(slots: list[tuple[int, int, Any]]) -> list[list[tuple[int, int, Any]]]:
