@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.errors import SpecError
+from gradscope.printable import escape_fields
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.results.picture import Picture
@@ -75,6 +76,9 @@ class PairResult:
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "variable")  # one escaping of names
+
 
 @dataclass(frozen=True)
 class LossResult:
@@ -85,6 +89,9 @@ class LossResult:
     pairs: tuple[PairResult, ...]
     source: str = ""
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "source", "notes")  # one escaping of names
 
     def pair(self, variable: str) -> PairResult:
         """The pair of ``variable`` (a lookup: reports ask it per variable and loss)."""
@@ -111,6 +118,9 @@ class Problem:
     line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
     known: bool = False  # already in the baseline
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "loss", "variable", "message", "spec")  # one escaping of names
+
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
         return (self.spec, self.loss, self.variable, self.kind)
@@ -135,6 +145,9 @@ class Report:
     unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "spec", "name", "notes")  # one escaping of names
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import ExitCode
+from gradscope.printable import escape_fields
 from gradscope.results.facts import CutPoint
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
@@ -45,6 +46,9 @@ class SourceResult:
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "note")  # one escaping of names
+
 
 @dataclass(frozen=True)
 class CallResult:
@@ -61,6 +65,9 @@ class CallResult:
     loss_scale: float | None = None  # mixed precision: norms are unscaled by it
     replica_values: tuple[float | None, ...] = ()  # per replica (strategy.run); value: their sum
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "target_source", "notes")  # one escaping of names
+
 
 @dataclass(frozen=True)
 class RunProblem:
@@ -72,6 +79,9 @@ class RunProblem:
     kind: ProblemKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "variable", "message")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,9 @@ class RunReport:
     devices: tuple[str, ...] = ()
     #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
     exit_status: int | None = None
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "program", "argv", "notes")  # one escaping of names
 
     @property
     def exit_code(self) -> int:
