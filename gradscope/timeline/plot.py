@@ -162,10 +162,10 @@ def _fewer_variables(
     variables = list(dict.fromkeys(v for record in records for v in record["variables"]))
     if len(variables) <= MAX_VARIABLES:
         return list(records), 0
-    flagged = [str(f.get("variable")) for f in findings]
-    chosen = list(dict.fromkeys([v for v in flagged if v in set(variables)] + variables))
-    keep = set(chosen[:MAX_VARIABLES])
-    kept = [
+    known = set(variables)
+    flagged = [str(f.get("variable")) for f in findings if f.get("variable") in known]
+    keep = set(list(dict.fromkeys(flagged + variables))[:MAX_VARIABLES])
+    kept: list[Mapping[str, Any]] = [
         {**record, "variables": {k: v for k, v in record["variables"].items() if k in keep}}
         for record in records
     ]
