@@ -12,6 +12,7 @@ from gradscope.report import style
 from gradscope.report.table import to_text
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.fix import Fix
 
 #: How the program ended, in words.
 ENDINGS = {
@@ -45,6 +46,16 @@ def why(source: rr.SourceResult) -> str:
     return source.note
 
 
+def fixes(call: rr.CallResult) -> list[tuple[str, Fix]]:
+    """Each fix of a call once, with the sources it is for (``b/kernel, b/bias``): sources
+    fixed the same way at the same line share one (its words name the first)."""
+    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    for s in call.sources:
+        if s.fix is not None:
+            found.setdefault((s.fix.kind, s.fix.where), ([], s.fix))[0].append(s.name)
+    return [(", ".join(names), fix) for names, fix in found.values()]
+
+
 def _call(call: rr.CallResult) -> Group:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     replicas = [f"replica {r}" for r in range(len(call.replica_values))]
@@ -60,6 +71,8 @@ def _call(call: rr.CallResult) -> Group:
         each += [Text("")] * (len(replicas) - len(each))
         table.add_row(s.name, style.shape(s.shape), status, norm, *each, why(s))
     parts: list[Any] = [Text(heading(call), style="bold"), table]
+    parts += [Text(f"fix ({names}): {fix.sentence()}", style="green")
+              for names, fix in fixes(call)]  # fmt: skip
     parts += [Text(f"note: {n}", style="dim") for n in call.notes]
     return Group(*parts)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from gradscope.errors import ExitCode
 from gradscope.results.facts import CutPoint
+from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
@@ -44,6 +45,7 @@ class SourceResult:
     #: inside ``strategy.run``: every replica's status and norm (the source's own are
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
+    fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class RunProblem:
     kind: ProblemKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
+    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,8 @@ def analyse(
                  if t is not None and s.has_gradient}  # fmt: skip
     _through_integers(graph, vsets, received, problem.stop_ops)
     cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
-    located = [(c, locate(c.op, c.kind)) for c in sorted(cuts, key=lambda c: c.op)]
+    located = [(c, flow.with_later(locate(c.op, c.kind), [locate(i, c.kind) for i in c.later]))
+               for c in sorted(cuts, key=lambda c: c.op)]  # fmt: skip
     halves = 0
     for t, is_half in enumerate(problem.half):
         if is_half and reach[graph.producer[t]]:
