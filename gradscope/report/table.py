@@ -67,6 +67,11 @@ def _fix(report: m.Report, row: rows.CutRow) -> Fix | None:
     return report.loss(row.loss).pair(row.variables[0]).fix
 
 
+def _unshown(problem: m.Problem) -> Fix | None:
+    """A problem's fix, unless *Where the gradient was cut* shows it under its cut already."""
+    return None if problem.cut_points else problem.fix
+
+
 def _status_style(row: rows.CutRow, wrong: set[tuple[str | None, str | None]]) -> str:
     problem = any((row.loss, v) in wrong for v in row.variables)
     return style.cell_style(row.status.split(",")[0], problem)
@@ -118,7 +123,8 @@ def _problems(report: m.Report, group: str = "auto") -> Lines | None:
         return None
     table = [
         [(f"{'known ' if r.problem.known else ''}{r.problem.kind}",
-          "dim" if r.problem.known else "red"), (style.with_fix(r.message, r.problem.fix), "")]
+          "dim" if r.problem.known else "red"),
+         (style.with_fix(r.message, _unshown(r.problem)), "")]
         for r in rows.problem_rows(report.problems, group)
     ]  # fmt: skip
     return Lines(lambda width: grid.columns(None, table, width), "Problems")

@@ -119,17 +119,16 @@ def _stopped(e: Evidence, c: CutPoint, also: str) -> Fix:
             "it: `--allow-none`, or `expect.<loss>.none`).",
         )
     how = (
-        f"have the nodes that read `{c.node}` read its input instead"
+        f"have the nodes that read `{c.node}` read its input"
         if e.spec
-        else "use its argument directly (`tf.stop_gradient(h) @ w2` becomes `h @ w2`)"
+        else "use its argument (`tf.stop_gradient(h) @ w2` becomes `h @ w2`)"
     )
     return Fix(
         "remove-stop-gradient",
         c.source,
-        f"{at(c)} `stop_gradient` cuts every path from {name(e.variable)} to "
-        f"{e.target}. If {name(e.variable)} should learn from it, remove the "
-        f"stop_gradient there: {how}; if the cut is meant (a target network, a frozen "
-        f"feature extractor), allow it with `--allow-none` or `expect.<loss>.none`.{also}",
+        f"{at(c)} `stop_gradient` cuts every path from {name(e.variable)} to {e.target}: "
+        f"to train it from this loss, {how}; if the cut is meant (a target network, a frozen "
+        f"feature extractor), allow it (`--allow-none`, `expect.<loss>.none`).{also}",
     )
 
 
