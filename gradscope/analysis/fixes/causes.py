@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gradscope.analysis.fixes.evidence import Evidence, is_tensor, name, short, words
+from gradscope.analysis.fixes.evidence import Evidence, name, short, words
 from gradscope.results.fix import Fix
 
 _LINE = r"(?P<line>\S+:\d+)"
@@ -43,6 +43,16 @@ def _unwatched_variable(e: Evidence, found: re.Match[str]) -> Fix:
         f"{name(e.variable)}: call `tape.watch({short(e.variable)})` first thing "
         "inside `with tf.GradientTape(...) as tape:`, or drop "
         "`watch_accessed_variables=False`.",
+    )
+
+
+def _unwatched_tensor(e: Evidence, found: re.Match[str]) -> Fix:
+    return Fix(
+        "watch",
+        e.site,
+        f"{name(e.variable)} is a tensor, and a tape follows a tensor only once it is watched: "
+        "call `tape.watch(x)` first thing inside `with tf.GradientTape() as tape:` (before "
+        "the line that uses it), or make it a `tf.Variable`.",
     )
 
 
@@ -90,6 +100,7 @@ CAUSES: tuple[tuple[re.Pattern[str], Callable[[Evidence, re.Match[str]], Fix]], 
     (re.compile(rf"used only through {_LINE} .*not recording"), _outside_tape),
     (re.compile(rf"left TensorFlow at {_LINE}"), _numpy),
     (re.compile(r"converts a tensor to NumPy at (?P<line>\S+:\d+)"), _numpy),
+    (re.compile(r"never watched: a tensor"), _unwatched_tensor),
     (re.compile(r"never watched"), _unwatched_variable),
     (re.compile(r"reaches only outputs? (?P<heads>.+?), which"), _unread_output),
     (re.compile(r"reaches no output of (?P<model>model '[^']*')"), _off_path),
@@ -101,16 +112,6 @@ CAUSES: tuple[tuple[re.Pattern[str], Callable[[Evidence, re.Match[str]], Fix]], 
 
 
 def disconnected(e: Evidence) -> Fix:
-    if is_tensor(e.variable):  # a watched tensor no recorded op read
-        made = e.variable.rpartition("@")[2]
-        return Fix(
-            "watch",
-            e.site or made,
-            f"{name(e.variable)} is a tensor, and a tape records ops on a tensor only "
-            "once it is watched: call `tape.watch(x)` first thing inside `with "
-            "tf.GradientTape() as tape:` (before the line that uses it), or make it a "
-            "`tf.Variable`.",
-        )
     if e.reached_by:
         where = words(e.reached_by)
         ask = f"{e.api} at {e.site}" if e.api and e.site else e.api or "the gradient call"

@@ -100,12 +100,6 @@ def name(variable: str) -> str:
     return f"`{variable}`" if variable else "the variable"
 
 
-def is_tensor(variable: str) -> bool:
-    """Whether a ``gradscope run`` source is a watched tensor (``Const@FILE:LINE``): an
-    unnamed eager variable is ``Variable@FILE:LINE`` (``frontends/program/names.py``)."""
-    return "@" in variable and not variable.startswith("Variable@")
-
-
 def short(variable: str) -> str:
     return (variable.rpartition("@")[0] or variable).rsplit("/", 1)[-1] or "v"
 

@@ -219,6 +219,22 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
                            "tape.watch() of it")  # fmt: skip
 
 
+def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | None]) -> None:
+    """The cause of a tensor source no tape watched: a tape records ops on a tensor only after
+    ``tape.watch()`` of it, so no op on its paths is a cut.
+
+    Args:
+        statics: the sources; updated in place.
+        watched: per source, whether a tape watched it (None: a variable, or not known).
+    """
+    for static, seen in zip(statics, watched, strict=True):
+        if seen is not False or static.has_gradient:
+            continue
+        static.reachable = False
+        static.cut_points.clear()
+        static.note = "never watched: a tensor, which a tape follows only after tape.watch() of it"
+
+
 def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
     """Sources TensorFlow gave zeros for want of a gradient (``unconnected_gradients=ZERO``):
     the program received a gradient, all zero (status ``zero``); the note says TensorFlow
