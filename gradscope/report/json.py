@@ -155,7 +155,7 @@ def problem(p: m.Problem) -> dict[str, Any]:
         "spec": p.spec,
         "source": f"{p.spec}:{p.line}",
         "known": p.known,
-        "fix": fix(p.fix),
+        **({"fix": fix(p.fix)} if p.fix is not None else {}),
     }
 
 
@@ -299,7 +299,7 @@ def run_problem(p: rr.RunProblem) -> dict[str, Any]:
         "kind": str(p.kind),
         "message": p.message,
         "cut_points": [cut_point(c) for c in p.cut_points],
-        "fix": fix(p.fix),
+        **({"fix": fix(p.fix)} if p.fix is not None else {}),
     }
 
 

@@ -42,6 +42,15 @@ class Fix:
         return {"kind": self.kind, "where": self.where, "text": self.text,
                 "candidates": list(self.candidates), "later": list(self.later)}  # fmt: skip
 
+    @staticmethod
+    def from_dict(data: Any) -> Fix | None:
+        """A fix as ``to_dict`` wrote it (a timeline's finding), or None for anything else."""
+        if not isinstance(data, dict) or not {"kind", "where", "text"} <= data.keys():
+            return None
+        return Fix(str(data["kind"]), str(data["where"]), str(data["text"]),
+                   tuple(map(str, data.get("candidates") or ())),
+                   tuple(map(str, data.get("later") or ())))  # fmt: skip
+
     def sentence(self) -> str:
         """The fix as one line: ``fix: <text>`` plus the candidates, for messages."""
         text = self.text

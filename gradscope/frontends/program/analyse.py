@@ -192,7 +192,8 @@ def status(static: SourceStatic, norm: float | None, largest: float | None,
 
 
 def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
-              trainable: Sequence[bool], accessed: bool) -> None:  # fmt: skip
+              trainable: Sequence[bool], accessed: bool,
+              tensors: Sequence[bool | None] | None = None) -> None:  # fmt: skip
     """The cause of a variable the tape never watched: its gradient is None whatever its
     paths, so no op on them is a cut. Not trainable, it is ``frozen`` (a tape watches only
     trainable variables; ``inspect`` says the same); trainable under
@@ -205,7 +206,10 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
         watched: per source, whether the tape watches it (None: a tensor).
         trainable: per source, the variable's ``trainable`` flag.
         accessed: whether the tape watches the trainable variables it sees read.
+        tensors: per source, whether a tape watched it, for a tensor (``unwatched_tensors``).
     """
+    if tensors:
+        unwatched_tensors(statics, tensors)
     for static, seen, can in zip(statics, watched, trainable, strict=True):
         if seen is not False or static.has_gradient or (can and accessed):
             continue

@@ -166,8 +166,7 @@ class Calls:
         analyse.analyse(call.problem, statics, call.locate, call.visible)
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
-                          getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
-        analyse.unwatched_tensors(statics, tensors or [None] * len(statics))
+                          getattr(tape, "_watch_accessed_variables", True), tensors)  # fmt: skip
         self._outside(tape, flat_s, flat_t, statics, eager)
         target_source = names.target_source(call, flat_t, eager)
         fit.notes(call, statics, flat_s, target_source)
