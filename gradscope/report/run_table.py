@@ -22,6 +22,12 @@ ENDINGS = {
     rr.INTERRUPTED: "interrupted",
     rr.EXITED: "the program exited with status {status}",
 }
+#: How a ``gradscope.watch()`` block ended.
+BLOCK_ENDINGS = {
+    rr.FINISHED: "the block ran to its end",
+    rr.RAISED: "the block raised",
+    rr.INTERRUPTED: "interrupted",
+}
 
 
 def heading(call: rr.CallResult) -> str:
@@ -96,15 +102,16 @@ def summary(report: rr.RunReport) -> str:
     count = len(report.problems)
     text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
             f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
+    endings = BLOCK_ENDINGS if report.entry == rr.WATCH else ENDINGS
     return (
-        text + " · " + ENDINGS[report.outcome].format(steps=report.steps, status=report.exit_status)
+        text + " · " + endings[report.outcome].format(steps=report.steps, status=report.exit_status)
     )
 
 
 def renderable(report: rr.RunReport) -> Group:
     title = Text()
-    title.append("gradscope run", style="bold")
-    title.append(f" · {' '.join(report.argv)}")
+    title.append(f"gradscope {report.entry}", style="bold")
+    title.append(f" · {' '.join(report.argv) if report.argv else report.program}")
     where = report.device
     if report.devices:
         where = f"{len(report.devices)} replicas on {', '.join(report.devices)}"

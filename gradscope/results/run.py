@@ -28,6 +28,11 @@ RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
 
+#: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
+#: block of code, a notebook cell, a test).
+RUN = "run"
+WATCH = "watch"
+
 
 @dataclass(frozen=True)
 class SourceResult:
@@ -95,6 +100,8 @@ class RunReport:
     devices: tuple[str, ...] = ()
     #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
     exit_status: int | None = None
+    #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
+    entry: str = RUN
 
     @property
     def exit_code(self) -> int:
