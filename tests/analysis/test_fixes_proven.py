@@ -109,7 +109,9 @@ def test_fix_bare_tensorflow_gets_a_gradient_once_fixed(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_fix_names_the_kind_and_the_line(case: Case) -> None:
     found = _fixes(case)
-    wrong = [(status, fix) for status, fix in found if status.startswith("none:") or status == "nan"]
+    wrong = [
+        (status, fix) for status, fix in found if status.startswith("none:") or status == "nan"
+    ]
     assert wrong, "gradscope saw nothing wrong"
     assert all(fix is not None for _, fix in wrong), "a none or nan source has no fix"
     (line,) = case.line("fix")
