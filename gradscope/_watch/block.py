@@ -47,7 +47,17 @@ def watch(steps: int = 1, allow_none: Sequence[str] = ()) -> Watch:
         AlreadyWatching: (on entering) another ``watch()`` block, in this thread or another,
             or ``gradscope run`` is watching this process.
     """
-    return Watch(_steps(steps), _globs(allow_none), _caller(sys._getframe(1)))
+    return watching(steps, allow_none, _caller(sys._getframe(1)))
+
+
+def watching(steps: object, allow_none: object, where: str) -> Watch:
+    """``watch()`` for another door (a test, a notebook cell): ``where`` names what the report
+    is of, where ``watch()`` names its caller's line.
+
+    Raises:
+        UsageError: as ``watch()``.
+    """
+    return Watch(_steps(steps), _globs(allow_none), where)
 
 
 class Watch:
@@ -72,6 +82,11 @@ class Watch:
             raise UsageError(f"gradscope.watch() at {self.where}: the report is made when the "
                              "with block ends; read it after the block")  # fmt: skip
         return self._report
+
+    @property
+    def ended(self) -> bool:
+        """Whether the block has ended (``report`` can be read)."""
+        return self._report is not None
 
     def __enter__(self) -> Watch:
         with self._lock:
