@@ -21,7 +21,7 @@ def _call(call: rr.CallResult) -> list[str]:
         cells = [f"`{escape(s.name)}`", style.shape(s.shape), s.status, norm, *each,
                  escape(why(s))]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
-    found = fixes(call)
+    found = fixes(call.sources)
     if found:
         lines += [""] + [f"- **fix** ({escape(names)}): {escape(fix.sentence())}"
                          for names, fix in found]  # fmt: skip
