@@ -28,7 +28,7 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from gradscope.errors import ExitCode, TargetError, visible
@@ -59,21 +59,22 @@ def ended(exc: BaseException, where: str = "") -> TargetEnded:
     )
 
 
+#: ``frames.is_user_code`` and ``frames.display_path``, given by ``frames.call_user`` (this
+#: module is below ``frames``: it never imports it).
+_FRAMES: list[Callable[[str], Any]] = [lambda _: False, str]
+
+
 def _site(frame: Any, line: int | None = None) -> str:
     """``FILE:LINE`` of a frame (at ``line``, else where it is now), relative to the current
     directory when below it."""
-    from gradscope.frontends.python.frames import display_path
-
-    return f"{display_path(frame.f_code.co_filename)}:{line or frame.f_lineno}"
+    return f"{_FRAMES[1](frame.f_code.co_filename)}:{line or frame.f_lineno}"
 
 
 def _user_frame(frame: Any) -> str:
     """``FILE:LINE`` of the innermost frame of the user's own code from ``frame`` outwards
     ('' when the call came from code autograph generated, or none is the user's)."""
-    from gradscope.frontends.python.frames import is_user_code
-
     while frame is not None:
-        if is_user_code(frame.f_code.co_filename):
+        if _FRAMES[0](frame.f_code.co_filename):
             return _site(frame)
         frame = frame.f_back
     return ""
@@ -89,11 +90,9 @@ def _command() -> str:
 
 def _raised_at(exc: BaseException) -> str:
     """``FILE:LINE`` of the innermost frame of the user's own code ``exc`` passed, or ''."""
-    from gradscope.frontends.python.frames import is_user_code
-
     where, tb = "", exc.__traceback__
     while tb is not None:
-        if is_user_code(tb.tb_frame.f_code.co_filename):
+        if _FRAMES[0](tb.tb_frame.f_code.co_filename):
             where = _site(tb.tb_frame, tb.tb_lineno)
         tb = tb.tb_next
     return where
@@ -125,9 +124,17 @@ _PID = [os.getpid()]
 
 
 @contextlib.contextmanager
-def guarded() -> Iterator[None]:
+def guarded(
+    is_user_code: Callable[[str], bool], display_path: Callable[[str], str]
+) -> Iterator[None]:
     """While the target's code runs: ``sys.exit``, a ``BaseException`` and ``os._exit`` are
-    caught as the module docstring says, and standard output goes to standard error."""
+    caught as the module docstring says, and standard output goes to standard error.
+
+    Args:
+        is_user_code: whether a file name is the user's code (the line an error names).
+        display_path: a file name as messages show it.
+    """
+    _FRAMES[:] = [is_user_code, display_path]
     with _lock:
         if _guards[0] == 0:
             _PID[0] = os.getpid()

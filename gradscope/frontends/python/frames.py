@@ -103,7 +103,7 @@ def call_user(fn: Callable[[], T]) -> T:
     """
     from gradscope.frontends.python.ending import guarded
 
-    with guarded():
+    with guarded(is_user_code, display_path):
         return fn()
 
 
