@@ -192,8 +192,8 @@ class Recorder:
         allow_none: Sequence[str] = (),
         site_tags: bool = False,
     ) -> None:
-        if int(every) < 1:
-            raise ValueError(f"every must be a positive number of steps, saw {every!r}")
+        if not 1 <= int(every) <= MAX_EVERY:
+            raise ValueError(f"every must be from 1 to 2**63-1 steps, saw {every!r}")
         self.every = int(every)
         self.timeline = os.fspath(timeline) if timeline is not None else None
         self.program = program if program is not None else (sys.argv[0] or "<python>")
@@ -354,6 +354,11 @@ def _cosine(a: Any, b: Any, dot: float | None) -> float | None:
     if dot is None or not math.isfinite(dot) or not na or not nb:
         return None
     return max(-1.0, min(1.0, dot / (na * nb)))
+
+
+#: The largest ``every``: steps are int64 (``optimizer.iterations``, TensorFlow's step
+#: counters); ``step % every`` with a larger one raised OverflowError once ``fit`` ran.
+MAX_EVERY = 2**63 - 1
 
 
 def write(path: str, timeline: Mapping[str, Any]) -> None:
