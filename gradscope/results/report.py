@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.errors import SpecError
+from gradscope.results.display import Displayed
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.results.picture import Picture
@@ -117,7 +118,7 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Displayed):
     """The whole result of ``inspect`` (and of ``check``) for one spec or target."""
 
     spec: str

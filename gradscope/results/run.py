@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import ExitCode
+from gradscope.results.display import Displayed
 from gradscope.results.facts import CutPoint
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
@@ -80,7 +81,7 @@ class RunProblem:
 
 
 @dataclass(frozen=True)
-class RunReport:
+class RunReport(Displayed):
     """The whole result of ``gradscope run``."""
 
     program: str
