@@ -179,7 +179,11 @@ def _findings(problems: Sequence[m.Problem]) -> str:
 
 
 def _check(result: Any) -> str:
-    parts = [_title("gradscope check", result.checked())]
+    rows = [[_e(r.name or r.spec), _e(r.spec), _e(len(r.losses)),
+             _e(sum(len(loss.pairs) for loss in r.losses)), _e(len(r.failures)),
+             _e(len(r.known))] for r in result.reports]  # fmt: skip
+    parts = [_title("gradscope check", result.checked()),
+             _table(["model", "file", "losses", "pairs", "problems", "known"], rows)]  # fmt: skip
     for report in result.reports:
         if report.problems:
             parts += [_title(report.spec), _findings(report.problems)]
@@ -199,7 +203,7 @@ def _diff(result: Any) -> str:
     head = ["variable", diff.loss_a, "norm", diff.loss_b, "norm", "cosine", "why / cut at"]
     parts = [_title(f"gradscope diff · {diff.loss_a} vs {diff.loss_b}",
                     result.report.name or result.report.spec),
-             _table(head, rows), _line(diff.summary(), bool(diff.conflicts()))]  # fmt: skip
+             _table(head, rows), _line(diff.summary(), bool(diff.conflicts))]  # fmt: skip
     return _wrap(parts)
 
 
@@ -216,7 +220,7 @@ def _matrix(result: Any) -> str:
     parts = [_title("gradscope diff · cosine of every two losses' gradients",
                     result.report.name or result.report.spec),
              _table(["", *losses], rows),
-             _line(result.summary(), bool(result.conflicts()))]  # fmt: skip
+             _line(result.summary(), bool(result.conflicts))]  # fmt: skip
     return _wrap(parts)
 
 

@@ -19,14 +19,14 @@ class Displayed:
         cls._repr_pretty_ = Displayed._repr_pretty_  # type: ignore[method-assign]
 
     def _repr_html_(self) -> str:
-        from gradscope.report.notebook import render
+        from gradscope.report import as_html
 
-        return render(self)
+        return as_html(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         if cycle:
             printer.text(f"{type(self).__name__}(...)")
             return
-        from gradscope.report.notebook import text
+        from gradscope.report import as_terminal_text
 
-        printer.text(text(self, width=shutil.get_terminal_size((100, 24)).columns))
+        printer.text(as_terminal_text(self, shutil.get_terminal_size((100, 24)).columns))
