@@ -16,6 +16,7 @@ from gradscope.report import palette, style
 from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results.cut import CutPoint
+from gradscope.results.fix import Fix
 
 _TABLE = "border-collapse:collapse;margin:.3em 0 .8em 0;font-size:13px"
 _CELL = "padding:.2em .6em;border-bottom:1px solid #eceff1;text-align:left;vertical-align:top"
@@ -90,12 +91,20 @@ def _why(cut_points: Sequence[Any], note: str = "") -> str:
 
 
 def _fix(finding: Any) -> str:
-    """A finding's suggested fix, when it has one (``fix``: text, or an object with text)."""
+    """A finding's (or a row's) suggested fix, when it has one."""
     fix = getattr(finding, "fix", None)
-    if not fix:
-        return ""
-    words = getattr(fix, "text", None) or getattr(fix, "message", None) or fix
-    return _e(words)
+    if isinstance(fix, Mapping):  # a timeline's finding holds it as JSON
+        fix = Fix.from_dict(dict(fix))
+    return _e(fix.sentence()) if isinstance(fix, Fix) else ""
+
+
+def _with_fixes(head: Sequence[str], rows: list[list[str]], items: Sequence[Any]) -> str:
+    """A table, with a fix column when any of its items carries one."""
+    fixes = [_fix(i) for i in items]
+    if any(fixes):
+        head = [*head, "fix"]
+        rows = [[*row, fix] for row, fix in zip(rows, fixes, strict=True)]
+    return _table(head, rows)
 
 
 def _title(words: str, dim: str = "") -> str:
@@ -117,12 +126,7 @@ def _wrap(parts: Iterable[str]) -> str:
 
 
 def _problems(head: Sequence[str], rows: list[list[str]], findings: Sequence[Any]) -> str:
-    """The problems' table, with a fix column when any finding carries one."""
-    fixes = [_fix(f) for f in findings]
-    if any(fixes):
-        head = [*head, "fix"]
-        rows = [[*row, fix] for row, fix in zip(rows, fixes, strict=True)]
-    return _title("Problems") + _table(head, rows)
+    return _title("Problems") + _with_fixes(head, rows, findings)
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -141,7 +145,8 @@ def _run(report: rr.RunReport) -> str:
                  _norm(s.status, s.norm, s.sparse), _why(s.cut_points, s.note)]
                 for s in call.sources]  # fmt: skip
         parts += [_title(heading(call)),
-                  _table(["source", "shape", "status", "norm", "cut at / why"], rows),
+                  _with_fixes(["source", "shape", "status", "norm", "cut at / why"], rows,
+                              call.sources),
                   _notes(call.notes)]  # fmt: skip
     if report.problems:
         rows = [[_e(p.kind), _e(p.site), _e(p.step), _code(p.variable), _e(p.message)]
@@ -160,7 +165,8 @@ def _inspect(report: m.Report) -> str:
                  _norm(p.status, p.norm, p.sparse), _why(p.cut_points)]
                 for p in loss.pairs]  # fmt: skip
         parts += [_title(f"loss {loss.name}", f"value {style.number(loss.value)}"),
-                  _table(["variable", "shape", "status", "norm", "cut at / why"], rows),
+                  _with_fixes(["variable", "shape", "status", "norm", "cut at / why"], rows,
+                              loss.pairs),
                   _notes(loss.notes)]  # fmt: skip
     parts.append(_findings(report.problems))
     parts.append(_notes(report.notes))
@@ -250,8 +256,8 @@ class _Finding:
 
 def _cut(cut: Mapping[str, Any]) -> str:
     """A timeline's cut point (a dict) in the one cut text."""
-    fields = (str(cut.get(k, "")) for k in ("node", "op", "kind", "source"))
-    return style.cut_text(CutPoint(*fields))
+    node, op, kind, source = (str(cut.get(k, "")) for k in ("node", "op", "kind", "source"))
+    return style.cut_text(CutPoint(node, op, kind, source))
 
 
 def _timeline_text(timeline: Mapping[str, Any]) -> str:

@@ -75,7 +75,7 @@ def _block(program: str) -> rr.RunReport:
 
 def _calls(report: rr.RunReport) -> list[Any]:
     return [(c.site, c.api, c.mode, c.step, c.target_source, c.notes,
-             [(s.name, s.status, s.shape, s.cut_points, s.note) for s in c.sources])
+             [(s.name, s.status, s.shape, s.cut_points, s.note, s.fix) for s in c.sources])
             for c in report.calls]  # fmt: skip
 
 
@@ -92,8 +92,8 @@ def test_watch_reports_what_gradscope_run_reports(program: str, fresh: None) -> 
     assert _calls(block) == _calls(ran.report)
     for a, b in zip(block.calls, ran.report.calls, strict=True):
         assert [s.norm for s in a.sources] == pytest.approx([s.norm for s in b.sources])
-    assert [(p.site, p.variable, p.kind) for p in block.problems] == [
-        (p.site, p.variable, p.kind) for p in ran.report.problems
+    assert [(p.site, p.variable, p.kind, p.fix) for p in block.problems] == [
+        (p.site, p.variable, p.kind, p.fix) for p in ran.report.problems
     ]
     assert type(block) is type(ran.report) and block.entry == rr.WATCH
     assert block.outcome == rr.FINISHED and block.exit_code == ran.report.exit_code

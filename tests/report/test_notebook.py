@@ -4,7 +4,7 @@ text, escaped; the terminal table where IPython prints text (``_repr_pretty_``).
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,6 +14,7 @@ from gradscope.report import render
 from gradscope.report.notebook import render as notebook_html
 from gradscope.results import run as rr
 from gradscope.results.cut import CutPoint
+from gradscope.results.fix import Fix
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.tf
@@ -67,28 +68,21 @@ def _pretty_width() -> int:
     return shutil.get_terminal_size((100, 24)).columns
 
 
-@dataclass(frozen=True)
-class _Fixed(rr.RunProblem):
-    """A finding with the ``fix`` field the fixes work adds."""
-
-    fix: str = ""
-
-
 def test_run_report_html_escapes_names_and_shows_fixes() -> None:
     cut = CutPoint("<stop>", "StopGradient", "stopped", "train.py:3")
     source = rr.SourceResult("head/<b>", "none:stopped", None, (2,), False, (cut,))
     call = rr.CallResult("train.py:5", "GradientTape.gradient", "eager", 1, "train.py:4", 1.5,
                          (source,))  # fmt: skip
-    problem = _Fixed("train.py:5", 1, "head/<b>", "unexpected-none", "no gradient",
-                     (cut,), fix="remove tf.stop_gradient at train.py:3")  # fmt: skip
+    fix = Fix("remove-stop", "train.py:3", "remove tf.stop_gradient at train.py:3")
+    problem = rr.RunProblem("train.py:5", 1, "head/<b>", "unexpected-none", "no gradient",
+                            (cut,), fix=fix)  # fmt: skip
     made = rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", (call,), (problem,))
     page = made._repr_html_()
     assert "head/&lt;b&gt;" in page and "head/<b>" not in page  # escaped
     assert "&lt;stop&gt; (StopGradient) at train.py:3" in page
     assert "<th" in page and ">fix</th>" in page
     assert "remove tf.stop_gradient at train.py:3" in page
-    plain = replace(made, problems=(rr.RunProblem(*[getattr(problem, f) for f in (
-        "site", "step", "variable", "kind", "message", "cut_points")]),))  # fmt: skip
+    plain = replace(made, problems=(replace(problem, fix=None),))
     assert ">fix</th>" not in plain._repr_html_()  # no fix column when no finding has one
     assert _pretty(made) == render(made, "table", width=_pretty_width())
 
