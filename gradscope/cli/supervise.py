@@ -43,7 +43,7 @@ _CRASHES = {
     signal.SIGILL: "an illegal instruction",
     signal.SIGFPE: "a floating-point exception",
     signal.SIGABRT: "an abort",
-    signal.SIGKILL: "killed outright (out of memory?)",
+    signal.SIGKILL: "killed outright: the out-of-memory killer, or kill -9",
 }
 
 
