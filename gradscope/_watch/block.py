@@ -118,17 +118,19 @@ class Watch:
     def _made(self, watcher: Any, calls: Any, outcome: str) -> rr.RunReport:
         import tensorflow as tf
 
+        from gradscope.analysis import fixes
         from gradscope.analysis import run as run_policy
         from gradscope.frontends.program import trainable
 
-        found = trainable.merged(watcher.finish(), calls.traces)
+        found = fixes.fixed_calls(trainable.merged(watcher.finish(), calls.traces))
+        problems = fixes.fixed_run_problems(run_policy.problems_of(found, self.allow_none), found)
         return rr.RunReport(
             program=self.where,
             argv=(),
             tensorflow=tf.__version__,
             device="GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0",
             calls=tuple(found),
-            problems=tuple(run_policy.problems_of(found, self.allow_none)),
+            problems=tuple(problems),
             outcome=outcome,
             steps=self.steps,
             notes=tuple(watcher.notes),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from gradscope.report import grid, rows, style
 from gradscope.report.table import Lines, to_text
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.fix import Fix
 
 #: How the program ended, in words.
 ENDINGS = {
@@ -51,6 +53,16 @@ def why(source: rr.SourceResult) -> str:
     if source.cut_points:
         return "; ".join(style.cut_text(c) for c in source.cut_points)
     return source.note
+
+
+def fixes(sources: Sequence[rr.SourceResult]) -> list[tuple[str, Fix]]:
+    """Each fix of a call's sources once, with the sources it is for (``b/kernel, b/bias``):
+    sources fixed the same way at the same line share one (its words name the first)."""
+    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    for s in sources:
+        if s.fix is not None:
+            found.setdefault((s.fix.kind, s.fix.where), ([], s.fix))[0].append(s.name)
+    return [(", ".join(names), fix) for names, fix in found.values()]
 
 
 @dataclass(frozen=True)
@@ -141,6 +153,9 @@ def _call(
         parts.append(Lines(lambda width: _table(call, found, width, hidden)))
     elif hidden:
         parts.append(_hidden(hidden))
+    shown = [s for r in found for s in r.sources]
+    parts += [Text(f"fix ({names}): {fix.sentence()}", style="green")
+              for names, fix in fixes(shown)]  # fmt: skip
     parts += [Text(f"note: {n}", style="dim") for n in call.notes]
     return Group(*parts)
 

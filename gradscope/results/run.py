@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import ExitCode
+from gradscope.printable import escape_fields
 from gradscope.results.facts import CutPoint
+from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
@@ -49,6 +51,10 @@ class SourceResult:
     #: inside ``strategy.run``: every replica's status and norm (the source's own are
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
+    fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "note")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,9 @@ class CallResult:
     loss_scale: float | None = None  # mixed precision: norms are unscaled by it
     replica_values: tuple[float | None, ...] = ()  # per replica (strategy.run); value: their sum
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "target_source", "notes")  # one escaping of names
+
 
 @dataclass(frozen=True)
 class RunProblem:
@@ -77,6 +86,10 @@ class RunProblem:
     kind: ProblemKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
+    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "variable", "message")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,9 @@ class RunReport:
     exit_status: int | None = None
     #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
     entry: str = RUN
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "program", "argv", "notes")  # one escaping of names
 
     @property
     def exit_code(self) -> int:

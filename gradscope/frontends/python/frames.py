@@ -10,13 +10,11 @@ frame outside the libraries above is the next best answer.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.util
 import linecache
 import os
 import re
-import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -100,9 +98,12 @@ def call_user(fn: Callable[[], T]) -> T:
     """Call the user's function; stacks are read only below this frame (``innermost``).
 
     Whatever the user's code prints goes to stderr: stdout carries the report only, so a
-    ``print`` in a loss cannot corrupt ``--format json``.
+    ``print`` in a loss cannot corrupt ``--format json``; ``sys.exit``, ``os._exit`` and a
+    ``BaseException`` become ``TargetEnded`` (``ending.py`` says how and why).
     """
-    with contextlib.redirect_stdout(sys.stderr):
+    from gradscope.frontends.python.ending import guarded
+
+    with guarded(is_user_code, display_path):
         return fn()
 
 
