@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
     from gradscope import keras, testing
+    from gradscope._watch.block import Watch, watch
     from gradscope.analysis.check import CheckResult
     from gradscope.analysis.diff import DiffReport
     from gradscope.analysis.diff_matrix import DiffMatrix
     from gradscope.api import check, diff, graph, inspect, run
     from gradscope.errors import (
+        AlreadyWatching,
         BuildError,
         ExitCode,
         GradscopeError,
@@ -42,6 +44,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope.results.report import LossResult, PairResult, Problem, Report
     from gradscope.results.run import RunReport
     from gradscope.results.status import ProblemKind, Status, Verdict
+    from gradscope.timeline.inline import plot
 
 # The one place the version lives; pyproject.toml reads it from here (importlib.metadata
 # would cost ~60 ms on every `gradscope --help`).
@@ -54,6 +57,11 @@ _LAZY = {
     "check": "gradscope.api",
     "graph": "gradscope.api",
     "run": "gradscope.api",
+    "watch": "gradscope._watch.block",
+    "plot": "gradscope.timeline.inline",
+    "load_ipython_extension": "gradscope._watch.magic",
+    "unload_ipython_extension": "gradscope._watch.magic",
+    "Watch": "gradscope._watch.block",
     "RunReport": "gradscope.results.run",
     "Report": "gradscope.results.report",
     "LossResult": "gradscope.results.report",
@@ -72,6 +80,7 @@ _LAZY = {
     "TargetError": "gradscope.errors",
     "BuildError": "gradscope.errors",
     "UsageError": "gradscope.errors",
+    "AlreadyWatching": "gradscope.errors",
     "ExitCode": "gradscope.errors",
     "testing": "gradscope.testing",
     "keras": "gradscope.keras",
@@ -81,6 +90,7 @@ _LAZY = {
 _MODULES = frozenset({"testing", "keras"})
 
 __all__ = [
+    "AlreadyWatching",
     "BuildError",
     "CheckResult",
     "DiffMatrix",
@@ -100,14 +110,17 @@ __all__ = [
     "TargetError",
     "UsageError",
     "Verdict",
+    "Watch",
     "__version__",
     "check",
     "diff",
     "graph",
     "inspect",
     "keras",
+    "plot",
     "run",
     "testing",
+    "watch",
 ]
 
 

@@ -165,16 +165,21 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     def _changed(self, model: Any, flags: traced.Flags) -> None:
         """A finding for each variable whose ``trainable`` flag changed after the step this
         fit runs was traced, as ``gradscope run`` reports it: still trained, or left out."""
+        from gradscope.analysis.fixes import fix_for
+        from gradscope.analysis.fixes.evidence import Evidence
         from gradscope.frontends.program.trainable import changed_note
 
         where = flags.site or "an earlier fit()"
         for variable, trained in traced.changes(model, flags):
-            name = _path(variable)
+            name, note = _path(variable), changed_note(trained, where)
+            status = "ok" if trained else "none:disconnected"
+            fix = fix_for(Evidence(status, name, note=note, site=self.site, trainable_changed=True))
             self.recorder.notices.append({
                 "kind": "unexpected-connected" if trained else "never-trained",
                 "site": self.site, "variable": name, "from_step": self._next,
-                "message": f"{name}: {changed_note(trained, where)}",
+                "message": f"{name}: {note}",
                 **({"traced_at": flags.site} if flags.site else {}),
+                **({"fix": fix.to_dict()} if fix is not None else {}),
             })  # fmt: skip
 
     def _guarded(self, model: Any, recording: Any, installed: _Installed) -> Any:
