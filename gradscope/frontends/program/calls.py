@@ -9,6 +9,7 @@ asked again in a copy of the graph.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,6 +39,8 @@ class Calls:
         self.recorder = Recorder(self.eager_recording, lambda: watcher.busy)
         self.sessions = session.Sessions(watcher)
         self.open_eager = 0  # eager tape spans still open
+        #: eager tapes not yet asked: the tensors they recorded are kept for their own call
+        self.unasked: weakref.WeakSet[Any] = weakref.WeakSet()
         self.functions: dict[int, set[tuple[str, str, int]]] = {}  # id(tf.function) -> sites
         self._local = threading.local()
         self.flags = Flags()
@@ -63,6 +66,8 @@ class Calls:
                 self.recorder.release(self.recorder.seq)
             self.open_eager += 1
             spans.append([None, self.recorder.seq, None])
+            self.unasked.add(tape)
+            self.recorder.floor = self._first_unasked()
         else:
             graph = tf.compat.v1.get_default_graph()
             spans.append([graph, graphs.mark(graph), None])
@@ -77,6 +82,23 @@ class Calls:
             spans[-1][2] = self.recorder.seq
         else:
             spans[-1][2] = graphs.mark(graph)
+
+    def _release_after(self, tape: Any) -> None:
+        """Drop the tensors kept for a tape just answered, but none that another tape not yet
+        asked recorded: two tapes opened in one ``with`` (TensorFlow's DCGAN tutorial) are
+        asked one after the other, and the second needs what both recorded."""
+        self.unasked.discard(tape)
+        self.recorder.floor = self._first_unasked()
+        if not self.open_eager:
+            self.recorder.release(self.recorder.seq if self.recorder.floor is None
+                                  else self.recorder.floor)  # fmt: skip
+
+    def _first_unasked(self) -> int | None:
+        """Where the earliest eager span of a tape that may still be asked starts (what it
+        recorded after that is kept whatever its length), None when there is none."""
+        starts = [start for t in list(self.unasked)
+                  for g, start, _ in t.__dict__.get("_gradscope_spans", []) if g is None]  # fmt: skip
+        return min(starts, default=None)
 
     def _spans(self, tape: Any, graph: Any) -> list[tuple[int, int]]:
         out = []
@@ -185,8 +207,8 @@ class Calls:
             timeline = self.watcher.timeline is not None
             arrays = list(zip(grads, flat_s, strict=True)) if timeline else None
             self.watcher.record(state, static, numbers, arrays, each)
-            if not tape._persistent and not self.open_eager:
-                self.recorder.release(self.recorder.seq)
+            if not tape._persistent:
+                self._release_after(tape)
         else:
             self.traces.gradients(flat_s, user)
             state.unrun.append(static)

@@ -23,7 +23,8 @@ from gradscope.frontends.program.analyse import Problem
 from gradscope.frontends.python import frames
 from gradscope.results.facts import CutPoint
 
-#: How many recent eager ops are kept: enough for a step of a large model.
+#: How many recent eager ops are kept outside the span of a tape that may still be asked: what
+#: such a tape recorded is always kept (the history grows rather than lose a step's ops).
 HISTORY = 100_000
 
 
@@ -58,7 +59,10 @@ class Recorder:
     """Records eager ops while installed."""
 
     def __init__(self, recording: Callable[[], bool], busy: Callable[[], bool]) -> None:
-        self.records: collections.deque[Record] = collections.deque(maxlen=HISTORY)
+        self.records: collections.deque[Record] = collections.deque()
+        #: records up to this ``seq`` may be forgotten past ``HISTORY`` (None: any); later
+        #: ones a tape not yet asked recorded (``Calls`` keeps it)
+        self.floor: int | None = None
         self.kept: list[Record] = []  # records still holding their output tensors
         self.seq = 0
         self._recording = recording  # whether some tape records now
@@ -70,8 +74,9 @@ class Recorder:
         #: tensor id -> where .numpy() took it, and the last op recorded then
         self.left: dict[int, tuple[frames.Site | None, int]] = {}
         self._numpy_originals: dict[str, Any] = {}
-        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE)
-        self.custom: dict[int, tuple[str, str]] = {}
+        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
+        #: the op's ``seq``
+        self.custom: dict[int, tuple[str, str, int]] = {}
 
     def install(self) -> None:
         from tensorflow.python import pywrap_tfe
@@ -112,9 +117,8 @@ class Recorder:
         if kind == "Identity" and outputs:
             custom = custom_gradient.eager_site(frames.display_path)
             if custom is not None:  # tf.custom_gradient's Identity: a cut is its grad_fn's
-                if len(self.custom) >= HISTORY:  # older steps' ops are no longer analysed
-                    self.custom.clear()
-                self.custom[outputs[0]._id] = custom
+                self.custom[outputs[0]._id] = (*custom, self.seq + 1)
+                _forget(self.custom, lambda c: c[2], self.floor)
         self.seq += 1
         self._append(
             Record(
@@ -133,6 +137,8 @@ class Recorder:
         self.records.append(record)
         if record.tensors:
             self.kept.append(record)
+        if len(self.records) > HISTORY and (self.floor is None or self.records[0].seq <= self.floor):
+            self.records.popleft()
 
     def release(self, up_to: int) -> None:
         """Drop the output tensors kept for ops up to ``up_to``: no tape that may still be
@@ -162,8 +168,9 @@ class Recorder:
 
         def wrap(original: Any) -> Any:
             def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-                if not recorder._busy() and len(recorder.left) < HISTORY:
+                if not recorder._busy():
                     recorder.left[tensor._id] = (sites.fast_current(), recorder.seq)
+                    _forget(recorder.left, lambda v: v[1], recorder.floor)
                 return original(tensor, *args, **kwargs)
 
             return taken
@@ -179,6 +186,15 @@ class Recorder:
 
             self._no_gradient[op_type] = registry().no_gradient(_GradOp(op_type))
         return self._no_gradient[op_type]
+
+
+def _forget(kept: dict[int, Any], seq: Callable[[Any], int], floor: int | None) -> None:
+    """Forget the oldest entry of ``kept`` past ``HISTORY`` unless a tape not yet asked may
+    need it (``seq`` of it after ``floor``)."""
+    if len(kept) > HISTORY:
+        oldest = next(iter(kept))
+        if floor is None or seq(kept[oldest]) <= floor:
+            del kept[oldest]
 
 
 def _carries(dtype: Any) -> bool:

@@ -69,6 +69,10 @@ def _tape(calls: Calls) -> Callable[[], None]:
 
             unconnected = (tf.UnconnectedGradients.NONE if unconnected_gradients is _NONE
                            else unconnected_gradients)  # fmt: skip
+            try:  # TensorFlow accepts the enum's value too ("zero"): compare as it does
+                unconnected = tf.UnconnectedGradients(unconnected)
+            except ValueError:  # TensorFlow's own error, raised by its own call
+                return orig(self, target, sources, output_gradients, unconnected)
             if watcher.busy or self._tape is None:
                 return orig(self, target, sources, output_gradients, unconnected)
             return calls.tape_gradient(orig, self, target, sources, output_gradients,
