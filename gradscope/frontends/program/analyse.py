@@ -269,15 +269,19 @@ def outside_notes(
             static.note = f"used only through {line} ({op}), run while the tape was not recording"
 
 
-def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic], left: dict[int, str]) -> None:
-    """Name the line where a source's value left TensorFlow (``.numpy()``, ``float()``): a
-    source that reaches such a tensor but not the target lost its path there, since what
-    comes back from numpy is a new constant.
+def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
+                    left: dict[int, tuple[str, str]]) -> None:  # fmt: skip
+    """Name the line where a source's value left TensorFlow (``.numpy()``, ``float()``,
+    ``np.asarray()``, ``model.predict()``): a source that reaches such a tensor but not the
+    target lost its path there, since what comes back from numpy is a new constant. The exit
+    is the source's cut point (no gradient goes through numpy), its op the one whose value
+    left.
 
     Args:
         full: every recorded op.
-        statics: the sources, in the order of ``full.sources``; notes are set in place.
-        left: tensor id in ``full.graph`` -> the line that converted it to numpy.
+        statics: the sources, in the order of ``full.sources``; updated in place.
+        left: tensor id in ``full.graph`` -> the line that took its value out of TensorFlow
+            and how.
     """
     graph = full.graph
     sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
@@ -285,7 +289,12 @@ def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic], left: dict[i
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or static.note:
             continue
-        lines = [line for t, line in left.items() if vsets[graph.producer[t]] >> i & 1]
-        if lines:
-            static.note = (f"its value left TensorFlow at {lines[-1]} (.numpy()): what came back "
-                           "is a new constant the tape cannot trace to it")  # fmt: skip
+        exits = [(t, line, how) for t, (line, how) in left.items()
+                 if vsets[graph.producer[t]] >> i & 1]  # fmt: skip
+        if not exits:
+            continue
+        t, line, how = exits[-1]
+        static.note = (f"its value left TensorFlow at {line} ({how}): what came back is a new "
+                       "constant the tape cannot trace to it")  # fmt: skip
+        op = graph.ops[graph.producer[t]].type
+        static.cut_points.append(CutPoint(how, op, flow.NONDIFFERENTIABLE, line))

@@ -189,7 +189,7 @@ class Calls:
                           [getattr(s, "trainable", True) for s in flat_s],
                           getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
         self._outside(tape, flat_s, flat_t, statics, eager)
-        target_source = names.target_source(call, flat_t, eager)
+        target_source = names.target_source(call, flat_t, eager, self.recorder.created)
         fit.notes(call, statics, flat_s, target_source)
         analyse.filled(statics, filled)
         user = filled

@@ -71,8 +71,15 @@ class Recorder:
         self.installed = False
         self._fast: Any = None
         self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
-        #: tensor id -> where .numpy() took it, and the last op recorded then
-        self.left: dict[int, tuple[frames.Site | None, int]] = {}
+        #: tensor id -> where the program took its value out of TensorFlow, the last op
+        #: recorded then, and how (``float()``, ``.numpy()``, ``model.predict()``, ...)
+        self.left: dict[int, tuple[frames.Site | None, int, str]] = {}
+        #: what takes values out of TensorFlow now, when not the tensor's own method (a
+        #: ``model.predict()`` hands back numpy arrays)
+        self.taking: str | None = None
+        #: eager constant id -> the last op recorded when it was made (``convert_to_tensor``
+        #: of a numpy value: a loss rebuilt from values that left TensorFlow)
+        self.constants: dict[int, int] = {}
         self._numpy_originals: dict[str, Any] = {}
         #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
         #: the op's ``seq``
@@ -153,8 +160,8 @@ class Recorder:
 
     def _numpy_patch(self, on: bool) -> None:
         """Note where the program takes a tensor's value out of TensorFlow (``.numpy()``,
-        ``float(t)``, ``np.asarray(t)``): a path to the loss that goes through numpy ends
-        there."""
+        ``float(t)``, ``int(t)``, ``np.asarray(t)`` and every numpy function given a tensor):
+        a path to the loss that goes through numpy ends there."""
         from tensorflow.python.framework import ops
 
         base = ops._EagerTensorBase
@@ -162,21 +169,26 @@ class Recorder:
             for name, original in self._numpy_originals.items():
                 setattr(base, name, original)
             return
-        self._numpy_originals = {n: base.__dict__[n] for n in ("numpy", "__array__", "__float__")
-                                 if n in base.__dict__}  # fmt: skip
+        self._numpy_originals = {n: base.__dict__[n] for n in _TAKEN if n in base.__dict__}
         recorder = self
 
-        def wrap(original: Any) -> Any:
+        def wrap(name: str, original: Any) -> Any:
             def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
                 if not recorder._busy():
-                    recorder.left[tensor._id] = (sites.fast_current(), recorder.seq)
+                    how = recorder.taking or _TAKEN[name]
+                    recorder.left[tensor._id] = (sites.fast_current(), recorder.seq, how)
                     _forget(recorder.left, lambda v: v[1], recorder.floor)
                 return original(tensor, *args, **kwargs)
 
             return taken
 
         for name, original in self._numpy_originals.items():
-            setattr(base, name, wrap(original))
+            setattr(base, name, wrap(name, original))
+
+    def made_constant(self, tensor: Any) -> None:
+        """An eager constant the program made (``tf.constant``, ``convert_to_tensor``)."""
+        self.constants[tensor._id] = self.seq
+        _forget(self.constants, lambda v: int(v), self.floor)
 
     def no_gradient(self, op_type: str) -> bool:
         if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
@@ -186,6 +198,11 @@ class Recorder:
 
             self._no_gradient[op_type] = registry().no_gradient(_GradOp(op_type))
         return self._no_gradient[op_type]
+
+
+#: The tensor methods by which a value leaves TensorFlow, and how a report names each.
+_TAKEN = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",
+          "__int__": "int()", "__index__": "int()", "__complex__": "complex()"}  # fmt: skip
 
 
 def _forget(kept: dict[int, Any], seq: Callable[[Any], int], floor: int | None) -> None:
@@ -290,12 +307,17 @@ class EagerCall:
 
         return visible(self.ops[index].type, self.sites[index])
 
-    def left(self, start: int, targets: Sequence[int | None]) -> dict[int, str]:
-        """Tensors the program took out of TensorFlow (``.numpy()``) that may have cut a path
-        to ``targets``: made after op ``start`` (a value read before the tape started, a
-        ``get_weights()``, is no cut) and read before the targets were made (what came back
-        from a later read cannot feed them). Flow tensor id -> the line that read it."""
+    def left(self, start: int, targets: Sequence[int | None]) -> dict[int, tuple[str, str]]:
+        """Tensors the program took out of TensorFlow (``.numpy()``, ``float()``) that may
+        have cut a path to ``targets``: made after op ``start`` (a value read before the tape
+        started, a ``get_weights()``, is no cut) and read before the targets were made (what
+        came back from a later read cannot feed them; a target made from numpy, by
+        ``convert_to_tensor``, was made when that constant was). Flow tensor id -> the line
+        that read it and how."""
         made = {t: r.seq for r in self.records for t in r.outputs}
-        end = max((made.get(t, 0) for t in targets if t is not None), default=0)
-        return {self.tensors[t]: sites.text(site) for t, (site, at) in self.recorder.left.items()
+        constants = self.recorder.constants
+        end = max((made.get(t, constants.get(t, 0)) for t in targets if t is not None),
+                  default=0)  # fmt: skip
+        return {self.tensors[t]: (sites.text(site), how)
+                for t, (site, at, how) in self.recorder.left.items()
                 if t in self.tensors and made.get(t, 0) > start and at < end}  # fmt: skip

@@ -351,6 +351,8 @@ def _constants(calls: Calls) -> Callable[[], None]:
             tensor = orig(value, ctx, dtype)
             if recorder.installed and not watcher.busy and len(recorder.created) < MADE:
                 recorder.created[tensor._id] = sites.fast_current()
+            if recorder.installed and not watcher.busy:
+                recorder.made_constant(tensor)
             return tensor
 
         return patched
