@@ -70,7 +70,7 @@ def analyse(
     for t, bit in bits.items():
         sources[t] = sources.get(t, 0) | bit
     vsets = flow.variable_sets(graph, sources)
-    reach = _reaching(problem)
+    reach = reaching(problem)
     reached = 0
     for t in problem.targets:
         reached |= vsets[graph.producer[t]]
@@ -138,7 +138,7 @@ def probes(problem: Problem) -> list[int]:
         return []
     sources = {t: 1 for t in problem.sources if t is not None}
     vsets = flow.variable_sets(graph, sources)
-    reach = _reaching(problem)
+    reach = reaching(problem)
     return [
         t
         for t, p in enumerate(graph.producer)
@@ -146,7 +146,7 @@ def probes(problem: Problem) -> list[int]:
     ]
 
 
-def _reaching(problem: Problem) -> list[bool]:
+def reaching(problem: Problem) -> list[bool]:
     """Per op, whether it has a forward path to one of the targets."""
     graph = problem.graph
     out = [False] * len(graph.ops)
@@ -257,7 +257,7 @@ def outside_notes(
         return
     sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
     vsets = flow.variable_sets(graph, sources)
-    reach = _reaching(full)
+    reach = reaching(full)
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
             continue
@@ -297,4 +297,59 @@ def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
         static.note = (f"its value left TensorFlow at {line} ({how}): what came back is a new "
                        "constant the tape cannot trace to it")  # fmt: skip
         op = graph.ops[graph.producer[t]].type
+        op = "PartitionedCall" if op.startswith("__") else op  # a tf.function called eagerly
         static.cut_points.append(CutPoint(how, op, flow.NONDIFFERENTIABLE, line))
+
+
+def dead_end_notes(
+    full: Problem,
+    statics: Sequence[SourceStatic],
+    recorded: Callable[[int], bool],
+    where: Callable[[int], str],
+    came_back: Sequence[tuple[int, str]] = (),
+) -> None:
+    """Name the line where a disconnected source's last path ends: a value made from it that
+    no op reads (a ``TensorArray.write`` whose result is dropped, a layer whose output
+    ``call()`` does not return, a value handed to numpy without ``.numpy()``).
+
+    When the target reads a constant made after that value (``came_back``), the value most
+    likely left TensorFlow there (``np.asarray(t)`` and numpy functions read a tensor through
+    the buffer protocol, which no Python method sees) and came back as that constant: the
+    end is the source's cut point, as an exit seen by ``roundtrip_notes`` is.
+
+    Args:
+        full: every op of the program, the tape's and the others.
+        statics: the sources, in the order of ``full.sources``; updated in place.
+        recorded: whether op ``index`` of ``full.graph`` ran while the tape recorded.
+        where: the user's ``FILE:LINE`` of op ``index``.
+        came_back: ``(op index, FILE:LINE)`` of each constant on the target's paths made
+            while the tape recorded, after op ``index``.
+    """
+    graph = full.graph
+    if not full.targets:
+        return
+    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    read = {t for op in graph.ops for t in op.inputs}
+    read |= {w for op in graph.ops for w in op.assign_preds}  # a write read by a later read
+    ends = [k for k, op in enumerate(graph.ops)
+            if op.inputs and not op.write and recorded(k) and not op.no_gradient
+            and any(graph.differentiable[t] for t in op.outputs)
+            and not any(t in read for t in op.outputs)]  # fmt: skip
+    for i, static in enumerate(statics):
+        if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
+            continue
+        mine = [k for k in ends if vsets[k] >> i & 1]
+        if not mine:
+            continue
+        k = mine[-1]
+        line, op = where(k) or "an unknown line", graph.ops[k].type
+        back = [b for b in came_back if b[0] > k]
+        if back:
+            static.note = (f"its value, last in TensorFlow at {line} ({op}), left it (np.asarray "
+                           f"or a numpy function) and came back as a new constant at {back[0][1]}, "
+                           "which the tape cannot trace to it")  # fmt: skip
+            static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
+            continue
+        static.note = (f"its last path ends at {line} ({op}): that value is computed, then "
+                       "nothing the target is made from reads it")  # fmt: skip

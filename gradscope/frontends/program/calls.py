@@ -280,13 +280,13 @@ class Calls:
             spans = self._spans(tape, None)
             full = EagerCall(self.recorder, list(self.recorder.records), _eager_ids(flat_s),
                              _eager_ids(flat_t))  # fmt: skip
-            seqs = [r.seq for r in full.records]
-            first = len(full.ops) - len(seqs)  # synthetic ops come first
-            recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
+            recorded = _in_spans(spans, lambda k: full.seqs[k])
             where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
             analyse.outside_notes(full.problem, statics, recorded, where)
             start = min(a for a, _ in spans) if spans else 0
             analyse.roundtrip_notes(full.problem, statics, full.left(start, _eager_ids(flat_t)))
+            analyse.dead_end_notes(full.problem, statics, recorded, where,
+                                   full.came_back(start, self.recorder.created))  # fmt: skip
             return
         import tensorflow as tf
 
@@ -295,8 +295,9 @@ class Calls:
         tensors = [graphs.source_tensor(graph, s) for s in flat_s]
         whole = graphs.GraphCall(graph.get_operations(), tensors, flat_t)
         recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
-        analyse.outside_notes(whole.problem, statics, recorded,
-                              lambda k: sites.text(frames.of_op(whole.x.tf_ops[k])))  # fmt: skip
+        where_op = lambda k: sites.text(frames.of_op(whole.x.tf_ops[k]))  # noqa: E731
+        analyse.outside_notes(whole.problem, statics, recorded, where_op)
+        analyse.dead_end_notes(whole.problem, statics, recorded, where_op)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""

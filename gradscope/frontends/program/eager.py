@@ -71,15 +71,22 @@ class Recorder:
         self.installed = False
         self._fast: Any = None
         self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
-        #: tensor id -> where the program took its value out of TensorFlow, the last op
-        #: recorded then, and how (``float()``, ``.numpy()``, ``model.predict()``, ...)
-        self.left: dict[int, tuple[frames.Site | None, int, str]] = {}
+        #: tensor id -> where the program took its value out of TensorFlow, when (``at``) and
+        #: how (``float()``, ``.numpy()``, ``model.predict()``, ...)
+        self.left: dict[int, tuple[frames.Site | None, tuple[int, int], str]] = {}
         #: what takes values out of TensorFlow now, when not the tensor's own method (a
         #: ``model.predict()`` hands back numpy arrays)
         self.taking: str | None = None
-        #: eager constant id -> the last op recorded when it was made (``convert_to_tensor``
-        #: of a numpy value: a loss rebuilt from values that left TensorFlow)
-        self.constants: dict[int, int] = {}
+        #: eager constant id -> when it was made and whether from a floating numpy value (a
+        #: loss rebuilt by ``convert_to_tensor`` from values that left TensorFlow)
+        self.constants: dict[int, tuple[tuple[int, int], bool]] = {}
+        self._ticks = 0  # reads and constants between two ops, in order
+
+    def at(self) -> tuple[int, int]:
+        """Now, in the order of recorded ops (an op ``seq`` is ``(seq, 0)``) and of the reads
+        and constants made after the last of them."""
+        self._ticks += 1
+        return (self.seq, self._ticks)
         self._numpy_originals: dict[str, Any] = {}
         #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
         #: the op's ``seq``
@@ -176,8 +183,8 @@ class Recorder:
             def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
                 if not recorder._busy():
                     how = recorder.taking or _TAKEN[name]
-                    recorder.left[tensor._id] = (sites.fast_current(), recorder.seq, how)
-                    _forget(recorder.left, lambda v: v[1], recorder.floor)
+                    recorder.left[tensor._id] = (sites.fast_current(), recorder.at(), how)
+                    _forget(recorder.left, lambda v: v[1][0], recorder.floor)
                 return original(tensor, *args, **kwargs)
 
             return taken
@@ -185,10 +192,14 @@ class Recorder:
         for name, original in self._numpy_originals.items():
             setattr(base, name, wrap(name, original))
 
-    def made_constant(self, tensor: Any) -> None:
-        """An eager constant the program made (``tf.constant``, ``convert_to_tensor``)."""
-        self.constants[tensor._id] = self.seq
-        _forget(self.constants, lambda v: int(v), self.floor)
+    def made_constant(self, tensor: Any, value: Any) -> None:
+        """An eager constant the program made (``tf.constant``, ``convert_to_tensor``) from
+        ``value``."""
+        import numpy as np
+
+        rebuilt = isinstance(value, (np.ndarray, np.generic)) and _carries(tensor.dtype)
+        self.constants[tensor._id] = (self.at(), rebuilt)
+        _forget(self.constants, lambda v: v[0][0], self.floor)
 
     def no_gradient(self, op_type: str) -> bool:
         if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
@@ -234,6 +245,7 @@ class EagerCall:
         self.objects: list[Any] = []  # flow tensor id -> the eager tensor, when kept
         self.ops: list[flow.Op] = []
         self.sites: list[frames.Site | None] = []
+        self.seqs: list[int] = []  # per op, the ``seq`` of its record (0: made before them)
         self.producer: list[int] = []
         self.differentiable: list[bool] = []
         self.half: list[bool] = []
@@ -243,7 +255,7 @@ class EagerCall:
                 self._add("Source", [], [t], [True], None, ())
         for r in self.records:
             self._add(r.type, list(r.inputs), list(r.outputs), list(r.differentiable), r.site,
-                      r.tensors, list(r.half))  # fmt: skip
+                      r.tensors, list(r.half), r.seq)  # fmt: skip
         self._link_assignments()
         graph = flow.Graph(self.ops, self.producer, self.differentiable)
         ids = [self.tensors.get(s) if s is not None else None for s in sources]
@@ -252,7 +264,7 @@ class EagerCall:
 
     def _add(self, kind: str, inputs: list[int], outputs: list[int], diff: list[bool],
              site: frames.Site | None, kept: tuple[Any, ...],
-             half: list[bool] | None = None) -> None:  # fmt: skip
+             half: list[bool] | None = None, seq: int = 0) -> None:  # fmt: skip
         for t in inputs:
             if t not in self.tensors:  # made before the record (a constant, a handle)
                 self._add("Input", [], [t], [True], None, ())
@@ -270,6 +282,7 @@ class EagerCall:
         no_grad = kind != "Source" and bool(inputs) and self.recorder.no_gradient(kind)
         self.ops.append(flow.Op(f"{kind}", kind, known, ids, write=write, no_gradient=no_grad))
         self.sites.append(site)
+        self.seqs.append(seq)
 
     def _link_assignments(self) -> None:
         # A read of a variable sees the last write to it before the read (eager order).
@@ -307,6 +320,24 @@ class EagerCall:
 
         return visible(self.ops[index].type, self.sites[index])
 
+    def came_back(self, start: int, created: dict[int, frames.Site | None]) -> list[tuple[int, str]]:
+        """Floating constants the targets read that the program made from numpy values after
+        op ``start`` (a value rebuilt from numpy): ``(index of the first op after it,
+        FILE:LINE)`` each, in order (``analyse.dead_end_notes``)."""
+        from gradscope.frontends.program.analyse import reaching
+
+        reach = reaching(self.problem)
+        seqs = self.seqs
+        out = []
+        for t, flow_id in self.tensors.items():
+            at, from_numpy = self.recorder.constants.get(t, ((0, 0), False))
+            op = self.producer[flow_id]
+            if not from_numpy or at <= (start, 0) or self.ops[op].inputs or not reach[op]:
+                continue
+            after = next((k for k, s in enumerate(seqs) if s > at[0]), len(seqs))
+            out.append((after, sites.text(created.get(t))))
+        return sorted(out)
+
     def left(self, start: int, targets: Sequence[int | None]) -> dict[int, tuple[str, str]]:
         """Tensors the program took out of TensorFlow (``.numpy()``, ``float()``) that may
         have cut a path to ``targets``: made after op ``start`` (a value read before the tape
@@ -314,10 +345,10 @@ class EagerCall:
         came back from a later read cannot feed them; a target made from numpy, by
         ``convert_to_tensor``, was made when that constant was). Flow tensor id -> the line
         that read it and how."""
-        made = {t: r.seq for r in self.records for t in r.outputs}
-        constants = self.recorder.constants
-        end = max((made.get(t, constants.get(t, 0)) for t in targets if t is not None),
-                  default=0)  # fmt: skip
+        made = {t: (r.seq, 0) for r in self.records for t in r.outputs}
+        constants = {t: at for t, (at, _) in self.recorder.constants.items()}
+        end = max((made.get(t, constants.get(t, (0, 0))) for t in targets if t is not None),
+                  default=(0, 0))  # fmt: skip
         return {self.tensors[t]: (sites.text(site), how)
                 for t, (site, at, how) in self.recorder.left.items()
-                if t in self.tensors and made.get(t, 0) > start and at < end}  # fmt: skip
+                if t in self.tensors and made.get(t, (0, 0)) > (start, 0) and at < end}  # fmt: skip

@@ -219,8 +219,22 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
         return patched
 
+    def make_predict(orig: Any) -> Any:
+        # predict hands back numpy arrays: a value it took out of TensorFlow is named after it
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder, before = calls.recorder, calls.recorder.taking
+            recorder.taking = before or f"model.{orig.__name__}()"
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                recorder.taking = before
+
+        return patched
+
     undo = [_replace(keras.Model, "fit", _training(calls, "fit")),
             _replace(keras.Model, "__call__", make_call),
+            _replace(keras.Model, "predict", make_predict),
+            _replace(keras.Model, "predict_on_batch", make_predict),
             _trainable(calls)]  # fmt: skip
     return _undo_all(undo)
 
@@ -352,7 +366,7 @@ def _constants(calls: Calls) -> Callable[[], None]:
             if recorder.installed and not watcher.busy and len(recorder.created) < MADE:
                 recorder.created[tensor._id] = sites.fast_current()
             if recorder.installed and not watcher.busy:
-                recorder.made_constant(tensor)
+                recorder.made_constant(tensor, value)
             return tensor
 
         return patched
