@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import ExitCode
-from gradscope.results.facts import CutPoint
+from gradscope.results.facts import CutPoint, NanOrigin
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
@@ -44,6 +44,8 @@ class SourceResult:
     #: inside ``strategy.run``: every replica's status and norm (the source's own are
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
+    #: a ``nan`` source: where the NaN or infinity first appeared (None: not found)
+    nan_origin: NanOrigin | None = None
 
 
 @dataclass(frozen=True)

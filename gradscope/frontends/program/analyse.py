@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from gradscope.engine import cuts as flow
 from gradscope.engine.status import status_of
 from gradscope.results.cut import STOP_TYPES
-from gradscope.results.facts import CutPoint, PairFacts, VariableFacts
+from gradscope.results.facts import CutPoint, NanOrigin, PairFacts, VariableFacts
 from gradscope.results.status import Status
 
 
@@ -33,6 +33,7 @@ class SourceStatic:
     half_path: bool = False  # a float16 value lies on a path to the target (underflow)
     requested: bool | None = None  # None: asked for when trainable or given a gradient
     trainable_changed: bool = False  # a changed trainable flag the traced Keras step ignores
+    nan_origin: NanOrigin | None = None  # a non-finite gradient: where it first appeared
 
 
 @dataclass(frozen=True)
@@ -307,6 +308,8 @@ def dead_end_notes(
     recorded: Callable[[int], bool],
     where: Callable[[int], str],
     came_back: Sequence[tuple[int, str]] = (),
+    left_only: bool = False,
+    used: Callable[[int], bool] = lambda t: False,
 ) -> None:
     """Name the line where a disconnected source's last path ends: a value made from it that
     no op reads (a ``TensorArray.write`` whose result is dropped, a layer whose output
@@ -324,6 +327,10 @@ def dead_end_notes(
         where: the user's ``FILE:LINE`` of op ``index``.
         came_back: ``(op index, FILE:LINE)`` of each constant on the target's paths made
             while the tape recorded, after op ``index``.
+        left_only: name only values that left TensorFlow (a cause that comes before the
+            others'); the rest are left to a later call.
+        used: whether the program used tensor ``t`` outside TensorFlow's ops (printed it,
+            asked a gradient of it): no value thrown away.
     """
     graph = full.graph
     if not full.targets:
@@ -335,7 +342,7 @@ def dead_end_notes(
     ends = [k for k, op in enumerate(graph.ops)
             if op.inputs and not op.write and recorded(k) and not op.no_gradient
             and any(graph.differentiable[t] for t in op.outputs)
-            and not any(t in read for t in op.outputs)]  # fmt: skip
+            and not any(t in read or used(t) for t in op.outputs)]  # fmt: skip
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
             continue
@@ -350,6 +357,8 @@ def dead_end_notes(
                            f"or a numpy function) and came back as a new constant at {back[0][1]}, "
                            "which the tape cannot trace to it")  # fmt: skip
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
+            continue
+        if left_only:
             continue
         static.note = (f"its last path ends at {line} ({op}): that value is computed, then "
                        "nothing the target is made from reads it")  # fmt: skip

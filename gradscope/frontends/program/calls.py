@@ -13,7 +13,17 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
+from gradscope.frontends.program import (
+    analyse,
+    every,
+    fit,
+    graphs,
+    names,
+    origin,
+    session,
+    sites,
+    values,
+)
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.flags import Flags
@@ -28,6 +38,7 @@ from gradscope.frontends.program.trainable import Traces
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.program.xla import Boxes
 from gradscope.frontends.python import frames
+from gradscope.results.report import NAN
 from gradscope.results.run import EAGER, FUNCTION
 
 
@@ -41,6 +52,7 @@ class Calls:
         self.open_eager = 0  # eager tape spans still open
         #: eager tapes not yet asked: the tensors they recorded are kept for their own call
         self.unasked: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.asked: dict[int, None] = {}  # eager ids of recent targets: no value thrown away
         self.functions: dict[int, set[tuple[str, str, int]]] = {}  # id(tf.function) -> sites
         self._local = threading.local()
         self.flags = Flags()
@@ -96,8 +108,8 @@ class Calls:
     def _first_unasked(self) -> int | None:
         """Where the earliest eager span of a tape that may still be asked starts (what it
         recorded after that is kept whatever its length), None when there is none."""
-        starts = [start for t in list(self.unasked)
-                  for g, start, _ in t.__dict__.get("_gradscope_spans", []) if g is None]  # fmt: skip
+        spans = [t.__dict__.get("_gradscope_spans", []) for t in list(self.unasked)]
+        starts = [start for each in spans for g, start, _ in each if g is None]
         return min(starts, default=None)
 
     def _spans(self, tape: Any, graph: Any) -> list[tuple[int, int]]:
@@ -153,6 +165,10 @@ class Calls:
             self._next_eager()
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
+        if eager:
+            self.asked.update(dict.fromkeys(_eager_ids(flat_t)))  # type: ignore[arg-type]
+            while len(self.asked) > 1000:
+                del self.asked[next(iter(self.asked))]
         try:
             call, probe_ids, probe_ts = (self._eager_call if eager else self._function_call)(
                 tape, flat_s, flat_t
@@ -188,9 +204,10 @@ class Calls:
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
                           getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
-        self._outside(tape, flat_s, flat_t, statics, eager)
+        dead_ends = self._outside(tape, flat_s, flat_t, statics, eager)
         target_source = names.target_source(call, flat_t, eager, self.recorder.created)
         fit.notes(call, statics, flat_s, target_source)
+        dead_ends()  # the last, most general cause: a model output no loss reads is more
         analyse.filled(statics, filled)
         user = filled
         static = Static(statics, target_source)
@@ -204,6 +221,10 @@ class Calls:
             by = None if scale is None else values.total(scale)
             numbers, each, grads = eager_numbers(parts, by) if len(parts) > 1 else (
                 values.of_arrays(flat_t, user, by), [], user)  # fmt: skip
+            if len(parts) == 1:
+                nan = [st is not None and analyse.status(s, *st) == NAN
+                       for s, st in zip(static.sources, numbers[1], strict=True)]  # fmt: skip
+                origin.eager_origins(call, static.sources, nan, user)
             timeline = self.watcher.timeline is not None
             arrays = list(zip(grads, flat_s, strict=True)) if timeline else None
             self.watcher.record(state, static, numbers, arrays, each)
@@ -272,10 +293,12 @@ class Calls:
         return call, probe_ids, probe_ts
 
     def _outside(self, tape: Any, flat_s: list[Any], flat_t: list[Any],
-                 statics: list[SourceStatic], eager: bool) -> None:  # fmt: skip
-        """Notes for sources the tape never saw reach the target."""
+                 statics: list[SourceStatic], eager: bool) -> Callable[[], None]:  # fmt: skip
+        """Notes for sources the tape never saw reach the target; returns what names the
+        dead ends of the paths that remain unexplained (``analyse.dead_end_notes``), to run
+        once the other causes had their say."""
         if all(s.reachable or s.has_gradient for s in statics):
-            return
+            return lambda: None
         if eager:
             spans = self._spans(tape, None)
             full = EagerCall(self.recorder, list(self.recorder.records), _eager_ids(flat_s),
@@ -285,9 +308,10 @@ class Calls:
             analyse.outside_notes(full.problem, statics, recorded, where)
             start = min(a for a, _ in spans) if spans else 0
             analyse.roundtrip_notes(full.problem, statics, full.left(start, _eager_ids(flat_t)))
-            analyse.dead_end_notes(full.problem, statics, recorded, where,
-                                   full.came_back(start, self.recorder.created))  # fmt: skip
-            return
+            back = full.came_back(start, self.recorder.created)
+            analyse.dead_end_notes(full.problem, statics, recorded, where, back, left_only=True)
+            return lambda: analyse.dead_end_notes(full.problem, statics, recorded, where,
+                                                  used=full.used(self.asked))  # fmt: skip
         import tensorflow as tf
 
         graph = tf.compat.v1.get_default_graph()
@@ -297,7 +321,7 @@ class Calls:
         recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
         where_op = lambda k: sites.text(frames.of_op(whole.x.tf_ops[k]))  # noqa: E731
         analyse.outside_notes(whole.problem, statics, recorded, where_op)
-        analyse.dead_end_notes(whole.problem, statics, recorded, where_op)
+        return lambda: analyse.dead_end_notes(whole.problem, statics, recorded, where_op)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""

@@ -81,16 +81,16 @@ class Recorder:
         #: loss rebuilt by ``convert_to_tensor`` from values that left TensorFlow)
         self.constants: dict[int, tuple[tuple[int, int], bool]] = {}
         self._ticks = 0  # reads and constants between two ops, in order
+        self._numpy_originals: dict[str, Any] = {}
+        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
+        #: the op's ``seq``
+        self.custom: dict[int, tuple[str, str, int]] = {}
 
     def at(self) -> tuple[int, int]:
         """Now, in the order of recorded ops (an op ``seq`` is ``(seq, 0)``) and of the reads
         and constants made after the last of them."""
         self._ticks += 1
         return (self.seq, self._ticks)
-        self._numpy_originals: dict[str, Any] = {}
-        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
-        #: the op's ``seq``
-        self.custom: dict[int, tuple[str, str, int]] = {}
 
     def install(self) -> None:
         from tensorflow.python import pywrap_tfe
@@ -151,7 +151,9 @@ class Recorder:
         self.records.append(record)
         if record.tensors:
             self.kept.append(record)
-        if len(self.records) > HISTORY and (self.floor is None or self.records[0].seq <= self.floor):
+        if len(self.records) > HISTORY and (
+            self.floor is None or self.records[0].seq <= self.floor
+        ):
             self.records.popleft()
 
     def release(self, up_to: int) -> None:
@@ -249,6 +251,7 @@ class EagerCall:
         self.producer: list[int] = []
         self.differentiable: list[bool] = []
         self.half: list[bool] = []
+        self.probe_grads: dict[int, Any] = {}  # flow tensor id -> its gradient (``received``)
         produced = {t for r in self.records for t in r.outputs}
         for t in dict.fromkeys(s for s in sources if s is not None):
             if t not in produced:
@@ -298,8 +301,9 @@ class EagerCall:
                 last_write[node.inputs[0]] = i
 
     def received(self, ids: Sequence[int], grads: Sequence[Any]) -> None:
-        """Record which probes got a gradient."""
+        """Record which probes got a gradient (kept for a NaN's origin, ``origin.py``)."""
         self.problem.received.update(t for t, g in zip(ids, grads, strict=True) if g is not None)
+        self.probe_grads = {t: g for t, g in zip(ids, grads, strict=True) if g is not None}
 
     def probe_tensors(self, ids: Sequence[int]) -> tuple[list[int], list[Any]]:
         """The probes whose eager tensors were kept (ran while a tape recorded)."""
@@ -320,7 +324,9 @@ class EagerCall:
 
         return visible(self.ops[index].type, self.sites[index])
 
-    def came_back(self, start: int, created: dict[int, frames.Site | None]) -> list[tuple[int, str]]:
+    def came_back(
+        self, start: int, created: dict[int, frames.Site | None]
+    ) -> list[tuple[int, str]]:
         """Floating constants the targets read that the program made from numpy values after
         op ``start`` (a value rebuilt from numpy): ``(index of the first op after it,
         FILE:LINE)`` each, in order (``analyse.dead_end_notes``)."""
@@ -337,6 +343,12 @@ class EagerCall:
             after = next((k for k, s in enumerate(seqs) if s > at[0]), len(seqs))
             out.append((after, sites.text(created.get(t))))
         return sorted(out)
+
+    def used(self, asked: dict[int, None]) -> Callable[[int], bool]:
+        """Whether the program used flow tensor ``t`` outside TensorFlow's ops: took its value
+        out (printed it) or asked a gradient of it (``asked``, eager ids)."""
+        flow_ids = {f for t, f in self.tensors.items() if t in asked or t in self.recorder.left}
+        return flow_ids.__contains__
 
     def left(self, start: int, targets: Sequence[int | None]) -> dict[int, tuple[str, str]]:
         """Tensors the program took out of TensorFlow (``.numpy()``, ``float()``) that may
