@@ -344,13 +344,19 @@ def dead_end_notes(
             and any(graph.differentiable[t] for t in op.outputs)
             and not any(t in read or used(t) for t in op.outputs)]  # fmt: skip
     for i, static in enumerate(statics):
-        if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
+        if static.reachable or static.has_gradient or full.sources[i] is None:
+            continue
+        if static.note and (left_only or static.cut_points):
             continue
         mine = [k for k in ends if vsets[k] >> i & 1]
         if not mine:
             continue
         k = mine[-1]
         line, op = where(k) or "an unknown line", graph.ops[k].type
+        if static.note:  # a cause without a line (a layer off its model's path): the line
+            if line not in static.note:
+                static.note += f"; its last path ends at {line} ({op})"
+            continue
         back = [b for b in came_back if b[0] > k]
         if back:
             static.note = (f"its value, last in TensorFlow at {line} ({op}), left it (np.asarray "
