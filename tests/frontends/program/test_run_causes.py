@@ -12,7 +12,7 @@ import ast
 import numpy as np
 import pytest
 
-from tests.frontends.program.test_run import PROGRAMS, line_of, site, unwatched, watched
+from tests.frontends.program.test_run import PROGRAMS, site, unwatched, watched
 
 pytestmark = pytest.mark.tf
 
@@ -31,7 +31,7 @@ def bare(program: str, *args: str) -> list[object]:
             for line in printed.splitlines()]  # fmt: skip
 
 
-def none_ness(call) -> list[bool]:  # noqa: ANN001
+def none_ness(call) -> list[bool]:
     return [s.status.startswith("none:") for s in call.sources]
 
 

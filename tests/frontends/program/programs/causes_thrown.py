@@ -12,7 +12,7 @@ class Net(tf.keras.Model):
 
     def call(self, x):
         h = self.d1(x)
-        out = self.d2(h)  # computed, never returned
+        out = self.d2(h)  # noqa: F841 - computed, never returned (the bug)
         return h
 
 
