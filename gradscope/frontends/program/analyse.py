@@ -7,7 +7,9 @@ themselves are decided by ``gradients/flow.py`` as for specs and Python targets.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -34,6 +36,7 @@ class SourceStatic:
     requested: bool | None = None  # None: asked for when trainable or given a gradient
     trainable_changed: bool = False  # a changed trainable flag the traced Keras step ignores
     nan_origin: NanOrigin | None = None  # a non-finite gradient: where it first appeared
+    branch: str = ""  # FILE:LINE of the tf.cond (or switch_case) every path crosses
 
 
 @dataclass(frozen=True)
@@ -307,7 +310,7 @@ def dead_end_notes(
     statics: Sequence[SourceStatic],
     recorded: Callable[[int], bool],
     where: Callable[[int], str],
-    came_back: Sequence[tuple[int, str]] = (),
+    came_back: Callable[[int], str | None] = lambda k: None,
     left_only: bool = False,
     used: Callable[[int], bool] = lambda t: False,
 ) -> None:
@@ -315,18 +318,19 @@ def dead_end_notes(
     no op reads (a ``TensorArray.write`` whose result is dropped, a layer whose output
     ``call()`` does not return, a value handed to numpy without ``.numpy()``).
 
-    When the target reads a constant made after that value (``came_back``), the value most
-    likely left TensorFlow there (``np.asarray(t)`` and numpy functions read a tensor through
-    the buffer protocol, which no Python method sees) and came back as that constant: the
-    end is the source's cut point, as an exit seen by ``roundtrip_notes`` is.
+    When the target reads a constant holding that very value, made after it
+    (``came_back``), the value left TensorFlow there (``np.asarray(t)``, ``np.array(t)``
+    read a tensor through the buffer protocol, which no Python method sees) and came back as
+    that constant: the end is the source's cut point, as an exit seen by
+    ``roundtrip_notes`` is.
 
     Args:
         full: every op of the program, the tape's and the others.
         statics: the sources, in the order of ``full.sources``; updated in place.
         recorded: whether op ``index`` of ``full.graph`` ran while the tape recorded.
         where: the user's ``FILE:LINE`` of op ``index``.
-        came_back: ``(op index, FILE:LINE)`` of each constant on the target's paths made
-            while the tape recorded, after op ``index``.
+        came_back: the line of a constant on the target's paths that holds op ``index``'s
+            value, made after it (None: none).
         left_only: name only values that left TensorFlow (a cause that comes before the
             others'); the rest are left to a later call.
         used: whether the program used tensor ``t`` outside TensorFlow's ops (printed it,
@@ -338,7 +342,6 @@ def dead_end_notes(
     sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
     vsets = flow.variable_sets(graph, sources)
     read = {t for op in graph.ops for t in op.inputs}
-    read |= {w for op in graph.ops for w in op.assign_preds}  # a write read by a later read
     ends = [k for k, op in enumerate(graph.ops)
             if op.inputs and not op.write and recorded(k) and not op.no_gradient
             and any(graph.differentiable[t] for t in op.outputs)
@@ -346,25 +349,86 @@ def dead_end_notes(
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or full.sources[i] is None:
             continue
-        if static.note and (left_only or static.cut_points):
+        if static.note and (left_only or static.cut_points or _LINE.search(static.note)):
             continue
         mine = [k for k in ends if vsets[k] >> i & 1]
         if not mine:
             continue
         k = mine[-1]
         line, op = where(k) or "an unknown line", graph.ops[k].type
-        if static.note:  # a cause without a line (a layer off its model's path): the line
-            if line not in static.note:
-                static.note += f"; its last path ends at {line} ({op})"
-            continue
-        back = [b for b in came_back if b[0] > k]
-        if back:
-            static.note = (f"its value, last in TensorFlow at {line} ({op}), left it (np.asarray "
-                           f"or a numpy function) and came back as a new constant at {back[0][1]}, "
+        back = came_back(k)
+        if back is not None and not static.note:
+            static.note = (f"its value, last in TensorFlow at {line} ({op}), left it there "
+                           f"(np.asarray or np.array) and came back as a new constant at {back}, "
                            "which the tape cannot trace to it")  # fmt: skip
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
+        elif left_only:
             continue
-        if left_only:
+        elif static.note:  # a cause without a line (a layer off its model's path): the line
+            static.note += f"; its last path ends at {line} ({op})"
+        else:
+            static.note = (f"its last path ends at {line} ({op}): that value is computed, then "
+                           "nothing the target is made from reads it")  # fmt: skip
+
+
+#: A ``FILE:LINE`` in a note.
+_LINE = re.compile(r"\.py:\d+")
+
+
+#: The ops of ``tf.cond`` and ``tf.switch_case`` in a traced function.
+BRANCH_TYPES = frozenset({"If", "StatelessIf", "Case", "StatelessCase"})
+
+
+def through_branches(problem: Problem, statics: Sequence[SourceStatic],
+                     where: Callable[[int], str]) -> None:  # fmt: skip
+    """Note the ``tf.cond`` (``If``) or ``tf.switch_case`` every path of a source crosses:
+    should its gradient be all zero, the branch that reads it was most likely not taken
+    (TensorFlow gives the inputs of an untaken branch zeros, not None).
+
+    Args:
+        problem: the call's graph and targets.
+        statics: the sources, analysed (``reachable`` known); ``branch`` set in place.
+        where: the user's ``FILE:LINE`` of op ``index``.
+    """
+    graph = problem.graph
+    branches = {k for k, op in enumerate(graph.ops) if op.type in BRANCH_TYPES}
+    if not branches or not problem.targets:
+        return
+    sources = {t: 1 << i for i, t in enumerate(problem.sources) if t is not None}
+    cut = [dataclasses.replace(op, inputs=[], assign_preds=[]) if k in branches else op
+           for k, op in enumerate(graph.ops)]  # fmt: skip
+    without = flow.variable_sets(flow.Graph(cut, graph.producer, graph.differentiable), sources)
+    vsets = flow.variable_sets(graph, sources)
+    reached = 0
+    for t in problem.targets:
+        reached |= without[graph.producer[t]]
+    reach = reaching(problem)
+    for i, static in enumerate(statics):
+        if not static.reachable or reached >> i & 1 or problem.sources[i] is None:
             continue
-        static.note = (f"its last path ends at {line} ({op}): that value is computed, then "
-                       "nothing the target is made from reads it")  # fmt: skip
+        crossed = [k for k in sorted(branches) if vsets[k] >> i & 1 and reach[k]]
+        if crossed:
+            static.branch = where(crossed[-1]) or "an unknown line"
+
+
+def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:
+    """The cause of the variables a ``compute_gradients``/``minimize`` given no ``var_list``
+    differentiates though the loss never reads them: TensorFlow 1 then takes every trainable
+    variable of the graph (tensorflow/tensorflow#1511 and the seed question), and returns
+    None for each the loss does not reach.
+
+    Args:
+        statics: the sources (every trainable variable), analysed; notes set in place.
+        api: ``compute_gradients`` or ``minimize``.
+    """
+    reached = [s.name for s in statics if s.reachable or s.has_gradient]
+    if len(reached) == len(statics):
+        return
+    shown = ", ".join(reached[:3]) + (f" and {len(reached) - 3} more" if len(reached) > 3 else "")
+    wanted = f"a var_list of {shown}" if reached else "a var_list"
+    for static in statics:
+        if static.reachable or static.has_gradient or static.note:
+            continue
+        static.note = (f"{api}() was given no var_list, so it differentiates every trainable "
+                       f"variable, and this loss never reads this one; pass {wanted} (the "
+                       f"{len(reached)} variables the loss reads)")  # fmt: skip

@@ -201,6 +201,7 @@ class Calls:
         statics = names.statics(flat_s, user, call, self.recorder.created)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
+        analyse.through_branches(call.problem, statics, lambda k: call.locate(k, "").source)
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
                           getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
@@ -309,9 +310,10 @@ class Calls:
             start = min(a for a, _ in spans) if spans else 0
             analyse.roundtrip_notes(full.problem, statics, full.left(start, _eager_ids(flat_t)))
             back = full.came_back(start, self.recorder.created)
-            analyse.dead_end_notes(full.problem, statics, recorded, where, back, left_only=True)
+            used = full.used(self.asked)
+            analyse.dead_end_notes(full.problem, statics, recorded, where, back, True, used)
             return lambda: analyse.dead_end_notes(full.problem, statics, recorded, where,
-                                                  used=full.used(self.asked))  # fmt: skip
+                                                  used=used)  # fmt: skip
         import tensorflow as tf
 
         graph = tf.compat.v1.get_default_graph()
@@ -424,11 +426,12 @@ class Calls:
 
     def graph_gradients(self, helper: Callable[..., Any], api: str, ys: Sequence[Any],
                         xs: Sequence[Any], grads: Sequence[Any],
-                        stops: Sequence[Any]) -> None:  # fmt: skip
-        """Analyse a graph-level gradient call the program just made (``graph_calls.py``)."""
+                        stops: Sequence[Any], every: bool = False) -> None:  # fmt: skip
+        """Analyse a graph-level gradient call the program just made (``graph_calls.py``;
+        ``every``: ``xs`` are every trainable variable, the call given no ``var_list``)."""
         from gradscope.frontends.program.graph_calls import graph_gradients
 
-        graph_gradients(self, helper, api, ys, xs, grads, stops)
+        graph_gradients(self, helper, api, ys, xs, grads, stops, every)
 
 
 def _eager_ids(items: Sequence[Any]) -> list[int | None]:

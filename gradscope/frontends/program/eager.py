@@ -77,9 +77,11 @@ class Recorder:
         #: what takes values out of TensorFlow now, when not the tensor's own method (a
         #: ``model.predict()`` hands back numpy arrays)
         self.taking: str | None = None
-        #: eager constant id -> when it was made and whether from a floating numpy value (a
-        #: loss rebuilt by ``convert_to_tensor`` from values that left TensorFlow)
-        self.constants: dict[int, tuple[tuple[int, int], bool]] = {}
+        #: eager constant id -> when it was made and, made from a floating numpy value while a
+        #: tape records, the constant itself until released (a loss rebuilt from values that
+        #: left TensorFlow)
+        self.constants: dict[int, tuple[tuple[int, int], Any]] = {}
+        self._held: list[int] = []  # ids of constants held
         self._ticks = 0  # reads and constants between two ops, in order
         self._numpy_originals: dict[str, Any] = {}
         #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
@@ -117,7 +119,7 @@ class Recorder:
         self._numpy_patch(False)
         self.installed = False
         self.records.clear()
-        self.kept.clear()
+        self.release(self.seq)
 
     def _callback(self, op_type: Any, inputs: Any, attrs: Any, outputs: Any,
                   op_name: Any = None, graph: Any = None) -> None:  # fmt: skip
@@ -166,6 +168,14 @@ class Recorder:
             else:
                 keep.append(record)
         self.kept = keep
+        held = []
+        for t in self._held:
+            at, tensor = self.constants.get(t, ((0, 0), None))
+            if tensor is not None and at[0] <= up_to:
+                self.constants[t] = (at, None)
+            elif tensor is not None:
+                held.append(t)
+        self._held = held
 
     def _numpy_patch(self, on: bool) -> None:
         """Note where the program takes a tensor's value out of TensorFlow (``.numpy()``,
@@ -200,7 +210,10 @@ class Recorder:
         import numpy as np
 
         rebuilt = isinstance(value, (np.ndarray, np.generic)) and _carries(tensor.dtype)
-        self.constants[tensor._id] = (self.at(), rebuilt)
+        held = rebuilt and self._recording()
+        self.constants[tensor._id] = (self.at(), tensor if held else None)
+        if held:
+            self._held.append(tensor._id)
         _forget(self.constants, lambda v: v[0][0], self.floor)
 
     def no_gradient(self, op_type: str) -> bool:
@@ -216,6 +229,13 @@ class Recorder:
 #: The tensor methods by which a value leaves TensorFlow, and how a report names each.
 _TAKEN = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",
           "__int__": "int()", "__index__": "int()", "__complex__": "complex()"}  # fmt: skip
+
+
+def _same(a: Any, b: Any, np: Any) -> bool:
+    """Whether two eager tensors hold the same values (a value back from numpy unchanged)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(np.array_equal(a._numpy(), b._numpy(), equal_nan=True))
 
 
 def _forget(kept: dict[int, Any], seq: Callable[[Any], int], floor: int | None) -> None:
@@ -324,25 +344,36 @@ class EagerCall:
 
         return visible(self.ops[index].type, self.sites[index])
 
-    def came_back(
-        self, start: int, created: dict[int, frames.Site | None]
-    ) -> list[tuple[int, str]]:
-        """Floating constants the targets read that the program made from numpy values after
-        op ``start`` (a value rebuilt from numpy): ``(index of the first op after it,
-        FILE:LINE)`` each, in order (``analyse.dead_end_notes``)."""
+    def came_back(self, start: int, created: dict[int, frames.Site | None]
+                  ) -> Callable[[int], str | None]:  # fmt: skip
+        """Which op's value came back as a constant the targets read: the constants the
+        program made from floating numpy values after op ``start``, on the targets' paths,
+        compared with the output of op ``k`` made before them (``analyse.dead_end_notes``).
+        Op index -> the line that made the constant holding its value, or None."""
+        import numpy as np
+
         from gradscope.frontends.program.analyse import reaching
 
         reach = reaching(self.problem)
-        seqs = self.seqs
-        out = []
+        back = []
         for t, flow_id in self.tensors.items():
-            at, from_numpy = self.recorder.constants.get(t, ((0, 0), False))
+            at, value = self.recorder.constants.get(t, ((0, 0), None))
             op = self.producer[flow_id]
-            if not from_numpy or at <= (start, 0) or self.ops[op].inputs or not reach[op]:
+            if value is None or at <= (start, 0) or self.ops[op].inputs or not reach[op]:
                 continue
-            after = next((k for k, s in enumerate(seqs) if s > at[0]), len(seqs))
-            out.append((after, sites.text(created.get(t))))
-        return sorted(out)
+            back.append((at, value, sites.text(created.get(t))))
+
+        def line(k: int) -> str | None:
+            for t in self.ops[k].outputs:
+                mine = self.objects[t]
+                if mine is None:
+                    continue
+                for at, value, where in back:
+                    if at > (self.seqs[k], 0) and _same(mine, value, np):
+                        return where
+            return None
+
+        return line
 
     def used(self, asked: dict[int, None]) -> Callable[[int], bool]:
         """Whether the program used flow tensor ``t`` outside TensorFlow's ops: took its value

@@ -163,7 +163,7 @@ def _optimizer_v1(calls: Calls) -> Callable[[], None]:
             helper = gradients_util._GradientsHelper
             helper = getattr(helper, "__wrapped__", helper)
             calls.guarded(calls.graph_gradients, helper, api, [loss], [v for _, v in pairs],
-                          [g for g, _ in pairs], [])  # fmt: skip
+                          [g for g, _ in pairs], [], var_list is None)  # fmt: skip
             return pairs
 
         return patched

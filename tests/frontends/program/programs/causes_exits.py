@@ -24,7 +24,7 @@ with tf.GradientTape() as tape:
     loss = tf.cast(n, tf.float32) * tf.constant(1.0)
 results.append(tape.gradient(loss, [w]))
 with tf.GradientTape() as tape:
-    m = np.tanh(model(x))  # a numpy function of a model's output
+    m = np.array(model(x))  # a model's output, through the buffer protocol
     loss = tf.reduce_sum(tf.convert_to_tensor(m))
 results.append(tape.gradient(loss, model.trainable_variables))
 print([[g is None for g in r] for r in results])
