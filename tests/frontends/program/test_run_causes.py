@@ -155,3 +155,17 @@ def test_nan_behind_where_has_its_origin_at_the_log() -> None:
         "Log", "forward", site(program, "tf.math.log(z)"))  # fmt: skip
     (problem,) = outcome.report.problems
     assert site(program, "tf.math.log(z)") in problem.message
+
+
+def test_zero_from_an_untaken_cond_branch_says_why() -> None:
+    program = "causes_cond.py"
+    eager_bare, function_bare = bare(program)
+    assert eager_bare[1] is None and function_bare[1] == 0.0  # TensorFlow's own answers
+    outcome, _ = watched(program)
+    eager_call, function_call = outcome.report.calls
+    assert [s.status for s in eager_call.sources] == ["ok", "none:disconnected"]
+    w, u = function_call.sources
+    assert w.status == "ok" and w.norm == pytest.approx(function_bare[0])
+    assert u.status == "zero"
+    assert f"tf.cond at {site(program, 'y = tf.cond(')}" in u.note
+    assert "eager" in u.note and "None" in u.note
