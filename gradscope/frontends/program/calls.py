@@ -186,8 +186,10 @@ class Calls:
                   for s, g in zip(flat_s, user, strict=True)]  # fmt: skip
         try:  # gradscope's own reads (.numpy() of the target) are no round-trip of the program
             call.received(probe_ids, grads[len(flat_s) :])
+            asked = (probe_ids, list(grads[len(flat_s) :]))
             with self.watcher.own_work():
-                self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors)
+                self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors,
+                            asked)  # fmt: skip
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -196,9 +198,11 @@ class Calls:
 
     def _after(self, state: SiteState, tape: Any, call: Any, flat_s: list[Any],
                flat_t: list[Any], user: list[Any], eager: bool,
-               filled: list[Any], tensors: list[bool | None] | None = None) -> None:  # fmt: skip
+               filled: list[Any], tensors: list[bool | None] | None = None,
+               asked: tuple[list[int], list[Any]] = ([], [])) -> None:  # fmt: skip
         """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
-        ``unconnected_gradients=ZERO``'s zeros) and arrange for its numbers."""
+        ``unconnected_gradients=ZERO``'s zeros; ``asked``: the probes and their gradients)
+        and arrange for its numbers."""
         statics = names.statics(flat_s, user, call, self.recorder.created)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
@@ -226,7 +230,7 @@ class Calls:
             if len(parts) == 1:
                 nan = [st is not None and analyse.status(s, *st) == NAN
                        for s, st in zip(static.sources, numbers[1], strict=True)]  # fmt: skip
-                origin.eager_origins(call, static.sources, nan, user)
+                origin.eager(call, static.sources, nan, user)
             timeline = self.watcher.timeline is not None
             arrays = list(zip(grads, flat_s, strict=True)) if timeline else None
             self.watcher.record(state, static, numbers, arrays, each)
@@ -236,7 +240,8 @@ class Calls:
             self.traces.gradients(flat_s, user)
             state.unrun.append(static)
             self._in_functions(state)
-            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s, parts)
+            origins = origin.in_graph(call, static.sources, *asked, user)
+            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s, parts, origins)
 
     def guarded(self, work: Callable[..., None], *args: Any) -> None:
         """Run gradscope's side of a call; a failure is noted in the report, never raised
@@ -338,7 +343,8 @@ class Calls:
 
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
                           grads: list[Any], scale: Any = None, sources: list[Any] | None = None,
-                          parts: Sequence[Part] = ()) -> None:  # fmt: skip
+                          parts: Sequence[Part] = (),
+                          origins: Callable[[Any], None] | None = None) -> None:  # fmt: skip
         jit = any(getattr(fn, "_jit_compile", False) for fn in self.calling())
         box = self.boxes.new(state) if jit else None  # XLA compiles no py_function (xla.py)
         flag = self._flag()
@@ -366,6 +372,8 @@ class Calls:
                 if watcher.timeline is not None and sources is not None:
                     weights = [graphs.value_before(graph, s) for s in sources]
                     raw = watcher.timeline.histograms  # TensorBoard's need the elements
+                if origins is not None and box is None and len(parts) <= 1:
+                    origins(flag)  # before the numbers: their record reads the origin
                 if len(parts) > 1:
                     rows = [(p.targets, p.grads) for p in parts]
                     values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,

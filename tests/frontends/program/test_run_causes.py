@@ -134,27 +134,33 @@ def test_values_thrown_away_are_disconnected_with_their_line() -> None:
     assert site(program, "ta.write(1, b * 3.0)") in b.note
 
 
-def test_nan_behind_where_has_its_origin_at_the_log() -> None:
+def test_nan_gradients_have_their_origin_eagerly_and_in_a_function() -> None:
     import tensorflow as tf
 
     program = "causes_nan.py"
-    (printed,) = unwatched(program).splitlines()
-    assert "nan" in printed  # bare TensorFlow: a NaN gradient
-    w = tf.Variable([1.0, -2.0, 0.0])
+    w, v = tf.Variable([1.0, -2.0, 0.0]), tf.Variable([0.0, 4.0])
     with tf.GradientTape() as tape:
         z = w * tf.constant([2.0, 1.0, 1.0])
-        loss = tf.reduce_sum(tf.where(z > 0.0, tf.math.log(z), tf.zeros_like(z)))
-    assert np.isnan(tape.gradient(loss, w).numpy()).any()
-    outcome, _ = watched(program)
-    (call,) = outcome.report.calls
-    (s,) = call.sources
-    assert s.status == "nan"
-    origin = s.nan_origin
-    assert origin is not None
-    assert (origin.op, origin.where, origin.source) == (
-        "Log", "forward", site(program, "tf.math.log(z)"))  # fmt: skip
-    (problem,) = outcome.report.problems
-    assert site(program, "tf.math.log(z)") in problem.message
+        safe = tf.where(z > 0.0, tf.math.log(z), tf.zeros_like(z))
+        loss = tf.reduce_sum(safe) + tf.reduce_sum(tf.sqrt(v))
+    bw, bv = tape.gradient(loss, [w, v])
+    assert np.isnan(bw.numpy()).any() and np.isposinf(bv.numpy()).any()  # bare TensorFlow
+    outcome, printed = watched(program)
+    assert printed == unwatched(program)  # what the program computes is unchanged
+    log_line, sqrt_line = site(program, "tf.math.log(z)"), site(program, "tf.sqrt(v)")
+    calls = outcome.report.calls
+    assert [c.mode for c in calls] == ["eager", "function"]
+    for call in calls:
+        sw, sv = call.sources
+        assert sw.status == sv.status == "nan"
+        assert sw.nan_origin is not None and sv.nan_origin is not None
+        got = [(o.op, o.where, o.value, o.source) for o in (sw.nan_origin, sv.nan_origin)]
+        assert got == [("Log", "forward", "nan", log_line),
+                       ("Sqrt", "gradient", "inf", sqrt_line)], call.mode  # fmt: skip
+    lines = {"w": log_line, "v": sqrt_line}
+    problems = outcome.report.problems
+    assert {p.variable for p in problems} == {"w", "v"}
+    assert all(lines[p.variable] in p.message for p in problems)
 
 
 def test_zero_from_an_untaken_cond_branch_says_why() -> None:
