@@ -379,9 +379,9 @@ def dead_end_notes(
         line, op = where(k) or "an unknown line", graph.ops[k].type
         back = came_back(k)
         if back is not None and not static.note:
-            static.note = (f"its value, last in TensorFlow at {line} ({op}), left it there "
-                           f"(np.asarray or np.array) and came back as a new constant at {back}, "
-                           "which the tape cannot trace to it")  # fmt: skip
+            static.note = (f"its value left TensorFlow at {line} ({op}, through np.asarray or "
+                           f"np.array) and came back as a new constant at {back}, which the tape "
+                           "cannot trace to it")  # fmt: skip
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
         elif left_only:
             continue

@@ -149,6 +149,8 @@ def test_seed000_compute_gradients_returns_none_for_the_other_task(seeds) -> Non
     note = call["sources"]["task2/w"]["note"]
     assert "no var_list" in note and "a var_list of body/w, task1/w" in note
     assert "var_list" in problem["message"]
+    fix = call["sources"]["task2/w"]["fix"]
+    assert fix["kind"] == "var-list" and "a var_list of body/w, task1/w" in fix["text"]
 
 
 def test_seed001_var_list_keeps_loss2_out_of_output1(seeds) -> None:
