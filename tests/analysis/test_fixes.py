@@ -101,9 +101,20 @@ def test_fix_disconnected_names_who_reaches_it_else_lists_candidates() -> None:
                                site="t.py:9", api="compute_gradients",
                                reached_by=("compute_gradients at t.py:10",)))  # fmt: skip
     alone = fix_for(Evidence("none:disconnected", "spare"))
+    read = fix_for(Evidence("none:disconnected", "spare", api="GradientTape.gradient",
+                            reads=("body", "head")))  # fmt: skip
     assert reached is not None and reached.kind == "var-list"
-    assert "compute_gradients at t.py:10" in reached.text and "var_list" in reached.text
+    assert "compute_gradients at t.py:10" in reached.text and "var_list=[" not in reached.text
     assert alone is not None and alone.kind == "unread-variable" and len(alone.candidates) == 3
+    assert read is not None and "[body, head]" in read.candidates[-1]
+
+
+def test_fix_compute_gradients_without_var_list_passes_the_loss_own_variables() -> None:
+    fix = fix_for(Evidence("none:disconnected", "task2/w", target="the loss made at t.py:5",
+                           site="t.py:9", api="compute_gradients",
+                           reads=("body/w", "task1/w")))  # fmt: skip
+    assert fix is not None and fix.kind == "var-list" and fix.where == "t.py:9"
+    assert "`var_list=[body/w, task1/w]`" in fix.text
 
 
 def test_fix_unexplained_is_candidates_never_one_invented_fix() -> None:

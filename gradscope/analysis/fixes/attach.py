@@ -26,6 +26,7 @@ def fixed_losses(
     for loss in losses:
         note = " ".join(loss.notes)
         pairs = []
+        reads = tuple(p.variable for p in loss.pairs if p.status.has_gradient)
         for pair in loss.pairs:
             reached = tuple(
                 f"loss `{other.name}`"
@@ -43,6 +44,7 @@ def fixed_losses(
                 reached,
                 pair.nan_origin,
                 spec,
+                reads=reads,
             )
             pairs.append(replace(pair, fix=fix_for(e)))
         given = (multipliers or {}).get(loss.name)
@@ -155,6 +157,7 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
     for call in calls:
         target = f"the loss made at {call.target_source}" if call.target_source else "the loss"
         sources = []
+        reads = tuple(s.name for s in call.sources if s.status.has_gradient)
         for s in call.sources:
             here = f"{call.api} at {call.site}"
             reached = tuple(w for w in dict.fromkeys(trained.get(s.name, ())) if w != here)
@@ -167,6 +170,7 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
                 call.site,
                 call.api,
                 reached,
+                reads=reads,
                 trainable_changed=s.trainable_changed,
                 nan_origin=s.nan_origin,
             )

@@ -122,7 +122,23 @@ CAUSES: tuple[tuple[re.Pattern[str], Callable[[Evidence, re.Match[str]], Fix]], 
 # --- no path, no cause --------------------------------------------------------------------
 
 
+#: Calls that take every trainable variable unless given a ``var_list`` (seed 000).
+EVERY_VARIABLE = ("compute_gradients", "minimize")
+
+
 def disconnected(e: Evidence) -> Fix:
+    own = f"[{', '.join(e.reads)}]" if e.reads else "the variables it reads"
+    arg = f"`var_list={own}`" if e.reads else "`var_list=`"
+    if e.api in EVERY_VARIABLE and not e.spec:
+        also = f"; {name(e.variable)} gets its gradient from {words(e.reached_by)}" if (
+            e.reached_by) else ""  # fmt: skip
+        return Fix(
+            "var-list",
+            e.site,
+            f"{e.api} at {e.site or 'this line'} differentiates {e.target} with respect to "
+            f"every trainable variable unless given a `var_list`, and {name(e.variable)} is "
+            f"not on its path{also}: pass {arg}, the variables this loss reads.",
+        )
     if e.reached_by:
         where = words(e.reached_by)
         ask = f"{e.api} at {e.site}" if e.api and e.site else e.api or "the gradient call"
@@ -134,7 +150,7 @@ def disconnected(e: Evidence) -> Fix:
         elif e.api in ("compute_gradients", "minimize"):
             how = "pass only the loss's own variables, `compute_gradients(loss, var_list=...)`"
         else:
-            how = "pass only the variables the loss reads"
+            how = f"pass only the variables the loss reads, {own}"
         return Fix(
             "var-list",
             e.site,
@@ -151,6 +167,11 @@ def disconnected(e: Evidence) -> Fix:
             "give the head or output it belongs to a loss",
             "remove it if it is unused",
             "freeze it (`trainable=False`) if it is meant to stay as it is",
+            *(
+                [f"leave it out of this call's sources (the loss reads {own})"]
+                if e.reads and not e.spec
+                else []
+            ),
         ),
     )
 

@@ -123,12 +123,17 @@ def _stopped(e: Evidence, c: CutPoint, also: str) -> Fix:
         if e.spec
         else "use its argument (`tf.stop_gradient(h) @ w2` becomes `h @ w2`)"
     )
+    allow = (
+        "list it under `expect.<loss>.none`"
+        if e.spec
+        else "allow it (`--allow-none` for `gradscope run`, `expect` for a target)"
+    )
     return Fix(
         "remove-stop-gradient",
         c.source,
         f"{at(c)} `stop_gradient` cuts every path from {name(e.variable)} to {e.target}: "
         f"to train it from this loss, {how}; if the cut is meant (a target network, a frozen "
-        f"feature extractor), allow it (`--allow-none`, `expect.<loss>.none`).{also}",
+        f"feature extractor), {allow}.{also}",
     )
 
 

@@ -54,6 +54,7 @@ class Evidence:
         site: where the gradient was asked for (``gradscope run``: the call's ``FILE:LINE``).
         api: how it was asked for (``GradientTape.gradient``, ``compute_gradients``, ...).
         reached_by: where else this variable does get a gradient (other losses or calls).
+        reads: the variables the same loss (or call) does give a gradient.
         nan_origin: a ``nan`` pair's first non-finite value, when it was looked for.
         spec: the cut points are nodes of a YAML spec (the fix is written as spec fields).
     """
@@ -69,6 +70,7 @@ class Evidence:
     nan_origin: NanOrigin | None = None
     spec: bool = False
     trainable_changed: bool = False  # a ``trainable`` flag the traced Keras step ignores
+    reads: tuple[str, ...] = ()  # the variables of the same call the loss does reach
 
 
 def at(c: CutPoint) -> str:
