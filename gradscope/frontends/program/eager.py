@@ -194,15 +194,18 @@ class Recorder:
         def wrap(name: str, original: Any) -> Any:
             def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
                 if not recorder._busy():
-                    how = recorder.taking or _TAKEN[name]
-                    recorder.left[tensor._id] = (sites.fast_current(), recorder.at(), how)
-                    _forget(recorder.left, lambda v: v[1][0], recorder.floor)
+                    recorder.took(tensor, recorder.taking or _TAKEN[name])
                 return original(tensor, *args, **kwargs)
 
             return taken
 
         for name, original in self._numpy_originals.items():
             setattr(base, name, wrap(name, original))
+
+    def took(self, tensor: Any, how: str) -> None:
+        """The program took ``tensor``'s value out of TensorFlow, ``how``, at its line now."""
+        self.left[tensor._id] = (sites.fast_current(), self.at(), how)
+        _forget(self.left, lambda v: v[1][0], self.floor)
 
     def made_constant(self, tensor: Any, value: Any) -> None:
         """An eager constant the program made (``tf.constant``, ``convert_to_tensor``) from

@@ -47,7 +47,7 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
     try:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
                       _loss_scale, _trace_end, _apply_gradients, _replica_threads,
-                      _constants):  # fmt: skip
+                      _constants, _numpy_function):  # fmt: skip
             undo.append(patch(calls))
         calls.recorder.install()
         yield calls
@@ -388,6 +388,29 @@ def _constants(calls: Calls) -> Callable[[], None]:
         return patched
 
     return _replace(constant_op, "convert_to_eager_tensor", make)
+
+
+def _numpy_function(calls: Calls) -> Callable[[], None]:
+    """``tf.numpy_function`` (and TensorFlow 1's ``py_func``) run eagerly: their inputs leave
+    TensorFlow as numpy arrays (no gradient passes them back), at the user's line; no op
+    the recorder sees says so. ``tf.py_function`` has a gradient and is left alone."""
+    from tensorflow.python.ops import script_ops
+
+    recorder, watcher = calls.recorder, calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(func: Any, inp: Any, *args: Any, **kwargs: Any) -> Any:
+            import tensorflow as tf
+
+            if recorder.installed and not watcher.busy and tf.executing_eagerly():
+                for t in inp if isinstance(inp, (list, tuple)) else [inp]:
+                    if hasattr(t, "_id"):  # eagerly, func gets np.array(t) of each input
+                        recorder.took(t, "tf.numpy_function()")
+            return orig(func, inp, *args, **kwargs)
+
+        return patched
+
+    return _replace(script_ops, "py_func_common", make)
 
 
 def _from_api(caller: Any) -> bool:

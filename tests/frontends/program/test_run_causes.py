@@ -59,7 +59,9 @@ def test_every_way_a_value_leaves_tensorflow_is_named_at_its_line() -> None:
     assert all(all(row) for row in expected)  # TensorFlow: None everywhere
     exits = [("model.predict()", "out = model.predict("), (".numpy()", "parts = [v for v"),
              ("numpy", "arr = np.asarray("), ("int()", "n = int("),
-             ("numpy", "m = np.array(model(x))")]  # fmt: skip
+             ("numpy", "m = np.array(model(x))"),
+             ("tf.numpy_function()", "y = tf.numpy_function("),
+             (".numpy()", "listed = (w * 4.0).numpy()")]  # fmt: skip
     for call, (node, text) in zip(calls, exits, strict=True):
         for s in call.sources:
             assert s.status == "none:disconnected"

@@ -27,4 +27,12 @@ with tf.GradientTape() as tape:
     m = np.array(model(x))  # a model's output, through the buffer protocol
     loss = tf.reduce_sum(tf.convert_to_tensor(m))
 results.append(tape.gradient(loss, model.trainable_variables))
+with tf.GradientTape() as tape:
+    y = tf.numpy_function(np.tanh, [w * 2.0], tf.float32)  # numpy inside TensorFlow
+    loss = tf.reduce_sum(y)
+results.append(tape.gradient(loss, [w]))
+with tf.GradientTape() as tape:
+    listed = (w * 4.0).numpy().tolist()  # .tolist() of the numpy value
+    loss = tf.reduce_sum(tf.constant(listed))
+results.append(tape.gradient(loss, [w]))
 print([[g is None for g in r] for r in results])
