@@ -46,7 +46,8 @@ WATCHERS = {
         ("frozen", "unfrozen", "dropout", "mixed", "per_execution", "xla")),
 }  # fmt: skip
 #: XLA compiles the measuring ops into the step, which changes how it fuses the step's own
-#: ops: an Adam moment differs in its last bit after six steps (tests/..._xla below).
+#: ops: an Adam moment differs in its last bit after six steps (every watcher; strict: the
+#: day it passes, the mark must go).
 XLA_FUSION = "the recording is compiled into the XLA cluster and changes its fusion"
 TIMEOUT = 600.0
 
