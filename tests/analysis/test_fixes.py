@@ -189,6 +189,31 @@ def test_fix_run_sources_and_problems_other_call_named() -> None:
     assert fixed.fix == fix
 
 
+def test_fix_a_loss_that_makes_a_variable_every_call_builds_it_once() -> None:
+    note = "creates a new variable on every call (`w` at m.py:7): it starts again"
+    loss = m.LossResult("main", 1.0, (), "m.py:9", (note,))
+    (fixed,) = fixes.fixed_losses([loss])
+    assert fixed.fix is not None and (fixed.fix.kind, fixed.fix.where) == (
+        "build-add-weight",
+        "m.py:7",
+    )
+    assert "add_weight" in fixed.fix.text
+
+
+def test_fix_timeline_findings_carry_one() -> None:
+    from gradscope.timeline.findings import find
+
+    steps = [{"step": s, "site": "t.py:9", "variables": {
+        "dense/kernel": {"status": "ok", "norm": 0.0, "weight_norm": 1.0, "zero_fraction": 1.0},
+        "head/kernel": {"status": "none:stopped", "norm": None, "cause": "cut at sg",
+                        "cut_points": [{"node": "sg", "op": "StopGradient", "kind": "stopped",
+                                        "source": "t.py:7"}]}}} for s in (1, 2, 3)]  # fmt: skip
+    found = {f["kind"]: f for f in find(steps)}
+    assert found["dead"]["fix"]["kind"] == "dead" and found["dead"]["fix"]["candidates"]
+    assert found["none"]["fix"]["kind"] == "remove-stop-gradient"
+    assert found["none"]["fix"]["where"] == "t.py:7"
+
+
 def test_fix_round_trips_through_its_dict() -> None:
     fix = Fix("soft-argmax", "t.py:3", "text", ("a",), ("Cast at t.py:5",))
     assert Fix.from_dict(fix.to_dict()) == fix and Fix.from_dict({"kind": "x"}) is None

@@ -49,6 +49,7 @@ def fixed_losses(
             pairs.append(replace(pair, fix=fix_for(e)))
         given = (multipliers or {}).get(loss.name)
         said = multiplier(f"loss `{loss.name}`", loss.source, given) if given else None
+        said = said or causes.loss_fix(note, loss.source)
         out.append(replace(loss, pairs=tuple(pairs), fix=said))
     return out
 

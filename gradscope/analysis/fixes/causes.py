@@ -192,3 +192,23 @@ def zero(e: Evidence) -> Fix:
             "a loss that is constant in it",
         ),
     )
+
+
+_FRESH = re.compile(r"creates a new variable on every call \((?:`[^`]*`)(?: at (?P<line>\S+:\d+))?")
+
+
+def loss_fix(note: str, where: str) -> Fix | None:
+    """A fix for what a loss's own note says (a Python target's), or None: a loss that makes
+    a new variable on every call trains nothing, as a variable a layer makes in ``call()``."""
+    found = _FRESH.search(note)
+    if found is None:
+        return None
+    line = found["line"] or where
+    return Fix(
+        "build-add-weight",
+        line,
+        f"At {line or 'the line that makes it'} a new variable is made on every call, so it "
+        "starts again from its initial value each step: create it once, in a Keras layer's "
+        "`build()` with `self.add_weight(...)` (Keras then tracks and trains it), or outside "
+        "the loss; never in `call()` or in the loss itself.",
+    )
