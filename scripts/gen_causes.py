@@ -138,7 +138,14 @@ def _printed(case: str) -> str:
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run([sys.executable, "-m", "gradscope", *target], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
-    return done.stdout.rstrip("\n")
+    # ``run`` writes its report to standard error (the program's own output keeps stdout)
+    lines = (done.stdout + done.stderr).splitlines()
+    kept = [line for line in lines if not line.startswith(_NOISE)]
+    return "\n".join(kept).strip("\n")
+
+
+#: Lines that are not gradscope's report: its progress, Python's and TensorFlow's warnings.
+_NOISE = ("gradscope: ", "  warnings.warn", "WARNING", "E0000", "I0000", "W0000")
 
 
 def page(printed: dict[str, str]) -> str:

@@ -117,7 +117,7 @@ def _problem_fix(p: m.Problem, losses: Sequence[m.LossResult], spec: bool) -> Fi
             p.variable or "",
             p.cut_points,
             "",
-            "any loss",
+            "every loss",
             where,
             spec=spec,
         )

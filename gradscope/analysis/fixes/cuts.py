@@ -132,7 +132,7 @@ def _stopped(e: Evidence, c: CutPoint, also: str) -> Fix:
         "remove-stop-gradient",
         c.source,
         f"{at(c)} `stop_gradient` cuts every path from {name(e.variable)} to {e.target}: "
-        f"to train it from this loss, {how}; if the cut is meant (a target network, a frozen "
+        f"to train it from {e.target}, {how}; if the cut is meant (a target network, a frozen "
         f"feature extractor), {allow}.{also}",
     )
 
