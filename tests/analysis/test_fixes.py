@@ -93,7 +93,8 @@ def test_fix_trainable_changed_after_compile_is_compile_again() -> None:
     note = "trainable at compile() at train.py:30, frozen when this fit() traced the train step"
     fix = fix_for(Evidence("ok", "d1/kernel", note=note, site="train.py:33",
                            trainable_changed=True))  # fmt: skip
-    assert fix is not None and fix.kind == "compile-again" and fix.where == "train.py:30"
+    assert fix is not None and fix.kind == "compile-again" and fix.where == "train.py:33"
+    assert "compile()` at train.py:30" in fix.text
 
 
 def test_fix_disconnected_names_who_reaches_it_else_lists_candidates() -> None:

@@ -79,13 +79,14 @@ def _off_path(e: Evidence, found: re.Match[str]) -> Fix:
 
 
 def compile_again(e: Evidence, found: re.Match[str] | None) -> Fix:
-    line = found["line"] if found and found["line"] else e.site
+    compiled = f" at {found['line']}" if found and found["line"] else ""
+    before = f"the `{e.api or 'fit'}()` at {e.site}" if e.site else "`fit()`"
     return Fix(
         "compile-again",
-        line,
-        f"The `trainable` flag of {name(e.variable)} changed after `compile()`"
-        f"{' at ' + line if line else ''}: call `compile()` again after changing it, "
-        "before `fit()` (with a new optimizer, if you pass one).",
+        e.site or (found["line"] if found and found["line"] else ""),
+        f"The `trainable` flag of {name(e.variable)} changed after `compile()`{compiled}, "
+        f"which Keras reads only when it traces the train step: call `compile()` again "
+        f"after changing it, before {before} (with a new optimizer, if you pass one).",
     )
 
 
