@@ -218,3 +218,24 @@ def test_fix_timeline_findings_carry_one() -> None:
 def test_fix_round_trips_through_its_dict() -> None:
     fix = Fix("soft-argmax", "t.py:3", "text", ("a",), ("Cast at t.py:5",))
     assert Fix.from_dict(fix.to_dict()) == fix and Fix.from_dict({"kind": "x"}) is None
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "Round", "Cast", "Greater", "Unique", "Identity"])
+def test_fix_text_holds_no_unfilled_placeholder(op: str) -> None:
+    more = (cut("StopGradient", "stopped", "t.py:20"),)
+    fix = fix_for(Evidence("none:nondifferentiable", "w", (cut(op), *more)))
+    assert fix is not None and "{" not in fix.text.replace("{x", "")
+    assert "t.py:20" in fix.text  # the other cut is named
+
+
+def test_fix_catalogue_page_shows_the_proven_programs() -> None:
+    """docs/guide/causes-and-fixes.md holds the case files verbatim (regenerate it with
+    ``python scripts/gen_causes.py``)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "scripts/gen_causes.py", "--check"], cwd=root,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -68,7 +68,7 @@ def _argmax(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
             f"{at(c)} `tf.argmax` gives integer indices, which carry no gradient{then(later)}: "
             "use the probabilities (`probs = tf.nn.softmax(logits)`), a Gumbel-softmax "
             "sample, or a straight-through one-hot: `hard = tf.one_hot(tf.argmax(logits, "
-            "-1), depth); y = probs + tf.stop_gradient(hard - probs)`.{also}"
+            f"-1), depth); y = probs + tf.stop_gradient(hard - probs)`.{also}"
         )
     return Fix("soft-argmax", c.source, text, (), later)
 
