@@ -47,6 +47,12 @@ def interrupts_noted() -> Iterator[None]:
         _INTERRUPTED[0] = False
 
 
+def forget_interrupt() -> None:
+    """Forget a Ctrl-C noted so far: it was handled (``run``: the program's, reported as its
+    outcome); a later one still keeps output files untouched."""
+    _INTERRUPTED[0] = False
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename.
 

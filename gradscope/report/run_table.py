@@ -20,6 +20,7 @@ ENDINGS = {
     rr.RAISED: "the program raised (its traceback is above)",
     rr.INTERRUPTED: "interrupted",
     rr.EXITED: "the program exited with status {status}",
+    rr.REPLACED: "the program replaced itself (exec): the exit status is the new program's",
 }
 
 
@@ -83,9 +84,10 @@ def summary(report: rr.RunReport) -> str:
     count = len(report.problems)
     text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
             f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
-    return (
-        text + " · " + ENDINGS[report.outcome].format(steps=report.steps, status=report.exit_status)
-    )
+    ending = ENDINGS[report.outcome].format(steps=report.steps, status=report.exit_status)
+    if report.signal is not None:
+        ending += f" ({report.signal})"
+    return text + " · " + ending
 
 
 def renderable(report: rr.RunReport) -> Group:

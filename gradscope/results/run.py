@@ -26,6 +26,7 @@ STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
+REPLACED = "replaced"  # os.exec*: the process became another program (report written first)
 
 
 @dataclass(frozen=True)
@@ -92,15 +93,22 @@ class RunReport:
     devices: tuple[str, ...] = ()
     #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
     exit_status: int | None = None
+    #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
+    signal: str | None = None
 
     @property
     def exit_code(self) -> int:
         """0 no problems, 1 problems, 4 the program raised or ended itself with a nonzero
         status (``sys.exit(3)``, ``os._exit(3)``: contract section 6's codes keep their
         meaning, so a program's own 1 or 2 is never read as gradscope's; the status is in
-        ``exit_status``), 130 interrupted."""
+        ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended by signal N (SIGTERM
+        143, SIGHUP 129), as a shell reports a process the signal ended."""
         if self.outcome in (RAISED, EXITED):
             return int(ExitCode.PROGRAM_RAISED)
+        if self.outcome == INTERRUPTED and self.signal is not None:
+            import signal
+
+            return 128 + int(signal.Signals[self.signal])
         if self.outcome == INTERRUPTED:
             return int(ExitCode.INTERRUPTED)
         return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)

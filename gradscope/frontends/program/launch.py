@@ -263,9 +263,12 @@ def _as_python(program: Program, main: str) -> Iterator[None]:
         sys.path.insert(0, first)
     hidden = _shadowed(first or os.path.dirname(main), program.module)
     kind = "module" if program.module else "script" if first is not None else "directory"
+    from gradscope.frontends.program import process
+    from gradscope.frontends.program.watch import StopProgram
     from gradscope.frontends.python.frames import shown_from
 
-    with _recursion(_extra_depth(kind)), _python_sigint(), shown_from(os.getcwd()):
+    with (_recursion(_extra_depth(kind)), _python_sigint(), shown_from(os.getcwd()),
+          process.quiet_stops(StopProgram)):  # fmt: skip
         try:
             yield
         finally:
