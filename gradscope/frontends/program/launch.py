@@ -192,10 +192,8 @@ def _execute(program: Program) -> tuple[str, BaseException | None]:
         with _as_python(program, main):
             if program.module:
                 runpy.run_module(program.target, run_name="__main__", alter_sys=True)
-            elif os.path.isdir(program.target):
-                runpy.run_path(os.path.dirname(main), run_name="__main__")
             else:
-                _run_script(main)
+                _run_script(main, directory=os.path.isdir(program.target))
     except StopProgram:
         return rr.STOPPED, None
     except KeyboardInterrupt as exc:
@@ -216,8 +214,9 @@ def _main_file(program: Program) -> str:
     return os.path.join(os.getcwd(), program.origin)
 
 
-def _run_script(path: str) -> None:
-    """Run a script file as ``python FILE`` does: in a fresh ``__main__`` module whose
+def _run_script(path: str, directory: bool = False) -> None:
+    """Run a script file as ``python FILE`` does (or, ``directory``, a folder's
+    ``__main__.py`` as ``python FOLDER`` does): in a fresh ``__main__`` module whose
     ``__file__`` is ``path``, with ``sys.argv`` untouched (``runpy.run_path`` would put the
     absolute path in ``sys.argv[0]``) and no frames of runpy's between it and gradscope."""
     import builtins
@@ -226,9 +225,11 @@ def _run_script(path: str) -> None:
     with open(path, "rb") as f:
         code = compile(_decoded(f.read(), path), path, "exec", dont_inherit=True)
     module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=path, __cached__=None, __builtins__=builtins,
-                           __loader__=SourceFileLoader("__main__", path), __package__=None,
-                           __spec__=None)  # fmt: skip
+    spec = importlib.util.spec_from_file_location("__main__", path) if directory else None
+    module.__dict__.update(__file__=path, __cached__=spec.cached if spec else None,
+                           __builtins__=builtins, __package__="" if spec else None,
+                           __loader__=spec.loader if spec else SourceFileLoader("__main__", path),
+                           __spec__=spec)  # fmt: skip
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = module
     try:
@@ -252,17 +253,17 @@ def _as_python(program: Program, main: str) -> Iterator[None]:
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = program.argv
     if program.module:
-        first: str | None = os.getcwd()
+        first = os.getcwd()
     elif os.path.isdir(program.target):
-        first = None  # runpy.run_path puts the directory first
+        first = os.path.dirname(main)  # the folder as given, made absolute
     else:
         first = os.path.dirname(os.path.realpath(main))
     if sys.path:
         del sys.path[0]  # gradscope's own first entry (its script's folder)
-    if first is not None:
-        sys.path.insert(0, first)
-    hidden = _shadowed(first or os.path.dirname(main), program.module)
-    kind = "module" if program.module else "script" if first is not None else "directory"
+    sys.path.insert(0, first)
+    hidden = _shadowed(first, program.module)
+    kind = ("module" if program.module else "directory" if os.path.isdir(program.target)
+            else "script")  # fmt: skip
     from gradscope.frontends.program import process
     from gradscope.frontends.program.watch import StopProgram
     from gradscope.frontends.python.frames import shown_from
@@ -325,7 +326,7 @@ def _startup_modules(module: bool) -> frozenset[str]:
 #: frames above ``_execute`` less the probe's own, less what the line has used under
 #: ``python`` (CPython 3.11: a script's module frame; for ``-m`` and a directory, runpy's
 #: frames too). Checked against ``python`` by tests/cli/test_run_as_python.py.
-_OFFSET = {"script": -2, "module": -3, "directory": -4}
+_OFFSET = {"script": -2, "module": -3, "directory": -5}
 
 
 def _extra_depth(kind: str) -> int:
