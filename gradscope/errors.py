@@ -20,6 +20,10 @@ class ExitCode(enum.IntEnum):
     """gradscope itself failed; re-run with ``--traceback`` and report it."""
     PROGRAM_RAISED = 4
     """``run``: the watched program raised; its traceback and the report so far are shown."""
+    TARGET_ENDED = 5
+    """A Python target's code ended the process (``sys.exit``, ``os._exit``, a
+    ``BaseException``, a crash such as a segfault) or left threads running: nothing, or not
+    everything, was checked."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C; no output file was touched."""
 
@@ -147,6 +151,12 @@ class TargetError(GradscopeError):
 
 class UsageError(GradscopeError):
     """A command-line or API argument that makes no sense (an unknown loss name, ...)."""
+
+
+class AlreadyWatching(UsageError):
+    """A second watcher in one process: a ``gradscope.watch()`` block inside another, one in
+    another thread at the same time, or one inside a program ``gradscope run`` watches. The
+    watched APIs are patched process-wide, so one watcher at a time sees every call."""
 
 
 class InternalError(GradscopeError):

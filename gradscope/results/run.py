@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import ExitCode
+from gradscope.printable import escape_fields
 from gradscope.results.facts import CutPoint
+from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
@@ -27,6 +29,11 @@ RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
 REPLACED = "replaced"  # os.exec*: the process became another program (report written first)
+
+#: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
+#: block of code, a notebook cell, a test).
+RUN = "run"
+WATCH = "watch"
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,10 @@ class SourceResult:
     #: inside ``strategy.run``: every replica's status and norm (the source's own are
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
+    fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "note")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,9 @@ class CallResult:
     loss_scale: float | None = None  # mixed precision: norms are unscaled by it
     replica_values: tuple[float | None, ...] = ()  # per replica (strategy.run); value: their sum
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "target_source", "notes")  # one escaping of names
+
 
 @dataclass(frozen=True)
 class RunProblem:
@@ -73,6 +87,10 @@ class RunProblem:
     kind: ProblemKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
+    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "variable", "message")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -93,8 +111,13 @@ class RunReport:
     devices: tuple[str, ...] = ()
     #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
     exit_status: int | None = None
+    #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
+    entry: str = RUN
     #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
     signal: str | None = None
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "program", "argv", "notes")  # one escaping of names
 
     @property
     def exit_code(self) -> int:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope.analysis import fixes
 from gradscope.analysis import run as run_policy
 from gradscope.errors import ExitCode, GradscopeError
 from gradscope.frontends.program import endings, launch
@@ -92,7 +93,7 @@ def run(
             try:  # the file is written however the program ended (idempotent)
                 recorder.close()
             except (OSError, GradscopeError) as exc:  # a full disk: said after the report
-                why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+                why = getattr(exc, "why", None) or getattr(exc, "strerror", None) or str(exc)
                 unwritten.append(f"cannot write --timeline {timeline}: {why}")
 
     hooks: list[Any] = []  # the run's Calls, once installed
@@ -144,13 +145,15 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
             distribution: Distribution, devices: tuple[str, ...], watcher: Any,
             calls: Sequence[rr.CallResult], outcome: str,
             status: int | None) -> rr.RunReport:  # fmt: skip
+    calls = fixes.fixed_calls(calls)
+    problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     return rr.RunReport(
         program=program.target if not program.module else f"-m {program.target}",
         argv=tuple(program.argv),
         tensorflow=tf.__version__,
         device="GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0",
         calls=tuple(calls),
-        problems=tuple(run_policy.problems_of(calls, allow_none)),
+        problems=tuple(problems),
         outcome=outcome,
         steps=steps,
         notes=tuple(watcher.notes) + _unused(distribution, calls),

@@ -16,7 +16,6 @@ import importlib.util
 import linecache
 import os
 import re
-import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -118,9 +117,12 @@ def call_user(fn: Callable[[], T]) -> T:
     """Call the user's function; stacks are read only below this frame (``innermost``).
 
     Whatever the user's code prints goes to stderr: stdout carries the report only, so a
-    ``print`` in a loss cannot corrupt ``--format json``.
+    ``print`` in a loss cannot corrupt ``--format json``; ``sys.exit``, ``os._exit`` and a
+    ``BaseException`` become ``TargetEnded`` (``ending.py`` says how and why).
     """
-    with contextlib.redirect_stdout(sys.stderr):
+    from gradscope.frontends.python.ending import guarded
+
+    with guarded(is_user_code, display_path):
         return fn()
 
 
