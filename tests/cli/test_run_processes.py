@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -170,9 +170,10 @@ def _signalled(tmp_path: Path, signum: int, *args: str,
                "--timeline", "t.json"] if gradscope else [sys.executable]  # fmt: skip
     with _started([*command, "waits.py", *args], tmp_path) as proc:
         assert proc.stdout is not None
-        deadline = time.monotonic() + 300
+        readable, _, _ = select.select([proc.stdout], [], [], 300)  # bounded: no hang
+        assert readable, "the program never said it was ready"
         first = proc.stdout.readline()
-        assert first == "ready\n" and time.monotonic() < deadline
+        assert first == "ready\n"
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=120)
         return proc.returncode, first + out, err
@@ -204,3 +205,19 @@ def test_ctrl_c_is_the_programs_and_its_report_is_written(
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["outcome"] == outcome and len(report["problems"]) == 1
     assert (tmp_path / "t.json").exists()
+
+
+def test_sites_are_the_programs_lines_wherever_it_moves(tmp_path: Path) -> None:
+    """A program that ``chdir``s into an installed package, then into a folder it removes:
+    its lines are still its own (not ``bin/gradscope``), and nothing fails looking them up."""
+    script = tmp_path / "moves.py"
+    script.write_text(_TAPE + "import click, tempfile\n"
+                      "os.chdir(os.path.dirname(click.__file__))\ngrads()\n"
+                      "gone = tempfile.mkdtemp(); os.chdir(gone); os.rmdir(gone)\ngrads()\n"
+                      "print('moved')\n", encoding="utf-8")  # fmt: skip
+    python, run = _both(script, "--format", "json", "--steps", "2")
+    assert python[:2] == (0, "moved\n")
+    assert run[:2] == (1, python[1])  # u: unexpected-none
+    report = _report(run[2])
+    assert [c["site"] for c in report["calls"]] == ["moves.py:6", "moves.py:6"]  # type: ignore[index]
+    assert [c["target"]["source"] for c in report["calls"]] == ["moves.py:5"] * 2  # type: ignore[index]

@@ -60,9 +60,9 @@ def test_what_python_cannot_run_is_refused_in_its_words(
 
 
 _SHOWS = """\
-import sys, statistics
+import sys, statistics, click, runpy
 print(repr(__file__), repr(sys.path[0]), sys.argv, __spec__, type(__builtins__).__name__)
-print(statistics.WHO)
+print(statistics.WHO, click.WHO, getattr(runpy, "WHO", "the standard runpy"))
 """
 
 
@@ -80,18 +80,23 @@ def test_file_path0_argv_and_shadowing_modules_are_pythons(
     """``__file__`` absolute, ``sys.path[0]`` the script's real folder (links resolved), and
     the program's own ``statistics.py`` beside it, though gradscope's process imported the
     standard one first."""
-    import statistics  # noqa: F401  (the module a program's own file must shadow)
+    import statistics  # noqa: F401  (modules a program's own files must shadow)
+
+    import click  # noqa: F401
 
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "shows.py").write_text(_SHOWS, encoding="utf-8")
-    (tmp_path / "real" / "statistics.py").write_text("WHO = 'mine'\n", encoding="utf-8")
+    for name in ("statistics", "click", "runpy"):
+        (tmp_path / "real" / f"{name}.py").write_text(f"WHO = '{name}'\n", encoding="utf-8")
     (tmp_path / "link.py").symlink_to(tmp_path / "real" / "shows.py")
     (tmp_path / "reallink").symlink_to(tmp_path / "real")
     python = _python(given, "a", cwd=tmp_path)
     assert python.returncode == 0, python.stderr
     monkeypatch.chdir(tmp_path)
     assert _in_process(Program(given, ("a",))) == (rr.FINISHED, None, python.stdout)
-    assert sys.modules["statistics"].__file__ != str(tmp_path / "real" / "statistics.py")
+    assert "statistics click" in python.stdout
+    for name in ("statistics", "click", "runpy"):  # gradscope's own, back after the run
+        assert not hasattr(sys.modules[name], "WHO")
 
 
 _DEEP = """\
