@@ -94,7 +94,8 @@ def run(
                 recorder.close()
             except (OSError, GradscopeError) as exc:  # a full disk: said after the report
                 why = getattr(exc, "why", None) or getattr(exc, "strerror", None) or str(exc)
-                unwritten.append(f"cannot write --timeline {timeline}: {why}")
+                said = f"--timeline {timeline}" if timeline else f"--tensorboard {tensorboard}"
+                unwritten.append(f"cannot write {said}: {why}")
 
     hooks: list[Any] = []  # the run's Calls, once installed
 
