@@ -13,6 +13,7 @@ from typing import Any
 
 from gradscope.errors import SpecError
 from gradscope.printable import escape_fields
+from gradscope.results.display import Displayed
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.results.fix import Fix
@@ -131,7 +132,7 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Displayed):
     """The whole result of ``inspect`` (and of ``check``) for one spec or target."""
 
     spec: str

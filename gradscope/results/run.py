@@ -12,6 +12,7 @@ from typing import Any
 
 from gradscope.errors import ExitCode
 from gradscope.printable import escape_fields
+from gradscope.results.display import Displayed
 from gradscope.results.facts import CutPoint
 from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
@@ -94,7 +95,7 @@ class RunProblem:
 
 
 @dataclass(frozen=True)
-class RunReport:
+class RunReport(Displayed):
     """The whole result of ``gradscope run``."""
 
     program: str

@@ -16,6 +16,7 @@ import importlib.util
 import linecache
 import os
 import re
+import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,7 +49,11 @@ class Site:
 
 def display_path(filename: str) -> str:
     """``filename`` relative to the current directory (``shown_from``'s while it is set)
-    when below it, else as it is."""
+    when below it, else as it is; a notebook or IPython cell as IPython names it
+    (``In[3]``)."""
+    cell = _cell(filename)
+    if cell is not None:
+        return cell
     try:
         path = Path(filename).resolve()
         return str(path.relative_to(Path(_SHOWN_FROM[-1] if _SHOWN_FROM else Path.cwd()).resolve()))
@@ -91,9 +96,32 @@ def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     return tuple(packages), tuple(installed), tuple(stdlib)
 
 
+#: The name IPython's terminal gives a cell's code (a notebook kernel's is a temporary file).
+_IPYTHON_INPUT = re.compile(r"^<ipython-input-(\d+)-[0-9a-f]+>$")
+_CELLS: dict[str, str] = {}  # file name -> In[N], once IPython has said
+
+
+def _cell(filename: str) -> str | None:
+    """``In[N]`` for the code of IPython's (or a notebook's) cell N, else None."""
+    if filename in _CELLS:
+        return _CELLS[filename]
+    match = _IPYTHON_INPUT.match(filename)
+    number = int(match.group(1)) if match else None
+    if number is None and "IPython" in sys.modules:
+        shell = sys.modules["IPython"].get_ipython()
+        names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+        number = names.get(filename) if isinstance(names, dict) else None
+    if number is None:
+        return None
+    _CELLS[filename] = f"In[{number}]"
+    return _CELLS[filename]
+
+
 @functools.lru_cache(maxsize=4096)
 def _kind(filename: str) -> int:
     """0: the user's code; 1: another installed package; 2: a frame to skip."""
+    if _IPYTHON_INPUT.match(filename):
+        return 0  # a cell of IPython's terminal
     if not filename or filename.startswith("<") or _AUTOGRAPH_FILE in filename:
         return 2
     try:
