@@ -58,6 +58,11 @@ class _Group(click.Group):
         if args is not None:
             return super().main(args, *rest, **kwargs)
         _INVOKED[:] = []
+        from gradscope.cli.supervise import supervise, wanted
+
+        command = wanted(sys.argv[1:])
+        if command is not None:  # a Python target's crash is said by a parent process
+            supervise(command)
         before = set(threading.enumerate())
         try:
             return super().main(args, *rest, **kwargs)

@@ -67,7 +67,7 @@ Examples:
                    "program (unless --continue).")  # fmt: skip
 @click.option("--continue", "keep_going", is_flag=True,
               help="After --steps, let the program run to its end, unwatched.")  # fmt: skip
-@click.option("--every", type=click.IntRange(min=1), default=None, metavar="K",
+@click.option("--every", type=click.IntRange(min=1, max=2**63 - 1), default=None, metavar="K",
               help="With --timeline/--tensorboard: measure the first and every K-th "
                    "execution of each call site (up to --steps); the others run unwatched. "
                    "Default 1.")  # fmt: skip

@@ -263,6 +263,8 @@ def source(s: rr.SourceResult) -> dict[str, Any]:
     }
     if s.note:
         out["note"] = s.note
+    if s.nan_origin is not None:
+        out["nan_origin"] = nan_origin(s.nan_origin)
     if s.trainable_changed:
         out["trainable_changed"] = True
     if s.replicas:

@@ -50,7 +50,10 @@ def heading(call: rr.CallResult) -> str:
 
 
 def why(source: rr.SourceResult) -> str:
-    """The cut points of a source, or its note."""
+    """Where its NaN first appeared, its cut points, or its note."""
+    if source.nan_origin is not None:
+        where = source.nan_origin.source
+        return style.origin_text(source.nan_origin) + (f" at {where}" if where else "")
     if source.cut_points:
         return "; ".join(style.cut_text(c) for c in source.cut_points)
     return source.note

@@ -13,7 +13,7 @@ from typing import Any
 from gradscope.errors import ExitCode
 from gradscope.printable import escape_fields
 from gradscope.results.display import Displayed
-from gradscope.results.facts import CutPoint
+from gradscope.results.facts import CutPoint, NanOrigin
 from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
@@ -54,6 +54,8 @@ class SourceResult:
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+    #: a ``nan`` source: where the NaN or infinity first appeared (None: not found)
+    nan_origin: NanOrigin | None = None
 
     def __post_init__(self) -> None:
         escape_fields(self, "name", "note")  # one escaping of names

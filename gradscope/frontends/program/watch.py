@@ -20,6 +20,13 @@ UNDERFLOW = (
     "keras.optimizers.LossScaleOptimizer, keeps them representable)"
 )
 
+#: The note of an all-zero gradient whose every path crosses a ``tf.cond``.
+UNTAKEN = (
+    "every element is 0: every path crosses the tf.cond at {}, and TensorFlow gives the "
+    "variables of a branch not taken zeros (eager code, which runs the taken branch only, "
+    "gets None)"
+)
+
 
 class StopProgram(BaseException):
     """Raised into the program when a site would run once more than ``--steps`` allows."""
@@ -169,11 +176,14 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         status = analyse.status(s, norm, largest, not never_run)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
+        if not note and status == "zero" and s.branch:
+            note = UNTAKEN.format(s.branch)
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
                          for r, mine in enumerate(static.replicas))  # fmt: skip
         norm = norm if s.has_gradient else None
+        origin = s.nan_origin if status == "nan" else None
         sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
-                                    s.trainable_changed, replicas))  # fmt: skip
+                                    s.trainable_changed, replicas, nan_origin=origin))  # fmt: skip
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)
