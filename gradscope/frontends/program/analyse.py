@@ -36,7 +36,8 @@ class SourceStatic:
     requested: bool | None = None  # None: asked for when trainable or given a gradient
     trainable_changed: bool = False  # a changed trainable flag the traced Keras step ignores
     nan_origin: NanOrigin | None = None  # a non-finite gradient: where it first appeared
-    branch: str = ""  # FILE:LINE of the tf.cond (or switch_case) every path crosses
+    branch: str = ""  # FILE:LINE of the tf.cond (or switch_case, py_function) every path crosses
+    branch_op: str = ""  # its op type (If, Case, EagerPyFunc, ...)
 
 
 @dataclass(frozen=True)
@@ -396,15 +397,17 @@ def dead_end_notes(
 _LINE = re.compile(r"\.py:\d+")
 
 
-#: The ops of ``tf.cond`` and ``tf.switch_case`` in a traced function.
-BRANCH_TYPES = frozenset({"If", "StatelessIf", "Case", "StatelessCase"})
+#: The ops of ``tf.cond`` and ``tf.switch_case`` in a traced function, and of
+#: ``tf.py_function`` (whose gradient is what the function's own TensorFlow ops give).
+BRANCH_TYPES = frozenset({"If", "StatelessIf", "Case", "StatelessCase", "EagerPyFunc"})
 
 
 def through_branches(problem: Problem, statics: Sequence[SourceStatic],
                      where: Callable[[int], str]) -> None:  # fmt: skip
-    """Note the ``tf.cond`` (``If``) or ``tf.switch_case`` every path of a source crosses:
-    should its gradient be all zero, the branch that reads it was most likely not taken
-    (TensorFlow gives the inputs of an untaken branch zeros, not None).
+    """Note the ``tf.cond`` (``If``), ``tf.switch_case`` or ``tf.py_function`` every path of a
+    source crosses: should its gradient be all zero, the branch that reads it was most likely
+    not taken (TensorFlow gives the inputs of an untaken branch zeros, not None), or the
+    function took the value out of TensorFlow (its gradient is then zero, not None).
 
     Args:
         problem: the call's graph and targets.
@@ -430,6 +433,7 @@ def through_branches(problem: Problem, statics: Sequence[SourceStatic],
         crossed = [k for k in sorted(branches) if vsets[k] >> i & 1 and reach[k]]
         if crossed:
             static.branch = where(crossed[-1]) or "an unknown line"
+            static.branch_op = graph.ops[crossed[-1]].type
 
 
 def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:
