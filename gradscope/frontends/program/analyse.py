@@ -335,6 +335,7 @@ def dead_end_notes(
     came_back: Callable[[int], str | None] = lambda k: None,
     left_only: bool = False,
     used: Callable[[int], bool] = lambda t: False,
+    unread: str = "",
 ) -> None:
     """Name the line where a disconnected source's last path ends: a value made from it that
     no op reads (a ``TensorArray.write`` whose result is dropped, a layer whose output
@@ -357,6 +358,7 @@ def dead_end_notes(
             others'); the rest are left to a later call.
         used: whether the program used tensor ``t`` outside TensorFlow's ops (printed it,
             asked a gradient of it): no value thrown away.
+        unread: the note of a source no recorded op reads at all ("": none).
     """
     graph = full.graph
     if not full.targets:
@@ -375,6 +377,10 @@ def dead_end_notes(
             continue
         mine = [k for k in ends if vsets[k] >> i & 1]
         if not mine:
+            read_it = any(vsets[k] >> i & 1 and recorded(k) and op.inputs
+                          for k, op in enumerate(graph.ops))  # fmt: skip
+            if unread and not left_only and not static.note and not read_it:
+                static.note = unread
             continue
         k = mine[-1]
         line, op = where(k) or "an unknown line", graph.ops[k].type

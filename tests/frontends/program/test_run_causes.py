@@ -172,6 +172,7 @@ def test_zero_from_an_untaken_cond_branch_says_why() -> None:
     outcome, _ = watched(program)
     eager_call, function_call = outcome.report.calls
     assert [s.status for s in eager_call.sources] == ["ok", "none:disconnected"]
+    assert "tf.cond" in eager_call.sources[1].note  # the branch taken ran, the other never
     w, u = function_call.sources
     assert w.status == "ok" and w.norm == pytest.approx(function_bare[0])
     assert u.status == "zero"
