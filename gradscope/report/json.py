@@ -316,6 +316,7 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
         "device": r.device,
         "outcome": r.outcome,
         **({"exit_status": r.exit_status} if r.exit_status is not None else {}),
+        **({"signal": r.signal} if r.signal is not None else {}),
         "calls": [call(c) for c in r.calls],
         "problems": [run_problem(p) for p in r.problems],
     }

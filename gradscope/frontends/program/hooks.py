@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gradscope.frontends.program import fit, sites, trainable
+from gradscope.frontends.program import fit, process, sites, trainable
 from gradscope.frontends.program.calls import Calls
 from gradscope.frontends.program.watch import Watcher
 
@@ -27,7 +27,8 @@ _ONE = threading.Lock()
 @contextmanager
 def installed(watcher: Watcher) -> Iterator[Calls]:
     """Patch every watched API while the block runs; eager ops are recorded until every eager
-    call site has had its ``--steps``.
+    call site has had its ``--steps``. Calls are watched in this thread of this process
+    only (``process.py``).
 
     Args:
         watcher: where results go.
@@ -50,7 +51,8 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
                       _constants, _numpy_function):  # fmt: skip
             undo.append(patch(calls))
         calls.recorder.install()
-        yield calls
+        with process.watching():  # this thread, this process (process.py)
+            yield calls
     finally:
         try:
             calls.recorder.uninstall()
@@ -90,6 +92,7 @@ def _tape(calls: Calls) -> Callable[[], None]:
             except ValueError:  # TensorFlow's own error, raised by its own call
                 return orig(self, target, sources, output_gradients, unconnected)
             if watcher.busy or self._tape is None:
+                _elsewhere(watcher)
                 return orig(self, target, sources, output_gradients, unconnected)
             return calls.tape_gradient(orig, self, target, sources, output_gradients,
                                        unconnected)  # fmt: skip
@@ -147,6 +150,7 @@ def _gradients(calls: Calls) -> Callable[[], None]:
 
             grads = orig(ys, xs, *args, **kwargs)
             if watcher.busy or tf.executing_eagerly() or not _from_api(sys._getframe(1)):
+                _elsewhere(watcher)
                 return grads
             stops = kwargs.get("stop_gradients", args[5] if len(args) > 5 else None)
             calls.guarded(calls.graph_gradients, orig, "tf.gradients", _listed(ys), _listed(xs),
@@ -388,6 +392,17 @@ def _constants(calls: Calls) -> Callable[[], None]:
         return patched
 
     return _replace(constant_op, "convert_to_eager_tensor", make)
+
+
+def _elsewhere(watcher: Watcher) -> None:
+    """Note, once per thread, a program's gradient call in a thread it started (unwatched:
+    ``process.py``); a forked child reports nothing."""
+    if process.watched_here() or process.in_child() or watcher.busy_here():
+        return
+    note = process.unwatched_thread_note(sites.text(sites.fast_current()))
+    with watcher.lock:
+        if not any(n.endswith(note.split(": ", 1)[1]) for n in watcher.notes):
+            watcher.notes.append(note)
 
 
 def _numpy_function(calls: Calls) -> Callable[[], None]:

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.frontends.program import analyse
+from gradscope.frontends.program import analyse, process
 from gradscope.frontends.program.values import Numbers
 from gradscope.results.replicas import ReplicaResult
 from gradscope.results.run import GRAPH, CallResult, SourceResult
@@ -77,12 +77,18 @@ class Watcher:
         self.calls: list[CallResult] = []
         self.notes: list[str] = []
         self._local = threading.local()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # the report may be made in a signal handler
 
     # -- reentrancy: gradscope's own gradient calls are never watched -----------------------
 
     @property
     def busy(self) -> bool:
+        """Whether gradient calls made now run unwatched: gradscope's own, or the program's
+        outside the watched thread and process (``process.py``)."""
+        return bool(getattr(self._local, "busy", 0)) or not process.watched_here()
+
+    def busy_here(self) -> bool:
+        """Whether gradscope's own work is running in this thread."""
         return bool(getattr(self._local, "busy", 0))
 
     @contextmanager
@@ -122,8 +128,8 @@ class Watcher:
                 return True
             state.executions += 1
             return self.due(state)
-        if self.keep_going:
-            return False
+        if self.keep_going or not process.can_stop():
+            return False  # a finalizer's call: StopProgram would be printed and ignored
         raise StopProgram
 
     def record(self, state: SiteState, static: Static, numbers: Numbers | None,
