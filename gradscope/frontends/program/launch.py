@@ -322,6 +322,8 @@ def _startup_modules(module: bool) -> frozenset[str]:
     before it runs a script (or, ``module``, before ``-m`` runs one)."""
     import subprocess
 
+    if not sys.executable:  # an embedded interpreter: no python to ask
+        return frozenset()
     code = "import sys" + (", runpy" if module else "") + "; print(*sys.modules)"
     flags = subprocess._args_from_interpreter_flags()  # type: ignore[attr-defined]
     try:
