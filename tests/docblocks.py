@@ -30,13 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Commands the pages show that the suite does not run, and why. Each must appear in a page.
 NOT_RUN = {
     "pip install .": "installs gradscope: `make` runs `pip install -e '.[dev]'` before the suite",
-    "pip install -e '.[dev]'": "as above: the Makefile's venv step",
-    "make demo": "the Makefile's target; it runs `gradscope inspect configs/two-heads.yaml`",
-    "make test": "runs this suite",
-    "make docs": "CI runs it (.ci/run); it builds this site",
-    "make pictures": "redraws the pictures; tests/test_readme_picture.py checks what it drew",
-    "git clone <the repository> gradscope && cd gradscope": "a clone of this repository",
-    "cd gradscope": "a folder of the reader's clone",
     "python -m venv .venv && . .venv/bin/activate": "makes the reader's virtual environment",
     "pip install ./gradscope": "a CI job's install from a copy of gradscope's source",
     ".venv/bin/pip install 'tensorflow[and-cuda]'": "TensorFlow's GPU build: no GPU here",
@@ -54,9 +47,12 @@ EXIT = {
     "gradscope run --steps 3 --every 1 --timeline grads.json docs/examples/gan.py": 1,
     "gradscope check --timeline grads.json": 1,
     "cd tests/frontends/program/programs && gradscope run --replicas 2 mirrored_loop.py --mask": 1,
-    "gradscope check configs/*.yaml --format github": 1,
+    "gradscope check docs/examples/*.gradscope.yaml --format github": 1,
     "gradscope run docs/examples/no_gradients.py": 4,
-    "gradscope check configs/*.yaml --format sarif --output gradscope.sarif": 1,
+    "gradscope check docs/examples/first.gradscope.yaml": 1,
+    "cd tests/frontends/program/programs && gradscope run fit_missing_loss.py": 1,
+    "cd tests/frontends/program/programs && gradscope run unfreeze.py": 1,
+    "gradscope check docs/examples/*.gradscope.yaml --format sarif --output gradscope.sarif": 1,
 }
 
 #: Options whose value is a file the command writes (moved to a scratch folder).
@@ -146,8 +142,10 @@ def argv(text: str, scratch: Path) -> tuple[list[str], Path]:
     words = shlex.split(text)
     out: list[str] = []
     for i, word in enumerate(words):
-        if (i and words[i - 1] in WRITES) or (scratch / word).exists():  # written by the command
-            word = str(scratch / Path(word).name)  # or by one before it on the page
+        if i and words[i - 1] in WRITES:  # a file the command writes
+            word = str(scratch / Path(word).name)
+        elif not (cwd / word).exists() and (scratch / word).exists():  # one written before
+            word = str(scratch / word)
         if any(c in word for c in "*?[") and not word.startswith("-"):
             out += sorted(str(p.relative_to(cwd)) for p in cwd.glob(word))
         else:
