@@ -17,6 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 from gradscope.analysis.check import ExpectMap, expectations_of
+from gradscope.analysis.fixes import fixed_losses, fixed_problems
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
 from gradscope.analysis.replicas import replica_problems, with_replicas
@@ -73,6 +74,8 @@ class Request:
         expect: expectations to hold the model to instead of its own.
         max_elements: the largest tensor a spec may ask for.
         distribution: the ``tf.distribute`` strategy and replicas (``--strategy``).
+        one_loss: the command draws one loss: a target with several and no ``losses`` is
+            refused once its loss names are known, before anything is traced.
     """
 
     losses: tuple[str, ...] | None = None
@@ -85,6 +88,7 @@ class Request:
     expect: ExpectMap | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS
     distribution: Distribution = Distribution()  # noqa: RUF009  (frozen: one shared default)
+    one_loss: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,8 @@ def run(target: object, request: Request = Request()) -> Outcome:
     compare = _pairs(frontend, request)
     asked = list(request.losses or []) + [n for pair in compare for n in pair]
     _check_losses(frontend, asked)  # a spec's loss names are known before TensorFlow starts
+    if request.one_loss and request.losses is None:
+        _check_one_loss(frontend)
     if "tensorflow" not in sys.modules:
         request.progress("importing TensorFlow")
     import_tensorflow(plots=not hasattr(frontend, "spec"))  # a spec runs no user code
@@ -150,6 +156,14 @@ def _check_losses(frontend: Frontend, names: Sequence[str]) -> None:
         )
 
 
+def _check_one_loss(frontend: Frontend) -> None:
+    names = frontend.loss_names()
+    if len(names) != 1:
+        raise UsageError(
+            f"{frontend.label} has {len(names)} losses; pick one with --loss: {', '.join(names)}"
+        )
+
+
 def _diagnosed(frontend: Frontend, facts: RunFacts, request: Request) -> RunFacts:
     """The facts with every ``nan`` pair's origin (a second pass, only when a pair is
     ``nan``) and, with ``numeric``, every ``ok`` pair against finite differences."""
@@ -178,8 +192,11 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
     results = with_replicas(classify(facts, sources), facts)
     if facts.numeric is not None:
         results = judge(results, expect, facts)
+    spec = hasattr(frontend, "spec")  # cut points at YAML lines: fixes in spec fields
+    results = fixed_losses(results, spec, frontend.grad_losses())
     problems = find_problems(frontend.file, results, facts.variables, expect)
     problems += replica_problems(frontend.file, results, facts)
+    problems = fixed_problems(problems, results, spec)
     notes = list(frontend.notes) + list(facts.notes)
     notes += [] if facts.numeric is not None else unheld_numeric(expect)
     notes += unmatched_patterns(frontend.patterns(), facts.variables)

@@ -7,12 +7,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gradscope.cli.commands import summary
-from gradscope.cli.common import format_option
+from gradscope.cli.common import format_option, table_options, table_render_options
 from gradscope.cli.output import check_writable, write_atomic
 from gradscope.errors import UsageError
 from gradscope.report import RunFormat
@@ -90,6 +90,7 @@ Examples:
 @click.option("--output", "-o", metavar="FILE", default=None,
               help="Write the report to FILE ('-': standard output) instead of standard "
                    "error.")  # fmt: skip
+@table_options
 @click.option("-m", "module", metavar="MODULE", default=None,
               help="Run a module, as python -m MODULE does.")  # fmt: skip
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
@@ -97,7 +98,8 @@ Examples:
 def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
         timeline: str | None, tensorboard: str | None, allow_none: tuple[str, ...],
         replicas: int | None, strategy: str | None, fmt: str, output: str | None,
-        module: str | None, program: tuple[str, ...]) -> None:  # fmt: skip
+        module: str | None, program: tuple[str, ...], group: str = "auto",
+        problems_only: bool = False) -> None:  # fmt: skip
     """Run a Python program as `python SCRIPT ARGS` would, and report every gradient it takes.
 
     Watched: GradientTape.gradient (eager and inside tf.function, so model.fit and custom
@@ -120,8 +122,10 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     output, timeline, tensorboard = (_absolute(p) for p in (output, timeline, tensorboard))
     held = Held()
 
+    options = table_render_options(fmt, group, problems_only)
+
     def deliver(outcome: Outcome) -> None:
-        _deliver(outcome, target, fmt, output, held)
+        _deliver(outcome, target, fmt, output, held, options)
 
     def last_words(outcome: Outcome) -> None:  # the program called os._exit(N): nothing follows
         deliver(outcome)
@@ -135,7 +139,7 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
 
 
 def _deliver(outcome: Outcome, target: Program, fmt: str, output: str | None,
-             held: Held) -> None:  # fmt: skip
+             held: Held, options: dict[str, Any]) -> None:  # fmt: skip
     """The program's failure as Python prints it, then the report where it was asked for:
     on the streams gradscope started with, whatever the program did to its own."""
     from gradscope.frontends.program.launch import print_failure
@@ -148,7 +152,7 @@ def _deliver(outcome: Outcome, target: Program, fmt: str, output: str | None,
     if outcome.error is not None:
         print_failure(outcome.error, target, err)
     color = fmt == "table" and output is None and _tty(err)
-    text = render(outcome.report, fmt, color=color, width=_width(err))
+    text = render(outcome.report, fmt, color=color, width=_width(err), **options)
     if output and output != "-":
         write_atomic(output, text)
     else:

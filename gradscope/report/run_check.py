@@ -14,7 +14,10 @@ from gradscope.results import run as rr
 
 
 def title(report: rr.RunReport) -> str:
-    """``gradscope run train.py --epochs 1``: the command that made the report."""
+    """``gradscope run train.py --epochs 1``: the command that made the report (a
+    ``gradscope.watch()`` block: ``gradscope.watch() at FILE:LINE``)."""
+    if report.entry == rr.WATCH:
+        return f"gradscope.watch() at {report.program}"
     return " ".join(["gradscope run", report.program, *report.argv[1:]])
 
 
@@ -49,6 +52,7 @@ def as_check(report: rr.RunReport) -> CheckResult:
                 p.cut_points,
                 spec=path,
                 line=line_of(p.site),
+                fix=p.fix,
             )
             for p in report.problems
             if _file(p.site) == path
@@ -60,4 +64,4 @@ def as_check(report: rr.RunReport) -> CheckResult:
 
 def _pair(source: rr.SourceResult) -> m.PairResult:
     return m.PairResult(source.name, source.status, source.norm, source.shape, source.sparse,
-                        source.cut_points)  # fmt: skip
+                        source.cut_points, fix=source.fix)  # fmt: skip

@@ -17,3 +17,6 @@ class CutPoint:
     op: str
     kind: str  # "stopped" | "assign" | "nondifferentiable"
     source: str  # FILE:LINE
+    #: further places on the same path that lose the gradient again, ``"Cast at f.py:8"``
+    #: (a later cast to an integer of a value made from this ``argmax``)
+    later: tuple[str, ...] = ()

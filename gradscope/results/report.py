@@ -14,6 +14,7 @@ from typing import Any
 from gradscope.errors import SpecError
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
+from gradscope.results.fix import Fix
 from gradscope.results.picture import Picture
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 from gradscope.results.status import FindingKind, ProblemKind, Status, Verdict
@@ -74,6 +75,7 @@ class PairResult:
     nan_origin: NanOrigin | None = None  # ``nan`` pairs: where the NaN/Inf first appeared
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
+    fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class LossResult:
     pairs: tuple[PairResult, ...]
     source: str = ""
     notes: tuple[str, ...] = ()
+    fix: Fix | None = None  # what its ``grad_loss`` multiplier does (``analysis/fixes``)
 
     def pair(self, variable: str) -> PairResult:
         """The pair of ``variable`` (a lookup: reports ask it per variable and loss)."""
@@ -110,6 +113,7 @@ class Problem:
     spec: str = ""
     line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
     known: bool = False  # already in the baseline
+    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
 
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""

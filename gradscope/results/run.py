@@ -12,6 +12,7 @@ from typing import Any
 
 from gradscope.errors import ExitCode
 from gradscope.results.facts import CutPoint
+from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
@@ -26,6 +27,11 @@ STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
+
+#: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
+#: block of code, a notebook cell, a test).
+RUN = "run"
+WATCH = "watch"
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class SourceResult:
     #: inside ``strategy.run``: every replica's status and norm (the source's own are
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
+    fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,7 @@ class RunProblem:
     kind: ProblemKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
+    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,8 @@ class RunReport:
     devices: tuple[str, ...] = ()
     #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
     exit_status: int | None = None
+    #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
+    entry: str = RUN
 
     @property
     def exit_code(self) -> int:

@@ -23,6 +23,7 @@ from gradscope.analysis.check import CheckResult, check_reports
 from gradscope.results import report as m
 from gradscope.results.cut import CutPoint
 from gradscope.results.facts import VariableFacts
+from gradscope.results.fix import Fix
 from gradscope.results.status import FindingKind, ProblemKind, Status
 from gradscope.timeline.findings import Thresholds, find
 from gradscope.timeline.reader import THRESHOLDS
@@ -117,6 +118,7 @@ def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
         ),
         spec=file if located else path,
         line=int(line) if located else 1,
+        fix=Fix.from_dict(finding.get("fix")),
     )
 
 

@@ -23,6 +23,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gradscope.analysis import fixes
+from gradscope.results.cut import CutPoint
+from gradscope.results.fix import Fix
+
 KINDS = ("nan", "exploding", "dead", "vanishing", "none")
 
 
@@ -85,10 +89,25 @@ def find(
                 cuts = next((p.cut_points for p in points if p.step == step), ())
                 if kind == "none" and cuts:
                     finding["cut_points"] = [dict(c) for c in cuts]
+                fix = _fix(kind, site, variable, next(p for p in points if p.step == step))
+                if fix is not None:
+                    finding["fix"] = fix.to_dict()
                 out.append(finding)
     return sorted(
         out, key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"]))
     )
+
+
+def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
+    """A finding's fix, as ``analysis/fixes.py`` decides it from what the record holds."""
+    cuts = tuple(
+        CutPoint(str(c.get("node", "")), str(c.get("op", "")), str(c.get("kind", "")),
+                 str(c.get("source", "")), tuple(c.get("later") or ()))
+        for c in point.cut_points
+    )  # fmt: skip
+    status = point.status if point.status.startswith("none") else "none:unexplained"
+    evidence = fixes.Evidence(status, variable, cuts, point.cause, site=site)
+    return fixes.finding_fix(kind, variable, site, evidence)
 
 
 def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:

@@ -83,7 +83,8 @@ def analyse(
                  if t is not None and s.has_gradient}  # fmt: skip
     _through_integers(graph, vsets, received, problem.stop_ops)
     cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
-    located = [(c, locate(c.op, c.kind)) for c in sorted(cuts, key=lambda c: c.op)]
+    located = [(c, flow.with_later(locate(c.op, c.kind), [locate(i, c.kind) for i in c.later]))
+               for c in sorted(cuts, key=lambda c: c.op)]  # fmt: skip
     halves = 0
     for t, is_half in enumerate(problem.half):
         if is_half and reach[graph.producer[t]]:
@@ -191,7 +192,8 @@ def status(static: SourceStatic, norm: float | None, largest: float | None,
 
 
 def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
-              trainable: Sequence[bool], accessed: bool) -> None:  # fmt: skip
+              trainable: Sequence[bool], accessed: bool,
+              tensors: Sequence[bool | None] | None = None) -> None:  # fmt: skip
     """The cause of a variable the tape never watched: its gradient is None whatever its
     paths, so no op on them is a cut. Not trainable, it is ``frozen`` (a tape watches only
     trainable variables; ``inspect`` says the same); trainable under
@@ -204,7 +206,10 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
         watched: per source, whether the tape watches it (None: a tensor).
         trainable: per source, the variable's ``trainable`` flag.
         accessed: whether the tape watches the trainable variables it sees read.
+        tensors: per source, whether a tape watched it, for a tensor (``unwatched_tensors``).
     """
+    if tensors:
+        unwatched_tensors(statics, tensors)
     for static, seen, can in zip(statics, watched, trainable, strict=True):
         if seen is not False or static.has_gradient or (can and accessed):
             continue
@@ -216,6 +221,22 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
         else:
             static.note = ("never watched: the tape has watch_accessed_variables=False and no "
                            "tape.watch() of it")  # fmt: skip
+
+
+def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | None]) -> None:
+    """The cause of a tensor source no tape watched: a tape records ops on a tensor only after
+    ``tape.watch()`` of it, so no op on its paths is a cut.
+
+    Args:
+        statics: the sources; updated in place.
+        watched: per source, whether a tape watched it (None: a variable, or not known).
+    """
+    for static, seen in zip(statics, watched, strict=True):
+        if seen is not False or static.has_gradient:
+            continue
+        static.reachable = False
+        static.cut_points.clear()
+        static.note = "never watched: a tensor, which a tape follows only after tape.watch() of it"
 
 
 def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:

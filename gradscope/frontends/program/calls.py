@@ -139,6 +139,7 @@ class Calls:
             self._failed(state, exc)
             return orig(tape, target, sources, output_gradients, unconnected)
         with self.watcher.own_work():
+            tensors = names.tensors_watched(tape, flat_s)  # before a non-persistent tape ends
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
@@ -148,7 +149,7 @@ class Calls:
         try:  # gradscope's own reads (.numpy() of the target) are no round-trip of the program
             call.received(probe_ids, grads[len(flat_s) :])
             with self.watcher.own_work():
-                self._after(state, tape, call, flat_s, flat_t, user, eager, filled)
+                self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors)
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -157,7 +158,7 @@ class Calls:
 
     def _after(self, state: SiteState, tape: Any, call: Any, flat_s: list[Any],
                flat_t: list[Any], user: list[Any], eager: bool,
-               filled: list[Any]) -> None:  # fmt: skip
+               filled: list[Any], tensors: list[bool | None] | None = None) -> None:  # fmt: skip
         """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
         ``unconnected_gradients=ZERO``'s zeros) and arrange for its numbers."""
         statics = names.statics(flat_s, user, call, self.recorder.created)
@@ -165,7 +166,7 @@ class Calls:
         analyse.analyse(call.problem, statics, call.locate, call.visible)
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
-                          getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
+                          getattr(tape, "_watch_accessed_variables", True), tensors)  # fmt: skip
         self._outside(tape, flat_s, flat_t, statics, eager)
         target_source = names.target_source(call, flat_t, eager)
         fit.notes(call, statics, flat_s, target_source)

@@ -74,5 +74,34 @@ def watching(tape: Any, flat_s: list[Any]) -> list[bool | None]:
             else None for s in flat_s]  # fmt: skip
 
 
+def tensors_watched(tape: Any, flat_s: list[Any]) -> list[bool | None]:
+    """Per source: whether ``tape`` (or a tape around it) watches it, for a tensor; None for
+    a variable, or when it cannot be told. Asked before ``tape.gradient`` runs: a
+    non-persistent tape forgets what it watched once it has answered."""
+    import tensorflow as tf
+    from tensorflow.python import pywrap_tfe
+    from tensorflow.python.eager import tape as tape_lib
+
+    out: list[bool | None] = [None] * len(flat_s)
+    variable = [isinstance(s, tf.Variable) or hasattr(s, "path") for s in flat_s]
+    tensors = [i for i, s in enumerate(flat_s) if not variable[i] and tf.is_tensor(s)]
+    inner = getattr(tape, "_tape", None)
+    if not tensors or inner is None:
+        return out
+    pushed = not getattr(tape, "_recording", True)  # a tape asked after its block: push it
+    try:
+        if pushed:
+            tape_lib.push_tape(inner)
+        try:
+            for i in tensors:
+                out[i] = bool(pywrap_tfe.TFE_Py_TapeSetShouldRecordBackprop([flat_s[i]]))
+        finally:
+            if pushed:
+                tape_lib.pop_tape(inner)
+    except Exception:
+        return [None] * len(flat_s)
+    return out
+
+
 def _handle_id(variable: Any) -> int | None:
     return getattr(getattr(variable, "handle", None), "_id", None)

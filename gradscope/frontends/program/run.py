@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from gradscope.analysis import fixes
 from gradscope.analysis import run as run_policy
 from gradscope.frontends.program import launch
 from gradscope.frontends.program.launch import Program
@@ -113,13 +114,15 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
             distribution: Distribution, devices: tuple[str, ...], watcher: Any,
             calls: Sequence[rr.CallResult], outcome: str,
             status: int | None) -> rr.RunReport:  # fmt: skip
+    calls = fixes.fixed_calls(calls)
+    problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     return rr.RunReport(
         program=program.target if not program.module else f"-m {program.target}",
         argv=tuple(program.argv),
         tensorflow=tf.__version__,
         device="GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0",
         calls=tuple(calls),
-        problems=tuple(run_policy.problems_of(calls, allow_none)),
+        problems=tuple(problems),
         outcome=outcome,
         steps=steps,
         notes=tuple(watcher.notes) + _unused(distribution, calls),

@@ -17,10 +17,11 @@ from gradscope.engine.retrace import Rebuild
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.engine.trace import Engine
 from gradscope.errors import TargetError
-from gradscope.frontends.base import Trace
+from gradscope.frontends.base import Trace, flat_floats
 from gradscope.frontends.python import eager as eager_pass
 from gradscope.frontends.python import findings, frames, isolation
 from gradscope.frontends.python.model import PythonModel
+from gradscope.frontends.python.precheck import precheck
 from gradscope.frontends.python.resolve import Resolved, resolve
 from gradscope.frontends.python.variables import Registry
 from gradscope.progress import Progress
@@ -73,7 +74,10 @@ class PythonFrontend:
 
     def prepare(self, progress: Progress) -> None:
         """Import the target and call its function (under a registry that records where
-        each variable is created)."""
+        each variable is created). A target string that cannot work is refused first, before
+        TensorFlow is imported and before any of the user's code runs."""
+        if isinstance(self.obj, str):
+            precheck(self.obj)
         progress("importing TensorFlow")
         self.tf = import_tensorflow()
         self._registry = Registry(self.tf)
@@ -87,6 +91,10 @@ class PythonFrontend:
         model = self._model
         sites = {n: model.loss_site(n) if model else None for n in self.loss_names()}
         return {name: str(site) if site else "" for name, site in sites.items()}
+
+    def grad_losses(self) -> dict[str, list[float]]:
+        given = self.resolved.target.grad_loss or {}
+        return {name: flat_floats(value) for name, value in given.items() if value is not None}
 
     def expectations(self) -> tuple[Expectation, ...]:
         return self.resolved.expectations()
