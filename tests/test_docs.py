@@ -85,10 +85,10 @@ def _run(command: docblocks.Command, scratch: Path, where: str) -> None:
     else:
         pytest.fail(f"{where}: no rule runs `{command.text}` (list it in docblocks.NOT_RUN?)")
     output = result.stdout + "\n" + result.stderr
-    assert result.returncode == expected, (
+    assert result.returncode in allowed, (
         f"{where}: `{command.text}` exited {result.returncode}:\n{output}"
     )
-    assert "Traceback" not in output or expected == 4, f"{where}: {output}"
+    assert "Traceback" not in output or allowed == {4}, f"{where}: {output}"
     lost = docblocks.missing(command.shown, output)
     assert not lost, f"{where}: `{command.text}` does not print\n{lost[0]}\nit prints:\n{output}"
 
