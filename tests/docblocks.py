@@ -51,6 +51,7 @@ EXIT = {
     "gradscope check docs/examples/*.gradscope.yaml --format github": 1,
     "gradscope run docs/examples/no_gradients.py": 4,
     "gradscope check docs/examples/first.gradscope.yaml": 1,
+    "pytest --gradscope docs/examples/test_training.py": 1,
     "cd tests/frontends/program/programs && gradscope run fit_missing_loss.py": 1,
     "cd tests/frontends/program/programs && gradscope run unfreeze.py": 1,
     "gradscope check docs/examples/*.gradscope.yaml --format sarif --output gradscope.sarif": 1,
