@@ -102,13 +102,14 @@ class Watch:
             watcher = Watcher(self.steps, keep_going=True)
             hooks = installed(watcher)
             calls = hooks.__enter__()  # AlreadyWatching: nothing was patched
-            self._open = (watcher, hooks, calls)
+            self._open = (watcher, hooks, calls, _Retraced())
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
-        watcher, hooks, calls = self._open
+        watcher, hooks, calls, retraced = self._open
         try:
+            retraced.undo()
             hooks.__exit__(None, None, None)  # TensorFlow as it was, whatever happens next
         finally:
             self._open = None
@@ -136,6 +137,39 @@ class Watch:
             notes=tuple(watcher.notes),
             entry=rr.WATCH,
         )
+
+
+class _Retraced:
+    """A Keras model whose train step was traced before the block (an earlier ``fit`` in the
+    notebook) has it traced again when the block first trains it, so that its gradient calls
+    are seen; the earlier one is the model's again after the block. (A ``tf.function`` of
+    the user's traced before the block is not retraced: it would restart the sequences of
+    its stateful random ops; define or first call it inside the block.)"""
+
+    def __init__(self) -> None:
+        import keras
+
+        self.models: dict[int, tuple[Any, Any]] = {}  # id -> (model, its train function)
+        self.restore: list[Any] = []
+        for name in ("fit", "train_on_batch"):
+            watched = keras.Model.__dict__[name]  # the hooks' own patch
+            setattr(keras.Model, name, self._fresh(watched))
+            self.restore.append((keras.Model, name, watched))
+
+    def _fresh(self, watched: Any) -> Any:
+        def train(model: Any, *args: Any, **kwargs: Any) -> Any:
+            if id(model) not in self.models:
+                self.models[id(model)] = (model, getattr(model, "train_function", None))
+                model.train_function = None  # Keras traces it again, watched
+            return watched(model, *args, **kwargs)
+
+        return train
+
+    def undo(self) -> None:
+        for owner, name, watched in self.restore:
+            setattr(owner, name, watched)
+        for model, before in self.models.values():
+            model.train_function = before
 
 
 def _outcome(kind: type[BaseException] | None) -> str:

@@ -168,6 +168,7 @@ def to_text(renderable: Any, *, color: bool = False, width: int = 120) -> str:
         file=buffer,
         width=width,
         force_terminal=color,
+        force_jupyter=False,  # a string, also in a notebook (rich would display it there)
         color_system="standard" if color else None,
         no_color=not color,
         highlight=False,

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.errors import SpecError
+from gradscope.printable import escape_fields
+from gradscope.results.display import Displayed
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
 from gradscope.results.fix import Fix
@@ -77,6 +79,9 @@ class PairResult:
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "variable")  # one escaping of names
+
 
 @dataclass(frozen=True)
 class LossResult:
@@ -88,6 +93,9 @@ class LossResult:
     source: str = ""
     notes: tuple[str, ...] = ()
     fix: Fix | None = None  # what its ``grad_loss`` multiplier does (``analysis/fixes``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "source", "notes")  # one escaping of names
 
     def pair(self, variable: str) -> PairResult:
         """The pair of ``variable`` (a lookup: reports ask it per variable and loss)."""
@@ -115,13 +123,16 @@ class Problem:
     known: bool = False  # already in the baseline
     fix: Fix | None = None  # what to change (``analysis/fixes.py``)
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "loss", "variable", "message", "spec")  # one escaping of names
+
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
         return (self.spec, self.loss, self.variable, self.kind)
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Displayed):
     """The whole result of ``inspect`` (and of ``check``) for one spec or target."""
 
     spec: str
@@ -139,6 +150,9 @@ class Report:
     unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "spec", "name", "notes")  # one escaping of names
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:

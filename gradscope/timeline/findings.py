@@ -18,7 +18,6 @@ most one finding, at the first step it holds from. The thresholds are options
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -158,22 +157,52 @@ def _nan(points: Sequence[Point], limits: Thresholds) -> Found:
 
 
 def _exploding(points: Sequence[Point], limits: Thresholds) -> Found:
-    seen: list[float] = []
+    median = _RunningMedian()
     for p in points:
         if p.norm is None:
             continue
-        if len(seen) >= limits.warmup:
-            median = statistics.median(seen)
-            if median > 0 and p.norm > limits.exploding_factor * median:
+        if median.count >= limits.warmup:
+            middle = median.value()
+            if middle > 0 and p.norm > limits.exploding_factor * middle:
                 return (
                     "exploding",
                     p.step,
                     f"the gradient norm {p.norm:.3g} at step {p.step} is "
-                    f"{_times(p.norm / median)} its running median {median:.3g}: lower the "
+                    f"{_times(p.norm / middle)} its running median {middle:.3g}: lower the "
                     "learning rate or clip gradients (clipnorm=1.0)",
                 )
-        seen.append(p.norm)
+        median.add(p.norm)
     return None
+
+
+class _RunningMedian:
+    """The median of the values added so far, as ``statistics.median`` gives it, in
+    O(log n) per value: two heaps, the lower half (negated: a max-heap) and the upper half.
+    Taking ``statistics.median`` of a growing list each record made ``check --timeline``
+    quadratic (50,000 records: over 20 s)."""
+
+    def __init__(self) -> None:
+        self.low: list[float] = []  # negated values of the lower half; len >= len(high)
+        self.high: list[float] = []
+        self.count = 0
+
+    def add(self, value: float) -> None:
+        import heapq
+
+        if self.low and value > -self.low[0]:
+            heapq.heappush(self.high, value)
+        else:
+            heapq.heappush(self.low, -value)
+        if len(self.low) > len(self.high) + 1:
+            heapq.heappush(self.high, -heapq.heappop(self.low))
+        elif len(self.high) > len(self.low):
+            heapq.heappush(self.low, -heapq.heappop(self.high))
+        self.count += 1
+
+    def value(self) -> float:
+        if len(self.low) > len(self.high):
+            return -self.low[0]
+        return (-self.low[0] + self.high[0]) / 2
 
 
 def _times(ratio: float) -> str:

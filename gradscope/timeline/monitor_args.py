@@ -8,7 +8,7 @@ import tempfile
 from typing import Any
 
 from gradscope.timeline.findings import Thresholds
-from gradscope.writable import unwritable
+from gradscope.writable import Unwritable, refusal, unwritable
 
 _WHO = "gradscope.keras.Monitor"
 
@@ -53,10 +53,13 @@ def check_writable(timeline: Any, tensorboard: Any) -> None:
     """
     if timeline is not None:
         path = os.fspath(timeline)
-        if os.path.isdir(path):
+        if os.path.isdir(path) and not os.path.islink(path):
             raise IsADirectoryError(
                 f"{_WHO}: cannot write the timeline to {path!r}: it is a directory"
             )
+        why = refusal(path)  # a device node, a symbolic link, a FIFO: never replaced
+        if why is not None:
+            raise Unwritable(f"{_WHO}: cannot write the timeline to {path!r}", why, refused=True)
         _check_directory(os.path.dirname(os.path.abspath(path)), f"the timeline to {path!r}")
     if tensorboard is not None:
         path = os.fspath(tensorboard)
@@ -84,7 +87,7 @@ def rescue(timeline: dict[str, Any], path: str, error: OSError) -> OSError:
     message says where it went (or that it is only in ``monitor.timeline`` now)."""
     from gradscope.timeline.record import write
 
-    why = error.strerror or str(error)
+    why = error.why if isinstance(error, Unwritable) else (error.strerror or str(error))
     if error.strerror and error.filename:
         why = f"{error.strerror}: {os.fspath(error.filename)!r}"
     steps = len(timeline.get("steps", []))

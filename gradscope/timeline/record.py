@@ -357,19 +357,16 @@ def _cosine(a: Any, b: Any, dot: float | None) -> float | None:
 
 
 def write(path: str, timeline: Mapping[str, Any]) -> None:
-    """Write a timeline as JSON, atomically (no NaN: those are null already)."""
-    import tempfile
+    """Write a timeline as JSON through gradscope's one writer (:func:`gradscope.writable.write`:
+    atomic, regular files only, the umask's permissions); no NaN: those are null already.
 
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".timeline-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(_lines(timeline))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    Raises:
+        gradscope.writable.Unwritable: an OSError naming the path and why (a device node, a
+            symbolic link, a full disk).
+    """
+    from gradscope.writable import write as write_file
+
+    write_file(path, _lines(timeline).encode("utf-8", "backslashreplace"), parents=True)
 
 
 def _lines(timeline: Mapping[str, Any]) -> str:

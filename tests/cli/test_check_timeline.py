@@ -306,3 +306,46 @@ def test_check_timeline_says_its_numbers_were_recorded_not_traced() -> None:
     for fmt in ("table", "markdown"):
         code, out, _ = _invoke("check", "--timeline", str(run.path), "--format", fmt)
         assert "nan" in out and "Where NaN/Inf first appeared" not in out, fmt
+
+
+def _forging_timeline(tmp_path: Path) -> str:
+    """A timeline whose site and variable names hold a newline and a workflow command, and
+    a lone surrogate; its variable stops getting a gradient (a `none` finding)."""
+    site = "train.py\n::error file=forged.py,line=1::site:20"
+    variable = "d\ud800/kernel\n::warning::forged"
+    steps = [{"step": i, "site": site, "loss": 0.5,
+              "variables": {variable: {"status": "ok" if i < 3 else "none:disconnected",
+                                       "norm": 0.1 if i < 3 else None}}}
+             for i in range(1, 6)]  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"gradscope": 1, "program": "x\n::error::p.py", "steps": steps}))
+    return str(path)
+
+
+@pytest.mark.parametrize("fmt", ["github", "table", "markdown"])
+def test_check_timeline_names_cannot_forge_workflow_commands(tmp_path: Path, fmt: str) -> None:
+    code, stdout, stderr = _invoke("check", "--timeline", _forging_timeline(tmp_path),
+                                   "--format", fmt)  # fmt: skip
+    assert code == 1, stderr
+    lines = stdout.splitlines()
+    commands = [line for line in lines if line.startswith("::")]
+    if fmt == "github":  # the group, its end, the one finding's annotation, two notes
+        kinds = [c.split(" ")[0].split("::")[1] for c in commands]
+        assert kinds == ["group", "endgroup", "error", "notice", "notice"]
+    else:
+        assert commands == []
+    forged = ("::error file=forged.py", "::warning::forged", "::error::p.py")
+    assert not any(line.lstrip().startswith(forged) for line in lines)
+    assert "\\ud800" in stdout and "\\n::warning::forged" in stdout
+
+
+def test_check_timeline_baseline_with_escaped_names_round_trips(tmp_path: Path) -> None:
+    """A lone surrogate in a timeline, then in the baseline written from it, crashed `check`;
+    the names are escaped the same way on both sides, so the baseline holds the finding."""
+    timeline = _forging_timeline(tmp_path)
+    baseline = str(tmp_path / "baseline.json")
+    code, _, stderr = _invoke("check", "--timeline", timeline, "--write-baseline", baseline)
+    assert code == 1, stderr
+    code, stdout, stderr = _invoke("check", "--timeline", timeline, "--baseline", baseline)
+    assert code == 0, stdout + stderr
+    assert "1 known" in stdout or "known" in stdout
