@@ -107,6 +107,19 @@ def _exec_python(block: docblocks.Block, scratch: Path) -> None:
         os.chdir(here)
 
 
+def _ipython(block: docblocks.Block) -> None:
+    """A notebook cell, magics included, run by IPython in this process (one shell for all)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = shell.run_cell(block.text, store_history=False)
+    assert result.success, f"{block.id}: {result.error_before_exec or result.error_in_exec}"
+    if block.text.startswith("%%gradscope"):  # the magic showed the cell's report
+        assert "gradscope watch" in printed.getvalue(), f"{block.id}: {printed.getvalue()}"
+
+
 def _yaml(block: docblocks.Block, scratch: Path) -> None:
     data = yaml.safe_load(block.text)
     assert isinstance(data, dict), f"{block.id}: not a YAML mapping"
@@ -156,6 +169,8 @@ def _check(block: docblocks.Block, tmp_path: Path) -> None:
         _exec_python(block, tmp_path)
     elif block.lang == "yaml":
         _yaml(block, tmp_path)
+    elif block.lang == "ipython":
+        _ipython(block)
     elif block.lang == "json":
         json.loads(block.text)
     else:
