@@ -2,8 +2,9 @@
 against one file, with no registry and no network.
 
 Each schema refers only inside itself (``#/$defs/...``). ``run-v1.json`` and ``check-v1.json``
-hold copies of the definitions they share with ``report-v1.json``; a test keeps the copies equal
-to the originals, so the one place to change a shared definition stays ``report-v1.json``.
+hold copies of the definitions they share with ``report-v1.json``, made by
+``scripts/bundle_schemas.py``; the one place to change a shared definition stays
+``report-v1.json``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,17 @@ def test_schema_refers_only_inside_itself(name: str) -> None:
         for part in ref[2:].split("/"):
             assert part in node, f"{name}: {ref} leads nowhere"
             node = node[part]
+
+
+def test_schemas_are_bundled() -> None:
+    """run-v1.json and check-v1.json are as scripts/bundle_schemas.py makes them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bundle", ROOT / "scripts" / "bundle_schemas.py")
+    assert spec and spec.loader
+    bundle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bundle)
+    assert bundle.main(["--check"]) == 0, "run: python scripts/bundle_schemas.py"
 
 
 def test_schema_copies_equal_the_report_schema() -> None:
