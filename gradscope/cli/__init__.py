@@ -35,7 +35,7 @@ Exit codes:
   3    gradscope's own failure (re-run with --traceback)
   4    run: the program raised (its traceback, then the report so far)
   5    a Python target ended the process (sys.exit, os._exit, a BaseException, a crash)
-  130  interrupted (Ctrl-C); no output file was touched"""
+  130  interrupted (Ctrl-C); no output file was touched (run: the report so far is)"""
 
 
 #: How long gradscope waits after its report for threads a Python target left running.
@@ -58,6 +58,11 @@ class _Group(click.Group):
         if args is not None:
             return super().main(args, *rest, **kwargs)
         _INVOKED[:] = []
+        from gradscope.cli.supervise import supervise, wanted
+
+        command = wanted(sys.argv[1:])
+        if command is not None:  # a Python target's crash is said by a parent process
+            supervise(command)
         before = set(threading.enumerate())
         try:
             return super().main(args, *rest, **kwargs)

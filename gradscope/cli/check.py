@@ -31,6 +31,7 @@ Exit codes:
   1    unexpected gradients: nan, contradicted expect, never-trained, numeric, replica, timeline
   2    a bad spec, target, baseline or command line (all errors listed; sarif, junit: a report)
   3    gradscope's own failure (re-run with --traceback)
+  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
   130  interrupted (Ctrl-C); no output file was touched
 
 \b

@@ -44,6 +44,12 @@ def interrupts_noted() -> Iterator[None]:
         INTERRUPTED[0] = False
 
 
+def forget_interrupt() -> None:
+    """Forget a Ctrl-C noted so far: it was handled (``run``: the program's, reported as its
+    outcome); a later one still keeps output files untouched."""
+    INTERRUPTED[0] = False
+
+
 def write_atomic(path: str, text: str, option: str = "--output") -> None:
     """Write ``text`` to ``path`` through :func:`gradscope.writable.write` (atomic, regular
     files only, never an input of the command).

@@ -26,19 +26,24 @@ EPILOG = """\b
 Where the report goes:
   --output FILE   written to FILE (atomically); --output - writes it to standard output
   otherwise       standard error, never standard output: that is the program's own
-  --timeline FILE the timeline, written however the program ends (stopped, raised, Ctrl-C)
+  --timeline FILE the timeline, written however the program ends (stopped, raised,
+                  sys.exit, os._exit, exec, Ctrl-C, SIGTERM, SIGHUP)
+  The report and the timeline are written before the process ends, however it ends;
+  a program's forked children and its threads are not watched and report nothing.
 
 \b
 Exit codes:
   0    no problems: every source the program asked about got a finite gradient
   1    problems: a None gradient (not named by --allow-none), a NaN/Inf one, or
        replicas that disagree (replica-mismatch)
-  2    bad usage, or a program that cannot start (no such file, a syntax error, no module)
+  2    bad usage, or a program that cannot start (no such file, a syntax error, no module);
+       or an output that could not be written (a full disk): said after the report
   3    gradscope's own failure (re-run with --traceback)
   4    the program raised: its traceback as Python prints it, then the report so far;
        or it ended itself with a nonzero status N (sys.exit(N), sys.exit("message"),
        os._exit(N): the report written first): outcome "exited", exit_status N
-  130  interrupted (Ctrl-C): the report so far
+  130  interrupted (Ctrl-C): the report so far, written to --output too
+  143  ended by SIGTERM (129: SIGHUP; 128 + N for signal N): the report so far
 
 \b
 Examples:
@@ -62,7 +67,7 @@ Examples:
                    "program (unless --continue).")  # fmt: skip
 @click.option("--continue", "keep_going", is_flag=True,
               help="After --steps, let the program run to its end, unwatched.")  # fmt: skip
-@click.option("--every", type=click.IntRange(min=1), default=None, metavar="K",
+@click.option("--every", type=click.IntRange(min=1, max=2**63 - 1), default=None, metavar="K",
               help="With --timeline/--tensorboard: measure the first and every K-th "
                    "execution of each call site (up to --steps); the others run unwatched. "
                    "Default 1.")  # fmt: skip
@@ -110,6 +115,7 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     """
     from gradscope.distribute.run import for_program
     from gradscope.frontends.program.launch import Program
+    from gradscope.frontends.program.run import exit_code
     from gradscope.frontends.program.run import run as run_program
     from gradscope.frontends.program.streams import Held
 
@@ -120,44 +126,50 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     target = Program(module, program, True) if module else Program(program[0], program[1:])
     # the program may chdir, close or replace its streams: gradscope's are kept from now
     output, timeline, tensorboard = (_absolute(p) for p in (output, timeline, tensorboard))
-    held = Held()
+    held = Held(keep_descriptors=True)  # fd 1 and 2 as they are now, whatever the program does
 
     options = table_render_options(fmt, group, problems_only)
 
     def deliver(outcome: Outcome) -> None:
         _deliver(outcome, target, fmt, output, held, options)
 
-    def last_words(outcome: Outcome) -> None:  # the program called os._exit(N): nothing follows
-        deliver(outcome)
-        os._exit(outcome.report.exit_code)  # the contract's code (4); N is in the report
-
     outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none,
                           every=every or 1, timeline=timeline, tensorboard=tensorboard,
-                          distribution=distribution, on_os_exit=last_words)  # fmt: skip
+                          distribution=distribution, on_end=deliver)  # fmt: skip
     deliver(outcome)
-    ctx.exit(outcome.report.exit_code)
+    ctx.exit(exit_code(outcome))
 
 
 def _deliver(outcome: Outcome, target: Program, fmt: str, output: str | None,
              held: Held, options: dict[str, Any]) -> None:  # fmt: skip
     """The program's failure as Python prints it, then the report where it was asked for:
-    on the streams gradscope started with, whatever the program did to its own."""
+    on the standard streams gradscope started with (their descriptors duplicated at start,
+    so a program pointing fd 2 at /dev/null does not take the report with it), whatever the
+    program did to its own; then, on standard error, each output that could not be
+    written. The report is written after a Ctrl-C too: it is the report so far."""
+    from gradscope.cli.output import forget_interrupt
     from gradscope.frontends.program.launch import print_failure
     from gradscope.report import render
 
     out, err = held.stream("stdout"), held.stream("stderr")
-    for stream in (sys.stdout, out):
+    for stream in (sys.stdout, sys.stderr, out):
         with contextlib.suppress(OSError, ValueError):  # closed by the program
             stream.flush()
     if outcome.error is not None:
         print_failure(outcome.error, target, err)
     color = fmt == "table" and output is None and _tty(err)
     text = render(outcome.report, fmt, color=color, width=_width(err), **options)
-    if output and output != "-":
-        write_atomic(output, text)
-    else:
-        click.echo(text, nl=not text.endswith("\n"), file=err if output != "-" else out)
-        (err if output != "-" else out).flush()
+    forget_interrupt()  # the program's Ctrl-C is its outcome, not a reason to drop its report
+    try:
+        if output and output != "-":
+            write_atomic(output, text)
+        else:
+            click.echo(text, nl=not text.endswith("\n"), file=err if output != "-" else out)
+            (err if output != "-" else out).flush()
+    finally:
+        for line in outcome.unwritten:
+            click.echo(f"gradscope run: {line}", file=err)
+        err.flush()
 
 
 def _absolute(path: str | None) -> str | None:

@@ -263,6 +263,8 @@ def source(s: rr.SourceResult) -> dict[str, Any]:
     }
     if s.note:
         out["note"] = s.note
+    if s.nan_origin is not None:
+        out["nan_origin"] = nan_origin(s.nan_origin)
     if s.trainable_changed:
         out["trainable_changed"] = True
     if s.replicas:
@@ -314,6 +316,7 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
         "device": r.device,
         "outcome": r.outcome,
         **({"exit_status": r.exit_status} if r.exit_status is not None else {}),
+        **({"signal": r.signal} if r.signal is not None else {}),
         "calls": [call(c) for c in r.calls],
         "problems": [run_problem(p) for p in r.problems],
     }

@@ -24,6 +24,7 @@ ENDINGS = {
     rr.RAISED: "the program raised (its traceback is above)",
     rr.INTERRUPTED: "interrupted",
     rr.EXITED: "the program exited with status {status}",
+    rr.REPLACED: "the program replaced itself (exec): the exit status is the new program's",
 }
 #: How a ``gradscope.watch()`` block ended.
 BLOCK_ENDINGS = {
@@ -49,7 +50,10 @@ def heading(call: rr.CallResult) -> str:
 
 
 def why(source: rr.SourceResult) -> str:
-    """The cut points of a source, or its note."""
+    """Where its NaN first appeared, its cut points, or its note."""
+    if source.nan_origin is not None:
+        where = source.nan_origin.source
+        return style.origin_text(source.nan_origin) + (f" at {where}" if where else "")
     if source.cut_points:
         return "; ".join(style.cut_text(c) for c in source.cut_points)
     return source.note
@@ -217,9 +221,10 @@ def summary(report: rr.RunReport) -> str:
     text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
             f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
     endings = BLOCK_ENDINGS if report.entry == rr.WATCH else ENDINGS
-    return (
-        text + " · " + endings[report.outcome].format(steps=report.steps, status=report.exit_status)
-    )
+    ending = endings[report.outcome].format(steps=report.steps, status=report.exit_status)
+    if report.signal is not None:
+        ending += f" ({report.signal})"
+    return text + " · " + ending
 
 
 def renderable(report: rr.RunReport, group: str = "auto", problems_only: bool = False) -> Group:

@@ -13,7 +13,7 @@ from typing import Any
 from gradscope.errors import ExitCode
 from gradscope.printable import escape_fields
 from gradscope.results.display import Displayed
-from gradscope.results.facts import CutPoint
+from gradscope.results.facts import CutPoint, NanOrigin
 from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
@@ -29,6 +29,7 @@ STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
+REPLACED = "replaced"  # os.exec*: the process became another program (report written first)
 
 #: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
 #: block of code, a notebook cell, a test).
@@ -53,6 +54,8 @@ class SourceResult:
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+    #: a ``nan`` source: where the NaN or infinity first appeared (None: not found)
+    nan_origin: NanOrigin | None = None
 
     def __post_init__(self) -> None:
         escape_fields(self, "name", "note")  # one escaping of names
@@ -113,6 +116,8 @@ class RunReport(Displayed):
     exit_status: int | None = None
     #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
     entry: str = RUN
+    #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
+    signal: str | None = None
 
     def __post_init__(self) -> None:
         escape_fields(self, "program", "argv", "notes")  # one escaping of names
@@ -122,9 +127,14 @@ class RunReport(Displayed):
         """0 no problems, 1 problems, 4 the program raised or ended itself with a nonzero
         status (``sys.exit(3)``, ``os._exit(3)``: contract section 6's codes keep their
         meaning, so a program's own 1 or 2 is never read as gradscope's; the status is in
-        ``exit_status``), 130 interrupted."""
+        ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended by signal N (SIGTERM
+        143, SIGHUP 129), as a shell reports a process the signal ended."""
         if self.outcome in (RAISED, EXITED):
             return int(ExitCode.PROGRAM_RAISED)
+        if self.outcome == INTERRUPTED and self.signal is not None:
+            import signal
+
+            return 128 + int(signal.Signals[self.signal])
         if self.outcome == INTERRUPTED:
             return int(ExitCode.INTERRUPTED)
         return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)

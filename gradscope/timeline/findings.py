@@ -14,6 +14,9 @@ most one finding, at the first step it holds from. The thresholds are options
 - ``nan``: the gradient holds a NaN or an infinity (the first record that does).
 - ``none``: the variable gets no gradient: it stopped getting one, or never got one (records
   marked ``"allowed": true``, a None the run was told to expect, never count).
+
+The Monitor adds the :data:`FLAG_KINDS` itself (``Recorder.notice``): a ``fit()`` whose step
+was traced before a ``trainable`` flag changed, with the line that traced it (``traced_at``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,10 @@ from gradscope.analysis import fixes
 from gradscope.results.cut import CutPoint
 from gradscope.results.fix import Fix
 
-KINDS = ("nan", "exploding", "dead", "vanishing", "none")
+#: A ``trainable`` flag that changed after the train step was traced, so the step still trains
+#: the variable or leaves it out (the Monitor notices it when a ``fit()`` begins; no detector).
+FLAG_KINDS = ("unexpected-connected", "never-trained")
+KINDS = ("nan", "exploding", "dead", "vanishing", "none", *FLAG_KINDS)
 
 
 @dataclass(frozen=True)
@@ -92,8 +98,14 @@ def find(
                 if fix is not None:
                     finding["fix"] = fix.to_dict()
                 out.append(finding)
+    return ordered(out)
+
+
+def ordered(findings: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``findings`` by step, then site, variable and kind."""
     return sorted(
-        out, key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"]))
+        findings,
+        key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"])),
     )
 
 

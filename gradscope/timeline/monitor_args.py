@@ -27,6 +27,8 @@ def check_arguments(
         raise TypeError(f"{_WHO}: every must be a whole number of steps, saw {every!r}")
     if every < 1:
         raise ValueError(f"{_WHO}: every must be 1 or more steps, saw {every!r}")
+    if int(every) > 2**63 - 1:  # steps are int64: `step % every` would overflow once fit runs
+        raise ValueError(f"{_WHO}: every must be at most 2**63-1 steps (int64), saw {every!r}")
     for name, path in (("timeline", timeline), ("tensorboard", tensorboard)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{_WHO}: {name} must be a path or None, saw {path!r}")

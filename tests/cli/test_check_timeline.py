@@ -349,3 +349,28 @@ def test_check_timeline_baseline_with_escaped_names_round_trips(tmp_path: Path) 
     code, stdout, stderr = _invoke("check", "--timeline", timeline, "--baseline", baseline)
     assert code == 0, stdout + stderr
     assert "1 known" in stdout or "known" in stdout
+
+
+def test_check_timeline_fails_on_a_flag_changed_after_the_trace(tmp_path: Path) -> None:
+    """The Monitor's findings of a ``trainable`` flag changed after Keras traced the step
+    (``unexpected-connected``, ``never-trained``) fail the check as ``run``'s problems do."""
+    site = "train.py:12"
+    message = ("frozen after the train step was traced at train.py:9, which still updates it: "
+               "call compile() again after changing trainable")  # fmt: skip
+    findings = [
+        {"kind": "unexpected-connected", "site": site, "variable": "base/kernel", "from_step": 7,
+         "message": f"base/kernel: {message}", "traced_at": "train.py:9"},
+        {"kind": "never-trained", "site": site, "variable": "head/bias", "from_step": 7,
+         "message": "head/bias: made trainable after the train step was traced at train.py:9",
+         "traced_at": "train.py:9"},
+    ]  # fmt: skip
+    stats = {"status": "ok", "norm": 0.5, "weight_norm": 1.0, "zero_fraction": 0.0}
+    path = tmp_path / "timeline.json"
+    write(str(path), {"gradscope": 1, "program": "train.py", "findings": findings,
+                      "steps": [{"step": 7, "site": site, "loss": 0.25,
+                                 "variables": {"base/kernel": stats}}]})  # fmt: skip
+    code, stdout, stderr = _invoke("check", "--timeline", str(path), "--format", "json")
+    assert code == 1, stderr
+    problems = json.loads(stdout)["problems"]
+    assert [(p["kind"], p["variable"]) for p in problems] == [
+        ("unexpected-connected", "base/kernel"), ("never-trained", "head/bias")]  # fmt: skip

@@ -118,3 +118,20 @@ def test_plot_draws_dollar_signs_and_escaped_names_literally(tmp_path: Any) -> N
         assert render(loaded, "png").startswith(b"\x89PNG")
         assert b"<svg" in render(loaded, "svg")
     assert label("$x$ costs $3") == "\\$x\\$ costs \\$3"
+
+
+def test_plot_bounds_records_and_variables_per_site() -> None:
+    """Every drawn line's points and every site's variables are bounded; the variables with
+    findings are kept first, the last record always."""
+    from gradscope.timeline.plot import MAX_RECORDS, MAX_VARIABLES, _fewer_variables, _thin
+
+    records = [{"step": i, "variables": {}} for i in range(1, 10 * MAX_RECORDS + 2)]
+    kept, every = _thin(records)
+    assert every == 11 and len(kept) <= MAX_RECORDS + 1 and kept[-1] is records[-1]
+    assert _thin(records[:MAX_RECORDS]) == (records[:MAX_RECORDS], 1)
+    names = [f"layer_{i}/kernel" for i in range(MAX_VARIABLES + 50)]
+    wide = [{"step": 1, "variables": {n: {"norm": 1.0} for n in names}}]
+    finding = {"variable": names[-1], "kind": "nan"}
+    fewer, hidden = _fewer_variables(wide, [finding])
+    assert hidden == 50 and len(fewer[0]["variables"]) == MAX_VARIABLES
+    assert names[-1] in fewer[0]["variables"] and names[0] in fewer[0]["variables"]

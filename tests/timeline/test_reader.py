@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from gradscope.cli import main
 from gradscope.timeline import check, plot
-from gradscope.timeline.findings import KINDS
+from gradscope.timeline.findings import FLAG_KINDS, KINDS
 from gradscope.timeline.reader import VERSIONS, TimelineError, load
 from gradscope.timeline.record import TIMELINE_VERSION, Recorder
 
@@ -105,7 +105,12 @@ def test_load_refuses_a_timeline_without_version(tmp_path: Path) -> None:
         ),
         (("steps", 0, "cosine", 0, "losses"), ["a"], "steps[0].cosine[0].losses: expected the"),
         (("findings", 0, "from_step"), None, "findings[0].from_step: expected an integer"),
-        (("findings", 0, "kind"), "bad", "expected one of nan, exploding, dead, vanishing, none;"),
+        (
+            ("findings", 0, "kind"),
+            "bad",
+            "expected one of nan, exploding, dead, vanishing, none, unexpected-connected, "
+            "never-trained;",
+        ),
         (("thresholds", "patience"), 1.5, "thresholds.patience: expected an integer"),
         (("every",), 0, "every: expected an integer from 1 to 2**63-1, saw 0"),
         (("steps",), {}, "steps: expected a list, saw {}"),
@@ -215,7 +220,8 @@ def test_check_refuses_a_newer_timeline_with_no_findings(tmp_path: Path, version
 
 
 def test_every_finding_kind_is_read() -> None:
-    assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"}
+    assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"} | set(FLAG_KINDS)
+    assert set(FLAG_KINDS) == {"unexpected-connected", "never-trained"}  # the Monitor's
 
 
 def test_load_refuses_a_fifo_without_waiting_and_text_that_is_not_utf8(tmp_path: Path) -> None:

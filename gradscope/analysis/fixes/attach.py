@@ -172,6 +172,7 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
                 reached,
                 reads=reads,
                 trainable_changed=s.trainable_changed,
+                nan_origin=s.nan_origin,
             )
             sources.append(replace(s, fix=fix_for(e)))
         out.append(replace(call, sources=tuple(sources)))

@@ -35,6 +35,16 @@ def _numpy(e: Evidence, found: re.Match[str]) -> Fix:
     )
 
 
+def _no_var_list(e: Evidence, found: re.Match[str]) -> Fix:
+    return Fix(
+        "var-list",
+        e.site,
+        f"{e.api} at {e.site} was given no `var_list`, so it differentiates every trainable "
+        f"variable, {name(e.variable)} included, which {e.target} does not read: pass "
+        f"{found['which']}.",
+    )
+
+
 def _unwatched_variable(e: Evidence, found: re.Match[str]) -> Fix:
     return Fix(
         "watch",
@@ -99,6 +109,7 @@ COMPILE = re.compile(
 CAUSES: tuple[tuple[re.Pattern[str], Callable[[Evidence, re.Match[str]], Fix]], ...] = (
     (re.compile(rf"used only through {_LINE} .*not recording"), _outside_tape),
     (re.compile(rf"left TensorFlow at {_LINE}"), _numpy),
+    (re.compile(r"given no var_list.*; pass (?P<which>a var_list of .+?) \(the"), _no_var_list),
     (re.compile(r"converts a tensor to NumPy at (?P<line>\S+:\d+)"), _numpy),
     (re.compile(r"never watched: a tensor"), _unwatched_tensor),
     (re.compile(r"never watched"), _unwatched_variable),

@@ -19,8 +19,8 @@ def fix_for(e: Evidence) -> Fix | None:
         return values.nan_fix(e)
     if not e.status.startswith("none:"):
         return None
-    if e.cut_points:
-        return cuts.cut_fix(e, e.cut_points[0])
+    if e.cut_points and e.status != "none:disconnected":  # a disconnected source's cut
+        return cuts.cut_fix(e, e.cut_points[0])  # point is where its value left TensorFlow
     for pattern, make in causes.CAUSES:
         found = pattern.search(e.note)
         if found:

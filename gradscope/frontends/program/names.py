@@ -54,13 +54,18 @@ def source_name(source: Any, call: Any, created: dict[int, frames.Site | None]) 
     return sites.tensor_name(source, frames.of_op(source.op))
 
 
-def target_source(call: Any, flat_t: list[Any], eager: bool) -> str:
-    """The user's line that made the (first) target."""
+def target_source(call: Any, flat_t: list[Any], eager: bool,
+                  created: dict[int, frames.Site | None] | None = None) -> str:  # fmt: skip
+    """The user's line that made the (first) target (an eager constant, ``convert_to_tensor``
+    of a value rebuilt in numpy: the line that made it, from ``created``)."""
     if not flat_t:
         return ""
     if eager:
-        t = call.tensors.get(getattr(flat_t[0], "_id", -1))
+        made = getattr(flat_t[0], "_id", -1)
+        t = call.tensors.get(made)
         site = call.sites[call.problem.graph.producer[t]] if t is not None else None
+        if site is None and created is not None:
+            site = created.get(made)
         return sites.text(site)
     return sites.text(frames.of_op(flat_t[0].op))
 

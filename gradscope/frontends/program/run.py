@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+import contextlib
+import dataclasses
+import signal
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
 from gradscope.analysis import fixes
 from gradscope.analysis import run as run_policy
-from gradscope.frontends.program import launch
+from gradscope.errors import ExitCode, GradscopeError
+from gradscope.frontends.program import endings, launch
 from gradscope.frontends.program.launch import Program
 from gradscope.results import run as rr
 from gradscope.results.replicas import Distribution
@@ -23,6 +25,8 @@ class Outcome:
 
     report: rr.RunReport
     error: BaseException | None = None
+    #: outputs that could not be written (a full disk): ``cannot write --timeline F: why``
+    unwritten: tuple[str, ...] = ()
 
 
 def run(
@@ -35,7 +39,7 @@ def run(
     timeline: str | None = None,
     tensorboard: str | None = None,
     distribution: Distribution = Distribution(),  # noqa: B008  (frozen)
-    on_os_exit: Callable[[Outcome], None] | None = None,
+    on_end: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
     """Run ``program`` with every gradient call watched for its first ``steps`` executions.
 
@@ -52,8 +56,10 @@ def run(
         tensorboard: write TensorBoard event files into this directory.
         distribution: ``mirrored`` with N replicas: N devices are made before the program
             starts, so its own ``MirroredStrategy()`` finds N (``distribute.run.for_program``).
-        on_os_exit: called with the report so far (outcome ``exited``) when the program
-            ends the process with ``os._exit(N)``, which nothing after it survives.
+        on_end: called with the report so far when the program's process ends in a way
+            nothing after it survives (``endings.py``): ``os._exit(N)`` (outcome
+            ``finished`` or ``exited``), an ``os.exec*`` (``replaced``), SIGTERM or SIGHUP
+            (``interrupted``, its ``signal``). Without it these endings are not caught.
 
     Returns:
         The report; the program's exception, if it raised.
@@ -79,28 +85,48 @@ def run(
                             allow_none=allow_none, site_tags=True)  # fmt: skip
     watcher = Watcher(steps, keep_going, recorder)
 
+    unwritten: list[str] = []
+
     def close() -> None:
         if recorder is not None:
             recorder.device = "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
-            recorder.close()  # the file is written however the program ended (idempotent)
+            try:  # the file is written however the program ended (idempotent)
+                recorder.close()
+            except (OSError, GradscopeError) as exc:  # a full disk: said after the report
+                why = getattr(exc, "why", None) or getattr(exc, "strerror", None) or str(exc)
+                said = f"--timeline {timeline}" if timeline else f"--tensorboard {tensorboard}"
+                unwritten.append(f"cannot write {said}: {why}")
 
     hooks: list[Any] = []  # the run's Calls, once installed
 
-    def report(outcome: str, error: BaseException | None, status: int | None) -> Outcome:
+    def report(outcome: str, error: BaseException | None, status: int | None,
+               signal: str | None = None) -> Outcome:  # fmt: skip
         calls = watcher.finish()
         if hooks:  # a trainable flag's call folded into its fit()'s own
             calls = trainable.merged(calls, hooks[0].traces)
         close()
-        return Outcome(_report(program, tf, steps, allow_none, distribution, devices, watcher,
-                               calls, outcome, status), error)  # fmt: skip
+        made = _report(program, tf, steps, allow_none, distribution, devices, watcher, calls,
+                       outcome, status)  # fmt: skip
+        if signal is not None:
+            made = dataclasses.replace(made, signal=signal)
+        return Outcome(made, error, tuple(unwritten))
 
-    def last_words(status: int) -> None:
-        if on_os_exit is not None:  # os._exit(0) ends a program as returning does
-            on_os_exit(report(rr.EXITED, None, status) if status else
-                       report(rr.FINISHED, None, None))  # fmt: skip
+    def last_words(ending: endings.Ending) -> int:
+        """The report delivered before the process ends (``endings.py``); the exit code."""
+        if ending.kind == "os._exit":  # os._exit(0) ends a program as returning does
+            said = (report(rr.EXITED, None, ending.status) if ending.status else
+                    report(rr.FINISHED, None, None))  # fmt: skip
+        elif ending.kind == "exec":
+            said = report(rr.REPLACED, None, None)
+        else:
+            said = report(rr.INTERRUPTED, None, None, signal.Signals(ending.signum).name)
+        assert on_end is not None
+        on_end(said)
+        return exit_code(said)
 
+    ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
     try:
-        with installed(watcher) as calls, _os_exit(last_words):
+        with installed(watcher) as calls, ends:
             hooks.append(calls)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
@@ -108,6 +134,12 @@ def run(
         raise
     status = launch.exit_status(error) if outcome == rr.EXITED else None
     return report(outcome, error, status)
+
+
+def exit_code(outcome: Outcome) -> int:
+    """gradscope's exit code for an outcome: the report's, or 2 when an output could not be
+    written (``cannot write``, said after the report)."""
+    return int(ExitCode.USAGE) if outcome.unwritten else outcome.report.exit_code
 
 
 def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
@@ -130,29 +162,6 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
         devices=devices,
         exit_status=status,
     )
-
-
-@contextmanager
-def _os_exit(last_words: Callable[[int], None]) -> Iterator[None]:
-    """While the block runs, ``os._exit(N)`` in this process (not in a child forked from it,
-    which ends that way) first calls ``last_words(N)``: nothing after it runs, no ``finally``,
-    no ``atexit``."""
-    real, pid = os._exit, os.getpid()
-
-    def _exit(status: int) -> NoReturn:
-        if os.getpid() == pid:
-            os._exit = real
-            try:
-                last_words(status)
-            finally:
-                real(status)
-        real(status)
-
-    os._exit = _exit
-    try:
-        yield
-    finally:
-        os._exit = real
 
 
 def _unused(distribution: Distribution, calls: Sequence[rr.CallResult]) -> tuple[str, ...]:

@@ -10,9 +10,9 @@ and exit code 5 (:attr:`~gradscope.errors.ExitCode.TARGET_ENDED`), never 0, 1 or
 
 - ``sys.exit(N)`` and a ``BaseException`` subclass become :class:`TargetEnded` where they
   leave the target's code (Ctrl-C stays ``KeyboardInterrupt``: exit 130);
-- ``os._exit(N)`` from the target's code (not from a child process it forked, nor from
-  gradscope itself) prints the line and ends the process with 5 at once, as ``os._exit``
-  allows nothing after it;
+- ``os._exit(N)`` and ``os.exec*`` from the target's code (not from a child process it
+  forked, nor from gradscope itself) print the line and end the process with 5 at once, as
+  ``os._exit`` allows nothing after it (an exec would replace gradscope by another program);
 - a crash (a segfault) cannot be caught in the process; :func:`gradscope.cli.supervise`
   reports it from a parent process.
 
@@ -99,25 +99,52 @@ def _raised_at(exc: BaseException) -> str:
 
 
 _real_exit = os._exit
+_real_exec: dict[str, Callable[..., NoReturn]] = {"execv": os.execv, "execve": os.execve}
 _guards = [0]  # how many call_user frames are active (they nest)
 _lock = threading.Lock()
+
+
+def _last_words(caller: Any, what: str) -> NoReturn:
+    """Say that the target's code called ``what`` (at its innermost line), exit code 5."""
+    where = _user_frame(caller)
+    line = (f"{_command()}: {where + ': ' if where else ''}the target called {what}; "
+            "gradscope checked nothing (exit code 5)")  # fmt: skip
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, visible(line).encode("utf-8", "backslashreplace") + b"\n")
+    _real_exit(int(ExitCode.TARGET_ENDED))
+
+
+def _theirs(caller: Any) -> bool:
+    """Whether a call comes from the target (this process, not gradscope's own code)."""
+    mine = caller.f_code.co_filename.startswith(_GRADSCOPE + os.sep)
+    return os.getpid() == _PID[0] and not mine  # a forked child of the target ends as asked
 
 
 def _exit(status: int) -> NoReturn:
     """``os._exit`` while the target's code runs: said, then exit code 5."""
     caller = sys._getframe(1)
-    mine = caller.f_code.co_filename.startswith(_GRADSCOPE + os.sep)
-    if os.getpid() != _PID[0] or mine:  # a forked child of the target; gradscope's own
+    if not _theirs(caller):
         _real_exit(status)
-    where = _user_frame(caller)
-    line = (f"{_command()}: {where + ': ' if where else ''}the target called "
-            f"os._exit({status}), which ends the process; gradscope checked nothing "
-            "(exit code 5)\n")  # fmt: skip
-    with contextlib.suppress(Exception):
-        sys.stdout.flush()
-    with contextlib.suppress(OSError):
-        os.write(2, visible(line.rstrip("\n")).encode("utf-8", "backslashreplace") + b"\n")
-    _real_exit(int(ExitCode.TARGET_ENDED))
+    _last_words(caller, f"os._exit({status}), which ends the process")
+
+
+def _exec(name: str) -> Callable[..., NoReturn]:
+    """``os.execv``/``os.execve`` (``execl``, ``execvp``, ... call them) while the target's
+    code runs: the process would become another program, its report never written."""
+    real = _real_exec[name]
+
+    def exec_(path: Any, *args: Any) -> NoReturn:
+        caller = sys._getframe(1)
+        while caller.f_back is not None and caller.f_code.co_filename == os.__file__:
+            caller = caller.f_back  # os.execl, os.execvp: the user's call is above
+        if not _theirs(caller):
+            real(path, *args)
+        shown = visible(os.fsdecode(path) if isinstance(path, (str, bytes)) else repr(path))
+        _last_words(caller, f"os.exec*({shown!r}, ...), which replaces the process")
+
+    return exec_
 
 
 _PID = [os.getpid()]
@@ -139,6 +166,8 @@ def guarded(
         if _guards[0] == 0:
             _PID[0] = os.getpid()
             os._exit = _exit
+            for name in _real_exec:
+                setattr(os, name, _exec(name))
         _guards[0] += 1
     try:
         with stdout_to_stderr():
@@ -156,6 +185,8 @@ def guarded(
             _guards[0] -= 1
             if _guards[0] == 0:
                 os._exit = _real_exit
+                for name, real in _real_exec.items():
+                    setattr(os, name, real)
 
 
 @contextlib.contextmanager

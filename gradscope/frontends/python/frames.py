@@ -10,6 +10,7 @@ frame outside the libraries above is the next best answer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import linecache
@@ -18,7 +19,7 @@ import re
 import sys
 import sysconfig
 import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -47,16 +48,31 @@ class Site:
 
 
 def display_path(filename: str) -> str:
-    """``filename`` relative to the current directory when below it, else as it is; a
-    notebook or IPython cell as IPython names it (``In[3]``)."""
+    """``filename`` relative to the current directory (``shown_from``'s while it is set)
+    when below it, else as it is; a notebook or IPython cell as IPython names it
+    (``In[3]``)."""
     cell = _cell(filename)
     if cell is not None:
         return cell
     try:
         path = Path(filename).resolve()
-        return str(path.relative_to(Path.cwd().resolve()))
+        return str(path.relative_to(Path(_SHOWN_FROM[-1] if _SHOWN_FROM else Path.cwd()).resolve()))
     except (ValueError, OSError):
         return filename
+
+
+_SHOWN_FROM: list[str] = []
+
+
+@contextlib.contextmanager
+def shown_from(directory: str) -> Iterator[None]:
+    """Show file names relative to ``directory`` while the block runs, wherever the working
+    directory goes (a program run by ``gradscope run`` may ``chdir``, or remove its own)."""
+    _SHOWN_FROM.append(directory)
+    try:
+        yield
+    finally:
+        _SHOWN_FROM.pop()
 
 
 def _prefix(path: str) -> str:
@@ -108,7 +124,10 @@ def _kind(filename: str) -> int:
         return 0  # a cell of IPython's terminal
     if not filename or filename.startswith("<") or _AUTOGRAPH_FILE in filename:
         return 2
-    resolved = str(Path(filename).resolve())
+    try:
+        resolved = str(Path(filename).resolve())
+    except OSError:  # a relative name, and the working directory was removed
+        return 2
     packages, installed, stdlib = _roots()
     if resolved.startswith(packages):
         return 2

@@ -17,6 +17,7 @@ from gradscope.engine.retrace import Rebuild
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.engine.trace import Engine
 from gradscope.errors import TargetError
+from gradscope.frontends import keras_names
 from gradscope.frontends.base import Trace, flat_floats
 from gradscope.frontends.python import eager as eager_pass
 from gradscope.frontends.python import findings, frames, isolation
@@ -82,7 +83,8 @@ class PythonFrontend:
         self.tf = import_tensorflow()
         self._registry = Registry(self.tf)
         progress("building the target")
-        self._resolved = resolve(self.obj, self.registry.recording)
+        with keras_names.fresh():  # the names the target gets when built alone
+            self._resolved = resolve(self.obj, self.registry.recording)
 
     def loss_names(self) -> list[str]:
         return list(self.resolved.target.losses)

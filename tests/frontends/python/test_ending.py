@@ -44,6 +44,8 @@ def build():
             sys.exit(0)
         if MODE == "sys-exit-2":
             sys.exit(2)
+        if MODE == "exec":
+            os.execvp(sys.executable, [sys.executable, "-c", "pass"])
         if MODE == "base-exception":
             raise Stop("enough")
         if MODE == "segfault":
@@ -51,6 +53,9 @@ def build():
             ctypes.string_at(0)
         return w * 2.0
 
+    if MODE == "sleep":
+        open(os.environ["READY"], "w").close()
+        time.sleep(3600)
     if MODE == "build-exits":
         sys.exit(0)
     if MODE == "thread":
@@ -97,8 +102,9 @@ def _python(folder: Path, mode: str) -> int:
         ("os-exit", 0, "the target called os._exit(0), which ends the process"),
         ("sys-exit-0", 0, "the target called sys.exit(0), which ends a Python program"),
         ("sys-exit-2", 2, "the target called sys.exit(2), which ends a Python program"),
+        ("exec", 0, "the target called os.exec*("),
         ("base-exception", 1, "the target raised Stop, a BaseException that is not an Exception"),
-        ("build-exits", 0, "target.py:28: the target called sys.exit(0)"),
+        ("build-exits", 0, "target.py:33: the target called sys.exit(0)"),
     ],
 )
 def test_target_that_ends_the_process_is_exit_5_in_one_line(
