@@ -75,6 +75,11 @@ ENTRIES = [
      "The second list `grad_fn` returns holds one gradient per variable the function reads; "
      "None there means no gradient for that variable.",
      "Return the variable's gradient (`dy * x` here)."),
+    ("trainable-after-compile", "A `trainable` flag changed after `compile()`",
+     "Fine-tuning: the base is unfrozen and the head frozen after the first `fit()`. Keras "
+     "reads `trainable` when it traces the train step, so the second `fit()` still trains "
+     "the head and leaves the base out (the program's `changed` lists which weights moved).",
+     "Call `compile()` again after changing `trainable`, before the `fit()`."),
     ("nan-sqrt", "NaN from `sqrt` at 0",
      "The gradient of `sqrt(x)` is `1 / (2 sqrt(x))`: infinite at 0.",
      "The double-where pattern (or an epsilon) at that line."),
@@ -132,13 +137,20 @@ def _printed(case: str) -> str:
     folder = CASES / case
     target = (
         ["inspect", "broken.py:build"] if "def build" in (folder / "broken.py").read_text()
-        else ["run", "broken.py"]
+        else ["run", "--continue", "broken.py"]
     )  # fmt: skip
     env = dict(os.environ, COLUMNS="88", TF_CPP_MIN_LOG_LEVEL="3", PYTHONWARNINGS="ignore")
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run([sys.executable, "-m", "gradscope", *target], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
-    return done.stdout.rstrip("\n")
+    # ``run`` writes its report to standard error (the program's own output keeps stdout)
+    lines = (done.stdout + done.stderr).splitlines()
+    kept = [line for line in lines if not line.startswith(_NOISE)]
+    return "\n".join(kept).strip("\n")
+
+
+#: Lines that are not gradscope's report: its progress, Python's and TensorFlow's warnings.
+_NOISE = ("gradscope: ", "  warnings.warn", "WARNING", "E0000", "I0000", "W0000")
 
 
 def page(printed: dict[str, str]) -> str:

@@ -28,15 +28,16 @@ from tests.frontends.program.test_run import PROGRAMS
 pytestmark = pytest.mark.tf
 
 PROGRAM = PROGRAMS / "same_weights.py"
-CASES = ("frozen", "unfrozen", "watched_then_frozen", "dropout", "mixed", "per_execution",
-         "xla", "mirrored")  # fmt: skip
+CASES = ("frozen", "unfrozen", "watched_then_frozen", "eager", "dropout", "mixed",
+         "per_execution", "xla", "mirrored")  # fmt: skip
 RUN = (sys.executable, "-m", "gradscope", "run", "--format", "json")
 #: watcher -> the command before the program's own arguments ("{dir}": its output directory)
 #: and the cases it runs (the costly distributed one only where a strategy is the point)
 WATCHERS = {
     "plain": ((sys.executable,), CASES),
     "monitor": ((sys.executable,), CASES),  # the program adds Monitor(every=1) (--monitor)
-    "run": ((*RUN, "--continue"), CASES),
+    # --continue: run the program to its end (the default once issue 27 point 1 lands)
+    "run": ((*RUN, "--continue"), tuple(c for c in CASES if c != "eager")),
     "run --steps 2 --strategy mirrored --replicas 2": (
         (*RUN, "--steps", "2", "--strategy", "mirrored", "--replicas", "2", "--continue"),
         ("frozen", "dropout", "per_execution", "mirrored")),
@@ -45,7 +46,8 @@ WATCHERS = {
         ("frozen", "unfrozen", "dropout", "mixed", "per_execution", "xla")),
 }  # fmt: skip
 #: XLA compiles the measuring ops into the step, which changes how it fuses the step's own
-#: ops: an Adam moment differs in its last bit after six steps (tests/..._xla below).
+#: ops: an Adam moment differs in its last bit after six steps (every watcher; strict: the
+#: day it passes, the mark must go).
 XLA_FUSION = "the recording is compiled into the XLA cluster and changes its fusion"
 TIMEOUT = 600.0
 

@@ -12,10 +12,10 @@ which has imported nothing but the command line, waits for it and:
   prints one line naming the signal and the target's innermost line Python was running
   (``faulthandler`` writes its frames to a pipe the parent reads) and exits with 5
   (:attr:`~gradscope.errors.ExitCode.TARGET_ENDED`): never 0, 1 or 2;
-- forwards SIGTERM and SIGHUP (``timeout``, CI cancellation) to the child, then ends as the
-  child did. Ctrl-C reaches both from the terminal; the parent ignores it and passes on the
-  child's 130. The child dies with the parent (``PR_SET_PDEATHSIG``) when the parent is
-  killed outright.
+- forwards SIGINT, SIGTERM and SIGHUP that another process sent (``kill``, ``timeout``, CI
+  cancellation) to the child, then ends as the child did; one the terminal sent (Ctrl-C)
+  reached the child already and is not sent twice. The child dies with the parent
+  (``PR_SET_PDEATHSIG``) when the parent is killed outright.
 
 Only a process gradscope owns is supervised (``gradscope ...``, ``python -m gradscope``), never a
 caller that passes ``args`` to ``main`` (a test's CliRunner).
@@ -28,15 +28,13 @@ import os
 import re
 import signal
 import sys
-from typing import Any, NoReturn
+from typing import NoReturn
 
 #: The commands that may run a Python target's code in gradscope's process.
 COMMANDS = frozenset({"inspect", "diff", "check", "graph"})
 #: ``path/to/file.py:function`` or ``module.path:function`` (``resolve.py`` reads them).
 _TARGET = re.compile(r"^(?:.+\.py|[A-Za-z_][\w.]*):[A-Za-z_][\w.]*$")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-#: Signals forwarded to the child: it ends as it would have alone.
-FORWARDED = (signal.SIGTERM, signal.SIGHUP)
 _CRASHES = {
     signal.SIGSEGV: "a segmentation fault",
     signal.SIGBUS: "a bus error",
@@ -58,12 +56,17 @@ def wanted(argv: list[str]) -> str | None:
 
 def supervise(command: str) -> None:
     """Fork; return in the child (which runs the command); the parent never returns."""
+    # Blocked before the fork, so none is lost (or kills the parent) in between; the parent
+    # takes them with sigtimedwait, the child unblocks them.
+    signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     try:
         read, write = os.pipe()
         pid = os.fork()
     except OSError:  # no fork here (a limit on processes): run unsupervised
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
         return
     if pid == 0:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
         os.close(read)
         _child(write)
         return
@@ -91,23 +94,31 @@ def _die_with_parent() -> None:
         os._exit(128 + int(signal.SIGKILL))
 
 
+#: Signals the parent takes: those it forwards, and the child's end.
+WATCHED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD}
+#: ``si_code`` of a signal the kernel sent (a terminal's Ctrl-C or hang-up): it reached the
+#: child's process group too, so it is not sent again.
+_SI_KERNEL = 0x80
+
+
 def _parent(pid: int, read: int, command: str) -> NoReturn:
-    forwarded: list[int] = []
-
-    def forward(signum: int, _frame: Any) -> None:
-        forwarded.append(signum)
+    """Wait for the child; pass on SIGINT, SIGTERM and SIGHUP another process sent (``kill``,
+    ``timeout``); then end as the child ended (the module docstring)."""
+    while True:
+        info = signal.sigtimedwait(WATCHED, 0.5)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if info is None or info.si_signo == signal.SIGCHLD or info.si_code == _SI_KERNEL:
+            continue
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signum)
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the child too
-    for s in FORWARDED:
-        signal.signal(s, forward)
-    _, status = os.waitpid(pid, 0)  # retried after a handled signal (PEP 475)
+            os.kill(pid, info.si_signo)
     if os.WIFEXITED(status):
         os._exit(os.WEXITSTATUS(status))
     signum = os.WTERMSIG(status)
-    if signum in forwarded or signum in FORWARDED or signum == signal.SIGINT:
+    if signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)  # end as the child did, as one process would
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
         os.kill(os.getpid(), signum)
     sys.stderr.write(_message(command, signum, _frames(read)) + "\n")
     sys.stderr.flush()

@@ -132,7 +132,9 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._flags = flags
         # Keras' own function back at the end: traced already, or, when the Monitor's trace
         # stood in for its first, traced at its first call with the flags the Monitor's read.
-        back = plain if keras_flags is not None else traced.FirstCall(model, plain, flags)
+        # (run_eagerly: each step reads the flags afresh, nothing traced keeps them)
+        stood_in = keras_flags is None and not model.run_eagerly
+        back = traced.FirstCall(model, plain, flags) if stood_in else plain
         self._installed = _Installed(self, self._hooks, back, self.params)
         object.__setattr__(model, _ACTIVE, self._installed)
         guarded = self._guarded(model, self._recording, self._installed)
@@ -153,12 +155,15 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         kept = self._kept
         # compile() resets train_function: the one left at the end means nothing changed since
         same = kept is not None and kept[0] is model and kept[3] is model.train_function
+        eager = bool(model.run_eagerly)  # each step reads the flags as they are then
         if kept is not None and same and kept[1].optimizer is model.optimizer:
             kept[1].install()
-            return kept[1], kept[2], kept[4], None
+            return kept[1], kept[2], traced.now(model) if eager else kept[4], None
         raw = self.recorder.histograms  # TensorBoard histograms need the gradients themselves
         hooks = Hooks(model, self.recorder.every, self.per_loss, raw=raw)
         model.make_train_function(force=True)  # untraced: Keras traces it on the first step
+        if eager:
+            return hooks, model.train_function, traced.now(model), None
         flags = keras_flags or traced.now(model, self.site)
         return hooks, model.train_function, flags, keras_flags
 

@@ -93,7 +93,8 @@ def test_fix_trainable_changed_after_compile_is_compile_again() -> None:
     note = "trainable at compile() at train.py:30, frozen when this fit() traced the train step"
     fix = fix_for(Evidence("ok", "d1/kernel", note=note, site="train.py:33",
                            trainable_changed=True))  # fmt: skip
-    assert fix is not None and fix.kind == "compile-again" and fix.where == "train.py:30"
+    assert fix is not None and fix.kind == "compile-again" and fix.where == "train.py:33"
+    assert "compile()` at train.py:30" in fix.text
 
 
 def test_fix_disconnected_names_who_reaches_it_else_lists_candidates() -> None:
@@ -189,6 +190,52 @@ def test_fix_run_sources_and_problems_other_call_named() -> None:
     assert fixed.fix == fix
 
 
+def test_fix_a_loss_that_makes_a_variable_every_call_builds_it_once() -> None:
+    note = "creates a new variable on every call (`w` at m.py:7): it starts again"
+    loss = m.LossResult("main", 1.0, (), "m.py:9", (note,))
+    (fixed,) = fixes.fixed_losses([loss])
+    assert fixed.fix is not None and (fixed.fix.kind, fixed.fix.where) == (
+        "build-add-weight",
+        "m.py:7",
+    )
+    assert "add_weight" in fixed.fix.text
+
+
+def test_fix_timeline_findings_carry_one() -> None:
+    from gradscope.timeline.findings import find
+
+    steps = [{"step": s, "site": "t.py:9", "variables": {
+        "dense/kernel": {"status": "ok", "norm": 0.0, "weight_norm": 1.0, "zero_fraction": 1.0},
+        "head/kernel": {"status": "none:stopped", "norm": None, "cause": "cut at sg",
+                        "cut_points": [{"node": "sg", "op": "StopGradient", "kind": "stopped",
+                                        "source": "t.py:7"}]}}} for s in (1, 2, 3)]  # fmt: skip
+    found = {f["kind"]: f for f in find(steps)}
+    assert found["dead"]["fix"]["kind"] == "dead" and found["dead"]["fix"]["candidates"]
+    assert found["none"]["fix"]["kind"] == "remove-stop-gradient"
+    assert found["none"]["fix"]["where"] == "t.py:7"
+
+
 def test_fix_round_trips_through_its_dict() -> None:
     fix = Fix("soft-argmax", "t.py:3", "text", ("a",), ("Cast at t.py:5",))
     assert Fix.from_dict(fix.to_dict()) == fix and Fix.from_dict({"kind": "x"}) is None
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "Round", "Cast", "Greater", "Unique", "Identity"])
+def test_fix_text_holds_no_unfilled_placeholder(op: str) -> None:
+    more = (cut("StopGradient", "stopped", "t.py:20"),)
+    fix = fix_for(Evidence("none:nondifferentiable", "w", (cut(op), *more)))
+    assert fix is not None and "{" not in fix.text.replace("{x", "")
+    assert "t.py:20" in fix.text  # the other cut is named
+
+
+def test_fix_catalogue_page_shows_the_proven_programs() -> None:
+    """docs/guide/causes-and-fixes.md holds the case files verbatim (regenerate it with
+    ``python scripts/gen_causes.py``)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "scripts/gen_causes.py", "--check"], cwd=root,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr

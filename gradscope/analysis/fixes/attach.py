@@ -49,6 +49,7 @@ def fixed_losses(
             pairs.append(replace(pair, fix=fix_for(e)))
         given = (multipliers or {}).get(loss.name)
         said = multiplier(f"loss `{loss.name}`", loss.source, given) if given else None
+        said = said or causes.loss_fix(note, loss.source)
         out.append(replace(loss, pairs=tuple(pairs), fix=said))
     return out
 
@@ -116,7 +117,7 @@ def _problem_fix(p: m.Problem, losses: Sequence[m.LossResult], spec: bool) -> Fi
             p.variable or "",
             p.cut_points,
             "",
-            "any loss",
+            "every loss",
             where,
             spec=spec,
         )

@@ -89,13 +89,14 @@ def _off_path(e: Evidence, found: re.Match[str]) -> Fix:
 
 
 def compile_again(e: Evidence, found: re.Match[str] | None) -> Fix:
-    line = found["line"] if found and found["line"] else e.site
+    compiled = f" at {found['line']}" if found and found["line"] else ""
+    before = f"the `{e.api or 'fit'}()` at {e.site}" if e.site else "`fit()`"
     return Fix(
         "compile-again",
-        line,
-        f"The `trainable` flag of {name(e.variable)} changed after `compile()`"
-        f"{' at ' + line if line else ''}: call `compile()` again after changing it, "
-        "before `fit()` (with a new optimizer, if you pass one).",
+        e.site or (found["line"] if found and found["line"] else ""),
+        f"The `trainable` flag of {name(e.variable)} changed after `compile()`{compiled}, "
+        f"which Keras reads only when it traces the train step: call `compile()` again "
+        f"after changing it, before {before} (with a new optimizer, if you pass one).",
     )
 
 
@@ -202,4 +203,24 @@ def zero(e: Evidence) -> Fix:
             "a mask or `tf.where` that zeroes its path",
             "a loss that is constant in it",
         ),
+    )
+
+
+_FRESH = re.compile(r"creates a new variable on every call \((?:`[^`]*`)(?: at (?P<line>\S+:\d+))?")
+
+
+def loss_fix(note: str, where: str) -> Fix | None:
+    """A fix for what a loss's own note says (a Python target's), or None: a loss that makes
+    a new variable on every call trains nothing, as a variable a layer makes in ``call()``."""
+    found = _FRESH.search(note)
+    if found is None:
+        return None
+    line = found["line"] or where
+    return Fix(
+        "build-add-weight",
+        line,
+        f"At {line or 'the line that makes it'} a new variable is made on every call, so it "
+        "starts again from its initial value each step: create it once, in a Keras layer's "
+        "`build()` with `self.add_weight(...)` (Keras then tracks and trains it), or outside "
+        "the loss; never in `call()` or in the loss itself.",
     )

@@ -68,7 +68,7 @@ def _argmax(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
             f"{at(c)} `tf.argmax` gives integer indices, which carry no gradient{then(later)}: "
             "use the probabilities (`probs = tf.nn.softmax(logits)`), a Gumbel-softmax "
             "sample, or a straight-through one-hot: `hard = tf.one_hot(tf.argmax(logits, "
-            "-1), depth); y = probs + tf.stop_gradient(hard - probs)`.{also}"
+            f"-1), depth); y = probs + tf.stop_gradient(hard - probs)`.{also}"
         )
     return Fix("soft-argmax", c.source, text, (), later)
 
@@ -132,7 +132,7 @@ def _stopped(e: Evidence, c: CutPoint, also: str) -> Fix:
         "remove-stop-gradient",
         c.source,
         f"{at(c)} `stop_gradient` cuts every path from {name(e.variable)} to {e.target}: "
-        f"to train it from this loss, {how}; if the cut is meant (a target network, a frozen "
+        f"to train it from {e.target}, {how}; if the cut is meant (a target network, a frozen "
         f"feature extractor), {allow}.{also}",
     )
 

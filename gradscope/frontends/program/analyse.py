@@ -36,7 +36,8 @@ class SourceStatic:
     requested: bool | None = None  # None: asked for when trainable or given a gradient
     trainable_changed: bool = False  # a changed trainable flag the traced Keras step ignores
     nan_origin: NanOrigin | None = None  # a non-finite gradient: where it first appeared
-    branch: str = ""  # FILE:LINE of the tf.cond (or switch_case) every path crosses
+    branch: str = ""  # FILE:LINE of the tf.cond (or switch_case, py_function) every path crosses
+    branch_op: str = ""  # its op type (If, Case, EagerPyFunc, ...)
 
 
 @dataclass(frozen=True)
@@ -334,6 +335,7 @@ def dead_end_notes(
     came_back: Callable[[int], str | None] = lambda k: None,
     left_only: bool = False,
     used: Callable[[int], bool] = lambda t: False,
+    unread: str = "",
 ) -> None:
     """Name the line where a disconnected source's last path ends: a value made from it that
     no op reads (a ``TensorArray.write`` whose result is dropped, a layer whose output
@@ -356,6 +358,7 @@ def dead_end_notes(
             others'); the rest are left to a later call.
         used: whether the program used tensor ``t`` outside TensorFlow's ops (printed it,
             asked a gradient of it): no value thrown away.
+        unread: the note of a source no recorded op reads at all ("": none).
     """
     graph = full.graph
     if not full.targets:
@@ -374,6 +377,10 @@ def dead_end_notes(
             continue
         mine = [k for k in ends if vsets[k] >> i & 1]
         if not mine:
+            read_it = any(vsets[k] >> i & 1 and recorded(k) and op.inputs
+                          for k, op in enumerate(graph.ops))  # fmt: skip
+            if unread and not left_only and not static.note and not read_it:
+                static.note = unread
             continue
         k = mine[-1]
         line, op = where(k) or "an unknown line", graph.ops[k].type
@@ -396,15 +403,17 @@ def dead_end_notes(
 _LINE = re.compile(r"\.py:\d+")
 
 
-#: The ops of ``tf.cond`` and ``tf.switch_case`` in a traced function.
-BRANCH_TYPES = frozenset({"If", "StatelessIf", "Case", "StatelessCase"})
+#: The ops of ``tf.cond`` and ``tf.switch_case`` in a traced function, and of
+#: ``tf.py_function`` (whose gradient is what the function's own TensorFlow ops give).
+BRANCH_TYPES = frozenset({"If", "StatelessIf", "Case", "StatelessCase", "EagerPyFunc"})
 
 
 def through_branches(problem: Problem, statics: Sequence[SourceStatic],
                      where: Callable[[int], str]) -> None:  # fmt: skip
-    """Note the ``tf.cond`` (``If``) or ``tf.switch_case`` every path of a source crosses:
-    should its gradient be all zero, the branch that reads it was most likely not taken
-    (TensorFlow gives the inputs of an untaken branch zeros, not None).
+    """Note the ``tf.cond`` (``If``), ``tf.switch_case`` or ``tf.py_function`` every path of a
+    source crosses: should its gradient be all zero, the branch that reads it was most likely
+    not taken (TensorFlow gives the inputs of an untaken branch zeros, not None), or the
+    function took the value out of TensorFlow (its gradient is then zero, not None).
 
     Args:
         problem: the call's graph and targets.
@@ -430,6 +439,7 @@ def through_branches(problem: Problem, statics: Sequence[SourceStatic],
         crossed = [k for k in sorted(branches) if vsets[k] >> i & 1 and reach[k]]
         if crossed:
             static.branch = where(crossed[-1]) or "an unknown line"
+            static.branch_op = graph.ops[crossed[-1]].type
 
 
 def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:

@@ -41,6 +41,10 @@ from gradscope.frontends.python import frames
 from gradscope.results.report import NAN
 from gradscope.results.run import EAGER, FUNCTION
 
+#: The note of a source no op an eager tape recorded reads.
+UNREAD = ("no op the tape recorded reads it (eager code runs only the branch of a tf.cond or "
+          "an if that is taken)")  # fmt: skip
+
 
 class Calls:
     """Handles every watched call of one run."""
@@ -319,7 +323,7 @@ class Calls:
             used = full.used(self.asked)
             analyse.dead_end_notes(full.problem, statics, recorded, where, back, True, used)
             return lambda: analyse.dead_end_notes(full.problem, statics, recorded, where,
-                                                  used=used)  # fmt: skip
+                                                  used=used, unread=UNREAD)  # fmt: skip
         import tensorflow as tf
 
         graph = tf.compat.v1.get_default_graph()

@@ -27,6 +27,13 @@ UNTAKEN = (
     "gets None)"
 )
 
+#: The note of an all-zero gradient whose every path crosses a ``tf.py_function``.
+PY_FUNCTION = (
+    "every element is 0: every path crosses the tf.py_function at {}, whose gradient is "
+    "what the function's own TensorFlow ops give: zero for a value it takes out of "
+    "TensorFlow (.numpy(), a numpy function)"
+)
+
 
 class StopProgram(BaseException):
     """Raised into the program when a site would run once more than ``--steps`` allows."""
@@ -177,7 +184,7 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
         if not note and status == "zero" and s.branch:
-            note = UNTAKEN.format(s.branch)
+            note = (PY_FUNCTION if s.branch_op == "EagerPyFunc" else UNTAKEN).format(s.branch)
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
                          for r, mine in enumerate(static.replicas))  # fmt: skip
         norm = norm if s.has_gradient else None

@@ -172,8 +172,19 @@ def test_zero_from_an_untaken_cond_branch_says_why() -> None:
     outcome, _ = watched(program)
     eager_call, function_call = outcome.report.calls
     assert [s.status for s in eager_call.sources] == ["ok", "none:disconnected"]
+    assert "tf.cond" in eager_call.sources[1].note  # the branch taken ran, the other never
     w, u = function_call.sources
     assert w.status == "ok" and w.norm == pytest.approx(function_bare[0])
     assert u.status == "zero"
     assert f"tf.cond at {site(program, 'y = tf.cond(')}" in u.note
     assert "eager" in u.note and "None" in u.note
+
+
+def test_zero_through_a_py_function_that_leaves_tensorflow_says_why() -> None:
+    program = "causes_py_function.py"
+    (expected,) = bare(program)
+    assert expected is not None and not np.any(expected)  # TensorFlow: zeros, not None
+    outcome, _ = watched(program)
+    ((s,),) = [c.sources for c in outcome.report.calls]
+    assert s.status == "zero"
+    assert f"tf.py_function at {site(program, 'y = tf.py_function(')}" in s.note

@@ -114,6 +114,16 @@ def watched_then_frozen() -> keras.Model:
     return model
 
 
+def eager() -> keras.Model:
+    """run_eagerly: each step reads the flags afresh, with or without the Monitor."""
+    model = mlp(keras.layers.BatchNormalization(name="norm"))
+    model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", run_eagerly=True)
+    fit(model, "eager")
+    freeze(model, "base", "norm")
+    fit(model, "eager", watched=False)
+    return model
+
+
 def dropout() -> keras.Model:
     """Dropout, momentum, and a layer frozen between two watched fit() calls."""
     model = mlp(keras.layers.Dropout(0.5, name="drop"))
@@ -160,7 +170,7 @@ def mirrored() -> keras.Model:
     return model
 
 
-CASES = {f.__name__: f for f in (frozen, unfrozen, watched_then_frozen, dropout, mixed,
+CASES = {f.__name__: f for f in (frozen, unfrozen, watched_then_frozen, eager, dropout, mixed,
                                  per_execution, xla, mirrored)}  # fmt: skip
 
 if __name__ == "__main__":
