@@ -7,7 +7,10 @@ forward value is finite, the origin is the op nearest the target whose backward 
 finite gradients of its outputs into a non-finite gradient of an input. An eager call reads
 the values the tape's ops kept; a call inside a ``tf.function`` gets, in the executions
 gradscope measures and only when a gradient is non-finite, one more ``py_function`` with a
-non-finite flag per probe and per probe gradient.
+non-finite flag per probe gradient. It reads no forward value: an extra reader of an
+intermediate tensor changes what TensorFlow's optimizer fuses, and so what the program
+computes, so inside a function the origin is always the backward one (the same op and line
+for a ``log`` of zero or of a negative value behind a ``tf.where``).
 """
 
 from __future__ import annotations
@@ -108,7 +111,6 @@ def in_graph(
         grads: per source, the gradient the tape returned.
     """
     problem = call.problem
-    values = dict(zip(probes, call.probe_tensors(probes), strict=True))
     back = {t: g for t, g in zip(probes, probe_grads, strict=True) if g is not None}
     back.update({t: g for t, g in zip(problem.sources, grads, strict=True)
                  if t is not None and g is not None})  # fmt: skip
@@ -125,7 +127,11 @@ def in_graph(
             return
         fine = [tf.reduce_all(tf.math.is_finite(tf.math.real(x))) for x in checked]
         bad = tf.logical_not(tf.reduce_all(tf.stack(fine)))
-        rows = [(t, x) for t, x in values.items() if _floating(x)]
+        # Forward values are never read here: a consumer added to an intermediate tensor
+        # changes what Grappler fuses (MatMul+BiasAdd+Relu), and so the step's rounding
+        # (a watched Keras step's weights differed in the last bit). Gradients are read
+        # already for the norms; the origin is the op whose backward pass made it.
+        rows: list[tuple[int, Any]] = []
         grad_rows = [(t, _dense(tf, g)) for t, g in back.items()]
         grad_rows = [(t, x) for t, x in grad_rows if _floating(x)]
 
