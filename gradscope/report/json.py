@@ -299,6 +299,10 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
     }
     if r.notes:
         out["notes"] = list(r.notes)
+    if r.stop is not None:
+        out["stop"] = {"site": r.stop.site, "steps": r.steps, "sites": list(r.stop.sites),
+                       "refused": r.stop.refused, "caught": r.stop.caught,
+                       "finished": r.stop.finished}  # fmt: skip
     if r.distribution is not None:
         d = r.distribution
         out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,

@@ -10,7 +10,7 @@ from collections import Counter
 
 from gradscope.report import github
 from gradscope.report.run_check import as_check, title
-from gradscope.report.run_table import summary
+from gradscope.report.run_table import ending, summary
 from gradscope.results import report as m
 from gradscope.results.run import CallResult, RunReport
 
@@ -36,5 +36,8 @@ def render(report: RunReport, *, color: bool = False, width: int = 120) -> str:
     for site, note in notes:
         where = github.escape_property(f"gradscope note: {site or report.program}")
         lines.append(f"::notice title={where}::{github.escape_data(note)}")
+    if report.stop is not None:  # what did not run was not checked: never a quiet pass
+        where = github.escape_property("gradscope run: stopped by --stop")
+        lines.append(f"::warning title={where}::{github.escape_data(ending(report))}")
     lines.append(f"{title(report)}: {summary(report)} (exit code {report.exit_code})")
     return "\n".join(lines) + "\n"

@@ -16,11 +16,15 @@ from gradscope.results import run as rr
 #: How the program ended, in words.
 ENDINGS = {
     rr.FINISHED: "the program ran to its end",
-    rr.STOPPED: "stopped after {steps} step(s) of a call site (--continue runs it to its end)",
+    rr.STOPPED: "stopped by --stop at step {next} of {site} (--steps {steps})",
     rr.RAISED: "the program raised (its traceback is above)",
     rr.INTERRUPTED: "interrupted",
     rr.EXITED: "the program exited with status {status}",
 }
+
+#: A program that caught gradscope's stop (``except:``) and went on, in words.
+CAUGHT = ("the program caught the stop and went on{how}: {refused} gradient call(s) at "
+          "stopped sites raised the stop into it and were not made")  # fmt: skip
 
 
 def heading(call: rr.CallResult) -> str:
@@ -78,14 +82,41 @@ def _problems(report: rr.RunReport) -> Table:
     return table
 
 
+def ending(report: rr.RunReport) -> str:
+    """How the program ended, and with ``--stop`` where it was stopped, what the program
+    did with the stop, and the call sites seen (a stopped run's verdict is never a bare
+    "0 problems", nor "ran to its end" when its later gradient calls were refused)."""
+    stop = report.stop
+    site = stop.site if stop is not None else "a call site"
+    text = ENDINGS[report.outcome].format(steps=report.steps, status=report.exit_status,
+                                          site=site, next=report.steps + 1)  # fmt: skip
+    if stop is None:
+        return text
+    if not stop.caught:
+        text += ": the rest of the program did not run, and was not checked"
+    else:
+        caught = CAUGHT.format(how=" to its end" if stop.finished else "", refused=stop.refused)
+        if report.outcome != rr.STOPPED:
+            text += f" · it had been stopped by --stop at {site}"
+        text += f"; {caught}"
+    return f"{text} · call sites seen: {', '.join(stop.sites)}"
+
+
 def summary(report: rr.RunReport) -> str:
     sites = len(list(report.sites()))
     count = len(report.problems)
     text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
             f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
-    return (
-        text + " · " + ENDINGS[report.outcome].format(steps=report.steps, status=report.exit_status)
-    )
+    return f"{text} · {ending(report)}"
+
+
+def tone(report: rr.RunReport) -> str:
+    """The verdict's colour: red with a failing exit code; yellow for a run ``--stop``
+    stopped (what did not run was not checked); green only for a program checked to its
+    end."""
+    if report.exit_code:
+        return "red"
+    return "yellow" if report.outcome == rr.STOPPED else "green"
 
 
 def renderable(report: rr.RunReport) -> Group:
@@ -104,8 +135,7 @@ def renderable(report: rr.RunReport) -> Group:
     if report.problems:
         parts += [Text(), _problems(report)]
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
-    tone = "red" if report.exit_code else "green"
-    parts += [Text(), Text(summary(report), style=f"bold {tone}")]
+    parts += [Text(), Text(summary(report), style=f"bold {tone(report)}")]
     return Group(*parts)
 
 

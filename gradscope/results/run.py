@@ -22,7 +22,7 @@ GRAPH = "graph"
 
 #: How the program ended.
 FINISHED = "finished"  # ran to its end (or sys.exit(0))
-STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
+STOPPED = "stopped"  # --stop: gradscope stopped it after --steps executions of a site
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
@@ -75,6 +75,17 @@ class RunProblem:
 
 
 @dataclass(frozen=True)
+class Stop:
+    """With ``--stop``, once gradscope stopped the program: where, and what it had seen."""
+
+    site: str  # the call site whose execution past ``--steps`` was refused first
+    sites: tuple[str, ...]  # every call site seen until then, in the order first seen
+    refused: int = 1  # gradient calls refused with gradscope's stop (raised into the program)
+    caught: bool = False  # the program caught the stop (a bare ``except:``) and went on
+    finished: bool = False  # ...and went on to its end (outcome ``stopped`` all the same)
+
+
+@dataclass(frozen=True)
 class RunReport:
     """The whole result of ``gradscope run``."""
 
@@ -92,6 +103,9 @@ class RunReport:
     devices: tuple[str, ...] = ()
     #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
     exit_status: int | None = None
+    #: ``--stop``, once the program was stopped (outcome ``stopped``, or another when it
+    #: caught the stop and went on to raise or exit)
+    stop: Stop | None = None
 
     @property
     def exit_code(self) -> int:

@@ -28,7 +28,7 @@ def run(
     program: Program,
     *,
     steps: int = 1,
-    keep_going: bool = False,
+    stop: bool = False,
     allow_none: Sequence[str] = (),
     every: int = 1,
     timeline: str | None = None,
@@ -40,9 +40,10 @@ def run(
 
     Args:
         program: the script or module and its arguments.
-        steps: executions watched per call site; the program is stopped at the next one
-            unless ``keep_going``.
-        keep_going: let the program run to its end, unwatched after ``steps``.
+        steps: executions watched per call site; later ones run unwatched, at the
+            program's own speed, and the program runs to its end (as ``python`` runs it).
+        stop: stop the program instead at a site's first execution past ``steps``
+            (``--stop``: a quick look; the rest of the program does not run).
         allow_none: globs of sources whose missing gradient is not a problem.
         every: with ``timeline`` or ``tensorboard``: every execution up to ``steps`` counts,
             and the first and every ``every``-th are measured and recorded; the others run
@@ -76,7 +77,7 @@ def run(
 
         recorder = Recorder(every, timeline, tensorboard, program=program.target,
                             allow_none=allow_none, site_tags=True)  # fmt: skip
-    watcher = Watcher(steps, keep_going, recorder)
+    watcher = Watcher(steps, stop, recorder)
 
     def close() -> None:
         if recorder is not None:
@@ -85,13 +86,17 @@ def run(
 
     hooks: list[Any] = []  # the run's Calls, once installed
 
-    def report(outcome: str, error: BaseException | None, status: int | None) -> Outcome:
+    def report(outcome: str, error: BaseException | None, status: int | None,
+               caught: bool = True) -> Outcome:  # fmt: skip
         calls = watcher.finish()
         if hooks:  # a trainable flag's call folded into its fit()'s own
             calls = trainable.merged(calls, hooks[0].traces)
         close()
+        stop = _stop(watcher, caught, outcome == rr.FINISHED)
+        if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
+            outcome = rr.STOPPED
         return Outcome(_report(program, tf, steps, allow_none, distribution, devices, watcher,
-                               calls, outcome, status), error)  # fmt: skip
+                               calls, outcome, status, stop), error)  # fmt: skip
 
     def last_words(status: int) -> None:
         if on_os_exit is not None:  # os._exit(0) ends a program as returning does
@@ -106,13 +111,14 @@ def run(
         close()
         raise
     status = launch.exit_status(error) if outcome == rr.EXITED else None
-    return report(outcome, error, status)
+    caught = outcome != rr.STOPPED or len(watcher.refused) > 1  # by the program's except:
+    return report(outcome, error, status, caught)
 
 
 def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
             distribution: Distribution, devices: tuple[str, ...], watcher: Any,
-            calls: Sequence[rr.CallResult], outcome: str,
-            status: int | None) -> rr.RunReport:  # fmt: skip
+            calls: Sequence[rr.CallResult], outcome: str, status: int | None,
+            stop: rr.Stop | None) -> rr.RunReport:  # fmt: skip
     return rr.RunReport(
         program=program.target if not program.module else f"-m {program.target}",
         argv=tuple(program.argv),
@@ -126,7 +132,18 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
         distribution=distribution if distribution.active else None,
         devices=devices,
         exit_status=status,
+        stop=stop,
     )
+
+
+def _stop(watcher: Any, caught: bool, finished: bool) -> rr.Stop | None:
+    """Where ``--stop`` stopped the program and the sites seen until then; ``caught``: the
+    program caught the stop and went on (each of its gradient calls at a stopped site then
+    raised it again: counted as refused), ``finished``: to its end."""
+    if not watcher.refused:
+        return None
+    seen = dict.fromkeys(s.site for s in watcher.sites.values())
+    return rr.Stop(watcher.refused[0], tuple(seen), len(watcher.refused), caught, finished)
 
 
 @contextmanager

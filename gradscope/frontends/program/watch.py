@@ -22,7 +22,8 @@ UNDERFLOW = (
 
 
 class StopProgram(BaseException):
-    """Raised into the program when a site would run once more than ``--steps`` allows."""
+    """Raised into the program, with ``--stop``, when a site would run once more than
+    ``--steps`` allows."""
 
 
 @dataclass
@@ -55,9 +56,12 @@ class SiteState:
 class Watcher:
     """Counts each site's executions, keeps their results, and decides when to stop."""
 
-    def __init__(self, steps: int, keep_going: bool, timeline: Recorder | None = None) -> None:
+    def __init__(self, steps: int, stop: bool = False, timeline: Recorder | None = None) -> None:
         self.steps = steps
-        self.keep_going = keep_going
+        self.stop = stop  # --stop: the program is stopped at a site's execution past --steps
+        #: the sites gradscope's stop was raised at, in order (one per refused call): more
+        #: than one, or a program that went on, means the program caught it (``except:``)
+        self.refused: list[str] = []
         self.timeline = timeline  # --every K --timeline: executions measured every K
         self.sites: dict[tuple[str, str, int], SiteState] = {}
         self.calls: list[CallResult] = []
@@ -100,16 +104,17 @@ class Watcher:
         return self.timeline is None or n == 1 or self.timeline.due(n)
 
     def before_execution(self, state: SiteState) -> bool:
-        """Whether to watch the next execution of ``state``; stops the program when it is
-        one more than ``--steps`` allows (unless ``--continue``). With a timeline every
+        """Whether to watch the next execution of ``state``; past ``--steps`` it runs
+        unwatched, or with ``--stop`` the program is stopped there. With a timeline every
         execution is counted here, and only the due ones are watched."""
         if not self.done(state):
             if self.timeline is None:
                 return True
             state.executions += 1
             return self.due(state)
-        if self.keep_going:
+        if not self.stop:
             return False
+        self.refused.append(state.site)
         raise StopProgram
 
     def record(self, state: SiteState, static: Static, numbers: Numbers | None,
