@@ -268,6 +268,8 @@ def call(c: rr.CallResult) -> dict[str, Any]:
         "target": target,
         "sources": {s.name: source(s) for s in c.sources},
     }
+    if c.via:
+        out["via"] = list(c.via)
     if c.notes:
         out["notes"] = list(c.notes)
     return out
@@ -281,6 +283,7 @@ def run_problem(p: rr.RunProblem) -> dict[str, Any]:
         "kind": str(p.kind),
         "message": p.message,
         "cut_points": [cut_point(c) for c in p.cut_points],
+        **({"via": list(p.via)} if p.via else {}),
     }
 
 

@@ -29,7 +29,8 @@ def render(report: RunReport, *, color: bool = False, width: int = 120) -> str:
     calls = len(report.calls)
     lines = [f"::group::{title(report)}: {calls} call{'s' if calls != 1 else ''} at {sites} "
              f"call site{'s' if sites != 1 else ''}"]  # fmt: skip
-    lines += [f"{c.site} · {c.api} ({c.mode}) · step {c.step}: {_counts(c)}" for c in report.calls]
+    lines += [f"{c.where} · {c.api} ({c.mode}) · step {c.step}: {_counts(c)}"
+              for c in report.calls]  # fmt: skip
     lines.append("::endgroup::")
     lines += [github.annotation(p) for p in as_check(report).problems]
     notes = [(c.site, n) for c in report.calls for n in c.notes] + [("", n) for n in report.notes]

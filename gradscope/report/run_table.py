@@ -30,7 +30,7 @@ CAUGHT = ("the program caught the stop and went on{how}: {refused} gradient call
 def heading(call: rr.CallResult) -> str:
     """``train.py:57 · GradientTape.gradient (function) · step 1 · target 6.93e-01 at ...``."""
     step = f"step {call.step}" if call.step else "never run"
-    text = f"{call.site} · {call.api} ({call.mode}) · {step}"
+    text = f"{call.where} · {call.api} ({call.mode}) · {step}"
     if call.target_source or call.value is not None:
         text += f" · target {style.number(call.value)}"
     if call.target_source:
@@ -72,7 +72,7 @@ def _problems(report: rr.RunReport) -> Table:
     """One row per site and kind, naming its sources (the messages are in the JSON report)."""
     grouped: dict[tuple[str, str], list[str]] = {}
     for p in report.problems:
-        grouped.setdefault((p.kind, p.site), []).append(p.variable)
+        grouped.setdefault((p.kind, p.where), []).append(p.variable)
     table = Table(title="Problems", title_justify="left", box=None, header_style="bold",
                   title_style="bold")  # fmt: skip
     for name in ("kind", "site", "sources"):

@@ -60,6 +60,14 @@ class CallResult:
     notes: tuple[str, ...] = ()
     loss_scale: float | None = None  # mixed precision: norms are unscaled by it
     replica_values: tuple[float | None, ...] = ()  # per replica (strategy.run); value: their sum
+    #: the user's lines that called ``site`` (innermost first), where calls of one helper
+    #: from different places are different sites: as few as tell them apart
+    via: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """``site``, and ``via`` when there is one: ``helpers.py:3 (via train.py:40)``."""
+        return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,12 @@ class RunProblem:
     kind: ProblemKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
+    via: tuple[str, ...] = ()  # the call's ``via``
+
+    @property
+    def where(self) -> str:
+        """``site``, and ``via`` when there is one (``CallResult.where``)."""
+        return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
 
 
 @dataclass(frozen=True)
@@ -120,8 +134,9 @@ class RunReport:
         return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
 
     def sites(self) -> Iterator[str]:
-        """Every call site, in the order first seen."""
-        yield from dict.fromkeys(c.site for c in self.calls)
+        """Every call site, in the order first seen (a helper's line reached from two
+        places is two sites: ``CallResult.where``)."""
+        yield from dict.fromkeys(c.where for c in self.calls)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (contract section 6); ``gradscope.report.json`` owns its shape."""

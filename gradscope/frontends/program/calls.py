@@ -124,9 +124,7 @@ class Calls:
 
         eager = tf.executing_eagerly()
         api = fit.api() or "GradientTape.gradient"
-        where = sites.instruction() if eager else -1
-        state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
-                                  where)  # fmt: skip
+        state = self.watcher.at(sites.chain(), api, EAGER if eager else FUNCTION)
         if eager and not first_replica_decides(state, lambda: self._eager_watch(state)):
             self._next_eager()
             return orig(tape, target, sources, output_gradients, unconnected)
@@ -352,8 +350,7 @@ class Calls:
         if not unexplained:
             return
         eager = tf.executing_eagerly()
-        state = self.watcher.site(sites.text(sites.current()), "apply_gradients",
-                                  EAGER if eager else FUNCTION)  # fmt: skip
+        state = self.watcher.at(sites.chain(), "apply_gradients", EAGER if eager else FUNCTION)
         if eager and not self.watcher.before_execution(state):
             return
         names = sites.unique([sites.variable_name(v) for _, v in pairs])

@@ -65,14 +65,50 @@ def fast_current() -> frames.Site | None:
     return fallback
 
 
-def instruction() -> int:
-    """Where in its line the user's innermost frame is (two calls on one line differ)."""
+#: Where a trace begins (``tf.function``, Keras' step, ``get_concrete_function``): the frames
+#: outside it are whoever made the function trace, not where its body asks for a gradient.
+_TRACE = ("func_graph.py", "func_graph_from_py_func")
+
+#: A call's chain: ``(file, line, instruction)`` of each frame of the program's own code on
+#: the stack, innermost first.
+Chain = tuple[tuple[str, int, int], ...]
+
+
+def chain() -> Chain:
+    """Where the program asked, through its helpers: every frame of its own code on the
+    stack, innermost first, each with its instruction (two calls on one line differ, and so
+    do two calls of one helper); inside a trace only the frames inside it, autograph's
+    generated copies of the user's functions included. Cheap (no source maps): asked at
+    every watched call, watched or not."""
     frame = sys._getframe(1)
+    out = []
     while frame is not None:
-        if frames.is_user_code(frame.f_code.co_filename):
-            return frame.f_lasti
+        code = frame.f_code
+        name = code.co_filename
+        if code.co_name == _TRACE[1] and name.endswith(_TRACE[0]):
+            break
+        if frames._kind(name) < 2 or frames._AUTOGRAPH_FILE in name:
+            out.append((name, frame.f_lineno, frame.f_lasti))
         frame = frame.f_back  # type: ignore[assignment]
-    return -1
+    return tuple(out)
+
+
+def described() -> tuple[str, tuple[str, ...]]:
+    """The site of the call being made (``current``) and, innermost first, the user's lines
+    that called it (its helpers' callers, inside the trace when one runs): what tells two
+    calls of one helper apart in a report."""
+    from tensorflow.python.util import tf_stack
+
+    stack = list(tf_stack.extract_stack())
+    site = frames.of_traceback(stack) or getattr(_local, "outer", None)
+    start = max((i + 1 for i, f in enumerate(stack)
+                 if f.name == _TRACE[1] and f.filename.endswith(_TRACE[0])), default=0)  # fmt: skip
+    lines = [str(frames.Site(f.filename, f.lineno)) for f in reversed(stack[start:])
+             if frames.is_user_code(f.filename)]  # fmt: skip
+    here = text(site)
+    if lines and lines[0] == here:
+        lines = lines[1:]
+    return here, tuple(lines)
 
 
 def text(site: frames.Site | None) -> str:
