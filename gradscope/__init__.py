@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
     from gradscope import keras, testing
+    from gradscope._watch.block import Watch, watch
     from gradscope.analysis.check import CheckResult
     from gradscope.analysis.diff import DiffReport
     from gradscope.analysis.diff_matrix import DiffMatrix
     from gradscope.api import check, diff, graph, inspect, run
     from gradscope.errors import (
+        AlreadyWatching,
         BuildError,
         ExitCode,
         GradscopeError,
@@ -54,6 +56,8 @@ _LAZY = {
     "check": "gradscope.api",
     "graph": "gradscope.api",
     "run": "gradscope.api",
+    "watch": "gradscope._watch.block",
+    "Watch": "gradscope._watch.block",
     "RunReport": "gradscope.results.run",
     "Report": "gradscope.results.report",
     "LossResult": "gradscope.results.report",
@@ -72,6 +76,7 @@ _LAZY = {
     "TargetError": "gradscope.errors",
     "BuildError": "gradscope.errors",
     "UsageError": "gradscope.errors",
+    "AlreadyWatching": "gradscope.errors",
     "ExitCode": "gradscope.errors",
     "testing": "gradscope.testing",
     "keras": "gradscope.keras",
@@ -81,6 +86,7 @@ _LAZY = {
 _MODULES = frozenset({"testing", "keras"})
 
 __all__ = [
+    "AlreadyWatching",
     "BuildError",
     "CheckResult",
     "DiffMatrix",
@@ -100,6 +106,7 @@ __all__ = [
     "TargetError",
     "UsageError",
     "Verdict",
+    "Watch",
     "__version__",
     "check",
     "diff",
@@ -108,6 +115,7 @@ __all__ = [
     "keras",
     "run",
     "testing",
+    "watch",
 ]
 
 

@@ -149,6 +149,12 @@ class UsageError(GradscopeError):
     """A command-line or API argument that makes no sense (an unknown loss name, ...)."""
 
 
+class AlreadyWatching(UsageError):
+    """A second watcher in one process: a ``gradscope.watch()`` block inside another, one in
+    another thread at the same time, or one inside a program ``gradscope run`` watches. The
+    watched APIs are patched process-wide, so one watcher at a time sees every call."""
+
+
 class InternalError(GradscopeError):
     """gradscope's own failure: never the user's fault."""
 

@@ -73,6 +73,8 @@ class Request:
         expect: expectations to hold the model to instead of its own.
         max_elements: the largest tensor a spec may ask for.
         distribution: the ``tf.distribute`` strategy and replicas (``--strategy``).
+        one_loss: the command draws one loss: a target with several and no ``losses`` is
+            refused once its loss names are known, before anything is traced.
     """
 
     losses: tuple[str, ...] | None = None
@@ -85,6 +87,7 @@ class Request:
     expect: ExpectMap | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS
     distribution: Distribution = Distribution()  # noqa: RUF009  (frozen: one shared default)
+    one_loss: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,8 @@ def run(target: object, request: Request = Request()) -> Outcome:
     compare = _pairs(frontend, request)
     asked = list(request.losses or []) + [n for pair in compare for n in pair]
     _check_losses(frontend, asked)  # a spec's loss names are known before TensorFlow starts
+    if request.one_loss and request.losses is None:
+        _check_one_loss(frontend)
     if "tensorflow" not in sys.modules:
         request.progress("importing TensorFlow")
     import_tensorflow(plots=not hasattr(frontend, "spec"))  # a spec runs no user code
@@ -147,6 +152,14 @@ def _check_losses(frontend: Frontend, names: Sequence[str]) -> None:
         raise UsageError(
             f"{frontend.label}: unknown loss {unknown_losses(unknown, known)}; "
             f"the {what} has {', '.join(known) or 'no losses'}"
+        )
+
+
+def _check_one_loss(frontend: Frontend) -> None:
+    names = frontend.loss_names()
+    if len(names) != 1:
+        raise UsageError(
+            f"{frontend.label} has {len(names)} losses; pick one with --loss: {', '.join(names)}"
         )
 
 

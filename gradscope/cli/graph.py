@@ -79,11 +79,13 @@ def graph(
     chosen = draw.choose(output, fmt)
     if chosen.needs_graphviz:
         graphviz.require(f".{chosen.value} pictures")
-    losses = [loss] if loss else _only_loss(target, max_elements)
+    losses = [loss] if loss else None  # without --loss the target must have one (checked
+    # by the pipeline once the loss names are known, before anything is traced)
     with progress(quiet) as report_progress:
         request = pipeline.Request(
             losses=tuple(losses) if losses else None, device=pipeline.device_name(device),
             max_elements=max_elements, progress=report_progress, pictures=True, expand=expand,
+            one_loss=True,
         )  # fmt: skip
         report = pipeline.run(target, request).report
         name = _one([loss.name for loss in report.losses], target)
@@ -98,17 +100,6 @@ def graph(
         write_atomic_bytes(str(output), picture)
     else:
         emit(picture, output)
-
-
-def _only_loss(target: str, max_elements: int) -> list[str] | None:
-    """Without --loss, a spec must have exactly one loss, checked before TensorFlow starts
-    (a Python target's losses are known only after its run, and checked then)."""
-    if not target.endswith((".yaml", ".yml")):
-        return None
-    from gradscope.frontends import load
-
-    _one([loss.name for loss in load(target, max_elements=max_elements).losses], target)
-    return None  # its one loss: run the whole spec (no "only some losses" note)
 
 
 def _one(names: list[str], target: str) -> str:

@@ -292,6 +292,7 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "gradscope": REPORT_VERSION,
         "program": r.program,
+        **({"entry": r.entry} if r.entry != rr.RUN else {}),
         "argv": list(r.argv),
         "tensorflow": r.tensorflow,
         "device": r.device,

@@ -14,7 +14,10 @@ from gradscope.results import run as rr
 
 
 def title(report: rr.RunReport) -> str:
-    """``gradscope run train.py --epochs 1``: the command that made the report."""
+    """``gradscope run train.py --epochs 1``: the command that made the report (a
+    ``gradscope.watch()`` block: ``gradscope.watch() at FILE:LINE``)."""
+    if report.entry == rr.WATCH:
+        return f"gradscope.watch() at {report.program}"
     return " ".join(["gradscope run", report.program, *report.argv[1:]])
 
 

@@ -27,7 +27,8 @@ def _call(call: rr.CallResult) -> list[str]:
 
 def render(report: rr.RunReport, *, color: bool = False, width: int = 120) -> str:
     """The run report as a Markdown document."""
-    lines = [f"## gradscope run · `{escape(' '.join(report.argv))}`", "",
+    what = " ".join(report.argv) if report.entry == rr.RUN else report.program
+    lines = [f"## gradscope {report.entry} · `{escape(what)}`", "",
              f"TensorFlow {report.tensorflow} · {report.device}", ""]  # fmt: skip
     for call in report.calls:
         lines += _call(call)

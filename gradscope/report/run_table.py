@@ -21,6 +21,12 @@ ENDINGS = {
     rr.INTERRUPTED: "interrupted",
     rr.EXITED: "the program exited with status {status}",
 }
+#: How a ``gradscope.watch()`` block ended.
+BLOCK_ENDINGS = {
+    rr.FINISHED: "the block ran to its end",
+    rr.RAISED: "the block raised",
+    rr.INTERRUPTED: "interrupted",
+}
 
 #: A program that caught gradscope's stop (``except:``) and went on, in words.
 CAUGHT = ("the program caught the stop and went on{how}: {refused} gradient call(s) at "
@@ -88,7 +94,8 @@ def ending(report: rr.RunReport) -> str:
     "0 problems", nor "ran to its end" when its later gradient calls were refused)."""
     stop = report.stop
     site = stop.site if stop is not None else "a call site"
-    text = ENDINGS[report.outcome].format(steps=report.steps, status=report.exit_status,
+    endings = BLOCK_ENDINGS if report.entry == rr.WATCH else ENDINGS
+    text = endings[report.outcome].format(steps=report.steps, status=report.exit_status,
                                           site=site, next=report.steps + 1)  # fmt: skip
     if stop is None:
         return text
@@ -121,8 +128,8 @@ def tone(report: rr.RunReport) -> str:
 
 def renderable(report: rr.RunReport) -> Group:
     title = Text()
-    title.append("gradscope run", style="bold")
-    title.append(f" · {' '.join(report.argv)}")
+    title.append(f"gradscope {report.entry}", style="bold")
+    title.append(f" · {' '.join(report.argv) if report.argv else report.program}")
     where = report.device
     if report.devices:
         where = f"{len(report.devices)} replicas on {', '.join(report.devices)}"

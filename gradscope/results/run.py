@@ -27,6 +27,11 @@ RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
 
+#: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
+#: block of code, a notebook cell, a test).
+RUN = "run"
+WATCH = "watch"
+
 
 @dataclass(frozen=True)
 class SourceResult:
@@ -120,6 +125,8 @@ class RunReport:
     #: ``--stop``, once the program was stopped (outcome ``stopped``, or another when it
     #: caught the stop and went on to raise or exit)
     stop: Stop | None = None
+    #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
+    entry: str = RUN
 
     @property
     def exit_code(self) -> int:

@@ -211,7 +211,7 @@ class Calls:
 
     def _eager_watch(self, state: SiteState) -> bool:
         """Whether to watch this eager execution. Once every eager site has had its
-        ``--steps`` (``--continue``), eager ops are no longer recorded, so the program runs
+        ``--steps``, eager ops are no longer recorded, so the program runs
         at its own speed; a site first seen after that is watched from its next execution."""
         if self.watcher.timeline is not None:
             installed = self.recorder.installed  # ops of this step recorded: cuts analysable

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +20,8 @@ from gradscope.frontends.program.watch import Watcher
 _NONE = object()
 #: Lines of eager variables and constants kept at most (``Recorder.created``).
 MADE = 100_000
+#: Held while the APIs are patched: one watcher per process (``AlreadyWatching``).
+_ONE = threading.Lock()
 
 
 @contextmanager
@@ -28,7 +31,17 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
 
     Args:
         watcher: where results go.
+
+    Raises:
+        AlreadyWatching: another watcher has the APIs patched (nothing is patched twice).
     """
+    from gradscope.errors import AlreadyWatching
+
+    if not _ONE.acquire(blocking=False):
+        raise AlreadyWatching(
+            "gradscope is already watching gradient calls in this process (a gradscope.watch() "
+            "block, here or in another thread, or gradscope run): one watcher at a time"
+        )
     calls = Calls(watcher)
     undo: list[Callable[[], None]] = []
     try:
@@ -39,9 +52,12 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
         calls.recorder.install()
         yield calls
     finally:
-        calls.recorder.uninstall()
-        for restore in reversed(undo):
-            restore()
+        try:
+            calls.recorder.uninstall()
+            for restore in reversed(undo):
+                restore()
+        finally:
+            _ONE.release()
 
 
 def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:

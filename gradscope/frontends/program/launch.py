@@ -76,9 +76,18 @@ def check(program: Program) -> None:
             raise ProgramError(f"gradscope run: can't find '__main__' module in "
                                f"'{os.path.abspath(program.target)}'")  # fmt: skip
         if not os.path.isfile(path):
-            raise ProgramError(f"gradscope run: {path}: no such file")
+            raise ProgramError(f"gradscope run: {path}: no such file{_target_hint(path)}")
     if path.endswith(".py") and os.path.isfile(path):
         _compile(path)
+
+
+def _target_hint(text: str) -> str:
+    """``file.py:function`` names a Python target, which ``inspect`` takes, not a script."""
+    head, colon, _function = text.rpartition(":")
+    if colon and head.endswith(".py") and os.path.isfile(head):
+        return (f" ({text} names a Python target: gradscope inspect {text} checks it; "
+                f"gradscope run {head} runs the file as a script)")  # fmt: skip
+    return ""
 
 
 def _no_module(name: str) -> str:

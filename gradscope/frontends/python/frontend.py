@@ -21,6 +21,7 @@ from gradscope.frontends.base import Trace
 from gradscope.frontends.python import eager as eager_pass
 from gradscope.frontends.python import findings, frames, isolation
 from gradscope.frontends.python.model import PythonModel
+from gradscope.frontends.python.precheck import precheck
 from gradscope.frontends.python.resolve import Resolved, resolve
 from gradscope.frontends.python.variables import Registry
 from gradscope.progress import Progress
@@ -73,7 +74,10 @@ class PythonFrontend:
 
     def prepare(self, progress: Progress) -> None:
         """Import the target and call its function (under a registry that records where
-        each variable is created)."""
+        each variable is created). A target string that cannot work is refused first, before
+        TensorFlow is imported and before any of the user's code runs."""
+        if isinstance(self.obj, str):
+            precheck(self.obj)
         progress("importing TensorFlow")
         self.tf = import_tensorflow()
         self._registry = Registry(self.tf)

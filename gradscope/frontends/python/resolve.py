@@ -26,6 +26,7 @@ from typing import Any
 
 from gradscope.errors import TargetError
 from gradscope.frontends.python import frames
+from gradscope.frontends.python.precheck import looks_like_pytest_id
 from gradscope.frontends.python.target import Target, article, coerce, expectations
 from gradscope.frontends.python.target import _check_callable as check_callable
 from gradscope.printable import is_printable, printable
@@ -74,6 +75,8 @@ def is_target_string(text: str) -> bool:
         return False
     if os.path.lexists(text) and not text.endswith(".py"):
         return False
+    if looks_like_pytest_id(text):  # file.py::fn: a target, spelled as pytest would
+        return True
     return bool(_FILE.match(text) or _MODULE.match(text)) or text.endswith((".py", ":"))
 
 
