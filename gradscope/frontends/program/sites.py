@@ -6,6 +6,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import CodeType
 from typing import Any
 
 from gradscope.frontends.python import frames
@@ -78,19 +79,36 @@ def chain() -> Chain:
     """Where the program asked, through its helpers: every frame of its own code on the
     stack, innermost first, each with its instruction (two calls on one line differ, and so
     do two calls of one helper); inside a trace only the frames inside it, autograph's
-    generated copies of the user's functions included. Cheap (no source maps): asked at
+    generated copies of the user's functions included. Cheap (no source maps, each code
+    object classified once; the walk ends where ``runpy`` started the program): asked at
     every watched call, watched or not."""
     frame = sys._getframe(1)
     out = []
     while frame is not None:
         code = frame.f_code
-        name = code.co_filename
-        if code.co_name == _TRACE[1] and name.endswith(_TRACE[0]):
+        kind = _CODE.get(code)
+        if kind is None:
+            kind = _CODE[code] = _code_kind(code)
+        if kind == _END:
             break
-        if frames._kind(name) < 2 or frames._AUTOGRAPH_FILE in name:
-            out.append((name, frame.f_lineno, frame.f_lasti))
+        if kind == _KEEP:
+            out.append((code.co_filename, frame.f_lineno, frame.f_lasti))
         frame = frame.f_back  # type: ignore[assignment]
     return tuple(out)
+
+
+_KEEP, _SKIP, _END = 0, 1, 2
+#: What ``chain`` does at a frame of each code object: keep it, skip it, or end the walk.
+_CODE: dict[CodeType, int] = {}
+
+
+def _code_kind(code: CodeType) -> int:
+    name = code.co_filename
+    if code.co_name == _TRACE[1] and name.endswith(_TRACE[0]):
+        return _END  # a trace's body is all that counts inside it
+    if code.co_name == "_run_code" and name.endswith("runpy.py"):
+        return _END  # below it is gradscope run itself
+    return _KEEP if frames._kind(name) < 2 or frames._AUTOGRAPH_FILE in name else _SKIP
 
 
 def described() -> tuple[str, tuple[str, ...]]:

@@ -128,6 +128,11 @@ class Watcher:
             return state.executions >= self.steps
         return state.count >= self.steps
 
+    def unwatched(self, state: SiteState) -> bool:
+        """Whether every later execution of ``state`` runs unwatched, with nothing to count:
+        it has had its ``--steps``, and neither ``--stop`` nor a timeline asks more."""
+        return not self.stop and self.timeline is None and state.count >= self.steps
+
     def due(self, state: SiteState, ahead: int = 0) -> bool:
         """Whether execution ``executions + ahead`` of ``state`` is measured: every one
         without a timeline; with one, the first and every K-th."""
