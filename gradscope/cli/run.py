@@ -31,6 +31,7 @@ Where the report goes:
 \b
 Exit codes:
   0    no problems: every source the program asked about got a finite gradient
+       (with --stop, in the part that ran: the report says where it was stopped)
   1    problems: a None gradient (not named by --allow-none), a NaN/Inf one, or
        replicas that disagree (replica-mismatch)
   2    bad usage, or a program that cannot start (no such file, a syntax error, no module)
@@ -44,7 +45,7 @@ Exit codes:
 Examples:
   gradscope run train.py --epochs 1
   gradscope run --steps 3 train.py   (each call site's first 3 executions watched)
-  gradscope run --stop train.py      (stopped after each site's first step: a quick look)
+  gradscope run --stop train.py      (a quick look: stopped at a site's 2nd execution)
   gradscope run --allow-none 'generator/*' -m mypkg.train --config small.yaml
   gradscope run --format junit --output gradscope.xml train.py
   gradscope run --steps 1000 --every 10 --timeline grads.json train.py

@@ -37,7 +37,7 @@ def render(report: RunReport, *, color: bool = False, width: int = 120) -> str:
     for site, note in notes:
         where = github.escape_property(f"gradscope note: {site or report.program}")
         lines.append(f"::notice title={where}::{github.escape_data(note)}")
-    if report.stop is not None:  # what did not run was not checked: never a quiet pass
+    if report.stop is not None:  # what did not run was not watched: never a quiet pass
         where = github.escape_property("gradscope run: stopped by --stop")
         lines.append(f"::warning title={where}::{github.escape_data(ending(report))}")
     lines.append(f"{title(report)}: {summary(report)} (exit code {report.exit_code})")

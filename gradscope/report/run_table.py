@@ -100,7 +100,7 @@ def ending(report: rr.RunReport) -> str:
     if stop is None:
         return text
     if not stop.caught:
-        text += ": the rest of the program did not run, and was not checked"
+        text += ": the rest of the program did not run, so nothing in it was watched"
     else:
         caught = CAUGHT.format(how=" to its end" if stop.finished else "", refused=stop.refused)
         if report.outcome != rr.STOPPED:
@@ -119,7 +119,7 @@ def summary(report: rr.RunReport) -> str:
 
 def tone(report: rr.RunReport) -> str:
     """The verdict's colour: red with a failing exit code; yellow for a run ``--stop``
-    stopped (what did not run was not checked); green only for a program checked to its
+    stopped (what did not run was not watched); green only for a program watched to its
     end."""
     if report.exit_code:
         return "red"

@@ -86,8 +86,8 @@ def test_run_stop_verdict_is_never_a_bare_green_pass() -> None:
     first = site("refreeze.py", "model.fit(x, y")
     assert code == 0
     assert verdict == (f"1 call(s) at 1 site(s) · 0 problems · stopped by --stop at step 2 of "
-                       f"{first} (--steps 1): the rest of the program did not run, and was not "
-                       f"checked · call sites seen: {first}")  # fmt: skip
+                       f"{first} (--steps 1): the rest of the program did not run, so nothing in "
+                       f"it was watched · call sites seen: {first}")  # fmt: skip
     from gradscope.report.run_table import tone
     from gradscope.results import run as rr
 
