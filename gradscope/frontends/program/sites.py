@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import runpy
 import sys
 import threading
 from collections.abc import Iterator
@@ -98,6 +99,8 @@ def chain() -> Chain:
 
 
 _KEEP, _SKIP, _END = 0, 1, 2
+#: ``runpy``'s file, whose ``_run_code`` runs the program (frozen in Python 3.11+).
+_RUNPY = ("<frozen runpy>", runpy.__file__)
 #: What ``chain`` does at a frame of each code object: keep it, skip it, or end the walk.
 _CODE: dict[CodeType, int] = {}
 
@@ -106,7 +109,7 @@ def _code_kind(code: CodeType) -> int:
     name = code.co_filename
     if code.co_name == _TRACE[1] and name.endswith(_TRACE[0]):
         return _END  # a trace's body is all that counts inside it
-    if code.co_name == "_run_code" and name.endswith("runpy.py"):
+    if code.co_name == "_run_code" and name in _RUNPY:
         return _END  # below it is gradscope run itself
     return _KEEP if frames._kind(name) < 2 or frames._AUTOGRAPH_FILE in name else _SKIP
 
