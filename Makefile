@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint fmt bench bench-distribute fuzz clean pictures
+.PHONY: demo test test-fast lint fmt bench bench-distribute fuzz clean pictures docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ pictures: $(STAMP)
 	$(VENV)/bin/gradscope graph configs/chained-heads.yaml --loss loss2_stopped -o docs/chained-heads.svg
 	$(PY) configs/monitor_example.py $${TMPDIR:-/tmp}/gradscope-timeline.json $${TMPDIR:-/tmp}/gradscope-tb
 	$(VENV)/bin/gradscope plot $${TMPDIR:-/tmp}/gradscope-timeline.json -o docs/timeline.png
+	$(PY) scripts/capture.py docs/assets/run-gan.svg gradscope run docs/examples/gan.py
+
+# The documentation site (docs/, mkdocs.yml) into site/; --strict: a broken link fails.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # One pytest worker per core (at most 4: each holds TensorFlow and its models).
 PYTEST_WORKERS ?= -n auto --maxprocesses 4
@@ -46,7 +51,7 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff check --fix gradscope tests scripts bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site
 
 # Benchmarks against bare TensorFlow (bench/RESULTS.md): make bench BENCH_ARGS="--device gpu"
 BENCH_ARGS ?=

@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope.results.report import LossResult, PairResult, Problem, Report
     from gradscope.results.run import RunReport
     from gradscope.results.status import ProblemKind, Status, Verdict
+    from gradscope.timeline.inline import plot
 
 # The one place the version lives; pyproject.toml reads it from here (importlib.metadata
 # would cost ~60 ms on every `gradscope --help`).
@@ -57,6 +58,9 @@ _LAZY = {
     "graph": "gradscope.api",
     "run": "gradscope.api",
     "watch": "gradscope._watch.block",
+    "plot": "gradscope.timeline.inline",
+    "load_ipython_extension": "gradscope._watch.magic",
+    "unload_ipython_extension": "gradscope._watch.magic",
     "Watch": "gradscope._watch.block",
     "RunReport": "gradscope.results.run",
     "Report": "gradscope.results.report",
@@ -113,6 +117,7 @@ __all__ = [
     "graph",
     "inspect",
     "keras",
+    "plot",
     "run",
     "testing",
     "watch",

@@ -393,16 +393,18 @@ def run(
             ``exc.__cause__`` the program's own exception.
     """
     from gradscope.distribute.run import for_program
+    from gradscope.frontends import keras_names
     from gradscope.frontends.program import run as program_run
     from gradscope.frontends.program.launch import Program, ProgramRaised
 
     if stop and keep_going:
         raise UsageError("gradscope.run: stop=True and keep_going=True contradict each other")
-    outcome = program_run.run(
-        Program(script, tuple(args), module), steps=steps,
-        stop=stop or keep_going is False,
-        allow_none=allow_none, distribution=for_program(strategy, replicas),
-    )  # fmt: skip
+    with keras_names.fresh():  # the names the program gets when run alone
+        outcome = program_run.run(
+            Program(script, tuple(args), module), steps=steps,
+            stop=stop or keep_going is False,
+            allow_none=allow_none, distribution=for_program(strategy, replicas),
+        )  # fmt: skip
     if outcome.error is not None and not isinstance(outcome.error, SystemExit):
         raise ProgramRaised(outcome.report) from outcome.error
     return outcome.report

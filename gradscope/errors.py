@@ -20,6 +20,10 @@ class ExitCode(enum.IntEnum):
     """gradscope itself failed; re-run with ``--traceback`` and report it."""
     PROGRAM_RAISED = 4
     """``run``: the watched program raised; its traceback and the report so far are shown."""
+    TARGET_ENDED = 5
+    """A Python target's code ended the process (``sys.exit``, ``os._exit``, a
+    ``BaseException``, a crash such as a segfault) or left threads running: nothing, or not
+    everything, was checked."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C; no output file was touched."""
 

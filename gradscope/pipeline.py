@@ -17,6 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 from gradscope.analysis.check import ExpectMap, expectations_of
+from gradscope.analysis.fixes import fixed_losses, fixed_problems
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
 from gradscope.analysis.replicas import replica_problems, with_replicas
@@ -191,8 +192,11 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
     results = with_replicas(classify(facts, sources), facts)
     if facts.numeric is not None:
         results = judge(results, expect, facts)
+    spec = hasattr(frontend, "spec")  # cut points at YAML lines: fixes in spec fields
+    results = fixed_losses(results, spec, frontend.grad_losses())
     problems = find_problems(frontend.file, results, facts.variables, expect)
     problems += replica_problems(frontend.file, results, facts)
+    problems = fixed_problems(problems, results, spec)
     notes = list(frontend.notes) + list(facts.notes)
     notes += [] if facts.numeric is not None else unheld_numeric(expect)
     notes += unmatched_patterns(frontend.patterns(), facts.variables)

@@ -42,7 +42,10 @@ def test_distribution_keeps_import_name_and_command(
     assert (metadata.read_text("top_level.txt") or "").split() == ["gradscope"]
 
 
-def test_readme_installs_the_distribution_by_its_own_name() -> None:
+def test_readme_installs_from_the_source_not_an_index() -> None:
+    """Nothing is published: the README installs from a copy of the source, and never names
+    `gradscope` on an index (an unrelated project) or the unpublished distribution."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"pip install {DISTRIBUTION}" in readme
+    assert "pip install .\n" in readme
+    assert f"pip install {DISTRIBUTION}" not in readme
     assert "pip install gradscope " not in readme and "pip install gradscope\n" not in readme

@@ -33,6 +33,12 @@ def watch(steps: int = 1, allow_none: Sequence[str] = ()) -> Watch:
     raises; the block's own exception passes through unchanged (``w.report`` then has outcome
     ``raised``). Watching changes no random draw, loss or update.
 
+    A Keras model trained before the block (an earlier ``fit`` in a notebook) has its train
+    step traced again in the block, so that it is seen, and its own back after. A
+    ``tf.function`` of your own traced before the block is not (tracing it again would
+    restart its random ops' sequences): its calls in the block are not seen; define it, or
+    call it first, inside the block.
+
     Args:
         steps: executions watched per call site (at least 1); later ones run unwatched.
         allow_none: globs of sources (variable or tensor names) whose None gradient is
@@ -102,38 +108,85 @@ class Watch:
             watcher = Watcher(self.steps)  # never stops: later calls run unwatched
             hooks = installed(watcher)
             calls = hooks.__enter__()  # AlreadyWatching: nothing was patched
-            self._open = (watcher, hooks, calls)
+            self._open = (watcher, hooks, calls, _Retraced())
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
-        watcher, hooks, calls = self._open
+        watcher, hooks, calls, retraced = self._open
         try:
+            retraced.undo()
             hooks.__exit__(None, None, None)  # TensorFlow as it was, whatever happens next
         finally:
             self._open = None
-            self._report = self._made(watcher, calls, _outcome(kind))
+            try:
+                self._report = self._made(watcher, calls, _outcome(kind))
+            except Exception as exc:  # gradscope's failure never stops the code it watched
+                self._report = self._failed(exc, _outcome(kind))
         return None  # the block's exception, if any, passes unchanged
+
+    def _failed(self, exc: Exception, outcome: str) -> rr.RunReport:
+        from gradscope.engine.messages import one_line
+
+        said = one_line(f"{type(exc).__name__}: {exc}", 200)
+        return rr.RunReport(self.where, (), "", "", (), (), outcome=outcome, steps=self.steps,
+                            notes=(f"gradscope could not make this report ({said}); please "
+                                   "report it",), entry=rr.WATCH)  # fmt: skip
 
     def _made(self, watcher: Any, calls: Any, outcome: str) -> rr.RunReport:
         import tensorflow as tf
 
+        from gradscope.analysis import fixes
         from gradscope.analysis import run as run_policy
         from gradscope.frontends.program import trainable
 
-        found = trainable.merged(watcher.finish(), calls.traces)
+        found = fixes.fixed_calls(trainable.merged(watcher.finish(), calls.traces))
+        problems = fixes.fixed_run_problems(run_policy.problems_of(found, self.allow_none), found)
         return rr.RunReport(
             program=self.where,
             argv=(),
             tensorflow=tf.__version__,
             device="GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0",
             calls=tuple(found),
-            problems=tuple(run_policy.problems_of(found, self.allow_none)),
+            problems=tuple(problems),
             outcome=outcome,
             steps=self.steps,
             notes=tuple(watcher.notes),
             entry=rr.WATCH,
         )
+
+
+class _Retraced:
+    """A Keras model whose train step was traced before the block (an earlier ``fit`` in the
+    notebook) has it traced again when the block first trains it, so that its gradient calls
+    are seen; the earlier one is the model's again after the block. (A ``tf.function`` of
+    the user's traced before the block is not retraced: it would restart the sequences of
+    its stateful random ops; define or first call it inside the block.)"""
+
+    def __init__(self) -> None:
+        import keras
+
+        self.models: dict[int, tuple[Any, Any]] = {}  # id -> (model, its train function)
+        self.restore: list[Any] = []
+        for name in ("fit", "train_on_batch"):
+            watched = keras.Model.__dict__[name]  # the hooks' own patch
+            setattr(keras.Model, name, self._fresh(watched))
+            self.restore.append((keras.Model, name, watched))
+
+    def _fresh(self, watched: Any) -> Any:
+        def train(model: Any, *args: Any, **kwargs: Any) -> Any:
+            if id(model) not in self.models:
+                self.models[id(model)] = (model, getattr(model, "train_function", None))
+                model.train_function = None  # Keras traces it again, watched
+            return watched(model, *args, **kwargs)
+
+        return train
+
+    def undo(self) -> None:
+        for owner, name, watched in self.restore:
+            setattr(owner, name, watched)
+        for model, before in self.models.values():
+            model.train_function = before
 
 
 def _outcome(kind: type[BaseException] | None) -> str:

@@ -22,6 +22,7 @@ from pathlib import PurePath
 from typing import Any
 
 from gradscope.errors import UsageError
+from gradscope.printable import printable
 from gradscope.results import report as m
 
 Key = tuple[str, str | None, str | None, str]
@@ -177,9 +178,9 @@ def _key(item: Any, spec: str, path: str) -> Key:
     if not isinstance(item, Mapping) or not isinstance(item.get("kind"), str):
         raise UsageError(f"{path}: a problem without a `kind`: {json.dumps(item)[:80]}")
     loss, variable = item.get("loss"), item.get("variable")
-    return (
-        spec_key(spec or str(item.get("spec") or "")),  # the report's spec or target
-        None if loss is None else str(loss),
-        None if variable is None else str(variable),
-        item["kind"],
+    return (  # names escaped as every report escapes them (gradscope.printable)
+        spec_key(printable(spec or str(item.get("spec") or ""))),  # the report's spec or target
+        None if loss is None else printable(str(loss)),
+        None if variable is None else printable(str(variable)),
+        printable(item["kind"]),
     )

@@ -24,6 +24,7 @@ from gradscope.analysis.baseline import Baseline, Key
 from gradscope.analysis.policy import line_of
 from gradscope.errors import ExitCode, UsageError
 from gradscope.results import report as m
+from gradscope.results.display import Displayed
 from gradscope.results.expect import Expectation, Pattern, Pos
 
 #: ``{loss: {"none": [glob, ...], "connected": [...], "numeric": [...]}}``, as in a spec's
@@ -32,7 +33,7 @@ ExpectMap = Mapping[str, Mapping[str, Sequence[str] | str]]
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Displayed):
     """Several reports checked together (one per spec), with the baseline they were held to.
 
     Attributes:

@@ -23,6 +23,7 @@ from typing import Any
 
 from gradscope.analysis.diff_words import explain
 from gradscope.results import report as m
+from gradscope.results.display import Displayed
 from gradscope.results.facts import Comparison, CutPoint
 
 BOTH = "both"
@@ -197,7 +198,7 @@ def compare(report: m.Report, comparison: Comparison) -> Diff:
 
 
 @dataclass(frozen=True)
-class DiffReport:
+class DiffReport(Displayed):
     """``gradscope diff SPEC A B``: the inspect report of the two losses, and their diff."""
 
     report: m.Report

@@ -8,11 +8,12 @@ from typing import Any
 
 from gradscope.analysis.diff import Diff, compare
 from gradscope.results import report as m
+from gradscope.results.display import Displayed
 from gradscope.results.facts import Comparison
 
 
 @dataclass(frozen=True)
-class DiffMatrix:
+class DiffMatrix(Displayed):
     """``gradscope diff SPEC``: the whole-model cosine of every pair of losses."""
 
     report: m.Report

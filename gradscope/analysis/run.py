@@ -7,6 +7,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
+from gradscope.analysis.policy import describe_origin
 from gradscope.analysis.replicas import replica_words
 from gradscope.results import report as m
 from gradscope.results.run import CallResult, RunProblem, SourceResult
@@ -65,7 +66,10 @@ def _kind(source: SourceResult, allow_none: Sequence[str]) -> ProblemKind | None
 
 def _message(call: CallResult, source: SourceResult, kind: str) -> str:
     if kind == m.NAN_PROBLEM:
-        return f"{source.name} gets a NaN or infinite gradient at {call.where} (step {call.step})"
+        text = f"{source.name} gets a NaN or infinite gradient at {call.where} (step {call.step})"
+        if source.nan_origin is not None:
+            text += f": {describe_origin(source.nan_origin)}"
+        return text
     if kind == m.NEVER_TRAINED:
         return f"{call.api} at {call.where} does not train {source.name}: {source.note}"
     if kind == m.UNEXPECTED_CONNECTED:

@@ -9,10 +9,12 @@ the call).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import os
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -32,12 +34,41 @@ Exit codes:
   2    bad spec, target or usage
   3    gradscope's own failure (re-run with --traceback)
   4    run: the program raised (its traceback, then the report so far)
-  130  interrupted (Ctrl-C); no output file was touched"""
+  5    a Python target ended the process (sys.exit, os._exit, a BaseException, a crash)
+  130  interrupted (Ctrl-C); no output file was touched (run: the report so far is)"""
+
+
+#: How long gradscope waits after its report for threads a Python target left running.
+LINGER_SECONDS = 5.0
+#: The command this process ran (``run`` leaves the program's threads be: Python waits).
+_INVOKED: list[str] = []
 
 
 class _Group(click.Group):
     """Turns gradscope's errors into their exit codes and one-line messages; loads each
     command's module only when the command is used (``--help`` lists :data:`COMMANDS`)."""
+
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        """As click's, and the process ends within :data:`LINGER_SECONDS` of the report
+        when a Python target left a thread running (Python would wait for it forever).
+
+        Only a process gradscope owns (``gradscope ...``, ``python -m gradscope``: no
+        ``args``) is ended so; a caller passing ``args`` (a test's CliRunner) owns its
+        threads and its process."""
+        if args is not None:
+            return super().main(args, *rest, **kwargs)
+        _INVOKED[:] = []
+        from gradscope.cli.supervise import supervise, wanted
+
+        command = wanted(sys.argv[1:])
+        if command is not None:  # a Python target's crash is said by a parent process
+            supervise(command)
+        before = set(threading.enumerate())
+        try:
+            return super().main(args, *rest, **kwargs)
+        except SystemExit as stop:
+            _end_if_threads_left(stop, before)
+            raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -68,6 +99,7 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         from gradscope.cli.output import interrupts_noted
 
+        _INVOKED.append(ctx.invoked_subcommand or "")
         try:
             with interrupts_noted():
                 return super().invoke(ctx)
@@ -103,6 +135,39 @@ class _Group(click.Group):
                 err=True,
             )
             ctx.exit(int(ExitCode.INTERNAL))
+
+
+def _end_if_threads_left(stop: SystemExit, before: set[threading.Thread]) -> None:
+    """After the report: wait for threads started during the command that are not daemons,
+    at most :data:`LINGER_SECONDS`; then say so and end the process with the report's code."""
+    import time
+
+    if _INVOKED[-1:] == ["run"]:  # a program's own threads: it ends as Python ends it
+        return
+
+    def left() -> list[threading.Thread]:
+        return [t for t in threading.enumerate()
+                if t not in before and t.is_alive() and not t.daemon]  # fmt: skip
+
+    deadline = time.monotonic() + LINGER_SECONDS
+    for thread in left():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    running = left()
+    if not running:
+        return
+    names = ", ".join(visible(t.name) for t in running[:3]) + (", ..." if len(running) > 3 else "")
+    code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    click.echo(
+        f"gradscope: {len(running)} thread{'s' if len(running) != 1 else ''} the target "
+        f"started ({names}) still running {LINGER_SECONDS:g} s after the report; gradscope "
+        f"ended {'it' if len(running) == 1 else 'them'} (Python would wait forever), exit "
+        f"code {code} as reported",
+        err=True,
+    )
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _wants_traceback(ctx: click.Context) -> bool:

@@ -20,9 +20,9 @@ from gradscope.cli.common import (
     table_render_options,
     width,
 )
-from gradscope.cli.output import emit, write_atomic
+from gradscope.cli.output import check_writable, emit, write_atomic
 from gradscope.cli.plot import read_timeline
-from gradscope.errors import ExitCode, GradscopeError, SpecError, SpecErrors
+from gradscope.errors import ExitCode, GradscopeError, SpecError, SpecErrors, UsageError
 from gradscope.report import CheckFormat
 
 EPILOG = """\b
@@ -31,6 +31,7 @@ Exit codes:
   1    unexpected gradients: nan, contradicted expect, never-trained, numeric, replica, timeline
   2    a bad spec, target, baseline or command line (all errors listed; sarif, junit: a report)
   3    gradscope's own failure (re-run with --traceback)
+  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
   130  interrupted (Ctrl-C); no output file was touched
 
 \b
@@ -108,6 +109,11 @@ def check(
 
     if not specs and not timelines:
         raise click.UsageError("Missing argument 'SPEC...' (or --timeline FILE).")
+    for option, path in (("--output", output), ("--write-baseline", write_baseline)):
+        if path is not None:  # an input, a device, a link: refused before any work
+            check_writable(option, path, parents=False)
+    if output is not None and write_baseline is not None and _same(output, write_baseline):
+        raise UsageError(f"--write-baseline {write_baseline}: is also --output; name two files")
     loaded = {path: read_timeline(path, "check") for path in timelines}  # bad files: exit 2 first
     run = Run(baseline, device, quiet, max_elements, numeric, strategy, replicas)
     result = _check_specs(specs, run, fmt, output, source_root)
@@ -117,7 +123,7 @@ def check(
         result = with_timelines(result, loaded, baseline)
     assert result is not None
     if write_baseline:
-        write_atomic(write_baseline, render(result, "json"))
+        write_atomic(write_baseline, render(result, "json"), "--write-baseline")
     options = table_render_options(fmt, group, problems_only)
     options.update({"source_root": source_root} if fmt == "sarif" else {})
     emit(render(result, fmt, color=color_wanted(output), width=width(), **options), output)
@@ -126,6 +132,16 @@ def check(
                          width=width(), summary_only=True)  # fmt: skip
         click.echo(summary, err=True, nl=False)
     ctx.exit(int(result.exit_code))
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two paths name one file (the same path, or two names of an existing file)."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ Exit codes:
   0    done
   2    bad spec, target or usage (an unknown loss name lists the spec's losses)
   3    gradscope's own failure (re-run with --traceback)
+  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
   130  interrupted (Ctrl-C); no output file was touched"""
 
 

@@ -33,6 +33,7 @@ Exit codes:
   0    the picture was written
   2    bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html
   3    gradscope's own failure (re-run with --traceback)
+  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
   130  interrupted (Ctrl-C); no output file was touched"""
 
 

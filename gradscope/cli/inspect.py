@@ -25,6 +25,7 @@ Exit codes:
   0    the report was written (its problems do not fail inspect: use gradscope check)
   2    bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN)
   3    gradscope's own failure (re-run with --traceback)
+  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
   130  interrupted (Ctrl-C); no output file was touched"""
 
 

@@ -7,12 +7,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gradscope.cli.commands import summary
-from gradscope.cli.common import format_option
+from gradscope.cli.common import format_option, table_options, table_render_options
 from gradscope.cli.output import check_writable, write_atomic
 from gradscope.errors import UsageError
 from gradscope.report import RunFormat
@@ -26,7 +26,10 @@ EPILOG = """\b
 Where the report goes:
   --output FILE   written to FILE (atomically); --output - writes it to standard output
   otherwise       standard error, never standard output: that is the program's own
-  --timeline FILE the timeline, written however the program ends (stopped, raised, Ctrl-C)
+  --timeline FILE the timeline, written however the program ends (stopped, raised,
+                  sys.exit, os._exit, exec, Ctrl-C, SIGTERM, SIGHUP)
+  The report and the timeline are written before the process ends, however it ends;
+  a program's forked children and its threads are not watched and report nothing.
 
 \b
 Exit codes:
@@ -34,12 +37,14 @@ Exit codes:
        (with --stop, in the part that ran: the report says where it was stopped)
   1    problems: a None gradient (not named by --allow-none), a NaN/Inf one, or
        replicas that disagree (replica-mismatch)
-  2    bad usage, or a program that cannot start (no such file, a syntax error, no module)
+  2    bad usage, or a program that cannot start (no such file, a syntax error, no module);
+       or an output that could not be written (a full disk): said after the report
   3    gradscope's own failure (re-run with --traceback)
   4    the program raised: its traceback as Python prints it, then the report so far;
        or it ended itself with a nonzero status N (sys.exit(N), sys.exit("message"),
        os._exit(N): the report written first): outcome "exited", exit_status N
-  130  interrupted (Ctrl-C): the report so far
+  130  interrupted (Ctrl-C): the report so far, written to --output too
+  143  ended by SIGTERM (129: SIGHUP; 128 + N for signal N): the report so far
 
 \b
 Examples:
@@ -99,7 +104,7 @@ def _programs_words_marked(command: click.Command, ctx: click.Context,
 @click.option("--continue", "keep_going", is_flag=True,
               help="Accepted for older scripts and CI, and does nothing: running the program "
                    "to its end is the default now (--stop stops it early).")  # fmt: skip
-@click.option("--every", type=click.IntRange(min=1), default=None, metavar="K",
+@click.option("--every", type=click.IntRange(min=1, max=2**63 - 1), default=None, metavar="K",
               help="With --timeline/--tensorboard: measure the first and every K-th "
                    "execution of each call site (up to --steps); the others run unwatched. "
                    "Default 1.")  # fmt: skip
@@ -127,6 +132,7 @@ def _programs_words_marked(command: click.Command, ctx: click.Context,
 @click.option("--output", "-o", metavar="FILE", default=None,
               help="Write the report to FILE ('-': standard output) instead of standard "
                    "error.")  # fmt: skip
+@table_options
 @click.option("-m", "module", metavar="MODULE", default=None,
               help="Run a module, as python -m MODULE does.")  # fmt: skip
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
@@ -134,7 +140,8 @@ def _programs_words_marked(command: click.Command, ctx: click.Context,
 def run(ctx: click.Context, steps: int, stop: bool, keep_going: bool, every: int | None,
         timeline: str | None, tensorboard: str | None, allow_none: tuple[str, ...],
         replicas: int | None, strategy: str | None, fmt: str, output: str | None,
-        module: str | None, program: tuple[str, ...]) -> None:  # fmt: skip
+        module: str | None, program: tuple[str, ...], group: str = "auto",
+        problems_only: bool = False) -> None:  # fmt: skip
     """Run a Python program as `python SCRIPT ARGS` would, and report every gradient it takes.
 
     Watched: GradientTape.gradient (eager and inside tf.function, so model.fit and custom
@@ -148,6 +155,7 @@ def run(ctx: click.Context, steps: int, stop: bool, keep_going: bool, every: int
     """
     from gradscope.distribute.run import for_program
     from gradscope.frontends.program.launch import Program
+    from gradscope.frontends.program.run import exit_code
     from gradscope.frontends.program.run import run as run_program
     from gradscope.frontends.program.streams import Held
 
@@ -161,44 +169,52 @@ def run(ctx: click.Context, steps: int, stop: bool, keep_going: bool, every: int
               else Program(program[0], program[1:]))  # fmt: skip
     # the program may chdir, close or replace its streams: gradscope's are kept from now
     output, timeline, tensorboard = (_absolute(p) for p in (output, timeline, tensorboard))
-    held = Held()
+    held = Held(keep_descriptors=True)  # fd 1 and 2 as they are now, whatever the program does
+
+    options = table_render_options(fmt, group, problems_only)
 
     def deliver(outcome: Outcome) -> None:
-        _deliver(outcome, target, fmt, output, held)
-
-    def last_words(outcome: Outcome) -> None:  # the program called os._exit(N): nothing follows
-        deliver(outcome)
-        os._exit(outcome.report.exit_code)  # the contract's code (4); N is in the report
+        _deliver(outcome, target, fmt, output, held, options)
 
     if stop and keep_going:  # --continue: the default now, accepted for older command lines
         raise UsageError("gradscope run: --stop and --continue contradict each other: give one")
     outcome = run_program(target, steps=steps, stop=stop, allow_none=allow_none,
                           every=every or 1, timeline=timeline, tensorboard=tensorboard,
-                          distribution=distribution, on_os_exit=last_words)  # fmt: skip
+                          distribution=distribution, on_end=deliver)  # fmt: skip
     deliver(outcome)
-    ctx.exit(outcome.report.exit_code)
+    ctx.exit(exit_code(outcome))
 
 
 def _deliver(outcome: Outcome, target: Program, fmt: str, output: str | None,
-             held: Held) -> None:  # fmt: skip
+             held: Held, options: dict[str, Any]) -> None:  # fmt: skip
     """The program's failure as Python prints it, then the report where it was asked for:
-    on the streams gradscope started with, whatever the program did to its own."""
+    on the standard streams gradscope started with (their descriptors duplicated at start,
+    so a program pointing fd 2 at /dev/null does not take the report with it), whatever the
+    program did to its own; then, on standard error, each output that could not be
+    written. The report is written after a Ctrl-C too: it is the report so far."""
+    from gradscope.cli.output import forget_interrupt
     from gradscope.frontends.program.launch import print_failure
     from gradscope.report import render
 
     out, err = held.stream("stdout"), held.stream("stderr")
-    for stream in (sys.stdout, out):
+    for stream in (sys.stdout, sys.stderr, out):
         with contextlib.suppress(OSError, ValueError):  # closed by the program
             stream.flush()
     if outcome.error is not None:
         print_failure(outcome.error, target, err)
     color = fmt == "table" and output is None and _tty(err)
-    text = render(outcome.report, fmt, color=color, width=_width(err))
-    if output and output != "-":
-        write_atomic(output, text)
-    else:
-        click.echo(text, nl=not text.endswith("\n"), file=err if output != "-" else out)
-        (err if output != "-" else out).flush()
+    text = render(outcome.report, fmt, color=color, width=_width(err), **options)
+    forget_interrupt()  # the program's Ctrl-C is its outcome, not a reason to drop its report
+    try:
+        if output and output != "-":
+            write_atomic(output, text)
+        else:
+            click.echo(text, nl=not text.endswith("\n"), file=err if output != "-" else out)
+            (err if output != "-" else out).flush()
+    finally:
+        for line in outcome.unwritten:
+            click.echo(f"gradscope run: {line}", file=err)
+        err.flush()
 
 
 def _absolute(path: str | None) -> str | None:

@@ -45,6 +45,7 @@ class InnerCut:
     op: Any
     kind: str
     variables: int
+    later: tuple[Any, ...] = ()  # TensorFlow ops that lose the same path again (``Cut.later``)
 
 
 def has_bodies(op: Any) -> bool:
@@ -191,7 +192,8 @@ def located(x: Extracted, cuts: list[flow.Cut], inner: dict[int, list[InnerCut]]
         for found in inner.get(cut.op, ()):
             explained |= found.variables & cut.variables
         if cut.variables & ~explained:
-            out.append(InnerCut(x.tf_ops[cut.op], cut.kind, cut.variables & ~explained))
+            later = tuple(x.tf_ops[i] for i in cut.later)
+            out.append(InnerCut(x.tf_ops[cut.op], cut.kind, cut.variables & ~explained, later))
     for index in sorted(inner):
         out += inner[index]
     return out

@@ -15,7 +15,7 @@ Sets of variables are Python integers used as bitsets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gradscope.results.cut import STOP_TYPES, CutPoint
@@ -62,6 +62,9 @@ class Cut:
     op: int
     kind: str
     variables: int  # bitset over the analysed variables
+    #: ops further on the same path that lose the gradient again (a later cast to an integer
+    #: of a value made from the ``argmax`` at ``op``): fixing ``op`` alone leaves them
+    later: tuple[int, ...] = ()
 
 
 def variable_sets(graph: Graph, sources: dict[int, int]) -> list[int]:
@@ -164,6 +167,8 @@ def find_cuts(
     """
     arrive = arrivals(graph, reach, grads)
     cuts: dict[tuple[int, str], int] = {}
+    later: dict[int, list[int]] = {}
+    derived = integer_derived(graph, vsets)
     integer_seen: set[int] = set()
     # Per op, the variables that reach it along paths no cut found so far has taken: a path
     # is named where it was first cut (a StopGradient), never again further on (a comparison
@@ -193,21 +198,50 @@ def find_cuts(
             if kind is None:
                 passed |= bits
             elif kind == INTEGER:
-                found = _integer_sources(graph, vsets, live, graph.producer[t], integer_seen)
+                start = graph.producer[t]
+                found, again = _integer_sources(graph, vsets, live, start, integer_seen, derived)
                 for p, p_bits in found:
                     add(p, NONDIFFERENTIABLE, p_bits)
+                    later.setdefault(p, []).extend(a for a in again if a != p)
             else:
                 add(index, kind, bits)
         live[index] = passed
-    return [Cut(op, kind, bits) for (op, kind), bits in cuts.items()]
+    return [
+        Cut(op, kind, bits, tuple(sorted(set(later.get(op, ())))) if kind == NONDIFFERENTIABLE
+            else ())
+        for (op, kind), bits in cuts.items()
+    ]  # fmt: skip
+
+
+def integer_derived(graph: Graph, vsets: Sequence[int]) -> list[bool]:
+    """Per op, whether every value it reads from an analysed variable is an integer or was
+    itself made only from integers (the float ``tf.cast`` of an ``argmax``, and what is
+    computed from it): such a value carries no gradient back, so a path through it was lost
+    where it first became an integer (contract section 2)."""
+    derived = [False] * len(graph.ops)
+    for index, op in enumerate(graph.ops):
+        ins = [t for t in graph.value_inputs(op) if vsets[graph.producer[t]]]
+        derived[index] = bool(ins) and all(
+            not graph.differentiable[t] or derived[graph.producer[t]] for t in ins
+        )
+    return derived
 
 
 def _integer_sources(
-    graph: Graph, vsets: Sequence[int], live: Sequence[int], start: int, seen: set[int]
-) -> list[tuple[int, int]]:
+    graph: Graph,
+    vsets: Sequence[int],
+    live: Sequence[int],
+    start: int,
+    seen: set[int],
+    derived: Sequence[bool],
+) -> tuple[list[tuple[int, int]], list[int]]:
     """Ops upstream of a non-differentiable value that made it from a differentiable one
-    (the ``argmax``, the ``cast`` to ``int32``): where the user lost the gradient."""
+    (the ``argmax``, the ``cast`` to ``int32``): where the user lost the gradient. A floating
+    value made only from integers (``tf.cast(tf.argmax(x), tf.float32)``) is followed up to
+    the op that first made the integer; the ops on the way that lost it again (a later cast
+    to ``int32``) are returned second."""
     found: list[tuple[int, int]] = []
+    again: list[int] = []
     stack = [start]
     while stack:
         index = stack.pop()
@@ -218,15 +252,19 @@ def _integer_sources(
         lost = 0
         for t in graph.value_inputs(op):
             producer = graph.producer[t]
-            if graph.differentiable[t] and not _gives_none(graph, producer):
+            if not graph.differentiable[t] or _gives_none(graph, producer):
+                stack.append(producer)  # an integer, or what an op with no gradient made
+            elif derived[producer] and vsets[producer]:
+                stack.append(producer)  # a float made only from integers: lost upstream
+                if op.outputs and not any(graph.differentiable[o] for o in op.outputs):
+                    again.append(index)  # ... and lost again here
+            else:
                 lost |= live[producer]
-            else:  # an integer, or a value an op with no gradient made (round -> cast)
-                stack.append(producer)
         for w in op.assign_preds:
             stack.append(w)
         if lost:
             found.append((index, lost))
-    return found
+    return found, again
 
 
 def _gives_none(graph: Graph, index: int) -> bool:
@@ -244,6 +282,13 @@ def cut_point(op: Any, kind: str, locate: Callable[[Any], tuple[str, str] | None
     where = locate(op)
     node, source = where if where is not None else (op.name, "")
     return CutPoint(node=node, op=op.type, kind=kind, source=source)
+
+
+def with_later(point: CutPoint, later: Sequence[CutPoint]) -> CutPoint:
+    """``point`` with the places further on its path that lose the gradient again, each as
+    ``"Cast at train.py:8"`` (the fix names them after the first)."""
+    places = tuple(dict.fromkeys(f"{p.op} at {p.source or p.node}" for p in later))
+    return replace(point, later=places) if places else point
 
 
 def shown_with_gradient(kind: str, user_wrote: bool) -> bool:

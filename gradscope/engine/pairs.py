@@ -209,7 +209,7 @@ class PairBuilder:
         target_op: int,
         zeroed: set[int],
     ) -> None:
-        located = [(cut, self.point_of(cut.op, cut.kind)) for cut in cuts]
+        located = [(cut, self._located(cut)) for cut in cuts]
         partial = [
             (cut, point)
             for cut, point in located
@@ -233,6 +233,13 @@ class PairBuilder:
                 pair.slot = slot
                 slot += 1
                 static.grads[v.name] = grad
+
+    def _located(self, cut: InnerCut) -> CutPoint:
+        """The cut point of ``cut``, with the places further on that lose its path again."""
+        point = self.point_of(cut.op, cut.kind)
+        if not cut.later:
+            return point
+        return flow.with_later(point, [self.point_of(op, cut.kind) for op in cut.later])
 
     def cut_point_at(self, index: int, kind: str) -> CutPoint:
         """The cut point for op ``index`` of the traced graph, as reports and pictures name it."""

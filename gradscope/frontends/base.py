@@ -10,7 +10,7 @@ is the pipeline's, the same for every front-end.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gradscope.progress import Progress, quiet
 
@@ -78,5 +78,15 @@ class Frontend(Protocol):
         """How to build the model again: as traced (NaN origins) or, with ``wide``, for
         finite differences (float64 where it can)."""
 
+    def grad_losses(self) -> dict[str, list[float]]:
+        """Per loss given an upstream gradient (``grad_loss``), its elements, flattened."""
+
     def untraced(self) -> list[str]:
         """Losses answered without a trace, which diagnostic passes cannot retrace."""
+
+
+def flat_floats(value: Any) -> list[float]:
+    """A ``grad_loss`` (a number, a nested list, an array, a tensor) as its elements."""
+    import numpy as np
+
+    return [float(x) for x in np.asarray(value, dtype=np.float64).reshape(-1)]

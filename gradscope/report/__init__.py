@@ -113,3 +113,17 @@ def renderable(result: Any) -> Any:
     """What a rich console or a notebook prints for a result: its table."""
     module, function = _RENDERABLES[type(result).__name__]
     return getattr(importlib.import_module(module), function)(result)
+
+
+def as_html(result: Any) -> str:
+    """What a notebook shows for a result: its HTML table (``_repr_html_``)."""
+    from gradscope.report.notebook import render as html
+
+    return html(result)
+
+
+def as_terminal_text(result: Any, width: int) -> str:
+    """What IPython prints for a result: its terminal table (``_repr_pretty_``)."""
+    from gradscope.report.notebook import text
+
+    return text(result, width=width)

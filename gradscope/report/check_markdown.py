@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from gradscope.analysis.check import CheckResult
 from gradscope.report import style
-from gradscope.report.markdown import escape, sections
+from gradscope.report.markdown import escape, fix_item, sections
 from gradscope.report.md import code, html, prose
 from gradscope.results import report as m
 
 
 def _problem(p: m.Problem) -> str:
     mark = "☑️ **known**" if p.known else "❌"
-    return f"- {mark} **{p.kind}** {code(f'{p.spec}:{p.line}')}: {prose(p.message)}"
+    line = f"- {mark} **{p.kind}** {code(f'{p.spec}:{p.line}')}: {prose(p.message)}"
+    return "\n".join([line, *fix_item(p.fix)])
 
 
 def _specs(result: CheckResult) -> list[str]:

@@ -35,7 +35,8 @@ def problems_table(problems: tuple[m.Problem, ...], group: str = "auto") -> Any:
     rows = [
         [("known", "dim") if r.problem.known else ("✗", "bold red"),
          (r.problem.kind, "dim" if r.problem.known else "red"),
-         (f"{r.problem.spec}:{r.problem.line}", "dim"), (r.message, "")]
+         (f"{r.problem.spec}:{r.problem.line}", "dim"),
+         (style.with_fix(r.message, r.problem.fix), "")]
         for r in problem_rows(ordered, group)
     ]  # fmt: skip
     return Lines(lambda width: grid.columns(None, rows, width, indent=0), "Problems")

@@ -107,8 +107,29 @@ def picture(
         lines.append(f"  {{ rank=source; {variables} }}")
     lines.append("  { rank=sink; loss }")
     lines += [_link(link, report.spec) for link in pic.links]
+    lines += _off_path(pic, loss)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _off_path(pic: Picture, loss: m.LossResult) -> list[str]:
+    """The variables no path joins to the loss, a box per layer, in a dashed cluster beside
+    the picture: an unused head is drawn, not only named in the caption."""
+    boxes = palette.off_path_boxes(pic, loss)
+    if not boxes:
+        return []
+    lines = ["  subgraph cluster_off_path {",
+             "    " + _attrs(label=f"not reached by {pic.loss}", style="dashed,rounded",
+                             color=palette.CUT_COLOR, fontcolor=palette.CUT_COLOR, fontname=FONT,
+                             fontsize=10)[1:-1].replace(", ", "; ") + ";"]  # fmt: skip
+    for box_id, label, status in boxes:
+        fill, border, ink = palette.CLASS_COLORS[status]
+        lines.append(f"    {box_id} " + _attrs(
+            label="\n".join(label), fillcolor=fill, color=border, fontcolor=ink,
+            shape="box", style="filled,dashed", **{"class": f"variable {status} off-path"},
+        ) + ";")  # fmt: skip
+    lines.append("  }")
+    return lines
 
 
 def _caption(report: m.Report, pic: Picture) -> list[str]:

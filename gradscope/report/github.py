@@ -36,7 +36,23 @@ def annotation(problem: m.Problem) -> str:
     title = f"gradscope {'known ' if problem.known else ''}{problem.kind}"
     props = {"file": spec_key(problem.spec), "line": str(max(problem.line, 1)), "title": title}
     text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
-    return f"::{command} {text}::{escape_data(problem.message)}"
+    message = problem.message if problem.fix is None else (
+        f"{problem.message}\nfix: {problem.fix.sentence()}")  # fmt: skip
+    return f"::{command} {text}::{escape_data(message)}" + _fix_notice(problem)
+
+
+def _fix_notice(problem: m.Problem) -> str:
+    """A notice on the line the fix changes, when that is another line than the problem's
+    (the ``argmax`` a call site's None comes from): a second line, or nothing."""
+    fix = problem.fix
+    path, _, line = fix.where.rpartition(":") if fix is not None else ("", "", "")
+    if fix is None or problem.known or not path or not line.isdigit():
+        return ""
+    if (spec_key(path), int(line)) == (spec_key(problem.spec), problem.line):
+        return ""
+    props = {"file": spec_key(path), "line": line, "title": f"gradscope fix: {fix.kind}"}
+    text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
+    return f"\n::notice {text}::{escape_data(fix.sentence())}"
 
 
 def spec_errors(errors: SpecErrors | SpecError) -> str:

@@ -157,13 +157,19 @@ def _cell_style(row: Row, i: int) -> str:
 Cell = tuple[str, str]
 #: The narrowest the wrapping column gets before the table is stacked instead.
 MIN_LAST = 40
+#: A last cell this short (a footnote mark) stays on its row's line when the rows are stacked.
+SHORT_LAST = 6
 
 
 def columns(
-    headers: Sequence[str] | None, rows: Sequence[Sequence[Cell]], width: int, indent: int = 1
+    headers: Sequence[str] | None,
+    rows: Sequence[Sequence[Cell]],
+    width: int,
+    indent: int = 1,
+    min_last: int = MIN_LAST,
 ) -> list[Text]:
     """A table whose columns but the last keep their width (names, places); the last wraps in
-    the room left. When not even ``MIN_LAST`` columns are left for it, each row's fixed
+    the room left. When not even ``min_last`` columns are left for it, each row's fixed
     cells share a line and the last column follows below, indented."""
     count = len(headers) if headers else len(rows[0]) if rows else 0
     heads = list(headers or [""] * count)
@@ -171,7 +177,7 @@ def columns(
         max([cell_len(heads[i]), *(cell_len(r[i][0]) for r in rows)]) for i in range(count - 1)
     ]
     lead = indent + sum(w + GAP for w in fixed)
-    if width - lead < MIN_LAST:
+    if width - lead < min_last:
         return _stacked_rows(headers, rows, width, indent)
     out: list[Text] = []
     if headers:
@@ -206,8 +212,11 @@ def _stacked_rows(
         for text, cell_style in row[:-1]:
             line.append(text, style=cell_style)
             line.append(" " * GAP)
-        out.append(_rstrip(line))
         last_text, last_style = row[-1]
+        if cell_len(last_text) <= SHORT_LAST and line.cell_len + cell_len(last_text) <= width:
+            out.append(_rstrip(line.append(last_text, style=last_style)))  # a mark: ``[1]``
+            continue
+        out.append(_rstrip(line))
         room = max(width - indent - 4, MIN_LAST)
         for piece in Text(last_text, style=last_style).wrap(_console(), room):
             out.append(_rstrip(Text(" " * (indent + 4)).append_text(piece)))

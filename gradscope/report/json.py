@@ -17,6 +17,7 @@ from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results.facts import CutPoint, NanOrigin, NumericRun
+from gradscope.results.fix import Fix
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 
 REPORT_VERSION = m.REPORT_VERSION
@@ -53,8 +54,18 @@ def number(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def cut_point(c: CutPoint) -> dict[str, str]:
-    return {"node": c.node, "op": c.op, "kind": str(c.kind), "source": c.source}
+def cut_point(c: CutPoint) -> dict[str, Any]:
+    """A cut point; ``later`` (only when there are some) lists the places further on the same
+    path that lose the gradient again."""
+    out: dict[str, Any] = {"node": c.node, "op": c.op, "kind": str(c.kind), "source": c.source}
+    if c.later:
+        out["later"] = list(c.later)
+    return out
+
+
+def fix(f: Fix | None) -> dict[str, Any] | None:
+    """What to change so the gradient flows (``analysis/fixes.py``)."""
+    return None if f is None else f.to_dict()
 
 
 def nan_origin(o: NanOrigin) -> dict[str, str]:
@@ -100,6 +111,8 @@ def pair(p: m.PairResult) -> dict[str, Any]:
         out["numeric"] = numeric(p.numeric)
     if p.replicas:
         out["replicas"] = [replica(r) for r in p.replicas]
+    if p.fix is not None:
+        out["fix"] = fix(p.fix)
     return out
 
 
@@ -127,6 +140,8 @@ def loss(result: m.LossResult) -> dict[str, Any]:
     }
     if result.notes:
         out["notes"] = list(result.notes)
+    if result.fix is not None:
+        out["fix"] = fix(result.fix)
     return out
 
 
@@ -140,6 +155,7 @@ def problem(p: m.Problem) -> dict[str, Any]:
         "spec": p.spec,
         "source": f"{p.spec}:{p.line}",
         "known": p.known,
+        **({"fix": fix(p.fix)} if p.fix is not None else {}),
     }
 
 
@@ -247,10 +263,14 @@ def source(s: rr.SourceResult) -> dict[str, Any]:
     }
     if s.note:
         out["note"] = s.note
+    if s.nan_origin is not None:
+        out["nan_origin"] = nan_origin(s.nan_origin)
     if s.trainable_changed:
         out["trainable_changed"] = True
     if s.replicas:
         out["replicas"] = [replica(r) for r in s.replicas]
+    if s.fix is not None:
+        out["fix"] = fix(s.fix)
     return out
 
 
@@ -284,6 +304,7 @@ def run_problem(p: rr.RunProblem) -> dict[str, Any]:
         "message": p.message,
         "cut_points": [cut_point(c) for c in p.cut_points],
         **({"via": list(p.via)} if p.via else {}),
+        **({"fix": fix(p.fix)} if p.fix is not None else {}),
     }
 
 
@@ -298,6 +319,7 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
         "device": r.device,
         "outcome": r.outcome,
         **({"exit_status": r.exit_status} if r.exit_status is not None else {}),
+        **({"signal": r.signal} if r.signal is not None else {}),
         "calls": [call(c) for c in r.calls],
         "problems": [run_problem(p) for p in r.problems],
     }

@@ -53,6 +53,7 @@ def _outcome(case: ET.Element, problem: m.Problem | None, baseline: str | None) 
     failure = ET.SubElement(case, "failure", type=problem.kind, message=problem.message)
     lines = [f"at: {problem.spec}:{problem.line}", problem.message, f"kind: {problem.kind}"]
     lines += [f"cut at: {style.cut_text(c)}" for c in problem.cut_points]
+    lines += [f"fix: {problem.fix.sentence()}"] if problem.fix is not None else []
     failure.text = "\n".join(lines)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradscope.report import mermaid, style
 from gradscope.report.md import code, prose
 from gradscope.results import report as m
+from gradscope.results.fix import Fix
 
 _ICON = {m.OK: "✅", m.ZERO: "🟡", m.NAN: "🟥"}
 
@@ -29,6 +30,11 @@ def _cell(pair: m.PairResult, problem: bool | None = None) -> str:
     return f"{icon} {_escape(style.cell(pair))}"
 
 
+def fix_item(fix: Fix | None) -> list[str]:
+    """A fix as a nested list item below the cause it fixes (none when there is no fix)."""
+    return [f"  - **fix**: {prose(fix.sentence())}"] if fix is not None else []
+
+
 def matrix(report: m.Report) -> list[str]:
     from gradscope.report.rows import problem_pairs
 
@@ -48,10 +54,9 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
     rows = style.cut_rows(report)
     if rows:
         lines += ["", "**Where the gradient was cut**", ""]
-        lines += [
-            f"- {code(loss)} ← {code(var)}: {status}, at {prose(where)}"
-            for loss, var, status, where in rows
-        ]
+        for loss, var, status, where in rows:
+            lines.append(f"- {code(loss)} ← {code(var)}: {status}, at {prose(where)}")
+            lines += fix_item(report.loss(loss).pair(var).fix)
     origins = style.nan_rows(report)
     if origins:
         lines += ["", "**Where NaN/Inf first appeared**", ""]
@@ -74,6 +79,7 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
         for p in report.problems:
             known = " (known)" if p.known else ""
             lines.append(f"- **{p.kind}**{known}: {prose(p.message)}")
+            lines += fix_item(p.fix)
     lines += mermaid.sections(report)  # a picture per loss with a problem, when drawn
     notes = style.note_rows(report)
     if notes:

@@ -78,7 +78,28 @@ def picture(report: m.Report, loss_name: str) -> str:
     lines += [_box(b, report, loss) for b in pic.boxes]
     lines += [_link(link, report.spec) for link in pic.links]
     lines += _styles(pic, loss)
+    lines += _off_path(pic, loss)
     return "\n".join(lines) + "\n"
+
+
+def _off_path(pic: Picture, loss: m.LossResult) -> list[str]:
+    """The variables no path joins to the loss, a box per layer, in a dashed red subgraph:
+    the unused head is in the picture a pull request shows."""
+    boxes = palette.off_path_boxes(pic, loss)
+    if not boxes:
+        return []
+    lines = [f'  subgraph off_path["{text("not reached by " + pic.loss)}"]']
+    lines += [f'    {box_id}["{text(chr(10).join(label))}"]' for box_id, label, _ in boxes]
+    lines.append("  end")
+    lines.append(f"  style off_path fill:none,stroke:{palette.CUT_COLOR},stroke-dasharray:5 5,"
+                 f"color:{palette.CUT_COLOR}")  # fmt: skip
+    for status in dict.fromkeys(status for _, _, status in boxes):
+        fill, border, ink = palette.CLASS_COLORS[status]
+        ids = ",".join(box_id for box_id, _, s in boxes if s == status)
+        lines.append(f"  classDef off_{status} fill:{fill},stroke:{border},color:{ink},"
+                     "stroke-width:2px,stroke-dasharray:4 3")  # fmt: skip
+        lines.append(f"  class {ids} off_{status}")
+    return lines
 
 
 def problem_losses(report: m.Report) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePath
 
 from gradscope.report import style
@@ -79,13 +80,36 @@ def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
     if box.kind == LOSS:
         return [box.name, f"= {style.number(loss.value)}"]
     where = line_of(box.source, report.spec)
+    name = layer_name(box.name, report)
     if len(box.op) + len(where) > 28:  # a long op name: the line goes below, not beside
-        lines = [box.name, box.op, where]
+        lines = [name, box.op, where]
     else:
-        lines = [box.name, " · ".join(x for x in (box.op, where) if x)]
+        lines = [name, " · ".join(x for x in (box.op, where) if x)]
     lines = [x for x in lines if x]
     lines += [cut_label(c, report.spec) for c in box.cuts]
     return lines
+
+
+_CALL_SUFFIX = re.compile(r"_\d+$")
+
+
+def layer_name(scope: str, report: m.Report) -> str:
+    """The layer a box's TensorFlow name scope belongs to, as the report's variables name it.
+
+    TensorFlow makes each call of a layer a new scope (``dense_1`` for the second call of
+    ``dense``, ``dense_1_2`` for the third of ``dense_1``); a box labelled so matches no
+    variable. A scope that is no variable's layer, but is one once call suffixes are taken
+    off, is shown as that layer (``dense_1_2`` -> ``dense_1`` when ``dense_1/kernel`` is a
+    variable); any other name is kept (``Sum``, a layer with no variables).
+    """
+    layers = {v.name.rsplit("/", 1)[0] for v in report.variables if "/" in v.name}
+    known = layers | {layer.rsplit("/", 1)[-1] for layer in layers}
+    candidate = scope
+    while candidate not in known:
+        if _CALL_SUFFIX.search(candidate) is None:
+            return scope
+        candidate = candidate.rsplit("_", 1)[0]
+    return candidate
 
 
 def cut_label(cut: CutPoint, spec: str) -> str:
@@ -125,6 +149,47 @@ def off_path_text(picture: Picture, limit: int = 8) -> str:
     shown = ", ".join(names[:limit])
     more = f" and {len(names) - limit} more" if len(names) > limit else ""
     return f"no path to {picture.loss}: {shown}{more}"
+
+
+#: An unreached layer's box lists up to this many of its variables, then a count.
+OFF_PATH_NAMES = 4
+#: Unreached layers drawn one box each, up to this many; the rest share one box.
+OFF_PATH_BOXES = 12
+
+
+def off_path_boxes(picture: Picture, loss: m.LossResult) -> list[tuple[str, list[str], str]]:
+    """The variables with no path to the loss, a box per layer (the head they sit in):
+    ``(box id, label lines, status class)``. A layer is a variable's name up to its last
+    ``/``; past ``OFF_PATH_BOXES`` layers the rest are counted in one box.
+
+    Example:
+        >>> from gradscope.results.picture import Picture
+        >>> loss = m.LossResult("l", 1.0, (m.PairResult("aux/kernel", m.DISCONNECTED, None,
+        ...     (8, 3), False), m.PairResult("aux/bias", m.DISCONNECTED, None, (3,), False)))
+        >>> off_path_boxes(Picture("l", (), (), off_path=("aux/kernel", "aux/bias")), loss)
+        [('off0', ['aux', 'kernel, bias', 'no path to l'], 'none')]
+    """
+    from gradscope.report.rows import layer_of
+
+    layers: dict[str, list[str]] = {}
+    for name in picture.off_path:
+        layers.setdefault(layer_of(name), []).append(name)
+    out: list[tuple[str, list[str], str]] = []
+    items = list(layers.items())
+    for index, (layer, names) in enumerate(items[:OFF_PATH_BOXES]):
+        short = [n[len(layer) + 1 :] if n.startswith(layer + "/") else n for n in names]
+        listed = ", ".join(short[:OFF_PATH_NAMES])
+        if len(short) > OFF_PATH_NAMES:
+            listed += f" and {len(short) - OFF_PATH_NAMES} more"
+        lines = [layer, listed, f"no path to {picture.loss}"] if listed != layer else [
+            layer, f"no path to {picture.loss}"]  # fmt: skip
+        out.append((f"off{index}", lines, status_class(loss.pair(names[0]).status)))
+    rest = [n for _, names in items[OFF_PATH_BOXES:] for n in names]
+    if rest:
+        lines = [f"{len(rest)} more variables", f"in {len(items) - OFF_PATH_BOXES} layers",
+                 f"no path to {picture.loss}"]  # fmt: skip
+        out.append((f"off{OFF_PATH_BOXES}", lines, status_class(loss.pair(rest[0]).status)))
+    return out
 
 
 def picture_of(report: m.Report, loss: str) -> Picture:

@@ -44,6 +44,7 @@ class Row:
     problems: tuple[bool, ...]  # one per loss: the pair is a new problem
     statuses: tuple[str, ...]  # one per loss
     never_trained: bool = False
+    norms: tuple[tuple[float, ...], ...] = ()  # one per loss: the norms of its variables
 
 
 def layer_of(variable: str) -> str:
@@ -109,6 +110,7 @@ def _single(
         problems=tuple((loss.name, name) in wrong for loss in report.losses),
         statuses=tuple(p.status for p in pairs),
         never_trained=(None, name) in wrong,
+        norms=tuple((p.norm,) if p.norm is not None else () for p in pairs),
     )
 
 
@@ -132,15 +134,26 @@ def _collapse(run: Sequence[Row]) -> Row:
     else:
         label = f"{layers[0]} … {layers[-1]}"
         detail = f"{len(names)} in {len(layers)} layers"
-    cells = tuple(_group_cell([r.cells[i] for r in run]) for i in range(len(run[0].cells)))
+    losses = range(len(run[0].cells))
+    norms = tuple(tuple(x for r in run if r.norms for x in r.norms[i]) for i in losses)
+    cells = tuple(_group_cell([r.cells[i] for r in run], norms[i]) for i in losses)
     first = run[0]
     return Row(label, detail, tuple(names), cells, first.problems, first.statuses,
-               first.never_trained)  # fmt: skip
+               first.never_trained, norms)  # fmt: skip
 
 
-def _group_cell(texts: Sequence[str]) -> str:
-    """A collapsed cell: the status word, ``✂`` when any of its pairs was partly cut."""
+def _group_cell(texts: Sequence[str], norms: Sequence[float]) -> str:
+    """A collapsed cell: the status word, the smallest and largest norm of an ``ok`` run (a
+    group hides no vanishing or exploding member), ``✂`` when any of its pairs was partly cut.
+
+    Example:
+        >>> _group_cell(["ok 1.00e-07", "ok 3.00e-08"], [1e-7, 3e-8])
+        'ok 3.0e-08…1.0e-07'
+    """
     status = texts[0].split(" ")[0]
+    if status == "ok" and norms:
+        low, high = min(norms), max(norms)
+        status += f" {low:.1e}…{high:.1e}" if low != high else f" {style.number(low)}"
     return status + (" ✂" if any(t.endswith("✂") for t in texts) else "")
 
 

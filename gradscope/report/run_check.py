@@ -52,6 +52,7 @@ def as_check(report: rr.RunReport) -> CheckResult:
                 p.cut_points,
                 spec=path,
                 line=line_of(p.site),
+                fix=p.fix,
             )
             for p in report.problems
             if _file(p.site) == path
@@ -63,4 +64,4 @@ def as_check(report: rr.RunReport) -> CheckResult:
 
 def _pair(source: rr.SourceResult) -> m.PairResult:
     return m.PairResult(source.name, source.status, source.norm, source.shape, source.sparse,
-                        source.cut_points)  # fmt: skip
+                        source.cut_points, fix=source.fix)  # fmt: skip

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gradscope.report import style
-from gradscope.report.markdown import escape
-from gradscope.report.run_table import heading, summary, why
+from gradscope.report.markdown import escape, fix_item
+from gradscope.report.run_table import fixes, heading, summary, why
 from gradscope.results import report as m
 from gradscope.results import run as rr
 
@@ -21,6 +21,10 @@ def _call(call: rr.CallResult) -> list[str]:
         cells = [f"`{escape(s.name)}`", style.shape(s.shape), s.status, norm, *each,
                  escape(why(s))]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
+    found = fixes(call.sources)
+    if found:
+        lines += [""] + [f"- **fix** ({escape(names)}): {escape(fix.sentence())}"
+                         for names, fix in found]  # fmt: skip
     lines += ["", *[f"> {escape(n)}" for n in call.notes]]
     return lines
 
@@ -34,7 +38,8 @@ def render(report: rr.RunReport, *, color: bool = False, width: int = 120) -> st
         lines += _call(call)
     if report.problems:
         lines += ["### Problems", ""]
-        lines += [f"- **{p.kind}**: {escape(p.message)}" for p in report.problems]
+        for p in report.problems:
+            lines += [f"- **{p.kind}**: {escape(p.message)}", *fix_item(p.fix)]
         lines.append("")
     lines += [f"> {escape(n)}" for n in report.notes]
     lines.append(f"**{escape(summary(report))}**")

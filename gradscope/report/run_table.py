@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gradscope.report import style
-from gradscope.report.table import to_text
+from gradscope.report import grid, rows, style
+from gradscope.report.table import Lines, to_text
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.fix import Fix
 
 #: How the program ended, in words.
 ENDINGS = {
@@ -20,6 +24,7 @@ ENDINGS = {
     rr.RAISED: "the program raised (its traceback is above)",
     rr.INTERRUPTED: "interrupted",
     rr.EXITED: "the program exited with status {status}",
+    rr.REPLACED: "the program replaced itself (exec): the exit status is the new program's",
 }
 #: How a ``gradscope.watch()`` block ended.
 BLOCK_ENDINGS = {
@@ -49,29 +54,155 @@ def heading(call: rr.CallResult) -> str:
 
 
 def why(source: rr.SourceResult) -> str:
-    """The cut points of a source, or its note."""
+    """Where its NaN first appeared, its cut points, or its note."""
+    if source.nan_origin is not None:
+        where = source.nan_origin.source
+        return style.origin_text(source.nan_origin) + (f" at {where}" if where else "")
     if source.cut_points:
         return "; ".join(style.cut_text(c) for c in source.cut_points)
     return source.note
 
 
-def _call(call: rr.CallResult) -> Group:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    replicas = [f"replica {r}" for r in range(len(call.replica_values))]
-    for name in ("source", "shape", "status", "norm", *replicas, "cut at / why"):
-        table.add_column(name, no_wrap=name != "cut at / why", overflow="fold")
-    for s in call.sources:
-        norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
-        if s.sparse and m.has_gradient(s.status):
-            norm += " (sparse)"
-        status = Text(s.status, style=style.STATUS_STYLE.get(s.status, ""))
-        each = [Text(style.replica_cell(r.status, r.norm), style=style.STATUS_STYLE[r.status])
-                for r in s.replicas]  # fmt: skip
-        each += [Text("")] * (len(replicas) - len(each))
-        table.add_row(s.name, style.shape(s.shape), status, norm, *each, why(s))
-    parts: list[Any] = [Text(heading(call), style="bold"), table]
+def fixes(sources: Sequence[rr.SourceResult]) -> list[tuple[str, Fix]]:
+    """Each fix of a call's sources once, with the sources it is for (``b/kernel, b/bias``):
+    sources fixed the same way at the same line share one (its words name the first)."""
+    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    for s in sources:
+        if s.fix is not None:
+            found.setdefault((s.fix.kind, s.fix.where), ([], s.fix))[0].append(s.name)
+    return [(", ".join(names), fix) for names, fix in found.values()]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A source, or a run of consecutive sources that read the same, collapsed into one."""
+
+    sources: tuple[rr.SourceResult, ...]
+    problem: bool  # a problem of the report names one of them
+
+    @property
+    def first(self) -> rr.SourceResult:
+        return self.sources[0]
+
+    def label(self) -> str:
+        if len(self.sources) == 1:
+            return self.first.name
+        layers = list(dict.fromkeys(rows.layer_of(s.name) for s in self.sources))
+        return f"{layers[0]}/*" if len(layers) == 1 else f"{layers[0]} … {layers[-1]}"
+
+    def shape(self) -> str:
+        """The shape, or how many variables (and layers) a group holds."""
+        if len(self.sources) == 1:
+            return style.shape(self.first.shape)
+        layers = len({rows.layer_of(s.name) for s in self.sources})
+        count = len(self.sources)
+        return f"{count} variables" if layers == 1 else f"{count} in {layers} layers"
+
+    def norm(self) -> str:
+        """The norm, or a group's smallest and largest: a group hides no vanishing member."""
+        s = self.first
+        if not m.has_gradient(s.status):
+            return "-"
+        norms = [x.norm for x in self.sources if x.norm is not None]
+        if len(self.sources) == 1 or not norms or min(norms) == max(norms):
+            text = style.number(s.norm)
+        else:
+            text = f"{min(norms):.1e}…{max(norms):.1e}"
+        return text + (" (sparse)" if any(x.sparse for x in self.sources) else "")
+
+
+def _rows(call: rr.CallResult, named: set[str], group: str, problems_only: bool) -> list[_Row]:
+    """The call's rows: only those worth a look with ``problems_only``; consecutive sources
+    with the same status and the same explanation collapsed (``group``: ``layer``, or
+    ``auto`` from ``rows.AUTO_GROUP_FROM`` sources on). A nan, an unexplained None and a
+    source a problem names always keep a row of their own."""
+    singles = [_Row((s,), s.name in named) for s in call.sources]
+    if problems_only:
+        singles = [r for r in singles if r.problem or _worth_a_look(r.first)]
+    mode = rows.Group(group)
+    if not (mode is rows.Group.LAYER or (mode is rows.Group.AUTO and
+                                         len(call.sources) >= rows.AUTO_GROUP_FROM)):  # fmt: skip
+        return singles
+    out: list[_Row] = []
+    for row in singles:
+        last = out[-1] if out else None
+        if last is not None and _joins(last, row):
+            out[-1] = _Row(last.sources + row.sources, False)
+        else:
+            out.append(row)
+    return out
+
+
+def _worth_a_look(s: rr.SourceResult) -> bool:
+    return s.status != m.OK or bool(s.cut_points) or s.trainable_changed
+
+
+def _joins(run: _Row, row: _Row) -> bool:
+    a, b = run.first, row.first
+    return (
+        not run.problem
+        and not row.problem
+        and a.status == b.status
+        and a.status not in (m.NAN, m.UNEXPLAINED)
+        and why(a) == why(b)
+        and not a.replicas
+        and not b.replicas
+        and a.trainable_changed == b.trainable_changed
+    )
+
+
+def _call(
+    call: rr.CallResult, named: set[str], group: str = "auto", problems_only: bool = False
+) -> Group:
+    found = _rows(call, named, group, problems_only)
+    parts: list[Any] = [Text(heading(call), style="bold")]
+    hidden = len(call.sources) - sum(len(r.sources) for r in found)
+    if found:
+        parts.append(Lines(lambda width: _table(call, found, width, hidden)))
+    elif hidden:
+        parts.append(_hidden(hidden))
+    shown = [s for r in found for s in r.sources]
+    parts += [Text(f"fix ({names}): {fix.sentence()}", style="green")
+              for names, fix in fixes(shown)]  # fmt: skip
     parts += [Text(f"note: {n}", style="dim") for n in call.notes]
     return Group(*parts)
+
+
+def _hidden(count: int) -> Text:
+    return Text(f"({count} more source{'s' if count != 1 else ''} ok, not shown: --problems)",
+                style="dim")  # fmt: skip
+
+
+def _table(call: rr.CallResult, found: list[_Row], width: int, hidden: int) -> list[Text]:
+    """The rows, their explanation last. An explanation several rows share, or every one
+    when the width leaves the column no room, is written once below the table as ``[n]``."""
+    replicas = [f"replica {r}" for r in range(len(call.replica_values))]
+    fixed: list[list[grid.Cell]] = []
+    for r in found:
+        s = r.first
+        each = [(style.replica_cell(x.status, x.norm), style.STATUS_STYLE[x.status])
+                for x in s.replicas]  # fmt: skip
+        each += [("", "")] * (len(replicas) - len(each))
+        fixed.append([(r.label(), "red" if r.problem else ""), (r.shape(), "dim"),
+                      (s.status, style.STATUS_STYLE.get(s.status, "")), (r.norm(), ""),
+                      *each])  # fmt: skip
+    heads = ("source", "shape", "status", "norm", *replicas)
+    lead = sum(max(cell_len(h), *(cell_len(row[i][0]) for row in fixed)) + grid.GAP
+               for i, h in enumerate(heads))  # fmt: skip
+    texts = [why(r.first) for r in found]
+    narrow = width - lead < grid.MIN_LAST
+    headers = (*heads, "why" if narrow else "cut at / why")
+    notes: list[str] = []
+    for text in texts:
+        if text and text not in notes and (narrow or texts.count(text) > 1):
+            notes.append(text)
+    cells = [[*row, (f"[{notes.index(t) + 1}]" if t in notes else t, "")]
+             for row, t in zip(fixed, texts, strict=True)]  # fmt: skip
+    out = grid.columns(headers, cells, width, indent=0, min_last=3 if narrow else grid.MIN_LAST)
+    out += [_hidden(hidden)] if hidden else []
+    for n, text in enumerate(notes, 1):
+        out += grid.columns(None, [[(f"[{n}]", "dim"), (text, "")]], width, indent=0)
+    return out
 
 
 def _problems(report: rr.RunReport) -> Table:
@@ -97,6 +228,8 @@ def ending(report: rr.RunReport) -> str:
     endings = BLOCK_ENDINGS if report.entry == rr.WATCH else ENDINGS
     text = endings[report.outcome].format(steps=report.steps, status=report.exit_status,
                                           site=site, next=report.steps + 1)  # fmt: skip
+    if report.signal is not None:
+        text += f" ({report.signal})"
     if stop is None:
         return text
     if not stop.caught:
@@ -126,7 +259,7 @@ def tone(report: rr.RunReport) -> str:
     return "yellow" if report.outcome == rr.STOPPED else "green"
 
 
-def renderable(report: rr.RunReport) -> Group:
+def renderable(report: rr.RunReport, group: str = "auto", problems_only: bool = False) -> Group:
     title = Text()
     title.append(f"gradscope {report.entry}", style="bold")
     title.append(f" · {' '.join(report.argv) if report.argv else report.program}")
@@ -138,7 +271,8 @@ def renderable(report: rr.RunReport) -> Group:
     if not report.calls:
         parts += [Text(), Text("No gradient call was made.")]
     for call in report.calls:
-        parts += [Text(), _call(call)]
+        named = {p.variable for p in report.problems if (p.site, p.step) == (call.site, call.step)}
+        parts += [Text(), _call(call, named, group, problems_only)]
     if report.problems:
         parts += [Text(), _problems(report)]
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
@@ -146,6 +280,14 @@ def renderable(report: rr.RunReport) -> Group:
     return Group(*parts)
 
 
-def render(report: rr.RunReport, *, color: bool = False, width: int = 120) -> str:
-    """The run report as a terminal table."""
-    return to_text(renderable(report), color=color, width=width)
+def render(
+    report: rr.RunReport,
+    *,
+    color: bool = False,
+    width: int = 120,
+    group: str = "auto",
+    problems_only: bool = False,
+) -> str:
+    """The run report as a terminal table (``group`` and ``problems_only`` as ``inspect``'s
+    ``--group`` and ``--problems``)."""
+    return to_text(renderable(report, group, problems_only), color=color, width=width)

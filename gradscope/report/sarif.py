@@ -31,6 +31,13 @@ from gradscope.results import report as m
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"
 
+#: Every rule's help ends with where the fix is: in each result (``analysis/fixes.py``).
+FIX_HELP = (
+    "Each result's message ends with the fix for the pattern gradscope found, at the line to "
+    "change (also its related location); where the evidence does not single out one fix, it "
+    "lists the candidates."
+)
+
 #: kind -> (short name, short description, help text).
 RULES: dict[str, tuple[str, str, str]] = {
     m.UNEXPECTED_NONE: (
@@ -188,6 +195,7 @@ def _rules(kinds: list[str], rules: dict[str, tuple[str, str, str]]) -> list[dic
     out = []
     for kind in kinds:
         name, short, text = rules.get(kind) or TIMELINE_RULES[kind]
+        text = f"{text} {FIX_HELP}"
         out.append({
             "id": kind,
             "name": name,
@@ -213,18 +221,35 @@ def _result(
         "ruleId": p.kind,
         "ruleIndex": kinds.index(p.kind),
         "level": "note" if p.known else "error",
-        "message": {"text": p.message},
+        "message": {"text": p.message if p.fix is None else f"{p.message} Fix: {p.fix.sentence()}"},
         "locations": [location],
         "partialFingerprints": {"gradscopeProblem/v1": _fingerprint(p, spec)},
         "properties": {
             "loss": p.loss,
             "variable": p.variable,
             "cutPoints": [json.cut_point(c) for c in p.cut_points],
+            "fix": json.fix(p.fix),
         },
     }
+    fix_at = _fix_location(p, root)
+    if fix_at is not None:
+        out["relatedLocations"] = [fix_at]
     if with_baseline:
         out["baselineState"] = "unchanged" if p.known else "new"
     return out
+
+
+def _fix_location(p: m.Problem, root: str) -> dict[str, Any] | None:
+    """The line the fix changes, when it names one (a related location, labelled)."""
+    path, _, line = p.fix.where.rpartition(":") if p.fix is not None else ("", "", "")
+    if p.fix is None or not path or not line.isdigit():
+        return None
+    return {
+        "id": 0,
+        "physicalLocation": {"artifactLocation": artifact(path, root),
+                             "region": {"startLine": max(int(line), 1)}},
+        "message": {"text": f"fix ({p.fix.kind}) here"},
+    }  # fmt: skip
 
 
 def _fingerprint(p: m.Problem, spec: str) -> str:

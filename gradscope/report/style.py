@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from gradscope.results import report as m
 from gradscope.results.facts import CutPoint, NanOrigin
+from gradscope.results.fix import Fix
 from gradscope.results.status import Status
 
 #: Rich styles per status; the table uses them only on a terminal.
@@ -202,6 +203,7 @@ def note_rows(report: m.Report) -> list[tuple[str, str]]:
     rows = [("", note) for note in report.notes]
     for loss in report.losses:
         rows += [(loss.name, note) for note in loss.notes]
+        rows += [(loss.name, f"fix: {loss.fix.sentence()}")] if loss.fix is not None else []
     return rows
 
 
@@ -254,3 +256,10 @@ def replica_rows(report: m.Report) -> list[tuple[str, str, list[tuple[str, str]]
 def replica_cell(status: Status, norm: float | None) -> str:
     """One replica's gradient in a narrow cell: ``ok 1.2e+00``, ``zero``, ``disconnected``."""
     return f"{SHORT[status]} {number(norm)}" if status == m.OK else SHORT[status]
+
+
+def with_fix(text: str, fix: Fix | None) -> str:
+    """``text`` with its fix on a line of its own below (``fix: ...``), as tables print it."""
+    if fix is None:
+        return text
+    return f"{text}\nfix: {fix.sentence()}" if text else f"fix: {fix.sentence()}"

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from gradscope.report import grid, rows, style
 from gradscope.results import report as m
+from gradscope.results.fix import Fix
 
 
 def _title(report: m.Report) -> Text:
@@ -53,11 +54,22 @@ def _cuts(report: m.Report, group: str, problems_only: bool) -> Lines | None:
         return None
     wrong = rows.problem_pairs(report)
     table = [
-        [(r.loss, ""), (r.label, ""), (r.status, _status_style(r, wrong)), (r.where, "")]
+        [(r.loss, ""), (r.label, ""), (r.status, _status_style(r, wrong)),
+         (style.with_fix(r.where, _fix(report, r)), "")]
         for r in found
-    ]
+    ]  # fmt: skip
     headers = ("loss", "variable", "status", "cut at")
     return Lines(lambda width: grid.columns(headers, table, width), "Where the gradient was cut")
+
+
+def _fix(report: m.Report, row: rows.CutRow) -> Fix | None:
+    """The fix of a cut row's first pair (a group's pairs are cut the same way)."""
+    return report.loss(row.loss).pair(row.variables[0]).fix
+
+
+def _unshown(problem: m.Problem) -> Fix | None:
+    """A problem's fix, unless *Where the gradient was cut* shows it under its cut already."""
+    return None if problem.cut_points else problem.fix
 
 
 def _status_style(row: rows.CutRow, wrong: set[tuple[str | None, str | None]]) -> str:
@@ -111,7 +123,8 @@ def _problems(report: m.Report, group: str = "auto") -> Lines | None:
         return None
     table = [
         [(f"{'known ' if r.problem.known else ''}{r.problem.kind}",
-          "dim" if r.problem.known else "red"), (r.message, "")]
+          "dim" if r.problem.known else "red"),
+         (style.with_fix(r.message, _unshown(r.problem)), "")]
         for r in rows.problem_rows(report.problems, group)
     ]  # fmt: skip
     return Lines(lambda width: grid.columns(None, table, width), "Problems")
@@ -155,6 +168,7 @@ def to_text(renderable: Any, *, color: bool = False, width: int = 120) -> str:
         file=buffer,
         width=width,
         force_terminal=color,
+        force_jupyter=False,  # a string, also in a notebook (rich would display it there)
         color_system="standard" if color else None,
         no_color=not color,
         highlight=False,

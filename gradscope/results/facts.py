@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gradscope.printable import escape_fields
+
 # CutPoint is re-exported: every stage reads it from here.
 from gradscope.results.cut import CutPoint as CutPoint
 from gradscope.results.picture import Picture
@@ -81,6 +83,9 @@ class VariableFacts:
     dtype: str
     trainable: bool
     source: str  # FILE:LINE where the variable (or the layer that made it) was written
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "source")  # one escaping of names
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.errors import SpecError
+from gradscope.printable import escape_fields
+from gradscope.results.display import Displayed
 from gradscope.results.expect import Pattern
 from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
+from gradscope.results.fix import Fix
 from gradscope.results.picture import Picture
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 from gradscope.results.status import FindingKind, ProblemKind, Status, Verdict
@@ -74,6 +77,10 @@ class PairResult:
     nan_origin: NanOrigin | None = None  # ``nan`` pairs: where the NaN/Inf first appeared
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
+    fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "variable")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,10 @@ class LossResult:
     pairs: tuple[PairResult, ...]
     source: str = ""
     notes: tuple[str, ...] = ()
+    fix: Fix | None = None  # what its ``grad_loss`` multiplier does (``analysis/fixes``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "source", "notes")  # one escaping of names
 
     def pair(self, variable: str) -> PairResult:
         """The pair of ``variable`` (a lookup: reports ask it per variable and loss)."""
@@ -110,6 +121,10 @@ class Problem:
     spec: str = ""
     line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
     known: bool = False  # already in the baseline
+    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "loss", "variable", "message", "spec")  # one escaping of names
 
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
@@ -117,7 +132,7 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Displayed):
     """The whole result of ``inspect`` (and of ``check``) for one spec or target."""
 
     spec: str
@@ -135,6 +150,9 @@ class Report:
     unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "spec", "name", "notes")  # one escaping of names
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:

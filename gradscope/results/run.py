@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import ExitCode
-from gradscope.results.facts import CutPoint
+from gradscope.printable import escape_fields
+from gradscope.results.display import Displayed
+from gradscope.results.facts import CutPoint, NanOrigin
+from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
@@ -26,6 +29,7 @@ STOPPED = "stopped"  # --stop: gradscope stopped it after --steps executions of 
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
+REPLACED = "replaced"  # os.exec*: the process became another program (report written first)
 
 #: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
 #: block of code, a notebook cell, a test).
@@ -49,6 +53,12 @@ class SourceResult:
     #: inside ``strategy.run``: every replica's status and norm (the source's own are
     #: those of the all-reduced gradient, the replicas' sum)
     replicas: tuple[ReplicaResult, ...] = ()
+    fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+    #: a ``nan`` source: where the NaN or infinity first appeared (None: not found)
+    nan_origin: NanOrigin | None = None
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "note")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,9 @@ class CallResult:
         """``site``, and ``via`` when there is one: ``helpers.py:3 (via train.py:40)``."""
         return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
+
 
 @dataclass(frozen=True)
 class RunProblem:
@@ -86,6 +99,10 @@ class RunProblem:
     message: str
     cut_points: tuple[CutPoint, ...] = ()
     via: tuple[str, ...] = ()  # the call's ``via``
+    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "variable", "message", "via")  # one escaping of names
 
     @property
     def where(self) -> str:
@@ -103,9 +120,12 @@ class Stop:
     caught: bool = False  # the program caught the stop (a bare ``except:``) and went on
     finished: bool = False  # ...and went on to its end (outcome ``stopped`` all the same)
 
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "sites")  # one escaping of names
+
 
 @dataclass(frozen=True)
-class RunReport:
+class RunReport(Displayed):
     """The whole result of ``gradscope run``."""
 
     program: str
@@ -127,15 +147,25 @@ class RunReport:
     stop: Stop | None = None
     #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
     entry: str = RUN
+    #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
+    signal: str | None = None
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "program", "argv", "notes")  # one escaping of names
 
     @property
     def exit_code(self) -> int:
         """0 no problems, 1 problems, 4 the program raised or ended itself with a nonzero
         status (``sys.exit(3)``, ``os._exit(3)``: contract section 6's codes keep their
         meaning, so a program's own 1 or 2 is never read as gradscope's; the status is in
-        ``exit_status``), 130 interrupted."""
+        ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended by signal N (SIGTERM
+        143, SIGHUP 129), as a shell reports a process the signal ended."""
         if self.outcome in (RAISED, EXITED):
             return int(ExitCode.PROGRAM_RAISED)
+        if self.outcome == INTERRUPTED and self.signal is not None:
+            import signal
+
+            return 128 + int(signal.Signals[self.signal])
         if self.outcome == INTERRUPTED:
             return int(ExitCode.INTERRUPTED)
         return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)

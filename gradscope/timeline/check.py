@@ -23,8 +23,9 @@ from gradscope.analysis.check import CheckResult, check_reports
 from gradscope.results import report as m
 from gradscope.results.cut import CutPoint
 from gradscope.results.facts import VariableFacts
+from gradscope.results.fix import Fix
 from gradscope.results.status import FindingKind, ProblemKind, Status
-from gradscope.timeline.findings import Thresholds, find
+from gradscope.timeline.findings import FLAG_KINDS, Thresholds, find
 from gradscope.timeline.reader import THRESHOLDS
 
 
@@ -101,6 +102,9 @@ def _loss(
     return m.LossResult(site, record.get("loss"), pairs, source=site, notes=tuple(notes))
 
 
+_PROBLEMS = {"nan", *FLAG_KINDS}  # kinds a report's problems share with a timeline
+
+
 def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
     site = str(finding["site"])
     file, _, line = site.rpartition(":")
@@ -109,7 +113,7 @@ def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
     return m.Problem(
         loss=site,
         variable=finding["variable"],
-        kind=ProblemKind.NAN if kind == "nan" else FindingKind(kind),
+        kind=ProblemKind(kind) if kind in _PROBLEMS else FindingKind(kind),
         message=str(finding["message"]),
         cut_points=tuple(
             CutPoint(str(c["node"]), str(c["op"]), str(c["kind"]), str(c["source"]))
@@ -117,6 +121,7 @@ def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
         ),
         spec=file if located else path,
         line=int(line) if located else 1,
+        fix=Fix.from_dict(finding.get("fix")),
     )
 
 

@@ -14,16 +14,25 @@ most one finding, at the first step it holds from. The thresholds are options
 - ``nan``: the gradient holds a NaN or an infinity (the first record that does).
 - ``none``: the variable gets no gradient: it stopped getting one, or never got one (records
   marked ``"allowed": true``, a None the run was told to expect, never count).
+
+The Monitor adds the :data:`FLAG_KINDS` itself (``Recorder.notice``): a ``fit()`` whose step
+was traced before a ``trainable`` flag changed, with the line that traced it (``traced_at``).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-KINDS = ("nan", "exploding", "dead", "vanishing", "none")
+from gradscope.analysis import fixes
+from gradscope.results.cut import CutPoint
+from gradscope.results.fix import Fix
+
+#: A ``trainable`` flag that changed after the train step was traced, so the step still trains
+#: the variable or leaves it out (the Monitor notices it when a ``fit()`` begins; no detector).
+FLAG_KINDS = ("unexpected-connected", "never-trained")
+KINDS = ("nan", "exploding", "dead", "vanishing", "none", *FLAG_KINDS)
 
 
 @dataclass(frozen=True)
@@ -85,10 +94,31 @@ def find(
                 cuts = next((p.cut_points for p in points if p.step == step), ())
                 if kind == "none" and cuts:
                     finding["cut_points"] = [dict(c) for c in cuts]
+                fix = _fix(kind, site, variable, next(p for p in points if p.step == step))
+                if fix is not None:
+                    finding["fix"] = fix.to_dict()
                 out.append(finding)
+    return ordered(out)
+
+
+def ordered(findings: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``findings`` by step, then site, variable and kind."""
     return sorted(
-        out, key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"]))
+        findings,
+        key=lambda f: (f["from_step"], f["site"], f["variable"], KINDS.index(f["kind"])),
     )
+
+
+def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
+    """A finding's fix, as ``analysis/fixes.py`` decides it from what the record holds."""
+    cuts = tuple(
+        CutPoint(str(c.get("node", "")), str(c.get("op", "")), str(c.get("kind", "")),
+                 str(c.get("source", "")), tuple(c.get("later") or ()))
+        for c in point.cut_points
+    )  # fmt: skip
+    status = point.status if point.status.startswith("none") else "none:unexplained"
+    evidence = fixes.Evidence(status, variable, cuts, point.cause, site=site)
+    return fixes.finding_fix(kind, variable, site, evidence)
 
 
 def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:
@@ -139,22 +169,52 @@ def _nan(points: Sequence[Point], limits: Thresholds) -> Found:
 
 
 def _exploding(points: Sequence[Point], limits: Thresholds) -> Found:
-    seen: list[float] = []
+    median = _RunningMedian()
     for p in points:
         if p.norm is None:
             continue
-        if len(seen) >= limits.warmup:
-            median = statistics.median(seen)
-            if median > 0 and p.norm > limits.exploding_factor * median:
+        if median.count >= limits.warmup:
+            middle = median.value()
+            if middle > 0 and p.norm > limits.exploding_factor * middle:
                 return (
                     "exploding",
                     p.step,
                     f"the gradient norm {p.norm:.3g} at step {p.step} is "
-                    f"{_times(p.norm / median)} its running median {median:.3g}: lower the "
+                    f"{_times(p.norm / middle)} its running median {middle:.3g}: lower the "
                     "learning rate or clip gradients (clipnorm=1.0)",
                 )
-        seen.append(p.norm)
+        median.add(p.norm)
     return None
+
+
+class _RunningMedian:
+    """The median of the values added so far, as ``statistics.median`` gives it, in
+    O(log n) per value: two heaps, the lower half (negated: a max-heap) and the upper half.
+    Taking ``statistics.median`` of a growing list each record made ``check --timeline``
+    quadratic (50,000 records: over 20 s)."""
+
+    def __init__(self) -> None:
+        self.low: list[float] = []  # negated values of the lower half; len >= len(high)
+        self.high: list[float] = []
+        self.count = 0
+
+    def add(self, value: float) -> None:
+        import heapq
+
+        if self.low and value > -self.low[0]:
+            heapq.heappush(self.high, value)
+        else:
+            heapq.heappush(self.low, -value)
+        if len(self.low) > len(self.high) + 1:
+            heapq.heappush(self.high, -heapq.heappop(self.low))
+        elif len(self.high) > len(self.low):
+            heapq.heappush(self.low, -heapq.heappop(self.high))
+        self.count += 1
+
+    def value(self) -> float:
+        if len(self.low) > len(self.high):
+            return -self.low[0]
+        return (-self.low[0] + self.high[0]) / 2
 
 
 def _times(ratio: float) -> str:

@@ -38,6 +38,7 @@ from typing import Any
 
 import keras
 
+from gradscope.timeline import traced
 from gradscope.timeline.findings import Thresholds
 from gradscope.timeline.monitor_args import check_arguments, check_writable, rescue
 from gradscope.timeline.record import Recorder, Summary
@@ -92,7 +93,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         # A fit interrupted (Ctrl-C) or raising never reaches on_train_end: the timeline of
         # the steps recorded so far is written when the program exits.
         atexit.register(_close_at_exit, weakref.ref(self))
-        self._kept: tuple[Any, Any, Any, Any] | None = None  # model, hooks, function, Keras'
+        # model, hooks, function, Keras' put back, the flags the function's trace read
+        self._kept: tuple[Any, Any, Any, Any, Any] | None = None
+        self._pin: traced.Flags | None = None  # set while the hooked function first traces
+        self._flags: traced.Flags | None = None
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -120,9 +124,18 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         # recorded skip it on the device. Keras' own function is put back at the end; a
         # later fit with this Monitor reuses the hooked one when nothing was recompiled.
         _clear(model, self.params)  # what a fit that raised left installed; one Monitor a fit
-        self._plain = model.train_function
-        self._hooks, self._recording = self._hooked(model)
-        self._installed = _Installed(self, self._hooks, self._plain, self.params)
+        self._plain = plain = model.train_function
+        # The flags Keras' own step reads: its trace's (a flag changed since changes nothing
+        # it computes), or, not traced yet, the flags now. The Monitor's trace reads the same.
+        keras_flags = traced.reference(model, plain)
+        self._hooks, self._recording, flags, self._pin = self._hooked(model, keras_flags)
+        self._flags = flags
+        # Keras' own function back at the end: traced already, or, when the Monitor's trace
+        # stood in for its first, traced at its first call with the flags the Monitor's read.
+        # (run_eagerly: each step reads the flags afresh, nothing traced keeps them)
+        stood_in = keras_flags is None and not model.run_eagerly
+        back = traced.FirstCall(model, plain, flags) if stood_in else plain
+        self._installed = _Installed(self, self._hooks, back, self.params)
         object.__setattr__(model, _ACTIVE, self._installed)
         guarded = self._guarded(model, self._recording, self._installed)
         object.__setattr__(model, "train_function", guarded)
@@ -130,22 +143,49 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._next = self._last = int(model.optimizer.iterations.numpy()) + 1
         self._per_call = max(int(getattr(model, "steps_per_execution", 1)), 1)
         self._pending, self._batches = False, 0
+        self._changed(model, flags)
 
-    def _hooked(self, model: Any) -> tuple[Any, Any]:
-        """The hooks and the train function traced with them: the last fit's when the model
-        still has the optimizer and the train function it had then, else new ones."""
+    def _hooked(self, model: Any, keras_flags: traced.Flags | None) -> tuple[Any, ...]:
+        """The hooks, the train function traced with them, the flags its trace reads, and
+        those to set while its first call traces it (None: as they are): the last fit's
+        function when the model still has the optimizer and the train function it had then,
+        else new ones, whose trace reads the flags Keras' own step reads."""
         from gradscope.timeline.keras_hooks import Hooks
 
         kept = self._kept
         # compile() resets train_function: the one left at the end means nothing changed since
         same = kept is not None and kept[0] is model and kept[3] is model.train_function
+        eager = bool(model.run_eagerly)  # each step reads the flags as they are then
         if kept is not None and same and kept[1].optimizer is model.optimizer:
             kept[1].install()
-            return kept[1], kept[2]
+            return kept[1], kept[2], traced.now(model) if eager else kept[4], None
         raw = self.recorder.histograms  # TensorBoard histograms need the gradients themselves
         hooks = Hooks(model, self.recorder.every, self.per_loss, raw=raw)
         model.make_train_function(force=True)  # untraced: Keras traces it on the first step
-        return hooks, model.train_function
+        if eager:
+            return hooks, model.train_function, traced.now(model), None
+        flags = keras_flags or traced.now(model, self.site)
+        return hooks, model.train_function, flags, keras_flags
+
+    def _changed(self, model: Any, flags: traced.Flags) -> None:
+        """A finding for each variable whose ``trainable`` flag changed after the step this
+        fit runs was traced, as ``gradscope run`` reports it: still trained, or left out."""
+        from gradscope.analysis.fixes import fix_for
+        from gradscope.analysis.fixes.evidence import Evidence
+        from gradscope.frontends.program.trainable import changed_note
+
+        where = flags.site or "an earlier fit()"
+        for variable, trained in traced.changes(model, flags):
+            name, note = _path(variable), changed_note(trained, where)
+            status = "ok" if trained else "none:disconnected"
+            fix = fix_for(Evidence(status, name, note=note, site=self.site, trainable_changed=True))
+            self.recorder.notices.append({
+                "kind": "unexpected-connected" if trained else "never-trained",
+                "site": self.site, "variable": name, "from_step": self._next,
+                "message": f"{name}: {note}",
+                **({"traced_at": flags.site} if flags.site else {}),
+                **({"fix": fix.to_dict()} if fix is not None else {}),
+            })  # fmt: skip
 
     def _guarded(self, model: Any, recording: Any, installed: _Installed) -> Any:
         """The recording train function, which puts Keras' own back (and the hooks away)
@@ -158,7 +198,11 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
                 installed.undo(model)
                 return model.train_function(iterator)
             self._stepping = False
-            return recording(iterator)
+            try:
+                with traced.pinned(self._pin):  # the first call traces: Keras' step's flags
+                    return recording(iterator)
+            finally:
+                self._pin = None
 
         return train_function
 
@@ -192,17 +236,17 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             )  # fmt: skip
 
     def on_train_end(self, logs: Any = None) -> None:
-        if self._hooks is not None:
+        installed = self._installed
+        if self._hooks is not None and installed is not None:
             if self._pending:
                 self._collect()
             # Keras' own function back: a later fit without the Monitor runs as it would have.
-            self._kept = (self.model, self._hooks, self._recording, self._plain)
+            self._kept = (self.model, self._hooks, self._recording, installed.plain, self._flags)
             if not self._hooks.names and self._batches >= self.recorder.every:
                 path, _, line = self.site.rpartition(":")  # said at the user's fit(...) line
                 lineno = int(line) if line.isdigit() else 0
                 warnings.warn_explicit(_NOTHING_APPLIED, UserWarning, path or self.site, lineno)
-            if self._installed is not None:
-                self._installed.undo(self.model)
+            installed.undo(self.model)
         try:
             self.recorder.close()
         except OSError as error:  # the recorded steps are kept, and the message says where
@@ -322,3 +366,6 @@ def _user_line() -> str:
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]
     return "fit"
+
+
+traced.observe(_user_line)  # from now on each Keras train step's trace is seen (traced.py)

@@ -8,7 +8,7 @@ import tempfile
 from typing import Any
 
 from gradscope.timeline.findings import Thresholds
-from gradscope.writable import unwritable
+from gradscope.writable import Unwritable, refusal, unwritable
 
 _WHO = "gradscope.keras.Monitor"
 
@@ -27,6 +27,8 @@ def check_arguments(
         raise TypeError(f"{_WHO}: every must be a whole number of steps, saw {every!r}")
     if every < 1:
         raise ValueError(f"{_WHO}: every must be 1 or more steps, saw {every!r}")
+    if int(every) > 2**63 - 1:  # steps are int64: `step % every` would overflow once fit runs
+        raise ValueError(f"{_WHO}: every must be at most 2**63-1 steps (int64), saw {every!r}")
     for name, path in (("timeline", timeline), ("tensorboard", tensorboard)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{_WHO}: {name} must be a path or None, saw {path!r}")
@@ -53,10 +55,13 @@ def check_writable(timeline: Any, tensorboard: Any) -> None:
     """
     if timeline is not None:
         path = os.fspath(timeline)
-        if os.path.isdir(path):
+        if os.path.isdir(path) and not os.path.islink(path):
             raise IsADirectoryError(
                 f"{_WHO}: cannot write the timeline to {path!r}: it is a directory"
             )
+        why = refusal(path)  # a device node, a symbolic link, a FIFO: never replaced
+        if why is not None:
+            raise Unwritable(f"{_WHO}: cannot write the timeline to {path!r}", why, refused=True)
         _check_directory(os.path.dirname(os.path.abspath(path)), f"the timeline to {path!r}")
     if tensorboard is not None:
         path = os.fspath(tensorboard)
@@ -84,7 +89,7 @@ def rescue(timeline: dict[str, Any], path: str, error: OSError) -> OSError:
     message says where it went (or that it is only in ``monitor.timeline`` now)."""
     from gradscope.timeline.record import write
 
-    why = error.strerror or str(error)
+    why = error.why if isinstance(error, Unwritable) else (error.strerror or str(error))
     if error.strerror and error.filename:
         why = f"{error.strerror}: {os.fspath(error.filename)!r}"
     steps = len(timeline.get("steps", []))

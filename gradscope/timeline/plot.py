@@ -17,6 +17,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gradscope.errors import shorten
+
 #: kind -> (marker, colour) of a finding's mark.
 MARKS = {
     "nan": ("X", "#d62728"),
@@ -36,40 +38,138 @@ def layer_of(variable: str) -> str:
     return variable.rpartition("/")[0] or variable
 
 
+#: At most this many sites are drawn (the worst first, see :func:`drawn_sites`): each adds
+#: 5.6 inches of panels, and 120 sites made a 90-megapixel PNG in 161 s and 2 GB.
+MAX_SITES = 4
+#: At most this many variables are drawn per site (those with findings first).
+MAX_VARIABLES = 150
+#: At most about this many records are drawn per site (every k-th, the last kept).
+MAX_RECORDS = 2000
+#: How bad a finding is, to pick the sites worth drawing (nan first).
+SEVERITY = {"nan": 5, "exploding": 4, "none": 3, "dead": 2, "vanishing": 1}
+
+
+def label(text: str) -> str:
+    """``text`` as matplotlib draws it literally: every ``$`` escaped, so a name holding
+    ``$...$`` is not math text (a lone ``$``, or ``$\\frac{$``, raised ValueError)."""
+    return text.replace("$", r"\$")
+
+
 def sites(timeline: Mapping[str, Any]) -> list[str]:
-    out: list[str] = []
+    """Every site of the timeline, in the order first recorded."""
+    return list(dict.fromkeys(record["site"] for record in timeline["steps"]))
+
+
+def drawn_sites(timeline: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The sites to draw (at most :data:`MAX_SITES`, the worst: by their worst finding, then
+    how many findings, then how many records; in the order first recorded) and those left
+    out."""
+    every = sites(timeline)
+    if len(every) <= MAX_SITES:
+        return every, []
+    worst: dict[str, list[int]] = {site: [0, 0, 0] for site in every}
+    for f in timeline.get("findings", []):
+        if f.get("site") in worst:
+            score = worst[f["site"]]
+            score[0] = max(score[0], SEVERITY.get(f.get("kind", ""), 0))
+            score[1] += 1
     for record in timeline["steps"]:
-        if record["site"] not in out:
-            out.append(record["site"])
-    return out
+        worst[record["site"]][2] += 1
+    order = {site: i for i, site in enumerate(every)}
+    ranked = sorted(every, key=lambda site: (*(-n for n in worst[site]), order[site]))
+    kept = set(ranked[:MAX_SITES])
+    return [s for s in every if s in kept], [s for s in every if s not in kept]
 
 
 def figure(timeline: Mapping[str, Any], title: str | None = None) -> Any:
-    """The matplotlib figure of a timeline."""
+    """The matplotlib figure of a timeline: its worst :data:`MAX_SITES` sites, the figure
+    saying which it left out. Names are drawn as written (:func:`label`: a ``$`` in a name
+    is a dollar sign)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = sites(timeline) or ["(no steps recorded)"]
+    with matplotlib.rc_context({"text.usetex": False}):
+        return _figure(plt, with_all_findings(timeline), title)
+
+
+def with_all_findings(timeline: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The timeline with the findings its records show added to the file's, as ``check
+    --timeline`` reads them: a picture marks what the gate fails on."""
+    from gradscope.timeline.check import all_findings
+
+    return {**timeline, "findings": all_findings(timeline)[0]}
+
+
+def _figure(plt: Any, timeline: Mapping[str, Any], title: str | None) -> Any:
+    names, left_out = drawn_sites(timeline)
+    names = names or ["(no steps recorded)"]
     fig = plt.figure(figsize=(11, 5.6 * len(names) + 1.2), layout="constrained")
     grid = fig.add_gridspec(
         3 * len(names), 2, height_ratios=[4, 1.3, 1] * len(names), width_ratios=[4, 1]
     )
+    by_site: dict[str, list[Mapping[str, Any]]] = {site: [] for site in names}
+    for record in timeline["steps"]:
+        if record["site"] in by_site:
+            by_site[record["site"]].append(record)
     for i, site in enumerate(names):
         norms = fig.add_subplot(grid[3 * i, 0])
         zeros = fig.add_subplot(grid[3 * i + 1, 0], sharex=norms)
         loss = fig.add_subplot(grid[3 * i + 2, 0], sharex=norms)
         side = fig.add_subplot(grid[3 * i : 3 * i + 3, 1])
         side.axis("off")
-        records = [r for r in timeline["steps"] if r["site"] == site]
+        findings = [f for f in timeline.get("findings", []) if f.get("site") == site]
+        records, thinned = _thin(by_site[site])
+        records, hidden = _fewer_variables(records, findings)
         _norms(fig, norms, side, records)
         _zero_fractions(zeros, records)
-        _findings(norms, side, [f for f in timeline.get("findings", []) if f.get("site") == site])
+        _findings(norms, side, findings)
         _loss(loss, records)
-        norms.set_title(f"gradient norms at {site}", loc="left", fontsize=10)
-    fig.suptitle(title or f"gradscope timeline: {timeline.get('program', '')}", x=0.01, ha="left")
+        left = [f"every {thinned}th record drawn"] if thinned > 1 else []
+        left += [f"{hidden} more variables not drawn"] if hidden else []
+        more = f" ({'; '.join(left)})" if left else ""
+        norms.set_title(label(f"gradient norms at {site}{more}"), loc="left", fontsize=10)
+    heading = title or f"gradscope timeline: {timeline.get('program', '')}"
+    if left_out:
+        shown = ", ".join(shorten(s, 60) for s in left_out[:3]) + (
+            ", ..." if len(left_out) > 3 else ""
+        )
+        total = len(names) + len(left_out)
+        heading += (
+            f"\nthe {len(names)} sites of {total} with the worst findings; not drawn: {shown}"
+        )
+    fig.suptitle(label(heading), x=0.01, ha="left")
     return fig
+
+
+def _thin(records: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], int]:
+    """At most about :data:`MAX_RECORDS` records (every k-th, the last kept), and k."""
+    every = -(-len(records) // MAX_RECORDS)  # ceiling division
+    if every <= 1:
+        return list(records), 1
+    kept = list(records[::every])
+    if kept[-1] is not records[-1]:
+        kept.append(records[-1])
+    return kept, every
+
+
+def _fewer_variables(
+    records: Sequence[Mapping[str, Any]], findings: Sequence[Mapping[str, Any]]
+) -> tuple[list[Mapping[str, Any]], int]:
+    """The records holding at most :data:`MAX_VARIABLES` variables (those with findings first,
+    then in model order), and how many were left out."""
+    variables = list(dict.fromkeys(v for record in records for v in record["variables"]))
+    if len(variables) <= MAX_VARIABLES:
+        return list(records), 0
+    known = set(variables)
+    flagged = [str(f.get("variable")) for f in findings if f.get("variable") in known]
+    keep = set(list(dict.fromkeys(flagged + variables))[:MAX_VARIABLES])
+    kept: list[Mapping[str, Any]] = [
+        {**record, "variables": {k: v for k, v in record["variables"].items() if k in keep}}
+        for record in records
+    ]
+    return kept, len(variables) - len(keep)
 
 
 def _palette(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str], dict[str, Any]]:
@@ -111,7 +211,7 @@ def _norms(fig: Any, ax: Any, side: Any, records: Sequence[Mapping[str, Any]]) -
     ax.set_ylabel("gradient norm (log)")
     ax.grid(True, which="major", alpha=0.25)
     if len(layers) <= LEGEND_LAYERS:
-        handles = [Line2D([], [], color=color[layer], label=layer) for layer in layers]
+        handles = [Line2D([], [], color=color[layer], label=label(layer)) for layer in layers]
         handles.append(Line2D([], [], color="grey", linestyle="--", label="bias and others"))
         handles.append(
             Line2D([], [], color="grey", marker="|", linestyle="none", label="gradient exactly 0")
@@ -137,7 +237,8 @@ def _norms(fig: Any, ax: Any, side: Any, records: Sequence[Mapping[str, Any]]) -
             shrink=0.6,
             anchor=(0.0, 1.0),
         )
-        bar.ax.set_yticklabels([f"{layers[0]}\n(first)", f"{layers[-1]}\n(last)"], fontsize=7)
+        ends = [label(f"{layers[0]}\n(first)"), label(f"{layers[-1]}\n(last)")]
+        bar.ax.set_yticklabels(ends, fontsize=7)
         bar.set_label(f"{len(layers)} layers, {len(variables)} variables", fontsize=8)
 
 
@@ -215,7 +316,7 @@ def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]]) -> None
             ax.text(
                 step,
                 0.96,
-                f"{kind}: {names[0]}{more} ",
+                label(f"{kind}: {names[0]}{more} "),
                 transform=top,
                 rotation=90,
                 ha="right",
@@ -263,17 +364,20 @@ def _loss(ax: Any, records: Sequence[Mapping[str, Any]]) -> None:
 
 def render(timeline: Mapping[str, Any], fmt: str) -> bytes:
     """The picture as ``png``, ``svg`` or ``html`` bytes."""
+    import matplotlib
     import matplotlib.pyplot as plt
 
+    timeline = with_all_findings(timeline)
     fig = figure(timeline)
     try:
         buffer = io.BytesIO()
-        fig.savefig(
-            buffer,
-            format="svg" if fmt == "html" else fmt,
-            dpi=110,
-            metadata={"Date": None} if fmt in ("svg", "html") else None,
-        )
+        with matplotlib.rc_context({"text.usetex": False}):
+            fig.savefig(
+                buffer,
+                format="svg" if fmt == "html" else fmt,
+                dpi=110,
+                metadata={"Date": None} if fmt in ("svg", "html") else None,
+            )
     finally:
         plt.close(fig)
     data = buffer.getvalue()

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gradscope.printable import printable
 from gradscope.results.status import Status
 from gradscope.timeline.findings import KINDS, Thresholds
 
@@ -51,7 +52,27 @@ def load(path: str) -> dict[str, Any]:
         raise
     except (RecursionError, ValueError) as exc:  # nested too deeply, a 5,000-digit integer
         raise TimelineError(f"{path}: not a gradscope timeline: {str(exc)[:80]}") from None
-    return checked(data, path)
+    return _printable(checked(data, path), text)
+
+
+def _printable(data: dict[str, Any], text: str) -> dict[str, Any]:
+    """The timeline with every name and message made :func:`~gradscope.printable.printable`
+    (a newline, a terminal escape, a lone surrogate): what ``plot`` draws and ``check``
+    reports is the text every other output shows. The file's text is asked first: a
+    timeline whose strings are plain (almost all) is not walked again."""
+    if text.isascii() and "\\" not in text:
+        return data
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return printable(value)
+        if isinstance(value, dict):
+            return {printable(k): walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(data)  # type: ignore[no-any-return]
 
 
 def _read(path: str) -> str:
@@ -232,11 +253,16 @@ def _integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: The largest integer a timeline holds (a step, a shape's dimension): TensorFlow's int64.
+#: JSON allows a 400-digit step, which no float (a plot's axis) can hold.
+MAX_INTEGER = 2**63 - 1
+
+
 def _count(low: int) -> Check:
     def count(value: Any, where: str) -> Error:
-        if _integer(value) and value >= low:
+        if _integer(value) and low <= value <= MAX_INTEGER:
             return None
-        return where, f"expected an integer of at least {low}, saw {_seen(value)}"
+        return where, f"expected an integer from {low} to 2**63-1, saw {_seen(value)}"
 
     return count
 
@@ -276,9 +302,9 @@ def _flag(value: Any, where: str) -> Error:
 
 
 def _shape(value: Any, where: str) -> Error:
-    if isinstance(value, list) and all(_integer(d) and d >= 0 for d in value):
+    if isinstance(value, list) and all(_integer(d) and 0 <= d <= MAX_INTEGER for d in value):
         return None
-    return where, f"expected a list of non-negative integers, saw {_seen(value)}"
+    return where, f"expected a list of integers from 0 to 2**63-1, saw {_seen(value)}"
 
 
 def _word(words: tuple[str, ...]) -> Check:

@@ -53,7 +53,7 @@ import numpy as np
 
 from gradscope.timeline.arrays import dense as dense
 from gradscope.timeline.arrays import is_sparse as is_sparse
-from gradscope.timeline.findings import Thresholds, find
+from gradscope.timeline.findings import Thresholds, find, ordered
 
 TIMELINE_VERSION = 1
 NONE_STATUS = "none:unexplained"
@@ -157,9 +157,7 @@ def _weight_norm(value: Any) -> float | None:
 
 
 def _finite(value: Any) -> float | None:
-    if value is None:
-        return None
-    number = float(np.asarray(value, dtype=np.float64).sum())
+    number = math.nan if value is None else float(np.asarray(value, dtype=np.float64).sum())
     return number if math.isfinite(number) else None
 
 
@@ -192,8 +190,8 @@ class Recorder:
         allow_none: Sequence[str] = (),
         site_tags: bool = False,
     ) -> None:
-        if int(every) < 1:
-            raise ValueError(f"every must be a positive number of steps, saw {every!r}")
+        if not 1 <= int(every) <= MAX_EVERY:
+            raise ValueError(f"every must be from 1 to 2**63-1 steps, saw {every!r}")
         self.every = int(every)
         self.timeline = os.fspath(timeline) if timeline is not None else None
         self.program = program if program is not None else (sys.argv[0] or "<python>")
@@ -208,6 +206,7 @@ class Recorder:
 
             self._board = Board(os.fspath(tensorboard), histograms=histograms, sites=site_tags)
         self._closed: dict[str, Any] | None = None
+        self.notices: list[dict[str, Any]] = []  # findings no step shows (FLAG_KINDS)
 
     def due(self, step: int) -> bool:
         """Whether ``step`` is one to record (a multiple of ``every``)."""
@@ -270,7 +269,7 @@ class Recorder:
 
     def findings(self) -> list[dict[str, Any]]:
         """The findings of the steps recorded so far."""
-        return find(self.steps, self.thresholds)
+        return ordered(find(self.steps, self.thresholds) + self.notices)
 
     def to_dict(self) -> dict[str, Any]:
         """The timeline JSON (contract section 7), findings included."""
@@ -356,20 +355,22 @@ def _cosine(a: Any, b: Any, dot: float | None) -> float | None:
     return max(-1.0, min(1.0, dot / (na * nb)))
 
 
-def write(path: str, timeline: Mapping[str, Any]) -> None:
-    """Write a timeline as JSON, atomically (no NaN: those are null already)."""
-    import tempfile
+#: The largest ``every``: steps are int64 (``optimizer.iterations``, TensorFlow's step
+#: counters); ``step % every`` with a larger one raised OverflowError once ``fit`` ran.
+MAX_EVERY = 2**63 - 1
 
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".timeline-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(_lines(timeline))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+
+def write(path: str, timeline: Mapping[str, Any]) -> None:
+    """Write a timeline as JSON through gradscope's one writer (:func:`gradscope.writable.write`:
+    atomic, regular files only, the umask's permissions); no NaN: those are null already.
+
+    Raises:
+        gradscope.writable.Unwritable: an OSError naming the path and why (a device node, a
+            symbolic link, a full disk).
+    """
+    from gradscope.writable import write as write_file
+
+    write_file(path, _lines(timeline).encode("utf-8", "backslashreplace"), parents=True)
 
 
 def _lines(timeline: Mapping[str, Any]) -> str:

@@ -75,7 +75,7 @@ def _block(program: str) -> rr.RunReport:
 
 def _calls(report: rr.RunReport) -> list[Any]:
     return [(c.site, c.api, c.mode, c.step, c.target_source, c.notes,
-             [(s.name, s.status, s.shape, s.cut_points, s.note) for s in c.sources])
+             [(s.name, s.status, s.shape, s.cut_points, s.note, s.fix) for s in c.sources])
             for c in report.calls]  # fmt: skip
 
 
@@ -92,8 +92,8 @@ def test_watch_reports_what_gradscope_run_reports(program: str, fresh: None) -> 
     assert _calls(block) == _calls(ran.report)
     for a, b in zip(block.calls, ran.report.calls, strict=True):
         assert [s.norm for s in a.sources] == pytest.approx([s.norm for s in b.sources])
-    assert [(p.site, p.variable, p.kind) for p in block.problems] == [
-        (p.site, p.variable, p.kind) for p in ran.report.problems
+    assert [(p.site, p.variable, p.kind, p.fix) for p in block.problems] == [
+        (p.site, p.variable, p.kind, p.fix) for p in ran.report.problems
     ]
     assert type(block) is type(ran.report) and block.entry == rr.WATCH
     assert block.outcome == rr.FINISHED and block.exit_code == ran.report.exit_code
@@ -298,3 +298,57 @@ def test_report_is_read_after_the_block(fresh: None) -> None:
     assert block.report.calls == () and block.report.to_dict()["entry"] == "watch"
     with pytest.raises(UsageError, match="entered already"), block:
         pass
+
+
+def test_a_model_trained_before_the_block_is_watched_in_it(fresh: None) -> None:
+    """The notebook case: fit, then the same fit again inside a watch()."""
+    import keras
+    import tensorflow as tf
+
+    inputs = keras.Input((4,))
+    body = keras.layers.Dense(8, name="body")(inputs)
+    model = keras.Model(inputs, [keras.layers.Dense(1, name="score")(body),
+                                 keras.layers.Dense(1, name="aux")(body)])  # fmt: skip
+    model.compile("sgd", loss=["mse", None])
+    x, y = np.ones((8, 4), np.float32), np.ones((8, 1), np.float32)
+    model.fit(x, y, epochs=1, verbose=0)
+    before = model.train_function
+    with gradscope.watch() as w:
+        model.fit(x, y, epochs=1, verbose=0)
+    (call,) = w.report.calls
+    with tf.GradientTape() as tape:  # bare TensorFlow: the same loss and variables
+        loss = tf.reduce_mean(tf.square(model(x)[0] - y))
+    bare = tape.gradient(loss, model.trainable_variables)
+    assert [s.name for s in call.sources] == [v.path for v in model.trainable_variables]
+    assert [s.status == "ok" for s in call.sources] == [g is not None for g in bare]
+    assert model.train_function is before  # the model's own trace is back
+
+
+def test_a_gradscope_failure_never_stops_the_block(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tensorflow as tf
+
+    from gradscope.analysis import run as run_policy
+    from gradscope.frontends.program import analyse
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a gradscope bug")
+
+    monkeypatch.setattr(analyse, "analyse", broken)  # while watching a call
+    w = tf.Variable(3.0, name="w")
+    with gradscope.watch() as block:
+        with tf.GradientTape() as tape:
+            loss = w * w
+        grad = tape.gradient(loss, w)
+    assert float(grad) == 6.0  # the program's own answer
+    assert any("could not analyse this call" in n for n in block.report.notes)
+    monkeypatch.setattr(run_policy, "problems_of", broken)  # while making the report
+    with gradscope.watch() as block:
+        with tf.GradientTape() as tape:
+            loss = w * w
+        grad = tape.gradient(loss, w)
+    assert float(grad) == 6.0
+    assert block.report.notes == (
+        "gradscope could not make this report (RuntimeError: a gradscope bug); please report it",
+    )

@@ -306,3 +306,71 @@ def test_check_timeline_says_its_numbers_were_recorded_not_traced() -> None:
     for fmt in ("table", "markdown"):
         code, out, _ = _invoke("check", "--timeline", str(run.path), "--format", fmt)
         assert "nan" in out and "Where NaN/Inf first appeared" not in out, fmt
+
+
+def _forging_timeline(tmp_path: Path) -> str:
+    """A timeline whose site and variable names hold a newline and a workflow command, and
+    a lone surrogate; its variable stops getting a gradient (a `none` finding)."""
+    site = "train.py\n::error file=forged.py,line=1::site:20"
+    variable = "d\ud800/kernel\n::warning::forged"
+    steps = [{"step": i, "site": site, "loss": 0.5,
+              "variables": {variable: {"status": "ok" if i < 3 else "none:disconnected",
+                                       "norm": 0.1 if i < 3 else None}}}
+             for i in range(1, 6)]  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"gradscope": 1, "program": "x\n::error::p.py", "steps": steps}))
+    return str(path)
+
+
+@pytest.mark.parametrize("fmt", ["github", "table", "markdown"])
+def test_check_timeline_names_cannot_forge_workflow_commands(tmp_path: Path, fmt: str) -> None:
+    code, stdout, stderr = _invoke("check", "--timeline", _forging_timeline(tmp_path),
+                                   "--format", fmt)  # fmt: skip
+    assert code == 1, stderr
+    lines = stdout.splitlines()
+    commands = [line for line in lines if line.startswith("::")]
+    if fmt == "github":  # the group, its end, the one finding's annotation, two notes
+        kinds = [c.split(" ")[0].split("::")[1] for c in commands]
+        assert kinds == ["group", "endgroup", "error", "notice", "notice"]
+    else:
+        assert commands == []
+    forged = ("::error file=forged.py", "::warning::forged", "::error::p.py")
+    assert not any(line.lstrip().startswith(forged) for line in lines)
+    assert "\\ud800" in stdout and "\\n::warning::forged" in stdout
+
+
+def test_check_timeline_baseline_with_escaped_names_round_trips(tmp_path: Path) -> None:
+    """A lone surrogate in a timeline, then in the baseline written from it, crashed `check`;
+    the names are escaped the same way on both sides, so the baseline holds the finding."""
+    timeline = _forging_timeline(tmp_path)
+    baseline = str(tmp_path / "baseline.json")
+    code, _, stderr = _invoke("check", "--timeline", timeline, "--write-baseline", baseline)
+    assert code == 1, stderr
+    code, stdout, stderr = _invoke("check", "--timeline", timeline, "--baseline", baseline)
+    assert code == 0, stdout + stderr
+    assert "1 known" in stdout or "known" in stdout
+
+
+def test_check_timeline_fails_on_a_flag_changed_after_the_trace(tmp_path: Path) -> None:
+    """The Monitor's findings of a ``trainable`` flag changed after Keras traced the step
+    (``unexpected-connected``, ``never-trained``) fail the check as ``run``'s problems do."""
+    site = "train.py:12"
+    message = ("frozen after the train step was traced at train.py:9, which still updates it: "
+               "call compile() again after changing trainable")  # fmt: skip
+    findings = [
+        {"kind": "unexpected-connected", "site": site, "variable": "base/kernel", "from_step": 7,
+         "message": f"base/kernel: {message}", "traced_at": "train.py:9"},
+        {"kind": "never-trained", "site": site, "variable": "head/bias", "from_step": 7,
+         "message": "head/bias: made trainable after the train step was traced at train.py:9",
+         "traced_at": "train.py:9"},
+    ]  # fmt: skip
+    stats = {"status": "ok", "norm": 0.5, "weight_norm": 1.0, "zero_fraction": 0.0}
+    path = tmp_path / "timeline.json"
+    write(str(path), {"gradscope": 1, "program": "train.py", "findings": findings,
+                      "steps": [{"step": 7, "site": site, "loss": 0.25,
+                                 "variables": {"base/kernel": stats}}]})  # fmt: skip
+    code, stdout, stderr = _invoke("check", "--timeline", str(path), "--format", "json")
+    assert code == 1, stderr
+    problems = json.loads(stdout)["problems"]
+    assert [(p["kind"], p["variable"]) for p in problems] == [
+        ("unexpected-connected", "base/kernel"), ("never-trained", "head/bias")]  # fmt: skip

@@ -55,7 +55,8 @@ def dot(text: str) -> Drawing:
     return drawing
 
 
-_MMD_NODE = re.compile(r'^\s{2}(\w+)(\(\["|\["|\(")(.*?)("\]\)|"\]|"\))$')
+_MMD_NODE = re.compile(r'^\s{2,4}(\w+)(\(\["|\["|\(")(.*?)("\]\)|"\]|"\))$')
+_MMD_SUBGRAPH = re.compile(r'^\s{2}subgraph (\w+)\["(.*)"\]$')
 _MMD_LINK = re.compile(r'^\s{2}(\w+) (-->|-\.->)(?:\|"(.*?)"\|)? (\w+)$')
 _MMD_STYLE = re.compile(r"^\s{2}linkStyle ([\d,]+) (.*)$")
 _MMD_CLASS = re.compile(r"^\s{2}class ([\w,]+) (\w+)$")
@@ -66,12 +67,22 @@ def mermaid(text: str) -> Drawing:
     per node; ``arrow``, ``label`` and the ``style`` of its ``linkStyle`` per link."""
     drawing = Drawing()
     order: list[tuple[str, str]] = []
+    subgraph = ""
     for line in text.splitlines():
-        if node := _MMD_NODE.match(line):
+        if group := _MMD_SUBGRAPH.match(line):
+            subgraph = group.group(1)
+        elif line.strip() == "end":
+            subgraph = ""
+        elif node := _MMD_NODE.match(line):
             label = node.group(3).replace("<br/>", "\n")
             for code, char in (("#quot;", '"'), ("#lt;", "<"), ("#gt;", ">"), ("#35;", "#")):
                 label = label.replace(code, char)
-            drawing.nodes[node.group(1)] = {"shape": node.group(2), "label": label, "class": ""}
+            drawing.nodes[node.group(1)] = {
+                "shape": node.group(2),
+                "label": label,
+                "class": "",
+                "subgraph": subgraph,
+            }
         elif link := _MMD_LINK.match(line):
             key = (link.group(1), link.group(4))
             order.append(key)

@@ -33,14 +33,25 @@ def test_dot_picture_needs_a_run_with_pictures() -> None:
         dot.picture(_report(), "loss_5")
 
 
+def _on_paths(d: parse.Drawing) -> list[str]:
+    """Names of the boxes on a path to the loss (not those drawn apart as unreached)."""
+    return [a["label"].split("\n")[0] for a in d.nodes.values()
+            if "off-path" not in a.get("class", "")]  # fmt: skip
+
+
 @pytest.mark.tf
 def test_dot_multitask_leaves_the_other_head_out() -> None:
     ref = seed_reference("multitask")["loss_1"]
     assert ref["task2/w"].none and ref["task2/b"].none  # bare TF: no path to loss_1
     text = dot.picture(seed_report("multitask"), "loss_1")
     d = parse.dot(text)
-    assert not [n for n in d.names() if n.startswith("task2")]
+    assert not [n for n in _on_paths(d) if n.startswith("task2")]
     assert "no path to loss_1: task2/w, task2/b" in text
+    # the head the loss never reads is drawn, marked, in a dashed cluster beside the picture
+    assert "subgraph cluster_off_path {" in text
+    (unreached,) = [a for a in d.nodes.values() if "off-path" in a.get("class", "")]
+    assert unreached["label"] == "task2\nw, b\nno path to loss_1"
+    assert unreached["fillcolor"] == NONE_FILL
     grads = node_gradients("multitask", "loss_1")
     for name in ("body/pre", "body/h", "body/act", "task1/pre", "task1/logits", "task1/ce"):
         assert grads[name], name  # every node drawn gets a gradient ...
@@ -96,7 +107,10 @@ def test_dot_assign_cut_is_red_at_the_write() -> None:
     assert d.node("x")[1]["fillcolor"] == OK_FILL
     assert d.edge("write_patch", "x_t")["color"] == GREY  # the copied value, no gradient
     assert d.edge("x", "x_t")["color"] == SOLID
-    assert "base" not in d.names()  # base only feeds o_fixed
+    assert "base" not in _on_paths(d)  # base only feeds o_fixed: drawn apart, unreached
+    assert [a["label"] for a in d.nodes.values() if "off-path" in a.get("class", "")] == [
+        "base\nno path to o"
+    ]
 
 
 @pytest.mark.tf

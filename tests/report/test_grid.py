@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
-from gradscope.report import render
+from gradscope.report import render, style
 from gradscope.report.rows import matrix_rows
 from gradscope.results import report as m
 from gradscope.results.facts import CutPoint
@@ -106,10 +107,26 @@ def test_group_collapses_a_run_of_healthy_variables_with_a_count() -> None:
     rows = matrix_rows(report, "layer")
     assert len(rows) == 1
     (row,) = rows
-    assert row.detail == "200 in 200 layers" and row.cells == ("ok", "ok")
+    norms = [{loss.pair(v.name).norm for v in report.variables} for loss in report.losses]
+    assert all(len(n) == 1 for n in norms)  # every variable alike: one norm, not a range
+    assert row.detail == "200 in 200 layers"
+    assert row.cells == tuple(f"ok {style.number(next(iter(n)))}" for n in norms)
     assert row.label == "encoder/block_00/attention/query … encoder/block_49/norm"
     text = render(report, "table", width=80)  # auto: 200 variables are grouped
     assert "200 in 200 layers" in text and "encoder/block_07/norm/gamma" not in text
+
+
+def test_group_shows_the_smallest_and_largest_norm() -> None:
+    """A group hides no vanishing member: its cell carries the range of its norms."""
+    report = big(variables=60, losses=1)
+    scaled = [
+        dataclasses.replace(p, norm=10.0 ** -(i % 9)) for i, p in enumerate(report.losses[0].pairs)
+    ]
+    loss = dataclasses.replace(report.losses[0], pairs=tuple(scaled))
+    report = dataclasses.replace(report, losses=(loss,))
+    (row,) = matrix_rows(report, "layer")
+    assert row.cells == ("ok 1.0e-08…1.0e+00",)
+    assert "ok 1.0e-08…1.0e+00" in render(report, "table", width=80)
 
 
 def test_group_keeps_every_problem_its_own_row() -> None:

@@ -34,7 +34,12 @@ def test_mermaid_multitask_leaves_the_other_head_out() -> None:
     ref = seed_reference("multitask")["loss_1"]
     assert ref["task2/w"].none
     d = _drawing("multitask", "loss_1")
-    assert not [n for n in d.names() if n.startswith("task2")]
+    on_paths = [a["label"] for a in d.nodes.values() if not a["subgraph"]]
+    assert not [n for n in on_paths if n.startswith("task2")]
+    # the head the loss never reads is drawn beside the picture, marked, not only named
+    (unreached,) = [a for a in d.nodes.values() if a["subgraph"] == "off_path"]
+    assert unreached["label"].startswith("task2\n") and "no path to loss_1" in unreached["label"]
+    assert unreached["class"] == "off_none"
     assert all(a["style"].startswith(SOLID) and a["arrow"] == "-->" for a in d.edges.values())
     node_id, attrs = d.node("body/w")
     assert attrs["class"] == "ok" and attrs["shape"] == '["'

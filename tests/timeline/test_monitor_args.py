@@ -78,3 +78,17 @@ def test_an_output_that_cannot_be_written_is_refused_when_the_monitor_is_made(
     (tmp_path / "adir").mkdir()
     with pytest.raises(error, match=message):
         Monitor(every=1, **options)
+
+
+def test_every_beyond_int64_is_refused_when_the_monitor_is_made() -> None:
+    """`Monitor(every=2**70)` was accepted, then `fit` raised OverflowError (`step % every`
+    on int64 steps)."""
+    from gradscope.keras import Monitor
+    from gradscope.timeline import Recorder
+
+    said = r"^gradscope\.keras\.Monitor: every must be at most 2\*\*63-1 steps \(int64\), saw "
+    with pytest.raises(ValueError, match=said + str(2**70) + "$"):
+        Monitor(every=2**70)
+    with pytest.raises(ValueError, match=r"every must be from 1 to 2\*\*63-1 steps"):
+        Recorder(every=2**63)
+    assert Monitor(every=2**63 - 1).recorder.every == 2**63 - 1

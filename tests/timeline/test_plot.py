@@ -63,3 +63,75 @@ def test_plot_of_an_empty_timeline_still_draws() -> None:
 def test_layer_of_a_variable() -> None:
     assert layer_of("model/block_1/dense/kernel") == "model/block_1/dense"
     assert layer_of("spare") == "spare"
+
+
+def _sites_timeline(sites: int, variable: str = "dense/kernel") -> dict[str, Any]:
+    """One record per step and site; site 8 explodes at its last step."""
+    steps = [
+        {"step": i, "site": f"train.py:{s}", "loss": 0.5,
+         "variables": {variable: {"status": "ok", "weight_norm": 1.0, "zero_fraction": 0.0,
+                                  "norm": 1e6 if (s == 8 and i == 5) else 0.1 * i}}}
+        for s in range(1, sites + 1)
+        for i in range(1, 6)
+    ]  # fmt: skip
+    return {"gradscope": 1, "program": "train.py", "steps": steps, "findings": []}
+
+
+def test_plot_draws_the_worst_sites_only_and_says_which_it_left_out() -> None:
+    """120 sites made a 90-megapixel PNG (5.6 inches each) in 161 s and 2 GB."""
+    import matplotlib.pyplot as plt
+
+    from gradscope.timeline.plot import MAX_SITES, figure
+
+    fig = figure(_sites_timeline(120))
+    try:
+        width, height = fig.get_size_inches()
+        assert height <= 5.6 * MAX_SITES + 1.2 and width == 11
+        titles = [ax.get_title(loc="left") for ax in fig.axes if ax.get_title(loc="left")]
+        assert len(titles) == MAX_SITES
+        assert "gradient norms at train.py:8" in titles  # the exploding one is drawn
+        heading = fig._suptitle.get_text()
+        assert f"the {MAX_SITES} sites of 120 with the worst findings; not drawn:" in heading
+    finally:
+        plt.close(fig)
+    fig = figure(_sites_timeline(MAX_SITES))  # up to the bound: every site, nothing said
+    try:
+        assert "not drawn" not in fig._suptitle.get_text()
+    finally:
+        plt.close(fig)
+
+
+def test_plot_draws_dollar_signs_and_escaped_names_literally(tmp_path: Any) -> None:
+    """`$...$` in a name was matplotlib math text (a lone `$` raised); a lone surrogate
+    could not be drawn or written."""
+    import json
+
+    from gradscope.timeline.plot import label
+    from gradscope.timeline.reader import load
+
+    for name in ("$\\frac{a", "cost$/kernel", "$x$/kernel", "d\ud800/kernel"):
+        timeline = _sites_timeline(2, name)
+        timeline["program"] = "t$x$.py"
+        path = tmp_path / "t.json"
+        path.write_text(json.dumps(timeline), encoding="utf-8")
+        loaded = load(str(path))
+        assert render(loaded, "png").startswith(b"\x89PNG")
+        assert b"<svg" in render(loaded, "svg")
+    assert label("$x$ costs $3") == "\\$x\\$ costs \\$3"
+
+
+def test_plot_bounds_records_and_variables_per_site() -> None:
+    """Every drawn line's points and every site's variables are bounded; the variables with
+    findings are kept first, the last record always."""
+    from gradscope.timeline.plot import MAX_RECORDS, MAX_VARIABLES, _fewer_variables, _thin
+
+    records = [{"step": i, "variables": {}} for i in range(1, 10 * MAX_RECORDS + 2)]
+    kept, every = _thin(records)
+    assert every == 11 and len(kept) <= MAX_RECORDS + 1 and kept[-1] is records[-1]
+    assert _thin(records[:MAX_RECORDS]) == (records[:MAX_RECORDS], 1)
+    names = [f"layer_{i}/kernel" for i in range(MAX_VARIABLES + 50)]
+    wide = [{"step": 1, "variables": {n: {"norm": 1.0} for n in names}}]
+    finding = {"variable": names[-1], "kind": "nan"}
+    fewer, hidden = _fewer_variables(wide, [finding])
+    assert hidden == 50 and len(fewer[0]["variables"]) == MAX_VARIABLES
+    assert names[-1] in fewer[0]["variables"] and names[0] in fewer[0]["variables"]

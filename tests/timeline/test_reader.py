@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from gradscope.cli import main
 from gradscope.timeline import check, plot
-from gradscope.timeline.findings import KINDS
+from gradscope.timeline.findings import FLAG_KINDS, KINDS
 from gradscope.timeline.reader import VERSIONS, TimelineError, load
 from gradscope.timeline.record import TIMELINE_VERSION, Recorder
 
@@ -84,7 +84,11 @@ def test_load_refuses_a_timeline_without_version(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("where", "value", "message"),
     [
-        (("steps", 3, "step"), "a", 'steps[3].step: expected an integer of at least 0, saw "a"'),
+        (
+            ("steps", 3, "step"),
+            "a",
+            'steps[3].step: expected an integer from 0 to 2**63-1, saw "a"',
+        ),
         (
             ("steps", 4, "variables", "w", "norm"),
             "big",
@@ -94,12 +98,21 @@ def test_load_refuses_a_timeline_without_version(tmp_path: Path) -> None:
         (("steps", 1, "site"), 7, "steps[1].site: expected a string, saw 7"),
         (("steps", 1, "variables"), [], "steps[1].variables: expected an object, saw []"),
         (("steps", 2, "variables", "w", "zero_fraction"), 2, "zero_fraction: expected a finite"),
-        (("steps", 2, "variables", "w", "shape"), [3, "2"], "shape: expected a list of non-neg"),
+        (
+            ("steps", 2, "variables", "w", "shape"),
+            [3, "2"],
+            "shape: expected a list of integers from 0",
+        ),
         (("steps", 0, "cosine", 0, "losses"), ["a"], "steps[0].cosine[0].losses: expected the"),
         (("findings", 0, "from_step"), None, "findings[0].from_step: expected an integer"),
-        (("findings", 0, "kind"), "bad", "expected one of nan, exploding, dead, vanishing, none;"),
+        (
+            ("findings", 0, "kind"),
+            "bad",
+            "expected one of nan, exploding, dead, vanishing, none, unexpected-connected, "
+            "never-trained;",
+        ),
         (("thresholds", "patience"), 1.5, "thresholds.patience: expected an integer"),
-        (("every",), 0, "every: expected an integer of at least 1, saw 0"),
+        (("every",), 0, "every: expected an integer from 1 to 2**63-1, saw 0"),
         (("steps",), {}, "steps: expected a list, saw {}"),
     ],
 )
@@ -207,7 +220,8 @@ def test_check_refuses_a_newer_timeline_with_no_findings(tmp_path: Path, version
 
 
 def test_every_finding_kind_is_read() -> None:
-    assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"}
+    assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"} | set(FLAG_KINDS)
+    assert set(FLAG_KINDS) == {"unexpected-connected", "never-trained"}  # the Monitor's
 
 
 def test_load_refuses_a_fifo_without_waiting_and_text_that_is_not_utf8(tmp_path: Path) -> None:
@@ -233,3 +247,33 @@ def test_load_reads_the_allowed_none_marks_of_gradscope_run(tmp_path: Path) -> N
     timeline = _timeline() | {"allow_none": "b"}
     with pytest.raises(TimelineError, match="allow_none: expected a list"):
         load(_write(tmp_path, timeline))
+
+
+def test_load_refuses_a_step_no_float_holds(tmp_path: Path) -> None:
+    """A 401-digit step is JSON; it made `plot` raise OverflowError. Steps, like TensorFlow's,
+    are int64."""
+    timeline = _timeline()
+    timeline["steps"][1]["step"] = 10**400
+    with pytest.raises(TimelineError, match=r"steps\[1\]\.step: expected an integer from 0 to"):
+        load(_write(tmp_path, timeline))
+    timeline["steps"][1]["step"] = 2**63 - 1
+    assert load(_write(tmp_path, timeline))["steps"][1]["step"] == 2**63 - 1
+    result = CliRunner().invoke(main, ["plot", _write(tmp_path, {**timeline, "every": 10**400}),
+                                       "-o", str(tmp_path / "p.png")])  # fmt: skip
+    assert result.exit_code == 2 and "every: expected an integer" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "p.png").exists()
+
+
+def test_load_escapes_names_as_every_report_does(tmp_path: Path) -> None:
+    """Lone surrogates (valid JSON escapes, no UTF-8 can hold them), newlines and terminal
+    escapes in names are read as ``gradscope.printable`` writes them."""
+    timeline = _timeline()
+    record = timeline["steps"][0]
+    record["site"] = "train.py\n::error file=x.py::forged:20"
+    record["variables"]["d\ud800/kernel"] = record["variables"].pop("w")
+    timeline["program"] = "tr\udcffin\x1b[2J.py"
+    loaded = load(_write(tmp_path, timeline))
+    assert loaded["program"] == "tr\\udcffin\\x1b[2J.py"
+    assert loaded["steps"][0]["site"] == "train.py\\n::error file=x.py::forged:20"
+    assert "d\\ud800/kernel" in loaded["steps"][0]["variables"]
+    json.dumps(loaded, ensure_ascii=False).encode("utf-8")  # nothing left UTF-8 cannot hold

@@ -7,14 +7,16 @@ themselves are decided by ``gradients/flow.py`` as for specs and Python targets.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gradscope.engine import cuts as flow
 from gradscope.engine.status import status_of
 from gradscope.results.cut import STOP_TYPES
-from gradscope.results.facts import CutPoint, PairFacts, VariableFacts
+from gradscope.results.facts import CutPoint, NanOrigin, PairFacts, VariableFacts
 from gradscope.results.status import Status
 
 
@@ -33,6 +35,9 @@ class SourceStatic:
     half_path: bool = False  # a float16 value lies on a path to the target (underflow)
     requested: bool | None = None  # None: asked for when trainable or given a gradient
     trainable_changed: bool = False  # a changed trainable flag the traced Keras step ignores
+    nan_origin: NanOrigin | None = None  # a non-finite gradient: where it first appeared
+    branch: str = ""  # FILE:LINE of the tf.cond (or switch_case, py_function) every path crosses
+    branch_op: str = ""  # its op type (If, Case, EagerPyFunc, ...)
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,7 @@ def analyse(
     for t, bit in bits.items():
         sources[t] = sources.get(t, 0) | bit
     vsets = flow.variable_sets(graph, sources)
-    reach = _reaching(problem)
+    reach = reaching(problem)
     reached = 0
     for t in problem.targets:
         reached |= vsets[graph.producer[t]]
@@ -83,7 +88,8 @@ def analyse(
                  if t is not None and s.has_gradient}  # fmt: skip
     _through_integers(graph, vsets, received, problem.stop_ops)
     cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
-    located = [(c, locate(c.op, c.kind)) for c in sorted(cuts, key=lambda c: c.op)]
+    located = [(c, flow.with_later(locate(c.op, c.kind), [locate(i, c.kind) for i in c.later]))
+               for c in sorted(cuts, key=lambda c: c.op)]  # fmt: skip
     halves = 0
     for t, is_half in enumerate(problem.half):
         if is_half and reach[graph.producer[t]]:
@@ -138,7 +144,7 @@ def probes(problem: Problem) -> list[int]:
         return []
     sources = {t: 1 for t in problem.sources if t is not None}
     vsets = flow.variable_sets(graph, sources)
-    reach = _reaching(problem)
+    reach = reaching(problem)
     return [
         t
         for t, p in enumerate(graph.producer)
@@ -146,7 +152,7 @@ def probes(problem: Problem) -> list[int]:
     ]
 
 
-def _reaching(problem: Problem) -> list[bool]:
+def reaching(problem: Problem) -> list[bool]:
     """Per op, whether it has a forward path to one of the targets."""
     graph = problem.graph
     out = [False] * len(graph.ops)
@@ -191,7 +197,8 @@ def status(static: SourceStatic, norm: float | None, largest: float | None,
 
 
 def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
-              trainable: Sequence[bool], accessed: bool) -> None:  # fmt: skip
+              trainable: Sequence[bool], accessed: bool,
+              tensors: Sequence[bool | None] | None = None) -> None:  # fmt: skip
     """The cause of a variable the tape never watched: its gradient is None whatever its
     paths, so no op on them is a cut. Not trainable, it is ``frozen`` (a tape watches only
     trainable variables; ``inspect`` says the same); trainable under
@@ -204,7 +211,10 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
         watched: per source, whether the tape watches it (None: a tensor).
         trainable: per source, the variable's ``trainable`` flag.
         accessed: whether the tape watches the trainable variables it sees read.
+        tensors: per source, whether a tape watched it, for a tensor (``unwatched_tensors``).
     """
+    if tensors:
+        unwatched_tensors(statics, tensors)
     for static, seen, can in zip(statics, watched, trainable, strict=True):
         if seen is not False or static.has_gradient or (can and accessed):
             continue
@@ -216,6 +226,22 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
         else:
             static.note = ("never watched: the tape has watch_accessed_variables=False and no "
                            "tape.watch() of it")  # fmt: skip
+
+
+def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | None]) -> None:
+    """The cause of a tensor source no tape watched: a tape records ops on a tensor only after
+    ``tape.watch()`` of it, so no op on its paths is a cut.
+
+    Args:
+        statics: the sources; updated in place.
+        watched: per source, whether a tape watched it (None: a variable, or not known).
+    """
+    for static, seen in zip(statics, watched, strict=True):
+        if seen is not False or static.has_gradient:
+            continue
+        static.reachable = False
+        static.cut_points.clear()
+        static.note = "never watched: a tensor, which a tape follows only after tape.watch() of it"
 
 
 def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
@@ -257,7 +283,7 @@ def outside_notes(
         return
     sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
     vsets = flow.variable_sets(graph, sources)
-    reach = _reaching(full)
+    reach = reaching(full)
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
             continue
@@ -269,15 +295,19 @@ def outside_notes(
             static.note = f"used only through {line} ({op}), run while the tape was not recording"
 
 
-def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic], left: dict[int, str]) -> None:
-    """Name the line where a source's value left TensorFlow (``.numpy()``, ``float()``): a
-    source that reaches such a tensor but not the target lost its path there, since what
-    comes back from numpy is a new constant.
+def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
+                    left: dict[int, tuple[str, str]]) -> None:  # fmt: skip
+    """Name the line where a source's value left TensorFlow (``.numpy()``, ``float()``,
+    ``np.asarray()``, ``model.predict()``): a source that reaches such a tensor but not the
+    target lost its path there, since what comes back from numpy is a new constant. The exit
+    is the source's cut point (no gradient goes through numpy), its op the one whose value
+    left.
 
     Args:
         full: every recorded op.
-        statics: the sources, in the order of ``full.sources``; notes are set in place.
-        left: tensor id in ``full.graph`` -> the line that converted it to numpy.
+        statics: the sources, in the order of ``full.sources``; updated in place.
+        left: tensor id in ``full.graph`` -> the line that took its value out of TensorFlow
+            and how.
     """
     graph = full.graph
     sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
@@ -285,7 +315,151 @@ def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic], left: dict[i
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or static.note:
             continue
-        lines = [line for t, line in left.items() if vsets[graph.producer[t]] >> i & 1]
-        if lines:
-            static.note = (f"its value left TensorFlow at {lines[-1]} (.numpy()): what came back "
-                           "is a new constant the tape cannot trace to it")  # fmt: skip
+        exits = [(t, line, how) for t, (line, how) in left.items()
+                 if vsets[graph.producer[t]] >> i & 1]  # fmt: skip
+        if not exits:
+            continue
+        t, line, how = exits[-1]
+        static.note = (f"its value left TensorFlow at {line} ({how}): what came back is a new "
+                       "constant the tape cannot trace to it")  # fmt: skip
+        op = graph.ops[graph.producer[t]].type
+        op = "PartitionedCall" if op.startswith("__") else op  # a tf.function called eagerly
+        static.cut_points.append(CutPoint(how, op, flow.NONDIFFERENTIABLE, line))
+
+
+def dead_end_notes(
+    full: Problem,
+    statics: Sequence[SourceStatic],
+    recorded: Callable[[int], bool],
+    where: Callable[[int], str],
+    came_back: Callable[[int], str | None] = lambda k: None,
+    left_only: bool = False,
+    used: Callable[[int], bool] = lambda t: False,
+    unread: str = "",
+) -> None:
+    """Name the line where a disconnected source's last path ends: a value made from it that
+    no op reads (a ``TensorArray.write`` whose result is dropped, a layer whose output
+    ``call()`` does not return, a value handed to numpy without ``.numpy()``).
+
+    When the target reads a constant holding that very value, made after it
+    (``came_back``), the value left TensorFlow there (``np.asarray(t)``, ``np.array(t)``
+    read a tensor through the buffer protocol, which no Python method sees) and came back as
+    that constant: the end is the source's cut point, as an exit seen by
+    ``roundtrip_notes`` is.
+
+    Args:
+        full: every op of the program, the tape's and the others.
+        statics: the sources, in the order of ``full.sources``; updated in place.
+        recorded: whether op ``index`` of ``full.graph`` ran while the tape recorded.
+        where: the user's ``FILE:LINE`` of op ``index``.
+        came_back: the line of a constant on the target's paths that holds op ``index``'s
+            value, made after it (None: none).
+        left_only: name only values that left TensorFlow (a cause that comes before the
+            others'); the rest are left to a later call.
+        used: whether the program used tensor ``t`` outside TensorFlow's ops (printed it,
+            asked a gradient of it): no value thrown away.
+        unread: the note of a source no recorded op reads at all ("": none).
+    """
+    graph = full.graph
+    if not full.targets:
+        return
+    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    read = {t for op in graph.ops for t in op.inputs}
+    ends = [k for k, op in enumerate(graph.ops)
+            if op.inputs and not op.write and recorded(k) and not op.no_gradient
+            and any(graph.differentiable[t] for t in op.outputs)
+            and not any(t in read or used(t) for t in op.outputs)]  # fmt: skip
+    for i, static in enumerate(statics):
+        if static.reachable or static.has_gradient or full.sources[i] is None:
+            continue
+        if static.note and (left_only or static.cut_points or _LINE.search(static.note)):
+            continue
+        mine = [k for k in ends if vsets[k] >> i & 1]
+        if not mine:
+            read_it = any(vsets[k] >> i & 1 and recorded(k) and op.inputs
+                          for k, op in enumerate(graph.ops))  # fmt: skip
+            if unread and not left_only and not static.note and not read_it:
+                static.note = unread
+            continue
+        k = mine[-1]
+        line, op = where(k) or "an unknown line", graph.ops[k].type
+        back = came_back(k)
+        if back is not None and not static.note:
+            static.note = (f"its value left TensorFlow at {line} ({op}, through np.asarray or "
+                           f"np.array) and came back as a new constant at {back}, which the tape "
+                           "cannot trace to it")  # fmt: skip
+            static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
+        elif left_only:
+            continue
+        elif static.note:  # a cause without a line (a layer off its model's path): the line
+            static.note += f"; its last path ends at {line} ({op})"
+        else:
+            static.note = (f"its last path ends at {line} ({op}): that value is computed, then "
+                           "nothing the target is made from reads it")  # fmt: skip
+
+
+#: A ``FILE:LINE`` in a note.
+_LINE = re.compile(r"\.py:\d+")
+
+
+#: The ops of ``tf.cond`` and ``tf.switch_case`` in a traced function, and of
+#: ``tf.py_function`` (whose gradient is what the function's own TensorFlow ops give).
+BRANCH_TYPES = frozenset({"If", "StatelessIf", "Case", "StatelessCase", "EagerPyFunc"})
+
+
+def through_branches(problem: Problem, statics: Sequence[SourceStatic],
+                     where: Callable[[int], str]) -> None:  # fmt: skip
+    """Note the ``tf.cond`` (``If``), ``tf.switch_case`` or ``tf.py_function`` every path of a
+    source crosses: should its gradient be all zero, the branch that reads it was most likely
+    not taken (TensorFlow gives the inputs of an untaken branch zeros, not None), or the
+    function took the value out of TensorFlow (its gradient is then zero, not None).
+
+    Args:
+        problem: the call's graph and targets.
+        statics: the sources, analysed (``reachable`` known); ``branch`` set in place.
+        where: the user's ``FILE:LINE`` of op ``index``.
+    """
+    graph = problem.graph
+    branches = {k for k, op in enumerate(graph.ops) if op.type in BRANCH_TYPES}
+    if not branches or not problem.targets:
+        return
+    sources = {t: 1 << i for i, t in enumerate(problem.sources) if t is not None}
+    cut = [dataclasses.replace(op, inputs=[], assign_preds=[]) if k in branches else op
+           for k, op in enumerate(graph.ops)]  # fmt: skip
+    without = flow.variable_sets(flow.Graph(cut, graph.producer, graph.differentiable), sources)
+    vsets = flow.variable_sets(graph, sources)
+    reached = 0
+    for t in problem.targets:
+        reached |= without[graph.producer[t]]
+    reach = reaching(problem)
+    for i, static in enumerate(statics):
+        if not static.reachable or reached >> i & 1 or problem.sources[i] is None:
+            continue
+        crossed = [k for k in sorted(branches) if vsets[k] >> i & 1 and reach[k]]
+        if crossed:
+            static.branch = where(crossed[-1]) or "an unknown line"
+            static.branch_op = graph.ops[crossed[-1]].type
+
+
+def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:
+    """The cause of the variables a ``compute_gradients``/``minimize`` given no ``var_list``
+    differentiates though the loss never reads them: TensorFlow 1 then takes every trainable
+    variable of the graph (tensorflow/tensorflow#1511 and the seed question), and returns
+    None for each the loss does not reach.
+
+    Args:
+        statics: the sources (every trainable variable), analysed; notes set in place.
+        api: ``compute_gradients`` or ``minimize``.
+    """
+    reached = [s.name for s in statics if s.reachable or s.has_gradient]
+    if len(reached) == len(statics):
+        return
+    shown = ", ".join(reached[:3]) + (f" and {len(reached) - 3} more" if len(reached) > 3 else "")
+    wanted = f"a var_list of {shown}" if reached else "a var_list"
+    for static in statics:
+        if static.reachable or static.has_gradient or static.note:
+            continue
+        static.note = (f"{api}() was given no var_list, so it differentiates every trainable "
+                       f"variable, and this loss never reads this one; pass {wanted} (the "
+                       f"{len(reached)} variables the loss reads)")  # fmt: skip

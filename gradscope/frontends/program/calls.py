@@ -9,10 +9,21 @@ asked again in a copy of the graph.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope.frontends.program import analyse, every, fit, graphs, names, session, sites, values
+from gradscope.frontends.program import (
+    analyse,
+    every,
+    fit,
+    graphs,
+    names,
+    origin,
+    session,
+    sites,
+    values,
+)
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall, Recorder
 from gradscope.frontends.program.flags import Flags
@@ -27,7 +38,12 @@ from gradscope.frontends.program.trainable import Traces
 from gradscope.frontends.program.watch import SiteState, Static, Watcher
 from gradscope.frontends.program.xla import Boxes
 from gradscope.frontends.python import frames
+from gradscope.results.report import NAN
 from gradscope.results.run import EAGER, FUNCTION
+
+#: The note of a source no op an eager tape recorded reads.
+UNREAD = ("no op the tape recorded reads it (eager code runs only the branch of a tf.cond or "
+          "an if that is taken)")  # fmt: skip
 
 
 class Calls:
@@ -38,6 +54,9 @@ class Calls:
         self.recorder = Recorder(self.eager_recording, lambda: watcher.busy)
         self.sessions = session.Sessions(watcher)
         self.open_eager = 0  # eager tape spans still open
+        #: eager tapes not yet asked: the tensors they recorded are kept for their own call
+        self.unasked: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.asked: dict[int, None] = {}  # eager ids of recent targets: no value thrown away
         self.functions: dict[int, set[tuple[str, str, int]]] = {}  # id(tf.function) -> sites
         self._local = threading.local()
         self.flags = Flags()
@@ -65,6 +84,8 @@ class Calls:
                 self.recorder.release(self.recorder.seq)
             self.open_eager += 1
             spans.append([None, self.recorder.seq, None])
+            self.unasked.add(tape)
+            self.recorder.floor = self._first_unasked()
         else:
             graph = tf.compat.v1.get_default_graph()
             spans.append([graph, graphs.mark(graph), None])
@@ -79,6 +100,23 @@ class Calls:
             spans[-1][2] = self.recorder.seq
         else:
             spans[-1][2] = graphs.mark(graph)
+
+    def _release_after(self, tape: Any) -> None:
+        """Drop the tensors kept for a tape just answered, but none that another tape not yet
+        asked recorded: two tapes opened in one ``with`` (TensorFlow's DCGAN tutorial) are
+        asked one after the other, and the second needs what both recorded."""
+        self.unasked.discard(tape)
+        self.recorder.floor = self._first_unasked()
+        if not self.open_eager:
+            self.recorder.release(self.recorder.seq if self.recorder.floor is None
+                                  else self.recorder.floor)  # fmt: skip
+
+    def _first_unasked(self) -> int | None:
+        """Where the earliest eager span of a tape that may still be asked starts (what it
+        recorded after that is kept whatever its length), None when there is none."""
+        spans = [t.__dict__.get("_gradscope_spans", []) for t in list(self.unasked)]
+        starts = [start for each in spans for g, start, _ in each if g is None]
+        return min(starts, default=None)
 
     def _spans(self, tape: Any, graph: Any) -> list[tuple[int, int]]:
         out = []
@@ -134,6 +172,10 @@ class Calls:
             self._next_eager()
             return orig(tape, target, sources, output_gradients, unconnected)
         flat_s, flat_t = tf.nest.flatten(sources), tf.nest.flatten(target)
+        if eager:
+            self.asked.update(dict.fromkeys(_eager_ids(flat_t)))  # type: ignore[arg-type]
+            while len(self.asked) > 1000:
+                del self.asked[next(iter(self.asked))]
         try:
             call, probe_ids, probe_ts = (self._eager_call if eager else self._function_call)(
                 tape, flat_s, flat_t
@@ -142,6 +184,7 @@ class Calls:
             self._failed(state, exc)
             return orig(tape, target, sources, output_gradients, unconnected)
         with self.watcher.own_work():
+            tensors = names.tensors_watched(tape, flat_s)  # before a non-persistent tape ends
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
@@ -150,8 +193,10 @@ class Calls:
                   for s, g in zip(flat_s, user, strict=True)]  # fmt: skip
         try:  # gradscope's own reads (.numpy() of the target) are no round-trip of the program
             call.received(probe_ids, grads[len(flat_s) :])
+            asked = (probe_ids, list(grads[len(flat_s) :]))
             with self.watcher.own_work():
-                self._after(state, tape, call, flat_s, flat_t, user, eager, filled)
+                self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors,
+                            asked)  # fmt: skip
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -160,18 +205,22 @@ class Calls:
 
     def _after(self, state: SiteState, tape: Any, call: Any, flat_s: list[Any],
                flat_t: list[Any], user: list[Any], eager: bool,
-               filled: list[Any]) -> None:  # fmt: skip
+               filled: list[Any], tensors: list[bool | None] | None = None,
+               asked: tuple[list[int], list[Any]] = ([], [])) -> None:  # fmt: skip
         """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
-        ``unconnected_gradients=ZERO``'s zeros) and arrange for its numbers."""
+        ``unconnected_gradients=ZERO``'s zeros; ``asked``: the probes and their gradients)
+        and arrange for its numbers."""
         statics = names.statics(flat_s, user, call, self.recorder.created)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
+        analyse.through_branches(call.problem, statics, lambda k: call.locate(k, "").source)
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
-                          getattr(tape, "_watch_accessed_variables", True))  # fmt: skip
-        self._outside(tape, flat_s, flat_t, statics, eager)
-        target_source = names.target_source(call, flat_t, eager)
+                          getattr(tape, "_watch_accessed_variables", True), tensors)  # fmt: skip
+        dead_ends = self._outside(tape, flat_s, flat_t, statics, eager)
+        target_source = names.target_source(call, flat_t, eager, self.recorder.created)
         fit.notes(call, statics, flat_s, target_source)
+        dead_ends()  # the last, most general cause: a model output no loss reads is more
         analyse.filled(statics, filled)
         user = filled
         static = Static(statics, target_source)
@@ -185,16 +234,21 @@ class Calls:
             by = None if scale is None else values.total(scale)
             numbers, each, grads = eager_numbers(parts, by) if len(parts) > 1 else (
                 values.of_arrays(flat_t, user, by), [], user)  # fmt: skip
+            if len(parts) == 1:
+                nan = [st is not None and analyse.status(s, *st) == NAN
+                       for s, st in zip(static.sources, numbers[1], strict=True)]  # fmt: skip
+                origin.eager(call, static.sources, nan, user)
             timeline = self.watcher.timeline is not None
             arrays = list(zip(grads, flat_s, strict=True)) if timeline else None
             self.watcher.record(state, static, numbers, arrays, each)
-            if not tape._persistent and not self.open_eager:
-                self.recorder.release(self.recorder.seq)
+            if not tape._persistent:
+                self._release_after(tape)
         else:
             self.traces.gradients(flat_s, user)
             state.unrun.append(static)
             self._in_functions(state)
-            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s, parts)
+            origins = origin.in_graph(call, static.sources, *asked, user)
+            self._numbers_in_graph(state, static, flat_t, user, scale, flat_s, parts, origins)
 
     def guarded(self, work: Callable[..., None], *args: Any) -> None:
         """Run gradscope's side of a call; a failure is noted in the report, never raised
@@ -258,22 +312,26 @@ class Calls:
         return call, probe_ids, probe_ts
 
     def _outside(self, tape: Any, flat_s: list[Any], flat_t: list[Any],
-                 statics: list[SourceStatic], eager: bool) -> None:  # fmt: skip
-        """Notes for sources the tape never saw reach the target."""
+                 statics: list[SourceStatic], eager: bool) -> Callable[[], None]:  # fmt: skip
+        """Notes for sources the tape never saw reach the target; returns what names the
+        dead ends of the paths that remain unexplained (``analyse.dead_end_notes``), to run
+        once the other causes had their say."""
         if all(s.reachable or s.has_gradient for s in statics):
-            return
+            return lambda: None
         if eager:
             spans = self._spans(tape, None)
             full = EagerCall(self.recorder, list(self.recorder.records), _eager_ids(flat_s),
                              _eager_ids(flat_t))  # fmt: skip
-            seqs = [r.seq for r in full.records]
-            first = len(full.ops) - len(seqs)  # synthetic ops come first
-            recorded = _in_spans(spans, lambda k: seqs[k - first] if k >= first else 0)
+            recorded = _in_spans(spans, lambda k: full.seqs[k])
             where: Callable[[int], str] = lambda k: sites.text(full.sites[k])  # noqa: E731
             analyse.outside_notes(full.problem, statics, recorded, where)
             start = min(a for a, _ in spans) if spans else 0
             analyse.roundtrip_notes(full.problem, statics, full.left(start, _eager_ids(flat_t)))
-            return
+            back = full.came_back(start, self.recorder.created)
+            used = full.used(self.asked)
+            analyse.dead_end_notes(full.problem, statics, recorded, where, back, True, used)
+            return lambda: analyse.dead_end_notes(full.problem, statics, recorded, where,
+                                                  used=used, unread=UNREAD)  # fmt: skip
         import tensorflow as tf
 
         graph = tf.compat.v1.get_default_graph()
@@ -281,8 +339,9 @@ class Calls:
         tensors = [graphs.source_tensor(graph, s) for s in flat_s]
         whole = graphs.GraphCall(graph.get_operations(), tensors, flat_t)
         recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
-        analyse.outside_notes(whole.problem, statics, recorded,
-                              lambda k: sites.text(frames.of_op(whole.x.tf_ops[k])))  # fmt: skip
+        where_op = lambda k: sites.text(frames.of_op(whole.x.tf_ops[k]))  # noqa: E731
+        analyse.outside_notes(whole.problem, statics, recorded, where_op)
+        return lambda: analyse.dead_end_notes(whole.problem, statics, recorded, where_op)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""
@@ -296,7 +355,8 @@ class Calls:
 
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
                           grads: list[Any], scale: Any = None, sources: list[Any] | None = None,
-                          parts: Sequence[Part] = ()) -> None:  # fmt: skip
+                          parts: Sequence[Part] = (),
+                          origins: Callable[[Any], None] | None = None) -> None:  # fmt: skip
         jit = any(getattr(fn, "_jit_compile", False) for fn in self.calling())
         box = self.boxes.new(state) if jit else None  # XLA compiles no py_function (xla.py)
         flag = self._flag()
@@ -324,6 +384,8 @@ class Calls:
                 if watcher.timeline is not None and sources is not None:
                     weights = [graphs.value_before(graph, s) for s in sources]
                     raw = watcher.timeline.histograms  # TensorBoard's need the elements
+                if origins is not None and box is None and len(parts) <= 1:
+                    origins(flag)  # before the numbers: their record reads the origin
                 if len(parts) > 1:
                     rows = [(p.targets, p.grads) for p in parts]
                     values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
@@ -384,11 +446,12 @@ class Calls:
 
     def graph_gradients(self, helper: Callable[..., Any], api: str, ys: Sequence[Any],
                         xs: Sequence[Any], grads: Sequence[Any],
-                        stops: Sequence[Any]) -> None:  # fmt: skip
-        """Analyse a graph-level gradient call the program just made (``graph_calls.py``)."""
+                        stops: Sequence[Any], every: bool = False) -> None:  # fmt: skip
+        """Analyse a graph-level gradient call the program just made (``graph_calls.py``;
+        ``every``: ``xs`` are every trainable variable, the call given no ``var_list``)."""
         from gradscope.frontends.program.graph_calls import graph_gradients
 
-        graph_gradients(self, helper, api, ys, xs, grads, stops)
+        graph_gradients(self, helper, api, ys, xs, grads, stops, every)
 
 
 def _eager_ids(items: Sequence[Any]) -> list[int | None]:

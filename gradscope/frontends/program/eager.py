@@ -23,7 +23,8 @@ from gradscope.frontends.program.analyse import Problem
 from gradscope.frontends.python import frames
 from gradscope.results.facts import CutPoint
 
-#: How many recent eager ops are kept: enough for a step of a large model.
+#: How many recent eager ops are kept outside the span of a tape that may still be asked: what
+#: such a tape recorded is always kept (the history grows rather than lose a step's ops).
 HISTORY = 100_000
 
 
@@ -58,7 +59,10 @@ class Recorder:
     """Records eager ops while installed."""
 
     def __init__(self, recording: Callable[[], bool], busy: Callable[[], bool]) -> None:
-        self.records: collections.deque[Record] = collections.deque(maxlen=HISTORY)
+        self.records: collections.deque[Record] = collections.deque()
+        #: records up to this ``seq`` may be forgotten past ``HISTORY`` (None: any); later
+        #: ones a tape not yet asked recorded (``Calls`` keeps it)
+        self.floor: int | None = None
         self.kept: list[Record] = []  # records still holding their output tensors
         self.seq = 0
         self._recording = recording  # whether some tape records now
@@ -67,11 +71,28 @@ class Recorder:
         self.installed = False
         self._fast: Any = None
         self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
-        #: tensor id -> where .numpy() took it, and the last op recorded then
-        self.left: dict[int, tuple[frames.Site | None, int]] = {}
+        #: tensor id -> where the program took its value out of TensorFlow, when (``at``) and
+        #: how (``float()``, ``.numpy()``, ``model.predict()``, ...)
+        self.left: dict[int, tuple[frames.Site | None, tuple[int, int], str]] = {}
+        #: what takes values out of TensorFlow now, when not the tensor's own method (a
+        #: ``model.predict()`` hands back numpy arrays)
+        self.taking: str | None = None
+        #: eager constant id -> when it was made and, made from a floating numpy value while a
+        #: tape records, the constant itself until released (a loss rebuilt from values that
+        #: left TensorFlow)
+        self.constants: dict[int, tuple[tuple[int, int], Any]] = {}
+        self._held: list[int] = []  # ids of constants held
+        self._ticks = 0  # reads and constants between two ops, in order
         self._numpy_originals: dict[str, Any] = {}
-        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE)
-        self.custom: dict[int, tuple[str, str]] = {}
+        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
+        #: the op's ``seq``
+        self.custom: dict[int, tuple[str, str, int]] = {}
+
+    def at(self) -> tuple[int, int]:
+        """Now, in the order of recorded ops (an op ``seq`` is ``(seq, 0)``) and of the reads
+        and constants made after the last of them."""
+        self._ticks += 1
+        return (self.seq, self._ticks)
 
     def install(self) -> None:
         from tensorflow.python import pywrap_tfe
@@ -98,7 +119,7 @@ class Recorder:
         self._numpy_patch(False)
         self.installed = False
         self.records.clear()
-        self.kept.clear()
+        self.release(self.seq)
 
     def _callback(self, op_type: Any, inputs: Any, attrs: Any, outputs: Any,
                   op_name: Any = None, graph: Any = None) -> None:  # fmt: skip
@@ -112,9 +133,8 @@ class Recorder:
         if kind == "Identity" and outputs:
             custom = custom_gradient.eager_site(frames.display_path)
             if custom is not None:  # tf.custom_gradient's Identity: a cut is its grad_fn's
-                if len(self.custom) >= HISTORY:  # older steps' ops are no longer analysed
-                    self.custom.clear()
-                self.custom[outputs[0]._id] = custom
+                self.custom[outputs[0]._id] = (*custom, self.seq + 1)
+                _forget(self.custom, lambda c: c[2], self.floor)
         self.seq += 1
         self._append(
             Record(
@@ -133,6 +153,10 @@ class Recorder:
         self.records.append(record)
         if record.tensors:
             self.kept.append(record)
+        if len(self.records) > HISTORY and (
+            self.floor is None or self.records[0].seq <= self.floor
+        ):
+            self.records.popleft()
 
     def release(self, up_to: int) -> None:
         """Drop the output tensors kept for ops up to ``up_to``: no tape that may still be
@@ -144,11 +168,19 @@ class Recorder:
             else:
                 keep.append(record)
         self.kept = keep
+        held = []
+        for t in self._held:
+            at, tensor = self.constants.get(t, ((0, 0), None))
+            if tensor is not None and at[0] <= up_to:
+                self.constants[t] = (at, None)
+            elif tensor is not None:
+                held.append(t)
+        self._held = held
 
     def _numpy_patch(self, on: bool) -> None:
         """Note where the program takes a tensor's value out of TensorFlow (``.numpy()``,
-        ``float(t)``, ``np.asarray(t)``): a path to the loss that goes through numpy ends
-        there."""
+        ``float(t)``, ``int(t)``, ``np.asarray(t)`` and every numpy function given a tensor):
+        a path to the loss that goes through numpy ends there."""
         from tensorflow.python.framework import ops
 
         base = ops._EagerTensorBase
@@ -156,20 +188,36 @@ class Recorder:
             for name, original in self._numpy_originals.items():
                 setattr(base, name, original)
             return
-        self._numpy_originals = {n: base.__dict__[n] for n in ("numpy", "__array__", "__float__")
-                                 if n in base.__dict__}  # fmt: skip
+        self._numpy_originals = {n: base.__dict__[n] for n in _TAKEN if n in base.__dict__}
         recorder = self
 
-        def wrap(original: Any) -> Any:
+        def wrap(name: str, original: Any) -> Any:
             def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-                if not recorder._busy() and len(recorder.left) < HISTORY:
-                    recorder.left[tensor._id] = (sites.fast_current(), recorder.seq)
+                if not recorder._busy():
+                    recorder.took(tensor, recorder.taking or _TAKEN[name])
                 return original(tensor, *args, **kwargs)
 
             return taken
 
         for name, original in self._numpy_originals.items():
-            setattr(base, name, wrap(original))
+            setattr(base, name, wrap(name, original))
+
+    def took(self, tensor: Any, how: str) -> None:
+        """The program took ``tensor``'s value out of TensorFlow, ``how``, at its line now."""
+        self.left[tensor._id] = (sites.fast_current(), self.at(), how)
+        _forget(self.left, lambda v: v[1][0], self.floor)
+
+    def made_constant(self, tensor: Any, value: Any) -> None:
+        """An eager constant the program made (``tf.constant``, ``convert_to_tensor``) from
+        ``value``."""
+        import numpy as np
+
+        rebuilt = isinstance(value, (np.ndarray, np.generic)) and _carries(tensor.dtype)
+        held = rebuilt and self._recording()
+        self.constants[tensor._id] = (self.at(), tensor if held else None)
+        if held:
+            self._held.append(tensor._id)
+        _forget(self.constants, lambda v: v[0][0], self.floor)
 
     def no_gradient(self, op_type: str) -> bool:
         if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
@@ -179,6 +227,27 @@ class Recorder:
 
             self._no_gradient[op_type] = registry().no_gradient(_GradOp(op_type))
         return self._no_gradient[op_type]
+
+
+#: The tensor methods by which a value leaves TensorFlow, and how a report names each.
+_TAKEN = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",
+          "__int__": "int()", "__index__": "int()", "__complex__": "complex()"}  # fmt: skip
+
+
+def _same(a: Any, b: Any, np: Any) -> bool:
+    """Whether two eager tensors hold the same values (a value back from numpy unchanged)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(np.array_equal(a._numpy(), b._numpy(), equal_nan=True))
+
+
+def _forget(kept: dict[int, Any], seq: Callable[[Any], int], floor: int | None) -> None:
+    """Forget the oldest entry of ``kept`` past ``HISTORY`` unless a tape not yet asked may
+    need it (``seq`` of it after ``floor``)."""
+    if len(kept) > HISTORY:
+        oldest = next(iter(kept))
+        if floor is None or seq(kept[oldest]) <= floor:
+            del kept[oldest]
 
 
 def _carries(dtype: Any) -> bool:
@@ -201,16 +270,18 @@ class EagerCall:
         self.objects: list[Any] = []  # flow tensor id -> the eager tensor, when kept
         self.ops: list[flow.Op] = []
         self.sites: list[frames.Site | None] = []
+        self.seqs: list[int] = []  # per op, the ``seq`` of its record (0: made before them)
         self.producer: list[int] = []
         self.differentiable: list[bool] = []
         self.half: list[bool] = []
+        self.probe_grads: dict[int, Any] = {}  # flow tensor id -> its gradient (``received``)
         produced = {t for r in self.records for t in r.outputs}
         for t in dict.fromkeys(s for s in sources if s is not None):
             if t not in produced:
                 self._add("Source", [], [t], [True], None, ())
         for r in self.records:
             self._add(r.type, list(r.inputs), list(r.outputs), list(r.differentiable), r.site,
-                      r.tensors, list(r.half))  # fmt: skip
+                      r.tensors, list(r.half), r.seq)  # fmt: skip
         self._link_assignments()
         graph = flow.Graph(self.ops, self.producer, self.differentiable)
         ids = [self.tensors.get(s) if s is not None else None for s in sources]
@@ -219,7 +290,7 @@ class EagerCall:
 
     def _add(self, kind: str, inputs: list[int], outputs: list[int], diff: list[bool],
              site: frames.Site | None, kept: tuple[Any, ...],
-             half: list[bool] | None = None) -> None:  # fmt: skip
+             half: list[bool] | None = None, seq: int = 0) -> None:  # fmt: skip
         for t in inputs:
             if t not in self.tensors:  # made before the record (a constant, a handle)
                 self._add("Input", [], [t], [True], None, ())
@@ -237,6 +308,7 @@ class EagerCall:
         no_grad = kind != "Source" and bool(inputs) and self.recorder.no_gradient(kind)
         self.ops.append(flow.Op(f"{kind}", kind, known, ids, write=write, no_gradient=no_grad))
         self.sites.append(site)
+        self.seqs.append(seq)
 
     def _link_assignments(self) -> None:
         # A read of a variable sees the last write to it before the read (eager order).
@@ -252,8 +324,9 @@ class EagerCall:
                 last_write[node.inputs[0]] = i
 
     def received(self, ids: Sequence[int], grads: Sequence[Any]) -> None:
-        """Record which probes got a gradient."""
+        """Record which probes got a gradient (kept for a NaN's origin, ``origin.py``)."""
         self.problem.received.update(t for t, g in zip(ids, grads, strict=True) if g is not None)
+        self.probe_grads = {t: g for t, g in zip(ids, grads, strict=True) if g is not None}
 
     def probe_tensors(self, ids: Sequence[int]) -> tuple[list[int], list[Any]]:
         """The probes whose eager tensors were kept (ran while a tape recorded)."""
@@ -274,12 +347,54 @@ class EagerCall:
 
         return visible(self.ops[index].type, self.sites[index])
 
-    def left(self, start: int, targets: Sequence[int | None]) -> dict[int, str]:
-        """Tensors the program took out of TensorFlow (``.numpy()``) that may have cut a path
-        to ``targets``: made after op ``start`` (a value read before the tape started, a
-        ``get_weights()``, is no cut) and read before the targets were made (what came back
-        from a later read cannot feed them). Flow tensor id -> the line that read it."""
-        made = {t: r.seq for r in self.records for t in r.outputs}
-        end = max((made.get(t, 0) for t in targets if t is not None), default=0)
-        return {self.tensors[t]: sites.text(site) for t, (site, at) in self.recorder.left.items()
-                if t in self.tensors and made.get(t, 0) > start and at < end}  # fmt: skip
+    def came_back(self, start: int, created: dict[int, frames.Site | None]
+                  ) -> Callable[[int], str | None]:  # fmt: skip
+        """Which op's value came back as a constant the targets read: the constants the
+        program made from floating numpy values after op ``start``, on the targets' paths,
+        compared with the output of op ``k`` made before them (``analyse.dead_end_notes``).
+        Op index -> the line that made the constant holding its value, or None."""
+        import numpy as np
+
+        from gradscope.frontends.program.analyse import reaching
+
+        reach = reaching(self.problem)
+        back = []
+        for t, flow_id in self.tensors.items():
+            at, value = self.recorder.constants.get(t, ((0, 0), None))
+            op = self.producer[flow_id]
+            if value is None or at <= (start, 0) or self.ops[op].inputs or not reach[op]:
+                continue
+            back.append((at, value, sites.text(created.get(t))))
+
+        def line(k: int) -> str | None:
+            for t in self.ops[k].outputs:
+                mine = self.objects[t]
+                if mine is None:
+                    continue
+                for at, value, where in back:
+                    if at > (self.seqs[k], 0) and _same(mine, value, np):
+                        return where
+            return None
+
+        return line
+
+    def used(self, asked: dict[int, None]) -> Callable[[int], bool]:
+        """Whether the program used flow tensor ``t`` outside TensorFlow's ops: took its value
+        out (printed it) or asked a gradient of it (``asked``, eager ids)."""
+        flow_ids = {f for t, f in self.tensors.items() if t in asked or t in self.recorder.left}
+        return flow_ids.__contains__
+
+    def left(self, start: int, targets: Sequence[int | None]) -> dict[int, tuple[str, str]]:
+        """Tensors the program took out of TensorFlow (``.numpy()``, ``float()``) that may
+        have cut a path to ``targets``: made after op ``start`` (a value read before the tape
+        started, a ``get_weights()``, is no cut) and read before the targets were made (what
+        came back from a later read cannot feed them; a target made from numpy, by
+        ``convert_to_tensor``, was made when that constant was). Flow tensor id -> the line
+        that read it and how."""
+        made = {t: (r.seq, 0) for r in self.records for t in r.outputs}
+        constants = {t: at for t, (at, _) in self.recorder.constants.items()}
+        end = max((made.get(t, constants.get(t, (0, 0))) for t in targets if t is not None),
+                  default=(0, 0))  # fmt: skip
+        return {self.tensors[t]: (sites.text(site), how)
+                for t, (site, at, how) in self.recorder.left.items()
+                if t in self.tensors and made.get(t, (0, 0)) > (start, 0) and at < end}  # fmt: skip

@@ -21,9 +21,11 @@ def graph_gradients(
     xs: Sequence[Any],
     grads: Sequence[Any],
     stops: Sequence[Any],
+    every: bool = False,
 ) -> None:
     """Analyse a graph-level gradient call the program just made (``calls``: the run's
-    ``calls.Calls``, which holds the watcher and the sessions)."""
+    ``calls.Calls``, which holds the watcher and the sessions; ``every``: ``xs`` are every
+    trainable variable, ``compute_gradients``/``minimize`` given no ``var_list``)."""
     graph = ys[0].graph
     mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
     state = calls.watcher.at(sites.chain(), api, mode)
@@ -54,6 +56,8 @@ def graph_gradients(
             for s, t in zip(statics, tensors, strict=True):
                 s.has_gradient = t is not None and next(answers) is not None
     analyse.analyse(call.problem, statics, call.locate, call.visible)
+    if every:
+        analyse.no_var_list(statics, api)
     analyse.filled(statics, grads)  # unconnected_gradients=ZERO: the program received zeros
     static = Static(statics, sites.text(frames.of_op(ys[0].op)))
     if mode == FUNCTION:

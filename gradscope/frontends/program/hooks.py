@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gradscope.frontends.program import fit, sites, trainable
+from gradscope.frontends.program import fit, process, sites, trainable
 from gradscope.frontends.program.calls import Calls
 from gradscope.frontends.program.watch import Watcher
 
@@ -27,7 +27,8 @@ _ONE = threading.Lock()
 @contextmanager
 def installed(watcher: Watcher) -> Iterator[Calls]:
     """Patch every watched API while the block runs; eager ops are recorded until every eager
-    call site has had its ``--steps``.
+    call site has had its ``--steps``. Calls are watched in this thread of this process
+    only (``process.py``).
 
     Args:
         watcher: where results go.
@@ -47,10 +48,11 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
     try:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
                       _loss_scale, _trace_end, _apply_gradients, _replica_threads,
-                      _constants):  # fmt: skip
+                      _constants, _numpy_function):  # fmt: skip
             undo.append(patch(calls))
         calls.recorder.install()
-        yield calls
+        with process.watching():  # this thread, this process (process.py)
+            yield calls
     finally:
         try:
             calls.recorder.uninstall()
@@ -85,7 +87,12 @@ def _tape(calls: Calls) -> Callable[[], None]:
 
             unconnected = (tf.UnconnectedGradients.NONE if unconnected_gradients is _NONE
                            else unconnected_gradients)  # fmt: skip
+            try:  # TensorFlow accepts the enum's value too ("zero"): compare as it does
+                unconnected = tf.UnconnectedGradients(unconnected)
+            except ValueError:  # TensorFlow's own error, raised by its own call
+                return orig(self, target, sources, output_gradients, unconnected)
             if watcher.busy or self._tape is None:
+                _elsewhere(watcher)
                 return orig(self, target, sources, output_gradients, unconnected)
             return calls.tape_gradient(orig, self, target, sources, output_gradients,
                                        unconnected)  # fmt: skip
@@ -143,6 +150,7 @@ def _gradients(calls: Calls) -> Callable[[], None]:
 
             grads = orig(ys, xs, *args, **kwargs)
             if watcher.busy or tf.executing_eagerly() or not _from_api(sys._getframe(1)):
+                _elsewhere(watcher)
                 return grads
             stops = kwargs.get("stop_gradients", args[5] if len(args) > 5 else None)
             calls.guarded(calls.graph_gradients, orig, "tf.gradients", _listed(ys), _listed(xs),
@@ -175,7 +183,7 @@ def _optimizer_v1(calls: Calls) -> Callable[[], None]:
             helper = gradients_util._GradientsHelper
             helper = getattr(helper, "__wrapped__", helper)
             calls.guarded(calls.graph_gradients, helper, api, [loss], [v for _, v in pairs],
-                          [g for g, _ in pairs], [])  # fmt: skip
+                          [g for g, _ in pairs], [], var_list is None)  # fmt: skip
             return pairs
 
         return patched
@@ -231,8 +239,22 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
         return patched
 
+    def make_predict(orig: Any) -> Any:
+        # predict hands back numpy arrays: a value it took out of TensorFlow is named after it
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder, before = calls.recorder, calls.recorder.taking
+            recorder.taking = before or f"model.{orig.__name__}()"
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                recorder.taking = before
+
+        return patched
+
     undo = [_replace(keras.Model, "fit", _training(calls, "fit")),
             _replace(keras.Model, "__call__", make_call),
+            _replace(keras.Model, "predict", make_predict),
+            _replace(keras.Model, "predict_on_batch", make_predict),
             _trainable(calls)]  # fmt: skip
     return _undo_all(undo)
 
@@ -363,11 +385,47 @@ def _constants(calls: Calls) -> Callable[[], None]:
             tensor = orig(value, ctx, dtype)
             if recorder.installed and not watcher.busy and len(recorder.created) < MADE:
                 recorder.created[tensor._id] = sites.fast_current()
+            if recorder.installed and not watcher.busy:
+                recorder.made_constant(tensor, value)
             return tensor
 
         return patched
 
     return _replace(constant_op, "convert_to_eager_tensor", make)
+
+
+def _elsewhere(watcher: Watcher) -> None:
+    """Note, once per thread, a program's gradient call in a thread it started (unwatched:
+    ``process.py``); a forked child reports nothing."""
+    if process.watched_here() or process.in_child() or watcher.busy_here():
+        return
+    note = process.unwatched_thread_note(sites.text(sites.fast_current()))
+    with watcher.lock:
+        if not any(n.endswith(note.split(": ", 1)[1]) for n in watcher.notes):
+            watcher.notes.append(note)
+
+
+def _numpy_function(calls: Calls) -> Callable[[], None]:
+    """``tf.numpy_function`` (and TensorFlow 1's ``py_func``) run eagerly: their inputs leave
+    TensorFlow as numpy arrays (no gradient passes them back), at the user's line; no op
+    the recorder sees says so. ``tf.py_function`` has a gradient and is left alone."""
+    from tensorflow.python.ops import script_ops
+
+    recorder, watcher = calls.recorder, calls.watcher
+
+    def make(orig: Any) -> Any:
+        def patched(func: Any, inp: Any, *args: Any, **kwargs: Any) -> Any:
+            import tensorflow as tf
+
+            if recorder.installed and not watcher.busy and tf.executing_eagerly():
+                for t in inp if isinstance(inp, (list, tuple)) else [inp]:
+                    if hasattr(t, "_id"):  # eagerly, func gets np.array(t) of each input
+                        recorder.took(t, "tf.numpy_function()")
+            return orig(func, inp, *args, **kwargs)
+
+        return patched
+
+    return _replace(script_ops, "py_func_common", make)
 
 
 def _from_api(caller: Any) -> bool:

@@ -54,13 +54,18 @@ def source_name(source: Any, call: Any, created: dict[int, frames.Site | None]) 
     return sites.tensor_name(source, frames.of_op(source.op))
 
 
-def target_source(call: Any, flat_t: list[Any], eager: bool) -> str:
-    """The user's line that made the (first) target."""
+def target_source(call: Any, flat_t: list[Any], eager: bool,
+                  created: dict[int, frames.Site | None] | None = None) -> str:  # fmt: skip
+    """The user's line that made the (first) target (an eager constant, ``convert_to_tensor``
+    of a value rebuilt in numpy: the line that made it, from ``created``)."""
     if not flat_t:
         return ""
     if eager:
-        t = call.tensors.get(getattr(flat_t[0], "_id", -1))
+        made = getattr(flat_t[0], "_id", -1)
+        t = call.tensors.get(made)
         site = call.sites[call.problem.graph.producer[t]] if t is not None else None
+        if site is None and created is not None:
+            site = created.get(made)
         return sites.text(site)
     return sites.text(frames.of_op(flat_t[0].op))
 
@@ -72,6 +77,35 @@ def watching(tape: Any, flat_s: list[Any]) -> list[bool | None]:
     watched = {_handle_id(v) for v in tape.watched_variables()}
     return [_handle_id(s) in watched if isinstance(s, tf.Variable) or hasattr(s, "path")
             else None for s in flat_s]  # fmt: skip
+
+
+def tensors_watched(tape: Any, flat_s: list[Any]) -> list[bool | None]:
+    """Per source: whether ``tape`` (or a tape around it) watches it, for a tensor; None for
+    a variable, or when it cannot be told. Asked before ``tape.gradient`` runs: a
+    non-persistent tape forgets what it watched once it has answered."""
+    import tensorflow as tf
+    from tensorflow.python import pywrap_tfe
+    from tensorflow.python.eager import tape as tape_lib
+
+    out: list[bool | None] = [None] * len(flat_s)
+    variable = [isinstance(s, tf.Variable) or hasattr(s, "path") for s in flat_s]
+    tensors = [i for i, s in enumerate(flat_s) if not variable[i] and tf.is_tensor(s)]
+    inner = getattr(tape, "_tape", None)
+    if not tensors or inner is None:
+        return out
+    pushed = not getattr(tape, "_recording", True)  # a tape asked after its block: push it
+    try:
+        if pushed:
+            tape_lib.push_tape(inner)
+        try:
+            for i in tensors:
+                out[i] = bool(pywrap_tfe.TFE_Py_TapeSetShouldRecordBackprop([flat_s[i]]))
+        finally:
+            if pushed:
+                tape_lib.pop_tape(inner)
+    except Exception:
+        return [None] * len(flat_s)
+    return out
 
 
 def _handle_id(variable: Any) -> int | None:

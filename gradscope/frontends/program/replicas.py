@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,7 +116,7 @@ def inherit(calling: Callable[[], list[Any]]) -> Callable[[], None]:
     (a replica's own stack starts in TensorFlow); returns what undoes the patch."""
     from tensorflow.python.distribute import mirrored_run
 
-    from gradscope.frontends.program import fit, sites
+    from gradscope.frontends.program import fit, process, sites
 
     thread = mirrored_run._MirroredReplicaThread
     original_init, original_run = thread.__init__, thread.run
@@ -124,13 +125,15 @@ def inherit(calling: Callable[[], list[Any]]) -> Callable[[], None]:
         original_init(self, *args, **kwargs)
         self._gradscope_parent = (list(calling()), fit.snapshot(), sites.current())
         self._gradscope_maps = sites.source_maps()
+        self._gradscope_watched = process.watched_here()
 
     def run(self: Any) -> None:
         stack, state, site = getattr(self, "_gradscope_parent", ([], None, None))
         calling()[:] = stack
         fit.restore(state)
         sites.set_outer(site)
-        with sites.mapped_as(getattr(self, "_gradscope_maps", None)):
+        watched = process.watching() if getattr(self, "_gradscope_watched", False) else None
+        with sites.mapped_as(getattr(self, "_gradscope_maps", None)), watched or nullcontext():
             original_run(self)
 
     thread.__init__, thread.run = init, run

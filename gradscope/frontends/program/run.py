@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import logging
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
+from gradscope.analysis import fixes
 from gradscope.analysis import run as run_policy
-from gradscope.frontends.program import launch
+from gradscope.errors import ExitCode, GradscopeError
+from gradscope.frontends.program import endings, launch
 from gradscope.frontends.program.launch import Program
 from gradscope.results import run as rr
 from gradscope.results.replicas import Distribution
@@ -22,6 +27,8 @@ class Outcome:
 
     report: rr.RunReport
     error: BaseException | None = None
+    #: outputs that could not be written (a full disk): ``cannot write --timeline F: why``
+    unwritten: tuple[str, ...] = ()
 
 
 def run(
@@ -34,7 +41,7 @@ def run(
     timeline: str | None = None,
     tensorboard: str | None = None,
     distribution: Distribution = Distribution(),  # noqa: B008  (frozen)
-    on_os_exit: Callable[[Outcome], None] | None = None,
+    on_end: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
     """Run ``program`` with every gradient call watched for its first ``steps`` executions.
 
@@ -52,8 +59,10 @@ def run(
         tensorboard: write TensorBoard event files into this directory.
         distribution: ``mirrored`` with N replicas: N devices are made before the program
             starts, so its own ``MirroredStrategy()`` finds N (``distribute.run.for_program``).
-        on_os_exit: called with the report so far (outcome ``exited``) when the program
-            ends the process with ``os._exit(N)``, which nothing after it survives.
+        on_end: called with the report so far when the program's process ends in a way
+            nothing after it survives (``endings.py``): ``os._exit(N)`` (outcome
+            ``finished`` or ``exited``), an ``os.exec*`` (``replaced``), SIGTERM or SIGHUP
+            (``interrupted``, its ``signal``). Without it these endings are not caught.
 
     Returns:
         The report; the program's exception, if it raised.
@@ -64,6 +73,7 @@ def run(
     launch.check(program)
     from gradscope.engine.tf_import import import_tensorflow
 
+    environ = dict(os.environ)
     tf = import_tensorflow()  # once, without its banners: the program's own import is then free
     devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
 
@@ -79,15 +89,22 @@ def run(
                             allow_none=allow_none, site_tags=True)  # fmt: skip
     watcher = Watcher(steps, stop, recorder)
 
+    unwritten: list[str] = []
+
     def close() -> None:
         if recorder is not None:
             recorder.device = "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
-            recorder.close()  # the file is written however the program ended (idempotent)
+            try:  # the file is written however the program ended (idempotent)
+                recorder.close()
+            except (OSError, GradscopeError) as exc:  # a full disk: said after the report
+                why = getattr(exc, "why", None) or getattr(exc, "strerror", None) or str(exc)
+                said = f"--timeline {timeline}" if timeline else f"--tensorboard {tensorboard}"
+                unwritten.append(f"cannot write {said}: {why}")
 
     hooks: list[Any] = []  # the run's Calls, once installed
 
     def report(outcome: str, error: BaseException | None, status: int | None,
-               caught: bool = True) -> Outcome:  # fmt: skip
+               signal: str | None = None, caught: bool = True) -> Outcome:  # fmt: skip
         calls = watcher.finish()
         if hooks:  # a trainable flag's call folded into its fit()'s own
             calls = trainable.merged(calls, hooks[0].traces)
@@ -95,16 +112,28 @@ def run(
         stop = _stop(watcher, caught, outcome == rr.FINISHED)
         if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
             outcome = rr.STOPPED
-        return Outcome(_report(program, tf, steps, allow_none, distribution, devices, watcher,
-                               calls, outcome, status, stop), error)  # fmt: skip
+        made = _report(program, tf, steps, allow_none, distribution, devices, watcher, calls,
+                       outcome, status, stop)  # fmt: skip
+        if signal is not None:
+            made = dataclasses.replace(made, signal=signal)
+        return Outcome(made, error, tuple(unwritten))
 
-    def last_words(status: int) -> None:
-        if on_os_exit is not None:  # os._exit(0) ends a program as returning does
-            on_os_exit(report(rr.EXITED, None, status) if status else
-                       report(rr.FINISHED, None, None))  # fmt: skip
+    def last_words(ending: endings.Ending) -> int:
+        """The report delivered before the process ends (``endings.py``); the exit code."""
+        if ending.kind == "os._exit":  # os._exit(0) ends a program as returning does
+            said = (report(rr.EXITED, None, ending.status) if ending.status else
+                    report(rr.FINISHED, None, None))  # fmt: skip
+        elif ending.kind == "exec":
+            said = report(rr.REPLACED, None, None)
+        else:
+            said = report(rr.INTERRUPTED, None, None, signal.Signals(ending.signum).name)
+        assert on_end is not None
+        on_end(said)
+        return exit_code(said)
 
+    ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
     try:
-        with installed(watcher) as calls, _os_exit(last_words):
+        with installed(watcher) as calls, ends, _programs_logging(tf, watcher, environ):
             hooks.append(calls)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
@@ -112,20 +141,55 @@ def run(
         raise
     status = launch.exit_status(error) if outcome == rr.EXITED else None
     caught = outcome != rr.STOPPED or len(watcher.refused) > 1  # by the program's except:
-    return report(outcome, error, status, caught)
+    return report(outcome, error, status, caught=caught)
+
+
+@contextlib.contextmanager
+def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterator[None]:
+    """The environment and TensorFlow's Python logger as the program finds them under
+    ``python``: without the ``TF_CPP_MIN_LOG_LEVEL`` gradscope set to import TensorFlow
+    quietly (the program and its children read the environment), and with TensorFlow's
+    warnings (a retracing ``tf.function``, the program's own ``tf.get_logger()``) shown as
+    Python's logging shows them; those of gradscope's own work stay hidden."""
+    added = {k: v for k, v in os.environ.items() if k not in environ}
+    for key in added:
+        del os.environ[key]
+    logger = tf.get_logger()
+    level = logger.level
+
+    def not_gradscopes(record: Any) -> bool:
+        return not watcher.busy_here()
+
+    logger.setLevel(logging.NOTSET)
+    logger.addFilter(not_gradscopes)
+    try:
+        yield
+    finally:
+        logger.removeFilter(not_gradscopes)
+        logger.setLevel(level)
+        for key, value in added.items():
+            os.environ.setdefault(key, value)
+
+
+def exit_code(outcome: Outcome) -> int:
+    """gradscope's exit code for an outcome: the report's, or 2 when an output could not be
+    written (``cannot write``, said after the report)."""
+    return int(ExitCode.USAGE) if outcome.unwritten else outcome.report.exit_code
 
 
 def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
             distribution: Distribution, devices: tuple[str, ...], watcher: Any,
             calls: Sequence[rr.CallResult], outcome: str, status: int | None,
             stop: rr.Stop | None) -> rr.RunReport:  # fmt: skip
+    calls = fixes.fixed_calls(calls)
+    problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     return rr.RunReport(
         program=program.target if not program.module else f"-m {program.target}",
         argv=tuple(program.argv),
         tensorflow=tf.__version__,
         device="GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0",
         calls=tuple(calls),
-        problems=tuple(run_policy.problems_of(calls, allow_none)),
+        problems=tuple(problems),
         outcome=outcome,
         steps=steps,
         notes=tuple(watcher.notes) + _unused(distribution, calls),
@@ -144,29 +208,6 @@ def _stop(watcher: Any, caught: bool, finished: bool) -> rr.Stop | None:
         return None
     seen = dict.fromkeys(s.site for s in watcher.sites.values())
     return rr.Stop(watcher.refused[0], tuple(seen), len(watcher.refused), caught, finished)
-
-
-@contextmanager
-def _os_exit(last_words: Callable[[int], None]) -> Iterator[None]:
-    """While the block runs, ``os._exit(N)`` in this process (not in a child forked from it,
-    which ends that way) first calls ``last_words(N)``: nothing after it runs, no ``finally``,
-    no ``atexit``."""
-    real, pid = os._exit, os.getpid()
-
-    def _exit(status: int) -> NoReturn:
-        if os.getpid() == pid:
-            os._exit = real
-            try:
-                last_words(status)
-            finally:
-                real(status)
-        real(status)
-
-    os._exit = _exit
-    try:
-        yield
-    finally:
-        os._exit = real
 
 
 def _unused(distribution: Distribution, calls: Sequence[rr.CallResult]) -> tuple[str, ...]:

@@ -17,15 +17,30 @@ from typing import Any, TextIO
 
 
 class Held:
-    """``sys.stdout`` and ``sys.stderr`` as they are now, with their file descriptors."""
+    """``sys.stdout`` and ``sys.stderr`` as they are now, with their file descriptors; with
+    ``keep_descriptors``, duplicates of those descriptors, made now: the program may point
+    fd 1 or 2 elsewhere (``os.dup2`` of /dev/null, a common way to silence TensorFlow's C++
+    logs) and ``stream`` still writes where gradscope's own output went at start."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_descriptors: bool = False) -> None:
         self.saved = {name: (getattr(sys, name), _fileno(getattr(sys, name)))
                       for name in ("stdout", "stderr")}  # fmt: skip
+        self.copies: dict[str, int] = {}
+        for name, (_, fd) in self.saved.items():
+            if keep_descriptors and fd is not None:
+                with contextlib.suppress(OSError):
+                    self.copies[name] = os.dup(fd)  # not inherited by children or an exec
+        self._opened: dict[str, TextIO] = {}
 
     def stream(self, name: str) -> TextIO:
-        """The held ``stdout`` or ``stderr``, usable though the program closed it."""
-        return usable(*self.saved[name])
+        """The held ``stdout`` or ``stderr``, usable though the program closed it (or, kept,
+        on the duplicate of its descriptor)."""
+        stream, fd = self.saved[name]
+        if name not in self.copies:
+            return usable(stream, fd)
+        if name not in self._opened:
+            self._opened[name] = _text(stream, self.copies[name], closefd=True)
+        return self._opened[name]
 
     def restore(self) -> None:
         for name in self.saved:
@@ -50,9 +65,14 @@ def usable(stream: Any, fd: int | None) -> TextIO:
     """``stream``, or when it was closed a new text stream on its descriptor ``fd``."""
     if not getattr(stream, "closed", False) or fd is None:
         return stream  # type: ignore[no-any-return]
+    return _text(stream, fd)
+
+
+def _text(stream: Any, fd: int, closefd: bool = False) -> TextIO:
+    """A text stream on ``fd`` that encodes as ``stream`` did."""
     encoding = getattr(stream, "encoding", None) or "utf-8"
     errors = getattr(stream, "errors", None) or "backslashreplace"
-    raw = io.FileIO(fd, "w", closefd=False)
+    raw = io.BufferedWriter(io.FileIO(fd, "w", closefd=closefd))
     return io.TextIOWrapper(raw, encoding=encoding, errors=errors, line_buffering=True)
 
 

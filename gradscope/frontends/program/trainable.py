@@ -192,16 +192,22 @@ def _order(model: Any) -> list[str]:
 
 def _static(name: str, variable: Any, trained: bool, traced: str, api: str) -> SourceStatic:
     shape = tuple(variable.shape)
-    if trained:  # frozen since: still trained
-        note = (f"frozen after the train step was traced at {traced}, which still updates "
-                "it: call compile() again after changing trainable")  # fmt: skip
-    else:  # made trainable since: left out
-        note = (f"made trainable after the train step was traced at {traced}, which leaves "
-                "it out: call compile() again (with a new optimizer, if you pass one: a built "
-                "one updates only its first variables)")  # fmt: skip
+    note = changed_note(trained, traced)
     return SourceStatic(name, shape, trained, reachable=trained, note=note,
                         trainable=bool(variable.trainable), requested=trained,
                         trainable_changed=True)  # fmt: skip
+
+
+def changed_note(trained: bool, traced: str) -> str:
+    """Why a variable whose flag changed after the step was traced at ``traced`` is still
+    trained (``trained``: frozen since) or left out (made trainable since); the Monitor's
+    findings say the same."""
+    if trained:
+        return (f"frozen after the train step was traced at {traced}, which still updates "
+                "it: call compile() again after changing trainable")  # fmt: skip
+    return (f"made trainable after the train step was traced at {traced}, which leaves "
+            "it out: call compile() again (with a new optimizer, if you pass one: a built "
+            "one updates only its first variables)")  # fmt: skip
 
 
 def _compiled_static(name: str, variable: Any, line: str, api: str, idle: bool) -> SourceStatic:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope.frontends.program import analyse
+from gradscope.frontends.program import analyse, process
 from gradscope.frontends.program.sites import Chain
 from gradscope.frontends.program.values import Numbers
 from gradscope.results.replicas import ReplicaResult
@@ -20,6 +20,20 @@ from gradscope.timeline.record import Recorder
 UNDERFLOW = (
     "every element is 0: float16 values on its path underflow to 0 (a loss scale, "
     "keras.optimizers.LossScaleOptimizer, keeps them representable)"
+)
+
+#: The note of an all-zero gradient whose every path crosses a ``tf.cond``.
+UNTAKEN = (
+    "every element is 0: every path crosses the tf.cond at {}, and TensorFlow gives the "
+    "variables of a branch not taken zeros (eager code, which runs the taken branch only, "
+    "gets None)"
+)
+
+#: The note of an all-zero gradient whose every path crosses a ``tf.py_function``.
+PY_FUNCTION = (
+    "every element is 0: every path crosses the tf.py_function at {}, whose gradient is "
+    "what the function's own TensorFlow ops give: zero for a value it takes out of "
+    "TensorFlow (.numpy(), a numpy function)"
 )
 
 
@@ -73,12 +87,18 @@ class Watcher:
         self._lines: dict[tuple[str, str], list[tuple[str, Chain]]] = {}  # chains at a line
         self.notes: list[str] = []
         self._local = threading.local()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # the report may be made in a signal handler
 
     # -- reentrancy: gradscope's own gradient calls are never watched -----------------------
 
     @property
     def busy(self) -> bool:
+        """Whether gradient calls made now run unwatched: gradscope's own, or the program's
+        outside the watched thread and process (``process.py``)."""
+        return bool(getattr(self._local, "busy", 0)) or not process.watched_here()
+
+    def busy_here(self) -> bool:
+        """Whether gradscope's own work is running in this thread."""
         return bool(getattr(self._local, "busy", 0))
 
     @contextmanager
@@ -148,8 +168,8 @@ class Watcher:
                 return True
             state.executions += 1
             return self.due(state)
-        if not self.stop:
-            return False
+        if not self.stop or not process.can_stop():
+            return False  # a finalizer's call: StopProgram would be printed and ignored
         self.refused.append(state.site)
         raise StopProgram
 
@@ -225,11 +245,14 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         status = analyse.status(s, norm, largest, not never_run)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
+        if not note and status == "zero" and s.branch:
+            note = (PY_FUNCTION if s.branch_op == "EagerPyFunc" else UNTAKEN).format(s.branch)
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
                          for r, mine in enumerate(static.replicas))  # fmt: skip
         norm = norm if s.has_gradient else None
+        origin = s.nan_origin if status == "nan" else None
         sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
-                                    s.trainable_changed, replicas))  # fmt: skip
+                                    s.trainable_changed, replicas, nan_origin=origin))  # fmt: skip
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)

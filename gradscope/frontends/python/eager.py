@@ -16,6 +16,7 @@ import numpy as np
 
 from gradscope.engine.retrace import placement
 from gradscope.frontends.python import frames
+from gradscope.frontends.python.ending import TargetEnded
 from gradscope.frontends.python.model import describe
 from gradscope.frontends.python.variables import Chosen, Registry, tf_variable
 from gradscope.results.facts import Comparison
@@ -74,6 +75,8 @@ def _gradients(
                 # Read inside the tape: a loss that returns a tf.Variable itself is read here,
                 # as the user's own `tape.gradient(variable, ...)` reads it.
                 tensor = _tensor(tf, value, out)
+        except TargetEnded:
+            raise
         except Exception as exc:  # reported as a note by the caller, never hidden
             out.error = exc
             return None

@@ -19,7 +19,7 @@ import re
 import sys
 import sysconfig
 import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -48,12 +48,31 @@ class Site:
 
 
 def display_path(filename: str) -> str:
-    """``filename`` relative to the current directory when below it, else as it is."""
+    """``filename`` relative to the current directory (``shown_from``'s while it is set)
+    when below it, else as it is; a notebook or IPython cell as IPython names it
+    (``In[3]``)."""
+    cell = _cell(filename)
+    if cell is not None:
+        return cell
     try:
         path = Path(filename).resolve()
-        return str(path.relative_to(Path.cwd().resolve()))
+        return str(path.relative_to(Path(_SHOWN_FROM[-1] if _SHOWN_FROM else Path.cwd()).resolve()))
     except (ValueError, OSError):
         return filename
+
+
+_SHOWN_FROM: list[str] = []
+
+
+@contextlib.contextmanager
+def shown_from(directory: str) -> Iterator[None]:
+    """Show file names relative to ``directory`` while the block runs, wherever the working
+    directory goes (a program run by ``gradscope run`` may ``chdir``, or remove its own)."""
+    _SHOWN_FROM.append(directory)
+    try:
+        yield
+    finally:
+        _SHOWN_FROM.pop()
 
 
 def _prefix(path: str) -> str:
@@ -77,12 +96,38 @@ def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     return tuple(packages), tuple(installed), tuple(stdlib)
 
 
+#: The name IPython's terminal gives a cell's code (a notebook kernel's is a temporary file).
+_IPYTHON_INPUT = re.compile(r"^<ipython-input-(\d+)-[0-9a-f]+>$")
+_CELLS: dict[str, str] = {}  # file name -> In[N], once IPython has said
+
+
+def _cell(filename: str) -> str | None:
+    """``In[N]`` for the code of IPython's (or a notebook's) cell N, else None."""
+    if filename in _CELLS:
+        return _CELLS[filename]
+    match = _IPYTHON_INPUT.match(filename)
+    number = int(match.group(1)) if match else None
+    if number is None and "IPython" in sys.modules:
+        shell = sys.modules["IPython"].get_ipython()
+        names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+        number = names.get(filename) if isinstance(names, dict) else None
+    if number is None:
+        return None
+    _CELLS[filename] = f"In[{number}]"
+    return _CELLS[filename]
+
+
 @functools.lru_cache(maxsize=4096)
 def _kind(filename: str) -> int:
     """0: the user's code; 1: another installed package; 2: a frame to skip."""
+    if _IPYTHON_INPUT.match(filename):
+        return 0  # a cell of IPython's terminal
     if not filename or filename.startswith("<") or _AUTOGRAPH_FILE in filename:
         return 2
-    resolved = str(Path(filename).resolve())
+    try:
+        resolved = str(Path(filename).resolve())
+    except OSError:  # a relative name, and the working directory was removed
+        return 2
     packages, installed, stdlib = _roots()
     if resolved.startswith(packages):
         return 2
@@ -100,9 +145,12 @@ def call_user(fn: Callable[[], T]) -> T:
     """Call the user's function; stacks are read only below this frame (``innermost``).
 
     Whatever the user's code prints goes to stderr: stdout carries the report only, so a
-    ``print`` in a loss cannot corrupt ``--format json``.
+    ``print`` in a loss cannot corrupt ``--format json``; ``sys.exit``, ``os._exit`` and a
+    ``BaseException`` become ``TargetEnded`` (``ending.py`` says how and why).
     """
-    with contextlib.redirect_stdout(sys.stderr):
+    from gradscope.frontends.python.ending import guarded
+
+    with guarded(is_user_code, display_path):
         return fn()
 
 

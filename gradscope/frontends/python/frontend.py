@@ -17,7 +17,8 @@ from gradscope.engine.retrace import Rebuild
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.engine.trace import Engine
 from gradscope.errors import TargetError
-from gradscope.frontends.base import Trace
+from gradscope.frontends import keras_names
+from gradscope.frontends.base import Trace, flat_floats
 from gradscope.frontends.python import eager as eager_pass
 from gradscope.frontends.python import findings, frames, isolation
 from gradscope.frontends.python.model import PythonModel
@@ -82,7 +83,8 @@ class PythonFrontend:
         self.tf = import_tensorflow()
         self._registry = Registry(self.tf)
         progress("building the target")
-        self._resolved = resolve(self.obj, self.registry.recording)
+        with keras_names.fresh():  # the names the target gets when built alone
+            self._resolved = resolve(self.obj, self.registry.recording)
 
     def loss_names(self) -> list[str]:
         return list(self.resolved.target.losses)
@@ -91,6 +93,10 @@ class PythonFrontend:
         model = self._model
         sites = {n: model.loss_site(n) if model else None for n in self.loss_names()}
         return {name: str(site) if site else "" for name, site in sites.items()}
+
+    def grad_losses(self) -> dict[str, list[float]]:
+        given = self.resolved.target.grad_loss or {}
+        return {name: flat_floats(value) for name, value in given.items() if value is not None}
 
     def expectations(self) -> tuple[Expectation, ...]:
         return self.resolved.expectations()

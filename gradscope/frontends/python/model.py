@@ -20,6 +20,7 @@ from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import Location, TargetError
 from gradscope.frontends.python import frames, isolation
 from gradscope.frontends.python import variables as tv
+from gradscope.frontends.python.ending import TargetEnded
 from gradscope.frontends.python.resolve import Resolved
 from gradscope.frontends.python.target import article
 
@@ -153,6 +154,8 @@ class PythonModel:
         try:
             with isolation.no_strategy_run(self.tf):
                 return frames.call_user(_autograph(fn))
+        except TargetEnded:
+            raise
         except Exception as exc:
             strategy = isolation.strategy_run(exc)
             if strategy is not None:

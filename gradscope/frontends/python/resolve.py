@@ -26,6 +26,7 @@ from typing import Any
 
 from gradscope.errors import TargetError
 from gradscope.frontends.python import frames
+from gradscope.frontends.python.ending import TargetEnded
 from gradscope.frontends.python.precheck import looks_like_pytest_id
 from gradscope.frontends.python.target import Target, article, coerce, expectations
 from gradscope.frontends.python.target import _check_callable as check_callable
@@ -227,6 +228,8 @@ def _raised(label: str, verb: str, exc: BaseException) -> TargetError:
     else:
         site = frames.of_exception(exc)
         where = f"{site}: " if site else ""
+    if isinstance(exc, TargetEnded):  # sys.exit, a BaseException: said as it is
+        return exc
     if isinstance(exc, TargetError):  # gradscope's own helper refused (gradscope.keras.targets)
         return TargetError(f"{where}{label}: {exc}", cause=exc)
     message = f"{where}{label} {verb} {frames.first_message_line(exc)} {_TRACEBACK_HINT}"

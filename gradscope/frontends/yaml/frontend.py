@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gradscope.engine import modes
 from gradscope.engine.retrace import Rebuild
-from gradscope.frontends.base import Trace
+from gradscope.frontends.base import Trace, flat_floats
 from gradscope.frontends.yaml.model import Spec
 from gradscope.progress import Progress
 from gradscope.results.expect import Expectation, PatternUse
@@ -38,6 +38,10 @@ class SpecFrontend:
 
     def loss_sources(self) -> dict[str, str]:
         return {loss.name: f"{self.spec.path}:{loss.pos.line}" for loss in self.spec.losses}
+
+    def grad_losses(self) -> dict[str, list[float]]:
+        return {loss.name: flat_floats(loss.grad_loss) for loss in self.spec.losses
+                if loss.grad_loss is not None}  # fmt: skip
 
     def expectations(self) -> tuple[Expectation, ...]:
         return self.spec.expect

@@ -145,6 +145,12 @@ def test_seed000_compute_gradients_returns_none_for_the_other_task(seeds) -> Non
     assert statuses == {"body/w": "ok", "task1/w": "ok", "task2/w": "none:disconnected"}
     (problem,) = seeds["seed000_multitask.py"]["report"]["problems"]
     assert problem["variable"] == "task2/w" and problem["kind"] == "unexpected-none"
+    # the cause: no var_list, so every trainable variable; the ones to pass are named
+    note = call["sources"]["task2/w"]["note"]
+    assert "no var_list" in note and "a var_list of body/w, task1/w" in note
+    assert "var_list" in problem["message"]
+    fix = call["sources"]["task2/w"]["fix"]
+    assert fix["kind"] == "var-list" and "a var_list of body/w, task1/w" in fix["text"]
 
 
 def test_seed001_var_list_keeps_loss2_out_of_output1(seeds) -> None:

@@ -1,0 +1,67 @@
+"""A fix: what to change at the user's own line so the gradient flows; plain data.
+
+``analysis/fixes.py`` decides every fix; reports only print it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What to change, and where.
+
+    Attributes:
+        kind: which fix (``soft-argmax``, ``move-into-tape``, ...: ``analysis/fixes.KINDS``).
+        where: the ``FILE:LINE`` the change goes at ("" when the evidence names no line).
+        text: one or two sentences naming the line and the change, with code where short.
+        candidates: when the evidence does not single out one fix, the ones it allows
+            (``text`` then says so); empty when ``text`` is the fix.
+        later: further places on the same path that also lose the gradient (a later
+            ``tf.cast(..., tf.int32)`` after the ``argmax`` that ``where`` names): fixing
+            ``where`` alone leaves them.
+    """
+
+    kind: str
+    where: str
+    text: str
+    candidates: tuple[str, ...] = ()
+    later: tuple[str, ...] = ()
+
+    @property
+    def intended(self) -> bool:
+        """Whether the cut looks deliberate (a straight-through estimator, a target
+        network): the fix is then to say so, not to change the code."""
+        return self.kind == INTENDED
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fix as the JSON reports hold it (the ``fix`` field of pairs, sources,
+        problems and findings)."""
+        return {"kind": self.kind, "where": self.where, "text": self.text,
+                "candidates": list(self.candidates), "later": list(self.later)}  # fmt: skip
+
+    @staticmethod
+    def from_dict(data: Any) -> Fix | None:
+        """A fix as ``to_dict`` wrote it (a timeline's finding), or None for anything else."""
+        if not isinstance(data, dict) or not {"kind", "where", "text"} <= data.keys():
+            return None
+        return Fix(str(data["kind"]), str(data["where"]), str(data["text"]),
+                   _strings(data.get("candidates")), _strings(data.get("later")))  # fmt: skip
+
+    def sentence(self) -> str:
+        """The fix as one line: ``fix: <text>`` plus the candidates, for messages."""
+        text = self.text
+        if self.candidates:
+            text += " Candidates: " + "; ".join(self.candidates) + "."
+        return text
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A list of strings as a file holds it; anything else (a number, a mapping) is none."""
+    return tuple(map(str, value)) if isinstance(value, list) else ()
+
+
+#: The kind of a fix that says the cut is deliberate.
+INTENDED = "intended"

@@ -1,0 +1,148 @@
+"""Every fix gradscope suggests is proven: on a broken program it names the right kind of fix at
+the right line, and the same program with that fix applied gets a gradient from bare
+TensorFlow (or a finite one, for NaN) where the broken one gets None (or NaN).
+
+The programs are in ``tests/cases/fixes/<case>/``: ``broken.py`` marks the line the fix must
+name with ``# <- fix`` (and a later place on the same path with ``# <- later``); ``fixed.py``
+is the broken program with the fix applied. ``gradscope run`` watches the programs that call
+``tape.gradient`` themselves (they leave the result in ``grads``); ``inspect`` reads the
+Python targets (``build()``) whose NaN needs the op where it first appeared.
+"""
+
+from __future__ import annotations
+
+import math
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.tf
+
+CASES_DIR = Path(__file__).resolve().parents[1] / "cases" / "fixes"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    kind: str  # the fix kind gradscope must suggest
+    door: str = "run"  # "run": a program; "inspect": a Python target's build()
+    #: for a program that leaves no ``grads`` (a fit): what its weights did, broken and fixed
+    changed: tuple[tuple[bool, ...], tuple[bool, ...]] | None = None
+
+    def path(self, which: str) -> Path:
+        return CASES_DIR / self.name / f"{which}.py"
+
+    def line(self, mark: str) -> list[int]:
+        text = self.path("broken").read_text().splitlines()
+        return [i for i, line in enumerate(text, 1) if line.rstrip().endswith(f"# <- {mark}")]
+
+
+CASES = [
+    Case("argmax-cast", "soft-argmax"),
+    Case("one-hot", "soft-argmax"),
+    Case("round", "straight-through"),
+    Case("cast-int", "straight-through"),
+    Case("comparison", "soft-comparison"),
+    Case("stop-gradient", "remove-stop-gradient"),
+    Case("assign", "assign-as-tensor"),
+    Case("numpy", "keep-tensorflow-ops"),
+    Case("outside-tape", "move-into-tape"),
+    Case("unwatched-tensor", "watch"),
+    Case("custom-gradient", "custom-gradient"),
+    Case("var-list", "var-list"),
+    Case("unread-output", "unread-output"),
+    Case("nan-sqrt", "double-where", "inspect"),
+    Case("nan-log", "safe-log", "inspect"),
+    Case("nan-divide", "divide-no-nan", "inspect"),
+    # base unfrozen and head frozen after compile(): the broken fit trains the head and not
+    # the base (kernel, bias, kernel, bias); once compiled again, the base and not the head
+    Case(
+        "trainable-after-compile",
+        "compile-again",
+        changed=((False, False, True, True), (True, True, False, False)),
+    ),
+]
+
+
+def _bare_gradients(case: Case, which: str) -> list[object]:
+    """What bare TensorFlow returns: a program's own ``grads``, or for a target the gradient
+    of each loss with respect to the variables it reads, under one plain tape."""
+    import keras
+    import tensorflow as tf
+
+    keras.backend.clear_session()
+    if case.door == "run":
+        found = runpy.run_path(str(case.path(which)), run_name="__main__")
+        return list(found["grads"]) if "grads" in found else list(found["changed"])
+    target = runpy.run_path(str(case.path(which)))["build"]()
+    out: list[object] = []
+    for loss in target["losses"].values():
+        with tf.GradientTape() as tape:
+            value = loss()
+        out += tape.gradient(value, list(tape.watched_variables()))
+    return out
+
+
+def _usable(grad: object) -> bool:
+    import numpy as np
+
+    return grad is not None and bool(np.all(np.isfinite(np.asarray(grad))))
+
+
+def _fixes(case: Case) -> list[tuple[str, object]]:
+    """``(status, fix)`` of every source (``run``) or pair (``inspect``) of the broken one."""
+    import keras
+
+    keras.backend.clear_session()
+    if case.door == "run":
+        from gradscope.frontends.program.launch import Program
+        from gradscope.frontends.program.run import run
+
+        report = run(Program(str(case.path("broken")), ()), keep_going=True).report
+        return [(str(s.status), s.fix) for c in report.calls for s in c.sources
+                if case.changed is None or s.trainable_changed]  # fmt: skip
+    import gradscope
+
+    found = gradscope.inspect(f"{case.path('broken')}:build")
+    return [(str(p.status), p.fix) for _, p in found.pairs()]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_fix_bare_tensorflow_gets_a_gradient_once_fixed(case: Case) -> None:
+    broken = _bare_gradients(case, "broken")
+    fixed = _bare_gradients(case, "fixed")
+    if case.changed is not None:  # what trained, as Keras ran it
+        assert (tuple(broken), tuple(fixed)) == case.changed
+        return
+    assert not all(_usable(g) for g in broken), "the broken program already trains"
+    assert fixed and all(_usable(g) for g in fixed), "the fix leaves a None or NaN gradient"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_fix_names_the_kind_and_the_line(case: Case) -> None:
+    found = _fixes(case)
+    wrong = [(status, fix) for status, fix in found
+             if status.startswith("none:") or status == "nan" or case.changed]  # fmt: skip
+    assert wrong, "gradscope saw nothing wrong"
+    assert all(fix is not None for _, fix in wrong), "a none or nan source has no fix"
+    (line,) = case.line("fix")
+    at = f"broken.py:{line}"
+    kinds = [(fix.kind, fix.where) for _, fix in wrong]  # type: ignore[attr-defined]
+    assert any(k == case.kind and w.endswith(at) for k, w in kinds), kinds
+    for later in case.line("later"):
+        fix = next(f for _, f in wrong if f.kind == case.kind)  # type: ignore[attr-defined]
+        assert any(p.endswith(f"broken.py:{later}") for p in fix.later), fix.later  # type: ignore[attr-defined]
+
+
+def test_fix_cases_each_have_both_programs() -> None:
+    names = {p.name for p in CASES_DIR.iterdir() if p.is_dir()}
+    assert names == {c.name for c in CASES}
+    for case in CASES:
+        assert case.path("broken").exists() and case.path("fixed").exists()
+        assert len(case.line("fix")) == 1, f"{case.name}: mark exactly one line '# <- fix'"
+
+
+def test_fix_usable_refuses_nan() -> None:
+    assert not _usable(float("nan")) and not _usable(None) and _usable(1.0) and math.isfinite(1.0)

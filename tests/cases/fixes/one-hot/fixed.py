@@ -1,0 +1,11 @@
+import tensorflow as tf
+
+w = tf.Variable(tf.random.normal([3, 4], seed=1), name="w")
+x = tf.random.normal([8, 3], seed=2)
+reward = tf.constant([1.0, 0.0, 2.0, 0.5])
+with tf.GradientTape() as tape:
+    logits = x @ w
+    probs = tf.nn.softmax(logits)
+    pred = probs + tf.stop_gradient(tf.one_hot(tf.argmax(logits, -1), 4) - probs)
+    loss = -tf.reduce_sum(pred * reward)
+grads = tape.gradient(loss, [w])

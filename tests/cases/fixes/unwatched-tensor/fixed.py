@@ -1,0 +1,7 @@
+import tensorflow as tf
+
+x = tf.constant([1.0, 2.0, 3.0])
+with tf.GradientTape() as tape:
+    tape.watch(x)
+    y = tf.reduce_sum(x * x)
+grads = tape.gradient(y, [x])

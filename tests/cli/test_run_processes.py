@@ -1,0 +1,238 @@
+"""``gradscope run``: forks, threads, finalizers, exec and signals, each against the same
+program under plain ``python`` (exit status, output, files written); and the report and the
+timeline delivered however the process ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.tf
+
+ROOT = Path(__file__).resolve().parents[2]
+_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80", "TF_CPP_MIN_LOG_LEVEL": "3"}
+_TAPE = """\
+import os, sys, tensorflow as tf
+w = tf.Variable([1.0], name='w'); u = tf.Variable([1.0], name='u')
+def grads():
+    with tf.GradientTape() as t:
+        l = tf.reduce_sum(w * 2.0)
+    return t.gradient(l, [w, u])
+"""
+
+
+@contextmanager
+def _started(args: list[str], cwd: Path, **kwargs: object) -> Iterator[subprocess.Popen[str]]:
+    """A process, killed (with its group) on every way out of the block."""
+    kwargs.setdefault("env", _ENV)
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            **kwargs)  # type: ignore[call-overload]  # fmt: skip
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+
+
+def _both(script: Path, *options: str, **kwargs: object) -> tuple[tuple[int, str, str], ...]:
+    """``(returncode, stdout, stderr)`` of ``python SCRIPT``, then of ``gradscope run``."""
+    done = []
+    for args in ([sys.executable, script.name],
+                 [sys.executable, "-m", "gradscope", "run", *options, script.name]):  # fmt: skip
+        with _started(args, script.parent, **kwargs) as proc:
+            out, err = proc.communicate(timeout=300)
+            done.append((proc.returncode, out, err))
+    return tuple(done)
+
+
+def _report(text: str) -> dict[str, object]:
+    return json.loads(text[text.index("{\n") :])  # type: ignore[no-any-return]
+
+
+def test_a_forked_child_ends_as_under_python_and_only_the_parent_reports(tmp_path: Path) -> None:
+    script = tmp_path / "forks.py"
+    script.write_text(_TAPE + "grads()\npid = os.fork()\nif pid == 0:\n"
+                      "    print('child', flush=True)\n    sys.exit(3)\n"
+                      "print('parent saw', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n",
+                      encoding="utf-8")  # fmt: skip
+    python, run = _both(script, "--format", "json")
+    assert python[:2] == (0, "child\nparent saw 3\n")
+    assert run[1] == python[1] and run[0] == 1  # u: unexpected-none, in the parent's report
+    assert run[2].count('"gradscope": 1') == 1
+    assert [c["site"] for c in _report(run[2])["calls"]] == ["forks.py:6"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("options", [(), ("--continue",)])
+def test_threads_taking_gradients_run_as_under_python(
+    tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    script = tmp_path / "threads.py"
+    script.write_text(_TAPE + "import threading\nout = []\n@tf.function\ndef step():\n"
+                      "    with tf.GradientTape() as t:\n        l = tf.reduce_sum(w * 3.0)\n"
+                      "    return t.gradient(l, w)\n"
+                      "def work():\n    for _ in range(3):\n"
+                      "        out.append((float(grads()[0][0]), float(step()[0])))\n"
+                      "th = threading.Thread(target=work); th.start(); th.join()\nprint(out)\n",
+                      encoding="utf-8")  # fmt: skip
+    python, run = _both(script, "--format", "json", *options)
+    assert python[:2] == (0, "[(2.0, 3.0), (2.0, 3.0), (2.0, 3.0)]\n")
+    assert run[:2] == python[:2]
+    assert "Traceback" not in run[2] and "StopProgram" not in run[2]
+    report = _report(run[2])
+    assert report["calls"] == [] and "are not watched" in str(report["notes"])
+
+
+def test_a_gradient_in_a_finalizer_never_shows_gradscopes_traceback(tmp_path: Path) -> None:
+    script = tmp_path / "dels.py"
+    script.write_text(_TAPE + "class A:\n    def __del__(self):\n"
+                      "        print('del', float(grads()[0][0]), flush=True)\n"
+                      "for _ in range(3):\n    a = A(); del a\nprint('end')\n",
+                      encoding="utf-8")  # fmt: skip
+    python, run = _both(script, "--format", "json")
+    assert python[:2] == (0, "del 2.0\ndel 2.0\ndel 2.0\nend\n")
+    assert run[1] == python[1] and run[0] == 1  # u: unexpected-none
+    assert "Traceback" not in run[2] and "StopProgram" not in run[2]
+
+
+def test_exec_writes_the_report_first(tmp_path: Path) -> None:
+    script = tmp_path / "execs.py"
+    script.write_text(_TAPE + "grads()\nprint('before', flush=True)\n"
+                      "os.execvp('sh', ['sh', '-c', 'echo after; exit 7'])\n",
+                      encoding="utf-8")  # fmt: skip
+    python, run = _both(script, "--format", "json", "-o", "report.json")
+    assert python[:2] == (7, "before\nafter\n")
+    assert run[:2] == python[:2]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["outcome"] == "replaced"
+    assert [(p["variable"], p["kind"]) for p in report["problems"]] == [("u", "unexpected-none")]
+
+
+def test_a_program_pointing_fd_2_at_dev_null_keeps_the_report(tmp_path: Path) -> None:
+    script = tmp_path / "quiet.py"
+    script.write_text(_TAPE + "fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 2)\n"
+                      "grads()\nprint('lost', file=sys.stderr)\n", encoding="utf-8")  # fmt: skip
+    python, run = _both(script, "--format", "json")
+    assert python[:2] == (0, "") and "lost" not in python[2]  # TF's start-up logs came first
+    assert run[0] == 1 and _report(run[2])["problems"] and "lost" not in run[2]
+
+
+def test_a_timeline_on_a_full_disk_is_one_line_after_the_report(tmp_path: Path) -> None:
+    script = tmp_path / "loop.py"
+    script.write_text(_TAPE + "for _ in range(40):\n    grads()\nprint('done')\n",
+                      encoding="utf-8")  # fmt: skip
+
+    def small_files() -> None:  # writes past 4 KiB fail with EFBIG (Python ignores SIGXFSZ)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    python, run = _both(script, "--steps", "40", "--timeline", "t.json",
+                        preexec_fn=small_files)  # fmt: skip
+    assert python[:2] == (0, "done\n")
+    assert run[0] == 2 and run[1] == python[1]
+    *report, last = run[2].rstrip("\n").splitlines()
+    assert "1 problem" in report[-1]  # the report, whole, before the error
+    assert last == f"gradscope run: cannot write --timeline {tmp_path / 't.json'}: File too large"
+    assert not any(p.name.endswith(".json") for p in tmp_path.iterdir())
+
+
+_WAITS = (
+    _TAPE
+    + """\
+import time
+grads()
+print('ready', flush=True)
+try:
+    time.sleep(120)
+except KeyboardInterrupt:
+    print('handled', flush=True)
+    if len(sys.argv) > 1:
+        raise
+"""
+)
+
+
+def _signalled(tmp_path: Path, signum: int, *args: str,
+               gradscope: bool = True) -> tuple[int, str, str]:  # fmt: skip
+    """The program run until it says ``ready``, then sent ``signum``."""
+    script = tmp_path / "waits.py"
+    script.write_text(_WAITS, encoding="utf-8")
+    command = [sys.executable, "-m", "gradscope", "run", "--format", "json", "-o", "report.json",
+               "--timeline", "t.json"] if gradscope else [sys.executable]  # fmt: skip
+    with _started([*command, "waits.py", *args], tmp_path) as proc:
+        assert proc.stdout is not None
+        readable, _, _ = select.select([proc.stdout], [], [], 300)  # bounded: no hang
+        assert readable, "the program never said it was ready"
+        first = proc.stdout.readline()
+        assert first == "ready\n"
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=120)
+        return proc.returncode, first + out, err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_write_the_report_and_the_timeline(tmp_path: Path,
+                                                              signum: int) -> None:  # fmt: skip
+    python = _signalled(tmp_path, signum, gradscope=False)
+    assert python[:2] == (-signum, "ready\n")  # Python's default: ended on the spot
+    run = _signalled(tmp_path, signum)
+    assert run[:2] == (128 + signum, "ready\n")
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert (report["outcome"], report["signal"]) == ("interrupted", signal.Signals(signum).name)
+    timeline = json.loads((tmp_path / "t.json").read_text())
+    assert [s["site"] for s in timeline["steps"]] == ["waits.py:6"]
+
+
+@pytest.mark.parametrize(
+    ("reraise", "outcome", "code"), [((), "finished", 1), (("x",), "interrupted", 130)]
+)
+def test_ctrl_c_is_the_programs_and_its_report_is_written(
+    tmp_path: Path, reraise: tuple[str, ...], outcome: str, code: int
+) -> None:
+    python = _signalled(tmp_path, signal.SIGINT, *reraise, gradscope=False)
+    run = _signalled(tmp_path, signal.SIGINT, *reraise)
+    assert run[1] == python[1] == "ready\nhandled\n"
+    assert run[0] == code
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["outcome"] == outcome and len(report["problems"]) == 1
+    assert (tmp_path / "t.json").exists()
+
+
+def test_sites_are_the_programs_lines_wherever_it_moves(tmp_path: Path) -> None:
+    """A program that ``chdir``s into an installed package, then into a folder it removes:
+    its lines are still its own (not ``bin/gradscope``), and nothing fails looking them up."""
+    script = tmp_path / "moves.py"
+    script.write_text(_TAPE + "import click, tempfile\n"
+                      "os.chdir(os.path.dirname(click.__file__))\ngrads()\n"
+                      "gone = tempfile.mkdtemp(); os.chdir(gone); os.rmdir(gone)\ngrads()\n"
+                      "print('moved')\n", encoding="utf-8")  # fmt: skip
+    python, run = _both(script, "--format", "json", "--steps", "2")
+    assert python[:2] == (0, "moved\n")
+    assert run[:2] == (1, python[1])  # u: unexpected-none
+    report = _report(run[2])
+    assert [c["site"] for c in report["calls"]] == ["moves.py:6", "moves.py:6"]  # type: ignore[index]
+    assert [c["target"]["source"] for c in report["calls"]] == ["moves.py:5"] * 2  # type: ignore[index]
+
+
+def test_the_environment_and_tensorflows_logger_are_the_programs(tmp_path: Path) -> None:
+    """gradscope's quiet import of TensorFlow (``TF_CPP_MIN_LOG_LEVEL``, its logger at
+    ERROR) is not the program's: it sees the environment and the warnings it would see."""
+    script = tmp_path / "logs.py"
+    script.write_text(_TAPE + "print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'))\n"
+                      "tf.get_logger().warning('the program warns')\ngrads()\n",
+                      encoding="utf-8")  # fmt: skip
+    env = {k: v for k, v in _ENV.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    python, run = _both(script, env=env)
+    assert python[:2] == (0, "None\n") and "WARNING:tensorflow:the program warns" in python[2]
+    assert run[1] == python[1]
+    assert "WARNING:tensorflow:the program warns\n" in run[2]

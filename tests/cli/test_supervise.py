@@ -1,0 +1,87 @@
+"""A Python target's crash is one line and exit code 5, said by a parent process; signals
+sent to gradscope reach the command and end it as they would end one process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gradscope.cli.supervise import wanted
+from tests.conftest import ROOT
+from tests.frontends.python.test_ending import TARGET
+
+
+def test_supervise_wanted_for_python_targets_only() -> None:
+    assert wanted(["inspect", "target.py:build", "--format", "json"]) == "inspect"
+    assert wanted(["--traceback", "check", "configs/a.yaml", "models:build"]) == "check"
+    assert wanted(["diff", "pkg.models:build", "a", "b"]) == "diff"
+    assert wanted(["inspect", "configs/multitask.yaml"]) is None
+    assert wanted(["run", "train.py"]) is None  # a program: proc-model's process model
+    assert wanted(["plot", "t.json", "-o", "x:y.png"]) is None
+    assert wanted([]) is None
+
+
+def _folder(tmp_path: Path) -> Path:
+    (tmp_path / "target.py").write_text(TARGET, encoding="utf-8")
+    return tmp_path
+
+
+def _env(**more: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **more}
+    env.pop("GRADSCOPE_TRACEBACK", None)
+    return env
+
+
+@pytest.mark.tf
+def test_target_segfault_is_one_line_and_exit_5(tmp_path: Path) -> None:
+    """Plain Python: -11 and nothing on stderr (tests/frontends/python/test_ending.py)."""
+    folder = _folder(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "gradscope", "inspect", "target.py:build", "-q"],
+        cwd=folder, capture_output=True, text=True, timeout=240, check=False,
+        env=_env(MODE="segfault"),
+    )  # fmt: skip
+    assert done.returncode == 5, done.stderr
+    assert done.stdout == ""
+    # the loss runs as code autograph generated from it: no line of target.py is on the stack
+    assert done.stderr.strip().splitlines() == [
+        "gradscope inspect: the target's code crashed the process: SIGSEGV "
+        "(a segmentation fault); gradscope checked nothing (exit code 5)"
+    ]
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_to_gradscope_reaches_the_command_and_leaves_nothing(
+    tmp_path: Path, signum: int
+) -> None:
+    folder = _folder(tmp_path)
+    ready = folder / "ready"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gradscope", "inspect", "target.py:build", "-q"],
+        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=_env(MODE="sleep", READY=str(ready)),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while not ready.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert ready.exists(), process.communicate(timeout=10)
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        assert len(children) == 1  # the command runs in the one child
+        process.send_signal(signum)
+        process.wait(timeout=60)
+        # as one Python process ends on it: Ctrl-C (kill -INT) is gradscope's 130
+        assert process.returncode == (130 if signum == signal.SIGINT else -signum)
+        time.sleep(0.5)
+        assert not Path(f"/proc/{children[0]}").exists()  # no orphan left behind
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

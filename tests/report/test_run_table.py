@@ -1,0 +1,78 @@
+"""``gradscope run``'s table at 200 sources and 80 columns: problems first to the eye, one
+explanation per group, nothing hidden a row would have shown (a hand-made report, no TensorFlow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradscope.analysis import run as run_policy
+from gradscope.report import render
+from gradscope.results import run as rr
+
+HEAD = (
+    "reaches only output 'aux' of model 'detector', which the loss made at train.py:41 does not "
+    "read"
+)
+
+
+def _report(blocks: int = 100) -> rr.RunReport:
+    """A ResNet-sized call: ``blocks`` healthy layers (kernel and bias), norms from 1e-7 up,
+    then an ``aux`` head no loss reads."""
+    sources = [
+        rr.SourceResult(f"block_{i:03d}/{part}", "ok", 10.0 ** -(7 - i * 7 // blocks), (8,), False)
+        for i in range(blocks)
+        for part in ("kernel", "bias")
+    ]
+    sources += [
+        rr.SourceResult(f"aux/{part}", "none:disconnected", None, (8, 3), False, note=HEAD)
+        for part in ("kernel", "bias")
+    ]
+    call = rr.CallResult(
+        "train.py:44", "GradientTape.gradient", rr.EAGER, 1, "train.py:41", 1.5, tuple(sources)
+    )
+    problems = tuple(run_policy.problems_of((call,), []))
+    return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", (call,), problems)
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_run_table_groups_a_big_call_and_keeps_problems_whole(width: int) -> None:
+    text = render(_report(), "table", width=width)
+    lines = _lines(text)
+    assert max(len(line) for line in lines) <= width
+    assert len(lines) < 20  # 202 sources: not 202 rows
+    grouped = next(line for line in lines if line.startswith("block_000 … block_099"))
+    assert "200 in 100 layers" in grouped
+    assert "1.0e-07…1.0e-01" in grouped  # the smallest and largest norm: nothing hidden
+    kernel = next(line for line in lines if line.startswith("aux/kernel"))
+    bias = next(line for line in lines if line.startswith("aux/bias"))
+    assert kernel.split()[-1] == bias.split()[-1] == "[1]"  # one explanation for the two
+    note = text[text.index("[1]  ") :]
+    assert " ".join(note.split()).startswith(f"[1] {HEAD}")  # whole, wrapped only at spaces
+    assert text.count("reaches only output") == 1
+
+
+def test_run_table_problems_only_hides_healthy_sources() -> None:
+    text = render(_report(), "table", width=80, problems_only=True)
+    assert "block_" not in text
+    assert "(200 more sources ok, not shown: --problems)" in text
+    assert "aux/kernel" in text and "aux/bias" in text
+
+
+def test_run_table_group_none_keeps_a_row_per_source() -> None:
+    text = render(_report(blocks=5), "table", width=200, group="none")
+    assert all(f"block_{i:03d}/kernel" in text for i in range(5))
+
+
+def test_run_table_single_explanation_stays_inline_when_wide() -> None:
+    """One source with its own explanation and room for it: on its row, no footnote."""
+    report = _report(blocks=2)
+    call = report.calls[0]
+    call = rr.CallResult(**{**call.__dict__, "sources": call.sources[:-1]})
+    report = rr.RunReport(**{**report.__dict__, "calls": (call,)})
+    text = render(report, "table", width=200)
+    row = next(line for line in _lines(text) if line.startswith("aux/kernel"))
+    assert row.rstrip().endswith("does not read") and "[1]" not in text
