@@ -1,5 +1,5 @@
-"""The package's shape holds: data flows one way (no import cycle), no module over 400 lines,
-and no folder that tools misread (pytest skips ``build``, so tests there never ran)."""
+"""The package's shape holds: data flows one way (no import cycle) and no folder that tools
+misread (pytest skips ``build``, so tests there never ran). There is no line cap (issue 29)."""
 
 from __future__ import annotations
 
@@ -77,11 +77,6 @@ def test_layout_has_no_import_cycle() -> None:
         if path.name != "__init__.py"
     }
     assert _cycles(graph) == []
-
-
-def test_layout_modules_stay_under_400_lines() -> None:
-    sizes = {p.relative_to(ROOT): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
-    assert {p: n for p, n in sizes.items() if n > 400} == {}
 
 
 def test_layout_has_no_folder_tools_misread() -> None:

@@ -33,6 +33,12 @@ def watch(steps: int = 1, allow_none: Sequence[str] = ()) -> Watch:
     raises; the block's own exception passes through unchanged (``w.report`` then has outcome
     ``raised``). Watching changes no random draw, loss or update.
 
+    A Keras model trained before the block (an earlier ``fit`` in a notebook) has its train
+    step traced again in the block, so that it is seen, and its own back after. A
+    ``tf.function`` of your own traced before the block is not (tracing it again would
+    restart its random ops' sequences): its calls in the block are not seen; define it, or
+    call it first, inside the block.
+
     Args:
         steps: executions watched per call site (at least 1); later ones run unwatched.
         allow_none: globs of sources (variable or tensor names) whose None gradient is
@@ -113,8 +119,19 @@ class Watch:
             hooks.__exit__(None, None, None)  # TensorFlow as it was, whatever happens next
         finally:
             self._open = None
-            self._report = self._made(watcher, calls, _outcome(kind))
+            try:
+                self._report = self._made(watcher, calls, _outcome(kind))
+            except Exception as exc:  # gradscope's failure never stops the code it watched
+                self._report = self._failed(exc, _outcome(kind))
         return None  # the block's exception, if any, passes unchanged
+
+    def _failed(self, exc: Exception, outcome: str) -> rr.RunReport:
+        from gradscope.engine.messages import one_line
+
+        said = one_line(f"{type(exc).__name__}: {exc}", 200)
+        return rr.RunReport(self.where, (), "", "", (), (), outcome=outcome, steps=self.steps,
+                            notes=(f"gradscope could not make this report ({said}); please "
+                                   "report it",), entry=rr.WATCH)  # fmt: skip
 
     def _made(self, watcher: Any, calls: Any, outcome: str) -> rr.RunReport:
         import tensorflow as tf

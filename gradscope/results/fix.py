@@ -48,8 +48,7 @@ class Fix:
         if not isinstance(data, dict) or not {"kind", "where", "text"} <= data.keys():
             return None
         return Fix(str(data["kind"]), str(data["where"]), str(data["text"]),
-                   tuple(map(str, data.get("candidates") or ())),
-                   tuple(map(str, data.get("later") or ())))  # fmt: skip
+                   _strings(data.get("candidates")), _strings(data.get("later")))  # fmt: skip
 
     def sentence(self) -> str:
         """The fix as one line: ``fix: <text>`` plus the candidates, for messages."""
@@ -57,6 +56,11 @@ class Fix:
         if self.candidates:
             text += " Candidates: " + "; ".join(self.candidates) + "."
         return text
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A list of strings as a file holds it; anything else (a number, a mapping) is none."""
+    return tuple(map(str, value)) if isinstance(value, list) else ()
 
 
 #: The kind of a fix that says the cut is deliberate.

@@ -322,3 +322,33 @@ def test_a_model_trained_before_the_block_is_watched_in_it(fresh: None) -> None:
     assert [s.name for s in call.sources] == [v.path for v in model.trainable_variables]
     assert [s.status == "ok" for s in call.sources] == [g is not None for g in bare]
     assert model.train_function is before  # the model's own trace is back
+
+
+def test_a_gradscope_failure_never_stops_the_block(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tensorflow as tf
+
+    from gradscope.analysis import run as run_policy
+    from gradscope.frontends.program import analyse
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a gradscope bug")
+
+    monkeypatch.setattr(analyse, "analyse", broken)  # while watching a call
+    w = tf.Variable(3.0, name="w")
+    with gradscope.watch() as block:
+        with tf.GradientTape() as tape:
+            loss = w * w
+        grad = tape.gradient(loss, w)
+    assert float(grad) == 6.0  # the program's own answer
+    assert any("could not analyse this call" in n for n in block.report.notes)
+    monkeypatch.setattr(run_policy, "problems_of", broken)  # while making the report
+    with gradscope.watch() as block:
+        with tf.GradientTape() as tape:
+            loss = w * w
+        grad = tape.gradient(loss, w)
+    assert float(grad) == 6.0
+    assert block.report.notes == (
+        "gradscope could not make this report (RuntimeError: a gradscope bug); please report it",
+    )

@@ -14,8 +14,7 @@ pytestmark = pytest.mark.tf
 
 @pytest.fixture(scope="module")
 def shell() -> Any:
-    pytest.importorskip("IPython", reason="the dev extra installs IPython")
-    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.interactiveshell import InteractiveShell  # the dev extra installs it
 
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "gradscope")

@@ -34,7 +34,8 @@ def grads():
 @contextmanager
 def _started(args: list[str], cwd: Path, **kwargs: object) -> Iterator[subprocess.Popen[str]]:
     """A process, killed (with its group) on every way out of the block."""
-    proc = subprocess.Popen(args, cwd=cwd, env=_ENV, stdout=subprocess.PIPE,
+    kwargs.setdefault("env", _ENV)
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             **kwargs)  # type: ignore[call-overload]  # fmt: skip
     try:
@@ -221,3 +222,17 @@ def test_sites_are_the_programs_lines_wherever_it_moves(tmp_path: Path) -> None:
     report = _report(run[2])
     assert [c["site"] for c in report["calls"]] == ["moves.py:6", "moves.py:6"]  # type: ignore[index]
     assert [c["target"]["source"] for c in report["calls"]] == ["moves.py:5"] * 2  # type: ignore[index]
+
+
+def test_the_environment_and_tensorflows_logger_are_the_programs(tmp_path: Path) -> None:
+    """gradscope's quiet import of TensorFlow (``TF_CPP_MIN_LOG_LEVEL``, its logger at
+    ERROR) is not the program's: it sees the environment and the warnings it would see."""
+    script = tmp_path / "logs.py"
+    script.write_text(_TAPE + "print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'))\n"
+                      "tf.get_logger().warning('the program warns')\ngrads()\n",
+                      encoding="utf-8")  # fmt: skip
+    env = {k: v for k, v in _ENV.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    python, run = _both(script, env=env)
+    assert python[:2] == (0, "None\n") and "WARNING:tensorflow:the program warns" in python[2]
+    assert run[1] == python[1]
+    assert "WARNING:tensorflow:the program warns\n" in run[2]

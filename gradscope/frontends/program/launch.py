@@ -8,6 +8,7 @@ such module) is a usage error, found before TensorFlow is imported.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import importlib.util
 import os
@@ -321,6 +322,8 @@ def _startup_modules(module: bool) -> frozenset[str]:
     before it runs a script (or, ``module``, before ``-m`` runs one)."""
     import subprocess
 
+    if not sys.executable:  # an embedded interpreter: no python to ask
+        return frozenset()
     code = "import sys" + (", runpy" if module else "") + "; print(*sys.modules)"
     flags = subprocess._args_from_interpreter_flags()  # type: ignore[attr-defined]
     try:
@@ -427,7 +430,7 @@ def _end_child(outcome: str, error: BaseException | None, program: Program) -> N
 def print_failure(exc: BaseException, program: Program, file: Any = None) -> None:
     """The program's exception as Python prints it (to ``file``, standard error by default):
     from the program's own first frame, and without gradscope's frames (the watched calls it
-    passed through)."""
+    passed through); through the program's own ``sys.excepthook`` when it set one."""
     file = sys.stderr if file is None else file
     if isinstance(exc, SystemExit):
         if exc.code is not None and not isinstance(exc.code, int):
@@ -436,6 +439,10 @@ def print_failure(exc: BaseException, program: Program, file: Any = None) -> Non
     tb = exc.__traceback__
     while tb is not None and not _is_program_frame(tb, program):
         tb = tb.tb_next
+    if sys.excepthook is not sys.__excepthook__:  # the program's own, as Python calls it
+        with contextlib.redirect_stderr(file):
+            sys.excepthook(type(exc), exc, tb or exc.__traceback__)
+        return
     shown = traceback.TracebackException(type(exc), exc, tb or exc.__traceback__)
     _drop_own_frames(shown, set())
     print("".join(shown.format()), end="", file=file)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
+import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +72,7 @@ def run(
     launch.check(program)
     from gradscope.engine.tf_import import import_tensorflow
 
+    environ = dict(os.environ)
     tf = import_tensorflow()  # once, without its banners: the program's own import is then free
     devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
 
@@ -126,7 +129,7 @@ def run(
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
     try:
-        with installed(watcher) as calls, ends:
+        with installed(watcher) as calls, ends, _programs_logging(tf, watcher, environ):
             hooks.append(calls)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
@@ -134,6 +137,33 @@ def run(
         raise
     status = launch.exit_status(error) if outcome == rr.EXITED else None
     return report(outcome, error, status)
+
+
+@contextlib.contextmanager
+def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterator[None]:
+    """The environment and TensorFlow's Python logger as the program finds them under
+    ``python``: without the ``TF_CPP_MIN_LOG_LEVEL`` gradscope set to import TensorFlow
+    quietly (the program and its children read the environment), and with TensorFlow's
+    warnings (a retracing ``tf.function``, the program's own ``tf.get_logger()``) shown as
+    Python's logging shows them; those of gradscope's own work stay hidden."""
+    added = {k: v for k, v in os.environ.items() if k not in environ}
+    for key in added:
+        del os.environ[key]
+    logger = tf.get_logger()
+    level = logger.level
+
+    def not_gradscopes(record: Any) -> bool:
+        return not watcher.busy_here()
+
+    logger.setLevel(logging.NOTSET)
+    logger.addFilter(not_gradscopes)
+    try:
+        yield
+    finally:
+        logger.removeFilter(not_gradscopes)
+        logger.setLevel(level)
+        for key, value in added.items():
+            os.environ.setdefault(key, value)
 
 
 def exit_code(outcome: Outcome) -> int:

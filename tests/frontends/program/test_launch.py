@@ -167,3 +167,25 @@ def test_a_program_in_a_folder_it_removed_ends_as_under_python(
     said = io.StringIO()
     launch.print_failure(error, Program("rm.py", ()), said)  # type: ignore[arg-type]
     assert said.getvalue() == python.stderr
+
+
+def test_the_programs_own_excepthook_prints_its_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "hooked.py").write_text(
+        "import sys\n"
+        "sys.excepthook = lambda t, e, tb: print('custom:', t.__name__, e, file=sys.stderr)\n"
+        "raise ValueError('bad')\n",
+        encoding="utf-8",
+    )
+    python = _python("hooked.py", cwd=tmp_path)
+    assert (python.returncode, python.stderr) == (1, "custom: ValueError bad\n")
+    monkeypatch.chdir(tmp_path)
+    hook = sys.excepthook
+    try:
+        outcome, error, _ = _in_process(Program("hooked.py", ()))
+        said = io.StringIO()
+        launch.print_failure(error, Program("hooked.py", ()), said)  # type: ignore[arg-type]
+    finally:
+        sys.excepthook = hook
+    assert (outcome, said.getvalue()) == (rr.RAISED, python.stderr)
