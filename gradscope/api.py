@@ -349,24 +349,27 @@ def run(
     *args: str,
     module: bool = False,
     steps: int = 1,
-    keep_going: bool = False,
+    stop: bool = False,
     allow_none: Sequence[str] = (),
     strategy: str | None = None,
     replicas: int | None = None,
+    keep_going: bool | None = None,
 ) -> RunReport:
     """Run a training program as ``gradscope run`` does, watching its gradient calls.
 
     The program runs in this process as ``python SCRIPT ARGS`` would (``sys.argv``,
     ``__main__``); every ``GradientTape.gradient``, ``tf.gradients``, ``compute_gradients``,
-    ``apply_gradients`` and ``fit`` it makes is reported for its first ``steps`` executions.
+    ``apply_gradients`` and ``fit`` it makes is reported for its first ``steps`` executions;
+    the later ones run unwatched, and the program runs to its end.
 
     Args:
         script: the script's path, or with ``module`` a module name (``python -m``).
         *args: the program's own arguments.
         module: run ``script`` as a module.
-        steps: executions watched per call site; the program is then stopped unless
-            ``keep_going``.
-        keep_going: let the program run to its end, unwatched after ``steps``.
+        steps: executions watched per call site; the later ones run unwatched, at the
+            program's own speed.
+        stop: stop the program at a site's first execution past ``steps`` (a quick look:
+            the rest does not run; ``RunReport.stop`` says where, and the sites seen).
         allow_none: globs of sources whose missing gradient is not a problem.
         strategy: ``"mirrored"``: as ``replicas`` (2 unless told); the program picks its
             own strategy (``"multiworker"`` is refused).
@@ -374,6 +377,7 @@ def run(
             CPU devices, made before TensorFlow initialises its devices: call this before
             anything else in the process touches TensorFlow). Calls made inside
             ``strategy.run`` report every replica (``SourceResult.replicas``) and their sum.
+        keep_going: older spelling: ``True`` is the default now; ``False`` is ``stop=True``.
 
     Returns:
         The ``RunReport``: ``calls``, ``problems``, ``exit_code``, ``to_dict()``. A program
@@ -383,7 +387,8 @@ def run(
     Raises:
         ProgramError: the program cannot be started (no such file, a syntax error).
         UsageError: a ``strategy`` or ``replicas`` that cannot be given to a program, or
-            ``replicas`` once TensorFlow already runs on fewer devices.
+            ``replicas`` once TensorFlow already runs on fewer devices; ``stop`` with
+            ``keep_going=True``.
         ProgramRaised: the program raised; ``exc.report`` holds the calls seen so far and
             ``exc.__cause__`` the program's own exception.
     """
@@ -392,9 +397,12 @@ def run(
     from gradscope.frontends.program import run as program_run
     from gradscope.frontends.program.launch import Program, ProgramRaised
 
+    if stop and keep_going:
+        raise UsageError("gradscope.run: stop=True and keep_going=True contradict each other")
     with keras_names.fresh():  # the names the program gets when run alone
         outcome = program_run.run(
-            Program(script, tuple(args), module), steps=steps, keep_going=keep_going,
+            Program(script, tuple(args), module), steps=steps,
+            stop=stop or keep_going is False,
             allow_none=allow_none, distribution=for_program(strategy, replicas),
         )  # fmt: skip
     if outcome.error is not None and not isinstance(outcome.error, SystemExit):

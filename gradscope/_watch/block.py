@@ -105,7 +105,7 @@ class Watch:
             from gradscope.frontends.program.hooks import installed
             from gradscope.frontends.program.watch import Watcher
 
-            watcher = Watcher(self.steps, keep_going=True)
+            watcher = Watcher(self.steps)  # never stops: later calls run unwatched
             hooks = installed(watcher)
             calls = hooks.__enter__()  # AlreadyWatching: nothing was patched
             self._open = (watcher, hooks, calls, _Retraced())

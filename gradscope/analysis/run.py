@@ -21,19 +21,20 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
     ``trainable`` flag the traced Keras train step disagrees with
     (``frontends/program/trainable.py``), ``never-trained`` (the step leaves it out; an
     ``--allow-none`` glob allows it too) or ``unexpected-connected`` (frozen, still trained).
-    One problem per site, source and kind (its first step)."""
-    seen: dict[tuple[str, str, str], RunProblem] = {}
+    One problem per site (with its ``via``), source and kind (its first step)."""
+    seen: dict[tuple[str, tuple[str, ...], str, str], RunProblem] = {}
     for call in calls:
         for s in call.sources:
             kind = _kind(s, allow_none)
-            key = (call.site, s.name, kind or "")
+            key = (call.site, call.via, s.name, kind or "")
             if kind is not None and key not in seen:
                 seen[key] = RunProblem(call.site, call.step, s.name, kind,
-                                       _message(call, s, kind), s.cut_points)  # fmt: skip
-            key = (call.site, s.name, m.REPLICA_MISMATCH)
+                                       _message(call, s, kind), s.cut_points,
+                                       call.via)  # fmt: skip
+            key = (call.site, call.via, s.name, m.REPLICA_MISMATCH)
             if len({r.status for r in s.replicas}) > 1 and key not in seen:
                 seen[key] = RunProblem(call.site, call.step, s.name, m.REPLICA_MISMATCH,
-                                       _mismatch(call, s), s.cut_points)  # fmt: skip
+                                       _mismatch(call, s), s.cut_points, call.via)  # fmt: skip
     return list(seen.values())
 
 
@@ -65,16 +66,16 @@ def _kind(source: SourceResult, allow_none: Sequence[str]) -> ProblemKind | None
 
 def _message(call: CallResult, source: SourceResult, kind: str) -> str:
     if kind == m.NAN_PROBLEM:
-        text = f"{source.name} gets a NaN or infinite gradient at {call.site} (step {call.step})"
+        text = f"{source.name} gets a NaN or infinite gradient at {call.where} (step {call.step})"
         if source.nan_origin is not None:
             text += f": {describe_origin(source.nan_origin)}"
         return text
     if kind == m.NEVER_TRAINED:
-        return f"{call.api} at {call.site} does not train {source.name}: {source.note}"
+        return f"{call.api} at {call.where} does not train {source.name}: {source.note}"
     if kind == m.UNEXPECTED_CONNECTED:
-        return f"{call.api} at {call.site} still trains {source.name}: {source.note}"
+        return f"{call.api} at {call.where} still trains {source.name}: {source.note}"
     why = source.status.removeprefix("none:")
-    text = f"{call.api} at {call.site} gives {source.name} no gradient ({why})"
+    text = f"{call.api} at {call.where} gives {source.name} no gradient ({why})"
     if source.cut_points:
         cut = source.cut_points[0]
         text += f": cut at {cut.node} ({cut.op}) at {cut.source or 'unknown line'}"

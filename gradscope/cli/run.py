@@ -34,6 +34,7 @@ Where the report goes:
 \b
 Exit codes:
   0    no problems: every source the program asked about got a finite gradient
+       (with --stop, in the part that ran: the report says where it was stopped)
   1    problems: a None gradient (not named by --allow-none), a NaN/Inf one, or
        replicas that disagree (replica-mismatch)
   2    bad usage, or a program that cannot start (no such file, a syntax error, no module);
@@ -48,7 +49,8 @@ Exit codes:
 \b
 Examples:
   gradscope run train.py --epochs 1
-  gradscope run --steps 3 --continue train.py
+  gradscope run --steps 3 train.py   (each call site's first 3 executions watched)
+  gradscope run --stop train.py      (a quick look: stopped at a site's 2nd execution)
   gradscope run --allow-none 'generator/*' -m mypkg.train --config small.yaml
   gradscope run --format junit --output gradscope.xml train.py
   gradscope run --steps 1000 --every 10 --timeline grads.json train.py
@@ -57,16 +59,51 @@ Examples:
   gradscope check --timeline grads.json    (exit 1 on its findings)"""
 
 
+class _RunCommand(click.Command):
+    """``gradscope run [OPTIONS] SCRIPT [ARGS]...``: every option-like word before SCRIPT is
+    gradscope's (an unknown one is click's "No such option", exit 2); every word from SCRIPT
+    on, or after ``-m MODULE``, is the program's, as ``python`` reads its command line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _programs_words_marked(self, ctx, args))
+
+
+def _programs_words_marked(command: click.Command, ctx: click.Context,
+                           args: list[str]) -> list[str]:  # fmt: skip
+    """``args`` with ``--`` put after ``-m MODULE``, so that the words after it are the
+    program's even when they look like options (``-m pkg.train --config x.yaml``); SCRIPT
+    needs no mark (the first word that is no option ends gradscope's options)."""
+    takes_value = {name for p in command.get_params(ctx) if isinstance(p, click.Option)
+                   and not p.is_flag and p.nargs > 0 for name in p.opts}  # fmt: skip
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--" or not word.startswith("-") or word == "-":
+            break  # the program's command line begins here
+        if word == "-m":  # with no MODULE after it, click says "requires an argument"
+            return [*args[: i + 2], "--", *args[i + 2 :]] if i + 1 < len(args) else args
+        if word.startswith("-m") and not word.startswith("--"):  # -mMODULE, as python takes it
+            return [*args[: i + 1], "--", *args[i + 1 :]]
+        i += 2 if word in takes_value else 1  # --opt=value and -oVALUE hold their value
+    return args
+
+
 @click.command(
+    cls=_RunCommand,
     short_help=summary("run"),
     epilog=EPILOG,
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+    context_settings={"allow_interspersed_args": False},
 )
 @click.option("--steps", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Watch the first N executions of each gradient call site, then stop the "
-                   "program (unless --continue).")  # fmt: skip
+              help="Watch the first N executions of each gradient call site; the later ones "
+                   "run unwatched, at the program's own speed, to the program's end.")  # fmt: skip
+@click.option("--stop", is_flag=True,
+              help="Stop the program at the first execution of a call site past --steps: a "
+                   "quick look; the rest of the program does not run, and the report says "
+                   "so.")  # fmt: skip
 @click.option("--continue", "keep_going", is_flag=True,
-              help="After --steps, let the program run to its end, unwatched.")  # fmt: skip
+              help="Accepted for older scripts and CI, and does nothing: running the program "
+                   "to its end is the default now (--stop stops it early).")  # fmt: skip
 @click.option("--every", type=click.IntRange(min=1, max=2**63 - 1), default=None, metavar="K",
               help="With --timeline/--tensorboard: measure the first and every K-th "
                    "execution of each call site (up to --steps); the others run unwatched. "
@@ -100,7 +137,7 @@ Examples:
               help="Run a module, as python -m MODULE does.")  # fmt: skip
 @click.argument("program", nargs=-1, type=click.UNPROCESSED, metavar="SCRIPT [ARGS]...")
 @click.pass_context
-def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
+def run(ctx: click.Context, steps: int, stop: bool, keep_going: bool, every: int | None,
         timeline: str | None, tensorboard: str | None, allow_none: tuple[str, ...],
         replicas: int | None, strategy: str | None, fmt: str, output: str | None,
         module: str | None, program: tuple[str, ...], group: str = "auto",
@@ -112,6 +149,9 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     graph mode, model.fit, and Keras' apply_gradients (a None the program passed). For
     each call, every source (variable or watched tensor) gets a status, a norm and, when
     no gradient flows, the line where the path was cut.
+
+    gradscope's options go before SCRIPT (or -m MODULE); every word after it is the
+    program's own (gradscope run train.py --steps 5 passes --steps 5 to train.py).
     """
     from gradscope.distribute.run import for_program
     from gradscope.frontends.program.launch import Program
@@ -121,9 +161,12 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
 
     if module is None and not program:
         raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")
-    _check_outputs(every, timeline, tensorboard, output, [] if module else program[:1])
+    if module is not None and not module.strip():
+        raise UsageError(f"gradscope run: -m {module!r}: give a module name (as python -m takes)")
+    _check_outputs(every, timeline, tensorboard, output, [] if module is not None else program[:1])
     distribution = for_program(strategy, replicas)
-    target = Program(module, program, True) if module else Program(program[0], program[1:])
+    target = (Program(module, program, True) if module is not None
+              else Program(program[0], program[1:]))  # fmt: skip
     # the program may chdir, close or replace its streams: gradscope's are kept from now
     output, timeline, tensorboard = (_absolute(p) for p in (output, timeline, tensorboard))
     held = Held(keep_descriptors=True)  # fd 1 and 2 as they are now, whatever the program does
@@ -133,7 +176,9 @@ def run(ctx: click.Context, steps: int, keep_going: bool, every: int | None,
     def deliver(outcome: Outcome) -> None:
         _deliver(outcome, target, fmt, output, held, options)
 
-    outcome = run_program(target, steps=steps, keep_going=keep_going, allow_none=allow_none,
+    if stop and keep_going:  # --continue: the default now, accepted for older command lines
+        raise UsageError("gradscope run: --stop and --continue contradict each other: give one")
+    outcome = run_program(target, steps=steps, stop=stop, allow_none=allow_none,
                           every=every or 1, timeline=timeline, tensorboard=tensorboard,
                           distribution=distribution, on_end=deliver)  # fmt: skip
     deliver(outcome)

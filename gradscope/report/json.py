@@ -288,6 +288,8 @@ def call(c: rr.CallResult) -> dict[str, Any]:
         "target": target,
         "sources": {s.name: source(s) for s in c.sources},
     }
+    if c.via:
+        out["via"] = list(c.via)
     if c.notes:
         out["notes"] = list(c.notes)
     return out
@@ -301,6 +303,7 @@ def run_problem(p: rr.RunProblem) -> dict[str, Any]:
         "kind": str(p.kind),
         "message": p.message,
         "cut_points": [cut_point(c) for c in p.cut_points],
+        **({"via": list(p.via)} if p.via else {}),
         **({"fix": fix(p.fix)} if p.fix is not None else {}),
     }
 
@@ -322,6 +325,10 @@ def run_report(r: rr.RunReport) -> dict[str, Any]:
     }
     if r.notes:
         out["notes"] = list(r.notes)
+    if r.stop is not None:
+        out["stop"] = {"site": r.stop.site, "steps": r.steps, "sites": list(r.stop.sites),
+                       "refused": r.stop.refused, "caught": r.stop.caught,
+                       "finished": r.stop.finished}  # fmt: skip
     if r.distribution is not None:
         d = r.distribution
         out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,

@@ -10,7 +10,7 @@ from collections import Counter
 
 from gradscope.report import github
 from gradscope.report.run_check import as_check, title
-from gradscope.report.run_table import summary
+from gradscope.report.run_table import ending, summary
 from gradscope.results import report as m
 from gradscope.results.run import CallResult, RunReport
 
@@ -29,12 +29,16 @@ def render(report: RunReport, *, color: bool = False, width: int = 120) -> str:
     calls = len(report.calls)
     lines = [f"::group::{title(report)}: {calls} call{'s' if calls != 1 else ''} at {sites} "
              f"call site{'s' if sites != 1 else ''}"]  # fmt: skip
-    lines += [f"{c.site} · {c.api} ({c.mode}) · step {c.step}: {_counts(c)}" for c in report.calls]
+    lines += [f"{c.where} · {c.api} ({c.mode}) · step {c.step}: {_counts(c)}"
+              for c in report.calls]  # fmt: skip
     lines.append("::endgroup::")
     lines += [github.annotation(p) for p in as_check(report).problems]
     notes = [(c.site, n) for c in report.calls for n in c.notes] + [("", n) for n in report.notes]
     for site, note in notes:
         where = github.escape_property(f"gradscope note: {site or report.program}")
         lines.append(f"::notice title={where}::{github.escape_data(note)}")
+    if report.stop is not None:  # what did not run was not watched: never a quiet pass
+        where = github.escape_property("gradscope run: stopped by --stop")
+        lines.append(f"::warning title={where}::{github.escape_data(ending(report))}")
     lines.append(f"{title(report)}: {summary(report)} (exit code {report.exit_code})")
     return "\n".join(lines) + "\n"

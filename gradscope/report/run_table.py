@@ -20,7 +20,7 @@ from gradscope.results.fix import Fix
 #: How the program ended, in words.
 ENDINGS = {
     rr.FINISHED: "the program ran to its end",
-    rr.STOPPED: "stopped after {steps} step(s) of a call site (--continue runs it to its end)",
+    rr.STOPPED: "stopped by --stop at step {next} of {site} (--steps {steps})",
     rr.RAISED: "the program raised (its traceback is above)",
     rr.INTERRUPTED: "interrupted",
     rr.EXITED: "the program exited with status {status}",
@@ -33,11 +33,15 @@ BLOCK_ENDINGS = {
     rr.INTERRUPTED: "interrupted",
 }
 
+#: A program that caught gradscope's stop (``except:``) and went on, in words.
+CAUGHT = ("the program caught the stop and went on{how}: {refused} gradient call(s) at "
+          "stopped sites raised the stop into it and were not made")  # fmt: skip
+
 
 def heading(call: rr.CallResult) -> str:
     """``train.py:57 · GradientTape.gradient (function) · step 1 · target 6.93e-01 at ...``."""
     step = f"step {call.step}" if call.step else "never run"
-    text = f"{call.site} · {call.api} ({call.mode}) · {step}"
+    text = f"{call.where} · {call.api} ({call.mode}) · {step}"
     if call.target_source or call.value is not None:
         text += f" · target {style.number(call.value)}"
     if call.target_source:
@@ -205,7 +209,7 @@ def _problems(report: rr.RunReport) -> Table:
     """One row per site and kind, naming its sources (the messages are in the JSON report)."""
     grouped: dict[tuple[str, str], list[str]] = {}
     for p in report.problems:
-        grouped.setdefault((p.kind, p.site), []).append(p.variable)
+        grouped.setdefault((p.kind, p.where), []).append(p.variable)
     table = Table(title="Problems", title_justify="left", box=None, header_style="bold",
                   title_style="bold")  # fmt: skip
     for name in ("kind", "site", "sources"):
@@ -215,16 +219,44 @@ def _problems(report: rr.RunReport) -> Table:
     return table
 
 
+def ending(report: rr.RunReport) -> str:
+    """How the program ended, and with ``--stop`` where it was stopped, what the program
+    did with the stop, and the call sites seen (a stopped run's verdict is never a bare
+    "0 problems", nor "ran to its end" when its later gradient calls were refused)."""
+    stop = report.stop
+    site = stop.site if stop is not None else "a call site"
+    endings = BLOCK_ENDINGS if report.entry == rr.WATCH else ENDINGS
+    text = endings[report.outcome].format(steps=report.steps, status=report.exit_status,
+                                          site=site, next=report.steps + 1)  # fmt: skip
+    if report.signal is not None:
+        text += f" ({report.signal})"
+    if stop is None:
+        return text
+    if not stop.caught:
+        text += ": the rest of the program did not run, so nothing in it was watched"
+    else:
+        caught = CAUGHT.format(how=" to its end" if stop.finished else "", refused=stop.refused)
+        if report.outcome != rr.STOPPED:
+            text += f" · it had been stopped by --stop at {site}"
+        text += f"; {caught}"
+    return f"{text} · call sites seen: {', '.join(stop.sites)}"
+
+
 def summary(report: rr.RunReport) -> str:
     sites = len(list(report.sites()))
     count = len(report.problems)
     text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
             f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
-    endings = BLOCK_ENDINGS if report.entry == rr.WATCH else ENDINGS
-    ending = endings[report.outcome].format(steps=report.steps, status=report.exit_status)
-    if report.signal is not None:
-        ending += f" ({report.signal})"
-    return text + " · " + ending
+    return f"{text} · {ending(report)}"
+
+
+def tone(report: rr.RunReport) -> str:
+    """The verdict's colour: red with a failing exit code; yellow for a run ``--stop``
+    stopped (what did not run was not watched); green only for a program watched to its
+    end."""
+    if report.exit_code:
+        return "red"
+    return "yellow" if report.outcome == rr.STOPPED else "green"
 
 
 def renderable(report: rr.RunReport, group: str = "auto", problems_only: bool = False) -> Group:
@@ -244,8 +276,7 @@ def renderable(report: rr.RunReport, group: str = "auto", problems_only: bool = 
     if report.problems:
         parts += [Text(), _problems(report)]
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
-    tone = "red" if report.exit_code else "green"
-    parts += [Text(), Text(summary(report), style=f"bold {tone}")]
+    parts += [Text(), Text(summary(report), style=f"bold {tone(report)}")]
     return Group(*parts)
 
 

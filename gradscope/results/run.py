@@ -25,7 +25,7 @@ GRAPH = "graph"
 
 #: How the program ended.
 FINISHED = "finished"  # ran to its end (or sys.exit(0))
-STOPPED = "stopped"  # gradscope stopped it after --steps executions of a site
+STOPPED = "stopped"  # --stop: gradscope stopped it after --steps executions of a site
 RAISED = "raised"  # the program raised; exit code 4
 INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
 EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
@@ -75,9 +75,17 @@ class CallResult:
     notes: tuple[str, ...] = ()
     loss_scale: float | None = None  # mixed precision: norms are unscaled by it
     replica_values: tuple[float | None, ...] = ()  # per replica (strategy.run); value: their sum
+    #: the user's lines that called ``site`` (innermost first), where calls of one helper
+    #: from different places are different sites: as few as tell them apart
+    via: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """``site``, and ``via`` when there is one: ``helpers.py:3 (via train.py:40)``."""
+        return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
 
     def __post_init__(self) -> None:
-        escape_fields(self, "site", "target_source", "notes")  # one escaping of names
+        escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -90,10 +98,30 @@ class RunProblem:
     kind: ProblemKind
     message: str
     cut_points: tuple[CutPoint, ...] = ()
+    via: tuple[str, ...] = ()  # the call's ``via``
     fix: Fix | None = None  # what to change (``analysis/fixes.py``)
 
     def __post_init__(self) -> None:
-        escape_fields(self, "site", "variable", "message")  # one escaping of names
+        escape_fields(self, "site", "variable", "message", "via")  # one escaping of names
+
+    @property
+    def where(self) -> str:
+        """``site``, and ``via`` when there is one (``CallResult.where``)."""
+        return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
+
+
+@dataclass(frozen=True)
+class Stop:
+    """With ``--stop``, once gradscope stopped the program: where, and what it had seen."""
+
+    site: str  # the call site whose execution past ``--steps`` was refused first
+    sites: tuple[str, ...]  # every call site seen until then, in the order first seen
+    refused: int = 1  # gradient calls refused with gradscope's stop (raised into the program)
+    caught: bool = False  # the program caught the stop (a bare ``except:``) and went on
+    finished: bool = False  # ...and went on to its end (outcome ``stopped`` all the same)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "sites")  # one escaping of names
 
 
 @dataclass(frozen=True)
@@ -114,6 +142,9 @@ class RunReport(Displayed):
     devices: tuple[str, ...] = ()
     #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
     exit_status: int | None = None
+    #: ``--stop``, once the program was stopped (outcome ``stopped``, or another when it
+    #: caught the stop and went on to raise or exit)
+    stop: Stop | None = None
     #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
     entry: str = RUN
     #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
@@ -140,8 +171,9 @@ class RunReport(Displayed):
         return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
 
     def sites(self) -> Iterator[str]:
-        """Every call site, in the order first seen."""
-        yield from dict.fromkeys(c.site for c in self.calls)
+        """Every call site, in the order first seen (a helper's line reached from two
+        places is two sites: ``CallResult.where``)."""
+        yield from dict.fromkeys(c.where for c in self.calls)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (contract section 6); ``gradscope.report.json`` owns its shape."""

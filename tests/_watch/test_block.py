@@ -84,7 +84,7 @@ def test_watch_reports_what_gradscope_run_reports(program: str, fresh: None) -> 
     import keras
 
     keras.utils.set_random_seed(0)  # custom_step.py's subclassed model draws its weights
-    ran, _ = watched(program, keep_going=True)
+    ran, _ = watched(program)
     keras.backend.clear_session()
     keras.utils.set_random_seed(0)
     block = _block(program)

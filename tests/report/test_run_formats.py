@@ -30,8 +30,10 @@ def _report(outcome: str = rr.STOPPED) -> rr.RunReport:
                       (rr.SourceResult("d/kernel", "nan", None, (3, 1), False),), (),
                       loss_scale=32768.0),
     )  # fmt: skip
+    stop = rr.Stop("train.py:12", ("train.py:12", "model.py:40")) if outcome == rr.STOPPED else None
     return rr.RunReport("train.py", ("train.py", "--epochs", "1"), "2.21.0", "CPU:0", calls,
-                        tuple(run_policy.problems_of(calls, ["g/*"])), outcome)  # fmt: skip
+                        tuple(run_policy.problems_of(calls, ["g/*"])), outcome,
+                        stop=stop)  # fmt: skip
 
 
 def test_run_problems_are_none_unless_allowed_and_nan() -> None:
@@ -67,7 +69,10 @@ def test_run_table_fits_80_columns_and_names_the_cut() -> None:
     assert "train.py:12 · GradientTape.gradient (eager) · step 1" in flat
     assert "loss scale 3.28e+04 (norms unscaled)" in flat
     assert "ResourceStridedSliceAssign" in flat
-    assert "stopped after 1 step(s)" in flat
+    assert (
+        "stopped by --stop at step 2 of train.py:12 (--steps 1): the rest of the program "
+        "did not run, so nothing in it was watched · call sites seen: train.py:12, model.py:40"
+    ) in flat
 
 
 def test_run_json_is_the_contract_shape() -> None:

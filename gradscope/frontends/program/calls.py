@@ -78,6 +78,8 @@ class Calls:
 
         spans = tape.__dict__.setdefault("_gradscope_spans", [])
         if tf.executing_eagerly():
+            if not self.recorder.installed:
+                return  # no op is recorded: no span to keep (the program's own speed)
             if not self.open_eager:  # a new step: tapes of earlier ones are done with
                 self.recorder.release(self.recorder.seq)
             self.open_eager += 1
@@ -162,9 +164,10 @@ class Calls:
 
         eager = tf.executing_eagerly()
         api = fit.api() or "GradientTape.gradient"
-        where = sites.instruction() if eager else -1
-        state = self.watcher.site(sites.text(sites.current()), api, EAGER if eager else FUNCTION,
-                                  where)  # fmt: skip
+        state = self.watcher.at(sites.chain(), api, EAGER if eager else FUNCTION)
+        if eager and self.watcher.unwatched(state):  # done with: the program's own speed
+            self._recorder_off()
+            return orig(tape, target, sources, output_gradients, unconnected)
         if eager and not first_replica_decides(state, lambda: self._eager_watch(state)):
             self._next_eager()
             return orig(tape, target, sources, output_gradients, unconnected)
@@ -267,20 +270,25 @@ class Calls:
 
     def _eager_watch(self, state: SiteState) -> bool:
         """Whether to watch this eager execution. Once every eager site has had its
-        ``--steps`` (``--continue``), eager ops are no longer recorded, so the program runs
+        ``--steps``, eager ops are no longer recorded, so the program runs
         at its own speed; a site first seen after that is watched from its next execution."""
         if self.watcher.timeline is not None:
             installed = self.recorder.installed  # ops of this step recorded: cuts analysable
             return self.watcher.before_execution(state) and installed
         if not self.watcher.before_execution(state):
-            eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
-            if all(self.watcher.done(s) for s in eager):
-                self.recorder.uninstall()
+            self._recorder_off()
             return False
         if not self.recorder.installed:
             self.recorder.install()
             return False
         return True
+
+    def _recorder_off(self) -> None:
+        """Stop recording eager ops once every eager site has had its ``--steps``."""
+        if self.recorder.installed:
+            eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
+            if all(self.watcher.done(s) for s in eager):
+                self.recorder.uninstall()
 
     def _next_eager(self) -> None:
         if self.watcher.timeline is not None:
@@ -414,8 +422,7 @@ class Calls:
         if not unexplained:
             return
         eager = tf.executing_eagerly()
-        state = self.watcher.site(sites.text(sites.current()), "apply_gradients",
-                                  EAGER if eager else FUNCTION)  # fmt: skip
+        state = self.watcher.at(sites.chain(), "apply_gradients", EAGER if eager else FUNCTION)
         if eager and not self.watcher.before_execution(state):
             return
         names = sites.unique([sites.variable_name(v) for _, v in pairs])

@@ -28,7 +28,7 @@ def graph_gradients(
     trainable variable, ``compute_gradients``/``minimize`` given no ``var_list``)."""
     graph = ys[0].graph
     mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
-    state = calls.watcher.site(sites.text(sites.current()), api, mode)
+    state = calls.watcher.at(sites.chain(), api, mode)
     tensors = [graphs.source_tensor(graph, x) for x in xs]
     made = [g for g in grads if g is not None]
     first_grad_op = min((_first_op_id(g) for g in made), default=None)

@@ -35,7 +35,7 @@ def run(
     program: Program,
     *,
     steps: int = 1,
-    keep_going: bool = False,
+    stop: bool = False,
     allow_none: Sequence[str] = (),
     every: int = 1,
     timeline: str | None = None,
@@ -47,9 +47,10 @@ def run(
 
     Args:
         program: the script or module and its arguments.
-        steps: executions watched per call site; the program is stopped at the next one
-            unless ``keep_going``.
-        keep_going: let the program run to its end, unwatched after ``steps``.
+        steps: executions watched per call site; later ones run unwatched, at the
+            program's own speed, and the program runs to its end (as ``python`` runs it).
+        stop: stop the program instead at a site's first execution past ``steps``
+            (``--stop``: a quick look; the rest of the program does not run).
         allow_none: globs of sources whose missing gradient is not a problem.
         every: with ``timeline`` or ``tensorboard``: every execution up to ``steps`` counts,
             and the first and every ``every``-th are measured and recorded; the others run
@@ -86,7 +87,7 @@ def run(
 
         recorder = Recorder(every, timeline, tensorboard, program=program.target,
                             allow_none=allow_none, site_tags=True)  # fmt: skip
-    watcher = Watcher(steps, keep_going, recorder)
+    watcher = Watcher(steps, stop, recorder)
 
     unwritten: list[str] = []
 
@@ -103,13 +104,16 @@ def run(
     hooks: list[Any] = []  # the run's Calls, once installed
 
     def report(outcome: str, error: BaseException | None, status: int | None,
-               signal: str | None = None) -> Outcome:  # fmt: skip
+               signal: str | None = None, caught: bool = True) -> Outcome:  # fmt: skip
         calls = watcher.finish()
         if hooks:  # a trainable flag's call folded into its fit()'s own
             calls = trainable.merged(calls, hooks[0].traces)
         close()
+        stop = _stop(watcher, caught, outcome == rr.FINISHED)
+        if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
+            outcome = rr.STOPPED
         made = _report(program, tf, steps, allow_none, distribution, devices, watcher, calls,
-                       outcome, status)  # fmt: skip
+                       outcome, status, stop)  # fmt: skip
         if signal is not None:
             made = dataclasses.replace(made, signal=signal)
         return Outcome(made, error, tuple(unwritten))
@@ -136,7 +140,8 @@ def run(
         close()
         raise
     status = launch.exit_status(error) if outcome == rr.EXITED else None
-    return report(outcome, error, status)
+    caught = outcome != rr.STOPPED or len(watcher.refused) > 1  # by the program's except:
+    return report(outcome, error, status, caught=caught)
 
 
 @contextlib.contextmanager
@@ -174,8 +179,8 @@ def exit_code(outcome: Outcome) -> int:
 
 def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
             distribution: Distribution, devices: tuple[str, ...], watcher: Any,
-            calls: Sequence[rr.CallResult], outcome: str,
-            status: int | None) -> rr.RunReport:  # fmt: skip
+            calls: Sequence[rr.CallResult], outcome: str, status: int | None,
+            stop: rr.Stop | None) -> rr.RunReport:  # fmt: skip
     calls = fixes.fixed_calls(calls)
     problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     return rr.RunReport(
@@ -191,7 +196,18 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
         distribution=distribution if distribution.active else None,
         devices=devices,
         exit_status=status,
+        stop=stop,
     )
+
+
+def _stop(watcher: Any, caught: bool, finished: bool) -> rr.Stop | None:
+    """Where ``--stop`` stopped the program and the sites seen until then; ``caught``: the
+    program caught the stop and went on (each of its gradient calls at a stopped site then
+    raised it again: counted as refused), ``finished``: to its end."""
+    if not watcher.refused:
+        return None
+    seen = dict.fromkeys(s.site for s in watcher.sites.values())
+    return rr.Stop(watcher.refused[0], tuple(seen), len(watcher.refused), caught, finished)
 
 
 def _unused(distribution: Distribution, calls: Sequence[rr.CallResult]) -> tuple[str, ...]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import runpy
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import CodeType
 from typing import Any
 
 from gradscope.frontends.python import frames
@@ -65,14 +67,69 @@ def fast_current() -> frames.Site | None:
     return fallback
 
 
-def instruction() -> int:
-    """Where in its line the user's innermost frame is (two calls on one line differ)."""
+#: Where a trace begins (``tf.function``, Keras' step, ``get_concrete_function``): the frames
+#: outside it are whoever made the function trace, not where its body asks for a gradient.
+_TRACE = ("func_graph.py", "func_graph_from_py_func")
+
+#: A call's chain: ``(file, line, instruction)`` of each frame of the program's own code on
+#: the stack, innermost first.
+Chain = tuple[tuple[str, int, int], ...]
+
+
+def chain() -> Chain:
+    """Where the program asked, through its helpers: every frame of its own code on the
+    stack, innermost first, each with its instruction (two calls on one line differ, and so
+    do two calls of one helper); inside a trace only the frames inside it, autograph's
+    generated copies of the user's functions included. Cheap (no source maps, each code
+    object classified once; the walk ends where ``runpy`` started the program): asked at
+    every watched call, watched or not."""
     frame = sys._getframe(1)
+    out = []
     while frame is not None:
-        if frames.is_user_code(frame.f_code.co_filename):
-            return frame.f_lasti
+        code = frame.f_code
+        kind = _CODE.get(code)
+        if kind is None:
+            kind = _CODE[code] = _code_kind(code)
+        if kind == _END:
+            break
+        if kind == _KEEP:
+            out.append((code.co_filename, frame.f_lineno, frame.f_lasti))
         frame = frame.f_back  # type: ignore[assignment]
-    return -1
+    return tuple(out)
+
+
+_KEEP, _SKIP, _END = 0, 1, 2
+#: ``runpy``'s file, whose ``_run_code`` runs the program (frozen in Python 3.11+).
+_RUNPY = ("<frozen runpy>", runpy.__file__)
+#: What ``chain`` does at a frame of each code object: keep it, skip it, or end the walk.
+_CODE: dict[CodeType, int] = {}
+
+
+def _code_kind(code: CodeType) -> int:
+    name = code.co_filename
+    if code.co_name == _TRACE[1] and name.endswith(_TRACE[0]):
+        return _END  # a trace's body is all that counts inside it
+    if code.co_name == "_run_code" and name in _RUNPY:
+        return _END  # below it is gradscope run itself
+    return _KEEP if frames._kind(name) < 2 or frames._AUTOGRAPH_FILE in name else _SKIP
+
+
+def described() -> tuple[str, tuple[str, ...]]:
+    """The site of the call being made (``current``) and, innermost first, the user's lines
+    that called it (its helpers' callers, inside the trace when one runs): what tells two
+    calls of one helper apart in a report."""
+    from tensorflow.python.util import tf_stack
+
+    stack = list(tf_stack.extract_stack())
+    site = frames.of_traceback(stack) or getattr(_local, "outer", None)
+    start = max((i + 1 for i, f in enumerate(stack)
+                 if f.name == _TRACE[1] and f.filename.endswith(_TRACE[0])), default=0)  # fmt: skip
+    lines = [str(frames.Site(f.filename, f.lineno)) for f in reversed(stack[start:])
+             if frames.is_user_code(f.filename)]  # fmt: skip
+    here = text(site)
+    if lines and lines[0] == here:
+        lines = lines[1:]
+    return here, tuple(lines)
 
 
 def text(site: frames.Site | None) -> str:

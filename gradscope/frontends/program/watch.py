@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -9,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.frontends.program import analyse, process
+from gradscope.frontends.program.sites import Chain
 from gradscope.frontends.program.values import Numbers
 from gradscope.results.replicas import ReplicaResult
-from gradscope.results.run import GRAPH, CallResult, SourceResult
+from gradscope.results.run import EAGER, GRAPH, CallResult, SourceResult
 from gradscope.timeline.record import Recorder
 
 #: The note of an all-zero gradient with float16 values on its path.
@@ -36,7 +38,8 @@ PY_FUNCTION = (
 
 
 class StopProgram(BaseException):
-    """Raised into the program when a site would run once more than ``--steps`` allows."""
+    """Raised into the program, with ``--stop``, when a site would run once more than
+    ``--steps`` allows."""
 
 
 @dataclass
@@ -61,6 +64,7 @@ class SiteState:
     count: int = 0  # executions recorded
     executions: int = 0  # executions counted (with a timeline: measured or not)
     measuring: bool = True  # what the in-graph flags say now
+    outer: tuple[str, ...] = ()  # the user's lines that called the site, innermost first
     flags: list[Any] = field(default_factory=list)  # in-graph "still watching" variables
     unrun: list[Static] = field(default_factory=list)  # built or traced, maybe never run
     replica_watch: bool = False  # eager, inside strategy.run: what replica 0 decided
@@ -69,12 +73,18 @@ class SiteState:
 class Watcher:
     """Counts each site's executions, keeps their results, and decides when to stop."""
 
-    def __init__(self, steps: int, keep_going: bool, timeline: Recorder | None = None) -> None:
+    def __init__(self, steps: int, stop: bool = False, timeline: Recorder | None = None) -> None:
         self.steps = steps
-        self.keep_going = keep_going
+        self.stop = stop  # --stop: the program is stopped at a site's execution past --steps
+        #: the sites gradscope's stop was raised at, in order (one per refused call): more
+        #: than one, or a program that went on, means the program caught it (``except:``)
+        self.refused: list[str] = []
         self.timeline = timeline  # --every K --timeline: executions measured every K
         self.sites: dict[tuple[str, str, int], SiteState] = {}
         self.calls: list[CallResult] = []
+        self._keys: list[tuple[str, str, int]] = []  # each call's site key
+        self._chains: dict[tuple[str, str, Chain, str], SiteState] = {}
+        self._lines: dict[tuple[str, str], list[tuple[str, Chain]]] = {}  # chains at a line
         self.notes: list[str] = []
         self._local = threading.local()
         self.lock = threading.RLock()  # the report may be made in a signal handler
@@ -108,10 +118,40 @@ class Watcher:
             self.sites[key] = SiteState(site, api, mode, key=key)
         return self.sites[key]
 
+    def at(self, chain: Chain, api: str, mode: str) -> SiteState:
+        """The state of the call site the program asks from, through its helpers: its line
+        and ``chain`` (``sites.chain``), so that no call is taken for another one's step (two
+        calls of one helper, two calls on one line). Eagerly the chain alone finds a known
+        site (the hot path: no source maps read); while tracing, the line is read too (Keras'
+        own step, traced with none of the program's frames inside, is its ``fit()`` line)."""
+        eager = mode == EAGER
+        if eager:
+            known = self._chains.get((api, mode, chain, ""))
+            if known is not None:
+                return known
+        from gradscope.frontends.program.sites import described
+
+        site, outer = described()
+        key = (api, mode, chain, "" if eager else site)
+        state = self._chains.get(key)
+        if state is None:
+            seen = self._lines.setdefault((site, api), [])
+            seen.append((mode, chain))
+            where = len(seen) - 1 or -1  # the first at a line keeps the line's own key
+            state = self.site(site, api, mode, where)
+            state.outer = outer
+            self._chains[key] = state
+        return state
+
     def done(self, state: SiteState) -> bool:
         if self.timeline is not None:
             return state.executions >= self.steps
         return state.count >= self.steps
+
+    def unwatched(self, state: SiteState) -> bool:
+        """Whether every later execution of ``state`` runs unwatched, with nothing to count:
+        it has had its ``--steps``, and neither ``--stop`` nor a timeline asks more."""
+        return not self.stop and self.timeline is None and state.count >= self.steps
 
     def due(self, state: SiteState, ahead: int = 0) -> bool:
         """Whether execution ``executions + ahead`` of ``state`` is measured: every one
@@ -120,16 +160,17 @@ class Watcher:
         return self.timeline is None or n == 1 or self.timeline.due(n)
 
     def before_execution(self, state: SiteState) -> bool:
-        """Whether to watch the next execution of ``state``; stops the program when it is
-        one more than ``--steps`` allows (unless ``--continue``). With a timeline every
+        """Whether to watch the next execution of ``state``; past ``--steps`` it runs
+        unwatched, or with ``--stop`` the program is stopped there. With a timeline every
         execution is counted here, and only the due ones are watched."""
         if not self.done(state):
             if self.timeline is None:
                 return True
             state.executions += 1
             return self.due(state)
-        if self.keep_going or not process.can_stop():
+        if not self.stop or not process.can_stop():
             return False  # a finalizer's call: StopProgram would be printed and ignored
+        self.refused.append(state.site)
         raise StopProgram
 
     def record(self, state: SiteState, static: Static, numbers: Numbers | None,
@@ -152,6 +193,7 @@ class Watcher:
                 state.count = state.executions
             result = _result(state, static, numbers, each)
             self.calls.append(result)
+            self._keys.append(state.key)
             if self.timeline is not None and numbers is not None:
                 self._to_timeline(state, result, numbers, arrays)
 
@@ -169,7 +211,27 @@ class Watcher:
             if state.count == 0:
                 for static in state.unrun[:1]:
                     self.record(state, static, None)
-        return list(self.calls)
+        via = _via(list(self.sites.values()))
+        return [dataclasses.replace(c, via=via[k]) if k in via else c
+                for c, k in zip(self.calls, self._keys, strict=True)]  # fmt: skip
+
+
+def _via(states: Sequence[SiteState]) -> dict[tuple[str, str, int], tuple[str, ...]]:
+    """For sites on one line reached through different callers (one helper called from two
+    places), the callers' lines that tell them apart, innermost first: as few as needed."""
+    by_line: dict[str, list[SiteState]] = {}
+    for state in states:
+        by_line.setdefault(state.site, []).append(state)
+    out = {}
+    for same in by_line.values():
+        outers = {s.outer for s in same}
+        if len(outers) < 2:
+            continue  # one caller (or calls on one line): the line says it
+        deepest = max(len(o) for o in outers)
+        depth = next((d for d in range(1, deepest + 1)
+                      if len({o[:d] for o in outers}) == len(outers)), deepest)  # fmt: skip
+        out.update({s.key: s.outer[:depth] for s in same})
+    return out
 
 
 def _result(state: SiteState, static: Static, numbers: Numbers | None,

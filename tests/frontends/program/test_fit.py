@@ -22,7 +22,7 @@ def _bare_a_loss(model, x, y):
 
 @pytest.fixture(scope="module")
 def custom():
-    return watched("custom_step.py", keep_going=True)[0].report
+    return watched("custom_step.py")[0].report
 
 
 def _check_heads(call, model, loss, bare, owner: str, target_line: int) -> None:
@@ -114,9 +114,9 @@ def _bare_two_fits():
     return out
 
 
-@pytest.mark.parametrize("keep_going", [False, True])
+@pytest.mark.parametrize("stop", [False, True])
 def test_each_fit_line_is_its_own_site_though_the_step_was_traced_once(
-    tmp_path, keep_going: bool
+    tmp_path, stop: bool
 ) -> None:
     import keras
     import numpy as np
@@ -128,7 +128,7 @@ def test_each_fit_line_is_its_own_site_though_the_step_was_traced_once(
     script.write_text(_TWO_FITS, encoding="utf-8")
     bare = _bare_two_fits()
     keras.backend.clear_session()
-    report = run(Program(str(script), ()), keep_going=keep_going).report
+    report = run(Program(str(script), ()), stop=stop).report
     assert [(c.site.rsplit(":", 1)[1], c.api, c.step) for c in report.calls] == [
         ("6", "fit", 1), ("7", "train_on_batch", 1), ("8", "fit", 1)]  # fmt: skip
     for call, (loss, grads) in zip(report.calls, bare, strict=True):

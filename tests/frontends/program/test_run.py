@@ -77,7 +77,7 @@ def norms(grads) -> list[float | None]:
 
 @pytest.fixture(scope="module")
 def dcgan() -> tuple[Outcome, str]:
-    return watched("dcgan.py", keep_going=True)
+    return watched("dcgan.py")
 
 
 def test_dcgan_generator_outside_its_tape_is_disconnected(dcgan) -> None:
@@ -114,14 +114,14 @@ def test_dcgan_generator_outside_its_tape_is_disconnected(dcgan) -> None:
 
 def test_dcgan_watching_changes_no_loss(dcgan) -> None:
     assert dcgan[1] == unwatched("dcgan.py")
-    assert dcgan[1].count("epoch") == 3  # --continue: every step ran
+    assert dcgan[1].count("epoch") == 3  # the default: every step ran, the first watched
     assert len(dcgan[0].report.calls) == 2  # the first step only was watched
 
 
 def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
     import tensorflow as tf
 
-    outcome, _ = watched("fit_missing_loss.py", keep_going=True)
+    outcome, _ = watched("fit_missing_loss.py")
     model, x, y = parts().two_heads()
     with tf.GradientTape() as tape:
         pred = model(x[:8], training=True)
@@ -208,10 +208,10 @@ def test_output_gradients_and_watched_tensors_eagerly() -> None:
     assert outcome.report.exit_code == 0
 
 
-def test_clean_loop_exits_0_and_stops_after_steps() -> None:
+def test_clean_loop_exits_0_and_stops_after_steps_with_stop() -> None:
     import tensorflow as tf
 
-    outcome, printed = watched("clean_loop.py", steps=2)
+    outcome, printed = watched("clean_loop.py", steps=2, stop=True)
     x, y, w0, b0 = parts().regression()
     w, b = tf.Variable(w0), tf.Variable(b0)
     with tf.GradientTape() as tape:
@@ -223,6 +223,8 @@ def test_clean_loop_exits_0_and_stops_after_steps() -> None:
     assert [s.norm for s in report.calls[0].sources] == pytest.approx(first, rel=1e-6)
     assert report.calls[0].value == pytest.approx(float(loss), rel=1e-6)
     assert printed == "".join(unwatched("clean_loop.py").splitlines(True)[:2])
+    where = site("clean_loop.py", "tape.gradient")
+    assert report.stop == rr.Stop(where, (where,), refused=1, caught=False, finished=False)
 
 
 def test_program_exception_is_returned_with_the_report_so_far() -> None:
@@ -336,7 +338,7 @@ def test_a_gradscope_failure_never_breaks_the_program(monkeypatch: pytest.Monkey
         raise RuntimeError("an analysis bug")
 
     monkeypatch.setattr(analyse, "analyse", broken)
-    outcome, printed = watched("clean_loop.py", keep_going=True)
+    outcome, printed = watched("clean_loop.py")
     assert printed == unwatched("clean_loop.py")
     assert outcome.error is None and outcome.report.outcome == rr.FINISHED
     (note,) = outcome.report.notes

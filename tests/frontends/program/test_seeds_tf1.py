@@ -94,7 +94,7 @@ def _driver() -> None:
         tf.reset_default_graph()
         watched_out = io.StringIO()
         with contextlib.redirect_stdout(watched_out):
-            outcome = run(Program(path, ()), keep_going=True)
+            outcome = run(Program(path, ()))
         tf.reset_default_graph()
         plain_out = io.StringIO()
         with contextlib.redirect_stdout(plain_out):

@@ -38,10 +38,10 @@ def bare_steps(count: int) -> list[tuple[float, list]]:
 
 
 def test_xla_step_nan_and_zero_are_tensorflows() -> None:
-    outcome, _ = watched("xla_step.py", steps=2)
+    outcome, _ = watched("xla_step.py", steps=2, stop=True)
     truth = bare_steps(2)
     calls = outcome.report.calls
-    assert [c.step for c in calls] == [1, 2]  # --steps 2: two executions, then stopped
+    assert [c.step for c in calls] == [1, 2]  # --steps 2 --stop: two executions, then stopped
     assert outcome.report.outcome != rr.FINISHED
     assert all(c.site.endswith(f"xla_step.py:{line_of('xla_step.py', 'tape.gradient')}")
                for c in calls)  # fmt: skip
