@@ -200,8 +200,10 @@ def test_run_json_of_a_trainable_flag_changed_after_the_trace_is_valid() -> None
         (["--tensorboard", "afile"], "--tensorboard afile: not a directory"),
         (["--output", "afile/r.json"], "--output afile/r.json: afile is a file, not a directory"),
         (["--output", "none/r.json"], "--output none/r.json: directory none does not exist"),
-        (["--timeline", "train.py"], "--timeline train.py: is an input of this command (train.py)"),
-        (["--output", "train.py"], "--output train.py: is an input of this command (train.py)"),
+        (["--timeline", "train.py"], "--timeline train.py: is an input of this command (train.py); "
+         "it is never written over"),
+        (["--output", "train.py"], "--output train.py: is an input of this command (train.py); it "
+         "is never written over"),
         (["--output", "t.json", "--timeline", "t.json"], "--output t.json: is the --timeline "
          "file too"),
     ],
