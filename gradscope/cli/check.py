@@ -98,7 +98,8 @@ def check(
     people), json (the report; --baseline reads it), junit (CI test tabs), sarif (code
     scanning), github (annotations in Actions logs), markdown (pull-request comments).
 
-    SPEC is a YAML spec file (see configs/), or anything else `inspect` accepts.
+    SPEC is a YAML spec file (`gradscope schema` prints its JSON Schema; the specs
+    guide is docs/guides/specs.md), or anything else `inspect` accepts.
 
     Whenever the report is not the table on standard output (--output, or a machine
     format), the verdict and every problem are also printed to standard error, so a CI log

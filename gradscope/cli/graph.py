@@ -71,8 +71,9 @@ def graph(
     """Draw the gradient flow from every variable to loss L: where it flows, and where and
     why it was cut.
 
-    SPEC_OR_TARGET is a YAML spec file (see configs/) or a Python target,
-    module.path:function or path/to/file.py:function (see gradscope inspect --help).
+    SPEC_OR_TARGET is a YAML spec file (`gradscope schema` prints its JSON Schema) or a
+    Python target, module.path:function or path/to/file.py:function (see gradscope
+    inspect --help).
     """
     from gradscope import pipeline
     from gradscope.report import draw, graphviz

@@ -66,11 +66,13 @@ def inspect(
     why the path was cut when none does.
 
     \b
-    SPEC is a YAML spec file (see configs/) or a Python target:
+    SPEC is a YAML spec file (`gradscope schema` prints its JSON Schema) or a
+    Python target:
       module.path:function      imported from the current directory and sys.path
       path/to/file.py:function  a loose file
-    The function takes no arguments and returns a gradscope.Target (or a mapping with
-    "losses", and optionally "variables", "expect", "model"); see the README.
+    The function takes no arguments and returns a gradscope.Target (or a mapping
+    with "losses", and optionally "variables", "expect", "model"): the guide is
+    docs/guides/python-targets.md in gradscope's repository.
 
     A nan pair names the node where the NaN or Inf first appeared (a second pass, only
     when a pair is nan). --numeric also compares every ok gradient with central finite
