@@ -20,7 +20,7 @@ from typing import Any
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schema"
 #: run-v1.json's own definitions; any other of its definitions is a copy from report-v1.json.
-RUN_OWN = ("call", "problem", "source")
+RUN_OWN = ("call", "problem", "source", "via")
 _REF = re.compile(r'"#/\$defs/(\w+)"')
 
 

@@ -151,8 +151,8 @@ _WAITS = (
     + """\
 import time
 grads()
-print('ready', flush=True)
-try:
+try:  # 'ready' inside the try: a signal right after it is the handler's, never a race
+    print('ready', flush=True)
     time.sleep(120)
 except KeyboardInterrupt:
     print('handled', flush=True)
