@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_RUN = {
     "pip install .": "installs gradscope: `make` runs `pip install -e '.[dev]'` before the suite",
     "python -m venv .venv && . .venv/bin/activate": "makes the reader's virtual environment",
+    "make demo": "makes .venv and installs gradscope, as `make test` did before the suite ran",
+    "make test": "the suite itself: it would run itself",
     "pip install ./gradscope": "a CI job's install from a copy of gradscope's source",
     ".venv/bin/pip install 'tensorflow[and-cuda]'": "TensorFlow's GPU build: no GPU here",
     'make bench BENCH_ARGS="--device gpu"': "benchmarks on a GPU: no GPU here",
