@@ -96,11 +96,10 @@ class Recorder:
         return (self.seq, self._ticks)
 
     def install(self) -> None:
+        import numpy as np
         from tensorflow.python import pywrap_tfe
         from tensorflow.python.eager import core
         from tensorflow.python.framework import op_callbacks
-
-        import numpy as np
         from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
         fast = self._fast = pywrap_tfe.TFE_Py_FastPathExecute

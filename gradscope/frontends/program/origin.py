@@ -7,10 +7,10 @@ forward value is finite, the origin is the op nearest the target whose backward 
 finite gradients of its outputs into a non-finite gradient of an input. An eager call reads
 the values the tape's ops kept; a call inside a ``tf.function`` hands its probes' gradients
 to the one ``py_function`` of the executions gradscope measures (``values.in_graph``), which
-reads them in numpy only when a gradient is non-finite. It reads no forward value: an extra reader of an
-intermediate tensor changes what TensorFlow's optimizer fuses, and so what the program
-computes, so inside a function the origin is always the backward one (the same op and line
-for a ``log`` of zero or of a negative value behind a ``tf.where``).
+reads them in numpy only when a gradient is non-finite. It reads no forward value: an extra
+reader of an intermediate tensor changes what TensorFlow's optimizer fuses, and so what the
+program computes, so inside a function the origin is always the backward one (the same op
+and line for a ``log`` of zero or of a negative value behind a ``tf.where``).
 """
 
 from __future__ import annotations
@@ -179,9 +179,7 @@ def _array(value: Any) -> Any:
     import numpy as np
 
     array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
-    if array.dtype.kind not in "fc":  # bfloat16 (ml_dtypes) is no numpy float kind
-        array = array.astype(np.float32)
-    elif array.dtype == np.float16:
+    if array.dtype.kind not in "fc" or array.dtype == np.float16:  # bfloat16: kind "V"
         array = array.astype(np.float32)
     return array
 
