@@ -16,7 +16,7 @@ from gradscope.analysis.diff import REACHES, Diff, DiffReport, VariableDiff
 from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.results import report as m
 from gradscope.results import run as rr
-from gradscope.results.facts import CutPoint, NanOrigin, NumericRun
+from gradscope.results.facts import CutPoint, NanOrigin, NumericRun, VariableFacts
 from gradscope.results.fix import Fix
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 
@@ -164,6 +164,16 @@ def header(r: m.Report) -> dict[str, Any]:
             "tensorflow": r.tensorflow, "device": r.device}  # fmt: skip
 
 
+def variable(v: VariableFacts) -> dict[str, Any]:
+    """A variable of the report; ``attribute`` (only when known) is the attribute the user's
+    code reaches it by (``box_head.kernel``), where it says more than the name."""
+    out: dict[str, Any] = {"shape": list(v.shape), "dtype": v.dtype, "trainable": v.trainable,
+                           "source": v.source}  # fmt: skip
+    if v.attribute:
+        out["attribute"] = v.attribute
+    return out
+
+
 def report(r: m.Report) -> dict[str, Any]:
     """The inspect report: ``problems`` holds what ``check`` fails on; problems a baseline
     already holds go to ``known_problems`` (present only when there are any)."""
@@ -171,15 +181,7 @@ def report(r: m.Report) -> dict[str, Any]:
     out["losses"] = {x.name: loss(x) for x in r.losses}
     out["problems"] = [problem(p) for p in r.failures]
     out["route"] = r.route
-    out["variables"] = {
-        v.name: {
-            "shape": list(v.shape),
-            "dtype": v.dtype,
-            "trainable": v.trainable,
-            "source": v.source,
-        }
-        for v in r.variables
-    }
+    out["variables"] = {v.name: variable(v) for v in r.variables}
     if r.known:
         out["known_problems"] = [problem(p) for p in r.known]
     if r.notes:
@@ -263,6 +265,8 @@ def source(s: rr.SourceResult) -> dict[str, Any]:
     }
     if s.note:
         out["note"] = s.note
+    if s.attribute:
+        out["attribute"] = s.attribute
     if s.nan_origin is not None:
         out["nan_origin"] = nan_origin(s.nan_origin)
     if s.trainable_changed:

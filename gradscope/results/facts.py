@@ -83,9 +83,12 @@ class VariableFacts:
     dtype: str
     trainable: bool
     source: str  # FILE:LINE where the variable (or the layer that made it) was written
+    # the attribute the user's code reaches it by (``box_head.kernel`` for a Keras layer that
+    # the path names ``dense_3``), when it says more than the name
+    attribute: str = ""
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "source")  # one escaping of names
+        escape_fields(self, "name", "source", "attribute")  # one escaping of names
 
 
 @dataclass(frozen=True)

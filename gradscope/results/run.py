@@ -56,9 +56,12 @@ class SourceResult:
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
     #: a ``nan`` source: where the NaN or infinity first appeared (None: not found)
     nan_origin: NanOrigin | None = None
+    #: the attribute the user's code reaches it by (``box_head.kernel``), when it says more
+    #: than the name (``frontends/keras_names.py``)
+    attribute: str = ""
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "note")  # one escaping of names
+        escape_fields(self, "name", "note", "attribute")  # one escaping of names
 
 
 @dataclass(frozen=True)
