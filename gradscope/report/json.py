@@ -57,10 +57,7 @@ def number(value: float | None) -> float | None:
 def cut_point(c: CutPoint) -> dict[str, Any]:
     """A cut point; ``later`` (only when there are some) lists the places further on the same
     path that lose the gradient again."""
-    out: dict[str, Any] = {"node": c.node, "op": c.op, "kind": str(c.kind), "source": c.source}
-    if c.later:
-        out["later"] = list(c.later)
-    return out
+    return c.to_dict()
 
 
 def fix(f: Fix | None) -> dict[str, Any] | None:
