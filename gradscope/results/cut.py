@@ -28,7 +28,7 @@ class CutPoint:
         escape_fields(self, "node", "source", "later")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
-        """The cut point as the JSON reports hold it; ``later`` only when there are some."""
+        """The cut point as JSON (contract section 2); ``later`` only when there are some."""
         out: dict[str, Any] = {"node": self.node, "op": self.op, "kind": str(self.kind),
                                "source": self.source}  # fmt: skip
         if self.later:
