@@ -14,7 +14,9 @@ The rules, per (loss, variable) pair and per variable:
   ``none: ["task2/*"]`` reads "everything except task2".
 - ``never-trained``: a trainable variable that no loss gives a gradient (``ok``, ``zero`` or
   ``nan``), unless an ``expect.<loss>.none`` pattern of any loss names it: the author
-  declared it unused (contract section 4).
+  declared it unused (contract section 4). One variable is one problem: a variable already
+  reported ``unexpected-none`` (its loss was expected to train it) is not reported again as
+  never trained.
 - ``numeric-differs`` (only with ``--numeric``): an ``ok`` gradient that disagrees with
   finite differences with nothing to explain it, or with a deliberate cause (a
   straight-through estimator, ``tf.custom_gradient``) when ``expect.<loss>.numeric`` names
@@ -132,7 +134,9 @@ def find_problems(
             ):
                 if problem is not None:
                     problems.append(problem)
-    problems.extend(_never_trained(spec, losses, variables, expect))
+    said = {p.variable for p in problems if p.kind == m.UNEXPECTED_NONE}
+    untrained = _never_trained(spec, losses, variables, expect)
+    problems.extend(p for p in untrained if p.variable not in said)
     return problems
 
 

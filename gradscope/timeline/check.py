@@ -25,7 +25,7 @@ from gradscope.results.cut import CutPoint
 from gradscope.results.facts import VariableFacts
 from gradscope.results.fix import Fix
 from gradscope.results.status import FindingKind, ProblemKind, Status
-from gradscope.timeline.findings import FLAG_KINDS, Thresholds, find
+from gradscope.timeline.findings import FLAG_KINDS, RUN_KINDS, Thresholds, find
 from gradscope.timeline.reader import THRESHOLDS
 
 
@@ -102,7 +102,7 @@ def _loss(
     return m.LossResult(site, record.get("loss"), pairs, source=site, notes=tuple(notes))
 
 
-_PROBLEMS = {"nan", *FLAG_KINDS}  # kinds a report's problems share with a timeline
+_PROBLEMS = {"nan", *FLAG_KINDS, *RUN_KINDS}  # kinds a report's problems share with a timeline
 
 
 def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
