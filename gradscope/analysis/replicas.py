@@ -21,10 +21,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from gradscope.analysis.policy import line_of, located_at
+from gradscope.analysis.policy import located_at
 from gradscope.engine.status import status_of
 from gradscope.results import report as m
 from gradscope.results.facts import PairFacts, RunFacts, VariableFacts
+from gradscope.results.location import line_of
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 from gradscope.results.status import ProblemKind
 

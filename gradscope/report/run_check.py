@@ -8,9 +8,9 @@ named ``API at line N (step S)``; each of the run's problems a problem at the si
 from __future__ import annotations
 
 from gradscope.analysis.check import CheckResult
-from gradscope.analysis.policy import line_of
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.location import Location, line_of
 
 
 def title(report: rr.RunReport) -> str:
@@ -27,8 +27,8 @@ def label(call: rr.CallResult) -> str:
 
 
 def _file(site: str) -> str:
-    head, _, tail = site.rpartition(":")
-    return head if head and tail.isdigit() else site
+    found = Location.parse(site)
+    return found.file if found is not None else site
 
 
 def as_check(report: rr.RunReport) -> CheckResult:
