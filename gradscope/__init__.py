@@ -46,9 +46,11 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope.results.status import ProblemKind, Status, Verdict
     from gradscope.timeline.inline import plot
 
-# The one place the version lives; pyproject.toml reads it from here (importlib.metadata
-# would cost ~60 ms on every `gradscope --help`).
-__version__ = "0.1.0"
+# Results are plain data; the report layer draws them in notebooks and rich consoles (it fills
+# ``gradscope.results.display.DRAW``), so it is imported with the package. It is light: no
+# TensorFlow, no rich (the renderers import what they need when they draw).
+from gradscope import report as _report  # noqa: F401
+from gradscope.version import __version__ as __version__
 
 #: Public names, imported on first use so that ``import gradscope`` stays TensorFlow-free.
 _LAZY = {

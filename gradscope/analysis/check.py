@@ -23,7 +23,7 @@ from typing import Any
 from gradscope.analysis.baseline import Baseline, Key
 from gradscope.errors import ExitCode, UsageError
 from gradscope.results import report as m
-from gradscope.results.display import Displayed
+from gradscope.results.display import Displayed, rich_renderable
 from gradscope.results.expect import Expectation, Pattern, Pos
 from gradscope.results.location import line_of
 
@@ -123,16 +123,28 @@ class CheckResult(Displayed):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report (both shapes in the module docstring), from ``report/json.py``."""
-        from gradscope.report import as_json
-
-        return as_json(self)
+        """The JSON report (both shapes in the module docstring): one spec, its report plus
+        ``check``; several, every report under ``reports``."""
+        if len(self.reports) == 1:
+            out = self.reports[0].to_dict()
+            out.setdefault("known_problems", [])
+            out["check"] = self.summary()
+            return out
+        first = self.reports[0] if self.reports else None
+        return {
+            "gradscope": m.REPORT_VERSION,
+            "specs": [r.spec for r in self.reports],
+            "tensorflow": first.tensorflow if first else None,
+            "device": first.device if first else None,
+            "reports": [r.to_dict() for r in self.reports],
+            "problems": [p.to_dict() for p in self.failures],
+            "known_problems": [p.to_dict() for p in self.known],
+            "check": self.summary(),
+        }
 
     def __rich__(self) -> Any:
         """How rich consoles and notebooks print it: the check table."""
-        from gradscope.report import renderable
-
-        return renderable(self)
+        return rich_renderable(self)
 
 
 def check_reports(reports: Sequence[m.Report], baseline: Baseline | None = None) -> CheckResult:

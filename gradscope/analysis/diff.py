@@ -23,7 +23,7 @@ from typing import Any
 
 from gradscope.analysis.diff_words import explain
 from gradscope.results import report as m
-from gradscope.results.display import Displayed
+from gradscope.results.display import Displayed, rich_renderable
 from gradscope.results.facts import Comparison, CutPoint
 
 BOTH = "both"
@@ -50,6 +50,23 @@ class VariableDiff:
     explanation: str | None = None  # why one loss (or neither) does not reach it
     cut_points: tuple[CutPoint, ...] = ()  # the cut points that explain it
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reach": self.reach,
+            "status_a": str(self.a.status),
+            "status_b": str(self.b.status),
+            "norm_a": self.a.norm,
+            "norm_b": self.b.norm,
+            "sparse_a": self.a.sparse,
+            "sparse_b": self.b.sparse,
+            "cosine": self.cosine,
+            "sign_agreement": self.sign_agreement,
+            "norm_ratio": self.norm_ratio,
+            "dot": self.dot,
+            "explanation": self.explanation,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+        }
+
 
 @dataclass(frozen=True)
 class Diff:
@@ -60,6 +77,18 @@ class Diff:
     variables: tuple[VariableDiff, ...]
     cosine: float | None  # the whole-model cosine over the shared variables
     left_out: tuple[str, ...] = ()  # shared variables with NaN, left out of ``cosine``
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``diff`` section of the JSON report (and each pair of the matrix's)."""
+        return {
+            "loss_a": self.loss_a,
+            "loss_b": self.loss_b,
+            "cosine": self.cosine,
+            "reach": {r: list(self.names(r)) for r in REACHES},
+            "conflicts": [v.variable for v in self.conflicts],
+            "left_out": list(self.left_out),
+            "variables": {v.variable: v.to_dict() for v in self.variables},
+        }
 
     def variable(self, name: str) -> VariableDiff:
         for v in self.variables:
@@ -213,13 +242,9 @@ class DiffReport(Displayed):
         return self.report.loss(self.diff.loss_b)
 
     def to_dict(self) -> dict[str, Any]:
-        """The inspect JSON report of both losses plus ``diff``, from ``report/json.py``."""
-        from gradscope.report import as_json
-
-        return as_json(self)
+        """The inspect JSON report of both losses plus ``diff``."""
+        return {**self.report.to_dict(), "diff": self.diff.to_dict()}
 
     def __rich__(self) -> Any:
         """How rich consoles and notebooks print it: the side-by-side table."""
-        from gradscope.report import renderable
-
-        return renderable(self)
+        return rich_renderable(self)

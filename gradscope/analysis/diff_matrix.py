@@ -8,8 +8,8 @@ from typing import Any
 
 from gradscope.analysis.diff import Diff, compare
 from gradscope.results import report as m
-from gradscope.results.display import Displayed
-from gradscope.results.facts import Comparison
+from gradscope.results.display import Displayed, rich_renderable
+from gradscope.results.facts import Comparison, json_number
 
 
 @dataclass(frozen=True)
@@ -61,16 +61,19 @@ class DiffMatrix(Displayed):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report (the cosine matrix); ``gradscope.report.json`` owns its shape."""
-        from gradscope.report import as_json
-
-        return as_json(self)
+        """The JSON report: the cosine matrix, its conflicts, and every pair's diff."""
+        out = self.report.header()
+        out["losses"] = {x.name: {"value": json_number(x.value)} for x in self.report.losses}
+        out["matrix"] = {a: {b: self.cosine(a, b) for b in self.losses} for a in self.losses}
+        out["conflicts"] = [
+            {"loss_a": d.loss_a, "loss_b": d.loss_b, "cosine": d.cosine} for d in self.conflicts
+        ]
+        out["pairs"] = [d.to_dict() for d in self.diffs]
+        return out
 
     def __rich__(self) -> Any:
         """How rich consoles and notebooks print it: the cosine matrix table."""
-        from gradscope.report import renderable
-
-        return renderable(self)
+        return rich_renderable(self)
 
 
 def matrix(report: m.Report, comparisons: Sequence[Comparison]) -> DiffMatrix:

@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from gradscope import __version__
 from gradscope.report import dot, palette, style
 from gradscope.results import report as m
 from gradscope.results import words
+from gradscope.version import __version__
 
 _CODE = re.compile(r"`([^`]+)`")  # the problems' markdown code spans
 

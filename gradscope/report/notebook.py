@@ -46,7 +46,7 @@ def render(result: Any, *, color: bool = False, width: int = 120) -> str:
 
 def text(result: Any, width: int = 100) -> str:
     """The terminal table of a result (what IPython prints for it)."""
-    from gradscope.report import render as render_as
+    from gradscope.report.formats import render as render_as
 
     if type(result).__name__ == "TimelinePlot":
         return _timeline_text(result.timeline)

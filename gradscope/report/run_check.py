@@ -26,7 +26,8 @@ def label(call: rr.CallResult) -> str:
     return f"{call.api} at line {line_of(call.site)} (step {call.step})"
 
 
-def _file(site: str) -> str:
+def file_of(site: str) -> str:
+    """The file of a ``FILE:LINE`` call site: the check report (suite) it belongs to."""
     found = Location.parse(site)
     return found.file if found is not None else site
 
@@ -35,7 +36,7 @@ def as_check(report: rr.RunReport) -> CheckResult:
     """The run as one check report per file that holds a call site."""
     by_file: dict[str, list[rr.CallResult]] = {}
     for call in report.calls:
-        by_file.setdefault(_file(call.site), []).append(call)
+        by_file.setdefault(file_of(call.site), []).append(call)
     labels = {(c.site, c.step): label(c) for c in report.calls}
     reports = []
     for path, calls in by_file.items():
@@ -55,7 +56,7 @@ def as_check(report: rr.RunReport) -> CheckResult:
                 fix=p.fix,
             )
             for p in report.problems
-            if _file(p.site) == path
+            if file_of(p.site) == path
         )
         reports.append(m.Report(path, " ".join(report.argv), report.tensorflow, report.device,
                                 (), losses, problems))  # fmt: skip

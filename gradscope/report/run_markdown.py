@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gradscope.report import style
 from gradscope.report.markdown import escape, fix_item
-from gradscope.report.run_table import fixes, heading, summary, why
+from gradscope.report.run_table import ending, fixes, heading, summary, why
 from gradscope.results import report as m
 from gradscope.results import run as rr
 
@@ -30,10 +30,13 @@ def _call(call: rr.CallResult) -> list[str]:
 
 
 def render(report: rr.RunReport, *, color: bool = False, width: int = 120) -> str:
-    """The run report as a Markdown document."""
+    """The run report as a Markdown document; a run ``--stop`` stopped opens with a warning
+    saying so (GitHub draws ``> [!WARNING]`` as an alert)."""
     what = " ".join(report.argv) if report.entry == rr.RUN else report.program
     lines = [f"## gradscope {report.entry} · `{escape(what)}`", "",
              f"TensorFlow {report.tensorflow} · {report.device}", ""]  # fmt: skip
+    if report.stop is not None:  # what did not run was not watched: never a quiet pass
+        lines += ["> [!WARNING]", f"> {escape(ending(report))}", ""]
     for call in report.calls:
         lines += _call(call)
     if report.problems:

@@ -23,14 +23,14 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
-from gradscope import __version__
 from gradscope.analysis.baseline import key_of
 from gradscope.analysis.check import CheckResult
-from gradscope.report import json, style
+from gradscope.report import style
 from gradscope.report.json import dumps
 from gradscope.results import kinds
 from gradscope.results import report as m
 from gradscope.results.location import Location
+from gradscope.version import __version__
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"
@@ -132,8 +132,8 @@ def _result(
         "properties": {
             "loss": p.loss,
             "variable": p.variable,
-            "cutPoints": [json.cut_point(c) for c in p.cut_points],
-            "fix": json.fix(p.fix),
+            "cutPoints": [c.to_dict() for c in p.cut_points],
+            "fix": None if p.fix is None else p.fix.to_dict(),
         },
     }
     fix_at = _fix_location(p, root)

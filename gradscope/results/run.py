@@ -1,7 +1,8 @@
 """What ``gradscope run`` found in a program: watched calls, their sources, and the problems.
 
-Plain data (contract section 6); no TensorFlow, no rendering: ``report/json.py`` writes the
-JSON report, ``analysis/run.py`` decides the problems.
+Plain data (contract section 6); no TensorFlow, no rendering: each type owns its JSON shape
+(``to_dict``; ``RunReport.to_dict()`` is the JSON report), ``analysis/run.py`` decides the
+problems.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from gradscope.errors import ExitCode
 from gradscope.printable import escape_fields
 from gradscope.results.display import Displayed
-from gradscope.results.facts import CutPoint, NanOrigin
+from gradscope.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope.results.fix import Fix
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
@@ -60,6 +61,27 @@ class SourceResult:
     def __post_init__(self) -> None:
         escape_fields(self, "name", "note")  # one escaping of names
 
+    def to_dict(self) -> dict[str, Any]:
+        """One source of a watched call (``gradscope run``)."""
+        out: dict[str, Any] = {
+            "status": str(self.status),
+            "norm": json_number(self.norm),
+            "shape": list(self.shape),
+            "sparse": self.sparse,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+        }
+        if self.note:
+            out["note"] = self.note
+        if self.nan_origin is not None:
+            out["nan_origin"] = self.nan_origin.to_dict()
+        if self.trainable_changed:
+            out["trainable_changed"] = True
+        if self.replicas:
+            out["replicas"] = [r.to_dict() for r in self.replicas]
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
+        return out
+
 
 @dataclass(frozen=True)
 class CallResult:
@@ -87,6 +109,26 @@ class CallResult:
     def __post_init__(self) -> None:
         escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
 
+    def to_dict(self) -> dict[str, Any]:
+        target: dict[str, Any] = {"source": self.target_source, "value": json_number(self.value)}
+        if self.loss_scale is not None:
+            target["loss_scale"] = self.loss_scale
+        if self.replica_values:
+            target["replicas"] = [json_number(v) for v in self.replica_values]
+        out: dict[str, Any] = {
+            "site": self.site,
+            "api": self.api,
+            "mode": self.mode,
+            "step": self.step,
+            "target": target,
+            "sources": {s.name: s.to_dict() for s in self.sources},
+        }
+        if self.via:
+            out["via"] = list(self.via)
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
 
 @dataclass(frozen=True)
 class RunProblem:
@@ -108,6 +150,18 @@ class RunProblem:
     def where(self) -> str:
         """``site``, and ``via`` when there is one (``CallResult.where``)."""
         return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "step": self.step,
+            "variable": self.variable,
+            "kind": str(self.kind),
+            "message": self.message,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+            **({"via": list(self.via)} if self.via else {}),
+            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -176,7 +230,29 @@ class RunReport(Displayed):
         yield from dict.fromkeys(c.where for c in self.calls)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report (contract section 6); ``gradscope.report.json`` owns its shape."""
-        from gradscope.report import as_json
-
-        return as_json(self)
+        """The JSON report (contract section 6)."""
+        out: dict[str, Any] = {
+            "gradscope": REPORT_VERSION,
+            "program": self.program,
+            **({"entry": self.entry} if self.entry != RUN else {}),
+            "argv": list(self.argv),
+            "tensorflow": self.tensorflow,
+            "device": self.device,
+            "outcome": self.outcome,
+            **({"exit_status": self.exit_status} if self.exit_status is not None else {}),
+            **({"signal": self.signal} if self.signal is not None else {}),
+            "calls": [c.to_dict() for c in self.calls],
+            "problems": [p.to_dict() for p in self.problems],
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.stop is not None:
+            s = self.stop
+            out["stop"] = {"site": s.site, "steps": self.steps, "sites": list(s.sites),
+                           "refused": s.refused, "caught": s.caught,
+                           "finished": s.finished}  # fmt: skip
+        if self.distribution is not None:
+            d = self.distribution
+            out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,
+                                   "devices": list(self.devices)}  # fmt: skip
+        return out

@@ -237,3 +237,66 @@ def test_run_exited_program_exits_4_with_its_status_in_the_report() -> None:
     assert render(report, RunFormat.TABLE, width=80).rstrip().endswith(
         "the program exited with status 7")  # fmt: skip
     assert json.loads(render(report, RunFormat.JSON))["exit_status"] == 7
+
+
+def _stopped(report: rr.RunReport) -> rr.RunReport:
+    """``report`` as ``--stop`` ends it: stopped at its first call's site, at step 2."""
+    from dataclasses import replace
+
+    first = report.calls[0].site
+    return replace(report, outcome=rr.STOPPED, stop=rr.Stop(first, (first,)))
+
+
+def _clean() -> rr.RunReport:
+    """A run whose one watched call has no problem: a pass, if it ran to its end."""
+    calls = (rr.CallResult("train.py:12", "GradientTape.gradient", rr.EAGER, 1, "train.py:11",
+                           2.5, (rr.SourceResult("w", "ok", 0.5, (2, 3), False),)),)  # fmt: skip
+    return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls, (), rr.FINISHED)
+
+
+@pytest.mark.parametrize("make", [_clean, _trainable_report])
+def test_run_stopped_is_a_skipped_case_in_junit_never_a_plain_pass(make) -> None:
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "jenkins-junit-10.xsd"))
+    finished, stopped = render(make(), RunFormat.JUNIT), render(_stopped(make()), RunFormat.JUNIT)
+    for text in (finished, stopped):
+        schema.validate(text.encode("utf-8"))  # the skipped case sits before a suite's notes
+    assert "<skipped" not in finished
+    suites = ET.fromstring(stopped.encode("utf-8"))
+    (case,) = [c for c in suites.iter("testcase") if c.find("skipped") is not None]
+    (suite,) = [s for s in suites.iter("testsuite") if case in list(s)]
+    assert (suite.get("name"), suite.get("skipped")) == ("train.py", "1")
+    assert case.get("name") == "the rest of the program (not run: stopped by --stop)"
+    message = case.find("skipped").get("message")  # type: ignore[union-attr]
+    assert message.startswith("stopped by --stop at step 2 of train.py:")
+    assert "the rest of the program did not run, so nothing in it was watched" in message
+    # everything else is as it was: the same cases, outcomes and counts
+    assert len(list(suites.iter("testcase"))) == len(
+        list(ET.fromstring(finished.encode("utf-8")).iter("testcase"))) + 1  # fmt: skip
+
+
+def test_run_stopped_is_a_warning_in_sarif() -> None:
+    def notifications(report: rr.RunReport) -> list[dict]:
+        (run,) = json.loads(render(report, RunFormat.SARIF))["runs"]
+        return run["invocations"][0]["toolExecutionNotifications"]
+
+    assert notifications(_clean()) == []
+    (stop,) = notifications(_stopped(_clean()))
+    assert (stop["level"], stop["descriptor"]) == ("warning", {"id": "stopped"})
+    assert stop["message"]["text"].startswith("gradscope run: stopped by --stop at step 2 of")
+    notes = notifications(_trainable_report())
+    assert notifications(_stopped(_trainable_report()))[1:] == notes  # the notes stay
+
+
+def test_run_stopped_is_a_warning_in_markdown_and_github() -> None:
+    markdown = render(_stopped(_clean()), RunFormat.MARKDOWN).splitlines()
+    at = markdown.index("> [!WARNING]")
+    assert at < markdown.index(next(line for line in markdown if line.startswith("### ")))
+    assert markdown[at + 1].startswith("> stopped by --stop at step 2 of train.py:12")
+    assert "> [!WARNING]" not in render(_clean(), RunFormat.MARKDOWN)
+    github = render(_stopped(_clean()), RunFormat.GITHUB).splitlines()
+    (warning,) = [line for line in github if line.startswith("::warning ")]
+    assert "stopped by --stop at step 2 of" in warning and "did not run" in warning
+    assert not any(line.startswith("::warning") for line in
+                   render(_clean(), RunFormat.GITHUB).splitlines())  # fmt: skip

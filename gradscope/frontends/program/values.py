@@ -3,6 +3,15 @@
 Eager gradients and ``Session.run`` results are measured in numpy. Inside a ``tf.function``
 the measuring ops sit in a ``tf.cond`` on a flag the watcher clears after ``--steps``
 executions, so later steps run none of them; the numbers leave through one ``py_function``.
+
+Inside an XLA-compiled function (``jit_compile``) there is no ``tf.cond``: its operands must
+be whole buffers, so XLA would store each gradient it otherwise computes inside the fusion
+that reads it (the optimizer's update), and the CPU code of that fusion would change: with
+the gradient in a register, LLVM contracts its multiply and the update's subtract into one
+fused multiply-add (``vfmsub``), rounded once; stored, they are rounded twice, and an Adam
+moment differs in its last bit. Unconditional reductions are fusions of their own that XLA
+computes the gradient into a second time, leaving the program's fusions as they were; they
+run on every step and the flag only chooses whether the mailbox is written.
 """
 
 from __future__ import annotations
@@ -93,6 +102,8 @@ def in_graph(
             under XLA: a ``box`` carries scalars only).
         box: an ``xla.Mailbox`` the numbers are written to instead of a ``py_function``
             (which XLA cannot compile); they reach ``sink`` when it is read after the call.
+            The ops then run on every execution, outside any ``tf.cond``, and ``flag``
+            chooses whether they are written (the module docstring says why).
     """
     import tensorflow as tf
 
@@ -119,12 +130,12 @@ def in_graph(
             _deliver(sink, present, grads, xs, scaled, weights)
 
         if box is not None:
-            box.write(scalars, deliver)
+            box.write(scalars, deliver, flag)
         else:
             tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
         return tf.constant(0)
 
-    if flag is None:
+    if flag is None or box is not None:  # XLA: never a cond around the program's values
         measure()
     else:
         tf.cond(flag, measure, lambda: tf.constant(0))
@@ -167,12 +178,12 @@ def in_graph_replicas(
             _deliver_rows(sink, rows, xs, scale is not None, weights)
 
         if box is not None:  # XLA (``in_graph``)
-            box.write(scalars, deliver)
+            box.write(scalars, deliver, flag)
         else:
             tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
         return tf.constant(0)
 
-    if flag is None:
+    if flag is None or box is not None:  # XLA: no cond (``in_graph``)
         measure()
     else:
         tf.cond(flag, measure, lambda: tf.constant(0))
