@@ -35,6 +35,12 @@ def fix_item(fix: Fix | None) -> list[str]:
     return [f"  - **fix**: {prose(fix.sentence())}"] if fix is not None else []
 
 
+def _name(name: str, attribute: str) -> str:
+    """A variable's name cell, with the attribute the user's code reaches it by."""
+    named = code(name, table=True)
+    return f"{named} ({code(attribute, table=True)})" if attribute else named
+
+
 def matrix(report: m.Report) -> list[str]:
     from gradscope.report.rows import problem_pairs
 
@@ -42,7 +48,7 @@ def matrix(report: m.Report) -> list[str]:
     header = ["variable", "shape"] + [code(loss.name, table=True) for loss in report.losses]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for v in report.variables:
-        cells = [code(v.name, table=True), style.shape(v.shape)]
+        cells = [_name(v.name, v.attribute), style.shape(v.shape)]
         cells += [_cell(loss.pair(v.name), (loss.name, v.name) in wrong) for loss in report.losses]
         lines.append("| " + " | ".join(cells) + " |")
     return lines

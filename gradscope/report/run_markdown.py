@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gradscope.report import style
 from gradscope.report.markdown import escape, fix_item
+from gradscope.report.md import code
 from gradscope.report.run_table import ending, fixes, heading, summary, why
 from gradscope.results import report as m
 from gradscope.results import run as rr
@@ -18,7 +19,9 @@ def _call(call: rr.CallResult) -> list[str]:
         norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
         each = [style.replica_cell(r.status, r.norm) for r in s.replicas]
         each += [""] * (len(replicas) - len(each))
-        cells = [f"`{escape(s.name)}`", style.shape(s.shape), s.status, norm, *each,
+        name = code(s.name, table=True)
+        name += f" ({code(s.attribute, table=True)})" if s.attribute else ""
+        cells = [name, style.shape(s.shape), s.status, norm, *each,
                  escape(why(s))]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     found = fixes(call.sources)

@@ -15,6 +15,7 @@ from gradscope.report import grid, rows, style
 from gradscope.report.table import Lines, to_text
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results import words
 from gradscope.results.fix import Fix
 
 #: How the program ended, in words.
@@ -57,9 +58,9 @@ def why(source: rr.SourceResult) -> str:
     """Where its NaN first appeared, its cut points, or its note."""
     if source.nan_origin is not None:
         where = source.nan_origin.source
-        return style.origin_text(source.nan_origin) + (f" at {where}" if where else "")
+        return words.origin_text(source.nan_origin) + (f" at {where}" if where else "")
     if source.cut_points:
-        return "; ".join(style.cut_text(c) for c in source.cut_points)
+        return words.cuts_text(source.cut_points)
     return source.note
 
 
@@ -85,18 +86,19 @@ class _Row:
         return self.sources[0]
 
     def label(self) -> str:
+        """The source's name (and attribute), or a group's (``rows.group_label``)."""
         if len(self.sources) == 1:
-            return self.first.name
-        layers = list(dict.fromkeys(rows.layer_of(s.name) for s in self.sources))
-        return f"{layers[0]}/*" if len(layers) == 1 else f"{layers[0]} … {layers[-1]}"
+            return rows.labelled(self.first.name, self.first.attribute)
+        return rows.group_label(*self._names())[0]
 
     def shape(self) -> str:
         """The shape, or how many variables (and layers) a group holds."""
         if len(self.sources) == 1:
             return style.shape(self.first.shape)
-        layers = len({rows.layer_of(s.name) for s in self.sources})
-        count = len(self.sources)
-        return f"{count} variables" if layers == 1 else f"{count} in {layers} layers"
+        return rows.group_label(*self._names())[1]
+
+    def _names(self) -> tuple[list[str], list[str]]:
+        return [s.name for s in self.sources], [s.attribute for s in self.sources if s.attribute]
 
     def norm(self) -> str:
         """The norm, or a group's smallest and largest: a group hides no vanishing member."""
@@ -198,7 +200,8 @@ def _table(call: rr.CallResult, found: list[_Row], width: int, hidden: int) -> l
             notes.append(text)
     cells = [[*row, (f"[{notes.index(t) + 1}]" if t in notes else t, "")]
              for row, t in zip(fixed, texts, strict=True)]  # fmt: skip
-    out = grid.columns(headers, cells, width, indent=0, min_last=3 if narrow else grid.MIN_LAST)
+    out = grid.columns(headers, cells, width, indent=0, min_last=3 if narrow else grid.MIN_LAST,
+                       names_first=True)  # fmt: skip
     out += [_hidden(hidden)] if hidden else []
     for n, text in enumerate(notes, 1):
         out += grid.columns(None, [[(f"[{n}]", "dim"), (text, "")]], width, indent=0)

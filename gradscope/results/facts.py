@@ -100,9 +100,20 @@ class VariableFacts:
     dtype: str
     trainable: bool
     source: str  # FILE:LINE where the variable (or the layer that made it) was written
+    # the attribute the user's code reaches it by (``box_head.kernel`` for a Keras layer that
+    # the path names ``dense_3``), when it says more than the name
+    attribute: str = ""
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "source")  # one escaping of names
+        escape_fields(self, "name", "source", "attribute")  # one escaping of names
+
+    def to_dict(self) -> dict[str, object]:
+        """A variable of the JSON report; ``attribute`` only when known."""
+        out: dict[str, object] = {"shape": list(self.shape), "dtype": self.dtype,
+                                  "trainable": self.trainable, "source": self.source}  # fmt: skip
+        if self.attribute:
+            out["attribute"] = self.attribute
+        return out
 
 
 @dataclass(frozen=True)

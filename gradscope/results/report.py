@@ -259,15 +259,7 @@ class Report(Displayed):
         out["losses"] = {x.name: x.to_dict() for x in self.losses}
         out["problems"] = [p.to_dict() for p in self.failures]
         out["route"] = self.route
-        out["variables"] = {
-            v.name: {
-                "shape": list(v.shape),
-                "dtype": v.dtype,
-                "trainable": v.trainable,
-                "source": v.source,
-            }
-            for v in self.variables
-        }
+        out["variables"] = {v.name: v.to_dict() for v in self.variables}
         if self.known:
             out["known_problems"] = [p.to_dict() for p in self.known]
         if self.notes:

@@ -57,9 +57,12 @@ class SourceResult:
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
     #: a ``nan`` source: where the NaN or infinity first appeared (None: not found)
     nan_origin: NanOrigin | None = None
+    #: the attribute the user's code reaches it by (``box_head.kernel``), when it says more
+    #: than the name (``frontends/keras_names.py``)
+    attribute: str = ""
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "note")  # one escaping of names
+        escape_fields(self, "name", "note", "attribute")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
@@ -72,6 +75,8 @@ class SourceResult:
         }
         if self.note:
             out["note"] = self.note
+        if self.attribute:
+            out["attribute"] = self.attribute
         if self.nan_origin is not None:
             out["nan_origin"] = self.nan_origin.to_dict()
         if self.trainable_changed:

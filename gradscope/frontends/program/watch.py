@@ -12,6 +12,7 @@ from typing import Any
 from gradscope.frontends.program import analyse, process
 from gradscope.frontends.program.sites import Chain
 from gradscope.frontends.program.values import Numbers
+from gradscope.results import words
 from gradscope.results.replicas import ReplicaResult
 from gradscope.results.run import EAGER, GRAPH, CallResult, SourceResult
 from gradscope.timeline.record import Recorder
@@ -252,7 +253,8 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         norm = norm if s.has_gradient else None
         origin = s.nan_origin if status == "nan" else None
         sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
-                                    s.trainable_changed, replicas, nan_origin=origin))  # fmt: skip
+                                    s.trainable_changed, replicas, nan_origin=origin,
+                                    attribute=s.attribute))  # fmt: skip
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)
@@ -269,9 +271,7 @@ def _cause(source: SourceResult) -> tuple[str, str, list[dict[str, str]]]:
     (``node (Op) at FILE:LINE``) or the report's note; ``recorder`` keeps them only then."""
     cuts = [{"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
             for c in source.cut_points]  # fmt: skip
-    where = "; ".join(f"{c['node']} ({c['op']})" + (f" at {c['source']}" if c["source"] else "")
-                      for c in cuts)  # fmt: skip
-    return source.status, f"cut at {where}" if where else source.note, cuts
+    return source.status, words.cause(source.cut_points, source.note), cuts
 
 
 def _replica(replica: int, static: analyse.SourceStatic,
