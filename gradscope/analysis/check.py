@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.analysis.baseline import Baseline, Key
-from gradscope.analysis.policy import line_of
 from gradscope.errors import ExitCode, UsageError
 from gradscope.results import report as m
 from gradscope.results.display import Displayed, rich_renderable
 from gradscope.results.expect import Expectation, Pattern, Pos
+from gradscope.results.location import line_of
 
 #: ``{loss: {"none": [glob, ...], "connected": [...], "numeric": [...]}}``, as in a spec's
 #: ``expect``.

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradscope.analysis.policy import line_of, located_at
+from gradscope.analysis.policy import located_at
 from gradscope.results import report as m
 from gradscope.results.facts import RunFacts, VariableFacts
+from gradscope.results.location import line_of
 from gradscope.results.replicas import DistributedFacts
 from gradscope.results.status import ProblemKind
 

@@ -13,6 +13,7 @@ from gradscope.analysis.check import CheckResult
 from gradscope.errors import SpecError, SpecErrors
 from gradscope.report import style
 from gradscope.results import report as m
+from gradscope.results.location import Location
 
 
 def escape_data(text: str) -> str:
@@ -45,12 +46,12 @@ def _fix_notice(problem: m.Problem) -> str:
     """A notice on the line the fix changes, when that is another line than the problem's
     (the ``argmax`` a call site's None comes from): a second line, or nothing."""
     fix = problem.fix
-    path, _, line = fix.where.rpartition(":") if fix is not None else ("", "", "")
-    if fix is None or problem.known or not path or not line.isdigit():
+    at = Location.parse(fix.where) if fix is not None else None
+    if fix is None or problem.known or at is None:
         return ""
-    if (spec_key(path), int(line)) == (spec_key(problem.spec), problem.line):
+    if (spec_key(at.file), at.line) == (spec_key(problem.spec), problem.line):
         return ""
-    props = {"file": spec_key(path), "line": line, "title": f"gradscope fix: {fix.kind}"}
+    props = {"file": spec_key(at.file), "line": str(at.line), "title": f"gradscope fix: {fix.kind}"}
     text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
     return f"\n::notice {text}::{escape_data(fix.sentence())}"
 

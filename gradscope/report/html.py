@@ -14,6 +14,7 @@ from html import escape
 
 from gradscope.report import dot, palette, style
 from gradscope.results import report as m
+from gradscope.results import words
 from gradscope.version import __version__
 
 _CODE = re.compile(r"`([^`]+)`")  # the problems' markdown code spans
@@ -60,7 +61,7 @@ def _matrix(report: m.Report) -> list[str]:
         cells = []
         for i, loss in enumerate(report.losses):
             pair = loss.pair(row.variables[0])
-            tip = "; ".join([pair.status] + [style.cut_text(c) for c in pair.cut_points])
+            tip = "; ".join([pair.status] + [words.cut_text(c) for c in pair.cut_points])
             css = palette.status_class(pair.status)
             if css == "none" and not row.problems[i]:
                 css = "idle"  # a None nobody minds (or the spec declares) is not red

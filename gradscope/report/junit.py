@@ -23,9 +23,10 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from gradscope.analysis.check import CheckResult
-from gradscope.analysis.policy import line_of
 from gradscope.report import style
 from gradscope.results import report as m
+from gradscope.results import words
+from gradscope.results.location import Location
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -52,7 +53,7 @@ def _outcome(case: ET.Element, problem: m.Problem | None, baseline: str | None) 
         return
     failure = ET.SubElement(case, "failure", type=problem.kind, message=problem.message)
     lines = [f"at: {problem.spec}:{problem.line}", problem.message, f"kind: {problem.kind}"]
-    lines += [f"cut at: {style.cut_text(c)}" for c in problem.cut_points]
+    lines += [f"cut at: {words.cut_text(c)}" for c in problem.cut_points]
     lines += [f"fix: {problem.fix.sentence()}"] if problem.fix is not None else []
     failure.text = "\n".join(lines)
 
@@ -69,15 +70,14 @@ def _at(problem: m.Problem, report: m.Report) -> str:
 
 def _source(source: str, spec: str) -> str:
     """A loss's or a variable's ``FILE:LINE`` source as written; line 1 of ``spec`` if none."""
-    path, _, line = source.rpartition(":")
-    return source if path and line.isdigit() else f"{spec}:{line_of(source)}"
+    return str(Location.at(source, spec))
 
 
 def _pair_text(pair: m.PairResult, where: str) -> str:
     text = f"at: {where}\nstatus: {pair.status}"
     if pair.norm is not None:
         text += f", norm {style.number(pair.norm)}"
-    return text + "".join(f"\ncut at: {style.cut_text(c)}" for c in pair.cut_points)
+    return text + "".join(f"\ncut at: {words.cut_text(c)}" for c in pair.cut_points)
 
 
 def _suite(parent: ET.Element, report: m.Report, baseline: str | None) -> ET.Element:

@@ -15,6 +15,7 @@ from typing import Any
 from gradscope.report import palette, style
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results import words
 from gradscope.results.cut import CutPoint
 from gradscope.results.fix import Fix
 
@@ -86,7 +87,7 @@ def _norm(status: str, norm: float | None, sparse: bool = False) -> str:
 
 def _why(cut_points: Sequence[Any], note: str = "") -> str:
     if cut_points:
-        return "<br>".join(_e(style.cut_text(c)) for c in cut_points)
+        return "<br>".join(_e(words.cut_text(c)) for c in cut_points)
     return _e(note)
 
 
@@ -257,7 +258,7 @@ class _Finding:
 def _cut(cut: Mapping[str, Any]) -> str:
     """A timeline's cut point (a dict) in the one cut text."""
     node, op, kind, source = (str(cut.get(k, "")) for k in ("node", "op", "kind", "source"))
-    return style.cut_text(CutPoint(node, op, kind, source))
+    return words.cut_text(CutPoint(node, op, kind, source))
 
 
 def _timeline_text(timeline: Mapping[str, Any]) -> str:

@@ -10,6 +10,7 @@ from gradscope.report import style
 from gradscope.results import report as m
 from gradscope.results.cut import STOP_TYPES
 from gradscope.results.facts import CutPoint
+from gradscope.results.location import Location
 from gradscope.results.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope.results.status import CutKind
 
@@ -61,10 +62,10 @@ def box_colors(box: Box, loss: m.LossResult) -> tuple[str, str, str]:
 
 def line_of(source: str, spec: str) -> str:
     """``line 23`` within the report's own spec, else ``model.py:42``; empty when unknown."""
-    path, _, line = source.rpartition(":")
-    if not path or not line.isdigit():
+    at = Location.parse(source)
+    if at is None:
         return source
-    return f"line {line}" if path == spec else f"{PurePath(path).name}:{line}"
+    return f"line {at.line}" if at.file == spec else f"{PurePath(at.file).name}:{at.line}"
 
 
 def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:

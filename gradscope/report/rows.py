@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from gradscope.report import style
 from gradscope.results import report as m
+from gradscope.results import words
 from gradscope.results.facts import CutPoint, VariableFacts
 
 #: ``--group auto`` collapses layers from this many variables on.
@@ -248,7 +249,7 @@ def cut_rows(
 
 
 def _where(cuts: Sequence[CutPoint]) -> str:
-    return "; ".join(style.cut_text(c) for c in cuts)
+    return words.cuts_text(cuts)
 
 
 def _where_many(cuts: Sequence[Sequence[CutPoint]]) -> str:
@@ -260,9 +261,8 @@ def _where_many(cuts: Sequence[Sequence[CutPoint]]) -> str:
     parts = []
     for i, first in enumerate(cuts[0]):
         nodes = {c[i].node for c in cuts if i < len(c)}
-        where = f" at {first.source}" if first.source else ""
         more = f" and {len(nodes) - 1} more" if len(nodes) > 1 else ""
-        parts.append(f"{first.node}{more} ({first.op}){where}")
+        parts.append(words.cut_text(first, node=f"{first.node}{more}"))
     return "; ".join(parts)
 
 

@@ -8,9 +8,9 @@ named ``API at line N (step S)``; each of the run's problems a problem at the si
 from __future__ import annotations
 
 from gradscope.analysis.check import CheckResult
-from gradscope.analysis.policy import line_of
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.location import Location, line_of
 
 
 def title(report: rr.RunReport) -> str:
@@ -28,8 +28,8 @@ def label(call: rr.CallResult) -> str:
 
 def file_of(site: str) -> str:
     """The file of a ``FILE:LINE`` call site: the check report (suite) it belongs to."""
-    head, _, tail = site.rpartition(":")
-    return head if head and tail.isdigit() else site
+    found = Location.parse(site)
+    return found.file if found is not None else site
 
 
 def as_check(report: rr.RunReport) -> CheckResult:

@@ -15,6 +15,7 @@ from gradscope.report import grid, rows, style
 from gradscope.report.table import Lines, to_text
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results import words
 from gradscope.results.fix import Fix
 
 #: How the program ended, in words.
@@ -57,9 +58,9 @@ def why(source: rr.SourceResult) -> str:
     """Where its NaN first appeared, its cut points, or its note."""
     if source.nan_origin is not None:
         where = source.nan_origin.source
-        return style.origin_text(source.nan_origin) + (f" at {where}" if where else "")
+        return words.origin_text(source.nan_origin) + (f" at {where}" if where else "")
     if source.cut_points:
-        return "; ".join(style.cut_text(c) for c in source.cut_points)
+        return words.cuts_text(source.cut_points)
     return source.note
 
 

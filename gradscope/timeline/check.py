@@ -24,6 +24,7 @@ from gradscope.results import report as m
 from gradscope.results.cut import CutPoint
 from gradscope.results.facts import VariableFacts
 from gradscope.results.fix import Fix
+from gradscope.results.location import Location
 from gradscope.results.status import FindingKind, ProblemKind, Status
 from gradscope.timeline.findings import FLAG_KINDS, RUN_KINDS, Thresholds, find
 from gradscope.timeline.reader import THRESHOLDS
@@ -107,8 +108,7 @@ _PROBLEMS = {"nan", *FLAG_KINDS, *RUN_KINDS}  # kinds a report's problems share 
 
 def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
     site = str(finding["site"])
-    file, _, line = site.rpartition(":")
-    located = bool(file) and line.isdigit()
+    at = Location.at(site, path)
     kind = finding["kind"]
     return m.Problem(
         loss=site,
@@ -119,8 +119,8 @@ def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
             CutPoint(str(c["node"]), str(c["op"]), str(c["kind"]), str(c["source"]))
             for c in finding.get("cut_points", ())
         ),
-        spec=file if located else path,
-        line=int(line) if located else 1,
+        spec=at.file,
+        line=at.line,
         fix=Fix.from_dict(finding.get("fix")),
     )
 

@@ -12,6 +12,7 @@ from typing import Any
 from gradscope.frontends.program import analyse, process
 from gradscope.frontends.program.sites import Chain
 from gradscope.frontends.program.values import Numbers
+from gradscope.results import words
 from gradscope.results.replicas import ReplicaResult
 from gradscope.results.run import EAGER, GRAPH, CallResult, SourceResult
 from gradscope.timeline.record import Recorder
@@ -270,9 +271,7 @@ def _cause(source: SourceResult) -> tuple[str, str, list[dict[str, str]]]:
     (``node (Op) at FILE:LINE``) or the report's note; ``recorder`` keeps them only then."""
     cuts = [{"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
             for c in source.cut_points]  # fmt: skip
-    where = "; ".join(f"{c['node']} ({c['op']})" + (f" at {c['source']}" if c["source"] else "")
-                      for c in cuts)  # fmt: skip
-    return source.status, f"cut at {where}" if where else source.note, cuts
+    return source.status, words.cause(source.cut_points, source.note), cuts
 
 
 def _replica(replica: int, static: analyse.SourceStatic,
