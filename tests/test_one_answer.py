@@ -77,3 +77,59 @@ def test_run_timeline_carries_the_runs_problems(tmp_path: Path) -> None:
 
     checked = CliRunner().invoke(main, ["check", "--timeline", str(timeline)])
     assert checked.exit_code == code, checked.output
+
+
+TF1_VAR_LIST = """\
+import json
+import sys
+
+import tensorflow as tf
+
+tf.compat.v1.disable_eager_execution()
+x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+body = tf.compat.v1.get_variable("body", [4, 8])
+h = tf.matmul(x, body)
+task1 = tf.compat.v1.get_variable("task1", [8, 3])
+task2 = tf.compat.v1.get_variable("task2", [8, 3])
+loss1 = tf.reduce_mean(tf.matmul(h, task1))
+loss2 = tf.reduce_mean(tf.matmul(h, task2))
+opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+pairs = opt.compute_gradients(loss1, var_list=[body, task1, task2])
+print("BARE" + json.dumps({"none": [v.name[:-2] for g, v in pairs if g is None],
+                           "loss2": [loss2.op.name, loss2.op.type]}), file=sys.stderr)
+"""
+
+
+def test_run_tf1_disconnected_variable_says_what_it_feeds(run_subprocess, tmp_path: Path) -> None:
+    """compute_gradients(loss1, var_list=[..., task2]): task2 feeds only loss2. The row's
+    cause says so, at loss2's line (it was empty: issue 29)."""
+    program = tmp_path / "tf1_var_list.py"
+    program.write_text(TF1_VAR_LIST, encoding="utf-8")
+    bare = run_subprocess_python(program)
+    assert bare["none"] == ["task2"]  # bare TensorFlow: no gradient for task2 only
+    done = run_subprocess("run", "--format", "json", "--output", "-", str(program),
+                          cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stderr  # a None gradient no --allow-none names
+    out = done.stdout
+    report = json.loads(out[out.index("{\n") :])
+    (call,) = report["calls"]
+    none = [n for n, s in call["sources"].items() if s["status"].startswith("none")]
+    assert none == bare["none"]
+    line = TF1_VAR_LIST.splitlines().index(
+        "loss2 = tf.reduce_mean(tf.matmul(h, task2))") + 1  # fmt: skip
+    name, op = bare["loss2"]
+    note = call["sources"]["task2"]["note"]
+    assert note == f"the loss never reads it: it feeds only {name} ({op}) at {program.name}:{line}"
+    assert "unless given" not in call["sources"]["task2"]["fix"]["text"]  # it was given one
+
+
+def run_subprocess_python(program: Path) -> dict:
+    """The program as Python runs it, unwatched: what bare TensorFlow returned."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
+                          timeout=120, cwd=program.parent, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stderr.splitlines() if x.startswith("BARE"))
+    return json.loads(line[4:])

@@ -14,7 +14,7 @@ Two styles of a cut point, each for its place:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from gradscope.results.status import Status
@@ -82,6 +82,20 @@ def cause(cuts: Iterable[Cut], note: str = "") -> str:
     its cut points, else the front-end's note (``""`` when neither is known)."""
     where = cuts_text(cuts)
     return f"cut at {where}" if where else note
+
+
+def feeds(ends: Sequence[Cut]) -> str:
+    """Where the value of a variable no path leads from to the loss goes instead: the last
+    ops it reaches (``it feeds only Mean_1 (Mean) at train.py:9``)."""
+    if not ends:
+        return "nothing in the graph reads its value"
+    return f"it feeds only {cut_names_at(ends)}"
+
+
+def cut_names_at(cuts: Sequence[Cut]) -> str:
+    """Cut points with their lines in a list: ``a (Mean) at f.py:3 and b (Sum) at f.py:9``."""
+    parts = [cut_text(c) for c in cuts]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 #: What each status means, in a legend (contract section 2).
