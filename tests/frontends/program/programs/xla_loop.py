@@ -5,10 +5,9 @@ code fuses it with the update's subtract (gradscope's tf.cond used to change tha
 
 import hashlib
 
+import keras
 import numpy as np
 import tensorflow as tf
-
-import keras
 
 keras.utils.set_random_seed(0)
 rng = np.random.default_rng(3)
