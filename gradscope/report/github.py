@@ -3,17 +3,30 @@
 A new problem is ``::error file=F,line=L,title=T::message``, a problem the baseline holds a
 ``::notice`` (visible in the pull request, not failing). Values are escaped as the Actions
 toolkit does (``%``, CR and LF in messages; also ``:`` and ``,`` in properties). A folded
-group lists every spec; the last line is the verdict, for the log.
+group lists every spec (for ``gradscope run``, every watched call); the last line is the
+verdict, for the log.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import TYPE_CHECKING
+
 from gradscope.analysis.baseline import spec_key
 from gradscope.analysis.check import CheckResult
+from gradscope.analysis.diff import DiffReport
+from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.errors import SpecError, SpecErrors
 from gradscope.report import style
+from gradscope.report.formats import Format, assert_never, unsupported
+from gradscope.report.run_check import as_check, title
+from gradscope.report.table import ending, run_summary
 from gradscope.results import report as m
+from gradscope.results import run as rr
 from gradscope.results.location import Location
+
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 
 def escape_data(text: str) -> str:
@@ -70,8 +83,20 @@ def spec_errors(errors: SpecErrors | SpecError) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str:
+def render(result: Result, *, color: bool = False, width: int = 120) -> str:
     """Workflow commands for a GitHub Actions log."""
+    match result:
+        case CheckResult():
+            return _check(result)
+        case rr.RunReport():
+            return _run(result)
+        case m.Report() | DiffReport() | DiffMatrix():
+            unsupported(Format.GITHUB, result)
+        case _:
+            assert_never(result)
+
+
+def _check(result: CheckResult) -> str:
     lines = [f"::group::gradscope check: {result.checked()}"]
     lines += [f"{r.spec}: {style.summary(r)}" for r in result.reports]
     lines.append("::endgroup::")
@@ -86,4 +111,34 @@ def render(result: CheckResult, *, color: bool = False, width: int = 120) -> str
     lines += [f"{spec}: fixed since the baseline: {kind} {loss or '-'} × {var or '-'}"
               for spec, loss, var, kind in result.fixed]  # fmt: skip
     lines.append(f"gradscope check {result.verdict()} (exit code {int(result.exit_code)})")
+    return "\n".join(lines) + "\n"
+
+
+def _counts(call: rr.CallResult) -> str:
+    """``3 sources: 1 ok, 2 none``."""
+    counts = Counter("none" if m.is_none(s.status) else str(s.status) for s in call.sources)
+    n = len(call.sources)
+    parts = ", ".join(f"{v} {k}" for k, v in counts.items())
+    return f"{n} source{'s' if n != 1 else ''}: {parts}"
+
+
+def _run(report: rr.RunReport) -> str:
+    """A run: a folded group lists every watched call; each problem an annotation on its
+    call site's line, as for ``check``."""
+    sites = len(list(report.sites()))
+    calls = len(report.calls)
+    lines = [f"::group::{title(report)}: {calls} call{'s' if calls != 1 else ''} at {sites} "
+             f"call site{'s' if sites != 1 else ''}"]  # fmt: skip
+    lines += [f"{c.where} · {c.api} ({c.mode}) · step {c.step}: {_counts(c)}"
+              for c in report.calls]  # fmt: skip
+    lines.append("::endgroup::")
+    lines += [annotation(p) for p in as_check(report).problems]
+    notes = [(c.site, n) for c in report.calls for n in c.notes] + [("", n) for n in report.notes]
+    for site, note in notes:
+        where = escape_property(f"gradscope note: {site or report.program}")
+        lines.append(f"::notice title={where}::{escape_data(note)}")
+    if report.stop is not None:  # what did not run was not watched: never a quiet pass
+        where = escape_property("gradscope run: stopped by --stop")
+        lines.append(f"::warning title={where}::{escape_data(ending(report))}")
+    lines.append(f"{title(report)}: {run_summary(report)} (exit code {report.exit_code})")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,8 @@ in ``file``, and only suites count ``skipped``.
 A pair's second problem (a ``nan`` that is also a ``replica-mismatch``) or a problem
 about a whole loss (``replica-loss-scale``) gets a test case of its own, named
 ``<variable or "every variable">: <kind>``.
+``gradscope run`` is drawn as a check (``run_check.py``: one suite per file holding a call
+site, one test case per call and source), its ``<testsuites>`` named by the command.
 """
 
 from __future__ import annotations
@@ -21,12 +23,22 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from gradscope.analysis.check import CheckResult
+from gradscope.analysis.diff import DiffReport
+from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import style
+from gradscope.report.formats import Format, assert_never, unsupported
+from gradscope.report.run_check import as_check, file_of, title
+from gradscope.report.table import ending
 from gradscope.results import report as m
+from gradscope.results import run as rr
 from gradscope.results import words
 from gradscope.results.location import Location
+
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -128,19 +140,37 @@ def _count(element: ET.Element) -> None:
     element.set("time", "0")
 
 
-def render(
+#: The test case a run ``--stop`` stopped adds, skipped: the rest of the program.
+NOT_RUN = "the rest of the program (not run: stopped by --stop)"
+
+
+def render(result: Result, *, color: bool = False, width: int = 120) -> str:
+    """A check result, or a run drawn as one, as a JUnit XML document (UTF-8, with an XML
+    declaration). A run ``--stop`` stopped has one more test case, skipped, in the suite of
+    the site where it stopped (what did not run was not watched: never a plain pass)."""
+    match result:
+        case CheckResult():
+            return check_document(result)
+        case rr.RunReport():
+            unchecked = []
+            if result.stop is not None:
+                unchecked.append((file_of(result.stop.site), NOT_RUN, ending(result)))
+            return check_document(as_check(result), title=title(result), unchecked=unchecked)
+        case m.Report() | DiffReport() | DiffMatrix():
+            unsupported(Format.JUNIT, result)
+        case _:
+            assert_never(result)
+
+
+def check_document(
     result: CheckResult,
-    *,
-    color: bool = False,
-    width: int = 120,
     title: str = "gradscope check",
     unchecked: Sequence[tuple[str, str, str]] = (),
 ) -> str:
-    """The check result as a JUnit XML document (UTF-8, with an XML declaration), its
-    ``<testsuites>`` named ``title``. Each ``(suite, name, why)`` of ``unchecked`` is one
-    more test case, ``<skipped>`` with ``why`` as its message, in the suite of that name
-    (made if there is none): what was not looked at is never a pass (``gradscope run
-    --stop``: the rest of the program)."""
+    """The check result's suites in a ``<testsuites>`` named ``title``. Each ``(suite, name,
+    why)`` of ``unchecked`` is one more test case, ``<skipped>`` with ``why`` as its
+    message, in the suite of that name (made if there is none): what was not looked at is
+    never a pass (``gradscope run --stop``: the rest of the program)."""
     root = ET.Element("testsuites", name=title)
     suites = {report.spec: _suite(root, report, result.baseline) for report in result.reports}
     for name, case_name, why in unchecked:

@@ -20,17 +20,26 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from gradscope.analysis.baseline import key_of
 from gradscope.analysis.check import CheckResult
+from gradscope.analysis.diff import DiffReport
+from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import style
+from gradscope.report.formats import Format, assert_never, unsupported
 from gradscope.report.json import dumps
+from gradscope.report.run_check import as_check, title
+from gradscope.report.table import ending
 from gradscope.results import kinds
 from gradscope.results import report as m
+from gradscope.results import run as rr
 from gradscope.results.location import Location
 from gradscope.version import __version__
+
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"
@@ -172,7 +181,7 @@ def to_sarif(
     """The SARIF log as a dictionary; URIs relative to ``root`` (default: ``source_root()``).
 
     Args:
-        result: the check (or a run drawn as one, ``report/run_sarif.py``).
+        result: the check (or a run drawn as one, ``render``).
         root: the source root.
         listed: the kinds whose rules are always listed, in order (the command's: check's
             by default); their words are the registry's (``results/kinds.py``).
@@ -217,7 +226,35 @@ def _notifications(result: CheckResult) -> list[dict[str, Any]]:
 
 
 def render(
-    result: CheckResult, *, color: bool = False, width: int = 120, source_root: str | None = None
+    result: Result, *, color: bool = False, width: int = 120, source_root: str | None = None
 ) -> str:
-    """The check result as a SARIF 2.1.0 log (JSON), URIs relative to ``source_root``."""
-    return dumps(to_sarif(result, source_root))
+    """A check result, or a run drawn as one, as a SARIF 2.1.0 log (JSON), URIs relative to
+    ``source_root``."""
+    match result:
+        case CheckResult():
+            return dumps(to_sarif(result, source_root))
+        case rr.RunReport():
+            return _run(result, source_root)
+        case m.Report() | DiffReport() | DiffMatrix():
+            unsupported(Format.SARIF, result)
+        case _:
+            assert_never(result)
+
+
+def _run(report: rr.RunReport, source_root: str | None) -> str:
+    """The run, drawn as a check: one result per problem at its call site's line, the rules
+    of the kinds ``run`` reports, the command line as the invocation's; a run ``--stop``
+    stopped says so in a warning, the invocation's first notification."""
+    log = to_sarif(as_check(report), source_root, listed=kinds.RUN,
+                   automation="gradscope/run/")  # fmt: skip
+    (run,) = log["runs"]
+    invocation = run["invocations"][0]
+    invocation["commandLine"] = title(report)
+    if report.stop is not None:  # what did not run was not watched: never a quiet pass
+        invocation["toolExecutionNotifications"].insert(0, {
+            "level": "warning",
+            "descriptor": {"id": "stopped"},
+            "message": {"text": f"gradscope run: {ending(report)}"},
+        })  # fmt: skip
+    run["automationDetails"]["description"] = {"text": title(report)}
+    return dumps(log)
