@@ -105,6 +105,9 @@ class CallResult:
     #: the user's lines that called ``site`` (innermost first), where calls of one helper
     #: from different places are different sites: as few as tell them apart
     via: tuple[str, ...] = ()
+    #: the distinct values of the ``output_gradients`` the call gave (``()``: none, or not
+    #: known): every gradient of the call is multiplied by them
+    multiplier: tuple[float, ...] = ()
 
     @property
     def where(self) -> str:
@@ -120,6 +123,8 @@ class CallResult:
             target["loss_scale"] = self.loss_scale
         if self.replica_values:
             target["replicas"] = [json_number(v) for v in self.replica_values]
+        if self.multiplier:
+            target["multiplier"] = [json_number(v) for v in self.multiplier]
         out: dict[str, Any] = {
             "site": self.site,
             "api": self.api,

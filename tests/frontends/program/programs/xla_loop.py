@@ -23,11 +23,11 @@ def step(xb, yb):
     with tf.GradientTape() as tape:
         loss = tf.reduce_mean(tf.square(model(xb, training=True) - yb))
     grads = tape.gradient(loss, model.trainable_weights)
-    optimizer.apply_gradients(zip(grads, model.trainable_weights))
+    optimizer.apply_gradients(zip(grads, model.trainable_weights, strict=True))
     return loss
 
 
-for epoch in range(2):
+for _epoch in range(2):
     for i in range(0, 24, 8):
         step(x[i : i + 8], y[i : i + 8])
 digest = hashlib.sha256()
