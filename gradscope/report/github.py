@@ -13,9 +13,6 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from gradscope.analysis.baseline import spec_key
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.errors import SpecError, SpecErrors
 from gradscope.report import style
 from gradscope.report.formats import Format, assert_never, unsupported
@@ -23,6 +20,8 @@ from gradscope.report.run_check import as_check, title
 from gradscope.report.table import ending, run_summary
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import DiffMatrix, DiffReport
 from gradscope.results.location import Location
 
 if TYPE_CHECKING:

@@ -25,9 +25,6 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import style
 from gradscope.report.formats import Format, assert_never, unsupported
 from gradscope.report.run_check import as_check, file_of, title
@@ -35,6 +32,8 @@ from gradscope.report.table import ending
 from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results import words
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import DiffMatrix, DiffReport
 from gradscope.results.location import Location
 
 if TYPE_CHECKING:

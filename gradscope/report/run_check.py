@@ -7,9 +7,9 @@ named ``API at line N (step S)``; each of the run's problems a problem at the si
 
 from __future__ import annotations
 
-from gradscope.analysis.check import CheckResult
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.check import CheckResult
 from gradscope.results.location import Location, line_of
 
 

@@ -24,9 +24,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from gradscope.analysis.baseline import key_of
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import style
 from gradscope.report.formats import Format, assert_never, unsupported
 from gradscope.report.json import dumps
@@ -35,6 +32,8 @@ from gradscope.report.table import ending
 from gradscope.results import kinds
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import DiffMatrix, DiffReport
 from gradscope.results.location import Location
 from gradscope.version import __version__
 
