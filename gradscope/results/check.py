@@ -22,6 +22,7 @@ from typing import Any
 from gradscope.errors import ExitCode
 from gradscope.results import report as m
 from gradscope.results.display import Displayed, rich_renderable
+from gradscope.results.finding import Finding
 
 #: A problem as a baseline holds it: ``(spec, loss, variable, kind)``.
 Key = tuple[str, str | None, str | None, str]
@@ -46,6 +47,10 @@ class CheckResult(Displayed):
     def problems(self) -> tuple[m.Problem, ...]:
         """Every problem of every report, known ones included."""
         return tuple(p for r in self.reports for p in r.problems)
+
+    def findings(self) -> tuple[Finding, ...]:
+        """Every report's findings, known ones included, report by report."""
+        return tuple(f for r in self.reports for f in r.findings())
 
     @property
     def failures(self) -> tuple[m.Problem, ...]:
