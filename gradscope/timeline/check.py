@@ -19,13 +19,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradscope.analysis.baseline import load_baseline
-from gradscope.analysis.check import CheckResult, check_reports
+from gradscope.analysis.check import check_reports
 from gradscope.results import report as m
+from gradscope.results.check import CheckResult
 from gradscope.results.cut import CutPoint
 from gradscope.results.facts import VariableFacts
 from gradscope.results.fix import Fix
+from gradscope.results.location import Location
 from gradscope.results.status import FindingKind, ProblemKind, Status
-from gradscope.timeline.findings import FLAG_KINDS, Thresholds, find
+from gradscope.timeline.findings import FLAG_KINDS, RUN_KINDS, Thresholds, find
 from gradscope.timeline.reader import THRESHOLDS
 
 
@@ -102,13 +104,12 @@ def _loss(
     return m.LossResult(site, record.get("loss"), pairs, source=site, notes=tuple(notes))
 
 
-_PROBLEMS = {"nan", *FLAG_KINDS}  # kinds a report's problems share with a timeline
+_PROBLEMS = {"nan", *FLAG_KINDS, *RUN_KINDS}  # kinds a report's problems share with a timeline
 
 
 def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
     site = str(finding["site"])
-    file, _, line = site.rpartition(":")
-    located = bool(file) and line.isdigit()
+    at = Location.at(site, path)
     kind = finding["kind"]
     return m.Problem(
         loss=site,
@@ -119,8 +120,8 @@ def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
             CutPoint(str(c["node"]), str(c["op"]), str(c["kind"]), str(c["source"]))
             for c in finding.get("cut_points", ())
         ),
-        spec=file if located else path,
-        line=int(line) if located else 1,
+        spec=at.file,
+        line=at.line,
         fix=Fix.from_dict(finding.get("fix")),
     )
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gradscope.results import words as wording
 from gradscope.results.cut import CutPoint
 from gradscope.results.facts import NanOrigin
 
@@ -77,8 +78,8 @@ def at(c: CutPoint) -> str:
     return f"At {c.source}," if c.source else f"At `{c.node}`,"
 
 
-def op(c: CutPoint) -> str:
-    return f"`{c.node}` ({c.op})"
+def op(c: wording.Cut) -> str:
+    return wording.cut_quoted(c, at=False)
 
 
 def op_code(c: CutPoint) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from gradscope.frontends import keras_names
 from gradscope.frontends.program import fit, process, sites, trainable
 from gradscope.frontends.program.calls import Calls
 from gradscope.frontends.program.watch import Watcher
@@ -235,6 +236,7 @@ def _keras(calls: Calls) -> Callable[[], None]:
                 outputs = orig(self, *args, **kwargs)
             if outermost and not calls.watcher.busy:
                 fit.saw_outputs(self, outputs)
+                keras_names.saw(self)
             return outputs
 
         return patched
@@ -267,6 +269,7 @@ def _training(calls: Calls, api: str) -> Callable[[Any], Any]:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             calls.guarded(trainable.report, calls.watcher, calls.traces, self, api)
             fit.enter(self, api, sites.text(sites.fast_current()))
+            keras_names.saw(self)
             try:
                 return orig(self, *args, **kwargs)
             finally:

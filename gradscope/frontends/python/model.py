@@ -146,7 +146,8 @@ class PythonModel:
         self.touched = list(touched.values())
         self.chosen = self._choose(list(touched.values()))
         return entries, [
-            VariableEntry(c.name, c.variable, c.trainable, c.source) for c in self.chosen
+            VariableEntry(c.name, c.variable, c.trainable, c.source, c.attribute)
+            for c in self.chosen
         ]
 
     def _call(self, name: str, fn: Callable[[], Any]) -> Any:
