@@ -24,7 +24,7 @@ from gradscope.cli.output import check_writable, emit, write_atomic
 from gradscope.cli.plot import read_timeline
 from gradscope.cli.wording import exit_codes
 from gradscope.errors import ExitCode, GradscopeError, SpecError, SpecErrors, UsageError
-from gradscope.report import CheckFormat
+from gradscope.report import CHECK_FORMATS
 
 EPILOG = (
     exit_codes(
@@ -60,7 +60,7 @@ Examples:
 
 @click.command(short_help=summary("check"), epilog=EPILOG)
 @click.argument("specs", nargs=-1, metavar="SPEC...")
-@format_option([f.value for f in CheckFormat])
+@format_option([f.value for f in CHECK_FORMATS])
 @output_option
 @click.option("--baseline", metavar="REPORT.json", type=click.Path(dir_okay=False),
               help="A JSON report from inspect or check: the problems it holds are shown as "

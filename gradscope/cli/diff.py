@@ -19,7 +19,7 @@ from gradscope.cli.common import (
 from gradscope.cli.output import emit
 from gradscope.cli.wording import exit_codes
 from gradscope.errors import ExitCode
-from gradscope.report import DiffFormat
+from gradscope.report import DIFF_FORMATS
 
 _HELP_EPILOG = """\b
 Numbers, per variable both losses reach (gA, gB: the densified gradients):
@@ -40,7 +40,7 @@ Numbers, per variable both losses reach (gA, gB: the densified gradients):
 @click.command(short_help=summary("diff"), epilog=_HELP_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.argument("losses", nargs=-1, metavar="[LOSS_A LOSS_B]")
-@format_option([f.value for f in DiffFormat])
+@format_option([f.value for f in DIFF_FORMATS])
 @output_option
 @strategy_options
 @run_options

@@ -20,7 +20,7 @@ from gradscope.cli.common import (
 from gradscope.cli.output import emit
 from gradscope.cli.wording import exit_codes
 from gradscope.errors import ExitCode
-from gradscope.report import Format
+from gradscope.report import INSPECT_FORMATS
 
 _EPILOG = exit_codes(
     (ExitCode.OK, "the report was written (its problems do not fail inspect: use gradscope check)"),
@@ -34,7 +34,7 @@ _EPILOG = exit_codes(
 @click.command(short_help=summary("inspect"), epilog=_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
-@format_option([f.value for f in Format])
+@format_option([f.value for f in INSPECT_FORMATS])
 @output_option
 @numeric_option
 @strategy_options

@@ -16,7 +16,7 @@ from gradscope.cli.common import format_option, table_options, table_render_opti
 from gradscope.cli.output import check_writable, write_atomic
 from gradscope.cli.wording import exit_codes
 from gradscope.errors import ExitCode, UsageError
-from gradscope.report import RunFormat
+from gradscope.report import RUN_FORMATS
 
 if TYPE_CHECKING:
     from gradscope.frontends.program.launch import Program
@@ -147,7 +147,7 @@ def _programs_words_marked(command: click.Command, ctx: click.Context,
               help="mirrored: as --replicas (2 unless told); the program picks its own "
                    "strategy. multiworker is refused: start each worker under gradscope run "
                    "(its launcher sets TF_CONFIG).")  # fmt: skip
-@format_option([f.value for f in RunFormat])
+@format_option([f.value for f in RUN_FORMATS])
 @click.option("--output", "-o", metavar="FILE", default=None,
               help="Write the report to FILE ('-': standard output) instead of standard "
                    "error.")  # fmt: skip

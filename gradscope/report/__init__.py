@@ -1,50 +1,95 @@
-"""Report stage: one module per output format, each ``render(result, ...) -> str``; no I/O here.
+"""Report stage: one module per output format, each ``render(result, ...) -> str`` for any
+result; no I/O here.
 
-``formats.py`` holds the formats and the one ``render``; this face re-exports them, and tells
-the results (plain data, which import no renderer) how notebooks, IPython and rich draw them.
+``render`` picks the format's module (``formats.py`` holds the one ``Format`` enum and which
+formats each command offers). This face also tells the results (plain data, which import no
+renderer) how notebooks, IPython and rich draw them. It stays light: each format's module is
+imported when it draws.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gradscope.report.formats import RENDERERS as RENDERERS
-from gradscope.report.formats import CheckFormat as CheckFormat
-from gradscope.report.formats import DiffFormat as DiffFormat
+from gradscope.report.formats import CHECK_FORMATS as CHECK_FORMATS
+from gradscope.report.formats import DIFF_FORMATS as DIFF_FORMATS
+from gradscope.report.formats import INSPECT_FORMATS as INSPECT_FORMATS
+from gradscope.report.formats import RUN_FORMATS as RUN_FORMATS
 from gradscope.report.formats import Format as Format
-from gradscope.report.formats import RunFormat as RunFormat
-from gradscope.report.formats import render as render
+from gradscope.report.formats import assert_never
 from gradscope.results.display import DRAW
 
-#: Result class name -> (module, function) of the rich renderable its ``__rich__`` returns.
-_RENDERABLES = {
-    "Report": ("gradscope.report.table", "report_renderable"),
-    "CheckResult": ("gradscope.report.check_table", "check_renderable"),
-    "DiffReport": ("gradscope.report.diff_table", "diff_renderable"),
-    "DiffMatrix": ("gradscope.report.diff_table", "matrix_renderable"),
-}
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 
-def renderable(result: Any) -> Any:
-    """What a rich console or a notebook prints for a result: its table."""
-    module, function = _RENDERABLES[type(result).__name__]
-    return getattr(importlib.import_module(module), function)(result)
+def render(
+    result: Result, fmt: Format | str, *, color: bool = False, width: int = 120, **options: Any
+) -> str:
+    """Render a result in a format.
+
+    Every renderer takes ``color`` (ANSI colours, terminal formats only) and ``width`` (the
+    terminal's width) and ignores what it has no use for; ``options`` go to the renderers
+    that declare them (``source_root`` for SARIF, ``group``, ``problems_only`` and
+    ``summary_only`` for tables).
+
+    Raises:
+        ValueError: ``fmt`` is no format, or one the result's command does not offer.
+    """
+    chosen = Format(fmt)
+    match chosen:
+        case Format.TABLE:
+            from gradscope.report import table
+
+            return table.render(result, color=color, width=width, **options)
+        case Format.JSON:
+            from gradscope.report import json
+
+            return json.render(result, color=color, width=width, **options)
+        case Format.MARKDOWN:
+            from gradscope.report import markdown
+
+            return markdown.render(result, color=color, width=width, **options)
+        case Format.HTML:
+            from gradscope.report import html
+
+            return html.render(result, color=color, width=width, **options)
+        case Format.JUNIT:
+            from gradscope.report import junit
+
+            return junit.render(result, color=color, width=width, **options)
+        case Format.SARIF:
+            from gradscope.report import sarif
+
+            return sarif.render(result, color=color, width=width, **options)
+        case Format.GITHUB:
+            from gradscope.report import github
+
+            return github.render(result, color=color, width=width, **options)
+        case _:
+            assert_never(chosen)
 
 
-def as_html(result: Any) -> str:
+def _rich(result: Result) -> Any:
+    """What a rich console prints for a result (its ``__rich__``): its table."""
+    from gradscope.report import table
+
+    return table.renderable(result)
+
+
+def _html(result: Result) -> str:
     """What a notebook shows for a result: its HTML table (``_repr_html_``)."""
-    from gradscope.report.notebook import render as html
+    from gradscope.report import notebook
 
-    return html(result)
+    return notebook.render(result)
 
 
-def as_terminal_text(result: Any, width: int) -> str:
+def _text(result: Result, width: int) -> str:
     """What IPython prints for a result: its terminal table (``_repr_pretty_``)."""
-    from gradscope.report.notebook import text
+    from gradscope.report import notebook
 
-    return text(result, width=width)
+    return notebook.text(result, width=width)
 
 
 # Results import no renderer: this layer tells them how they are drawn (``results/display.py``).
-DRAW.html, DRAW.text, DRAW.rich = as_html, as_terminal_text, renderable
+DRAW.html, DRAW.text, DRAW.rich = _html, _text, _rich

@@ -8,7 +8,10 @@ Each result owns its JSON shape (``to_dict``, next to the data in ``gradscope/re
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 
 def dumps(data: Any) -> str:
@@ -16,6 +19,6 @@ def dumps(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def render(result: Any, *, color: bool = False, width: int = 120) -> str:
+def render(result: Result, *, color: bool = False, width: int = 120) -> str:
     """Any result object as its JSON report."""
     return dumps(result.to_dict())

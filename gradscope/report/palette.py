@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import PurePath
 
 from gradscope.report import style
@@ -70,9 +71,7 @@ def line_of(source: str, spec: str) -> str:
 def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
     """The lines of a box's label: its name, then its op and line, status, or value."""
     if box.kind == VARIABLE and box.members:  # variables that read alike, gathered
-        first, last = box.members[0], box.members[-1]
-        status = style.SHORT[loss.pair(first).status]
-        return [f"{len(box.members)} variables: {status}", f"{first} …", last]
+        return _gathered(box.members, report, loss)
     if box.kind == VARIABLE:
         attribute = next((v.attribute for v in report.variables if v.name == box.name), "")
         return [
@@ -95,6 +94,21 @@ def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
     lines = [x for x in lines if x]
     lines += [cut_label(c, report.spec) for c in box.cuts]
     return lines
+
+
+def _gathered(members: Sequence[str], report: m.Report, loss: m.LossResult) -> list[str]:
+    """A box of variables that read alike, as the table's group row reads: the status with
+    the smallest and largest norm (a vanishing member is not hidden), the first and last
+    variable, the attributes of their layers."""
+    from gradscope.report.rows import group_cell, owners
+
+    pairs = [loss.pair(name) for name in members]
+    norms = [p.norm for p in pairs if p.norm is not None]
+    cell = group_cell([style.cell(p) for p in pairs], norms)
+    attributes = {v.name: v.attribute for v in report.variables}
+    held = owners(members, [a for n in members if (a := attributes.get(n, ""))])
+    return [f"{len(members)} variables: {cell}", f"{members[0]} …", members[-1],
+            *([f"({held})"] if held else [])]  # fmt: skip
 
 
 _CALL_SUFFIX = re.compile(r"_\d+$")

@@ -86,10 +86,17 @@ def group_label(names: Sequence[str], attributes: Sequence[str] = ()) -> tuple[s
         label, detail = f"{layers[0]}/*", f"{len(names)} variables"
     else:
         label, detail = f"{layers[0]} … {layers[-1]}", f"{len(names)} in {len(layers)} layers"
-    owners = list(dict.fromkeys(owner_of(a) for a in attributes))
-    if len(attributes) == len(names) and all(owners):
-        label += f" ({owners[0]})" if len(owners) == 1 else f" ({owners[0]} … {owners[-1]})"
-    return label, detail
+    held = owners(names, attributes)
+    return (f"{label} ({held})" if held else label), detail
+
+
+def owners(names: Sequence[str], attributes: Sequence[str]) -> str:
+    """The attributes of the layers of a group of variables (``box_head``, ``blocks[0] …
+    blocks[59]``), when every variable has one; else ``""``."""
+    layers = list(dict.fromkeys(owner_of(a) for a in attributes))
+    if len(attributes) != len(names) or not all(layers):
+        return ""
+    return layers[0] if len(layers) == 1 else f"{layers[0]} … {layers[-1]}"
 
 
 def problem_pairs(report: m.Report) -> set[tuple[str | None, str | None]]:
@@ -166,18 +173,18 @@ def _collapse(run: Sequence[Row]) -> Row:
     label, detail = group_label(names, [a for r in run for a in r.attributes if a])
     losses = range(len(run[0].cells))
     norms = tuple(tuple(x for r in run if r.norms for x in r.norms[i]) for i in losses)
-    cells = tuple(_group_cell([r.cells[i] for r in run], norms[i]) for i in losses)
+    cells = tuple(group_cell([r.cells[i] for r in run], norms[i]) for i in losses)
     first = run[0]
     return Row(label, detail, tuple(names), cells, first.problems, first.statuses,
                first.never_trained, norms, tuple(a for r in run for a in r.attributes))  # fmt: skip
 
 
-def _group_cell(texts: Sequence[str], norms: Sequence[float]) -> str:
+def group_cell(texts: Sequence[str], norms: Sequence[float]) -> str:
     """A collapsed cell: the status word, the smallest and largest norm of an ``ok`` run (a
     group hides no vanishing or exploding member), ``✂`` when any of its pairs was partly cut.
 
     Example:
-        >>> _group_cell(["ok 1.00e-07", "ok 3.00e-08"], [1e-7, 3e-8])
+        >>> group_cell(["ok 1.00e-07", "ok 3.00e-08"], [1e-7, 3e-8])
         'ok 3.0e-08…1.0e-07'
     """
     status = texts[0].split(" ")[0]

@@ -8,16 +8,17 @@ layer up and results stay at the bottom.
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
-@dataclass
 class Drawers:
     """How the report layer draws any result: ``html(result)`` the notebook's HTML,
-    ``text(result, width)`` IPython's text, ``rich(result)`` a rich renderable."""
+    ``text(result, width)`` IPython's text, ``rich(result)`` a rich renderable. (A plain
+    class: ``import gradscope`` imports this module, and a dataclass would cost it the
+    import of ``dataclasses``.)"""
 
     html: Callable[[Any], str] | None = None
     text: Callable[[Any, int], str] | None = None
@@ -53,4 +54,6 @@ class Displayed:
         if cycle or DRAW.text is None:
             printer.text(f"{type(self).__name__}(...)" if cycle else repr(self))
             return
+        import shutil
+
         printer.text(DRAW.text(self, shutil.get_terminal_size((100, 24)).columns))

@@ -24,7 +24,9 @@ from gradscope.results.facts import (
     VariableFacts,
     json_number,
 )
+from gradscope.results.finding import Finding
 from gradscope.results.fix import Fix
+from gradscope.results.location import Location
 from gradscope.results.picture import Picture
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 from gradscope.results.status import FindingKind, ProblemKind, Status, Verdict
@@ -189,6 +191,14 @@ class Problem:
         """What identifies a problem across runs (for baselines)."""
         return (self.spec, self.loss, self.variable, self.kind)
 
+    def finding(self, report: str = "") -> Finding:
+        """The problem as a finding of the report for ``report`` (its spec or target), which
+        it points into when it names no file of its own."""
+        return Finding(self.kind, Location(self.spec or report, self.line), self.message,
+                       cut_points=self.cut_points, fix=self.fix, loss=self.loss,
+                       variable=self.variable, known=self.known,
+                       report=report or self.spec)  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "loss": self.loss,
@@ -250,6 +260,10 @@ class Report(Displayed):
     def known(self) -> tuple[Problem, ...]:
         """Problems the baseline already holds: shown, marked known, never failing."""
         return tuple(p for p in self.problems if p.known)
+
+    def findings(self) -> tuple[Finding, ...]:
+        """Every problem as a finding (known ones included), in the report's order."""
+        return tuple(p.finding(self.spec) for p in self.problems)
 
     def header(self) -> dict[str, Any]:
         """The first keys of the JSON report (also of ``diff``'s)."""

@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradscope.analysis.baseline import load_baseline
-from gradscope.analysis.check import CheckResult, check_reports
+from gradscope.analysis.check import check_reports
 from gradscope.results import report as m
+from gradscope.results.check import CheckResult
 from gradscope.results.cut import CutPoint
 from gradscope.results.facts import VariableFacts
 from gradscope.results.fix import Fix

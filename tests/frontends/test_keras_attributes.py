@@ -197,3 +197,70 @@ def test_group_label_names_the_layers_attributes() -> None:
     assert group_label(names) == ("deep/dense_0 … deep/dense_2", "6 in 3 layers")
     # a member without an attribute: the group claims none
     assert group_label(names, attributes[:-1]) == ("deep/dense_0 … deep/dense_2", "6 in 3 layers")
+
+
+DEEP = """\
+import keras
+import tensorflow as tf
+
+
+class Deep(keras.Model):
+    def __init__(self):
+        super().__init__(name="deep")
+        self.blocks = [keras.layers.Dense(4, activation="tanh") for _ in range(60)]
+        self.aux_head = keras.layers.Dense(3)
+        self.box_head = keras.layers.Dense(1)
+
+    def call(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.box_head(x), self.aux_head(x)
+
+
+keras.utils.set_random_seed(0)
+model = Deep()
+x = tf.random.normal((4, 4))
+model(x)
+
+
+def build():
+    return {"losses": {"main": lambda: tf.reduce_mean(model(x)[0] ** 2)},
+            "variables": model.trainable_variables}
+"""
+
+
+def test_a_deep_models_picture_groups_as_the_table_does(tmp_path: Path) -> None:
+    """60 layers: the picture is a few boxes; the gathered variables show their smallest and
+    largest norm (a vanishing gradient is not hidden by 'ok'), the attributes of their layers;
+    the head no loss reads is drawn, named by its attribute, in Mermaid and DOT."""
+    import tensorflow as tf
+
+    import gradscope
+    from gradscope.frontends import keras_names
+    from gradscope.report import dot, mermaid
+    from tests.report import parse
+
+    with keras_names.fresh():
+        scope = _module(tmp_path, "deep_bare", DEEP)
+    model, x = scope["model"], scope["x"]
+    with tf.GradientTape() as tape:  # bare TensorFlow: which get a gradient, and how large
+        loss = tf.reduce_mean(model(x)[0] ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    norms = [float(tf.norm(g)) for g in grads if g is not None]
+    none = {v.path for v, g in zip(model.trainable_variables, grads, strict=True) if g is None}
+    assert none == {v.path for v in model.aux_head.trainable_variables}
+    target = tmp_path / "deep.py"
+    target.write_text(DEEP, encoding="utf-8")
+    report = gradscope.inspect(f"{target}:build", pictures=True)
+    m = parse.mermaid(mermaid.picture(report, "main"))
+    assert len(m.nodes) <= 6  # 183 ops and 122 variables, gathered
+    (gathered,) = [a for a in m.nodes.values() if a["label"].startswith("122 variables")]
+    assert gathered["label"].split("\n")[0] == (
+        f"122 variables: ok {min(norms):.1e}…{max(norms):.1e}"
+    )
+    assert gathered["label"].split("\n")[-1] == "(blocks[0] … box_head)"
+    (head,) = [a for a in m.nodes.values() if a["subgraph"] == "off_path"]
+    layer = next(iter(none)).rsplit("/", 1)[0]
+    assert head["label"] == f"{layer} (aux_head)\nkernel, bias\nno path to main"
+    d = parse.dot(dot.picture(report, "main"))
+    assert any(a["label"].startswith(f"{layer} (aux_head)\n") for a in d.nodes.values())

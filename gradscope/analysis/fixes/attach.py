@@ -166,6 +166,7 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
     out = []
     for call in calls:
         target = f"the loss made at {call.target_source}" if call.target_source else "the loss"
+        said = multiplier(target, call.site, call.multiplier) if call.multiplier else None
         sources = []
         reads = tuple(s.name for s in call.sources if s.status.has_gradient)
         for s in call.sources:
@@ -184,7 +185,10 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
                 trainable_changed=s.trainable_changed,
                 nan_origin=s.nan_origin,
             )
-            sources.append(replace(s, fix=fix_for(e)))
+            fix = fix_for(e)
+            if fix is None and s.status in ("ok", "zero") and said is not None:
+                fix = said  # what the output_gradients did to it
+            sources.append(replace(s, fix=fix))
         out.append(replace(call, sources=tuple(sources)))
     return out
 
