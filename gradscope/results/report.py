@@ -103,6 +103,9 @@ class PairResult:
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+    #: why a ``none:disconnected`` pair has no path, when the front-end knows (``note`` in
+    #: JSON, as a ``gradscope run`` source's)
+    cause: str = ""
 
     def __post_init__(self) -> None:
         escape_fields(self, "variable")  # one escaping of names
@@ -125,6 +128,8 @@ class PairResult:
             out["replicas"] = [r.to_dict() for r in self.replicas]
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()
+        if self.cause:
+            out["note"] = self.cause
         return out
 
 
