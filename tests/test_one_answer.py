@@ -33,13 +33,14 @@ def build():
 """
 
 
-def _bare_none(folder: Path) -> set[str]:
-    """The variables bare TensorFlow gives no gradient from the target's loss."""
+def _bare_none(folder: Path, file: str = "unread_head.py") -> set[str]:
+    """The variables of the file's ``model`` bare TensorFlow gives no gradient from its
+    ``loss()``."""
     import importlib.util
 
     import tensorflow as tf
 
-    spec = importlib.util.spec_from_file_location("unread_head_bare", folder / "unread_head.py")
+    spec = importlib.util.spec_from_file_location(f"{file[:-3]}_bare", folder / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -206,20 +207,8 @@ def test_check_of_a_target_names_the_unread_output_as_run_does(run_cli, tmp_path
 
 
 def test_check_of_a_target_names_the_skipped_layer_as_run_does(run_cli, tmp_path: Path) -> None:
-    import importlib.util
-
-    import tensorflow as tf
-
     (tmp_path / "skipped.py").write_text(SKIPPED_LAYER, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("skipped_bare", tmp_path / "skipped.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    variables = module.model.trainable_variables
-    with tf.GradientTape() as tape:
-        value = module.loss()
-    grads = tape.gradient(value, variables)
-    none = {v.path for v, g in zip(variables, grads, strict=True) if g is None}
+    none = _bare_none(tmp_path, "skipped.py")
     inspected, ran = _notes(run_cli, tmp_path, "skipped.py")
     assert set(inspected) == set(ran) == none == {"unused/kernel", "unused/bias"}
     said = ("reaches no output of model 'net': its layer is not on the path from the model's "
