@@ -45,6 +45,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check gradscope tests scripts bench
 	$(VENV)/bin/ruff check gradscope tests scripts bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format gradscope tests scripts bench

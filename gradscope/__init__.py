@@ -26,9 +26,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
     from gradscope import keras, testing
     from gradscope._watch.block import Watch, watch
-    from gradscope.analysis.check import CheckResult
-    from gradscope.analysis.diff import DiffReport
-    from gradscope.analysis.diff_matrix import DiffMatrix
     from gradscope.api import check, diff, graph, inspect, run
     from gradscope.errors import (
         AlreadyWatching,
@@ -41,14 +38,18 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
         UsageError,
     )
     from gradscope.frontends.python.target import Target
+    from gradscope.results.check import CheckResult
+    from gradscope.results.diff import DiffMatrix, DiffReport
     from gradscope.results.report import LossResult, PairResult, Problem, Report
     from gradscope.results.run import RunReport
     from gradscope.results.status import ProblemKind, Status, Verdict
     from gradscope.timeline.inline import plot
 
-# The one place the version lives; pyproject.toml reads it from here (importlib.metadata
-# would cost ~60 ms on every `gradscope --help`).
-__version__ = "0.1.0"
+# Results are plain data; the report layer draws them in notebooks and rich consoles (it fills
+# ``gradscope.results.display.DRAW``), so it is imported with the package. It is light: no
+# TensorFlow, no rich (the renderers import what they need when they draw).
+from gradscope import report as _report  # noqa: F401
+from gradscope.version import __version__ as __version__
 
 #: Public names, imported on first use so that ``import gradscope`` stays TensorFlow-free.
 _LAZY = {
@@ -70,9 +71,9 @@ _LAZY = {
     "Status": "gradscope.results.status",
     "ProblemKind": "gradscope.results.status",
     "Verdict": "gradscope.results.status",
-    "DiffReport": "gradscope.analysis.diff",
-    "DiffMatrix": "gradscope.analysis.diff_matrix",
-    "CheckResult": "gradscope.analysis.check",
+    "DiffReport": "gradscope.results.diff",
+    "DiffMatrix": "gradscope.results.diff",
+    "CheckResult": "gradscope.results.check",
     "Target": "gradscope.frontends.python.target",
     "GradscopeError": "gradscope.errors",
     "SpecError": "gradscope.errors",

@@ -20,8 +20,8 @@ from gradscope.analysis.check import ExpectMap, expectations_of
 from gradscope.analysis.fixes import fixed_losses, fixed_problems
 from gradscope.analysis.numeric import judge, unheld_numeric
 from gradscope.analysis.policy import find_problems, unmatched_patterns
-from gradscope.analysis.replicas import replica_problems, with_replicas
-from gradscope.engine.status import classify
+from gradscope.analysis.replicas import replica_problems
+from gradscope.engine.status import classify, with_replicas
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends import open_frontend

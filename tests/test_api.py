@@ -14,7 +14,6 @@ import pytest
 
 import gradscope
 from gradscope import api, pipeline
-from gradscope.report import json as report_json
 from gradscope.results import report as m
 from tests.conftest import ROOT
 
@@ -149,7 +148,7 @@ def test_check_holds_a_target_to_its_expect() -> None:
     assert set(kinds) == {(m.UNEXPECTED_CONNECTED, "w"), (m.NEVER_TRAINED, "spare")}
     problem = kinds[(m.UNEXPECTED_CONNECTED, "w")]
     line = next(i for i, t in enumerate(HERE.read_text().splitlines(), 1) if '{"none": ["w"]}' in t)
-    assert report_json.problem(problem)["source"] == f"tests/test_api.py:{line}"
+    assert problem.to_dict()["source"] == f"tests/test_api.py:{line}"
     assert report.failures == report.problems
 
 

@@ -1,11 +1,16 @@
-"""The package's shape holds: data flows one way (no import cycle) and no folder that tools
-misread (pytest skips ``build``, so tests there never ran). There is no line cap (issue 29)."""
+"""The package's shape holds: data flows one way (import-linter's contracts in pyproject.toml,
+no import cycle) and no folder that tools misread (pytest skips ``build``, so tests there never
+ran). There is no line cap (issue 29)."""
 
 from __future__ import annotations
 
-import ast
 import fnmatch
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "gradscope"
@@ -14,69 +19,35 @@ PACKAGE = ROOT / "gradscope"
 NORECURSE = ["*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"]
 
 
-def _modules() -> dict[str, Path]:
-    out = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out[name] = path
-    return out
-
-
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """Modules ``name`` imports anywhere in its body (function-level imports too), leaving
-    out package faces (``__init__``): a face re-exporting is not its importer's dependency."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
-            found |= {f"{node.module}.{a.name}" for a in node.names}
-    faces = {m for m, p in modules.items() if p.name == "__init__.py"}
-    return {m for m in found if m in modules and m not in faces and m != name}
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                out.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
-
-
-def test_layout_has_no_import_cycle() -> None:
-    modules = _modules()
-    graph = {
-        name: _imports(name, path, modules)
-        for name, path in modules.items()
-        if path.name != "__init__.py"
+def test_layout_keeps_its_import_contracts() -> None:
+    """The layers, the TensorFlow-free rendering and analysis, and no cycle between sibling
+    packages or modules: pyproject.toml's import-linter contracts (imports inside functions
+    count)."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    assert _cycles(graph) == []
+    # subprocess.run kills the child when the timeout expires
+    done = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def test_layout_no_package_face_imports_back_what_imports_it() -> None:
+    """Importing ``gradscope.report.table`` runs ``gradscope/report/__init__.py`` first, so a
+    face and a module below it that import each other (directly or through others) are a
+    cycle; import-linter's contracts look at siblings, so this asks its graph (grimp)."""
+    graph = grimp.build_graph("gradscope")
+    faces = sorted(m for m in graph.modules if graph.find_children(m))
+    both_ways = [
+        (face, below)
+        for face in faces
+        for below in sorted(graph.find_descendants(face))
+        if graph.chain_exists(face, below) and graph.chain_exists(below, face)
+    ]
+    assert both_ways == []
 
 
 def test_layout_has_no_folder_tools_misread() -> None:

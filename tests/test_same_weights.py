@@ -45,10 +45,6 @@ WATCHERS = {
         (*RUN, "--steps", "6", "--every", "2", "--timeline", "{dir}/timeline.json", "--continue"),
         ("frozen", "unfrozen", "dropout", "mixed", "per_execution", "xla")),
 }  # fmt: skip
-#: XLA compiles the measuring ops into the step, which changes how it fuses the step's own
-#: ops: an Adam moment differs in its last bit after six steps (every watcher; strict: the
-#: day it passes, the mark must go).
-XLA_FUSION = "the recording is compiled into the XLA cluster and changes its fusion"
 TIMEOUT = 600.0
 
 
@@ -96,13 +92,9 @@ def _weights(out: Path, case: str, stderr: str) -> list[np.ndarray]:
         return [arrays[f"arr_{i}"] for i in range(len(arrays.files))]
 
 
-def _xla(case: str) -> pytest.MarkDecorator | tuple[()]:
-    return pytest.mark.xfail(reason=XLA_FUSION, strict=True) if case == "xla" else ()
-
-
 @pytest.mark.parametrize(
     ("watcher", "case"),
-    [pytest.param(w, c, marks=_xla(c), id=f"{w}-{c}")
+    [pytest.param(w, c, id=f"{w}-{c}")
      for w, (_, cases) in WATCHERS.items() if w != "plain" for c in cases],
 )  # fmt: skip
 def test_watching_keeps_the_weights_bit_for_bit(

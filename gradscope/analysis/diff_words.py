@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from gradscope.results import report as m
+from gradscope.results import words
 from gradscope.results.facts import CutPoint
 
 Side = tuple[str, m.PairResult]  # (loss name, its pair for the variable)
-
-
-def _listing(cuts: Sequence[CutPoint]) -> str:
-    """``frozen (StopGradient)``, ``a (StopGradient) and b (ArgMax)``."""
-    parts = [f"{c.node} ({c.op})" for c in cuts]
-    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def why_not(variable: str, loss: str, pair: m.PairResult) -> str:
@@ -23,25 +16,7 @@ def why_not(variable: str, loss: str, pair: m.PairResult) -> str:
         >>> why_not("task1/w", "loss_5", stopped_pair)
         'loss_5 reaches task1/w only through frozen (StopGradient), so loss_5 never trains it'
     """
-    status = pair.status
-    if status == m.DISCONNECTED:
-        return f"no path leads from {variable} to {loss}"
-    if status == m.EXCLUDED:
-        return f"{variable} is outside {loss}'s vars"
-    if status == m.FROZEN:
-        return f"{variable} is not trainable"
-    if status == m.UNEXPLAINED or not pair.cut_points:
-        return f"TensorFlow gives {loss} no gradient for {variable}, and no cause was found"
-    cuts = _listing(pair.cut_points)
-    never = f"so {loss} never trains it"
-    if status == m.ASSIGN:
-        copies = "copies" if len(pair.cut_points) == 1 else "copy"
-        return f"{loss} sees {variable} only through {cuts}, which {copies} it into another "\
-            f"variable, {never}"  # fmt: skip
-    if status == m.NONDIFFERENTIABLE:
-        has = "has" if len(pair.cut_points) == 1 else "have"
-        return f"{loss} reaches {variable} only through {cuts}, which {has} no gradient, {never}"
-    return f"{loss} reaches {variable} only through {cuts}, {never}"
+    return words.why_not(variable, loss, pair.status, pair.cut_points)
 
 
 def _neither(variable: str, a: Side, b: Side) -> str:

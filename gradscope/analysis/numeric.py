@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from gradscope.results import report as m
+from gradscope.results import words
 from gradscope.results.expect import Expectation, Pattern
 from gradscope.results.facts import CutPoint, NumericCheck, RunFacts
 
@@ -26,10 +27,6 @@ _WHY_CUT = {
     "assign": "an assign passes no gradient",
     "nondifferentiable": "an op with no gradient",
 }
-
-
-def _where(point: CutPoint) -> str:
-    return f"`{point.node}` ({point.op}){', ' + point.source if point.source else ''}"
 
 
 def explanation(cuts: Sequence[CutPoint], causes: Sequence[CutPoint]) -> str:
@@ -42,18 +39,17 @@ def explanation(cuts: Sequence[CutPoint], causes: Sequence[CutPoint]) -> str:
     parts = []
     if cuts:
         kinds = ", ".join(dict.fromkeys(_WHY_CUT.get(c.kind, c.kind) for c in cuts))
-        where = " and ".join(_where(c) for c in cuts)
-        parts.append(f"its paths cut at {where} carry no gradient ({kinds})")
+        parts.append(f"its paths cut at {words.cuts_quoted(cuts)} carry no gradient ({kinds})")
     custom = [c for c in causes if c.kind == "custom-gradient"]
     if custom:
         where = " and ".join(f"`{c.node}`{', ' + c.source if c.source else ''}" for c in custom)
         parts.append(f"it passes a gradient of its own (tf.custom_gradient) at {where}")
     written = [c for c in causes if c.kind == "assigned"]
     if written:
-        where = " and ".join(_where(c) for c in written)
         parts.append(
-            f"the model assigns to the variable at {where}: the gradient is that of the value "
-            "each read sees, finite differences change only its value before the assign"
+            f"the model assigns to the variable at {words.cuts_quoted(written)}: the gradient is "
+            "that of the value each read sees, finite differences change only its value before "
+            "the assign"
         )
     return "; ".join(parts)
 

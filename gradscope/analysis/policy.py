@@ -14,7 +14,9 @@ The rules, per (loss, variable) pair and per variable:
   ``none: ["task2/*"]`` reads "everything except task2".
 - ``never-trained``: a trainable variable that no loss gives a gradient (``ok``, ``zero`` or
   ``nan``), unless an ``expect.<loss>.none`` pattern of any loss names it: the author
-  declared it unused (contract section 4).
+  declared it unused (contract section 4). One variable is one problem: a variable already
+  reported ``unexpected-none`` (its loss was expected to train it) is not reported again as
+  never trained.
 - ``numeric-differs`` (only with ``--numeric``): an ``ok`` gradient that disagrees with
   finite differences with nothing to explain it, or with a deliberate cause (a
   straight-through estimator, ``tf.custom_gradient``) when ``expect.<loss>.numeric`` names
@@ -34,68 +36,21 @@ from collections.abc import Sequence
 
 from gradscope.analysis.numeric import describe
 from gradscope.results import report as m
+from gradscope.results import words
 from gradscope.results.expect import Expectation, Pattern, PatternUse, glob_matches
-from gradscope.results.facts import CutPoint, NanOrigin, VariableFacts
-
-
-def describe_cut(cuts: Sequence[CutPoint]) -> str:
-    """One or more cut points in a clause.
-
-    Example:
-        >>> describe_cut([CutPoint("frozen", "StopGradient", "stopped", "configs/x.yaml:17")])
-        '`frozen` (StopGradient), configs/x.yaml:17'
-    """
-    parts = [f"`{c.node}` ({c.op}){', ' + c.source if c.source else ''}" for c in cuts]
-    return " and ".join(parts)
-
-
-def why_none(pair: m.PairResult) -> str:
-    """Why a pair has no gradient, in one clause."""
-    if pair.status == m.DISCONNECTED:
-        return "no path leads from it to the loss"
-    if pair.status == m.EXCLUDED:
-        return "it is outside the loss's `vars`"
-    if pair.status == m.FROZEN:
-        return "it is not trainable"
-    if pair.cut_points:
-        return f"every path is cut at {describe_cut(pair.cut_points)}"
-    return "TensorFlow returns no gradient and gradscope found no cause"
-
-
-#: Ops that only hand over a value: a NaN there was in an input's or a variable's value.
-VALUE_OPS = ("Placeholder", "ReadVariableOp")
-
-
-def describe_origin(origin: NanOrigin) -> str:
-    """Where a NaN or an infinity first appeared, in a clause.
-
-    Example:
-        >>> describe_origin(NanOrigin("s", "Sqrt", "x.yaml:9", "forward", "nan"))
-        'NaN first appears in the forward value of `s` (Sqrt), x.yaml:9'
-    """
-    value = {"nan": "NaN", "inf": "Inf", "-inf": "-Inf"}.get(origin.value, origin.value)
-    where = f", {origin.source}" if origin.source else ""
-    if origin.where == "forward" and origin.op in VALUE_OPS:
-        return f"{value} is already in the value of `{origin.node}`{where}"
-    what = "forward value" if origin.where == "forward" else "gradient"
-    return f"{value} first appears in the {what} of `{origin.node}` ({origin.op}){where}"
+from gradscope.results.facts import VariableFacts
+from gradscope.results.location import Location
 
 
 def _norm(value: float | None) -> str:
     return "nan" if value is None else f"{value:.3g}"
 
 
-def line_of(source: str) -> int:
-    """The line of a ``FILE:LINE`` source (1 when it has none)."""
-    tail = source.rsplit(":", 1)[-1]
-    return int(tail) if tail.isdigit() else 1
-
-
 def located_at(variable: VariableFacts, spec: str) -> tuple[str, int]:
     """Where a problem about a variable itself points: the file and line that created it
     (its spec line, or the Python line of a target), else line 1 of ``spec``."""
-    path, _, line = variable.source.rpartition(":")
-    return (path, int(line)) if path and line.isdigit() else (spec, 1)
+    found = Location.at(variable.source, spec)
+    return found.file, found.line
 
 
 def _first(patterns: Sequence[Pattern], name: str) -> Pattern | None:
@@ -132,7 +87,9 @@ def find_problems(
             ):
                 if problem is not None:
                     problems.append(problem)
-    problems.extend(_never_trained(spec, losses, variables, expect))
+    said = {p.variable for p in problems if p.kind == m.UNEXPECTED_NONE}
+    untrained = _never_trained(spec, losses, variables, expect)
+    problems.extend(p for p in untrained if p.variable not in said)
     return problems
 
 
@@ -145,7 +102,7 @@ def _pair_problem(
 ) -> m.Problem | None:
     name = pair.variable
     if pair.status == m.NAN:
-        origin = f": {describe_origin(pair.nan_origin)}" if pair.nan_origin else ""
+        origin = f": {words.origin_text(pair.nan_origin, quoted=True)}" if pair.nan_origin else ""
         return m.Problem(loss.name, name, m.NAN_PROBLEM,
                          f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`{origin}",
                          pair.cut_points, *located_at(variable, spec))  # fmt: skip
@@ -167,11 +124,12 @@ def _pair_problem(
     connected = _first(e.connected, name)
     if connected is None or pair.status == m.OK:
         return None
+    why = words.why_none(pair.status, pair.cut_points, pair.cause)
     what = (
-        "an all-zero gradient from `{loss}`, which trains nothing"
+        f"an all-zero gradient from `{loss.name}`, which trains nothing"
         if pair.status == m.ZERO
-        else "no gradient from `{loss}`: " + why_none(pair)
-    ).format(loss=loss.name)
+        else f"no gradient from `{loss.name}`: {why}"
+    )
     return m.Problem(loss.name, name, m.UNEXPECTED_NONE,
                      f"`{name}` gets {what}, but expect.{loss.name}.connected lists "
                      f"`{connected.glob}`",
@@ -219,8 +177,11 @@ def _never_trained(
                 "that is not floating-point (declare it `trainable: false`)"
             )
         else:
+            cause = next((p.cause for p in pairs if p.cause), "")
             if cuts:
-                message += f"; its paths are cut at {describe_cut(cuts)}"
+                message += f"; its paths are cut at {words.cuts_quoted(cuts)}"
+            elif cause:
+                message += f": it {cause}"
             elif pairs and all(p.status == m.EXCLUDED for p in pairs):
                 message += "; it is outside every loss's `vars`"
             message += " (list it under expect.<loss>.none if it is meant to be unused)"

@@ -18,47 +18,19 @@ problem of its own and is not compared again.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
-from gradscope.analysis.policy import line_of, located_at
-from gradscope.engine.status import status_of
+from gradscope.analysis.policy import located_at
 from gradscope.results import report as m
-from gradscope.results.facts import PairFacts, RunFacts, VariableFacts
-from gradscope.results.replicas import DistributedFacts, ReplicaResult
+from gradscope.results.facts import RunFacts, VariableFacts
+from gradscope.results.location import line_of
+from gradscope.results.replicas import DistributedFacts
 from gradscope.results.status import ProblemKind
 
 #: Relative L2 difference within which two float32 gradients are the same gradient.
 RTOL = 1e-4
 #: ... and the absolute one, for gradients near zero.
 ATOL = 1e-6
-
-
-def with_replicas(losses: Sequence[m.LossResult], facts: RunFacts) -> list[m.LossResult]:
-    """Every pair with each replica's status and norm (decided as the pair's own status is,
-    by ``engine.status.status_of``); unchanged without ``--strategy``."""
-    if facts.distributed is None:
-        return list(losses)
-    variables = {v.name: v for v in facts.variables}
-    out = []
-    for loss in losses:
-        raw = facts.loss(loss.name)
-        pairs = tuple(
-            dataclasses.replace(p, replicas=_replicas(raw.pair(p.variable), variables))
-            for p in loss.pairs
-        )
-        out.append(dataclasses.replace(loss, pairs=pairs))
-    return out
-
-
-def _replicas(pair: PairFacts, variables: dict[str, VariableFacts]) -> tuple[ReplicaResult, ...]:
-    out = []
-    for r in pair.replicas:
-        alone = dataclasses.replace(pair, has_gradient=r.has_gradient, norm=r.norm,
-                                    finite=r.finite, all_zero=r.all_zero)  # fmt: skip
-        status = status_of(alone, variables[pair.variable])
-        out.append(ReplicaResult(r.replica, status, r.norm if m.has_gradient(status) else None))
-    return tuple(out)
 
 
 def replica_problems(spec: str, losses: Sequence[m.LossResult], facts: RunFacts) -> list[m.Problem]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
-from gradscope.analysis.policy import describe_origin
 from gradscope.analysis.replicas import replica_words
 from gradscope.results import report as m
+from gradscope.results import words
 from gradscope.results.run import CallResult, RunProblem, SourceResult
 from gradscope.results.status import ProblemKind
 
@@ -68,7 +68,7 @@ def _message(call: CallResult, source: SourceResult, kind: str) -> str:
     if kind == m.NAN_PROBLEM:
         text = f"{source.name} gets a NaN or infinite gradient at {call.where} (step {call.step})"
         if source.nan_origin is not None:
-            text += f": {describe_origin(source.nan_origin)}"
+            text += f": {words.origin_text(source.nan_origin, quoted=True)}"
         return text
     if kind == m.NEVER_TRAINED:
         return f"{call.api} at {call.where} does not train {source.name}: {source.note}"
@@ -76,9 +76,5 @@ def _message(call: CallResult, source: SourceResult, kind: str) -> str:
         return f"{call.api} at {call.where} still trains {source.name}: {source.note}"
     why = source.status.removeprefix("none:")
     text = f"{call.api} at {call.where} gives {source.name} no gradient ({why})"
-    if source.cut_points:
-        cut = source.cut_points[0]
-        text += f": cut at {cut.node} ({cut.op}) at {cut.source or 'unknown line'}"
-    elif source.note:
-        text += f": {source.note}"
-    return text
+    cause = words.cause(source.cut_points[:1], source.note)
+    return f"{text}: {cause}" if cause else text

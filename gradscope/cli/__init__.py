@@ -22,20 +22,27 @@ import click
 
 from gradscope import __version__
 from gradscope.cli.commands import COMMANDS
+from gradscope.cli.wording import exit_codes
 from gradscope.errors import ExitCode, GradscopeError, visible
 
 #: Set to 1 (or pass --traceback) to print the Python traceback of gradscope's own failures.
 TRACEBACK_ENV = "GRADSCOPE_TRACEBACK"
 
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0    done (check: no unexpected gradients)
-  1    check found unexpected gradients; run found a None or NaN gradient
-  2    bad spec, target or usage
-  3    gradscope's own failure (re-run with --traceback)
-  4    run: the program raised (its traceback, then the report so far)
-  5    a Python target ended the process (sys.exit, os._exit, a BaseException, a crash)
-  130  interrupted (Ctrl-C); no output file was touched (run: the report so far is)"""
+EXIT_CODES_HELP = exit_codes(
+    (ExitCode.OK, "done (check: no unexpected gradients)"),
+    (ExitCode.PROBLEMS, "check found unexpected gradients; run found a None or NaN gradient"),
+    (ExitCode.USAGE, "bad spec, target or usage"),
+    ExitCode.INTERNAL,
+    (ExitCode.PROGRAM_RAISED, "run: the program raised (its traceback, then the report so far)"),
+    (
+        ExitCode.TARGET_ENDED,
+        "a Python target ended the process (sys.exit, os._exit, a BaseException, a crash)",
+    ),
+    (
+        ExitCode.INTERRUPTED,
+        "interrupted (Ctrl-C); no output file was touched (run: the report so far is)",
+    ),
+)
 
 
 #: How long gradscope waits after its report for threads a Python target left running.

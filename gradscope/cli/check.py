@@ -22,17 +22,28 @@ from gradscope.cli.common import (
 )
 from gradscope.cli.output import check_writable, emit, write_atomic
 from gradscope.cli.plot import read_timeline
+from gradscope.cli.wording import exit_codes
 from gradscope.errors import ExitCode, GradscopeError, SpecError, SpecErrors, UsageError
-from gradscope.report import CheckFormat
+from gradscope.report import CHECK_FORMATS
 
-EPILOG = """\b
-Exit codes:
-  0    passed: no unexpected gradients (problems the baseline holds do not count)
-  1    unexpected gradients: nan, contradicted expect, never-trained, numeric, replica, timeline
-  2    a bad spec, target, baseline or command line (all errors listed; sarif, junit: a report)
-  3    gradscope's own failure (re-run with --traceback)
-  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
-  130  interrupted (Ctrl-C); no output file was touched
+EPILOG = (
+    exit_codes(
+        (ExitCode.OK, "passed: no unexpected gradients (problems the baseline holds do not count)"),
+        (
+            ExitCode.PROBLEMS,
+            "unexpected gradients: nan, contradicted expect, never-trained, numeric, replica, "
+            "timeline",
+        ),
+        (
+            ExitCode.USAGE,
+            "a bad spec, target, baseline or command line (all errors listed; sarif, junit: a "
+            "report)",
+        ),
+        ExitCode.INTERNAL,
+        ExitCode.TARGET_ENDED,
+        ExitCode.INTERRUPTED,
+    )
+    + """
 
 \b
 Examples:
@@ -44,11 +55,12 @@ Examples:
   gradscope check configs/*.yaml --numeric
   gradscope check configs/global-batch.yaml --strategy mirrored --replicas 2
   gradscope check --timeline timeline.json --format github"""
+)
 
 
 @click.command(short_help=summary("check"), epilog=EPILOG)
 @click.argument("specs", nargs=-1, metavar="SPEC...")
-@format_option([f.value for f in CheckFormat])
+@format_option([f.value for f in CHECK_FORMATS])
 @output_option
 @click.option("--baseline", metavar="REPORT.json", type=click.Path(dir_okay=False),
               help="A JSON report from inspect or check: the problems it holds are shown as "

@@ -17,7 +17,9 @@ from gradscope.cli.common import (
     width,
 )
 from gradscope.cli.output import emit
-from gradscope.report import DiffFormat
+from gradscope.cli.wording import exit_codes
+from gradscope.errors import ExitCode
+from gradscope.report import DIFF_FORMATS
 
 _HELP_EPILOG = """\b
 Numbers, per variable both losses reach (gA, gB: the densified gradients):
@@ -26,19 +28,19 @@ Numbers, per variable both losses reach (gA, gB: the densified gradients):
   norm A/B     |gA| / |gB|
   whole model  the cosine of the gradients concatenated over every shared variable
 
-\b
-Exit codes:
-  0    done
-  2    bad spec, target or usage (an unknown loss name lists the spec's losses)
-  3    gradscope's own failure (re-run with --traceback)
-  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
-  130  interrupted (Ctrl-C); no output file was touched"""
+""" + exit_codes(
+    (ExitCode.OK, "done"),
+    (ExitCode.USAGE, "bad spec, target or usage (an unknown loss name lists the spec's losses)"),
+    ExitCode.INTERNAL,
+    ExitCode.TARGET_ENDED,
+    ExitCode.INTERRUPTED,
+)
 
 
 @click.command(short_help=summary("diff"), epilog=_HELP_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.argument("losses", nargs=-1, metavar="[LOSS_A LOSS_B]")
-@format_option([f.value for f in DiffFormat])
+@format_option([f.value for f in DIFF_FORMATS])
 @output_option
 @strategy_options
 @run_options

@@ -9,7 +9,8 @@ import click
 from gradscope.cli.commands import summary
 from gradscope.cli.common import progress, run_options
 from gradscope.cli.output import emit, write_atomic_bytes
-from gradscope.errors import UsageError
+from gradscope.cli.wording import exit_codes
+from gradscope.errors import ExitCode, UsageError
 
 _EPILOG = """\b
 Reading the picture:
@@ -28,13 +29,16 @@ Examples:
   gradscope graph configs/multitask.yaml --loss loss_1 -o loss_1.svg
   gradscope graph configs/straight-through.yaml --loss loss_ste --format mermaid
 
-\b
-Exit codes:
-  0    the picture was written
-  2    bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html
-  3    gradscope's own failure (re-run with --traceback)
-  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
-  130  interrupted (Ctrl-C); no output file was touched"""
+""" + exit_codes(
+    (ExitCode.OK, "the picture was written"),
+    (
+        ExitCode.USAGE,
+        "bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html",
+    ),
+    ExitCode.INTERNAL,
+    ExitCode.TARGET_ENDED,
+    ExitCode.INTERRUPTED,
+)
 
 
 @click.command(short_help=summary("graph"), epilog=_EPILOG)

@@ -18,21 +18,23 @@ from gradscope.cli.common import (
     width,
 )
 from gradscope.cli.output import emit
-from gradscope.report import Format
+from gradscope.cli.wording import exit_codes
+from gradscope.errors import ExitCode
+from gradscope.report import INSPECT_FORMATS
 
-_EPILOG = """\b
-Exit codes:
-  0    the report was written (its problems do not fail inspect: use gradscope check)
-  2    bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN)
-  3    gradscope's own failure (re-run with --traceback)
-  5    a Python target's code ended the process (sys.exit, os._exit, a crash)
-  130  interrupted (Ctrl-C); no output file was touched"""
+_EPILOG = exit_codes(
+    (ExitCode.OK, "the report was written (its problems do not fail inspect: use gradscope check)"),
+    (ExitCode.USAGE, "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN)"),
+    ExitCode.INTERNAL,
+    ExitCode.TARGET_ENDED,
+    ExitCode.INTERRUPTED,
+)
 
 
 @click.command(short_help=summary("inspect"), epilog=_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
-@format_option([f.value for f in Format])
+@format_option([f.value for f in INSPECT_FORMATS])
 @output_option
 @numeric_option
 @strategy_options

@@ -8,19 +8,26 @@ from typing import Any
 import click
 
 from gradscope.cli.commands import summary
-from gradscope.errors import UsageError
+from gradscope.cli.wording import exit_codes
+from gradscope.errors import ExitCode, UsageError
 
 FORMATS = {".png": "png", ".svg": "svg", ".html": "html", ".htm": "html"}
 
-EPILOG = """\b
-Exit codes:
-  0    the picture was written
-  2    a missing or unreadable timeline, or an output not named .png, .svg or .html
+EPILOG = (
+    exit_codes(
+        (ExitCode.OK, "the picture was written"),
+        (
+            ExitCode.USAGE,
+            "a missing or unreadable timeline, or an output not named .png, .svg or .html",
+        ),
+    )
+    + """
 
 \b
 Examples:
   gradscope plot timeline.json -o norms.png
   gradscope plot timeline.json -o norms.html"""
+)
 
 
 def read_timeline(path: str, command: str) -> dict[str, Any]:

@@ -14,15 +14,17 @@ import click
 from gradscope.cli.commands import summary
 from gradscope.cli.common import format_option, table_options, table_render_options
 from gradscope.cli.output import check_writable, write_atomic
-from gradscope.errors import UsageError
-from gradscope.report import RunFormat
+from gradscope.cli.wording import exit_codes
+from gradscope.errors import ExitCode, UsageError
+from gradscope.report import RUN_FORMATS
 
 if TYPE_CHECKING:
     from gradscope.frontends.program.launch import Program
     from gradscope.frontends.program.run import Outcome
     from gradscope.frontends.program.streams import Held
 
-EPILOG = """\b
+EPILOG = (
+    """\b
 Where the report goes:
   --output FILE   written to FILE (atomically); --output - writes it to standard output
   otherwise       standard error, never standard output: that is the program's own
@@ -31,20 +33,36 @@ Where the report goes:
   The report and the timeline are written before the process ends, however it ends;
   a program's forked children and its threads are not watched and report nothing.
 
-\b
-Exit codes:
-  0    no problems: every source the program asked about got a finite gradient
-       (with --stop, in the part that ran: the report says where it was stopped)
-  1    problems: a None gradient (not named by --allow-none), a NaN/Inf one, or
-       replicas that disagree (replica-mismatch)
-  2    bad usage, or a program that cannot start (no such file, a syntax error, no module);
-       or an output that could not be written (a full disk): said after the report
-  3    gradscope's own failure (re-run with --traceback)
-  4    the program raised: its traceback as Python prints it, then the report so far;
-       or it ended itself with a nonzero status N (sys.exit(N), sys.exit("message"),
-       os._exit(N): the report written first): outcome "exited", exit_status N
-  130  interrupted (Ctrl-C): the report so far, written to --output too
-  143  ended by SIGTERM (129: SIGHUP; 128 + N for signal N): the report so far
+"""
+    + exit_codes(
+        (
+            ExitCode.OK,
+            "no problems: every source the program asked about got a finite gradient\n"
+            "(with --stop, in the part that ran: the report says where it was stopped)",
+        ),
+        (
+            ExitCode.PROBLEMS,
+            "problems: a None gradient (not named by --allow-none), a NaN/Inf "
+            "one, or\nreplicas that disagree (replica-mismatch)",
+        ),
+        (
+            ExitCode.USAGE,
+            "bad usage, or a program that cannot start (no such file, a syntax "
+            "error, no module);\nor an output that could not be written (a full disk): said after "
+            "the report",
+        ),
+        ExitCode.INTERNAL,
+        (
+            ExitCode.PROGRAM_RAISED,
+            "the program raised: its traceback as Python prints it, then "
+            "the report so far;\nor it ended itself with a nonzero status N (sys.exit(N), "
+            'sys.exit("message"),\nos._exit(N): the report written first): outcome "exited", '
+            "exit_status N",
+        ),
+        (ExitCode.INTERRUPTED, "interrupted (Ctrl-C): the report so far, written to --output too"),
+        (143, "ended by SIGTERM (129: SIGHUP; 128 + N for signal N): the report so far"),
+    )
+    + """
 
 \b
 Examples:
@@ -57,6 +75,7 @@ Examples:
   gradscope run --replicas 2 train.py   (its MirroredStrategy() on 2 CPU devices)
   gradscope plot grads.json -o norms.png   (the norms over the steps)
   gradscope check --timeline grads.json    (exit 1 on its findings)"""
+)
 
 
 class _RunCommand(click.Command):
@@ -128,7 +147,7 @@ def _programs_words_marked(command: click.Command, ctx: click.Context,
               help="mirrored: as --replicas (2 unless told); the program picks its own "
                    "strategy. multiworker is refused: start each worker under gradscope run "
                    "(its launcher sets TF_CONFIG).")  # fmt: skip
-@format_option([f.value for f in RunFormat])
+@format_option([f.value for f in RUN_FORMATS])
 @click.option("--output", "-o", metavar="FILE", default=None,
               help="Write the report to FILE ('-': standard output) instead of standard "
                    "error.")  # fmt: skip

@@ -9,13 +9,19 @@ import click
 
 from gradscope.cli.commands import summary
 from gradscope.cli.common import max_elements_option
-from gradscope.errors import SpecErrors, UsageError
+from gradscope.cli.wording import exit_codes
+from gradscope.errors import ExitCode, SpecErrors, UsageError
 
 
 @click.command(
     short_help=summary("validate"),
-    epilog="\b\nExit codes:\n  0    every spec is valid\n"
-    "  2    a spec has errors (each listed as FILE:LINE:COLUMN: field: message) or bad usage",
+    epilog=exit_codes(
+        (ExitCode.OK, "every spec is valid"),
+        (
+            ExitCode.USAGE,
+            "a spec has errors (each listed as FILE:LINE:COLUMN: field: message) or bad usage",
+        ),
+    ),
 )
 @click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
 @max_elements_option

@@ -17,6 +17,7 @@ class VariableEntry:
     variable: Any
     trainable: bool
     source: str
+    attribute: str = ""  # the attribute the user's code reaches it by (``box_head.kernel``)
 
 
 def _everything(_name: str) -> bool:

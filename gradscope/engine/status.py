@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Sequence
 
 from gradscope.engine.cuts import KIND_ORDER
 from gradscope.results import report as m
 from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
+from gradscope.results.replicas import ReplicaResult
 from gradscope.results.status import Status
 
 
@@ -56,6 +58,7 @@ def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: st
                 sparse=pair.sparse,
                 cut_points=cuts,
                 nan_origin=pair.nan_origin if status == m.NAN else None,
+                cause=pair.cause if status == m.DISCONNECTED else "",
             )
         )
     return m.LossResult(loss.name, loss.value, tuple(pairs), source, loss.notes)
@@ -77,3 +80,30 @@ def pairs_with(facts: RunFacts, status: Status) -> dict[str, list[str]]:
         if names:
             out[loss.name] = names
     return out
+
+
+def with_replicas(losses: Sequence[m.LossResult], facts: RunFacts) -> list[m.LossResult]:
+    """Every pair with each replica's status and norm (decided as the pair's own status is,
+    by ``status_of``); unchanged without ``--strategy``."""
+    if facts.distributed is None:
+        return list(losses)
+    variables = {v.name: v for v in facts.variables}
+    out = []
+    for loss in losses:
+        raw = facts.loss(loss.name)
+        pairs = tuple(
+            dataclasses.replace(p, replicas=_replicas(raw.pair(p.variable), variables))
+            for p in loss.pairs
+        )
+        out.append(dataclasses.replace(loss, pairs=pairs))
+    return out
+
+
+def _replicas(pair: PairFacts, variables: dict[str, VariableFacts]) -> tuple[ReplicaResult, ...]:
+    out = []
+    for r in pair.replicas:
+        alone = dataclasses.replace(pair, has_gradient=r.has_gradient, norm=r.norm,
+                                    finite=r.finite, all_zero=r.all_zero)  # fmt: skip
+        status = status_of(alone, variables[pair.variable])
+        out.append(ReplicaResult(r.replica, status, r.norm if m.has_gradient(status) else None))
+    return tuple(out)

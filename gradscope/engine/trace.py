@@ -161,6 +161,7 @@ class Engine:
                 dtype=self.tf.as_dtype(v.variable.dtype).name,
                 trainable=v.trainable,
                 source=v.source,
+                attribute=v.attribute,
             )
             for v in self.static["variables"]
         )

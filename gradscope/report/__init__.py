@@ -1,129 +1,95 @@
-"""Report stage: one module per output format, each ``render(result, ...) -> str``; no I/O here.
+"""Report stage: one module per output format, each ``render(result, ...) -> str`` for any
+result; no I/O here.
 
-``RENDERERS`` maps a result type and a format to the module that renders it. Adding a format
-is one module, one entry here, one member of the command's format enum, and one test file;
-the tests render every member of every enum so none is forgotten.
+``render`` picks the format's module (``formats.py`` holds the one ``Format`` enum and which
+formats each command offers). This face also tells the results (plain data, which import no
+renderer) how notebooks, IPython and rich draw them. It stays light: each format's module is
+imported when it draws.
 """
 
 from __future__ import annotations
 
-import enum
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gradscope.report.formats import CHECK_FORMATS as CHECK_FORMATS
+from gradscope.report.formats import DIFF_FORMATS as DIFF_FORMATS
+from gradscope.report.formats import INSPECT_FORMATS as INSPECT_FORMATS
+from gradscope.report.formats import RUN_FORMATS as RUN_FORMATS
+from gradscope.report.formats import Format as Format
+from gradscope.report.formats import assert_never
+from gradscope.results.display import DRAW
+
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 
-class Format(str, enum.Enum):
-    """Formats of ``gradscope inspect``."""
-
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
-    HTML = "html"
-
-
-class DiffFormat(str, enum.Enum):
-    """Formats of ``gradscope diff``."""
-
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
-
-
-class CheckFormat(str, enum.Enum):
-    """Formats of ``gradscope check``: for people, for CI test tabs, for code scanning."""
-
-    TABLE = "table"
-    JSON = "json"
-    JUNIT = "junit"
-    SARIF = "sarif"
-    GITHUB = "github"
-    MARKDOWN = "markdown"
-
-
-class RunFormat(str, enum.Enum):
-    """Formats of ``gradscope run``: those of ``check``."""
-
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
-    JUNIT = "junit"
-    SARIF = "sarif"
-    GITHUB = "github"
-
-
-#: (result class name, format) -> the module whose ``render`` draws it.
-RENDERERS: dict[tuple[str, str], str] = {
-    ("Report", "table"): "gradscope.report.table",
-    ("Report", "json"): "gradscope.report.json",
-    ("Report", "markdown"): "gradscope.report.markdown",
-    ("Report", "html"): "gradscope.report.html",
-    ("CheckResult", "table"): "gradscope.report.check_table",
-    ("CheckResult", "json"): "gradscope.report.json",
-    ("CheckResult", "junit"): "gradscope.report.junit",
-    ("CheckResult", "sarif"): "gradscope.report.sarif",
-    ("CheckResult", "github"): "gradscope.report.github",
-    ("CheckResult", "markdown"): "gradscope.report.check_markdown",
-    ("DiffReport", "table"): "gradscope.report.diff_table",
-    ("DiffReport", "json"): "gradscope.report.json",
-    ("DiffReport", "markdown"): "gradscope.report.diff_markdown",
-    ("DiffMatrix", "table"): "gradscope.report.diff_table",
-    ("DiffMatrix", "json"): "gradscope.report.json",
-    ("DiffMatrix", "markdown"): "gradscope.report.diff_markdown",
-    ("RunReport", "table"): "gradscope.report.run_table",
-    ("RunReport", "json"): "gradscope.report.json",
-    ("RunReport", "markdown"): "gradscope.report.run_markdown",
-    ("RunReport", "junit"): "gradscope.report.run_junit",
-    ("RunReport", "sarif"): "gradscope.report.run_sarif",
-    ("RunReport", "github"): "gradscope.report.run_github",
-}
-
-
-def render(result: Any, fmt: str, *, color: bool = False, width: int = 120, **options: Any) -> str:
-    """Render a result object in a format.
+def render(
+    result: Result, fmt: Format | str, *, color: bool = False, width: int = 120, **options: Any
+) -> str:
+    """Render a result in a format.
 
     Every renderer takes ``color`` (ANSI colours, terminal formats only) and ``width`` (the
     terminal's width) and ignores what it has no use for; ``options`` go to the renderers
-    that declare them (``source_root`` for SARIF, ``problems_only`` and ``group`` for tables).
+    that declare them (``source_root`` for SARIF, ``group``, ``problems_only`` and
+    ``summary_only`` for tables).
+
+    Raises:
+        ValueError: ``fmt`` is no format, or one the result's command does not offer.
     """
-    fmt = fmt.value if isinstance(fmt, enum.Enum) else fmt
-    key = (type(result).__name__, fmt)
-    if key not in RENDERERS:
-        raise ValueError(f"no {fmt} renderer for {type(result).__name__}")
-    module = importlib.import_module(RENDERERS[key])
-    return str(module.render(result, color=color, width=width, **options))
+    chosen = Format(fmt)
+    match chosen:
+        case Format.TABLE:
+            from gradscope.report import table
+
+            return table.render(result, color=color, width=width, **options)
+        case Format.JSON:
+            from gradscope.report import json
+
+            return json.render(result, color=color, width=width, **options)
+        case Format.MARKDOWN:
+            from gradscope.report import markdown
+
+            return markdown.render(result, color=color, width=width, **options)
+        case Format.HTML:
+            from gradscope.report import html
+
+            return html.render(result, color=color, width=width, **options)
+        case Format.JUNIT:
+            from gradscope.report import junit
+
+            return junit.render(result, color=color, width=width, **options)
+        case Format.SARIF:
+            from gradscope.report import sarif
+
+            return sarif.render(result, color=color, width=width, **options)
+        case Format.GITHUB:
+            from gradscope.report import github
+
+            return github.render(result, color=color, width=width, **options)
+        case _:
+            assert_never(chosen)
 
 
-def as_json(result: Any) -> dict[str, Any]:
-    """The JSON report of a result object as a dict (what ``result.to_dict()`` returns)."""
-    from gradscope.report.json import to_json
+def _rich(result: Result) -> Any:
+    """What a rich console prints for a result (its ``__rich__``): its table."""
+    from gradscope.report import table
 
-    return to_json(result)
-
-
-#: Result class name -> (module, function) of the rich renderable its ``__rich__`` returns.
-_RENDERABLES = {
-    "Report": ("gradscope.report.table", "report_renderable"),
-    "CheckResult": ("gradscope.report.check_table", "check_renderable"),
-    "DiffReport": ("gradscope.report.diff_table", "diff_renderable"),
-    "DiffMatrix": ("gradscope.report.diff_table", "matrix_renderable"),
-}
+    return table.renderable(result)
 
 
-def renderable(result: Any) -> Any:
-    """What a rich console or a notebook prints for a result: its table."""
-    module, function = _RENDERABLES[type(result).__name__]
-    return getattr(importlib.import_module(module), function)(result)
-
-
-def as_html(result: Any) -> str:
+def _html(result: Result) -> str:
     """What a notebook shows for a result: its HTML table (``_repr_html_``)."""
-    from gradscope.report.notebook import render as html
+    from gradscope.report import notebook
 
-    return html(result)
+    return notebook.render(result)
 
 
-def as_terminal_text(result: Any, width: int) -> str:
+def _text(result: Result, width: int) -> str:
     """What IPython prints for a result: its terminal table (``_repr_pretty_``)."""
-    from gradscope.report.notebook import text
+    from gradscope.report import notebook
 
-    return text(result, width=width)
+    return notebook.text(result, width=width)
+
+
+# Results import no renderer: this layer tells them how they are drawn (``results/display.py``).
+DRAW.html, DRAW.text, DRAW.rich = _html, _text, _rich

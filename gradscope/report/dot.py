@@ -107,15 +107,15 @@ def picture(
         lines.append(f"  {{ rank=source; {variables} }}")
     lines.append("  { rank=sink; loss }")
     lines += [_link(link, report.spec) for link in pic.links]
-    lines += _off_path(pic, loss)
+    lines += _off_path(pic, loss, report)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _off_path(pic: Picture, loss: m.LossResult) -> list[str]:
+def _off_path(pic: Picture, loss: m.LossResult, report: m.Report) -> list[str]:
     """The variables no path joins to the loss, a box per layer, in a dashed cluster beside
     the picture: an unused head is drawn, not only named in the caption."""
-    boxes = palette.off_path_boxes(pic, loss)
+    boxes = palette.off_path_boxes(pic, loss, report)
     if not boxes:
         return []
     lines = ["  subgraph cluster_off_path {",

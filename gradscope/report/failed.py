@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from gradscope.errors import ErrorGroup, GradscopeError, SpecError, SpecErrors
+from gradscope.report.formats import Format, assert_never
 
 #: The SARIF rule of a spec error.
 RULE = {
@@ -89,14 +90,21 @@ def sarif(error: GradscopeError, source_root: str | None = None) -> dict[str, An
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
 
 
-def render(error: GradscopeError, fmt: str, *, source_root: str | None = None) -> str | None:
+def render(
+    error: GradscopeError, fmt: Format | str, *, source_root: str | None = None
+) -> str | None:
     """The error report in ``fmt`` (``sarif`` or ``junit``); None for other formats."""
-    if fmt == "sarif":
-        from gradscope.report.json import dumps
+    chosen = Format(fmt)
+    match chosen:
+        case Format.SARIF:
+            from gradscope.report.json import dumps
 
-        return dumps(sarif(error, source_root))
-    if fmt == "junit":
-        from gradscope.report.junit import spec_errors
+            return dumps(sarif(error, source_root))
+        case Format.JUNIT:
+            from gradscope.report.junit import spec_errors
 
-        return spec_errors(located(error))
-    return None
+            return spec_errors(located(error))
+        case Format.TABLE | Format.JSON | Format.MARKDOWN | Format.HTML | Format.GITHUB:
+            return None
+        case _:
+            assert_never(chosen)

@@ -167,10 +167,14 @@ def columns(
     width: int,
     indent: int = 1,
     min_last: int = MIN_LAST,
+    names_first: bool = False,
 ) -> list[Text]:
     """A table whose columns but the last keep their width (names, places); the last wraps in
     the room left. When not even ``min_last`` columns are left for it, each row's fixed
-    cells share a line and the last column follows below, indented."""
+    cells share a line and the last column follows below, indented; with ``names_first`` (a
+    first column of names, short cells after them), a first cell too long for the room (a
+    long name, a group ``first … last``) goes whole on a line of its own above its row
+    instead, and the columns keep their alignment."""
     count = len(headers) if headers else len(rows[0]) if rows else 0
     heads = list(headers or [""] * count)
     fixed = [
@@ -178,14 +182,25 @@ def columns(
     ]
     lead = indent + sum(w + GAP for w in fixed)
     if width - lead < min_last:
-        return _stacked_rows(headers, rows, width, indent)
+        room = width - min_last - (lead - fixed[0]) if fixed else -1  # the first column's
+        if not names_first or room < 0:
+            return _stacked_rows(headers, rows, width, indent)
+        first = max([0, *(n for r in rows if (n := cell_len(r[0][0])) <= room)])
+        lead -= fixed[0] - first
+        fixed[0] = first
     out: list[Text] = []
+    if headers and fixed and cell_len(heads[0]) > fixed[0]:  # its own line, as the names
+        out.append(Text(" " * indent + heads[0], style="bold"))
+        heads[0] = ""
     if headers:
         head = Text(" " * indent)
         for i, name in enumerate(heads):
             head.append(_pad(name, fixed[i]) + " " * GAP if i < count - 1 else name, style="bold")
         out.append(_rstrip(head))
     for row in rows:
+        if fixed and cell_len(row[0][0]) > fixed[0]:  # a long first cell: a line of its own
+            out.append(_rstrip(Text(" " * indent).append(row[0][0], style=row[0][1])))
+            row = [("", ""), *row[1:]]
         last_text, last_style = row[-1]
         wrapped = (
             Text(last_text, style=last_style).wrap(_console(), width - lead)
@@ -204,12 +219,18 @@ def columns(
 def _stacked_rows(
     headers: Sequence[str] | None, rows: Sequence[Sequence[Cell]], width: int, indent: int
 ) -> list[Text]:
+    """Rows too wide for columns: each row's fixed cells share a line (the first cell alone on
+    its own when they do not fit on one), the last column after them or below, indented."""
     out: list[Text] = []
     if headers:
         out.append(Text(" " * indent + "  ".join(headers[:-1]) + f" / {headers[-1]}", style="bold"))
     for row in rows:
         line = Text(" " * indent)
-        for text, cell_style in row[:-1]:
+        cells = row[:-1]
+        if cells and indent + sum(cell_len(t) + GAP for t, _ in cells) > width:
+            out.append(_rstrip(Text(" " * indent).append(cells[0][0], style=cells[0][1])))
+            line, cells = Text(" " * (indent + 2)), cells[1:]
+        for text, cell_style in cells:
             line.append(text, style=cell_style)
             line.append(" " * GAP)
         last_text, last_style = row[-1]

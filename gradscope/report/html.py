@@ -11,10 +11,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from html import escape
+from typing import TYPE_CHECKING
 
-from gradscope import __version__
 from gradscope.report import dot, palette, style
+from gradscope.report.formats import Format, assert_never, unsupported
 from gradscope.results import report as m
+from gradscope.results import run as rr
+from gradscope.results import words
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import DiffMatrix, DiffReport
+from gradscope.version import __version__
+
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 _CODE = re.compile(r"`([^`]+)`")  # the problems' markdown code spans
 
@@ -60,7 +69,7 @@ def _matrix(report: m.Report) -> list[str]:
         cells = []
         for i, loss in enumerate(report.losses):
             pair = loss.pair(row.variables[0])
-            tip = "; ".join([pair.status] + [style.cut_text(c) for c in pair.cut_points])
+            tip = "; ".join([pair.status] + [words.cut_text(c) for c in pair.cut_points])
             css = palette.status_class(pair.status)
             if css == "none" and not row.problems[i]:
                 css = "idle"  # a None nobody minds (or the spec declares) is not red
@@ -201,8 +210,19 @@ def page(report: m.Report, svgs: Mapping[str, str | None], *, focus: str | None 
     return head + "<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
 
 
-def render(report: m.Report, *, color: bool = False, width: int = 120) -> str:
-    """The page for every loss the report has a picture of (``inspect --format html``)."""
+def render(result: Result, *, color: bool = False, width: int = 120) -> str:
+    """The page of an inspect report (``inspect --format html``)."""
+    match result:
+        case m.Report():
+            return _page(result)
+        case CheckResult() | DiffReport() | DiffMatrix() | rr.RunReport():
+            unsupported(Format.HTML, result)
+        case _:
+            assert_never(result)
+
+
+def _page(report: m.Report) -> str:
+    """The page for every loss the report has a picture of."""
     from gradscope.report import graphviz
 
     svgs = {

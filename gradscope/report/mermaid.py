@@ -78,14 +78,14 @@ def picture(report: m.Report, loss_name: str) -> str:
     lines += [_box(b, report, loss) for b in pic.boxes]
     lines += [_link(link, report.spec) for link in pic.links]
     lines += _styles(pic, loss)
-    lines += _off_path(pic, loss)
+    lines += _off_path(pic, loss, report)
     return "\n".join(lines) + "\n"
 
 
-def _off_path(pic: Picture, loss: m.LossResult) -> list[str]:
+def _off_path(pic: Picture, loss: m.LossResult, report: m.Report) -> list[str]:
     """The variables no path joins to the loss, a box per layer, in a dashed red subgraph:
     the unused head is in the picture a pull request shows."""
-    boxes = palette.off_path_boxes(pic, loss)
+    boxes = palette.off_path_boxes(pic, loss, report)
     if not boxes:
         return []
     lines = [f'  subgraph off_path["{text("not reached by " + pic.loss)}"]']

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradscope.report import palette, style
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results import words
+from gradscope.results.check import CheckResult
 from gradscope.results.cut import CutPoint
+from gradscope.results.diff import DiffMatrix, DiffReport
 from gradscope.results.fix import Fix
+
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 _TABLE = "border-collapse:collapse;margin:.3em 0 .8em 0;font-size:13px"
 _CELL = "padding:.2em .6em;border-bottom:1px solid #eceff1;text-align:left;vertical-align:top"
@@ -25,31 +31,38 @@ _TITLE = "font-weight:600;margin:.6em 0 .2em 0"
 _DIM = "color:#607d8b"
 
 
-def render(result: Any, *, color: bool = False, width: int = 120) -> str:
-    """The HTML fragment of any result (inspect, diff, check, run/watch, a timeline)."""
-    kind = type(result).__name__
-    if kind == "RunReport":
-        return _run(result)
-    if kind == "Report":
-        return _inspect(result)
-    if kind == "CheckResult":
-        return _check(result)
-    if kind == "DiffReport":
-        return _diff(result)
-    if kind == "DiffMatrix":
-        return _matrix(result)
-    if kind == "TimelinePlot":
-        return _timeline(result.timeline, result.svg())
-    raise ValueError(f"no notebook rendering for {kind}")
+def render(result: Result, *, color: bool = False, width: int = 120) -> str:
+    """The HTML fragment of any result (inspect, diff, check, run/watch)."""
+    match result:
+        case rr.RunReport():
+            return _run(result)
+        case m.Report():
+            return _inspect(result)
+        case CheckResult():
+            return _check(result)
+        case DiffReport():
+            return _diff(result)
+        case DiffMatrix():
+            return _matrix(result)
+        case _:  # not a result (a timeline's picture draws itself: ``timeline_html``)
+            raise ValueError(f"no notebook rendering for {type(result).__name__}")
 
 
-def text(result: Any, width: int = 100) -> str:
+def text(result: Result, width: int = 100) -> str:
     """The terminal table of a result (what IPython prints for it)."""
-    from gradscope.report import render as render_as
+    from gradscope.report import table
 
-    if type(result).__name__ == "TimelinePlot":
-        return _timeline_text(result.timeline)
-    return render_as(result, "table", width=width)
+    return table.render(result, width=width)
+
+
+def timeline_html(timeline: Mapping[str, Any], svg: str) -> str:
+    """A timeline's picture and findings, as ``gradscope.plot`` shows them in a notebook."""
+    return _timeline(timeline, svg)
+
+
+def timeline_text(timeline: Mapping[str, Any]) -> str:
+    """A timeline's findings, where IPython prints text."""
+    return _timeline_text(timeline)
 
 
 # -- pieces ----------------------------------------------------------------------------------
@@ -86,7 +99,7 @@ def _norm(status: str, norm: float | None, sparse: bool = False) -> str:
 
 def _why(cut_points: Sequence[Any], note: str = "") -> str:
     if cut_points:
-        return "<br>".join(_e(style.cut_text(c)) for c in cut_points)
+        return "<br>".join(_e(words.cut_text(c)) for c in cut_points)
     return _e(note)
 
 
@@ -133,7 +146,7 @@ def _problems(head: Sequence[str], rows: list[list[str]], findings: Sequence[Any
 
 
 def _run(report: rr.RunReport) -> str:
-    from gradscope.report.run_table import heading, summary
+    from gradscope.report.table import heading, run_summary
 
     what = " ".join(report.argv) if report.argv else report.program
     parts = [_title(f"gradscope {report.entry} · {what}",
@@ -153,7 +166,7 @@ def _run(report: rr.RunReport) -> str:
                 for p in report.problems]  # fmt: skip
         parts.append(_problems(["kind", "site", "step", "source", "message"], rows,
                                report.problems))  # fmt: skip
-    parts += [_notes(report.notes), _line(summary(report), bool(report.exit_code))]
+    parts += [_notes(report.notes), _line(run_summary(report), bool(report.exit_code))]
     return _wrap(parts)
 
 
@@ -257,7 +270,7 @@ class _Finding:
 def _cut(cut: Mapping[str, Any]) -> str:
     """A timeline's cut point (a dict) in the one cut text."""
     node, op, kind, source = (str(cut.get(k, "")) for k in ("node", "op", "kind", "source"))
-    return style.cut_text(CutPoint(node, op, kind, source))
+    return words.cut_text(CutPoint(node, op, kind, source))
 
 
 def _timeline_text(timeline: Mapping[str, Any]) -> str:

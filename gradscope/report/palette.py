@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import PurePath
 
 from gradscope.report import style
 from gradscope.results import report as m
 from gradscope.results.cut import STOP_TYPES
 from gradscope.results.facts import CutPoint
+from gradscope.results.location import Location
 from gradscope.results.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope.results.status import CutKind
 
@@ -60,20 +62,23 @@ def box_colors(box: Box, loss: m.LossResult) -> tuple[str, str, str]:
 
 def line_of(source: str, spec: str) -> str:
     """``line 23`` within the report's own spec, else ``model.py:42``; empty when unknown."""
-    path, _, line = source.rpartition(":")
-    if not path or not line.isdigit():
+    at = Location.parse(source)
+    if at is None:
         return source
-    return f"line {line}" if path == spec else f"{PurePath(path).name}:{line}"
+    return f"line {at.line}" if at.file == spec else f"{PurePath(at.file).name}:{at.line}"
 
 
 def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
     """The lines of a box's label: its name, then its op and line, status, or value."""
     if box.kind == VARIABLE and box.members:  # variables that read alike, gathered
-        first, last = box.members[0], box.members[-1]
-        status = style.SHORT[loss.pair(first).status]
-        return [f"{len(box.members)} variables: {status}", f"{first} …", last]
+        return _gathered(box.members, report, loss)
     if box.kind == VARIABLE:
-        return [box.name, style.cell(loss.pair(box.name))]
+        attribute = next((v.attribute for v in report.variables if v.name == box.name), "")
+        return [
+            box.name,
+            *([f"({attribute})"] if attribute else []),
+            style.cell(loss.pair(box.name)),
+        ]
     if box.members:  # healthy layers gathered
         first, _, last = box.scope.partition(" … ")
         return [box.name, box.op, f"{first} …", last]
@@ -81,6 +86,7 @@ def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
         return [box.name, f"= {style.number(loss.value)}"]
     where = line_of(box.source, report.spec)
     name = layer_name(box.name, report)
+    name = labelled_layer(name, report)
     if len(box.op) + len(where) > 28:  # a long op name: the line goes below, not beside
         lines = [name, box.op, where]
     else:
@@ -88,6 +94,21 @@ def box_lines(box: Box, report: m.Report, loss: m.LossResult) -> list[str]:
     lines = [x for x in lines if x]
     lines += [cut_label(c, report.spec) for c in box.cuts]
     return lines
+
+
+def _gathered(members: Sequence[str], report: m.Report, loss: m.LossResult) -> list[str]:
+    """A box of variables that read alike, as the table's group row reads: the status with
+    the smallest and largest norm (a vanishing member is not hidden), the first and last
+    variable, the attributes of their layers."""
+    from gradscope.report.rows import group_cell, owners
+
+    pairs = [loss.pair(name) for name in members]
+    norms = [p.norm for p in pairs if p.norm is not None]
+    cell = group_cell([style.cell(p) for p in pairs], norms)
+    attributes = {v.name: v.attribute for v in report.variables}
+    held = owners(members, [a for n in members if (a := attributes.get(n, ""))])
+    return [f"{len(members)} variables: {cell}", f"{members[0]} …", members[-1],
+            *([f"({held})"] if held else [])]  # fmt: skip
 
 
 _CALL_SUFFIX = re.compile(r"_\d+$")
@@ -102,7 +123,8 @@ def layer_name(scope: str, report: m.Report) -> str:
     off, is shown as that layer (``dense_1_2`` -> ``dense_1`` when ``dense_1/kernel`` is a
     variable); any other name is kept (``Sum``, a layer with no variables).
     """
-    layers = {v.name.rsplit("/", 1)[0] for v in report.variables if "/" in v.name}
+    parts = [v.name.split("/")[:-1] for v in report.variables]
+    layers = {"/".join(p[:i]) for p in parts for i in range(1, len(p) + 1)}
     known = layers | {layer.rsplit("/", 1)[-1] for layer in layers}
     candidate = scope
     while candidate not in known:
@@ -110,6 +132,39 @@ def layer_name(scope: str, report: m.Report) -> str:
             return scope
         candidate = candidate.rsplit("_", 1)[0]
     return candidate
+
+
+def labelled_layer(layer: str, report: m.Report) -> str:
+    """A layer's name with the attribute the user's code holds it in, when its variables
+    say one (``dense_3 (box_head)``, ``detector/dense_2 (heads[1])``, ``encoder
+    (encoder)`` is left as ``encoder``)."""
+    owners = {_attribute_at(layer, v.name, v.attribute) for v in report.variables} - {""}
+    if len(owners) != 1:
+        return layer
+    owner = owners.pop()
+    return layer if owner == layer.rsplit("/", 1)[-1] else f"{layer} ({owner})"
+
+
+def _attribute_at(layer: str, name: str, attribute: str) -> str:
+    """The attribute of ``layer`` (a scope on the variable's path ``name``: its layer, or an
+    outer one) read from the variable's ``attribute``, matched from the end (the path's
+    ``detector/encoder/dense/kernel`` and ``encoder.proj.kernel``: ``encoder`` is
+    ``encoder``, ``dense`` is ``encoder.proj``); ``""`` when it does not say.
+
+    Example:
+        >>> _attribute_at("dense_2", "detector/dense_2/kernel", "heads[1].kernel")
+        'heads[1]'
+    """
+    if not attribute:
+        return ""
+    parts, words = name.split("/"), attribute.split(".")
+    scope = layer.split("/")
+    for i in range(len(parts) - 1):
+        if parts[max(0, i + 1 - len(scope)) : i + 1] != scope:
+            continue
+        below = len(parts) - 1 - i  # path steps from that scope down to the variable
+        return ".".join(words[: len(words) - below]) if below < len(words) else ""
+    return ""
 
 
 def cut_label(cut: CutPoint, spec: str) -> str:
@@ -157,7 +212,9 @@ OFF_PATH_NAMES = 4
 OFF_PATH_BOXES = 12
 
 
-def off_path_boxes(picture: Picture, loss: m.LossResult) -> list[tuple[str, list[str], str]]:
+def off_path_boxes(
+    picture: Picture, loss: m.LossResult, report: m.Report | None = None
+) -> list[tuple[str, list[str], str]]:
     """The variables with no path to the loss, a box per layer (the head they sit in):
     ``(box id, label lines, status class)``. A layer is a variable's name up to its last
     ``/``; past ``OFF_PATH_BOXES`` layers the rest are counted in one box.
@@ -181,8 +238,9 @@ def off_path_boxes(picture: Picture, loss: m.LossResult) -> list[tuple[str, list
         listed = ", ".join(short[:OFF_PATH_NAMES])
         if len(short) > OFF_PATH_NAMES:
             listed += f" and {len(short) - OFF_PATH_NAMES} more"
-        lines = [layer, listed, f"no path to {picture.loss}"] if listed != layer else [
-            layer, f"no path to {picture.loss}"]  # fmt: skip
+        label = labelled_layer(layer, report) if report is not None else layer
+        lines = [label, listed, f"no path to {picture.loss}"] if listed != layer else [
+            label, f"no path to {picture.loss}"]  # fmt: skip
         out.append((f"off{index}", lines, status_class(loss.pair(names[0]).status)))
     rest = [n for _, names in items[OFF_PATH_BOXES:] for n in names]
     if rest:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from gradscope.report import style
 from gradscope.results import report as m
+from gradscope.results import words
 from gradscope.results.facts import CutPoint, VariableFacts
 
 #: ``--group auto`` collapses layers from this many variables on.
@@ -45,6 +46,7 @@ class Row:
     statuses: tuple[str, ...]  # one per loss
     never_trained: bool = False
     norms: tuple[tuple[float, ...], ...] = ()  # one per loss: the norms of its variables
+    attributes: tuple[str, ...] = ()  # per variable: the attribute the user's code reaches it by
 
 
 def layer_of(variable: str) -> str:
@@ -55,6 +57,46 @@ def layer_of(variable: str) -> str:
         ('conv_pw_1_bn', 'w')
     """
     return variable.rsplit("/", 1)[0] if "/" in variable else variable
+
+
+def labelled(name: str, attribute: str = "") -> str:
+    """A variable's name with the attribute the user's code reaches it by, when it has one
+    that says more (``detector/dense_3/kernel (box_head.kernel)``)."""
+    return f"{name} ({attribute})" if attribute else name
+
+
+def owner_of(attribute: str) -> str:
+    """The layer part of an attribute (``heads[1]`` of ``heads[1].kernel``); ``""`` for a
+    variable held by an attribute of its own (``scale``)."""
+    return attribute.rsplit(".", 1)[0] if "." in attribute else ""
+
+
+def group_label(names: Sequence[str], attributes: Sequence[str] = ()) -> tuple[str, str]:
+    """The label and detail of a run of variables collapsed into one row, in every table:
+    ``dense_3/*`` and ``2 variables`` for one layer, ``dense … dense_59`` and ``120 in 60
+    layers`` for several; with the attributes of their layers (``(box_head)``, ``(blocks[0] …
+    blocks[59])``) when every one has one.
+
+    Example:
+        >>> group_label(["d/kernel", "d/bias"], ["box_head.kernel", "box_head.bias"])
+        ('d/* (box_head)', '2 variables')
+    """
+    layers = list(dict.fromkeys(layer_of(n) for n in names))
+    if len(layers) == 1:
+        label, detail = f"{layers[0]}/*", f"{len(names)} variables"
+    else:
+        label, detail = f"{layers[0]} … {layers[-1]}", f"{len(names)} in {len(layers)} layers"
+    held = owners(names, attributes)
+    return (f"{label} ({held})" if held else label), detail
+
+
+def owners(names: Sequence[str], attributes: Sequence[str]) -> str:
+    """The attributes of the layers of a group of variables (``box_head``, ``blocks[0] …
+    blocks[59]``), when every variable has one; else ``""``."""
+    layers = list(dict.fromkeys(owner_of(a) for a in attributes))
+    if len(attributes) != len(names) or not all(layers):
+        return ""
+    return layers[0] if len(layers) == 1 else f"{layers[0]} … {layers[-1]}"
 
 
 def problem_pairs(report: m.Report) -> set[tuple[str | None, str | None]]:
@@ -103,7 +145,7 @@ def _single(
     name = variable.name
     pairs = [loss.pair(name) for loss in report.losses]
     return Row(
-        label=name,
+        label=labelled(name, variable.attribute),
         detail=style.shape(variable.shape),
         variables=(name,),
         cells=tuple(style.cell(p) for p in pairs),
@@ -111,6 +153,7 @@ def _single(
         statuses=tuple(p.status for p in pairs),
         never_trained=(None, name) in wrong,
         norms=tuple((p.norm,) if p.norm is not None else () for p in pairs),
+        attributes=(variable.attribute,),
     )
 
 
@@ -126,28 +169,22 @@ def _same(a: Row, b: Row) -> bool:
 
 
 def _collapse(run: Sequence[Row]) -> Row:
-    names = [r.label for r in run]
-    layers = list(dict.fromkeys(layer_of(n) for n in names))
-    if len(layers) == 1:
-        label = f"{layers[0]}/*"
-        detail = f"{len(names)} variables"
-    else:
-        label = f"{layers[0]} … {layers[-1]}"
-        detail = f"{len(names)} in {len(layers)} layers"
+    names = [name for r in run for name in r.variables]
+    label, detail = group_label(names, [a for r in run for a in r.attributes if a])
     losses = range(len(run[0].cells))
     norms = tuple(tuple(x for r in run if r.norms for x in r.norms[i]) for i in losses)
-    cells = tuple(_group_cell([r.cells[i] for r in run], norms[i]) for i in losses)
+    cells = tuple(group_cell([r.cells[i] for r in run], norms[i]) for i in losses)
     first = run[0]
     return Row(label, detail, tuple(names), cells, first.problems, first.statuses,
-               first.never_trained, norms)  # fmt: skip
+               first.never_trained, norms, tuple(a for r in run for a in r.attributes))  # fmt: skip
 
 
-def _group_cell(texts: Sequence[str], norms: Sequence[float]) -> str:
+def group_cell(texts: Sequence[str], norms: Sequence[float]) -> str:
     """A collapsed cell: the status word, the smallest and largest norm of an ``ok`` run (a
     group hides no vanishing or exploding member), ``✂`` when any of its pairs was partly cut.
 
     Example:
-        >>> _group_cell(["ok 1.00e-07", "ok 3.00e-08"], [1e-7, 3e-8])
+        >>> group_cell(["ok 1.00e-07", "ok 3.00e-08"], [1e-7, 3e-8])
         'ok 3.0e-08…1.0e-07'
     """
     status = texts[0].split(" ")[0]
@@ -212,7 +249,7 @@ def cut_rows(
 
 
 def _where(cuts: Sequence[CutPoint]) -> str:
-    return "; ".join(style.cut_text(c) for c in cuts)
+    return words.cuts_text(cuts)
 
 
 def _where_many(cuts: Sequence[Sequence[CutPoint]]) -> str:
@@ -224,9 +261,8 @@ def _where_many(cuts: Sequence[Sequence[CutPoint]]) -> str:
     parts = []
     for i, first in enumerate(cuts[0]):
         nodes = {c[i].node for c in cuts if i < len(c)}
-        where = f" at {first.source}" if first.source else ""
         more = f" and {len(nodes) - 1} more" if len(nodes) > 1 else ""
-        parts.append(f"{first.node}{more} ({first.op}){where}")
+        parts.append(words.cut_text(first, node=f"{first.node}{more}"))
     return "; ".join(parts)
 
 

@@ -1,7 +1,9 @@
 """SARIF 2.1.0 for code-scanning views (GitHub code scanning, VS Code's SARIF viewer).
 
 One run for the whole check. ``tool.driver.rules`` has one rule per problem kind, always all
-four in the same order, each with a description and help text. Each problem is one result:
+of the command's kinds in the same order, each with the description and help text of the
+registry of kinds (``results/kinds.py``). Each finding (``results/finding.py``: every
+result gives its problems as findings) is one result:
 ``ruleId`` its kind, ``level`` ``error`` (a problem the baseline holds is ``note``, with
 ``baselineState`` ``unchanged``; new ones are ``new`` when a baseline was given), the message,
 and a physical location at the spec line the problem points at (the ``expect`` pattern it
@@ -9,7 +11,7 @@ contradicts, or the variable's line). URIs are relative to the source root (``--
 by default the git repository around the current directory, else the current directory), with
 forward slashes, against ``%SRCROOT%``, which ``originalUriBaseIds`` maps to the root's
 absolute ``file:`` URI: run from a subfolder, an alert still lands on the repository's file.
-``partialFingerprints`` identify a problem by spec, loss, variable and kind, so alerts survive
+``partialFingerprints`` identify a finding by spec, loss, variable and kind, so alerts survive
 edits around them.
 """
 
@@ -17,16 +19,28 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from gradscope import __version__
-from gradscope.analysis.baseline import key_of
-from gradscope.analysis.check import CheckResult
-from gradscope.report import json, style
+from gradscope.analysis.baseline import spec_key
+from gradscope.errors import ExitCode
+from gradscope.report import style
+from gradscope.report.formats import Format, assert_never, unsupported
 from gradscope.report.json import dumps
+from gradscope.report.table import ending
+from gradscope.results import kinds
 from gradscope.results import report as m
+from gradscope.results import run as rr
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import DiffMatrix, DiffReport
+from gradscope.results.finding import Finding
+from gradscope.results.location import Location
+from gradscope.version import __version__
+
+if TYPE_CHECKING:
+    from gradscope.report.formats import Result
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"
@@ -37,106 +51,6 @@ FIX_HELP = (
     "change (also its related location); where the evidence does not single out one fix, it "
     "lists the candidates."
 )
-
-#: kind -> (short name, short description, help text).
-RULES: dict[str, tuple[str, str, str]] = {
-    m.UNEXPECTED_NONE: (
-        "UnexpectedNoneGradient",
-        "A variable the spec's `expect.<loss>.connected` lists gets no usable gradient.",
-        "The loss gives this variable no gradient (or an all-zero one), so training on that "
-        "loss never updates it. Look at the cut points: a stop_gradient, an assign, an op "
-        "with no gradient (argmax, round, an integer cast), or no path at all. Reconnect the "
-        "variable, or move it from `connected` to `none` if that is intended.",
-    ),
-    m.UNEXPECTED_CONNECTED: (
-        "UnexpectedGradient",
-        "A variable the spec's `expect.<loss>.none` lists gets a gradient.",
-        "The loss reaches a variable its author expected it not to train, so an optimizer "
-        "step on that loss changes it. Cut the path (a stop_gradient, a var_list) or remove "
-        "the variable from `none`.",
-    ),
-    m.NAN_PROBLEM: (
-        "NonFiniteGradient",
-        "A gradient has a NaN or an infinity.",
-        "One optimizer step with this gradient turns the variable into NaN. Typical causes: "
-        "log or sqrt of zero, a division by zero, an overflowing exp.",
-    ),
-    m.NEVER_TRAINED: (
-        "NeverTrainedVariable",
-        "A trainable variable gets a gradient from no loss.",
-        "No loss updates this variable, so it keeps its initial value forever. Connect it, "
-        "make it non-trainable, or list it under some `expect.<loss>.none` to declare it "
-        "unused.",
-    ),
-    m.NUMERIC_DIFFERS: (
-        "GradientDiffersFromFiniteDifferences",
-        "A gradient disagrees with central finite differences of its loss (--numeric).",
-        "TensorFlow's gradient is not the derivative of the loss: a wrong custom gradient, an "
-        "op whose registered gradient is not its derivative, or a deliberate difference (a "
-        "straight-through estimator, an assign, a custom gradient) on a variable that "
-        "`expect.<loss>.numeric` asks to agree. Compare the analytic and numeric values at "
-        "the worst coordinate in the JSON report.",
-    ),
-    m.REPLICA_MISMATCH: (
-        "ReplicasDisagree",
-        "Replicas disagree on a gradient's status (--strategy).",
-        "Each replica computes the loss on its share of the batch; here one replica's gradient "
-        "is usable and another's is zero, NaN or None: the data takes different paths (a "
-        "mask, a branch), the failure PyTorch DDP reports as unused parameters. The message "
-        "names the replicas.",
-    ),
-    m.REPLICA_LOSS_SCALE: (
-        "LossNotScaledByGlobalBatch",
-        "The all-reduced gradient is N times the whole batch's (--strategy).",
-        "apply_gradients sums the replicas' gradients, so a loss averaged over each replica's "
-        "own examples trains with N times the intended gradient. Divide the per-example loss "
-        "by the global batch (tf.nn.compute_average_loss).",
-    ),
-    m.REPLICA_GRADIENT_DIFFERS: (
-        "AllReducedGradientDiffers",
-        "The all-reduced gradient is no multiple of the whole batch's (--strategy).",
-        "Splitting the batch changes the gradient: the loss is not a sum over examples (a mean "
-        "over unevenly split shares, batch statistics, a reduction across the batch axis).",
-    ),
-    m.REPLICA_VARIABLES_DIFFER: (
-        "ReplicaCopiesDiffer",
-        "Replicas' copies of a variable differ after a step (--strategy).",
-        "Every replica applies the same all-reduced update, so copies stay equal unless they "
-        "are written per replica (an assign of per-replica data); then the replicas train "
-        "different models.",
-    ),
-}
-
-
-#: Rules of the kinds only ``check --timeline`` reports (its ``nan`` is the rule above);
-#: listed after ``RULES`` when a result holds one.
-TIMELINE_RULES: dict[str, tuple[str, str, str]] = {
-    "exploding": (
-        "ExplodingGradient",
-        "A gradient norm jumped far above its running median.",
-        "The next optimizer steps overshoot; NaN often follows. Lower the learning "
-        "rate or clip gradients.",
-    ),
-    "dead": (
-        "DeadGradient",
-        "Most of a gradient is exactly zero for several recorded steps.",
-        "The units feeding the variable output 0 for every input (a dying ReLU) or its "
-        "path is masked, so it stops training. Lower the learning rate, use LeakyReLU or "
-        "GELU, or check the bias initialization.",
-    ),
-    "vanishing": (
-        "VanishingGradient",
-        "A gradient is tiny next to its variable's own norm.",
-        "The variable barely changes. Look for saturating activations, a missing "
-        "normalization or residual connection.",
-    ),
-    "none": (
-        "NoGradient",
-        "A variable gets no gradient during training.",
-        "TensorFlow returned None: the variable never trains from that step on. "
-        "`gradscope run` or `gradscope inspect` names where the path is cut.",
-    ),
-}
 
 
 def source_root(start: str | None = None) -> str:
@@ -185,22 +99,23 @@ def driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
             "rules": rules}  # fmt: skip
 
 
-def _kinds(result: CheckResult, rules: dict[str, tuple[str, str, str]]) -> list[str]:
-    """Every kind of ``rules``, then the timeline kinds the result holds."""
-    found = {p.kind for p in result.problems}
-    return list(rules) + [k for k in TIMELINE_RULES if k in found]
+def _kinds(findings: Sequence[Finding], listed: Sequence[str]) -> list[str]:
+    """Every kind ``listed`` (the command's), then the other kinds the findings hold (a
+    timeline's), in the registry's order."""
+    found = {str(f.kind) for f in findings}
+    return [*listed, *(k for k in kinds.KINDS if k in found and k not in listed)]
 
 
-def _rules(kinds: list[str], rules: dict[str, tuple[str, str, str]]) -> list[dict[str, Any]]:
+def _rules(listed: list[str]) -> list[dict[str, Any]]:
     out = []
-    for kind in kinds:
-        name, short, text = rules.get(kind) or TIMELINE_RULES[kind]
-        text = f"{text} {FIX_HELP}"
+    for kind_id in listed:
+        kind = kinds.kind(kind_id)
+        text = f"{kind.help} {FIX_HELP}"
         out.append({
-            "id": kind,
-            "name": name,
-            "shortDescription": {"text": short},
-            "fullDescription": {"text": f"{short} {text}"},
+            "id": kind.id,
+            "name": kind.rule,
+            "shortDescription": {"text": kind.short},
+            "fullDescription": {"text": f"{kind.short} {text}"},
             "help": {"text": text, "markdown": text},
             "defaultConfiguration": {"level": "error"},
             "properties": {"tags": ["gradients", "tensorflow"], "precision": "very-high"},
@@ -208,52 +123,53 @@ def _rules(kinds: list[str], rules: dict[str, tuple[str, str, str]]) -> list[dic
     return out
 
 
-def _result(
-    p: m.Problem, spec: str, with_baseline: bool, root: str, kinds: list[str]
-) -> dict[str, Any]:
+def _result(f: Finding, with_baseline: bool, root: str, kinds: list[str]) -> dict[str, Any]:
     location = {
         "physicalLocation": {
-            "artifactLocation": artifact(p.spec, root),
-            "region": {"startLine": max(p.line, 1)},
+            "artifactLocation": artifact(f.file, root),
+            "region": {"startLine": f.line},
         }
     }
     out: dict[str, Any] = {
-        "ruleId": p.kind,
-        "ruleIndex": kinds.index(p.kind),
-        "level": "note" if p.known else "error",
-        "message": {"text": p.message if p.fix is None else f"{p.message} Fix: {p.fix.sentence()}"},
+        "ruleId": f.kind,
+        "ruleIndex": kinds.index(f.kind),
+        "level": "note" if f.known else "error",
+        "message": {"text": f.with_fix()},
         "locations": [location],
-        "partialFingerprints": {"gradscopeProblem/v1": _fingerprint(p, spec)},
+        "partialFingerprints": {"gradscopeProblem/v1": _fingerprint(f)},
         "properties": {
-            "loss": p.loss,
-            "variable": p.variable,
-            "cutPoints": [json.cut_point(c) for c in p.cut_points],
-            "fix": json.fix(p.fix),
+            "loss": f.loss,
+            "variable": f.variable,
+            "cutPoints": [c.to_dict() for c in f.cut_points],
+            "fix": None if f.fix is None else f.fix.to_dict(),
         },
     }
-    fix_at = _fix_location(p, root)
+    fix_at = _fix_location(f, root)
     if fix_at is not None:
         out["relatedLocations"] = [fix_at]
     if with_baseline:
-        out["baselineState"] = "unchanged" if p.known else "new"
+        out["baselineState"] = "unchanged" if f.known else "new"
     return out
 
 
-def _fix_location(p: m.Problem, root: str) -> dict[str, Any] | None:
+def _fix_location(f: Finding, root: str) -> dict[str, Any] | None:
     """The line the fix changes, when it names one (a related location, labelled)."""
-    path, _, line = p.fix.where.rpartition(":") if p.fix is not None else ("", "", "")
-    if p.fix is None or not path or not line.isdigit():
+    at = Location.parse(f.fix.where) if f.fix is not None else None
+    if f.fix is None or at is None:
         return None
     return {
         "id": 0,
-        "physicalLocation": {"artifactLocation": artifact(path, root),
-                             "region": {"startLine": max(int(line), 1)}},
-        "message": {"text": f"fix ({p.fix.kind}) here"},
+        "physicalLocation": {"artifactLocation": artifact(at.file, root),
+                             "region": {"startLine": max(at.line, 1)}},
+        "message": {"text": f"fix ({f.fix.kind}) here"},
     }  # fmt: skip
 
 
-def _fingerprint(p: m.Problem, spec: str) -> str:
-    text = "\0".join(str(part) for part in key_of(p, spec))
+def _fingerprint(f: Finding) -> str:
+    """What identifies a finding across edits around it: its report (as baselines compare
+    it), loss, variable and kind."""
+    report, loss, variable, kind = f.key()
+    text = "\0".join(str(part) for part in (spec_key(report), loss, variable, kind))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -261,59 +177,114 @@ def to_sarif(
     result: CheckResult,
     root: str | None = None,
     *,
-    rules: dict[str, tuple[str, str, str]] | None = None,
+    listed: Sequence[str] = kinds.CHECK,
     automation: str = "gradscope/check/",
 ) -> dict[str, Any]:
-    """The SARIF log as a dictionary; URIs relative to ``root`` (default: ``source_root()``).
+    """The check's SARIF log as a dictionary; URIs relative to ``root`` (default:
+    ``source_root()``).
 
     Args:
-        result: the check (or a run drawn as one, ``report/run_sarif.py``).
+        result: the check.
         root: the source root.
-        rules: kind -> (name, short description, help): the rules, in order (default
-            ``RULES``, check's).
+        listed: the kinds whose rules are always listed, in order (the command's: check's
+            by default); their words are the registry's (``results/kinds.py``).
         automation: ``automationDetails.id``, which tells code scanning the analyses apart.
     """
-    root = root or source_root()
-    rules = RULES if rules is None else rules
     first = result.reports[0] if result.reports else None
-    kinds = _kinds(result, rules)
+    notes = [
+        f"{r.spec}: {f'{loss}: ' if loss else ''}{note}"
+        for r in result.reports
+        for loss, note in style.note_rows(r)
+    ]
+    return log(
+        result.findings(),
+        [r.spec for r in result.reports],
+        notes,
+        exit_code=int(result.exit_code),
+        tensorflow=first.tensorflow if first else None,
+        baseline=result.baseline is not None,
+        root=root,
+        listed=listed,
+        automation=automation,
+    )
+
+
+def log(
+    findings: Sequence[Finding],
+    files: Sequence[str],
+    notes: Sequence[str],
+    *,
+    exit_code: int,
+    tensorflow: str | None,
+    baseline: bool = False,
+    root: str | None = None,
+    listed: Sequence[str] = kinds.CHECK,
+    automation: str = "gradscope/check/",
+) -> dict[str, Any]:
+    """A SARIF log of any result, from its findings: one run, one result per finding, the
+    ``files`` it covers as artifacts, every note a notification (``to_sarif`` for the
+    arguments; ``baseline``: the findings were held to one)."""
+    root = root or source_root()
+    ids = _kinds(findings, listed)
     run: dict[str, Any] = {
-        "tool": {"driver": driver(_rules(kinds, rules))},
+        "tool": {"driver": driver(_rules(ids))},
         "automationDetails": {"id": automation},
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": base_ids(root),
         "invocations": [
             {
                 "executionSuccessful": True,
-                "exitCode": int(result.exit_code),
+                "exitCode": exit_code,
                 # every note in every format: SARIF's place for what a tool wants read
-                "toolExecutionNotifications": _notifications(result),
+                "toolExecutionNotifications": [
+                    {"level": "note", "message": {"text": text}} for text in notes
+                ],
             }
         ],
-        "artifacts": [{"location": artifact(r.spec, root)} for r in result.reports],
-        "results": [
-            _result(p, r.spec, result.baseline is not None, root, kinds)
-            for r in result.reports
-            for p in r.problems
-        ],
-        "properties": {"tensorflow": first.tensorflow if first else None},
+        "artifacts": [{"location": artifact(path, root)} for path in files],
+        "results": [_result(f, baseline, root, ids) for f in findings],
+        "properties": {"tensorflow": tensorflow},
     }
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
 
 
-def _notifications(result: CheckResult) -> list[dict[str, Any]]:
-    return [
-        {
-            "level": "note",
-            "message": {"text": f"{r.spec}: {f'{loss}: ' if loss else ''}{note}"},
-        }
-        for r in result.reports
-        for loss, note in style.note_rows(r)
-    ]
-
-
 def render(
-    result: CheckResult, *, color: bool = False, width: int = 120, source_root: str | None = None
+    result: Result, *, color: bool = False, width: int = 120, source_root: str | None = None
 ) -> str:
-    """The check result as a SARIF 2.1.0 log (JSON), URIs relative to ``source_root``."""
-    return dumps(to_sarif(result, source_root))
+    """A check result, or a run drawn as one, as a SARIF 2.1.0 log (JSON), URIs relative to
+    ``source_root``."""
+    match result:
+        case CheckResult():
+            return dumps(to_sarif(result, source_root))
+        case rr.RunReport():
+            return _run(result, source_root)
+        case m.Report() | DiffReport() | DiffMatrix():
+            unsupported(Format.SARIF, result)
+        case _:
+            assert_never(result)
+
+
+def _run(report: rr.RunReport, source_root: str | None) -> str:
+    """The run from its findings: one result per problem at its call site's line, the rules
+    of the kinds ``run`` reports, one artifact per file holding a call site, the command line
+    as the invocation's; a run ``--stop`` stopped says so in a warning, the invocation's first
+    notification."""
+    files = report.files()
+    notes = [f"{path}: {c.label}: {note}" for path, calls in files.items() for c in calls
+             for note in c.notes]  # fmt: skip
+    found = report.findings()
+    code = ExitCode.PROBLEMS if found else ExitCode.OK  # the findings' verdict, as check's
+    sarif = log(found, list(files), notes, exit_code=int(code),
+                tensorflow=report.tensorflow if files else None, root=source_root,
+                listed=kinds.RUN, automation="gradscope/run/")  # fmt: skip
+    (run,) = sarif["runs"]
+    invocation = run["invocations"][0]
+    invocation["commandLine"] = report.title()
+    if report.stop is not None:  # what did not run was not watched: never a quiet pass
+        invocation["toolExecutionNotifications"].insert(0, {
+            "level": "warning",
+            "descriptor": {"id": "stopped"},
+            "message": {"text": f"gradscope run: {ending(report)}"},
+        })  # fmt: skip
+    run["automationDetails"]["description"] = {"text": report.title()}
+    return dumps(sarif)

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from gradscope.results import report as m
-from gradscope.results.facts import CutPoint, NanOrigin
+from gradscope.results import words
 from gradscope.results.fix import Fix
 from gradscope.results.status import Status
 
@@ -55,21 +55,6 @@ SHORT = {
     Status.UNKNOWN: "unknown",
 }
 
-#: What each status means, for legends.
-MEANING = {
-    m.OK: "gradient flows",
-    m.ZERO: "gradient is exactly 0 everywhere",
-    m.NAN: "gradient has NaN or Inf",
-    m.DISCONNECTED: "no path from the variable to the loss",
-    m.STOPPED: "every path crosses a stop_gradient",
-    m.ASSIGN: "reaches the loss only through an assign",
-    m.NONDIFFERENTIABLE: "every path crosses an op with no gradient",
-    m.UNEXPLAINED: "TensorFlow returns None; cause not found",
-    m.EXCLUDED: "outside the loss's vars",
-    m.FROZEN: "not trainable",
-    Status.UNKNOWN: "a gradient exists; its value was never computed (never run)",
-}
-
 
 def number(value: float | None) -> str:
     """Compact scientific form: ``2.68e+00``; ``-`` when absent."""
@@ -84,12 +69,6 @@ def number(value: float | None) -> str:
 
 def shape(dims: Iterable[int | None]) -> str:
     return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
-
-
-def cut_text(cut: CutPoint) -> str:
-    """``frozen (StopGradient) at configs/multitask.yaml:17``."""
-    where = f" at {cut.source}" if cut.source else ""
-    return f"{cut.node} ({cut.op}){where}"
 
 
 def cell(pair: m.PairResult) -> str:
@@ -111,18 +90,9 @@ def cut_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
         if not pair.cut_points:
             continue
         status = pair.status if not m.has_gradient(pair.status) else f"{pair.status}, partly cut"
-        where = "; ".join(cut_text(c) for c in pair.cut_points)
+        where = words.cuts_text(pair.cut_points)
         rows.append((loss.name, pair.variable, status, where))
     return rows
-
-
-def origin_text(origin: NanOrigin) -> str:
-    """``NaN in the forward value of s (Sqrt)``, ``Inf in the gradient of s (Sqrt)``."""
-    value = {"nan": "NaN", "inf": "Inf", "-inf": "-Inf"}.get(origin.value, origin.value)
-    if origin.where == "forward" and origin.op in ("Placeholder", "ReadVariableOp"):
-        return f"{value} in the value of {origin.node}"
-    what = "forward value" if origin.where == "forward" else "gradient"
-    return f"{value} in the {what} of {origin.node} ({origin.op})"
 
 
 def nan_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
@@ -138,7 +108,7 @@ def nan_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
             rows.append((loss.name, pair.variable, "not found", ""))
         else:
             origin = pair.nan_origin
-            rows.append((loss.name, pair.variable, origin_text(origin), origin.source))
+            rows.append((loss.name, pair.variable, words.origin_text(origin), origin.source))
     return rows
 
 

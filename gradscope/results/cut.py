@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gradscope.printable import escape_fields
 
@@ -25,3 +26,11 @@ class CutPoint:
 
     def __post_init__(self) -> None:
         escape_fields(self, "node", "source", "later")  # one escaping of names
+
+    def to_dict(self) -> dict[str, Any]:
+        """The cut point as JSON (contract section 2); ``later`` only when there are some."""
+        out: dict[str, Any] = {"node": self.node, "op": self.op, "kind": str(self.kind),
+                               "source": self.source}  # fmt: skip
+        if self.later:
+            out["later"] = list(self.later)
+        return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,14 @@ from gradscope.results.picture import Picture
 
 if TYPE_CHECKING:
     from gradscope.results.replicas import DistributedFacts, ReplicaFacts
+
+#: The version of every JSON report (the contract's): its ``gradscope`` key.
+REPORT_VERSION = 1
+
+
+def json_number(value: float | None) -> float | None:
+    """``value`` for JSON, which has no NaN or Infinity: those become null."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,10 @@ class NanOrigin:
     where: str  # "forward" | "gradient"
     value: str  # "nan" | "inf" | "-inf"
     tf_op: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"node": self.node, "op": self.op, "source": self.source, "where": self.where,
+                "value": self.value, "tf_op": self.tf_op}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,10 @@ class NumericRun:
     coordinates: int
     evaluations: int
 
+    def to_dict(self) -> dict[str, object]:
+        return {"dtype": self.dtype, "coordinates": self.coordinates,
+                "evaluations": self.evaluations}  # fmt: skip
+
 
 @dataclass(frozen=True)
 class VariableFacts:
@@ -83,9 +100,20 @@ class VariableFacts:
     dtype: str
     trainable: bool
     source: str  # FILE:LINE where the variable (or the layer that made it) was written
+    # the attribute the user's code reaches it by (``box_head.kernel`` for a Keras layer that
+    # the path names ``dense_3``), when it says more than the name
+    attribute: str = ""
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "source")  # one escaping of names
+        escape_fields(self, "name", "source", "attribute")  # one escaping of names
+
+    def to_dict(self) -> dict[str, object]:
+        """A variable of the JSON report; ``attribute`` only when known."""
+        out: dict[str, object] = {"shape": list(self.shape), "dtype": self.dtype,
+                                  "trainable": self.trainable, "source": self.source}  # fmt: skip
+        if self.attribute:
+            out["attribute"] = self.attribute
+        return out
 
 
 @dataclass(frozen=True)
@@ -112,6 +140,9 @@ class PairFacts:
     #: False: a gradient exists but its value was never computed (``gradscope run``: a
     #: graph-mode call no ``Session.run`` ran, a function traced and never called)
     measured: bool = True
+    #: why there is no path, when the front-end knows (a Keras output no loss reads, a
+    #: layer the model's call skips), worded by ``results/words.py``
+    cause: str = ""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gradscope.results.status import Status
 
@@ -74,6 +75,17 @@ class DistributedFacts:
     #: ``apply_gradients`` does) or ``mean`` (every replica ran the whole loss: a Python target)
     reduced: str = "sum"
 
+    def to_dict(self) -> dict[str, Any]:
+        """How a ``--strategy`` run was distributed: the strategy, its replicas' devices, and
+        how many rows of each input every replica got."""
+        return {
+            "strategy": self.distribution.strategy,
+            "replicas": self.distribution.replicas,
+            "devices": list(self.devices),
+            "shards": {name: list(rows) for name, rows in self.shards},
+            "reduced": self.reduced,
+        }
+
 
 @dataclass(frozen=True)
 class ReplicaResult:
@@ -82,3 +94,7 @@ class ReplicaResult:
     replica: int
     status: Status
     norm: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """One replica's gradient of a pair (``--strategy``, contract section 8)."""
+        return {"replica": self.replica, "status": str(self.status), "norm": self.norm}

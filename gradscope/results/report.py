@@ -1,7 +1,7 @@
 """The report: statuses per loss x variable and the problems a reviewer must see; plain data.
 
-No rendering and no serialization here: ``gradscope.report`` renders these types, and
-``gradscope.report.json`` owns the JSON report that ``Report.to_dict()`` returns.
+No rendering here: ``gradscope.report`` renders these types. Each type owns its JSON shape
+(``to_dict``): ``Report.to_dict()`` is the JSON report (contract section 5).
 """
 
 from __future__ import annotations
@@ -13,17 +13,25 @@ from typing import Any
 
 from gradscope.errors import SpecError
 from gradscope.printable import escape_fields
-from gradscope.results.display import Displayed
+from gradscope.results.display import Displayed, rich_renderable
 from gradscope.results.expect import Pattern
-from gradscope.results.facts import CutPoint, NanOrigin, NumericCheck, NumericRun, VariableFacts
+from gradscope.results.facts import REPORT_VERSION as REPORT_VERSION
+from gradscope.results.facts import (
+    CutPoint,
+    NanOrigin,
+    NumericCheck,
+    NumericRun,
+    VariableFacts,
+    json_number,
+)
+from gradscope.results.finding import Finding
 from gradscope.results.fix import Fix
+from gradscope.results.location import Location
 from gradscope.results.picture import Picture
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 from gradscope.results.status import FindingKind, ProblemKind, Status, Verdict
 from gradscope.results.status import has_gradient as has_gradient
 from gradscope.results.status import is_none as is_none
-
-REPORT_VERSION = 1
 
 # The statuses, problem kinds and verdicts by their short names (``m.OK``, ``m.NEVER_TRAINED``).
 OK, ZERO, NAN = Status.OK, Status.ZERO, Status.NAN
@@ -63,6 +71,23 @@ class NumericResult:
     reason: str = ""
     pattern: Pattern | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        c = self.check
+        return {
+            "verdict": str(self.verdict),
+            "max_rel_error": c.max_rel_error,
+            "tolerance": c.tolerance,
+            "coordinates": c.coordinates,
+            "size": c.size,
+            "step": c.step,
+            "dtype": c.dtype,
+            "worst": list(c.worst) if c.worst is not None else None,
+            "analytic": c.analytic,
+            "numeric": c.numeric,
+            "reason": self.reason or None,
+            "expected_agreement": self.pattern is not None,
+        }
+
 
 @dataclass(frozen=True)
 class PairResult:
@@ -78,9 +103,34 @@ class PairResult:
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+    #: why a ``none:disconnected`` pair has no path, when the front-end knows (``note`` in
+    #: JSON, as a ``gradscope run`` source's)
+    cause: str = ""
 
     def __post_init__(self) -> None:
         escape_fields(self, "variable")  # one escaping of names
+
+    def to_dict(self) -> dict[str, Any]:
+        """A pair; ``nan_origin`` on every ``nan`` pair (null when it could not be found),
+        ``numeric`` on every ``ok`` pair of a ``--numeric`` run."""
+        out: dict[str, Any] = {
+            "status": str(self.status),
+            "norm": self.norm,
+            "shape": list(self.shape),
+            "sparse": self.sparse,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+        }
+        if self.status == NAN:
+            out["nan_origin"] = self.nan_origin.to_dict() if self.nan_origin else None
+        if self.numeric is not None:
+            out["numeric"] = self.numeric.to_dict()
+        if self.replicas:
+            out["replicas"] = [r.to_dict() for r in self.replicas]
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
+        if self.cause:
+            out["note"] = self.cause
+        return out
 
 
 @dataclass(frozen=True)
@@ -96,6 +146,17 @@ class LossResult:
 
     def __post_init__(self) -> None:
         escape_fields(self, "name", "source", "notes")  # one escaping of names
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "value": json_number(self.value),
+            "variables": {p.variable: p.to_dict() for p in self.pairs},
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
+        return out
 
     def pair(self, variable: str) -> PairResult:
         """The pair of ``variable`` (a lookup: reports ask it per variable and loss)."""
@@ -129,6 +190,35 @@ class Problem:
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
         return (self.spec, self.loss, self.variable, self.kind)
+
+    @classmethod
+    def of(cls, finding: Finding) -> Problem:
+        """A finding as a report's problem (a timeline's, under ``check --timeline``): the
+        same kind, place, message, cut points and fix."""
+        return cls(finding.loss, finding.variable, finding.kind, finding.message,
+                   finding.cut_points, finding.file, finding.location.line, finding.known,
+                   finding.fix)  # fmt: skip
+
+    def finding(self, report: str = "") -> Finding:
+        """The problem as a finding of the report for ``report`` (its spec or target), which
+        it points into when it names no file of its own."""
+        return Finding(self.kind, Location(self.spec or report, self.line), self.message,
+                       cut_points=self.cut_points, fix=self.fix, loss=self.loss,
+                       variable=self.variable, known=self.known,
+                       report=report or self.spec)  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "loss": self.loss,
+            "variable": self.variable,
+            "kind": str(self.kind),
+            "message": self.message,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+            "spec": self.spec,
+            "source": f"{self.spec}:{self.line}",
+            "known": self.known,
+            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -179,14 +269,34 @@ class Report(Displayed):
         """Problems the baseline already holds: shown, marked known, never failing."""
         return tuple(p for p in self.problems if p.known)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report (contract section 5); ``gradscope.report.json`` owns its shape."""
-        from gradscope.report import as_json
+    def findings(self) -> tuple[Finding, ...]:
+        """Every problem as a finding (known ones included), in the report's order."""
+        return tuple(p.finding(self.spec) for p in self.problems)
 
-        return as_json(self)
+    def header(self) -> dict[str, Any]:
+        """The first keys of the JSON report (also of ``diff``'s)."""
+        return {"gradscope": REPORT_VERSION, "spec": self.spec, "name": self.name,
+                "tensorflow": self.tensorflow, "device": self.device}  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report (contract section 5): ``problems`` holds what ``check`` fails on;
+        problems a baseline already holds go to ``known_problems`` (present only when there
+        are any)."""
+        out = self.header()
+        out["losses"] = {x.name: x.to_dict() for x in self.losses}
+        out["problems"] = [p.to_dict() for p in self.failures]
+        out["route"] = self.route
+        out["variables"] = {v.name: v.to_dict() for v in self.variables}
+        if self.known:
+            out["known_problems"] = [p.to_dict() for p in self.known]
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.numeric is not None:
+            out["numeric"] = self.numeric.to_dict()
+        if self.distributed is not None:
+            out["distribution"] = self.distributed.to_dict()
+        return out
 
     def __rich__(self) -> Any:
         """How rich consoles and notebooks print it: the inspect table."""
-        from gradscope.report import renderable
-
-        return renderable(self)
+        return rich_renderable(self)

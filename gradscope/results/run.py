@@ -1,7 +1,8 @@
 """What ``gradscope run`` found in a program: watched calls, their sources, and the problems.
 
-Plain data (contract section 6); no TensorFlow, no rendering: ``report/json.py`` writes the
-JSON report, ``analysis/run.py`` decides the problems.
+Plain data (contract section 6); no TensorFlow, no rendering: each type owns its JSON shape
+(``to_dict``; ``RunReport.to_dict()`` is the JSON report), ``analysis/run.py`` decides the
+problems.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from typing import Any
 from gradscope.errors import ExitCode
 from gradscope.printable import escape_fields
 from gradscope.results.display import Displayed
-from gradscope.results.facts import CutPoint, NanOrigin
+from gradscope.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
+from gradscope.results.finding import Finding
 from gradscope.results.fix import Fix
+from gradscope.results.location import Location, line_of
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
@@ -56,9 +59,40 @@ class SourceResult:
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
     #: a ``nan`` source: where the NaN or infinity first appeared (None: not found)
     nan_origin: NanOrigin | None = None
+    #: the attribute the user's code reaches it by (``box_head.kernel``), when it says more
+    #: than the name (``frontends/keras_names.py``)
+    attribute: str = ""
+    #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
+    #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
+    copy_of: tuple[str, str] = ("", "")
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "note")  # one escaping of names
+        escape_fields(self, "name", "note", "attribute", "copy_of")  # one escaping of names
+
+    def to_dict(self) -> dict[str, Any]:
+        """One source of a watched call (``gradscope run``)."""
+        out: dict[str, Any] = {
+            "status": str(self.status),
+            "norm": json_number(self.norm),
+            "shape": list(self.shape),
+            "sparse": self.sparse,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+        }
+        if self.note:
+            out["note"] = self.note
+        if self.attribute:
+            out["attribute"] = self.attribute
+        if self.copy_of[0]:
+            out["copy_of"] = {"variable": self.copy_of[0], "source": self.copy_of[1]}
+        if self.nan_origin is not None:
+            out["nan_origin"] = self.nan_origin.to_dict()
+        if self.trainable_changed:
+            out["trainable_changed"] = True
+        if self.replicas:
+            out["replicas"] = [r.to_dict() for r in self.replicas]
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -78,14 +112,50 @@ class CallResult:
     #: the user's lines that called ``site`` (innermost first), where calls of one helper
     #: from different places are different sites: as few as tell them apart
     via: tuple[str, ...] = ()
+    #: the distinct values of the ``output_gradients`` the call gave (``()``: none, or not
+    #: known): every gradient of the call is multiplied by them
+    multiplier: tuple[float, ...] = ()
 
     @property
     def where(self) -> str:
         """``site``, and ``via`` when there is one: ``helpers.py:3 (via train.py:40)``."""
         return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
 
+    @property
+    def label(self) -> str:
+        """What the call is called where a loss would be: ``GradientTape.gradient at line 12
+        (step 1)`` (its file is the report's, in JUnit, SARIF and GitHub annotations)."""
+        return f"{self.api} at line {line_of(self.site)} (step {self.step})"
+
+    @property
+    def file(self) -> str:
+        """The file of the call site (the site itself when it names no line)."""
+        return file_of(self.site)
+
     def __post_init__(self) -> None:
         escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
+
+    def to_dict(self) -> dict[str, Any]:
+        target: dict[str, Any] = {"source": self.target_source, "value": json_number(self.value)}
+        if self.loss_scale is not None:
+            target["loss_scale"] = self.loss_scale
+        if self.replica_values:
+            target["replicas"] = [json_number(v) for v in self.replica_values]
+        if self.multiplier:
+            target["multiplier"] = [json_number(v) for v in self.multiplier]
+        out: dict[str, Any] = {
+            "site": self.site,
+            "api": self.api,
+            "mode": self.mode,
+            "step": self.step,
+            "target": target,
+            "sources": {s.name: s.to_dict() for s in self.sources},
+        }
+        if self.via:
+            out["via"] = list(self.via)
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
 
 @dataclass(frozen=True)
@@ -108,6 +178,18 @@ class RunProblem:
     def where(self) -> str:
         """``site``, and ``via`` when there is one (``CallResult.where``)."""
         return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "step": self.step,
+            "variable": self.variable,
+            "kind": str(self.kind),
+            "message": self.message,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+            **({"via": list(self.via)} if self.via else {}),
+            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -170,13 +252,75 @@ class RunReport(Displayed):
             return int(ExitCode.INTERRUPTED)
         return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
 
+    def title(self) -> str:
+        """``gradscope run train.py --epochs 1``: the command that made the report (a
+        ``gradscope.watch()`` block: ``gradscope.watch() at FILE:LINE``)."""
+        if self.entry == WATCH:
+            return f"gradscope.watch() at {self.program}"
+        return " ".join(["gradscope run", self.program, *self.argv[1:]])
+
+    def files(self) -> dict[str, tuple[CallResult, ...]]:
+        """The calls by the file of their site, files in the order first seen."""
+        out: dict[str, list[CallResult]] = {}
+        for call in self.calls:
+            out.setdefault(call.file, []).append(call)
+        return {path: tuple(calls) for path, calls in out.items()}
+
+    def findings(self) -> tuple[Finding, ...]:
+        """Every problem as a finding at its call site's line, about the watched call
+        (``CallResult.label``), file by file (``files``)."""
+        labels = {(c.site, c.step): c.label for c in self.calls}
+        return tuple(
+            Finding(
+                p.kind,
+                Location.at(p.site, p.site),
+                p.message,
+                cut_points=p.cut_points,
+                fix=p.fix,
+                loss=labels.get((p.site, p.step)),
+                variable=p.variable,
+                report=path,
+            )
+            for path in self.files()
+            for p in self.problems
+            if file_of(p.site) == path
+        )
+
     def sites(self) -> Iterator[str]:
         """Every call site, in the order first seen (a helper's line reached from two
         places is two sites: ``CallResult.where``)."""
         yield from dict.fromkeys(c.where for c in self.calls)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report (contract section 6); ``gradscope.report.json`` owns its shape."""
-        from gradscope.report import as_json
+        """The JSON report (contract section 6)."""
+        out: dict[str, Any] = {
+            "gradscope": REPORT_VERSION,
+            "program": self.program,
+            **({"entry": self.entry} if self.entry != RUN else {}),
+            "argv": list(self.argv),
+            "tensorflow": self.tensorflow,
+            "device": self.device,
+            "outcome": self.outcome,
+            **({"exit_status": self.exit_status} if self.exit_status is not None else {}),
+            **({"signal": self.signal} if self.signal is not None else {}),
+            "calls": [c.to_dict() for c in self.calls],
+            "problems": [p.to_dict() for p in self.problems],
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.stop is not None:
+            s = self.stop
+            out["stop"] = {"site": s.site, "steps": self.steps, "sites": list(s.sites),
+                           "refused": s.refused, "caught": s.caught,
+                           "finished": s.finished}  # fmt: skip
+        if self.distribution is not None:
+            d = self.distribution
+            out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,
+                                   "devices": list(self.devices)}  # fmt: skip
+        return out
 
-        return as_json(self)
+
+def file_of(site: str) -> str:
+    """The file of a ``FILE:LINE`` call site (the site itself when it names no line)."""
+    found = Location.parse(site)
+    return found.file if found is not None else site

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope.results import words
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -75,15 +77,9 @@ def explain(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: A
     for i, static in enumerate(statics):
         if nones[i]:
             status = str(analyse.status(static, None, None))
-            cuts = "; ".join(_cut_text(c) for c in static.cut_points)
             points = tuple(
                 {"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
                 for c in static.cut_points
             )
-            out[i] = Cause(status, f"cut at {cuts}" if cuts else static.note, points)
+            out[i] = Cause(status, words.cause(static.cut_points, static.note), points)
     return out
-
-
-def _cut_text(cut: Any) -> str:
-    """``StopGradient (StopGradient) at model.py:12``, as ``gradscope run`` prints it."""
-    return f"{cut.node} ({cut.op})" + (f" at {cut.source}" if cut.source else "")

@@ -32,7 +32,16 @@ from gradscope.results.fix import Fix
 #: A ``trainable`` flag that changed after the train step was traced, so the step still trains
 #: the variable or leaves it out (the Monitor notices it when a ``fit()`` begins; no detector).
 FLAG_KINDS = ("unexpected-connected", "never-trained")
-KINDS = ("nan", "exploding", "dead", "vanishing", "none", *FLAG_KINDS)
+#: A run's other problems a timeline carries when its steps do not show them
+#: (``Recorder.keep``): a None gradient it recorded no step of, replicas that disagree.
+RUN_KINDS = ("unexpected-none", "replica-mismatch")
+KINDS = ("nan", "exploding", "dead", "vanishing", "none", *FLAG_KINDS, *RUN_KINDS)
+
+
+def same_kind(kind: str) -> str:
+    """The timeline's kind for a run's problem kind: a run's ``unexpected-none`` is what a
+    timeline calls ``none``; every other kind is spelled the same."""
+    return "none" if kind == "unexpected-none" else kind
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope.errors import UsageError
-from gradscope.results.display import Displayed
 
 
 def plot(timeline: Any) -> TimelinePlot:
@@ -48,8 +47,9 @@ def plot(timeline: Any) -> TimelinePlot:
 
 
 @dataclass(frozen=True)
-class TimelinePlot(Displayed):
-    """A timeline and its picture (drawn once, when first shown or saved)."""
+class TimelinePlot:
+    """A timeline and its picture (drawn once, when first shown or saved); a notebook shows
+    the picture and the findings, IPython the findings."""
 
     timeline: dict[str, Any]
     _drawn: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
@@ -68,3 +68,13 @@ class TimelinePlot(Displayed):
 
     def _repr_png_(self) -> bytes:
         return self.picture("png")
+
+    def _repr_html_(self) -> str:
+        from gradscope.report.notebook import timeline_html
+
+        return timeline_html(self.timeline, self.svg())
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from gradscope.report.notebook import timeline_text
+
+        printer.text("TimelinePlot(...)" if cycle else timeline_text(self.timeline))

@@ -17,9 +17,11 @@ wrap, on the model's and optimizer's instances only:
   eagerly, from a persistent tape around the step), so dropout masks and batch-norm
   statistics are the step's own.
 
-Nothing of the training changes (under XLA the step is compiled with the recording, which
-may change its fusion: last-bit differences): the same ops compute the same update, and the
-recording runs only on the steps it is due. Keras traces this step once per ``fit`` (the
+Nothing of the training changes: the same ops compute the same update, and the recording
+runs only on the steps it is due. Under XLA (``jit_compile``) it runs on every step, outside
+any ``tf.cond``, and writes its row only on due steps: a ``tf.cond`` would make XLA store the
+gradients it feeds the optimizer's fusions, changing their rounding (``values.py`` of
+``gradscope run`` says how). Keras traces this step once per ``fit`` (the
 first trace, which creates the record variable, is thrown away by TensorFlow and builds no
 recording).
 The record lives in a ``tf.Variable`` made outside the model (``tf.init_scope``), so it is
@@ -200,12 +202,16 @@ class Hooks:
         self._explain(trace)
         iterations = tf.cast(self.optimizer.iterations, tf.int64)
         handles = [step_grads.handle(v) for _, v in trace.applied] if tape is None else []
-        done = tf.cond(
-            ops.due(iterations, self.every),
-            lambda: self._store(trace, step_grads.of_step(tape, handles), iterations),
-            lambda: tf.constant(False),
-        )
-        _unlowered(done)
+        due = ops.due(iterations, self.every)
+        if _compiled(self.model):
+            self._store(trace, step_grads.of_step(tape, handles), iterations, due)
+        else:
+            done = tf.cond(
+                due,
+                lambda: self._store(trace, step_grads.of_step(tape, handles), iterations),
+                lambda: tf.constant(False),
+            )
+            _unlowered(done)
         if tape is not None and (self.nones or self.part_nones) and not self._eager_causes:
             self._eager_causes = True  # once: an eager step leaves no graph, one is traced
             eager_causes.explain(self, step, data, _Trace)
@@ -244,7 +250,7 @@ class Hooks:
                 cause = Cause(cause.status, why, cause.cut_points)
             self.part_causes[(part.name, _path(variables[i]))] = cause
 
-    def _store(self, trace: _Trace, gradients: Any, iterations: Any) -> Any:
+    def _store(self, trace: _Trace, gradients: Any, iterations: Any, when: Any = None) -> Any:
         """On a due step: each gradient reduced to (sum of squares, zeros) in float64, the
         weight's sum of squares, per loss part the same and the dot products between parts
         (and, with ``raw``, the gradients themselves for histograms). Few ops per variable:
@@ -259,7 +265,7 @@ class Hooks:
             if grad is None:
                 self.nones.add(path)
             elif self.raw:
-                _put(self._stash("", path, variable), row, tf.convert_to_tensor(grad))
+                _put(self._stash("", path, variable), row, tf.convert_to_tensor(grad), when)
         loss = tf.constant(math.nan) if trace.loss is None else trace.loss
         total = ops.summarize(grads, variables)
         # (stacked, not indexed: each op traced costs, an index four)
@@ -284,7 +290,7 @@ class Hooks:
             pieces.append(tf.reshape(tf.stack(pairs), [-1]))
             pieces.append(tf.cast(tf.stack([part.value for part in parts]), tf.float64))
         assert self.record is not None  # made by _variables
-        _put(self.record, row, tf.concat(pieces, 0))  # this replica's copy
+        _put(self.record, row, tf.concat(pieces, 0), when)  # this replica's copy
         return tf.constant(True)
 
     def _variables(self, trace: _Trace) -> bool:
@@ -355,12 +361,21 @@ class Snapshot:
 _MISSING = object()
 
 
-def _put(variable: tf.Variable, row: Any, value: Any) -> None:
-    """Write ``value`` into row ``row`` of ``variable`` (the whole of it with one row)."""
+def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:
+    """Write ``value`` into row ``row`` of ``variable`` (the whole of it with one row);
+    with ``when`` (a boolean tensor), only where it holds (the row is written back as it was
+    where it does not)."""
+    if when is not None:
+        value = tf.where(when, value, tf.gather(variable, row))
     if variable.shape[0] == 1:
         variable.assign(tf.expand_dims(value, 0))
         return
     variable.assign(tf.tensor_scatter_nd_update(variable, tf.reshape(row, [1, 1]), value[None]))
+
+
+def _compiled(model: Any) -> bool:
+    """Whether the step being traced is compiled by XLA (``jit_compile``)."""
+    return not tf.executing_eagerly() and getattr(model, "jit_compile", False) is True
 
 
 def _unlowered(output: Any) -> None:

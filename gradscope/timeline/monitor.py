@@ -38,6 +38,7 @@ from typing import Any
 
 import keras
 
+from gradscope.results.location import Location
 from gradscope.timeline import traced
 from gradscope.timeline.findings import Thresholds
 from gradscope.timeline.monitor_args import check_arguments, check_writable, rescue
@@ -116,7 +117,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     def on_train_begin(self, logs: Any = None) -> None:
         check_writable(*self._outputs)  # before any step: none is trained for nothing
         self.site = _user_line()
-        self.recorder.program = self.site.rpartition(":")[0] or self.recorder.program
+        at = Location.parse(self.site)
+        self.recorder.program = at.file if at is not None else self.recorder.program
         model = self.model
         # One train function: Keras' own step with the hooks, traced once (Keras traces its
         # own on the first step, so a first fit traces exactly as often as without the
@@ -243,9 +245,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             # Keras' own function back: a later fit without the Monitor runs as it would have.
             self._kept = (self.model, self._hooks, self._recording, installed.plain, self._flags)
             if not self._hooks.names and self._batches >= self.recorder.every:
-                path, _, line = self.site.rpartition(":")  # said at the user's fit(...) line
-                lineno = int(line) if line.isdigit() else 0
-                warnings.warn_explicit(_NOTHING_APPLIED, UserWarning, path or self.site, lineno)
+                at = Location.parse(self.site) or Location(self.site)  # the user's fit(...)
+                warnings.warn_explicit(_NOTHING_APPLIED, UserWarning, at.file, at.line)
             installed.undo(self.model)
         try:
             self.recorder.close()

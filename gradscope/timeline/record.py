@@ -53,7 +53,7 @@ import numpy as np
 
 from gradscope.timeline.arrays import dense as dense
 from gradscope.timeline.arrays import is_sparse as is_sparse
-from gradscope.timeline.findings import Thresholds, find, ordered
+from gradscope.timeline.findings import Thresholds, find, ordered, same_kind
 
 TIMELINE_VERSION = 1
 NONE_STATUS = "none:unexplained"
@@ -270,6 +270,25 @@ class Recorder:
     def findings(self) -> list[dict[str, Any]]:
         """The findings of the steps recorded so far."""
         return ordered(find(self.steps, self.thresholds) + self.notices)
+
+    def keep(self, problems: Sequence[Mapping[str, Any]]) -> None:
+        """Carry the problems a run reported (``site``, ``step``, ``variable``, ``kind``,
+        ``message``, and ``cut_points``/``fix`` when known) as findings, so that the timeline
+        holds every one of them and ``check --timeline`` fails as the run did: those the
+        recorded steps already show (the same site, variable and kind; a run's
+        ``unexpected-none`` is a timeline's ``none``) and those already noticed are left
+        as they are."""
+        held = {(f["site"], f["variable"], f["kind"]) for f in self.findings()}
+        for p in problems:
+            kind = same_kind(str(p["kind"]))
+            if (p["site"], p["variable"], kind) in held:
+                continue
+            held.add((p["site"], p["variable"], kind))
+            finding = {"kind": str(p["kind"]), "site": p["site"], "variable": p["variable"],
+                       "from_step": int(p["step"]), "message": p["message"]}  # fmt: skip
+            finding.update({k: p[k] for k in ("cut_points", "fix") if p.get(k)})
+            self.notices.append(finding)
+        self._closed = None  # the next close() writes them
 
     def to_dict(self) -> dict[str, Any]:
         """The timeline JSON (contract section 7), findings included."""

@@ -6,11 +6,10 @@ import math
 
 import pytest
 
-from gradscope.analysis.diff import BOTH, NEITHER, ONLY_A, ONLY_B, DiffReport, compare
-from gradscope.analysis.diff_matrix import matrix
+from gradscope.analysis.diff import compare, matrix
 from gradscope.analysis.diff_words import why_not
-from gradscope.report import json as report_json
 from gradscope.results import report as m
+from gradscope.results.diff import BOTH, NEITHER, ONLY_A, ONLY_B, DiffReport
 from gradscope.results.facts import Comparison, CutPoint, VariableFacts
 
 STOP = CutPoint("frozen", "StopGradient", "stopped", "x.yaml:17")
@@ -205,7 +204,7 @@ def test_diff_conflicts_most_negative_first_and_summary() -> None:
 
 
 def test_diff_to_dict_has_stable_keys() -> None:
-    data = report_json.diff(compare(*_two()))
+    data = compare(*_two()).to_dict()
     assert list(data) == ["loss_a", "loss_b", "cosine", "reach", "conflicts", "left_out",
                           "variables"]  # fmt: skip
     assert list(data["reach"]) == ["both", "only_a", "only_b", "neither"]
@@ -216,7 +215,7 @@ def test_diff_to_dict_has_stable_keys() -> None:
         "sign_agreement", "norm_ratio", "dot", "explanation", "cut_points",
     ]  # fmt: skip
     assert body["cosine"] == -0.5
-    assert data["variables"]["cut"]["cut_points"] == [report_json.cut_point(STOP)]
+    assert data["variables"]["cut"]["cut_points"] == [STOP.to_dict()]
     assert data["variables"]["head_a"]["cosine"] is None
 
 

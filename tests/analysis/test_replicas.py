@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gradscope.analysis.replicas import replica_problems, with_replicas
-from gradscope.engine.status import classify
+from gradscope.analysis.replicas import replica_problems
+from gradscope.engine.status import classify, with_replicas
 from gradscope.results import report as m
 from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
 from gradscope.results.replicas import (

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from gradscope.analysis.check import CheckResult
-from gradscope.report import RENDERERS, CheckFormat, render
+from gradscope.report import CHECK_FORMATS, Format, render
+from gradscope.results.check import CheckResult
 from tests import checks
 
 RESULTS = {
@@ -18,13 +18,23 @@ RESULTS = {
 }
 
 
-def test_check_formats_every_member_is_registered() -> None:
-    assert {f for (kind, f) in RENDERERS if kind == "CheckResult"} == {f.value for f in CheckFormat}
+def test_check_formats_are_the_formats_that_draw_a_check() -> None:
+    """Every format check offers draws a check result; every other one refuses it."""
+    result = RESULTS["failing"]()
+    drawn = set()
+    for fmt in Format:
+        try:
+            render(result, fmt)
+        except ValueError as refused:
+            assert str(refused) == f"no {fmt.value} renderer for CheckResult"
+        else:
+            drawn.add(fmt)
+    assert drawn == set(CHECK_FORMATS)
 
 
-@pytest.mark.parametrize("fmt", list(CheckFormat))
+@pytest.mark.parametrize("fmt", list(CHECK_FORMATS))
 @pytest.mark.parametrize("name", list(RESULTS))
-def test_check_formats_render_every_member(fmt: CheckFormat, name: str) -> None:
+def test_check_formats_render_every_member(fmt: Format, name: str) -> None:
     result: CheckResult = RESULTS[name]()
     text = render(result, fmt.value)
     assert text.endswith("\n") and not text.endswith("\n\n\n")
@@ -36,12 +46,12 @@ def test_check_formats_render_every_member(fmt: CheckFormat, name: str) -> None:
         assert report.spec in text
 
 
-@pytest.mark.parametrize("fmt", list(CheckFormat))
-def test_check_formats_say_pass_or_fail(fmt: CheckFormat) -> None:
+@pytest.mark.parametrize("fmt", list(CHECK_FORMATS))
+def test_check_formats_say_pass_or_fail(fmt: Format) -> None:
     failing = render(RESULTS["failing"](), fmt.value)
     passing = render(RESULTS["passing"](), fmt.value)
     assert failing != passing
-    if fmt in (CheckFormat.TABLE, CheckFormat.GITHUB, CheckFormat.MARKDOWN):
+    if fmt in (Format.TABLE, Format.GITHUB, Format.MARKDOWN):
         assert "failed: 4 problems in 1 spec" in failing
         assert "passed: 1 spec, 1 pairs, no unexpected gradients" in passing
 

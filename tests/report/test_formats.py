@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gradscope.report import Format, render
+from gradscope.report import INSPECT_FORMATS, Format, render
 from gradscope.results import report as m
 from gradscope.results.facts import CutPoint, VariableFacts
 
@@ -37,7 +37,7 @@ def _report() -> m.Report:
     return m.Report("configs/x.yaml", "x", "2.21.0", "CPU:0", variables, (loss,), (problem,))
 
 
-@pytest.mark.parametrize("fmt", list(Format))
+@pytest.mark.parametrize("fmt", list(INSPECT_FORMATS))
 def test_format_renders_every_member(fmt: Format) -> None:
     text = render(_report(), fmt.value)
     assert text.endswith("\n")

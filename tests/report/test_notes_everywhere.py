@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import gradscope
-from gradscope.report import CheckFormat, DiffFormat, Format, render
+from gradscope.report import CHECK_FORMATS, DIFF_FORMATS, INSPECT_FORMATS, Format, render
 from tests.frontends.python.bare import DATA
 
 pytestmark = pytest.mark.tf
@@ -28,17 +28,17 @@ def results() -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("fmt", [f.value for f in Format])
+@pytest.mark.parametrize("fmt", [f.value for f in INSPECT_FORMATS])
 def test_notes_in_every_inspect_format(results: dict[str, Any], fmt: str) -> None:
     assert NOTE in " ".join(render(results["inspect"], fmt, width=400).split())
 
 
-@pytest.mark.parametrize("fmt", [f.value for f in CheckFormat])
+@pytest.mark.parametrize("fmt", [f.value for f in CHECK_FORMATS])
 def test_notes_in_every_check_format(results: dict[str, Any], fmt: str) -> None:
     assert NOTE in " ".join(render(results["check"], fmt, width=400).split())
 
 
-@pytest.mark.parametrize("fmt", [f.value for f in DiffFormat])
+@pytest.mark.parametrize("fmt", [f.value for f in DIFF_FORMATS])
 def test_notes_in_every_diff_format(results: dict[str, Any], fmt: str) -> None:
     assert NOTE in " ".join(render(results["diff"], fmt, width=400).split())
 

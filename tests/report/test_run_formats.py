@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gradscope.analysis import run as run_policy
-from gradscope.report import RunFormat, render
+from gradscope.report import RUN_FORMATS, Format, render
 from gradscope.results import run as rr
 from gradscope.results.facts import CutPoint
 
@@ -56,14 +56,14 @@ def test_run_exit_codes(outcome: str, code: int) -> None:
     assert _report(outcome).exit_code == code
 
 
-@pytest.mark.parametrize("fmt", list(RunFormat))
-def test_run_every_format_renders(fmt: RunFormat) -> None:
+@pytest.mark.parametrize("fmt", list(RUN_FORMATS))
+def test_run_every_format_renders(fmt: Format) -> None:
     text = render(_report(), fmt, width=80)
     assert text.endswith("\n") and "patch" in text
 
 
 def test_run_table_fits_80_columns_and_names_the_cut() -> None:
-    text = render(_report(), RunFormat.TABLE, width=80)
+    text = render(_report(), Format.TABLE, width=80)
     assert max(len(line) for line in text.splitlines()) <= 80
     flat = " ".join(text.split())  # rich wraps long lines at 80 columns
     assert "train.py:12 · GradientTape.gradient (eager) · step 1" in flat
@@ -76,7 +76,7 @@ def test_run_table_fits_80_columns_and_names_the_cut() -> None:
 
 
 def test_run_json_is_the_contract_shape() -> None:
-    data = json.loads(render(_report(), RunFormat.JSON))
+    data = json.loads(render(_report(), Format.JSON))
     call = data["calls"][0]
     assert call["target"] == {"source": "train.py:11", "value": 2.5}
     assert call["sources"]["patch"]["cut_points"][0]["kind"] == "assign"
@@ -87,17 +87,17 @@ def test_run_json_is_the_contract_shape() -> None:
 
 
 def test_run_ci_formats_place_problems_at_the_site_line() -> None:
-    suites = ET.fromstring(render(_report(), RunFormat.JUNIT))
+    suites = ET.fromstring(render(_report(), Format.JUNIT))
     assert suites.get("failures") == "2"
     files = {s.get("name") for s in suites.iter("testsuite")}
     assert files == {"train.py", "model.py"}
-    sarif = json.loads(render(_report(), RunFormat.SARIF))
+    sarif = json.loads(render(_report(), Format.SARIF))
     lines = sorted(r["locations"][0]["physicalLocation"]["region"]["startLine"]
                    for r in sarif["runs"][0]["results"])  # fmt: skip
     assert lines == [12, 40]
-    github = render(_report(), RunFormat.GITHUB)
+    github = render(_report(), Format.GITHUB)
     assert "::error file=train.py,line=12,title=gradscope unexpected-none::" in github
-    markdown = render(_report(), RunFormat.MARKDOWN)
+    markdown = render(_report(), Format.MARKDOWN)
     assert "| `patch` | [2,2] | none:assign | - |" in markdown
 
 
@@ -123,9 +123,9 @@ def test_run_trainable_changed_is_never_trained_or_unexpected_connected() -> Non
         == f"fit at train.py:23 does not train base/kernel: {report.calls[0].sources[0].note}"
     )
     assert run_policy.problems_of(report.calls, ["base/*"])[0].kind == "unexpected-connected"
-    data = json.loads(render(report, RunFormat.JSON))
+    data = json.loads(render(report, Format.JSON))
     assert data["calls"][0]["sources"]["base/kernel"]["trainable_changed"] is True
-    assert "trainable_changed" not in json.loads(render(_report(), RunFormat.JSON))["calls"][0][
+    assert "trainable_changed" not in json.loads(render(_report(), Format.JSON))["calls"][0][
         "sources"]["w"]  # fmt: skip
 
 
@@ -133,7 +133,7 @@ def test_run_trainable_changed_is_never_trained_or_unexpected_connected() -> Non
 def test_run_junit_is_titled_by_the_run_and_valid_junit_10(report) -> None:
     import xmlschema
 
-    text = render(report(), RunFormat.JUNIT)
+    text = render(report(), Format.JUNIT)
     xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "jenkins-junit-10.xsd")).validate(
         text.encode("utf-8")
     )
@@ -143,7 +143,7 @@ def test_run_junit_is_titled_by_the_run_and_valid_junit_10(report) -> None:
 
 
 def test_run_sarif_has_the_runs_rules_and_command_line() -> None:
-    log = json.loads(render(_trainable_report(), RunFormat.SARIF))
+    log = json.loads(render(_trainable_report(), Format.SARIF))
     (run,) = log["runs"]
     assert run["automationDetails"]["id"] == "gradscope/run/"
     assert run["invocations"][0]["commandLine"] == "gradscope run train.py"
@@ -159,7 +159,7 @@ def test_run_sarif_has_the_runs_rules_and_command_line() -> None:
 
 
 def test_run_github_group_and_verdict_name_the_run_and_its_call_sites() -> None:
-    lines = render(_report(), RunFormat.GITHUB).splitlines()
+    lines = render(_report(), Format.GITHUB).splitlines()
     assert lines[0] == "::group::gradscope run train.py --epochs 1: 2 calls at 2 call sites"
     assert (
         lines[1] == "train.py:12 · GradientTape.gradient (eager) · step 1: 3 sources: 1 ok, 2 none"
@@ -167,16 +167,16 @@ def test_run_github_group_and_verdict_name_the_run_and_its_call_sites() -> None:
     assert lines[-1].startswith("gradscope run train.py --epochs 1: 2 call(s) at 2 site(s)")
     assert lines[-1].endswith("(exit code 1)")
     assert not any("check" in line or "spec" in line for line in lines)
-    notes = render(_trainable_report(), RunFormat.GITHUB).splitlines()
+    notes = render(_trainable_report(), Format.GITHUB).splitlines()
     assert "::notice title=gradscope note%3A train.py%3A23::this fit() reuses" in "\n".join(notes)
 
 
 @pytest.mark.parametrize(
     ("fmt", "title"),
-    [(RunFormat.TABLE, "gradscope run · train.py --epochs 1 · TensorFlow 2.21.0 · CPU:0"),
-     (RunFormat.MARKDOWN, "## gradscope run · `train.py --epochs 1`")],
+    [(Format.TABLE, "gradscope run · train.py --epochs 1 · TensorFlow 2.21.0 · CPU:0"),
+     (Format.MARKDOWN, "## gradscope run · `train.py --epochs 1`")],
 )  # fmt: skip
-def test_run_table_and_markdown_titles(fmt: RunFormat, title: str) -> None:
+def test_run_table_and_markdown_titles(fmt: Format, title: str) -> None:
     text = render(_report(), fmt, width=80)
     assert text.splitlines()[0] == title
     assert "check" not in text and "spec" not in text
@@ -234,6 +234,69 @@ def test_run_exited_program_exits_4_with_its_status_in_the_report() -> None:
 
     report = replace(_report(rr.EXITED), exit_status=7)
     assert report.exit_code == 4  # contract section 6: 4, the program did not end normally
-    assert render(report, RunFormat.TABLE, width=80).rstrip().endswith(
+    assert render(report, Format.TABLE, width=80).rstrip().endswith(
         "the program exited with status 7")  # fmt: skip
-    assert json.loads(render(report, RunFormat.JSON))["exit_status"] == 7
+    assert json.loads(render(report, Format.JSON))["exit_status"] == 7
+
+
+def _stopped(report: rr.RunReport) -> rr.RunReport:
+    """``report`` as ``--stop`` ends it: stopped at its first call's site, at step 2."""
+    from dataclasses import replace
+
+    first = report.calls[0].site
+    return replace(report, outcome=rr.STOPPED, stop=rr.Stop(first, (first,)))
+
+
+def _clean() -> rr.RunReport:
+    """A run whose one watched call has no problem: a pass, if it ran to its end."""
+    calls = (rr.CallResult("train.py:12", "GradientTape.gradient", rr.EAGER, 1, "train.py:11",
+                           2.5, (rr.SourceResult("w", "ok", 0.5, (2, 3), False),)),)  # fmt: skip
+    return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls, (), rr.FINISHED)
+
+
+@pytest.mark.parametrize("make", [_clean, _trainable_report])
+def test_run_stopped_is_a_skipped_case_in_junit_never_a_plain_pass(make) -> None:
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "jenkins-junit-10.xsd"))
+    finished, stopped = render(make(), Format.JUNIT), render(_stopped(make()), Format.JUNIT)
+    for text in (finished, stopped):
+        schema.validate(text.encode("utf-8"))  # the skipped case sits before a suite's notes
+    assert "<skipped" not in finished
+    suites = ET.fromstring(stopped.encode("utf-8"))
+    (case,) = [c for c in suites.iter("testcase") if c.find("skipped") is not None]
+    (suite,) = [s for s in suites.iter("testsuite") if case in list(s)]
+    assert (suite.get("name"), suite.get("skipped")) == ("train.py", "1")
+    assert case.get("name") == "the rest of the program (not run: stopped by --stop)"
+    message = case.find("skipped").get("message")  # type: ignore[union-attr]
+    assert message.startswith("stopped by --stop at step 2 of train.py:")
+    assert "the rest of the program did not run, so nothing in it was watched" in message
+    # everything else is as it was: the same cases, outcomes and counts
+    assert len(list(suites.iter("testcase"))) == len(
+        list(ET.fromstring(finished.encode("utf-8")).iter("testcase"))) + 1  # fmt: skip
+
+
+def test_run_stopped_is_a_warning_in_sarif() -> None:
+    def notifications(report: rr.RunReport) -> list[dict]:
+        (run,) = json.loads(render(report, Format.SARIF))["runs"]
+        return run["invocations"][0]["toolExecutionNotifications"]
+
+    assert notifications(_clean()) == []
+    (stop,) = notifications(_stopped(_clean()))
+    assert (stop["level"], stop["descriptor"]) == ("warning", {"id": "stopped"})
+    assert stop["message"]["text"].startswith("gradscope run: stopped by --stop at step 2 of")
+    notes = notifications(_trainable_report())
+    assert notifications(_stopped(_trainable_report()))[1:] == notes  # the notes stay
+
+
+def test_run_stopped_is_a_warning_in_markdown_and_github() -> None:
+    markdown = render(_stopped(_clean()), Format.MARKDOWN).splitlines()
+    at = markdown.index("> [!WARNING]")
+    assert at < markdown.index(next(line for line in markdown if line.startswith("### ")))
+    assert markdown[at + 1].startswith("> stopped by --stop at step 2 of train.py:12")
+    assert "> [!WARNING]" not in render(_clean(), Format.MARKDOWN)
+    github = render(_stopped(_clean()), Format.GITHUB).splitlines()
+    (warning,) = [line for line in github if line.startswith("::warning ")]
+    assert "stopped by --stop at step 2 of" in warning and "did not run" in warning
+    assert not any(line.startswith("::warning") for line in
+                   render(_clean(), Format.GITHUB).splitlines())  # fmt: skip

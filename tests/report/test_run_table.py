@@ -44,7 +44,9 @@ def test_run_table_groups_a_big_call_and_keeps_problems_whole(width: int) -> Non
     lines = _lines(text)
     assert max(len(line) for line in lines) <= width
     assert len(lines) < 20  # 202 sources: not 202 rows
-    grouped = next(line for line in lines if line.startswith("block_000 … block_099"))
+    at = next(i for i, line in enumerate(lines) if line.startswith("block_000 … block_099"))
+    # the group's cells on its line, or (80 columns) on the next, in the columns' places
+    grouped = lines[at] if "layers" in lines[at] else lines[at + 1]
     assert "200 in 100 layers" in grouped
     assert "1.0e-07…1.0e-01" in grouped  # the smallest and largest norm: nothing hidden
     kernel = next(line for line in lines if line.startswith("aux/kernel"))
@@ -76,3 +78,32 @@ def test_run_table_single_explanation_stays_inline_when_wide() -> None:
     text = render(report, "table", width=200)
     row = next(line for line in _lines(text) if line.startswith("aux/kernel"))
     assert row.rstrip().endswith("does not read") and "[1]" not in text
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_run_table_long_names_get_their_own_line_and_the_columns_stay_aligned(width: int) -> None:
+    """Narrow: a name (or a group's ``first … last``) too long for the room goes above its
+    row; shape, status and norm stay in columns under their headings, nothing past the width."""
+    report = _report()
+    call = report.calls[0]
+    long = [rr.SourceResult(f"a_rather_long_model_name/{s.name}", s.status, s.norm, s.shape,
+                            s.sparse, note=s.note, attribute=f"blocks[{i // 2}].{s.name[-4:]}")
+            for i, s in enumerate(call.sources)]  # fmt: skip
+    call = rr.CallResult(**{**call.__dict__, "sources": tuple(long)})
+    problems = tuple(run_policy.problems_of((call,), []))
+    report = rr.RunReport(**{**report.__dict__, "calls": (call,), "problems": problems})
+    lines = _lines(render(report, "table", width=width, group="layer"))
+    assert max(len(line) for line in lines) <= width
+    head = next(line for line in lines if "status" in line and "norm" in line)
+    at = next(i for i, line in enumerate(lines)
+              if line.startswith("a_rather_long_model_name/block_000 …"))  # fmt: skip
+    row = next(i for i in range(at, len(lines)) if "200 in 100 layers" in lines[i])
+    label = " ".join(x.strip() for x in lines[at:row])  # wrapped at spaces when longer
+    assert label.endswith("block_099 (blocks[0] … blocks[99])")  # its layers' attributes
+    cells = lines[row]
+    assert cells.index("200 in 100 layers") == head.index("shape")
+    assert cells.index("ok") == head.index("status")
+    assert cells.index("1.0e-07…1.0e-01") == head.index("norm")
+    kernel = lines.index(next(x for x in lines if x.startswith("a_rather_long_model_name/aux/k")))
+    assert lines[kernel + 1].index("none:disconnected") == head.index("status")
+    assert lines[kernel + 1].rstrip().endswith("[1]")

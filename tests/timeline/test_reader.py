@@ -109,7 +109,7 @@ def test_load_refuses_a_timeline_without_version(tmp_path: Path) -> None:
             ("findings", 0, "kind"),
             "bad",
             "expected one of nan, exploding, dead, vanishing, none, unexpected-connected, "
-            "never-trained;",
+            "never-trained, unexpected-none, replica-mismatch;",
         ),
         (("thresholds", "patience"), 1.5, "thresholds.patience: expected an integer"),
         (("every",), 0, "every: expected an integer from 1 to 2**63-1, saw 0"),
@@ -220,7 +220,10 @@ def test_check_refuses_a_newer_timeline_with_no_findings(tmp_path: Path, version
 
 
 def test_every_finding_kind_is_read() -> None:
-    assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"} | set(FLAG_KINDS)
+    assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"} | set(FLAG_KINDS) | {
+        "unexpected-none",
+        "replica-mismatch",
+    }  # a run's problems its steps do not show
     assert set(FLAG_KINDS) == {"unexpected-connected", "never-trained"}  # the Monitor's
 
 

@@ -137,8 +137,8 @@ def disconnected(e: Evidence) -> Fix:
             "var-list",
             e.site,
             f"{e.api} at {e.site or 'this line'} differentiates {e.target} with respect to "
-            f"every trainable variable unless given a `var_list`, and {name(e.variable)} is "
-            f"not on its path{also}: pass {arg}, the variables this loss reads.",
+            f"{name(e.variable)}, which is not on its path{also}: pass {arg}, the variables "
+            "this loss reads.",
         )
     if e.reached_by:
         where = words(e.reached_by)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradscope.analysis.fixes.evidence import NAN_DIVIDE, NAN_LOG, NAN_ROOT, Evidence, name
+from gradscope.analysis.fixes.evidence import NAN_DIVIDE, NAN_LOG, NAN_ROOT, Evidence, name, op
 from gradscope.results.fix import Fix
 
 
@@ -34,14 +34,14 @@ def nan_fix(e: Evidence) -> Fix:
         return Fix(
             "safe-log",
             o.source,
-            f"{at} `{o.node}` ({o.op}) makes {where} non-finite at 0: add an epsilon, "
+            f"{at} {op(o)} makes {where} non-finite at 0: add an epsilon, "
             "`tf.math.log(x + 1e-7)`, or clip, `tf.math.log(tf.maximum(x, 1e-7))`.",
         )
     if o.op in NAN_ROOT:
         return Fix(
             "double-where",
             o.source,
-            f"{at} `{o.node}` ({o.op}) makes {where} non-finite at 0 (sqrt's gradient is "
+            f"{at} {op(o)} makes {where} non-finite at 0 (sqrt's gradient is "
             "1/(2·sqrt(x))): guard it with the double-where pattern, `ok = x > 0; y = "
             "tf.where(ok, tf.sqrt(tf.where(ok, x, 1.0)), 0.0)`, or add an epsilon, "
             "`tf.sqrt(x + 1e-12)`.",
@@ -50,14 +50,13 @@ def nan_fix(e: Evidence) -> Fix:
         return Fix(
             "divide-no-nan",
             o.source,
-            f"{at} `{o.node}` ({o.op}) divides by 0: use `tf.math.divide_no_nan(a, b)`, "
+            f"{at} {op(o)} divides by 0: use `tf.math.divide_no_nan(a, b)`, "
             "or add an epsilon to the denominator, `a / (b + 1e-7)`.",
         )
     return Fix(
         "nan-candidates",
         o.source,
-        f"{at} `{o.node}` ({o.op}) first makes {where} non-finite; the evidence does not "
-        "single out a guard.",
+        f"{at} {op(o)} first makes {where} non-finite; the evidence does not single out a guard.",
         (
             "keep its input inside the op's domain (`tf.clip_by_value`)",
             "the double-where pattern: compute it only where the input is safe",

@@ -19,7 +19,7 @@ from typing import Any
 from gradscope.engine import custom_gradient
 from gradscope.engine import cuts as flow
 from gradscope.engine.graph import _OVERWRITES, is_write
-from gradscope.frontends.program import sites
+from gradscope.frontends.program import numpy_calls, sites
 from gradscope.frontends.program.analyse import Problem
 from gradscope.frontends.python import frames
 from gradscope.results.facts import CutPoint
@@ -209,6 +209,9 @@ class Recorder:
         if not on:
             for name, original in self._numpy_originals.items():
                 setattr(base, name, original)
+            for name in _NUMPY_PROTOCOLS:
+                if name in base.__dict__:
+                    delattr(base, name)
             return
         self._numpy_originals = {n: base.__dict__[n] for n in _TAKEN if n in base.__dict__}
         recorder = self
@@ -223,6 +226,16 @@ class Recorder:
 
         for name, original in self._numpy_originals.items():
             setattr(base, name, wrap(name, original))
+        if not any(n in base.__dict__ for n in _NUMPY_PROTOCOLS):  # TensorFlow's own: kept
+            base.__array_ufunc__ = numpy_calls.ufunc_override(self._took_all, base)
+            base.__array_function__ = numpy_calls.function_override(self._took_all, base)
+
+    def _took_all(self, values: Sequence[Any], how: str) -> None:
+        """Each eager tensor among ``values`` (lists and tuples opened) was read by numpy."""
+        if self._busy():
+            return
+        for tensor in numpy_calls.tensors_in(values, _eager_base()):
+            self.took(tensor, self.taking or how)
 
     def took(self, tensor: Any, how: str) -> None:
         """The program took ``tensor``'s value out of TensorFlow, ``how``, at its line now."""
@@ -249,6 +262,17 @@ class Recorder:
 
             self._no_gradient[op_type] = registry().no_gradient(_GradOp(op_type))
         return self._no_gradient[op_type]
+
+
+#: The numpy protocols gradscope gives eager tensors while it watches (``numpy_calls.py``):
+#: numpy reads a tensor through its buffer, with no Python method a report could see.
+_NUMPY_PROTOCOLS = ("__array_ufunc__", "__array_function__")
+
+
+def _eager_base() -> Any:
+    from tensorflow.python.framework import ops
+
+    return ops._EagerTensorBase
 
 
 #: The tensor methods by which a value leaves TensorFlow, and how a report names each.

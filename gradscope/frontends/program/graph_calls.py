@@ -10,6 +10,8 @@ from gradscope.frontends.program import analyse, graphs, names, sites
 from gradscope.frontends.program.replicas import Part, combined
 from gradscope.frontends.program.watch import Static
 from gradscope.frontends.python import frames
+from gradscope.results import words
+from gradscope.results.cut import CutPoint
 from gradscope.results.run import FUNCTION, GRAPH
 
 
@@ -58,6 +60,7 @@ def graph_gradients(
     analyse.analyse(call.problem, statics, call.locate, call.visible)
     if every:
         analyse.no_var_list(statics, api)
+    _fed(statics, tensors, graph, first_grad_op, every)
     analyse.filled(statics, grads)  # unconnected_gradients=ZERO: the program received zeros
     static = Static(statics, sites.text(frames.of_op(ys[0].op)))
     if mode == FUNCTION:
@@ -72,6 +75,49 @@ def graph_gradients(
     else:
         state.unrun.append(static)
         calls.sessions.add(graph, state, static, list(ys), list(grads))
+
+
+#: Ops that read a variable to set it up, not to compute with it.
+_SETUP = frozenset({"Assign", "AssignVariableOp", "VarIsInitializedOp", "IsVariableInitialized"})
+#: Ops that only hand a variable's value on: one nothing reads is no place the value goes.
+_READS = frozenset({"ReadVariableOp", "Identity"})
+
+
+def _fed(statics: Sequence[Any], tensors: Sequence[Any], graph: Any,
+         before: int | None, every: bool) -> None:  # fmt: skip
+    """Say what a source with no path to the call's target does feed: the last ops its
+    value reaches in the graph built so far (another loss, a head's output), at the user's
+    lines, so that a disconnected variable's cause names where it goes instead (after the
+    no-``var_list`` cause, ``every``; a cause of another kind is left as it is)."""
+    for static, tensor in zip(statics, tensors, strict=True):
+        if tensor is None or static.reachable or static.has_gradient:
+            continue
+        if static.note and not every:
+            continue
+        ends = _ends(tensor, graph, before)
+        said = words.feeds(ends)
+        static.note = f"{static.note}; {said}" if static.note else (
+            f"the loss never reads it: {said}")  # fmt: skip
+
+
+def _ends(tensor: Any, graph: Any, before: int | None) -> list[CutPoint]:
+    """The last ops (up to 3, latest first) that ``tensor``'s value reaches among those made
+    before op id ``before`` (the call's own gradient ops, or any later op, left out)."""
+    seen: set[int] = set()
+    ends: list[Any] = []
+    todo = [tensor.op]
+    while todo:
+        op = todo.pop()
+        nexts = [c for out in op.outputs for c in out.consumers()
+                 if (before is None or c._id < before) and c.type not in _SETUP]  # fmt: skip
+        if not nexts and op is not tensor.op and op.type not in _READS:
+            ends.append(op)
+        for c in nexts:
+            if c._id not in seen:
+                seen.add(c._id)
+                todo.append(c)
+    ends.sort(key=lambda op: -op._id)
+    return [CutPoint(op.name, op.type, "", sites.text(frames.of_op(op))) for op in ends[:3]]
 
 
 def _first_op_id(grad: Any) -> int:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradscope.frontends.program import sites
+from gradscope.frontends import keras_names
+from gradscope.frontends.program import copies, sites
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall
 from gradscope.frontends.python import frames
+from gradscope.printable import printable
 
 
 def statics(flat_s: list[Any], grads: list[Any], call: Any,
@@ -24,11 +26,14 @@ def statics(flat_s: list[Any], grads: list[Any], call: Any,
     import tensorflow as tf
 
     named = sites.unique([source_name(s, call, created) for s in flat_s])
+    attributes = keras_names.attributes_of(flat_s)
     out = []
-    for name, s, g in zip(named, flat_s, grads, strict=True):
+    for name, s, g, attribute in zip(named, flat_s, grads, attributes, strict=True):
         shape = tuple(s.shape.as_list()) if s.shape.rank is not None else ()
         out.append(SourceStatic(name, shape, g is not None,
-                                sparse=isinstance(g, tf.IndexedSlices)))  # fmt: skip
+                                sparse=isinstance(g, tf.IndexedSlices),
+                                attribute=printable(attribute),
+                                copy_of=copies.copy_of(s)))  # fmt: skip
     return out
 
 

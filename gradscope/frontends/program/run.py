@@ -108,12 +108,14 @@ def run(
         calls = watcher.finish()
         if hooks:  # a trainable flag's call folded into its fit()'s own
             calls = trainable.merged(calls, hooks[0].traces)
-        close()
         stop = _stop(watcher, caught, outcome == rr.FINISHED)
         if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
             outcome = rr.STOPPED
         made = _report(program, tf, steps, allow_none, distribution, devices, watcher, calls,
                        outcome, status, stop)  # fmt: skip
+        if recorder is not None:  # the timeline carries every problem the run reports
+            recorder.keep([p.to_dict() for p in made.problems])
+        close()
         if signal is not None:
             made = dataclasses.replace(made, signal=signal)
         return Outcome(made, error, tuple(unwritten))

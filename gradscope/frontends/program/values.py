@@ -3,6 +3,15 @@
 Eager gradients and ``Session.run`` results are measured in numpy. Inside a ``tf.function``
 the measuring ops sit in a ``tf.cond`` on a flag the watcher clears after ``--steps``
 executions, so later steps run none of them; the numbers leave through one ``py_function``.
+
+Inside an XLA-compiled function (``jit_compile``) there is no ``tf.cond``: its operands must
+be whole buffers, so XLA would store each gradient it otherwise computes inside the fusion
+that reads it (the optimizer's update), and the CPU code of that fusion would change: with
+the gradient in a register, LLVM contracts its multiply and the update's subtract into one
+fused multiply-add (``vfmsub``), rounded once; stored, they are rounded twice, and an Adam
+moment differs in its last bit. Unconditional reductions are fusions of their own that XLA
+computes the gradient into a second time, leaving the program's fusions as they were; they
+run on every step and the flag only chooses whether the mailbox is written.
 """
 
 from __future__ import annotations
@@ -16,6 +25,39 @@ import numpy as np
 #: (value, per gradient (norm, largest |g|) or None where there is none, loss scale or None);
 #: with a loss scale, the value and the gradients are divided by it (unscaled).
 Numbers = tuple[float | None, list[tuple[float, float] | None], float | None]
+
+
+#: A multiplier with more elements than this is not read (its values are not kept).
+MULTIPLIER_ELEMENTS = 1 << 20
+#: Distinct values of a multiplier kept (a few say "per element"; its sign is what matters).
+MULTIPLIER_VALUES = 8
+
+
+def multiplier(given: Any) -> tuple[float, ...]:
+    """The distinct values of a call's ``output_gradients`` (``grad_ys``), sorted; ``()``
+    when none was given or its values are not known (a tensor a traced function computes:
+    only a constant is read), or it is too large to read.
+
+    Example:
+        >>> multiplier(-1.0), multiplier(None), multiplier([[1.0, 2.0, 1.0]])
+        ((-1.0,), (), (1.0, 2.0))
+    """
+    if given is None:
+        return ()
+    import tensorflow as tf
+
+    found: set[float] = set()
+    for part in tf.nest.flatten(given):
+        if part is None:
+            continue
+        value = tf.get_static_value(part) if tf.is_tensor(part) else np.asarray(part)
+        if value is None or np.size(value) > MULTIPLIER_ELEMENTS:
+            return ()
+        found.update(float(v) for v in np.unique(np.asarray(value, dtype=np.float64)))
+    ordered = sorted(found)
+    if len(ordered) > MULTIPLIER_VALUES:
+        ordered = [*ordered[: MULTIPLIER_VALUES // 2], *ordered[-MULTIPLIER_VALUES // 2 :]]
+    return tuple(ordered)
 
 
 def dense(grad: Any) -> Any:
@@ -94,6 +136,8 @@ def in_graph(
             under XLA: a ``box`` carries scalars only).
         box: an ``xla.Mailbox`` the numbers are written to instead of a ``py_function``
             (which XLA cannot compile); they reach ``sink`` when it is read after the call.
+            The ops then run on every execution, outside any ``tf.cond``, and ``flag``
+            chooses whether they are written (the module docstring says why).
         origin: an ``origin.InGraph`` (not with a ``box``): its tensors go to the same
             ``py_function``, and it is handed their values, before the sink its numbers,
             when a gradient's norm or largest element is non-finite.
@@ -129,12 +173,12 @@ def in_graph(
             _deliver(sink, present, grads, xs[:count], scaled, weights)
 
         if box is not None:
-            box.write(scalars, deliver)
+            box.write(scalars, deliver, flag)
         else:
             tf.py_function(lambda *xs: deliver(xs), scalars + extra, Tout=[])
         return tf.constant(0)
 
-    if flag is None:
+    if flag is None or box is not None:  # XLA: never a cond around the program's values
         measure()
     else:
         tf.cond(flag, measure, lambda: tf.constant(0))
@@ -189,12 +233,12 @@ def in_graph_replicas(
             _deliver_rows(sink, rows, xs, scale is not None, weights)
 
         if box is not None:  # XLA (``in_graph``)
-            box.write(scalars, deliver)
+            box.write(scalars, deliver, flag)
         else:
             tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
         return tf.constant(0)
 
-    if flag is None:
+    if flag is None or box is not None:  # XLA: no cond (``in_graph``)
         measure()
     else:
         tf.cond(flag, measure, lambda: tf.constant(0))

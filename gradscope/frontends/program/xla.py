@@ -3,7 +3,10 @@
 XLA compiles no ``py_function``, so inside ``jit_compile`` the measuring ops hand their
 scalars on by assigning them to a float64 variable (a "mailbox"); once the program's
 outermost ``tf.function`` call returns, the mailboxes written since are read and delivered,
-so the statuses and norms are TensorFlow's own values, as on the non-XLA path.
+so the statuses and norms are TensorFlow's own values, as on the non-XLA path. The
+measuring ops run on every execution (never in a ``tf.cond``: ``values.py`` says why, it
+would change what XLA computes); the "still watching" flag chooses whether the mailbox is
+written.
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ class Mailbox:
         self.seen = 0.0
         self.deliver: Callable[[Sequence[float]], None] | None = None
 
-    def write(self, scalars: Sequence[Any], deliver: Callable[[Sequence[float]], None]) -> Any:
-        """Inside the function being traced: the op writing ``scalars``; ``deliver`` gets
-        them (as floats) after each call that wrote them."""
+    def write(
+        self, scalars: Sequence[Any], deliver: Callable[[Sequence[float]], None], flag: Any = None
+    ) -> Any:
+        """Inside the function being traced: the op writing ``scalars`` when ``flag`` (a
+        boolean variable; None: always) holds; ``deliver`` gets them (as floats) after each
+        call that wrote them."""
         import tensorflow as tf
         from tensorflow.python.ops import resource_variable_ops
 
@@ -35,8 +41,10 @@ class Mailbox:
                     tf.zeros([len(scalars) + 1], tf.float64), trainable=False
                 )
         self.deliver = deliver
-        count = self.var.read_value()[:1] + 1.0
-        return self.var.assign(tf.concat([count, values], 0))
+        old = self.var.read_value()
+        on = tf.constant(True) if flag is None else flag.read_value()
+        count = old[:1] + tf.cast(on, tf.float64)
+        return self.var.assign(tf.where(on, tf.concat([count, values], 0), old))
 
     def read(self) -> None:
         """Deliver the scalars if a call wrote them since the last read."""

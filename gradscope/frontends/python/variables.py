@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import TargetError
+from gradscope.frontends import keras_names
 from gradscope.frontends.python import frames
 from gradscope.frontends.python.target import article
 from gradscope.printable import printable
@@ -57,6 +58,7 @@ class Chosen:
     name: str
     trainable: bool
     source: str
+    attribute: str = ""  # the attribute the user's code reaches it by (``box_head.kernel``)
 
 
 class Registry:
@@ -68,6 +70,9 @@ class Registry:
         self.sources: dict[Any, str] = {}
         # variable -> (how many variables it has, name) of the innermost Keras model holding it
         self.owners: dict[Any, tuple[int, str]] = {}
+        # variable -> (how many variables its model has, the attribute it is reached by in the
+        # largest model holding it: ``box_head.kernel``; ``keras_names.attributes``)
+        self.attributes: dict[Any, tuple[int, str]] = {}
         self._sinks: list[list[tuple[Any, str]]] = []
 
     @contextlib.contextmanager
@@ -122,6 +127,18 @@ class Registry:
             known = self.owners.get(inner.ref())
             if known is None or size < known[0]:
                 self.owners[inner.ref()] = (size, str(model.name))
+        with contextlib.suppress(Exception):  # a half-built model: no attribute names
+            named = keras_names.attributes(model)
+            for value in weights:
+                inner = tf_variable(self.tf, value)
+                name = named.get(id(value))
+                held = self.attributes.get(inner.ref()) if inner is not None else None
+                if inner is not None and name and (held is None or size > held[0]):
+                    self.attributes[inner.ref()] = (size, printable(name))
+
+    def attribute(self, variable: Any) -> str:
+        """The attribute the user's code reaches ``variable`` by, or ``""``."""
+        return self.attributes.get(variable.ref(), (0, ""))[1]
 
     def tracked(self, variable: Any) -> bool:
         """Whether a Keras model or layer holds ``variable`` (so its train step updates it)."""
@@ -240,7 +257,13 @@ def choose(registry: Registry, variables: Sequence[Any], fallback_source: str) -
     """Report names, trainability and sources for the variables to inspect."""
     names = unique_names(_prefixed(registry, variables))
     return [
-        Chosen(v, name, registry.trainable(v), registry.sources.get(v.ref(), fallback_source))
+        Chosen(
+            v,
+            name,
+            registry.trainable(v),
+            registry.sources.get(v.ref(), fallback_source),
+            registry.attribute(v),
+        )
         for v, name in zip(variables, names, strict=True)
     ]
 

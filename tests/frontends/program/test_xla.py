@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gradscope.results import run as rr
-from tests.frontends.program.test_run import line_of, norms, watched
+from tests.frontends.program.test_run import line_of, norms, unwatched, watched
 
 pytestmark = pytest.mark.tf
 
@@ -73,3 +73,15 @@ def test_xla_fit_nan_is_reported() -> None:
     assert call.api == "fit" and call.step == 1
     assert [s.status for s in call.sources] == ["nan", "nan"]
     assert {p.kind for p in outcome.report.problems} == {"nan"}
+
+
+@pytest.mark.parametrize("options", [{}, {"steps": 3}], ids=["default", "steps"])
+def test_xla_loop_keeps_the_weights_bit_for_bit(options: dict[str, int]) -> None:
+    """Watching an XLA step computes the same weights: its recording never sits in a tf.cond,
+    which would make XLA store the gradients it fuses into Adam's update (values.py)."""
+    plain = unwatched("xla_loop.py")
+    outcome, printed = watched("xla_loop.py", **options)
+    assert printed == plain and plain.startswith("weights ")
+    steps = [c.step for c in outcome.report.calls]
+    assert steps == list(range(1, options.get("steps", 1) + 1))
+    assert all(s.status == "ok" for c in outcome.report.calls for s in c.sources)

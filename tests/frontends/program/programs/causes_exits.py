@@ -35,4 +35,21 @@ with tf.GradientTape() as tape:
     listed = (w * 4.0).numpy().tolist()  # .tolist() of the numpy value
     loss = tf.reduce_sum(tf.constant(listed))
 results.append(tape.gradient(loss, [w]))
+with tf.GradientTape() as tape:
+    t = np.tanh(model(x))  # a numpy ufunc on a model's output
+    loss = tf.reduce_sum(tf.convert_to_tensor(t))
+results.append(tape.gradient(loss, model.trainable_variables))
+with tf.GradientTape() as tape:
+    t = np.mean(w * 2.0)  # a numpy function on a tensor
+    loss = tf.convert_to_tensor(t) * 1.0
+results.append(tape.gradient(loss, [w]))
+with tf.GradientTape() as tape:
+    h = w * 2.0
+    t = np.exp(h) + 1.0  # a ufunc on a line of its own
+    loss = tf.reduce_sum(tf.constant(t))
+results.append(tape.gradient(loss, [w]))
+with tf.GradientTape() as tape:
+    t = np.ones(2, np.float32) * (w * 2.0)  # an operator: TensorFlow computes it, no exit
+    loss = tf.reduce_sum(t)
+results.append(tape.gradient(loss, [w]))
 print([[g is None for g in r] for r in results])

@@ -1,0 +1,216 @@
+"""One bug, one answer, whatever the door (issue 29, points 3 and 4): one variable is one
+problem; a timeline carries every problem its run reported and ``check --timeline`` exits as
+the run did. References: bare TensorFlow's None gradients, and the run's own exit code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_run import _invoke, _program
+
+pytestmark = pytest.mark.tf
+
+UNREAD_HEAD = """\
+import keras
+import tensorflow as tf
+
+inputs = keras.Input((4,))
+hidden = keras.layers.Dense(8, name="body")(inputs)
+model = keras.Model(inputs, [keras.layers.Dense(1, name="main_head")(hidden),
+                             keras.layers.Dense(2, name="aux_head")(hidden)], name="detector")
+x = tf.ones((2, 4))
+
+
+def loss():
+    return tf.reduce_sum(model(x)[0])
+
+
+def build():
+    return {"losses": {"main": loss}, "expect": {"main": {"connected": ["*"]}}}
+"""
+
+
+def _bare_none(folder: Path, file: str = "unread_head.py") -> set[str]:
+    """The variables of the file's ``model`` bare TensorFlow gives no gradient from its
+    ``loss()``."""
+    import importlib.util
+
+    import tensorflow as tf
+
+    spec = importlib.util.spec_from_file_location(f"{file[:-3]}_bare", folder / file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    variables = module.model.trainable_variables
+    with tf.GradientTape() as tape:
+        value = module.loss()
+    grads = tape.gradient(value, variables)
+    return {v.path for v, g in zip(variables, grads, strict=True) if g is None}
+
+
+def test_check_reports_one_problem_per_variable(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "unread_head.py").write_text(UNREAD_HEAD, encoding="utf-8")
+    none = _bare_none(tmp_path)
+    assert none == {"aux_head/kernel", "aux_head/bias"}  # the head no loss reads
+    result = run_cli("check", "unread_head.py:build", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)  # one target: the report's own shape
+    named = [p["variable"] for p in report["problems"]]
+    assert sorted(named) == sorted(none)  # each once: never unexpected-none and never-trained
+    assert {p["kind"] for p in report["problems"]} == {"unexpected-none"}
+
+
+def test_run_timeline_carries_the_runs_problems(tmp_path: Path) -> None:
+    timeline = tmp_path / "t.json"
+    code, out, _ = _invoke("--timeline", str(timeline), "--format", "json", "--output", "-",
+                           _program("refreeze.py"))  # fmt: skip
+    run = json.loads(out[out.index("{\n") :])
+    assert code == 1 and run["problems"]  # a frozen layer the traced step still trains
+    findings = json.loads(timeline.read_text())["findings"]
+    held = {(f["site"], f["variable"], f["kind"]) for f in findings}
+    assert {(p["site"], p["variable"], p["kind"]) for p in run["problems"]} <= held
+    from click.testing import CliRunner
+
+    from gradscope.cli import main
+
+    checked = CliRunner().invoke(main, ["check", "--timeline", str(timeline)])
+    assert checked.exit_code == code, checked.output
+
+
+TF1_VAR_LIST = """\
+import json
+import sys
+
+import tensorflow as tf
+
+tf.compat.v1.disable_eager_execution()
+x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+body = tf.compat.v1.get_variable("body", [4, 8])
+h = tf.matmul(x, body)
+task1 = tf.compat.v1.get_variable("task1", [8, 3])
+task2 = tf.compat.v1.get_variable("task2", [8, 3])
+loss1 = tf.reduce_mean(tf.matmul(h, task1))
+loss2 = tf.reduce_mean(tf.matmul(h, task2))
+opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+pairs = opt.compute_gradients(loss1, var_list=[body, task1, task2])
+print("BARE" + json.dumps({"none": [v.name[:-2] for g, v in pairs if g is None],
+                           "loss2": [loss2.op.name, loss2.op.type]}), file=sys.stderr)
+"""
+
+
+def test_run_tf1_disconnected_variable_says_what_it_feeds(run_subprocess, tmp_path: Path) -> None:
+    """compute_gradients(loss1, var_list=[..., task2]): task2 feeds only loss2. The row's
+    cause says so, at loss2's line (it was empty: issue 29)."""
+    program = tmp_path / "tf1_var_list.py"
+    program.write_text(TF1_VAR_LIST, encoding="utf-8")
+    bare = run_subprocess_python(program)
+    assert bare["none"] == ["task2"]  # bare TensorFlow: no gradient for task2 only
+    done = run_subprocess("run", "--format", "json", "--output", "-", str(program),
+                          cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stderr  # a None gradient no --allow-none names
+    out = done.stdout
+    report = json.loads(out[out.index("{\n") :])
+    (call,) = report["calls"]
+    none = [n for n, s in call["sources"].items() if s["status"].startswith("none")]
+    assert none == bare["none"]
+    line = TF1_VAR_LIST.splitlines().index(
+        "loss2 = tf.reduce_mean(tf.matmul(h, task2))") + 1  # fmt: skip
+    name, op = bare["loss2"]
+    note = call["sources"]["task2"]["note"]
+    assert note == f"the loss never reads it: it feeds only {name} ({op}) at {program.name}:{line}"
+    assert "unless given" not in call["sources"]["task2"]["fix"]["text"]  # it was given one
+
+
+def run_subprocess_python(program: Path) -> dict:
+    """The program as Python runs it, unwatched: what bare TensorFlow returned."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
+                          timeout=120, cwd=program.parent, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stderr.splitlines() if x.startswith("BARE"))
+    return json.loads(line[4:])
+
+
+SKIPPED_LAYER = """\
+import keras
+import tensorflow as tf
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__(name="net")
+        self.a = keras.layers.Dense(4, name="a")
+        self.unused = keras.layers.Dense(4, name="unused")
+        self.out = keras.layers.Dense(1, name="out")
+
+    def call(self, x):
+        return self.out(self.a(x))  # self.unused is never called
+
+
+model = Net()
+x = tf.ones((2, 3))
+model(x)
+model.unused(tf.ones((2, 4)))  # built, but on no path of call()
+
+
+def loss():
+    return tf.reduce_sum(model(x))
+
+
+def build():
+    return {"losses": {"main": loss}, "variables": model.trainable_variables}
+
+
+if __name__ == "__main__":
+    with tf.GradientTape() as tape:
+        value = loss()
+    tape.gradient(value, model.trainable_variables)
+"""
+
+PROGRAM_TAIL = """
+
+if __name__ == "__main__":
+    with tf.GradientTape() as tape:
+        value = loss()
+    tape.gradient(value, model.trainable_variables)
+"""
+
+
+def _notes(run_cli, folder: Path, script: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The cause of each disconnected variable: check's (a target) and run's (a program)."""
+    checked = run_cli("check", f"{script}:build", "--format", "json", cwd=folder)
+    assert checked.returncode == 1, checked.stderr
+    (loss,) = json.loads(checked.stdout)["losses"].values()
+    inspected = {n: p.get("note", "") for n, p in loss["variables"].items()
+                 if p["status"] == "none:disconnected"}  # fmt: skip
+    code, out, _ = _invoke("--format", "json", "--output", "-", str(folder / script))
+    assert code == 1  # the run fails on the same None gradients
+    (call,) = json.loads(out[out.index("{\n") :])["calls"]
+    ran = {n: s.get("note", "") for n, s in call["sources"].items()
+           if s["status"] == "none:disconnected"}  # fmt: skip
+    return inspected, ran
+
+
+def test_check_of_a_target_names_the_unread_output_as_run_does(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "unread_head.py").write_text(UNREAD_HEAD + PROGRAM_TAIL, encoding="utf-8")
+    none = _bare_none(tmp_path)
+    inspected, ran = _notes(run_cli, tmp_path, "unread_head.py")
+    assert set(inspected) == set(ran) == none
+    said = "reaches only output 'aux_head' of model 'detector', which the loss made at "
+    for name in none:  # the same cause; each names its own loss line
+        assert inspected[name].startswith(said) and ran[name].startswith(said)
+
+
+def test_check_of_a_target_names_the_skipped_layer_as_run_does(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "skipped.py").write_text(SKIPPED_LAYER, encoding="utf-8")
+    none = _bare_none(tmp_path, "skipped.py")
+    inspected, ran = _notes(run_cli, tmp_path, "skipped.py")
+    assert set(inspected) == set(ran) == none == {"unused/kernel", "unused/bias"}
+    said = ("reaches no output of model 'net': its layer is not on the path from the model's "
+            "inputs to its outputs")  # fmt: skip
+    assert set(inspected.values()) == set(ran.values()) == {said}
