@@ -26,9 +26,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
     from gradscope import keras, testing
     from gradscope._watch.block import Watch, watch
-    from gradscope.analysis.check import CheckResult
-    from gradscope.analysis.diff import DiffReport
-    from gradscope.analysis.diff_matrix import DiffMatrix
     from gradscope.api import check, diff, graph, inspect, run
     from gradscope.errors import (
         AlreadyWatching,
@@ -41,6 +38,8 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
         UsageError,
     )
     from gradscope.frontends.python.target import Target
+    from gradscope.results.check import CheckResult
+    from gradscope.results.diff import DiffMatrix, DiffReport
     from gradscope.results.report import LossResult, PairResult, Problem, Report
     from gradscope.results.run import RunReport
     from gradscope.results.status import ProblemKind, Status, Verdict
@@ -72,9 +71,9 @@ _LAZY = {
     "Status": "gradscope.results.status",
     "ProblemKind": "gradscope.results.status",
     "Verdict": "gradscope.results.status",
-    "DiffReport": "gradscope.analysis.diff",
-    "DiffMatrix": "gradscope.analysis.diff_matrix",
-    "CheckResult": "gradscope.analysis.check",
+    "DiffReport": "gradscope.results.diff",
+    "DiffMatrix": "gradscope.results.diff",
+    "CheckResult": "gradscope.results.check",
     "Target": "gradscope.frontends.python.target",
     "GradscopeError": "gradscope.errors",
     "SpecError": "gradscope.errors",

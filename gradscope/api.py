@@ -7,18 +7,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from gradscope import pipeline
-from gradscope.analysis.check import CheckResult, ExpectMap
+from gradscope.analysis.check import ExpectMap
 from gradscope.errors import GradscopeError, UsageError
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope.progress import Progress, prefixed
 from gradscope.progress import quiet as _quiet
 from gradscope.results import report as m
+from gradscope.results.check import CheckResult
 from gradscope.results.facts import EVERY_PAIR
 
 if TYPE_CHECKING:
-    from gradscope.analysis.diff import DiffReport
-    from gradscope.analysis.diff_matrix import DiffMatrix
     from gradscope.engine.picture.draw import Picture
+    from gradscope.results.diff import DiffMatrix, DiffReport
     from gradscope.results.run import RunReport
 
 __all__ = ["check", "diff", "graph", "inspect", "run"]
@@ -180,8 +180,8 @@ def diff(
         >>> gradscope.diff("configs/multitask.yaml").cosine("loss_1", "loss_2")
         -0.144...
     """
-    from gradscope.analysis.diff import DiffReport, compare
-    from gradscope.analysis.diff_matrix import matrix
+    from gradscope.analysis.diff import compare, matrix
+    from gradscope.results.diff import DiffReport
 
     options: dict[str, Any] = {"device": device, "max_elements": max_elements,
                                "strategy": strategy, "replicas": replicas}  # fmt: skip

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradscope.analysis.check import CheckResult, ExpectMap
+from gradscope.analysis.check import ExpectMap
 from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
+from gradscope.results.check import CheckResult
 
 #: The width of the report inside an assertion message (pytest does not wrap it).
 WIDTH = 100

@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 
 from gradscope.analysis.baseline import Baseline, key_of
-from gradscope.analysis.check import CheckResult, check_reports
+from gradscope.analysis.check import check_reports
 from gradscope.analysis.policy import find_problems
 from gradscope.results import report as m
+from gradscope.results.check import CheckResult
 from gradscope.results.expect import Expectation, Pattern, Pos
 from gradscope.results.facts import CutPoint, NumericCheck, VariableFacts
 

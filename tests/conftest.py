@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -141,14 +142,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Make the logical CPU devices ``replicas`` tests run on before any test runs.
+    """Import TensorFlow once, before any test, when a test needs it; make the logical CPU
+    devices ``replicas`` tests run on; then freeze what the imports made.
 
     TensorFlow fixes its devices when it first initialises them, so this happens once, after
-    collection and before the first test touches TensorFlow; sessions without such a test
-    never import TensorFlow here.
-    """
-    if any(item.get_closest_marker("replicas") for item in session.items):
-        from gradscope.distribute.devices import configure
-        from gradscope.engine.tf_import import import_tensorflow
+    collection and before the first test touches TensorFlow; sessions without a ``tf`` test
+    (``make test-fast``) never import TensorFlow here.
 
-        configure(import_tensorflow(), REPLICAS)
+    ``gc.freeze()`` moves the objects alive now (TensorFlow's and Keras' modules, hundreds of
+    thousands of them, alive until the worker ends) out of the cycle collector's reach: each
+    full collection in a test then walks only what the tests made. It was a quarter of the CPU
+    of a TensorFlow test file (tests/_watch/test_block.py: 7.0 of 30.1 s; 2.1 of 23.9 frozen).
+    Objects made later are collected as before.
+    """
+    replicas = any(item.get_closest_marker("replicas") for item in session.items)
+    if not replicas and not any(item.get_closest_marker("tf") for item in session.items):
+        return
+    from gradscope.engine.tf_import import import_tensorflow
+
+    tf = import_tensorflow()
+    if replicas:
+        from gradscope.distribute.devices import configure
+
+        configure(tf, REPLICAS)
+    gc.collect()
+    gc.freeze()

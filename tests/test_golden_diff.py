@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 import gradscope
-from gradscope.analysis.diff import BOTH, NEITHER, ONLY_A, ONLY_B, Diff
 from gradscope.frontends.yaml import load_spec
 from gradscope.frontends.yaml.model import Spec
+from gradscope.results.diff import BOTH, NEITHER, ONLY_A, ONLY_B, Diff
 
 HERE = Path(__file__).parent
 CASES = sorted((HERE / "cases" / "diff").glob("*.yaml"))

@@ -24,8 +24,7 @@ from typing import Any
 from gradscope.errors import UsageError
 from gradscope.printable import printable
 from gradscope.results import report as m
-
-Key = tuple[str, str | None, str | None, str]
+from gradscope.results.check import Key
 
 
 def spec_key(path: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradscope.analysis.diff import BOTH, NEITHER, ONLY_A, Diff
+from gradscope.results.diff import BOTH, NEITHER, ONLY_A, Diff
 
 #: How far apart two gradients must point before the table paints a cosine bold red.
 STRONG_CONFLICT = -0.5

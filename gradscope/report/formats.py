@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from gradscope.analysis.check import CheckResult
-    from gradscope.analysis.diff import DiffReport
-    from gradscope.analysis.diff_matrix import DiffMatrix
+    from gradscope.results.check import CheckResult
+    from gradscope.results.diff import DiffMatrix, DiffReport
     from gradscope.results.report import Report
     from gradscope.results.run import RunReport
 

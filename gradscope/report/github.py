@@ -1,4 +1,5 @@
-"""GitHub Actions workflow commands: each problem becomes an annotation on its spec line.
+"""GitHub Actions workflow commands: each finding of a result (``results/finding.py``) becomes an
+annotation on its line.
 
 A new problem is ``::error file=F,line=L,title=T::message``, a problem the baseline holds a
 ``::notice`` (visible in the pull request, not failing). Values are escaped as the Actions
@@ -13,16 +14,15 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from gradscope.analysis.baseline import spec_key
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.errors import SpecError, SpecErrors
 from gradscope.report import style
 from gradscope.report.formats import Format, assert_never, unsupported
-from gradscope.report.run_check import as_check, title
 from gradscope.report.table import ending, run_summary
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import DiffMatrix, DiffReport
+from gradscope.results.finding import Finding
 from gradscope.results.location import Location
 
 if TYPE_CHECKING:
@@ -44,25 +44,25 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(problem: m.Problem) -> str:
+def annotation(finding: Finding) -> str:
     """``::error file=configs/x.yaml,line=45,title=gradscope unexpected-none::message``."""
-    command = "notice" if problem.known else "error"
-    title = f"gradscope {'known ' if problem.known else ''}{problem.kind}"
-    props = {"file": spec_key(problem.spec), "line": str(max(problem.line, 1)), "title": title}
+    command = "notice" if finding.known else "error"
+    title = f"gradscope {'known ' if finding.known else ''}{finding.kind}"
+    props = {"file": spec_key(finding.file), "line": str(finding.line), "title": title}
     text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
-    message = problem.message if problem.fix is None else (
-        f"{problem.message}\nfix: {problem.fix.sentence()}")  # fmt: skip
-    return f"::{command} {text}::{escape_data(message)}" + _fix_notice(problem)
+    message = finding.message if finding.fix is None else (
+        f"{finding.message}\nfix: {finding.fix.sentence()}")  # fmt: skip
+    return f"::{command} {text}::{escape_data(message)}" + _fix_notice(finding)
 
 
-def _fix_notice(problem: m.Problem) -> str:
-    """A notice on the line the fix changes, when that is another line than the problem's
+def _fix_notice(finding: Finding) -> str:
+    """A notice on the line the fix changes, when that is another line than the finding's
     (the ``argmax`` a call site's None comes from): a second line, or nothing."""
-    fix = problem.fix
+    fix = finding.fix
     at = Location.parse(fix.where) if fix is not None else None
-    if fix is None or problem.known or at is None:
+    if fix is None or finding.known or at is None:
         return ""
-    if (spec_key(at.file), at.line) == (spec_key(problem.spec), problem.line):
+    if (spec_key(at.file), at.line) == (spec_key(finding.file), finding.location.line):
         return ""
     props = {"file": spec_key(at.file), "line": str(at.line), "title": f"gradscope fix: {fix.kind}"}
     text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
@@ -100,8 +100,8 @@ def _check(result: CheckResult) -> str:
     lines = [f"::group::gradscope check: {result.checked()}"]
     lines += [f"{r.spec}: {style.summary(r)}" for r in result.reports]
     lines.append("::endgroup::")
-    ordered = sorted(result.problems, key=lambda p: p.known)
-    lines += [annotation(p) for p in ordered]
+    ordered = sorted(result.findings(), key=lambda f: f.known)
+    lines += [annotation(f) for f in ordered]
     lines += [
         f"::notice title={escape_property(f'gradscope note: {r.spec}')}::"
         f"{escape_data((f'{loss}: ' if loss else '') + note)}"
@@ -127,12 +127,12 @@ def _run(report: rr.RunReport) -> str:
     call site's line, as for ``check``."""
     sites = len(list(report.sites()))
     calls = len(report.calls)
-    lines = [f"::group::{title(report)}: {calls} call{'s' if calls != 1 else ''} at {sites} "
+    lines = [f"::group::{report.title()}: {calls} call{'s' if calls != 1 else ''} at {sites} "
              f"call site{'s' if sites != 1 else ''}"]  # fmt: skip
     lines += [f"{c.where} · {c.api} ({c.mode}) · step {c.step}: {_counts(c)}"
               for c in report.calls]  # fmt: skip
     lines.append("::endgroup::")
-    lines += [annotation(p) for p in as_check(report).problems]
+    lines += [annotation(f) for f in report.findings()]
     notes = [(c.site, n) for c in report.calls for n in c.notes] + [("", n) for n in report.notes]
     for site, note in notes:
         where = escape_property(f"gradscope note: {site or report.program}")
@@ -140,5 +140,5 @@ def _run(report: rr.RunReport) -> str:
     if report.stop is not None:  # what did not run was not watched: never a quiet pass
         where = escape_property("gradscope run: stopped by --stop")
         lines.append(f"::warning title={where}::{escape_data(ending(report))}")
-    lines.append(f"{title(report)}: {run_summary(report)} (exit code {report.exit_code})")
+    lines.append(f"{report.title()}: {run_summary(report)} (exit code {report.exit_code})")
     return "\n".join(lines) + "\n"

@@ -13,14 +13,13 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import dot, palette, style
 from gradscope.report.formats import Format, assert_never, unsupported
 from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results import words
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import DiffMatrix, DiffReport
 from gradscope.version import __version__
 
 if TYPE_CHECKING:

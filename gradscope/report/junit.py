@@ -13,8 +13,10 @@ in ``file``, and only suites count ``skipped``.
 A pair's second problem (a ``nan`` that is also a ``replica-mismatch``) or a problem
 about a whole loss (``replica-loss-scale``) gets a test case of its own, named
 ``<variable or "every variable">: <kind>``.
-``gradscope run`` is drawn as a check (``run_check.py``: one suite per file holding a call
-site, one test case per call and source), its ``<testsuites>`` named by the command.
+``gradscope run`` has one suite per file holding a call site, one test case per call and
+source (classname ``<file>.<call>``, ``GradientTape.gradient at line 12 (step 1)``), its
+``<testsuites>`` named by the command. Failures are drawn from the result's findings
+(``results/finding.py``), whatever the result.
 """
 
 from __future__ import annotations
@@ -22,20 +24,22 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import style
 from gradscope.report.formats import Format, assert_never, unsupported
-from gradscope.report.run_check import as_check, file_of, title
 from gradscope.report.table import ending
 from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results import words
+from gradscope.results.check import CheckResult
+from gradscope.results.cut import CutPoint
+from gradscope.results.diff import DiffMatrix, DiffReport
+from gradscope.results.finding import Finding
 from gradscope.results.location import Location
+from gradscope.results.run import file_of
 
 if TYPE_CHECKING:
     from gradscope.report.formats import Result
@@ -56,17 +60,17 @@ def _label(spec: str) -> str:
     return path.with_suffix("").as_posix() if path.suffix in (".yaml", ".yml") else spec
 
 
-def _outcome(case: ET.Element, problem: m.Problem | None, baseline: str | None) -> None:
-    if problem is None:
+def _outcome(case: ET.Element, finding: Finding | None, baseline: str | None) -> None:
+    if finding is None:
         return
-    if problem.known:
+    if finding.known:
         where = f" (in baseline {baseline})" if baseline else ""
-        ET.SubElement(case, "skipped", message=f"known {problem.kind}{where}: {problem.message}")
+        ET.SubElement(case, "skipped", message=f"known {finding.kind}{where}: {finding.message}")
         return
-    failure = ET.SubElement(case, "failure", type=problem.kind, message=problem.message)
-    lines = [f"at: {problem.spec}:{problem.line}", problem.message, f"kind: {problem.kind}"]
-    lines += [f"cut at: {words.cut_text(c)}" for c in problem.cut_points]
-    lines += [f"fix: {problem.fix.sentence()}"] if problem.fix is not None else []
+    failure = ET.SubElement(case, "failure", type=finding.kind, message=finding.message)
+    lines = [f"at: {_at(finding)}", finding.message, f"kind: {finding.kind}"]
+    lines += [f"cut at: {words.cut_text(c)}" for c in finding.cut_points]
+    lines += [f"fix: {finding.fix.sentence()}"] if finding.fix is not None else []
     failure.text = "\n".join(lines)
 
 
@@ -74,10 +78,10 @@ def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
     return ET.SubElement(suite, "testcase", classname=classname, name=name, time="0")
 
 
-def _at(problem: m.Problem, report: m.Report) -> str:
-    """Where a problem points: its own file (a timeline's program, a target's module), which
-    need not be the report's."""
-    return f"{problem.spec or report.spec}:{problem.line}"
+def _at(finding: Finding) -> str:
+    """Where a finding points: its own file (a timeline's program, a target's module), which
+    need not be the suite's."""
+    return f"{finding.file}:{finding.location.line}"
 
 
 def _source(source: str, spec: str) -> str:
@@ -85,49 +89,113 @@ def _source(source: str, spec: str) -> str:
     return str(Location.at(source, spec))
 
 
-def _pair_text(pair: m.PairResult, where: str) -> str:
-    text = f"at: {where}\nstatus: {pair.status}"
-    if pair.norm is not None:
-        text += f", norm {style.number(pair.norm)}"
-    return text + "".join(f"\ncut at: {words.cut_text(c)}" for c in pair.cut_points)
+@dataclass(frozen=True)
+class _Row:
+    """One test case of a suite before its outcome: a loss (or a watched call) and a variable
+    (``loss`` None: "some loss trains it"), where it is when no finding points elsewhere, and
+    what its ``<system-out>`` says after that place."""
+
+    loss: str | None
+    variable: str
+    where: str
+    detail: str = ""
 
 
-def _suite(parent: ET.Element, report: m.Report, baseline: str | None) -> ET.Element:
-    suite = ET.SubElement(parent, "testsuite", name=report.spec, file=report.spec)
-    props = ET.SubElement(suite, "properties")
-    for key, value in (("name", report.name or ""), ("tensorflow", report.tensorflow),
-                       ("device", report.device)):  # fmt: skip
+def _detail(status: str, norm: float | None, cuts: Sequence[CutPoint]) -> str:
+    text = f"\nstatus: {status}"
+    if norm is not None:
+        text += f", norm {style.number(norm)}"
+    return text + "".join(f"\ncut at: {words.cut_text(c)}" for c in cuts)
+
+
+def _suite(parent: ET.Element, suite: _Suite, baseline: str | None) -> ET.Element:
+    """One suite: a test case per row, failing on the first finding of its loss and variable;
+    one more per finding no row holds (a pair's second, or one about a whole loss)."""
+    element = ET.SubElement(parent, "testsuite", name=suite.name, file=suite.name)
+    props = ET.SubElement(element, "properties")
+    for key, value in suite.properties:
         ET.SubElement(props, "property", name=key, value=value)
-    by_pair: dict[tuple[str | None, str | None], m.Problem] = {}
-    for p in report.problems:
-        by_pair.setdefault((p.loss, p.variable), p)
-    label = _label(report.spec)
+    by_pair: dict[tuple[str | None, str | None], Finding] = {}
+    for f in suite.findings:
+        by_pair.setdefault((f.loss, f.variable), f)
+    label = _label(suite.name)
     placed: set[int] = set()
-    for loss, pair in report.pairs():
-        problem = by_pair.get((loss.name, pair.variable))
-        placed |= {id(problem)} if problem else set()
-        where = _at(problem, report) if problem else _source(loss.source, report.spec)
-        case = _case(suite, f"{label}.{loss.name}", pair.variable)
-        _outcome(case, problem, baseline)
-        ET.SubElement(case, "system-out").text = _pair_text(pair, where)
-    for v in report.variables:
-        if v.trainable:
-            case = _case(suite, f"{label}.{ANY_LOSS}", v.name)
-            problem = by_pair.get((None, v.name))
-            placed |= {id(problem)} if problem else set()
-            _outcome(case, problem, baseline)
-            ET.SubElement(case, "system-out").text = f"at: {_source(v.source, report.spec)}"
-    for p in report.problems:  # a second problem of a pair, or one about a whole loss
-        if id(p) not in placed:
-            name = f"{p.variable or 'every variable'}: {p.kind}"
-            case = _case(suite, f"{label}.{p.loss or ANY_LOSS}", name)
-            _outcome(case, p, baseline)
-            ET.SubElement(case, "system-out").text = f"at: {_at(p, report)}"
-    notes = [f"{f'{loss}: ' if loss else ''}{note}" for loss, note in style.note_rows(report)]
-    if notes:  # every note in every format (a JUnit viewer shows a suite's system-out)
-        ET.SubElement(suite, "system-out").text = "\n".join(f"note: {n}" for n in notes)
-    _count(suite)
-    return suite
+    for row in suite.rows:
+        finding = by_pair.get((row.loss, row.variable))
+        placed |= {id(finding)} if finding else set()
+        case = _case(element, f"{label}.{row.loss or ANY_LOSS}", row.variable)
+        _outcome(case, finding, baseline)
+        # a pair's case is at its finding's line; a variable's stays at the variable's
+        where = _at(finding) if finding and row.loss is not None else row.where
+        ET.SubElement(case, "system-out").text = f"at: {where}{row.detail}"
+    for f in suite.findings:  # a second finding of a pair, or one about a whole loss
+        if id(f) not in placed:
+            case = _case(
+                element,
+                f"{label}.{f.loss or ANY_LOSS}",
+                f"{f.variable or 'every variable'}: {f.kind}",
+            )
+            _outcome(case, f, baseline)
+            ET.SubElement(case, "system-out").text = f"at: {_at(f)}"
+    if suite.notes:  # every note in every format (a JUnit viewer shows a suite's system-out)
+        ET.SubElement(element, "system-out").text = "\n".join(f"note: {n}" for n in suite.notes)
+    _count(element)
+    return element
+
+
+@dataclass(frozen=True)
+class _Suite:
+    """What a suite shows: its name (a spec, a target, a timeline, a file holding call
+    sites), properties, rows, findings and notes."""
+
+    name: str
+    properties: tuple[tuple[str, str], ...]
+    rows: tuple[_Row, ...]
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...]
+
+
+def _report_suite(report: m.Report) -> _Suite:
+    """A report's suite: a row per loss x variable, and per trainable variable for "some
+    loss trains it"."""
+    rows = [
+        _Row(
+            loss.name,
+            pair.variable,
+            _source(loss.source, report.spec),
+            _detail(pair.status, pair.norm, pair.cut_points),
+        )
+        for loss, pair in report.pairs()
+    ]
+    rows += [_Row(None, v.name, _source(v.source, report.spec)) for v in report.variables
+             if v.trainable]  # fmt: skip
+    notes = tuple(f"{f'{loss}: ' if loss else ''}{note}" for loss, note in style.note_rows(report))
+    props = (("name", report.name or ""), ("tensorflow", report.tensorflow),
+             ("device", report.device))  # fmt: skip
+    return _Suite(report.spec, props, tuple(rows), report.findings(), notes)
+
+
+def _run_suites(report: rr.RunReport) -> list[_Suite]:
+    """A run's suites: one per file holding a call site, a row per watched call and source."""
+    findings = report.findings()
+    props = (("name", " ".join(report.argv)), ("tensorflow", report.tensorflow),
+             ("device", report.device))  # fmt: skip
+    return [
+        _Suite(
+            path,
+            props,
+            tuple(
+                _Row(
+                    c.label, s.name, _source(c.site, path), _detail(s.status, s.norm, s.cut_points)
+                )
+                for c in calls
+                for s in c.sources
+            ),
+            tuple(f for f in findings if f.report == path),
+            tuple(f"{c.label}: {note}" for c in calls for note in c.notes),
+        )
+        for path, calls in report.files().items()
+    ]
 
 
 def _count(element: ET.Element) -> None:
@@ -145,9 +213,9 @@ NOT_RUN = "the rest of the program (not run: stopped by --stop)"
 
 
 def render(result: Result, *, color: bool = False, width: int = 120) -> str:
-    """A check result, or a run drawn as one, as a JUnit XML document (UTF-8, with an XML
-    declaration). A run ``--stop`` stopped has one more test case, skipped, in the suite of
-    the site where it stopped (what did not run was not watched: never a plain pass)."""
+    """A check result or a run as a JUnit XML document (UTF-8, with an XML declaration). A
+    run ``--stop`` stopped has one more test case, skipped, in the suite of the site where it
+    stopped (what did not run was not watched: never a plain pass)."""
     match result:
         case CheckResult():
             return check_document(result)
@@ -155,28 +223,34 @@ def render(result: Result, *, color: bool = False, width: int = 120) -> str:
             unchecked = []
             if result.stop is not None:
                 unchecked.append((file_of(result.stop.site), NOT_RUN, ending(result)))
-            return check_document(as_check(result), title=title(result), unchecked=unchecked)
+            return _document(_run_suites(result), None, result.title(), unchecked)
         case m.Report() | DiffReport() | DiffMatrix():
             unsupported(Format.JUNIT, result)
         case _:
             assert_never(result)
 
 
-def check_document(
-    result: CheckResult,
-    title: str = "gradscope check",
+def check_document(result: CheckResult, title: str = "gradscope check") -> str:
+    """The check result's suites, one per report, in a ``<testsuites>`` named ``title``."""
+    return _document([_report_suite(r) for r in result.reports], result.baseline, title)
+
+
+def _document(
+    suites: Sequence[_Suite],
+    baseline: str | None,
+    title: str,
     unchecked: Sequence[tuple[str, str, str]] = (),
 ) -> str:
-    """The check result's suites in a ``<testsuites>`` named ``title``. Each ``(suite, name,
-    why)`` of ``unchecked`` is one more test case, ``<skipped>`` with ``why`` as its
-    message, in the suite of that name (made if there is none): what was not looked at is
-    never a pass (``gradscope run --stop``: the rest of the program)."""
+    """The suites in a ``<testsuites>`` named ``title``. Each ``(suite, name, why)`` of
+    ``unchecked`` is one more test case, ``<skipped>`` with ``why`` as its message, in the
+    suite of that name (made if there is none): what was not looked at is never a pass
+    (``gradscope run --stop``: the rest of the program)."""
     root = ET.Element("testsuites", name=title)
-    suites = {report.spec: _suite(root, report, result.baseline) for report in result.reports}
+    elements = {s.name: _suite(root, s, baseline) for s in suites}
     for name, case_name, why in unchecked:
-        suite = suites.get(name)
+        suite = elements.get(name)
         if suite is None:
-            suites[name] = suite = ET.SubElement(root, "testsuite", name=name, file=name)
+            elements[name] = suite = ET.SubElement(root, "testsuite", name=name, file=name)
         case = ET.Element("testcase", classname=_label(name), name=case_name, time="0")
         ET.SubElement(case, "skipped", message=why)
         notes = suite.find("system-out")  # a suite's notes come after its test cases

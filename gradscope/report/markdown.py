@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import BOTH, REACHES, Diff, DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import diff_style as ds
 from gradscope.report import mermaid, style
 from gradscope.report.formats import assert_never
@@ -16,6 +13,8 @@ from gradscope.report.md import code, html, prose
 from gradscope.report.table import ending, fixes, heading, run_summary, why
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import BOTH, REACHES, Diff, DiffMatrix, DiffReport
 from gradscope.results.fix import Fix
 
 if TYPE_CHECKING:

@@ -12,14 +12,13 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import palette, style
 from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results import words
+from gradscope.results.check import CheckResult
 from gradscope.results.cut import CutPoint
+from gradscope.results.diff import DiffMatrix, DiffReport
 from gradscope.results.fix import Fix
 
 if TYPE_CHECKING:

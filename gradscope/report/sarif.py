@@ -2,7 +2,8 @@
 
 One run for the whole check. ``tool.driver.rules`` has one rule per problem kind, always all
 of the command's kinds in the same order, each with the description and help text of the
-registry of kinds (``results/kinds.py``). Each problem is one result:
+registry of kinds (``results/kinds.py``). Each finding (``results/finding.py``: every
+result gives its problems as findings) is one result:
 ``ruleId`` its kind, ``level`` ``error`` (a problem the baseline holds is ``note``, with
 ``baselineState`` ``unchanged``; new ones are ``new`` when a baseline was given), the message,
 and a physical location at the spec line the problem points at (the ``expect`` pattern it
@@ -10,7 +11,7 @@ contradicts, or the variable's line). URIs are relative to the source root (``--
 by default the git repository around the current directory, else the current directory), with
 forward slashes, against ``%SRCROOT%``, which ``originalUriBaseIds`` maps to the root's
 absolute ``file:`` URI: run from a subfolder, an alert still lands on the repository's file.
-``partialFingerprints`` identify a problem by spec, loss, variable and kind, so alerts survive
+``partialFingerprints`` identify a finding by spec, loss, variable and kind, so alerts survive
 edits around them.
 """
 
@@ -23,18 +24,18 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from gradscope.analysis.baseline import key_of
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
+from gradscope.analysis.baseline import spec_key
+from gradscope.errors import ExitCode
 from gradscope.report import style
 from gradscope.report.formats import Format, assert_never, unsupported
 from gradscope.report.json import dumps
-from gradscope.report.run_check import as_check, title
 from gradscope.report.table import ending
 from gradscope.results import kinds
 from gradscope.results import report as m
 from gradscope.results import run as rr
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import DiffMatrix, DiffReport
+from gradscope.results.finding import Finding
 from gradscope.results.location import Location
 from gradscope.version import __version__
 
@@ -98,10 +99,10 @@ def driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
             "rules": rules}  # fmt: skip
 
 
-def _kinds(result: CheckResult, listed: Sequence[str]) -> list[str]:
-    """Every kind ``listed`` (the command's), then the other kinds the result holds (a
+def _kinds(findings: Sequence[Finding], listed: Sequence[str]) -> list[str]:
+    """Every kind ``listed`` (the command's), then the other kinds the findings hold (a
     timeline's), in the registry's order."""
-    found = {str(p.kind) for p in result.problems}
+    found = {str(f.kind) for f in findings}
     return [*listed, *(k for k in kinds.KINDS if k in found and k not in listed)]
 
 
@@ -122,52 +123,53 @@ def _rules(listed: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _result(
-    p: m.Problem, spec: str, with_baseline: bool, root: str, kinds: list[str]
-) -> dict[str, Any]:
+def _result(f: Finding, with_baseline: bool, root: str, kinds: list[str]) -> dict[str, Any]:
     location = {
         "physicalLocation": {
-            "artifactLocation": artifact(p.spec, root),
-            "region": {"startLine": max(p.line, 1)},
+            "artifactLocation": artifact(f.file, root),
+            "region": {"startLine": f.line},
         }
     }
     out: dict[str, Any] = {
-        "ruleId": p.kind,
-        "ruleIndex": kinds.index(p.kind),
-        "level": "note" if p.known else "error",
-        "message": {"text": p.message if p.fix is None else f"{p.message} Fix: {p.fix.sentence()}"},
+        "ruleId": f.kind,
+        "ruleIndex": kinds.index(f.kind),
+        "level": "note" if f.known else "error",
+        "message": {"text": f.with_fix()},
         "locations": [location],
-        "partialFingerprints": {"gradscopeProblem/v1": _fingerprint(p, spec)},
+        "partialFingerprints": {"gradscopeProblem/v1": _fingerprint(f)},
         "properties": {
-            "loss": p.loss,
-            "variable": p.variable,
-            "cutPoints": [c.to_dict() for c in p.cut_points],
-            "fix": None if p.fix is None else p.fix.to_dict(),
+            "loss": f.loss,
+            "variable": f.variable,
+            "cutPoints": [c.to_dict() for c in f.cut_points],
+            "fix": None if f.fix is None else f.fix.to_dict(),
         },
     }
-    fix_at = _fix_location(p, root)
+    fix_at = _fix_location(f, root)
     if fix_at is not None:
         out["relatedLocations"] = [fix_at]
     if with_baseline:
-        out["baselineState"] = "unchanged" if p.known else "new"
+        out["baselineState"] = "unchanged" if f.known else "new"
     return out
 
 
-def _fix_location(p: m.Problem, root: str) -> dict[str, Any] | None:
+def _fix_location(f: Finding, root: str) -> dict[str, Any] | None:
     """The line the fix changes, when it names one (a related location, labelled)."""
-    at = Location.parse(p.fix.where) if p.fix is not None else None
-    if p.fix is None or at is None:
+    at = Location.parse(f.fix.where) if f.fix is not None else None
+    if f.fix is None or at is None:
         return None
     return {
         "id": 0,
         "physicalLocation": {"artifactLocation": artifact(at.file, root),
                              "region": {"startLine": max(at.line, 1)}},
-        "message": {"text": f"fix ({p.fix.kind}) here"},
+        "message": {"text": f"fix ({f.fix.kind}) here"},
     }  # fmt: skip
 
 
-def _fingerprint(p: m.Problem, spec: str) -> str:
-    text = "\0".join(str(part) for part in key_of(p, spec))
+def _fingerprint(f: Finding) -> str:
+    """What identifies a finding across edits around it: its report (as baselines compare
+    it), loss, variable and kind."""
+    report, loss, variable, kind = f.key()
+    text = "\0".join(str(part) for part in (spec_key(report), loss, variable, kind))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -178,18 +180,52 @@ def to_sarif(
     listed: Sequence[str] = kinds.CHECK,
     automation: str = "gradscope/check/",
 ) -> dict[str, Any]:
-    """The SARIF log as a dictionary; URIs relative to ``root`` (default: ``source_root()``).
+    """The check's SARIF log as a dictionary; URIs relative to ``root`` (default:
+    ``source_root()``).
 
     Args:
-        result: the check (or a run drawn as one, ``render``).
+        result: the check.
         root: the source root.
         listed: the kinds whose rules are always listed, in order (the command's: check's
             by default); their words are the registry's (``results/kinds.py``).
         automation: ``automationDetails.id``, which tells code scanning the analyses apart.
     """
-    root = root or source_root()
     first = result.reports[0] if result.reports else None
-    ids = _kinds(result, listed)
+    notes = [
+        f"{r.spec}: {f'{loss}: ' if loss else ''}{note}"
+        for r in result.reports
+        for loss, note in style.note_rows(r)
+    ]
+    return log(
+        result.findings(),
+        [r.spec for r in result.reports],
+        notes,
+        exit_code=int(result.exit_code),
+        tensorflow=first.tensorflow if first else None,
+        baseline=result.baseline is not None,
+        root=root,
+        listed=listed,
+        automation=automation,
+    )
+
+
+def log(
+    findings: Sequence[Finding],
+    files: Sequence[str],
+    notes: Sequence[str],
+    *,
+    exit_code: int,
+    tensorflow: str | None,
+    baseline: bool = False,
+    root: str | None = None,
+    listed: Sequence[str] = kinds.CHECK,
+    automation: str = "gradscope/check/",
+) -> dict[str, Any]:
+    """A SARIF log of any result, from its findings: one run, one result per finding, the
+    ``files`` it covers as artifacts, every note a notification (``to_sarif`` for the
+    arguments; ``baseline``: the findings were held to one)."""
+    root = root or source_root()
+    ids = _kinds(findings, listed)
     run: dict[str, Any] = {
         "tool": {"driver": driver(_rules(ids))},
         "automationDetails": {"id": automation},
@@ -198,31 +234,18 @@ def to_sarif(
         "invocations": [
             {
                 "executionSuccessful": True,
-                "exitCode": int(result.exit_code),
+                "exitCode": exit_code,
                 # every note in every format: SARIF's place for what a tool wants read
-                "toolExecutionNotifications": _notifications(result),
+                "toolExecutionNotifications": [
+                    {"level": "note", "message": {"text": text}} for text in notes
+                ],
             }
         ],
-        "artifacts": [{"location": artifact(r.spec, root)} for r in result.reports],
-        "results": [
-            _result(p, r.spec, result.baseline is not None, root, ids)
-            for r in result.reports
-            for p in r.problems
-        ],
-        "properties": {"tensorflow": first.tensorflow if first else None},
+        "artifacts": [{"location": artifact(path, root)} for path in files],
+        "results": [_result(f, baseline, root, ids) for f in findings],
+        "properties": {"tensorflow": tensorflow},
     }
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
-
-
-def _notifications(result: CheckResult) -> list[dict[str, Any]]:
-    return [
-        {
-            "level": "note",
-            "message": {"text": f"{r.spec}: {f'{loss}: ' if loss else ''}{note}"},
-        }
-        for r in result.reports
-        for loss, note in style.note_rows(r)
-    ]
 
 
 def render(
@@ -242,19 +265,26 @@ def render(
 
 
 def _run(report: rr.RunReport, source_root: str | None) -> str:
-    """The run, drawn as a check: one result per problem at its call site's line, the rules
-    of the kinds ``run`` reports, the command line as the invocation's; a run ``--stop``
-    stopped says so in a warning, the invocation's first notification."""
-    log = to_sarif(as_check(report), source_root, listed=kinds.RUN,
-                   automation="gradscope/run/")  # fmt: skip
-    (run,) = log["runs"]
+    """The run from its findings: one result per problem at its call site's line, the rules
+    of the kinds ``run`` reports, one artifact per file holding a call site, the command line
+    as the invocation's; a run ``--stop`` stopped says so in a warning, the invocation's first
+    notification."""
+    files = report.files()
+    notes = [f"{path}: {c.label}: {note}" for path, calls in files.items() for c in calls
+             for note in c.notes]  # fmt: skip
+    found = report.findings()
+    code = ExitCode.PROBLEMS if found else ExitCode.OK  # the findings' verdict, as check's
+    sarif = log(found, list(files), notes, exit_code=int(code),
+                tensorflow=report.tensorflow if files else None, root=source_root,
+                listed=kinds.RUN, automation="gradscope/run/")  # fmt: skip
+    (run,) = sarif["runs"]
     invocation = run["invocations"][0]
-    invocation["commandLine"] = title(report)
+    invocation["commandLine"] = report.title()
     if report.stop is not None:  # what did not run was not watched: never a quiet pass
         invocation["toolExecutionNotifications"].insert(0, {
             "level": "warning",
             "descriptor": {"id": "stopped"},
             "message": {"text": f"gradscope run: {ending(report)}"},
         })  # fmt: skip
-    run["automationDetails"]["description"] = {"text": title(report)}
-    return dumps(log)
+    run["automationDetails"]["description"] = {"text": report.title()}
+    return dumps(sarif)

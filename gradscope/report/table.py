@@ -16,9 +16,6 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from gradscope.analysis.check import CheckResult
-from gradscope.analysis.diff import BOTH, REACHES, Diff, DiffReport
-from gradscope.analysis.diff_matrix import DiffMatrix
 from gradscope.report import diff_style as ds
 from gradscope.report import grid, rows, style
 from gradscope.report.formats import assert_never
@@ -27,6 +24,8 @@ from gradscope.report.rows import problem_rows
 from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results import words
+from gradscope.results.check import CheckResult
+from gradscope.results.diff import BOTH, REACHES, Diff, DiffMatrix, DiffReport
 from gradscope.results.fix import Fix
 
 if TYPE_CHECKING:

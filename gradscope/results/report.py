@@ -24,7 +24,9 @@ from gradscope.results.facts import (
     VariableFacts,
     json_number,
 )
+from gradscope.results.finding import Finding
 from gradscope.results.fix import Fix
+from gradscope.results.location import Location
 from gradscope.results.picture import Picture
 from gradscope.results.replicas import DistributedFacts, ReplicaResult
 from gradscope.results.status import FindingKind, ProblemKind, Status, Verdict
@@ -101,6 +103,9 @@ class PairResult:
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+    #: why a ``none:disconnected`` pair has no path, when the front-end knows (``note`` in
+    #: JSON, as a ``gradscope run`` source's)
+    cause: str = ""
 
     def __post_init__(self) -> None:
         escape_fields(self, "variable")  # one escaping of names
@@ -123,6 +128,8 @@ class PairResult:
             out["replicas"] = [r.to_dict() for r in self.replicas]
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()
+        if self.cause:
+            out["note"] = self.cause
         return out
 
 
@@ -183,6 +190,22 @@ class Problem:
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
         return (self.spec, self.loss, self.variable, self.kind)
+
+    @classmethod
+    def of(cls, finding: Finding) -> Problem:
+        """A finding as a report's problem (a timeline's, under ``check --timeline``): the
+        same kind, place, message, cut points and fix."""
+        return cls(finding.loss, finding.variable, finding.kind, finding.message,
+                   finding.cut_points, finding.file, finding.location.line, finding.known,
+                   finding.fix)  # fmt: skip
+
+    def finding(self, report: str = "") -> Finding:
+        """The problem as a finding of the report for ``report`` (its spec or target), which
+        it points into when it names no file of its own."""
+        return Finding(self.kind, Location(self.spec or report, self.line), self.message,
+                       cut_points=self.cut_points, fix=self.fix, loss=self.loss,
+                       variable=self.variable, known=self.known,
+                       report=report or self.spec)  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -245,6 +268,10 @@ class Report(Displayed):
     def known(self) -> tuple[Problem, ...]:
         """Problems the baseline already holds: shown, marked known, never failing."""
         return tuple(p for p in self.problems if p.known)
+
+    def findings(self) -> tuple[Finding, ...]:
+        """Every problem as a finding (known ones included), in the report's order."""
+        return tuple(p.finding(self.spec) for p in self.problems)
 
     def header(self) -> dict[str, Any]:
         """The first keys of the JSON report (also of ``diff``'s)."""

@@ -15,7 +15,9 @@ from gradscope.errors import ExitCode
 from gradscope.printable import escape_fields
 from gradscope.results.display import Displayed
 from gradscope.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
+from gradscope.results.finding import Finding
 from gradscope.results.fix import Fix
+from gradscope.results.location import Location, line_of
 from gradscope.results.replicas import Distribution, ReplicaResult
 from gradscope.results.status import ProblemKind, Status
 
@@ -60,9 +62,12 @@ class SourceResult:
     #: the attribute the user's code reaches it by (``box_head.kernel``), when it says more
     #: than the name (``frontends/keras_names.py``)
     attribute: str = ""
+    #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
+    #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
+    copy_of: tuple[str, str] = ("", "")
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "note", "attribute")  # one escaping of names
+        escape_fields(self, "name", "note", "attribute", "copy_of")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
@@ -77,6 +82,8 @@ class SourceResult:
             out["note"] = self.note
         if self.attribute:
             out["attribute"] = self.attribute
+        if self.copy_of[0]:
+            out["copy_of"] = {"variable": self.copy_of[0], "source": self.copy_of[1]}
         if self.nan_origin is not None:
             out["nan_origin"] = self.nan_origin.to_dict()
         if self.trainable_changed:
@@ -105,11 +112,25 @@ class CallResult:
     #: the user's lines that called ``site`` (innermost first), where calls of one helper
     #: from different places are different sites: as few as tell them apart
     via: tuple[str, ...] = ()
+    #: the distinct values of the ``output_gradients`` the call gave (``()``: none, or not
+    #: known): every gradient of the call is multiplied by them
+    multiplier: tuple[float, ...] = ()
 
     @property
     def where(self) -> str:
         """``site``, and ``via`` when there is one: ``helpers.py:3 (via train.py:40)``."""
         return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
+
+    @property
+    def label(self) -> str:
+        """What the call is called where a loss would be: ``GradientTape.gradient at line 12
+        (step 1)`` (its file is the report's, in JUnit, SARIF and GitHub annotations)."""
+        return f"{self.api} at line {line_of(self.site)} (step {self.step})"
+
+    @property
+    def file(self) -> str:
+        """The file of the call site (the site itself when it names no line)."""
+        return file_of(self.site)
 
     def __post_init__(self) -> None:
         escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
@@ -120,6 +141,8 @@ class CallResult:
             target["loss_scale"] = self.loss_scale
         if self.replica_values:
             target["replicas"] = [json_number(v) for v in self.replica_values]
+        if self.multiplier:
+            target["multiplier"] = [json_number(v) for v in self.multiplier]
         out: dict[str, Any] = {
             "site": self.site,
             "api": self.api,
@@ -229,6 +252,40 @@ class RunReport(Displayed):
             return int(ExitCode.INTERRUPTED)
         return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
 
+    def title(self) -> str:
+        """``gradscope run train.py --epochs 1``: the command that made the report (a
+        ``gradscope.watch()`` block: ``gradscope.watch() at FILE:LINE``)."""
+        if self.entry == WATCH:
+            return f"gradscope.watch() at {self.program}"
+        return " ".join(["gradscope run", self.program, *self.argv[1:]])
+
+    def files(self) -> dict[str, tuple[CallResult, ...]]:
+        """The calls by the file of their site, files in the order first seen."""
+        out: dict[str, list[CallResult]] = {}
+        for call in self.calls:
+            out.setdefault(call.file, []).append(call)
+        return {path: tuple(calls) for path, calls in out.items()}
+
+    def findings(self) -> tuple[Finding, ...]:
+        """Every problem as a finding at its call site's line, about the watched call
+        (``CallResult.label``), file by file (``files``)."""
+        labels = {(c.site, c.step): c.label for c in self.calls}
+        return tuple(
+            Finding(
+                p.kind,
+                Location.at(p.site, p.site),
+                p.message,
+                cut_points=p.cut_points,
+                fix=p.fix,
+                loss=labels.get((p.site, p.step)),
+                variable=p.variable,
+                report=path,
+            )
+            for path in self.files()
+            for p in self.problems
+            if file_of(p.site) == path
+        )
+
     def sites(self) -> Iterator[str]:
         """Every call site, in the order first seen (a helper's line reached from two
         places is two sites: ``CallResult.where``)."""
@@ -261,3 +318,9 @@ class RunReport(Displayed):
             out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,
                                    "devices": list(self.devices)}  # fmt: skip
         return out
+
+
+def file_of(site: str) -> str:
+    """The file of a ``FILE:LINE`` call site (the site itself when it names no line)."""
+    found = Location.parse(site)
+    return found.file if found is not None else site

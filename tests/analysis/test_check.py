@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.analysis.check import CheckResult, check_reports, expectations_of
+from gradscope.analysis.check import check_reports, expectations_of
 from gradscope.analysis.policy import find_problems
 from gradscope.errors import ExitCode, SpecErrors, UsageError
 from gradscope.results import report as m
+from gradscope.results.check import CheckResult
 from tests import checks
 from tests.checks import CUT, SPEC, clean, every_kind, expectation, pair, report, variable
 

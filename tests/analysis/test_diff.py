@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from gradscope.analysis.diff import BOTH, NEITHER, ONLY_A, ONLY_B, DiffReport, compare
-from gradscope.analysis.diff_matrix import matrix
+from gradscope.analysis.diff import compare, matrix
 from gradscope.analysis.diff_words import why_not
 from gradscope.results import report as m
+from gradscope.results.diff import BOTH, NEITHER, ONLY_A, ONLY_B, DiffReport
 from gradscope.results.facts import Comparison, CutPoint, VariableFacts
 
 STOP = CutPoint("frozen", "StopGradient", "stopped", "x.yaml:17")

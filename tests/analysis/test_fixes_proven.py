@@ -27,15 +27,25 @@ CASES_DIR = Path(__file__).resolve().parents[1] / "cases" / "fixes"
 class Case:
     name: str
     kind: str  # the fix kind gradscope must suggest
-    door: str = "run"  # "run": a program; "inspect": a Python target's build()
-    #: for a program that leaves no ``grads`` (a fit): what its weights did, broken and fixed
+    #: "run": a program; "inspect": a Python target's build(); "mirrored": a spec
+    #: (``broken.yaml``) inspected under ``--strategy mirrored``, its ``broken.py`` the same
+    #: training step in bare TensorFlow
+    door: str = "run"
+    #: for a program that leaves no ``grads`` (a fit): what its weights did, broken and fixed;
+    #: for a target whose gradients are all there (``trains``): whether each loss went down
     changed: tuple[tuple[bool, ...], tuple[bool, ...]] | None = None
+    #: the fix is the loss's own (``LossResult.fix``), not a pair's: every pair may be ok
+    on_loss: bool = False
 
     def path(self, which: str) -> Path:
         return CASES_DIR / self.name / f"{which}.py"
 
+    def read(self) -> Path:
+        """The broken file gradscope reads (and its marks)."""
+        return self.path("broken").with_suffix(".yaml" if self.door == "mirrored" else ".py")
+
     def line(self, mark: str) -> list[int]:
-        text = self.path("broken").read_text().splitlines()
+        text = self.read().read_text().splitlines()
         return [i for i, line in enumerate(text, 1) if line.rstrip().endswith(f"# <- {mark}")]
 
 
@@ -63,7 +73,23 @@ CASES = [
         "compile-again",
         changed=((False, False, True, True), (True, True, False, False)),
     ),
+    # every call of the loss makes its variable again: a gradient comes back every step, but
+    # the update is thrown away with the variable, so the loss never goes down
+    Case("variable-per-call", "build-add-weight", "inspect", ((False,), (True,)), on_loss=True),
+    # a mean per replica: the replicas' summed gradient is twice the whole batch's (the loss's
+    # entry is the line named: a spec's loss is where the problem is located)
+    Case("per-replica-mean", "compute-average-loss", "mirrored", ((False, False), (True, True))),
 ]
+
+
+def _params() -> list[object]:
+    """The cases, a spec run under ``--strategy mirrored`` on the session's logical devices."""
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.replicas] if c.door == "mirrored"
+                         else []) for c in CASES]  # fmt: skip
+
+
+#: Plain SGD steps a target's loss is trained for, to see whether it goes down.
+STEPS = 3
 
 
 def _bare_gradients(case: Case, which: str) -> list[object]:
@@ -73,16 +99,34 @@ def _bare_gradients(case: Case, which: str) -> list[object]:
     import tensorflow as tf
 
     keras.backend.clear_session()
-    if case.door == "run":
+    if case.door in ("run", "mirrored"):
         found = runpy.run_path(str(case.path(which)), run_name="__main__")
         return list(found["grads"]) if "grads" in found else list(found["changed"])
     target = runpy.run_path(str(case.path(which)))["build"]()
+    if case.changed is not None:
+        return [_trains(loss) for loss in target["losses"].values()]
     out: list[object] = []
     for loss in target["losses"].values():
         with tf.GradientTape() as tape:
             value = loss()
         out += tape.gradient(value, list(tape.watched_variables()))
     return out
+
+
+def _trains(loss: object) -> bool:
+    """Whether ``STEPS`` plain SGD steps on the variables the loss reads make it go down."""
+    import tensorflow as tf
+
+    values = []
+    for _ in range(STEPS):
+        with tf.GradientTape() as tape:
+            value = loss()  # type: ignore[operator]
+        variables = list(tape.watched_variables())
+        for v, g in zip(variables, tape.gradient(value, variables), strict=True):
+            if g is not None:
+                v.assign_sub(0.01 * g)
+        values.append(float(value))
+    return values[-1] < values[0]
 
 
 def _usable(grad: object) -> bool:
@@ -105,11 +149,16 @@ def _fixes(case: Case) -> list[tuple[str, object]]:
                 if case.changed is None or s.trainable_changed]  # fmt: skip
     import gradscope
 
+    if case.door == "mirrored":
+        report = gradscope.inspect(str(case.read()), strategy="mirrored")
+        return [("problem", p.fix) for p in report.problems]
     found = gradscope.inspect(f"{case.path('broken')}:build")
+    if case.on_loss:
+        return [("loss", loss.fix) for loss in found.losses]
     return [(str(p.status), p.fix) for _, p in found.pairs()]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", _params())
 def test_fix_bare_tensorflow_gets_a_gradient_once_fixed(case: Case) -> None:
     broken = _bare_gradients(case, "broken")
     fixed = _bare_gradients(case, "fixed")
@@ -120,7 +169,7 @@ def test_fix_bare_tensorflow_gets_a_gradient_once_fixed(case: Case) -> None:
     assert fixed and all(_usable(g) for g in fixed), "the fix leaves a None or NaN gradient"
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", _params())
 def test_fix_names_the_kind_and_the_line(case: Case) -> None:
     found = _fixes(case)
     wrong = [(status, fix) for status, fix in found
@@ -128,7 +177,7 @@ def test_fix_names_the_kind_and_the_line(case: Case) -> None:
     assert wrong, "gradscope saw nothing wrong"
     assert all(fix is not None for _, fix in wrong), "a none or nan source has no fix"
     (line,) = case.line("fix")
-    at = f"broken.py:{line}"
+    at = f"{case.read().name}:{line}"
     kinds = [(fix.kind, fix.where) for _, fix in wrong]  # type: ignore[attr-defined]
     assert any(k == case.kind and w.endswith(at) for k, w in kinds), kinds
     for later in case.line("later"):
@@ -141,6 +190,7 @@ def test_fix_cases_each_have_both_programs() -> None:
     assert names == {c.name for c in CASES}
     for case in CASES:
         assert case.path("broken").exists() and case.path("fixed").exists()
+        assert case.read().exists() and case.read().with_stem("fixed").exists()
         assert len(case.line("fix")) == 1, f"{case.name}: mark exactly one line '# <- fix'"
 
 

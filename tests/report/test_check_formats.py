@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from gradscope.analysis.check import CheckResult
 from gradscope.report import CHECK_FORMATS, Format, render
+from gradscope.results.check import CheckResult
 from tests import checks
 
 RESULTS = {

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from gradscope.analysis.diff import DiffReport, compare
-from gradscope.analysis.diff_matrix import DiffMatrix, matrix
+from gradscope.analysis.diff import compare, matrix
 from gradscope.report import DIFF_FORMATS, Format, render
 from gradscope.results import report as m
+from gradscope.results.diff import DiffMatrix, DiffReport
 from gradscope.results.facts import Comparison, CutPoint, VariableFacts
 
 STOP = CutPoint("head1_frozen", "StopGradient", "stopped", "configs/x.yaml:31")

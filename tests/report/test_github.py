@@ -51,7 +51,7 @@ def test_github_escapes_as_the_actions_toolkit_does() -> None:
     assert escape_data("100% a\r\nb:c,d") == "100%25 a%0D%0Ab:c,d"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
     p = replace(checks.every_kind().problems[0], spec="dir,x/sp:ec.yaml", message="50%\nnext")
-    line = annotation(p)
+    line = annotation(p.finding())
     assert line.startswith("::error file=dir%2Cx/sp%3Aec.yaml,line=41,")
     # the newline was escaped once, when the problem was made (gradscope.printable)
     assert p.message == "50%\\nnext" and line.endswith("::50%25\\nnext")
@@ -60,5 +60,5 @@ def test_github_escapes_as_the_actions_toolkit_does() -> None:
 
 def test_github_kinds_have_titles() -> None:
     every = checks.every_kind(numeric=True, replicas=True)
-    titles = {_props(annotation(p))["title"] for p in every.problems}
+    titles = {_props(annotation(f))["title"] for f in every.findings()}
     assert titles == {f"gradscope {kind}" for kind in m.PROBLEM_KINDS}

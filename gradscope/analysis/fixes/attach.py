@@ -37,7 +37,7 @@ def fixed_losses(
                 str(pair.status),
                 pair.variable,
                 pair.cut_points,
-                note,
+                f"{pair.cause} {note}" if pair.cause else note,
                 f"loss `{loss.name}`",
                 loss.source,
                 "",
@@ -112,11 +112,12 @@ def _problem_fix(p: m.Problem, losses: Sequence[m.LossResult], spec: bool) -> Fi
                 f"`{p.variable}` holds integers, which get no gradient: declare it "
                 "not trainable (`trainable: false`, `trainable=False`).",
             )
+        cause = next((c for c in (_cause(r, p.variable) for r in losses) if c), "")
         e = Evidence(
             "none:disconnected" if not p.cut_points else "none:stopped",
             p.variable or "",
             p.cut_points,
-            "",
+            cause,
             "every loss",
             where,
             spec=spec,
@@ -139,6 +140,14 @@ def _pair(
     return None
 
 
+def _cause(loss: m.LossResult, variable: str | None) -> str:
+    """Why no path joins ``variable`` to ``loss``, when the front-end knows."""
+    try:
+        return loss.pair(variable).cause if variable is not None else ""
+    except KeyError:
+        return ""
+
+
 def _flows(loss: m.LossResult, variable: str) -> bool:
     try:
         return loss.pair(variable).status.has_gradient
@@ -157,6 +166,7 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
     out = []
     for call in calls:
         target = f"the loss made at {call.target_source}" if call.target_source else "the loss"
+        said = multiplier(target, call.site, call.multiplier) if call.multiplier else None
         sources = []
         reads = tuple(s.name for s in call.sources if s.status.has_gradient)
         for s in call.sources:
@@ -174,8 +184,12 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
                 reads=reads,
                 trainable_changed=s.trainable_changed,
                 nan_origin=s.nan_origin,
+                copy_of=s.copy_of,
             )
-            sources.append(replace(s, fix=fix_for(e)))
+            fix = fix_for(e)
+            if fix is None and s.status in ("ok", "zero") and said is not None:
+                fix = said  # what the output_gradients did to it
+            sources.append(replace(s, fix=fix))
         out.append(replace(call, sources=tuple(sources)))
     return out
 

@@ -185,6 +185,7 @@ class Calls:
             return orig(tape, target, sources, output_gradients, unconnected)
         with self.watcher.own_work():
             tensors = names.tensors_watched(tape, flat_s)  # before a non-persistent tape ends
+            given = values.multiplier(output_gradients)
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
@@ -196,7 +197,7 @@ class Calls:
             asked = (probe_ids, list(grads[len(flat_s) :]))
             with self.watcher.own_work():
                 self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors,
-                            asked)  # fmt: skip
+                            asked, given)  # fmt: skip
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -206,10 +207,12 @@ class Calls:
     def _after(self, state: SiteState, tape: Any, call: Any, flat_s: list[Any],
                flat_t: list[Any], user: list[Any], eager: bool,
                filled: list[Any], tensors: list[bool | None] | None = None,
-               asked: tuple[list[int], list[Any]] = ([], [])) -> None:  # fmt: skip
+               asked: tuple[list[int], list[Any]] = ([], []),
+               given: tuple[float, ...] = ()) -> None:  # fmt: skip
         """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
-        ``unconnected_gradients=ZERO``'s zeros; ``asked``: the probes and their gradients)
-        and arrange for its numbers."""
+        ``unconnected_gradients=ZERO``'s zeros; ``asked``: the probes and their gradients;
+        ``given``: the ``output_gradients`` multiplier's values) and arrange for its
+        numbers."""
         statics = names.statics(flat_s, user, call, self.recorder.created)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
@@ -223,7 +226,7 @@ class Calls:
         dead_ends()  # the last, most general cause: a model output no loss reads is more
         analyse.filled(statics, filled)
         user = filled
-        static = Static(statics, target_source)
+        static = Static(statics, target_source, multiplier=given)
         scale = self._scale_of(flat_t)
         graph = None if eager else flat_t[0].graph
         parts = self.gathering.add(state, Part(static, flat_t, user), graph)

@@ -27,6 +27,39 @@ import numpy as np
 Numbers = tuple[float | None, list[tuple[float, float] | None], float | None]
 
 
+#: A multiplier with more elements than this is not read (its values are not kept).
+MULTIPLIER_ELEMENTS = 1 << 20
+#: Distinct values of a multiplier kept (a few say "per element"; its sign is what matters).
+MULTIPLIER_VALUES = 8
+
+
+def multiplier(given: Any) -> tuple[float, ...]:
+    """The distinct values of a call's ``output_gradients`` (``grad_ys``), sorted; ``()``
+    when none was given or its values are not known (a tensor a traced function computes:
+    only a constant is read), or it is too large to read.
+
+    Example:
+        >>> multiplier(-1.0), multiplier(None), multiplier([[1.0, 2.0, 1.0]])
+        ((-1.0,), (), (1.0, 2.0))
+    """
+    if given is None:
+        return ()
+    import tensorflow as tf
+
+    found: set[float] = set()
+    for part in tf.nest.flatten(given):
+        if part is None:
+            continue
+        value = tf.get_static_value(part) if tf.is_tensor(part) else np.asarray(part)
+        if value is None or np.size(value) > MULTIPLIER_ELEMENTS:
+            return ()
+        found.update(float(v) for v in np.unique(np.asarray(value, dtype=np.float64)))
+    ordered = sorted(found)
+    if len(ordered) > MULTIPLIER_VALUES:
+        ordered = [*ordered[: MULTIPLIER_VALUES // 2], *ordered[-MULTIPLIER_VALUES // 2 :]]
+    return tuple(ordered)
+
+
 def dense(grad: Any) -> Any:
     """A numpy gradient, with ``IndexedSlices`` rows summed as densifying would."""
     values = getattr(grad, "values", None)

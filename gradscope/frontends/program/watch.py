@@ -52,6 +52,7 @@ class Static:
     notes: tuple[str, ...] = ()
     measured: bool = True  # False: no numbers are expected (a record of what a step does)
     replicas: list[list[analyse.SourceStatic]] = field(default_factory=list)  # strategy.run
+    multiplier: tuple[float, ...] = ()  # distinct values of the output_gradients given
 
 
 @dataclass
@@ -248,13 +249,14 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
         if not note and status == "zero" and s.branch:
             note = (PY_FUNCTION if s.branch_op == "EagerPyFunc" else UNTAKEN).format(s.branch)
+        note = note or _multiplied(status, static.multiplier, state.site)
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
                          for r, mine in enumerate(static.replicas))  # fmt: skip
         norm = norm if s.has_gradient else None
         origin = s.nan_origin if status == "nan" else None
         sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
                                     s.trainable_changed, replicas, nan_origin=origin,
-                                    attribute=s.attribute))  # fmt: skip
+                                    attribute=s.attribute, copy_of=s.copy_of))  # fmt: skip
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)
@@ -262,7 +264,23 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         notes += ("traced, never run: statuses from the trace, no numbers",)
     step = 0 if never_run else state.count
     return CallResult(state.site, state.api, state.mode, step, static.target_source,
-                      value, tuple(sources), notes, scale, tuple(n[0] for n in each))  # fmt: skip
+                      value, tuple(sources), notes, scale, tuple(n[0] for n in each),
+                      multiplier=static.multiplier)  # fmt: skip
+
+
+def _multiplied(status: str, multiplier: tuple[float, ...], site: str) -> str:
+    """A source's note when the call's ``output_gradients`` zeroes or flips its gradient (a
+    zero multiplier is where a zero gradient comes from; a negative one turns descent into
+    ascent); ``""`` otherwise."""
+    if not multiplier or status not in ("zero", "ok"):
+        return ""
+    shown = ", ".join(f"{v:g}" for v in multiplier)
+    if status == "zero" and multiplier == (0.0,):
+        return f"zeroed by output_gradients={shown} at {site}: every gradient of this call is 0"
+    if status == "ok" and multiplier[0] < 0:
+        every = "flipped" if multiplier[-1] < 0 else "flipped where its weight is negative"
+        return f"{every} by output_gradients={shown} at {site}: an optimizer ascends this loss"
+    return ""
 
 
 def _cause(source: SourceResult) -> tuple[str, str, list[dict[str, str]]]:
