@@ -62,9 +62,12 @@ class SourceResult:
     #: the attribute the user's code reaches it by (``box_head.kernel``), when it says more
     #: than the name (``frontends/keras_names.py``)
     attribute: str = ""
+    #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
+    #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
+    copy_of: tuple[str, str] = ("", "")
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "note", "attribute")  # one escaping of names
+        escape_fields(self, "name", "note", "attribute", "copy_of")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
@@ -79,6 +82,8 @@ class SourceResult:
             out["note"] = self.note
         if self.attribute:
             out["attribute"] = self.attribute
+        if self.copy_of[0]:
+            out["copy_of"] = {"variable": self.copy_of[0], "source": self.copy_of[1]}
         if self.nan_origin is not None:
             out["nan_origin"] = self.nan_origin.to_dict()
         if self.trainable_changed:

@@ -184,6 +184,7 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
                 reads=reads,
                 trainable_changed=s.trainable_changed,
                 nan_origin=s.nan_origin,
+                copy_of=s.copy_of,
             )
             fix = fix_for(e)
             if fix is None and s.status in ("ok", "zero") and said is not None:
