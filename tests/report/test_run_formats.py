@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import pytest
 
@@ -129,3 +130,28 @@ def test_run_stopped_is_a_warning_in_markdown_and_github() -> None:
     assert "stopped by --stop at step 2 of" in warning and "did not run" in warning
     assert not any(line.startswith("::warning") for line in
                    render(samples.clean_run(), Format.GITHUB).splitlines())  # fmt: skip
+
+
+def test_run_formats_list_the_findings_in_the_runs_order() -> None:
+    """Problems of two files, interleaved (train.py, model.py, then train.py again): JSON,
+    SARIF, GitHub annotations and Markdown list them in the run's order, one finding each."""
+    base = samples.run_report()
+    source = rr.SourceResult("u", "none:disconnected", None, (2,), False)
+    again = rr.CallResult("train.py:30", "GradientTape.gradient", rr.EAGER, 1, "train.py:29", 1.0,
+                          (source,))  # fmt: skip
+    calls = (*base.calls, again)
+    report = replace(base, calls=calls, problems=tuple(run_policy.problems_of(calls, ["g/*"])))
+    order = [("patch", "unexpected-none"), ("d/kernel", "nan"), ("u", "unexpected-none")]
+    assert [(p.variable, p.kind) for p in report.problems] == order
+    assert [(f.variable, f.kind) for f in report.findings()] == order
+    data = json.loads(render(report, Format.JSON))
+    assert [(p["variable"], p["kind"]) for p in data["problems"]] == order
+    sarif = json.loads(render(report, Format.SARIF))["runs"][0]["results"]
+    assert [(r["properties"]["variable"], r["ruleId"]) for r in sarif] == order
+    errors = [x for x in render(report, Format.GITHUB).splitlines() if x.startswith("::error")]
+    assert [x.split(",")[0] for x in errors] == [
+        "::error file=train.py", "::error file=model.py", "::error file=train.py"]  # fmt: skip
+    problems = render(report, Format.MARKDOWN).split("### Problems")[1].split("\n\n")[1]
+    items = [x for x in problems.splitlines() if x.startswith("- **")]
+    assert [x.split("**")[1] for x in items] == [k for _, k in order]
+    assert "patch" in items[0] and "d/kernel" in items[1] and " u " in items[2]
