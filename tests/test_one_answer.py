@@ -33,13 +33,14 @@ def build():
 """
 
 
-def _bare_none(folder: Path) -> set[str]:
-    """The variables bare TensorFlow gives no gradient from the target's loss."""
+def _bare_none(folder: Path, file: str = "unread_head.py") -> set[str]:
+    """The variables of the file's ``model`` bare TensorFlow gives no gradient from its
+    ``loss()``."""
     import importlib.util
 
     import tensorflow as tf
 
-    spec = importlib.util.spec_from_file_location("unread_head_bare", folder / "unread_head.py")
+    spec = importlib.util.spec_from_file_location(f"{file[:-3]}_bare", folder / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -133,3 +134,83 @@ def run_subprocess_python(program: Path) -> dict:
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stderr.splitlines() if x.startswith("BARE"))
     return json.loads(line[4:])
+
+
+SKIPPED_LAYER = """\
+import keras
+import tensorflow as tf
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__(name="net")
+        self.a = keras.layers.Dense(4, name="a")
+        self.unused = keras.layers.Dense(4, name="unused")
+        self.out = keras.layers.Dense(1, name="out")
+
+    def call(self, x):
+        return self.out(self.a(x))  # self.unused is never called
+
+
+model = Net()
+x = tf.ones((2, 3))
+model(x)
+model.unused(tf.ones((2, 4)))  # built, but on no path of call()
+
+
+def loss():
+    return tf.reduce_sum(model(x))
+
+
+def build():
+    return {"losses": {"main": loss}, "variables": model.trainable_variables}
+
+
+if __name__ == "__main__":
+    with tf.GradientTape() as tape:
+        value = loss()
+    tape.gradient(value, model.trainable_variables)
+"""
+
+PROGRAM_TAIL = """
+
+if __name__ == "__main__":
+    with tf.GradientTape() as tape:
+        value = loss()
+    tape.gradient(value, model.trainable_variables)
+"""
+
+
+def _notes(run_cli, folder: Path, script: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The cause of each disconnected variable: check's (a target) and run's (a program)."""
+    checked = run_cli("check", f"{script}:build", "--format", "json", cwd=folder)
+    assert checked.returncode == 1, checked.stderr
+    (loss,) = json.loads(checked.stdout)["losses"].values()
+    inspected = {n: p.get("note", "") for n, p in loss["variables"].items()
+                 if p["status"] == "none:disconnected"}  # fmt: skip
+    code, out, _ = _invoke("--format", "json", "--output", "-", str(folder / script))
+    assert code == 1  # the run fails on the same None gradients
+    (call,) = json.loads(out[out.index("{\n") :])["calls"]
+    ran = {n: s.get("note", "") for n, s in call["sources"].items()
+           if s["status"] == "none:disconnected"}  # fmt: skip
+    return inspected, ran
+
+
+def test_check_of_a_target_names_the_unread_output_as_run_does(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "unread_head.py").write_text(UNREAD_HEAD + PROGRAM_TAIL, encoding="utf-8")
+    none = _bare_none(tmp_path)
+    inspected, ran = _notes(run_cli, tmp_path, "unread_head.py")
+    assert set(inspected) == set(ran) == none
+    said = "reaches only output 'aux_head' of model 'detector', which the loss made at "
+    for name in none:  # the same cause; each names its own loss line
+        assert inspected[name].startswith(said) and ran[name].startswith(said)
+
+
+def test_check_of_a_target_names_the_skipped_layer_as_run_does(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "skipped.py").write_text(SKIPPED_LAYER, encoding="utf-8")
+    none = _bare_none(tmp_path, "skipped.py")
+    inspected, ran = _notes(run_cli, tmp_path, "skipped.py")
+    assert set(inspected) == set(ran) == none == {"unused/kernel", "unused/bias"}
+    said = ("reaches no output of model 'net': its layer is not on the path from the model's "
+            "inputs to its outputs")  # fmt: skip
+    assert set(inspected.values()) == set(ran.values()) == {said}

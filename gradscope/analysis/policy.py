@@ -124,11 +124,12 @@ def _pair_problem(
     connected = _first(e.connected, name)
     if connected is None or pair.status == m.OK:
         return None
+    why = words.why_none(pair.status, pair.cut_points, pair.cause)
     what = (
-        "an all-zero gradient from `{loss}`, which trains nothing"
+        f"an all-zero gradient from `{loss.name}`, which trains nothing"
         if pair.status == m.ZERO
-        else "no gradient from `{loss}`: " + words.why_none(pair.status, pair.cut_points)
-    ).format(loss=loss.name)
+        else f"no gradient from `{loss.name}`: {why}"
+    )
     return m.Problem(loss.name, name, m.UNEXPECTED_NONE,
                      f"`{name}` gets {what}, but expect.{loss.name}.connected lists "
                      f"`{connected.glob}`",
@@ -176,8 +177,11 @@ def _never_trained(
                 "that is not floating-point (declare it `trainable: false`)"
             )
         else:
+            cause = next((p.cause for p in pairs if p.cause), "")
             if cuts:
                 message += f"; its paths are cut at {words.cuts_quoted(cuts)}"
+            elif cause:
+                message += f": it {cause}"
             elif pairs and all(p.status == m.EXCLUDED for p in pairs):
                 message += "; it is outside every loss's `vars`"
             message += " (list it under expect.<loss>.none if it is meant to be unused)"

@@ -58,6 +58,7 @@ def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: st
                 sparse=pair.sparse,
                 cut_points=cuts,
                 nan_origin=pair.nan_origin if status == m.NAN else None,
+                cause=pair.cause if status == m.DISCONNECTED else "",
             )
         )
     return m.LossResult(loss.name, loss.value, tuple(pairs), source, loss.notes)

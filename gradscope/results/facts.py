@@ -140,6 +140,9 @@ class PairFacts:
     #: False: a gradient exists but its value was never computed (``gradscope run``: a
     #: graph-mode call no ``Session.run`` ran, a function traced and never called)
     measured: bool = True
+    #: why there is no path, when the front-end knows (a Keras output no loss reads, a
+    #: layer the model's call skips), worded by ``results/words.py``
+    cause: str = ""
 
 
 @dataclass(frozen=True)

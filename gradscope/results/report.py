@@ -103,6 +103,9 @@ class PairResult:
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+    #: why a ``none:disconnected`` pair has no path, when the front-end knows (``note`` in
+    #: JSON, as a ``gradscope run`` source's)
+    cause: str = ""
 
     def __post_init__(self) -> None:
         escape_fields(self, "variable")  # one escaping of names
@@ -125,6 +128,8 @@ class PairResult:
             out["replicas"] = [r.to_dict() for r in self.replicas]
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()
+        if self.cause:
+            out["note"] = self.cause
         return out
 
 
@@ -185,6 +190,14 @@ class Problem:
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
         return (self.spec, self.loss, self.variable, self.kind)
+
+    @classmethod
+    def of(cls, finding: Finding) -> Problem:
+        """A finding as a report's problem (a timeline's, under ``check --timeline``): the
+        same kind, place, message, cut points and fix."""
+        return cls(finding.loss, finding.variable, finding.kind, finding.message,
+                   finding.cut_points, finding.file, finding.location.line, finding.known,
+                   finding.fix)  # fmt: skip
 
     def finding(self, report: str = "") -> Finding:
         """The problem as a finding of the report for ``report`` (its spec or target), which

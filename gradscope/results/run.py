@@ -62,9 +62,12 @@ class SourceResult:
     #: the attribute the user's code reaches it by (``box_head.kernel``), when it says more
     #: than the name (``frontends/keras_names.py``)
     attribute: str = ""
+    #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
+    #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
+    copy_of: tuple[str, str] = ("", "")
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "note", "attribute")  # one escaping of names
+        escape_fields(self, "name", "note", "attribute", "copy_of")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
@@ -79,6 +82,8 @@ class SourceResult:
             out["note"] = self.note
         if self.attribute:
             out["attribute"] = self.attribute
+        if self.copy_of[0]:
+            out["copy_of"] = {"variable": self.copy_of[0], "source": self.copy_of[1]}
         if self.nan_origin is not None:
             out["nan_origin"] = self.nan_origin.to_dict()
         if self.trainable_changed:
@@ -263,7 +268,7 @@ class RunReport(Displayed):
 
     def findings(self) -> tuple[Finding, ...]:
         """Every problem as a finding at its call site's line, about the watched call
-        (``CallResult.label``), file by file (``files``)."""
+        (``CallResult.label``), in the run's order."""
         labels = {(c.site, c.step): c.label for c in self.calls}
         return tuple(
             Finding(
@@ -274,11 +279,9 @@ class RunReport(Displayed):
                 fix=p.fix,
                 loss=labels.get((p.site, p.step)),
                 variable=p.variable,
-                report=path,
+                report=file_of(p.site),
             )
-            for path in self.files()
             for p in self.problems
-            if file_of(p.site) == path
         )
 
     def sites(self) -> Iterator[str]:

@@ -98,6 +98,35 @@ def cut_names_at(cuts: Sequence[Cut]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
+def unread_outputs(heads: Sequence[str], model: str, loss: str = "the loss", *,
+                   compiled: bool = False, part: str = "") -> str:  # fmt: skip
+    """Why a variable of a Keras model gets no gradient: the outputs it reaches (``heads``,
+    each once) are read by no loss. ``compiled``: the model trains with Keras' own step,
+    whose loss is ``compile()``'s; ``part``: the call's loss is that compiled loss alone (one
+    output's).
+
+    Example:
+        >>> unread_outputs(["aux"], "detector", "the loss")
+        "reaches only output 'aux' of model 'detector', which the loss does not read"
+    """
+    named = ", ".join(f"'{h}'" for h in dict.fromkeys(heads))
+    outputs = f"output{'s' if len(dict.fromkeys(heads)) > 1 else ''} {named}"
+    if part:  # one loss of several: the others read those outputs
+        return f"reaches only {outputs}, which loss '{part}' does not read"
+    if compiled:
+        return f"reaches only {outputs}, which no loss reads (compile() gives it no loss)"
+    return f"reaches only {outputs} of model '{model}', which {loss} does not read"
+
+
+def off_path(model: str) -> str:
+    """Why a variable of a Keras model gets no gradient: its layer is on no path from the
+    model's inputs to its outputs (a layer ``call`` skips)."""
+    return (
+        f"reaches no output of model '{model}': its layer is not on the path from the model's "
+        "inputs to its outputs"
+    )
+
+
 #: What each status means, in a legend (contract section 2).
 MEANING: Mapping[Status, str] = {
     Status.OK: "gradient flows",
@@ -114,15 +143,16 @@ MEANING: Mapping[Status, str] = {
 }
 
 
-def why_none(status: str, cuts: Iterable[Cut]) -> str:
-    """Why a pair has no usable gradient, in one clause of a problem's message.
+def why_none(status: str, cuts: Iterable[Cut], cause: str = "") -> str:
+    """Why a pair has no usable gradient, in one clause of a problem's message; ``cause``:
+    why no path leads to the loss, when the front-end knows (:func:`unread_outputs`).
 
     Example:
         >>> why_none(Status.DISCONNECTED, [])
         'no path leads from it to the loss'
     """
     if status == Status.DISCONNECTED:
-        return "no path leads from it to the loss"
+        return f"it {cause}" if cause else "no path leads from it to the loss"
     if status == Status.EXCLUDED:
         return "it is outside the loss's `vars`"
     if status == Status.FROZEN:

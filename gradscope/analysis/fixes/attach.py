@@ -37,7 +37,7 @@ def fixed_losses(
                 str(pair.status),
                 pair.variable,
                 pair.cut_points,
-                note,
+                f"{pair.cause} {note}" if pair.cause else note,
                 f"loss `{loss.name}`",
                 loss.source,
                 "",
@@ -112,11 +112,12 @@ def _problem_fix(p: m.Problem, losses: Sequence[m.LossResult], spec: bool) -> Fi
                 f"`{p.variable}` holds integers, which get no gradient: declare it "
                 "not trainable (`trainable: false`, `trainable=False`).",
             )
+        cause = next((c for c in (_cause(r, p.variable) for r in losses) if c), "")
         e = Evidence(
             "none:disconnected" if not p.cut_points else "none:stopped",
             p.variable or "",
             p.cut_points,
-            "",
+            cause,
             "every loss",
             where,
             spec=spec,
@@ -137,6 +138,14 @@ def _pair(
             except KeyError:
                 return None
     return None
+
+
+def _cause(loss: m.LossResult, variable: str | None) -> str:
+    """Why no path joins ``variable`` to ``loss``, when the front-end knows."""
+    try:
+        return loss.pair(variable).cause if variable is not None else ""
+    except KeyError:
+        return ""
 
 
 def _flows(loss: m.LossResult, variable: str) -> bool:
@@ -175,6 +184,7 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
                 reads=reads,
                 trainable_changed=s.trainable_changed,
                 nan_origin=s.nan_origin,
+                copy_of=s.copy_of,
             )
             fix = fix_for(e)
             if fix is None and s.status in ("ok", "zero") and said is not None:

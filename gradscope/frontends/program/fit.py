@@ -17,6 +17,7 @@ from typing import Any
 
 from gradscope.engine import cuts as flow
 from gradscope.frontends.program.analyse import SourceStatic
+from gradscope.results import words
 
 _local = threading.local()
 
@@ -153,8 +154,7 @@ def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any
             continue
         owner = [m for m, _ in seen if any(v is variables[i] for v in m.variables)]
         if owner:
-            statics[i].note = (f"reaches no output of model '{owner[0].name}': its layer is not "
-                               "on the path from the model's inputs to its outputs")  # fmt: skip
+            statics[i].note = words.off_path(owner[0].name)
 
 
 def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
@@ -162,17 +162,9 @@ def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
     """The note of a source whose model outputs no loss reads: those of the model called
     last (nearest the loss), each named once (a model called twice)."""
     last = reached[-1][0]
-    names = list(dict.fromkeys(f"'{n}'" for m, n in reached if m is last))
-    heads, plural = ", ".join(names), "s" if len(names) > 1 else ""
-    if part:  # one loss of several: the others read those outputs
-        return f"reaches only output{plural} {heads}, which loss '{part}' does not read"
-    if compiled:
-        return (
-            f"reaches only output{plural} {heads}, which no loss reads (compile() gives it no loss)"
-        )
-    model = last.name
+    heads = [n for m, n in reached if m is last]
     loss = f"the loss made at {target_source}" if target_source else "the loss"
-    return f"reaches only output{plural} {heads} of model '{model}', which {loss} does not read"
+    return words.unread_outputs(heads, last.name, loss, compiled=compiled, part=part)
 
 
 def _keras_step(model: Any) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gradscope.frontends import keras_names
-from gradscope.frontends.program import sites
+from gradscope.frontends.program import copies, sites
 from gradscope.frontends.program.analyse import SourceStatic
 from gradscope.frontends.program.eager import EagerCall
 from gradscope.frontends.python import frames
@@ -32,7 +32,8 @@ def statics(flat_s: list[Any], grads: list[Any], call: Any,
         shape = tuple(s.shape.as_list()) if s.shape.rank is not None else ()
         out.append(SourceStatic(name, shape, g is not None,
                                 sparse=isinstance(g, tf.IndexedSlices),
-                                attribute=printable(attribute)))  # fmt: skip
+                                attribute=printable(attribute),
+                                copy_of=copies.copy_of(s)))  # fmt: skip
     return out
 
 

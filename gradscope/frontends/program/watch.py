@@ -256,7 +256,7 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         origin = s.nan_origin if status == "nan" else None
         sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
                                     s.trainable_changed, replicas, nan_origin=origin,
-                                    attribute=s.attribute))  # fmt: skip
+                                    attribute=s.attribute, copy_of=s.copy_of))  # fmt: skip
     notes = static.notes
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)

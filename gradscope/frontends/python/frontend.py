@@ -132,6 +132,7 @@ class PythonFrontend:
         facts = _with_eager(
             self.tf, model, facts, request.compare, request.device, request.progress, ran
         )
+        facts = _with_causes(facts, model.causes())
         self.notes += list(model.notes)
         if not self.resolved.target.eager_check:
             self.notes.append("eager_check is off: traced and eager gradients were not compared")
@@ -245,3 +246,20 @@ def _answer(model: PythonModel, loss: LossFacts, found: eager_pass.EagerLoss | N
         model.returned[loss.name] = found.returned
     notes += findings.notes_for(model, loss, None, model.chosen)
     return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
+
+
+def _with_causes(facts: RunFacts, causes: dict[str, dict[str, str]]) -> RunFacts:
+    """``facts`` with the cause of each pair no path joins (``heads.py``), where known."""
+    if not any(causes.values()):
+        return facts
+    losses = []
+    for loss in facts.losses:
+        said = causes.get(loss.name, {})
+        pairs = tuple(
+            dataclasses.replace(p, cause=said[p.variable])
+            if p.variable in said and p.requested and not p.reachable and not p.has_gradient
+            else p
+            for p in loss.pairs
+        )
+        losses.append(dataclasses.replace(loss, pairs=pairs))
+    return dataclasses.replace(facts, losses=tuple(losses))

@@ -14,11 +14,12 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gradscope.engine import retrace
 from gradscope.engine.messages import tf_message
 from gradscope.engine.protocol import LossEntry, VariableEntry
 from gradscope.engine.tf_import import import_tensorflow
 from gradscope.errors import Location, TargetError
-from gradscope.frontends.python import frames, isolation
+from gradscope.frontends.python import frames, heads, isolation
 from gradscope.frontends.python import variables as tv
 from gradscope.frontends.python.ending import TargetEnded
 from gradscope.frontends.python.resolve import Resolved
@@ -115,6 +116,8 @@ class PythonModel:
         self.chosen: list[tv.Chosen] = []
         self.notes: list[str] = []  # about the whole target, for the report
         self.touched: list[Any] = []  # every variable the traced losses read or wrote
+        self.model_calls: dict[str, heads.Calls] = {}  # Keras model calls each loss made
+        self.loss_tensors: dict[str, Any] = {}  # each traced loss's tensor
 
     @property
     def target(self) -> str:
@@ -133,8 +136,10 @@ class PythonModel:
             if self.wanted is not None and name not in self.wanted:
                 continue
             first = len(self.graph.get_operations())
-            with self.registry.collect() as created:
+            calls: heads.Calls = []
+            with self.registry.collect() as created, heads.recording(calls):
                 value = self._call(name, fn)
+            self.model_calls[name] = calls
             self.created[name] = created
             self.loss_ops[name] = self.graph.get_operations()[first:]
             for v in _watched(self.graph):
@@ -149,6 +154,19 @@ class PythonModel:
             VariableEntry(c.name, c.variable, c.trainable, c.source, c.attribute)
             for c in self.chosen
         ]
+
+    def causes(self) -> dict[str, dict[str, str]]:
+        """Per traced loss, the cause of each variable of a Keras model it called that it
+        does not read (``heads.py``): an output no loss reads, a layer ``call`` skips."""
+        names = {id(retrace.handle(c.variable)): c.name for c in self.chosen}
+        out = {}
+        for name, calls in self.model_calls.items():
+            tensor = self.loss_tensors.get(name)
+            if tensor is None or not calls or name in self.failed:
+                continue
+            site = self.loss_site(name)
+            out[name] = heads.causes(self.graph, calls, tensor, names, str(site) if site else "")
+        return out
 
     def _call(self, name: str, fn: Callable[[], Any]) -> Any:
         """Call one loss inside the trace; a failure is answered eagerly (module docstring)."""
@@ -175,9 +193,10 @@ class PythonModel:
         if name in self.failed:  # a stand-in, replaced by the eager answer
             return LossEntry(name, self.tf.constant(0.0), location)
         target = self.resolved.target
+        tensor = self.loss_tensors[name] = self._tensor(name, value, site)
         return LossEntry(
             name,
-            self._tensor(name, value, site),
+            tensor,
             location,
             grad_ys=(target.grad_loss or {}).get(name),
             stop_tensors=self._stopped(name, (target.stop_gradients or {}).get(name, ())),

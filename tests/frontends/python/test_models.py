@@ -85,12 +85,14 @@ def test_subclassed_model_with_a_stop_gradient_layer_in_a_loose_file(
     assert "notes" not in report["losses"]["mse"]  # Keras building on the first call is fine
     unexpected = [p for p in report["problems"] if p["kind"] == "unexpected-none"]
     assert {p["variable"] for p in unexpected} == {"net/encoder/kernel", "net/encoder/bias"}
-    # expect points at the glob in build(); never-trained at the user's line that built the
-    # layer (Keras builds a subclassed model's layers lazily, on its first call)
+    # expect points at the glob in build(); the variable itself at the user's line that built
+    # the layer (Keras builds a subclassed model's layers lazily, on its first call)
     glob = line_of(LOOSE, '{"connected": ["*"]}')
     assert unexpected[0]["source"] == f"loose_model.py:{glob}"
-    never = [p for p in report["problems"] if p["kind"] == "never-trained"]
-    assert never[0]["source"] == f"loose_model.py:{line_of(LOOSE, 'tf.square(net(X) - Y)')}"
+    built = f"loose_model.py:{line_of(LOOSE, 'tf.square(net(X) - Y)')}"
+    assert report["variables"]["net/encoder/kernel"]["source"] == built
+    # one variable, one problem (issue 29): no second never-trained problem for them
+    assert not [p for p in report["problems"] if p["kind"] == "never-trained"]
 
 
 def test_layer_that_writes_with_assign(in_data: None, mypkg: ModuleType) -> None:
