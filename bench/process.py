@@ -16,7 +16,8 @@ Goals: ``gradscope run`` at most 1.10x plain on every program of 64 steps or mor
 the op counts of ResNet50's and the small model's train steps, and the one-time cost per op
 (how it grows with the model).
 
-    python bench/process.py [--runs 3] [--only resnet50-64 mlp ...] [--device cpu|gpu|auto]
+    python bench/process.py [--runs 3] [--big-runs 2] [--only resnet50-64 mlp ...] [--ops]
+                            [--device cpu|gpu|auto]
 
 ``--device cpu`` hides any GPU (``CUDA_VISIBLE_DEVICES=``); ``--device gpu`` requires one
 (figures on a GPU need a GPU machine).
@@ -180,10 +181,17 @@ tf.compat.v1.disable_eager_execution()
 tf.compat.v1.set_random_seed(0)
 x = tf.compat.v1.placeholder(tf.float32, (None, 64))
 y = tf.compat.v1.placeholder(tf.int64, (None,))
+def dense(h, width, name):
+    with tf.compat.v1.variable_scope(name):
+        w = tf.compat.v1.get_variable("kernel", (h.shape[-1], width),
+                                      initializer=tf.compat.v1.glorot_uniform_initializer())
+        b = tf.compat.v1.get_variable("bias", (width,), initializer=tf.zeros_initializer())
+    return tf.matmul(h, w) + b
+
 h = x
 for i in range(3):
-    h = tf.compat.v1.layers.dense(h, 256, tf.nn.relu, name=f"dense{i}")
-logits = tf.compat.v1.layers.dense(h, 10, name="logits")
+    h = tf.nn.relu(dense(h, 256, f"dense{i}"))
+logits = dense(h, 10, "logits")
 loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
 train = tf.compat.v1.train.AdamOptimizer(1e-3).minimize(loss)
 rng = np.random.default_rng(0)
@@ -392,6 +400,7 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per way (alternating)")
+    parser.add_argument("--big-runs", type=int, help="runs of the ResNet50 rows (default: --runs)")
     parser.add_argument("--only", nargs="*", help="rows to run (default: all)")
     parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     parser.add_argument(
@@ -412,7 +421,8 @@ def main() -> None:
     try:
         files = write_programs(where)
         for row in wanted:
-            for _ in range(args.runs):
+            big = row.program == "resnet50" and args.big_runs is not None
+            for _ in range(args.big_runs if big else args.runs):
                 for way in row.ways:
                     got = measure(command(way, row, files), env)
                     row.samples.setdefault(way, []).append(got)
