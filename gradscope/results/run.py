@@ -279,7 +279,7 @@ class RunReport(Displayed):
 
     def findings(self) -> tuple[Finding, ...]:
         """Every problem as a finding at its call site's line, about the watched call
-        (``CallResult.label``), file by file (``files``)."""
+        (``CallResult.label``), in the run's order."""
         labels = {(c.site, c.step): c.label for c in self.calls}
         return tuple(
             Finding(
@@ -290,11 +290,9 @@ class RunReport(Displayed):
                 fix=p.fix,
                 loss=labels.get((p.site, p.step)),
                 variable=p.variable,
-                report=path,
+                report=file_of(p.site),
             )
-            for path in self.files()
             for p in self.problems
-            if file_of(p.site) == path
         )
 
     def sites(self) -> Iterator[str]:

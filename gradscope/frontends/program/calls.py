@@ -361,7 +361,7 @@ class Calls:
     def _numbers_in_graph(self, state: SiteState, static: Static, flat_t: list[Any],
                           grads: list[Any], scale: Any = None, sources: list[Any] | None = None,
                           parts: Sequence[Part] = (),
-                          origins: Callable[[Any], None] | None = None) -> None:  # fmt: skip
+                          origins: origin.InGraph | None = None) -> None:  # fmt: skip
         jit = any(getattr(fn, "_jit_compile", False) for fn in self.calling())
         box = self.boxes.new(state) if jit else None  # XLA compiles no py_function (xla.py)
         flag = self._flag()
@@ -389,14 +389,13 @@ class Calls:
                 if watcher.timeline is not None and sources is not None:
                     weights = [graphs.value_before(graph, s) for s in sources]
                     raw = watcher.timeline.histograms  # TensorBoard's need the elements
-                if origins is not None and box is None and len(parts) <= 1:
-                    origins(flag)  # before the numbers: their record reads the origin
                 if len(parts) > 1:
                     rows = [(p.targets, p.grads) for p in parts]
                     values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
                                              weights, raw, box)  # fmt: skip
                     return
-                values.in_graph(flag, flat_t, grads, sink, scale, weights, raw, box)
+                values.in_graph(flag, flat_t, grads, sink, scale, weights, raw, box,
+                                None if box is not None else origins)  # fmt: skip
 
         if getattr(graph, "experimental_acd_manager", None) is None:
             add()  # a branch of a cond or a loop: no end of trace to wait for
