@@ -26,8 +26,9 @@ pictures: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
-# One pytest worker per core (at most 4: each holds TensorFlow and its models).
-PYTEST_WORKERS ?= -n auto --maxprocesses 4
+# One pytest worker per core (at most 4: each holds TensorFlow and its models). Whole files go
+# to a worker (a module fixture runs once), the costliest first (tests/conftest.py: FIRST).
+PYTEST_WORKERS ?= -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_WORKERS)

@@ -141,6 +141,31 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
 
 
+#: Test files that cost the most CPU or wall time (processes of their own, a module fixture
+#: that runs several): first in the collection. ``make test`` hands whole files to its workers
+#: (``--dist loadfile``, so a module fixture runs once, not once per worker that got one of its
+#: tests) in this order, so none of these is left to run alone at the end.
+FIRST = (
+    "tests/test_same_weights.py",
+    "tests/_watch/test_notebook.py",
+    "tests/_watch/test_pytest_plugin.py",
+    "tests/cli/test_run_processes.py",
+    "tests/frontends/program/test_replicas.py",
+    "tests/cli/test_run_exits.py",
+    "tests/test_hostile.py",
+    "tests/distribute/test_target.py",
+    "tests/distribute/test_workers.py",
+    "tests/distribute/test_run.py",
+    "tests/cli/test_progress.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of :data:`FIRST` first, in its order; every other test as collected."""
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(FIRST)))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Import TensorFlow once, before any test, when a test needs it; make the logical CPU
     devices ``replicas`` tests run on; then freeze what the imports made.

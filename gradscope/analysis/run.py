@@ -21,8 +21,19 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
     ``trainable`` flag the traced Keras train step disagrees with
     (``frontends/program/trainable.py``), ``never-trained`` (the step leaves it out; an
     ``--allow-none`` glob allows it too) or ``unexpected-connected`` (frozen, still trained).
-    One problem per site (with its ``via``), source and kind (its first step)."""
+    One problem per site (with its ``via``), source and kind (its first step). A variable a
+    Keras model holds where Keras does not track it, read by a call's tape and asked for by
+    no call of the program (``CallResult.unasked``), is ``never-trained`` at the first call
+    that read it, unless an ``--allow-none`` glob names it."""
     seen: dict[tuple[str, tuple[str, ...], str, str], RunProblem] = {}
+    asked = {s.name for call in calls for s in call.sources}
+    for call in calls:
+        for name, attribute in call.unasked:
+            allowed = any(fnmatch.fnmatchcase(name, p) for p in allow_none)
+            once: tuple[str, tuple[str, ...], str, str] = ("", (), name, m.NEVER_TRAINED)
+            if name not in asked and not allowed and once not in seen:
+                seen[once] = RunProblem(call.site, call.step, name, m.NEVER_TRAINED,
+                                       _untracked(call, name, attribute), (), call.via)  # fmt: skip
     for call in calls:
         for s in call.sources:
             kind = _kind(s, allow_none)
@@ -36,6 +47,14 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
                 seen[key] = RunProblem(call.site, call.step, s.name, m.REPLICA_MISMATCH,
                                        _mismatch(call, s), s.cut_points, call.via)  # fmt: skip
     return list(seen.values())
+
+
+def _untracked(call: CallResult, name: str, attribute: str) -> str:
+    return (
+        f"{name} (the model's `{attribute}`) is a tf.Variable that Keras does not track: the "
+        f"loss of {call.api} at {call.where} reads it, but model.trainable_variables leaves "
+        "it out and no gradient call of the program asks for it, so it never trains"
+    )
 
 
 def _mismatch(call: CallResult, source: SourceResult) -> str:

@@ -4,7 +4,8 @@ Each format is one module of ``gradscope.report`` whose ``render(result, ...)`` 
 result (``Result``); ``gradscope.report.render`` picks the module with a ``match`` on
 ``Format`` that ends in ``assert_never``, so mypy proves every member is handled. Adding a
 format is one module, one member here (and in the tuples of the commands that offer it), and
-one test file.
+one test file, ``tests/report/test_format_<name>.py`` (the hand-made results it draws are in
+``tests/report/samples.py``).
 """
 
 from __future__ import annotations

@@ -133,8 +133,8 @@ def _problems(report: m.Report) -> list[str]:
     from gradscope.report.rows import problem_rows
 
     out = ["<h2>Problems</h2>", '<ul class="problems">']
-    for row in problem_rows(report.problems):  # alike ones gathered, as in the table
-        p = row.problem
+    for row in problem_rows(report.findings()):  # alike ones gathered, as in the table
+        p = row.finding
         kind = f'<span class="{"known" if p.known else "kind"}">{escape(p.kind)}</span>'
         message = _CODE.sub(r"<code>\1</code>", escape(row.message))
         out.append(f"<li>{kind}{' (known)' if p.known else ''}: {message}</li>")

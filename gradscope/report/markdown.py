@@ -15,6 +15,7 @@ from gradscope.results import report as m
 from gradscope.results import run as rr
 from gradscope.results.check import CheckResult
 from gradscope.results.diff import BOTH, REACHES, Diff, DiffMatrix, DiffReport
+from gradscope.results.finding import Finding
 from gradscope.results.fix import Fix
 
 if TYPE_CHECKING:
@@ -116,10 +117,10 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
         ]
     if problems and report.problems:
         lines += ["", "**Problems**", ""]
-        for p in report.problems:
-            known = " (known)" if p.known else ""
-            lines.append(f"- **{p.kind}**{known}: {prose(p.message)}")
-            lines += fix_item(p.fix)
+        for f in report.findings():
+            known = " (known)" if f.known else ""
+            lines.append(f"- **{f.kind}**{known}: {prose(f.message)}")
+            lines += fix_item(f.fix)
     lines += mermaid.sections(report)  # a picture per loss with a problem, when drawn
     notes = style.note_rows(report)
     if notes:
@@ -145,10 +146,10 @@ def report_document(report: m.Report, *, color: bool = False, width: int = 120) 
 # -- check -----------------------------------------------------------------------------------
 
 
-def _problem(p: m.Problem) -> str:
-    mark = "☑️ **known**" if p.known else "❌"
-    line = f"- {mark} **{p.kind}** {code(f'{p.spec}:{p.line}')}: {prose(p.message)}"
-    return "\n".join([line, *fix_item(p.fix)])
+def _finding(f: Finding) -> str:
+    mark = "☑️ **known**" if f.known else "❌"
+    line = f"- {mark} **{f.kind}** {code(f'{f.file}:{f.location.line}')}: {prose(f.message)}"
+    return "\n".join([line, *fix_item(f.fix)])
 
 
 def _specs(result: CheckResult) -> list[str]:
@@ -181,8 +182,8 @@ def check_document(result: CheckResult, *, color: bool = False, width: int = 120
         where += f" · baseline {code(result.baseline)}"
     lines = [f"### {icon} gradscope check {prose(result.verdict())}", "", where, ""]
     if result.problems:
-        ordered = sorted(result.problems, key=lambda p: p.known)
-        lines += ["**Problems**", "", *[_problem(p) for p in ordered], ""]
+        ordered = sorted(result.findings(), key=lambda f: f.known)
+        lines += ["**Problems**", "", *[_finding(f) for f in ordered], ""]
     if result.fixed:
         lines += ["**Fixed since the baseline**", ""]
         lines += [f"- {kind} {code(loss or '-')} × {code(var or '-')} in {code(spec)}"
@@ -354,8 +355,8 @@ def run_document(report: rr.RunReport, *, color: bool = False, width: int = 120)
         lines += _call(call)
     if report.problems:
         lines += ["### Problems", ""]
-        for p in report.problems:
-            lines += [f"- **{p.kind}**: {escape(p.message)}", *fix_item(p.fix)]
+        for f in report.findings():
+            lines += [f"- **{f.kind}**: {escape(f.message)}", *fix_item(f.fix)]
         lines.append("")
     lines += [f"> {escape(n)}" for n in report.notes]
     lines.append(f"**{escape(run_summary(report))}**")

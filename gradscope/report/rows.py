@@ -19,6 +19,7 @@ from gradscope.report import style
 from gradscope.results import report as m
 from gradscope.results import words
 from gradscope.results.facts import CutPoint, VariableFacts
+from gradscope.results.finding import Finding
 
 #: ``--group auto`` collapses layers from this many variables on.
 AUTO_GROUP_FROM = 40
@@ -268,37 +269,35 @@ def _where_many(cuts: Sequence[Sequence[CutPoint]]) -> str:
 
 @dataclass(frozen=True)
 class ProblemRow:
-    """A problem, or several that differ only in their variable (one cut, one pattern)."""
+    """A finding, or several that differ only in their variable (one cut, one pattern)."""
 
-    problem: m.Problem
+    finding: Finding
     variables: tuple[str, ...]
 
     @property
     def message(self) -> str:
-        """The first problem's message, with how many more are like it and which."""
+        """The first finding's message, with how many more are like it and which."""
         if len(self.variables) < 2:
-            return self.problem.message
+            return self.finding.message
         more = len(self.variables) - 1
         return (
-            f"{self.problem.message} (and {more} more like it: {self.variables[1]}"
+            f"{self.finding.message} (and {more} more like it: {self.variables[1]}"
             f"{' … ' + self.variables[-1] if more > 1 else ''})"
         )
 
 
-def problem_rows(
-    problems: Sequence[m.Problem], group: str | Group = Group.AUTO
-) -> list[ProblemRow]:
-    """Problems in order; those of one spec, loss, kind, line and cut points gathered into
+def problem_rows(findings: Sequence[Finding], group: str | Group = Group.AUTO) -> list[ProblemRow]:
+    """Findings in order; those of one file, loss, kind, line and cut points gathered into
     one row when there are ``CUT_GROUP_FROM`` or more (unless ``group`` is ``none``)."""
-    found: dict[tuple[object, ...], list[m.Problem]] = {}
-    for i, p in enumerate(problems):
-        cuts = tuple((c.op, c.kind, c.source) for c in p.cut_points)
-        key: tuple[object, ...] = (p.known, p.spec, p.loss, p.kind, p.line, cuts)
-        found.setdefault(key if Group(group) is not Group.NONE else (i,), []).append(p)
+    found: dict[tuple[object, ...], list[Finding]] = {}
+    for i, f in enumerate(findings):
+        cuts = tuple((c.op, c.kind, c.source) for c in f.cut_points)
+        key: tuple[object, ...] = (f.known, f.file, f.loss, f.kind, f.location.line, cuts)
+        found.setdefault(key if Group(group) is not Group.NONE else (i,), []).append(f)
     rows: list[ProblemRow] = []
     for members in found.values():
         if len(members) < CUT_GROUP_FROM:
-            rows += [ProblemRow(p, (p.variable or "",)) for p in members]
+            rows += [ProblemRow(f, (f.variable or "",)) for f in members]
         else:
-            rows.append(ProblemRow(members[0], tuple(p.variable or "" for p in members)))
+            rows.append(ProblemRow(members[0], tuple(f.variable or "" for f in members)))
     return rows

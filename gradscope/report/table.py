@@ -26,6 +26,7 @@ from gradscope.results import run as rr
 from gradscope.results import words
 from gradscope.results.check import CheckResult
 from gradscope.results.diff import BOTH, REACHES, Diff, DiffMatrix, DiffReport
+from gradscope.results.finding import Finding
 from gradscope.results.fix import Fix
 
 if TYPE_CHECKING:
@@ -123,9 +124,9 @@ def _fix(report: m.Report, row: rows.CutRow) -> Fix | None:
     return report.loss(row.loss).pair(row.variables[0]).fix
 
 
-def _unshown(problem: m.Problem) -> Fix | None:
-    """A problem's fix, unless *Where the gradient was cut* shows it under its cut already."""
-    return None if problem.cut_points else problem.fix
+def _unshown(finding: Finding) -> Fix | None:
+    """A finding's fix, unless *Where the gradient was cut* shows it under its cut already."""
+    return None if finding.cut_points else finding.fix
 
 
 def _status_style(row: rows.CutRow, wrong: set[tuple[str | None, str | None]]) -> str:
@@ -178,10 +179,10 @@ def _problems(report: m.Report, group: str = "auto") -> Lines | None:
     if not report.problems:
         return None
     table = [
-        [(f"{'known ' if r.problem.known else ''}{r.problem.kind}",
-          "dim" if r.problem.known else "red"),
-         (style.with_fix(r.message, _unshown(r.problem)), "")]
-        for r in rows.problem_rows(report.problems, group)
+        [(f"{'known ' if r.finding.known else ''}{r.finding.kind}",
+          "dim" if r.finding.known else "red"),
+         (style.with_fix(r.message, _unshown(r.finding)), "")]
+        for r in rows.problem_rows(report.findings(), group)
     ]  # fmt: skip
     return Lines(lambda width: grid.columns(None, table, width), "Problems")
 
@@ -249,15 +250,15 @@ def _header(result: CheckResult) -> Text:
     return text
 
 
-def problems_table(problems: tuple[m.Problem, ...], group: str = "auto") -> Any:
-    """One row per problem: new or known, kind, ``FILE:LINE`` and the message (below the rest
+def problems_table(findings: Sequence[Finding], group: str = "auto") -> Any:
+    """One row per finding: new or known, kind, ``FILE:LINE`` and the message (below the rest
     when the terminal is too narrow for it beside them); alike ones gathered (``rows``)."""
-    ordered = sorted(problems, key=lambda p: p.known)  # new ones first, order kept otherwise
+    ordered = sorted(findings, key=lambda f: f.known)  # new ones first, order kept otherwise
     rows = [
-        [("known", "dim") if r.problem.known else ("✗", "bold red"),
-         (r.problem.kind, "dim" if r.problem.known else "red"),
-         (f"{r.problem.spec}:{r.problem.line}", "dim"),
-         (style.with_fix(r.message, r.problem.fix), "")]
+        [("known", "dim") if r.finding.known else ("✗", "bold red"),
+         (r.finding.kind, "dim" if r.finding.known else "red"),
+         (f"{r.finding.file}:{r.finding.location.line}", "dim"),
+         (style.with_fix(r.message, r.finding.fix), "")]
         for r in problem_rows(ordered, group)
     ]  # fmt: skip
     return Lines(lambda width: grid.columns(None, rows, width, indent=0), "Problems")
@@ -304,7 +305,7 @@ def check_renderable(
         shown = report_renderable(report, problems=False, group=group, problems_only=problems_only)
         parts += [shown, Text()]
     if result.problems:
-        parts += [problems_table(result.problems, group), Text()]
+        parts += [problems_table(result.findings(), group), Text()]
     if result.fixed:
         parts += [_fixed(result), Text()]
     if several or summary_only:
@@ -684,6 +685,17 @@ def _call_table(call: rr.CallResult, found: list[_Row], width: int, hidden: int)
     return out
 
 
+def _unshown_run_fixes(report: rr.RunReport) -> list[tuple[str, Fix]]:
+    """The fixes of problems about no source of their call (an untracked variable the call
+    read and did not ask for), each once: a source's fix is shown under its call already."""
+    sources = {(c.site, c.step, s.name) for c in report.calls for s in c.sources}
+    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    for p in report.problems:
+        if p.fix is not None and (p.site, p.step, p.variable) not in sources:
+            found.setdefault((p.fix.kind, p.fix.where), ([], p.fix))[0].append(p.variable)
+    return [(", ".join(names), fix) for names, fix in found.values()]
+
+
 def _run_problems(report: rr.RunReport) -> Table:
     """One row per site and kind, naming its sources (the messages are in the JSON report)."""
     grouped: dict[tuple[str, str], list[str]] = {}
@@ -754,6 +766,8 @@ def run_renderable(report: rr.RunReport, group: str = "auto", problems_only: boo
         parts += [Text(), _call(call, named, group, problems_only)]
     if report.problems:
         parts += [Text(), _run_problems(report)]
+        parts += [Text(f"fix ({names}): {fix.sentence()}", style="green")
+                  for names, fix in _unshown_run_fixes(report)]  # fmt: skip
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
     parts += [Text(), Text(run_summary(report), style=f"bold {run_tone(report)}")]
     return Group(*parts)

@@ -191,6 +191,14 @@ class Problem:
         """What identifies a problem across runs (for baselines)."""
         return (self.spec, self.loss, self.variable, self.kind)
 
+    @classmethod
+    def of(cls, finding: Finding) -> Problem:
+        """A finding as a report's problem (a timeline's, under ``check --timeline``): the
+        same kind, place, message, cut points and fix."""
+        return cls(finding.loss, finding.variable, finding.kind, finding.message,
+                   finding.cut_points, finding.file, finding.location.line, finding.known,
+                   finding.fix)  # fmt: skip
+
     def finding(self, report: str = "") -> Finding:
         """The problem as a finding of the report for ``report`` (its spec or target), which
         it points into when it names no file of its own."""

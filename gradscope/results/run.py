@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import ExitCode
-from gradscope.printable import escape_fields
+from gradscope.printable import escape_fields, printable
 from gradscope.results.display import Displayed
 from gradscope.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope.results.finding import Finding
@@ -62,9 +62,12 @@ class SourceResult:
     #: the attribute the user's code reaches it by (``box_head.kernel``), when it says more
     #: than the name (``frontends/keras_names.py``)
     attribute: str = ""
+    #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
+    #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
+    copy_of: tuple[str, str] = ("", "")
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "note", "attribute")  # one escaping of names
+        escape_fields(self, "name", "note", "attribute", "copy_of")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
@@ -79,6 +82,8 @@ class SourceResult:
             out["note"] = self.note
         if self.attribute:
             out["attribute"] = self.attribute
+        if self.copy_of[0]:
+            out["copy_of"] = {"variable": self.copy_of[0], "source": self.copy_of[1]}
         if self.nan_origin is not None:
             out["nan_origin"] = self.nan_origin.to_dict()
         if self.trainable_changed:
@@ -110,6 +115,11 @@ class CallResult:
     #: the distinct values of the ``output_gradients`` the call gave (``()``: none, or not
     #: known): every gradient of the call is multiplied by them
     multiplier: tuple[float, ...] = ()
+    #: ``(name, attribute)`` of each trainable variable the call's tape read and did not ask a
+    #: gradient for, that a Keras model holds where Keras does not track it (a raw
+    #: ``tf.Variable`` attribute, one in a plain dict): ``model.trainable_variables`` leaves
+    #: it out, so it never trains unless some call asks for it
+    unasked: tuple[tuple[str, str], ...] = ()
 
     @property
     def where(self) -> str:
@@ -129,6 +139,9 @@ class CallResult:
 
     def __post_init__(self) -> None:
         escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
+        unasked = tuple(tuple(printable(x) for x in pair) for pair in self.unasked)
+        if unasked != self.unasked:
+            object.__setattr__(self, "unasked", unasked)
 
     def to_dict(self) -> dict[str, Any]:
         target: dict[str, Any] = {"source": self.target_source, "value": json_number(self.value)}
@@ -138,6 +151,7 @@ class CallResult:
             target["replicas"] = [json_number(v) for v in self.replica_values]
         if self.multiplier:
             target["multiplier"] = [json_number(v) for v in self.multiplier]
+        untracked = [{"variable": n, "attribute": a} for n, a in self.unasked]
         out: dict[str, Any] = {
             "site": self.site,
             "api": self.api,
@@ -150,6 +164,8 @@ class CallResult:
             out["via"] = list(self.via)
         if self.notes:
             out["notes"] = list(self.notes)
+        if untracked:
+            out["untracked"] = untracked
         return out
 
 
@@ -263,7 +279,7 @@ class RunReport(Displayed):
 
     def findings(self) -> tuple[Finding, ...]:
         """Every problem as a finding at its call site's line, about the watched call
-        (``CallResult.label``), file by file (``files``)."""
+        (``CallResult.label``), in the run's order."""
         labels = {(c.site, c.step): c.label for c in self.calls}
         return tuple(
             Finding(
@@ -274,11 +290,9 @@ class RunReport(Displayed):
                 fix=p.fix,
                 loss=labels.get((p.site, p.step)),
                 variable=p.variable,
-                report=path,
+                report=file_of(p.site),
             )
-            for path in self.files()
             for p in self.problems
-            if file_of(p.site) == path
         )
 
     def sites(self) -> Iterator[str]:

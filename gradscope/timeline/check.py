@@ -3,9 +3,11 @@
 A small adapter, no new renderer: the timeline becomes one :class:`~gradscope.results.report.Report`
 whose "spec" is the timeline file, with one loss per site (the statuses and norms of its last
 recorded step; a variable that site does not watch is ``excluded``, outside its sources) and one
-problem per finding. A problem's kind is the finding's (``dead``, ``vanishing``, ``exploding``,
-``nan``, ``none``); it points at the site's ``FILE:LINE`` (the user's ``fit(...)`` or
-``tape.gradient(...)`` line), where annotations belong.
+problem per finding, read as every result's findings are (``Finding.from_dict``,
+``results/finding.py``): the finding's kind (``dead``, ``vanishing``, ``exploding``, ``none``,
+or a run's ``nan``, ``unexpected-none``, ...), message, cut points and fix, at the site's
+``FILE:LINE`` (the user's ``fit(...)`` or ``tape.gradient(...)`` line), where annotations
+belong. So the findings of a run and of ``check --timeline`` on its timeline are the same.
 
 The findings are the file's and those its records show: the steps are read again with the
 file's own ``thresholds`` (the defaults when it has none), so a timeline whose ``findings`` list
@@ -22,12 +24,10 @@ from gradscope.analysis.baseline import load_baseline
 from gradscope.analysis.check import check_reports
 from gradscope.results import report as m
 from gradscope.results.check import CheckResult
-from gradscope.results.cut import CutPoint
 from gradscope.results.facts import VariableFacts
-from gradscope.results.fix import Fix
-from gradscope.results.location import Location
-from gradscope.results.status import FindingKind, ProblemKind, Status
-from gradscope.timeline.findings import FLAG_KINDS, RUN_KINDS, Thresholds, find
+from gradscope.results.finding import Finding
+from gradscope.results.status import Status
+from gradscope.timeline.findings import Thresholds, find
 from gradscope.timeline.reader import THRESHOLDS
 
 
@@ -56,7 +56,7 @@ def report(timeline: Mapping[str, Any], path: str) -> m.Report:
         device=str(timeline.get("device") or "?"),
         variables=variables,
         losses=losses,
-        problems=tuple(_problem(f, path) for f in findings),
+        problems=tuple(m.Problem.of(Finding.from_dict(f, path)) for f in findings),
         notes=notes,
         route="timeline",  # recorded in training: no NaN origin was searched
     )
@@ -102,28 +102,6 @@ def _loss(
         them = "it" if len(unasked) == 1 else "them"
         notes.append(f"excluded: {', '.join(unasked)} (this call asks no gradient for {them})")
     return m.LossResult(site, record.get("loss"), pairs, source=site, notes=tuple(notes))
-
-
-_PROBLEMS = {"nan", *FLAG_KINDS, *RUN_KINDS}  # kinds a report's problems share with a timeline
-
-
-def _problem(finding: Mapping[str, Any], path: str) -> m.Problem:
-    site = str(finding["site"])
-    at = Location.at(site, path)
-    kind = finding["kind"]
-    return m.Problem(
-        loss=site,
-        variable=finding["variable"],
-        kind=ProblemKind(kind) if kind in _PROBLEMS else FindingKind(kind),
-        message=str(finding["message"]),
-        cut_points=tuple(
-            CutPoint(str(c["node"]), str(c["op"]), str(c["kind"]), str(c["source"]))
-            for c in finding.get("cut_points", ())
-        ),
-        spec=at.file,
-        line=at.line,
-        fix=Fix.from_dict(finding.get("fix")),
-    )
 
 
 def with_timelines(

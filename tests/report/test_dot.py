@@ -27,7 +27,7 @@ def test_dot_quote_escapes_what_dot_reads_specially() -> None:
 
 
 def test_dot_picture_needs_a_run_with_pictures() -> None:
-    from tests.report.test_formats import _report
+    from tests.report.samples import inspect_report as _report
 
     with pytest.raises(ValueError, match="pictures=True"):
         dot.picture(_report(), "loss_5")

@@ -121,7 +121,7 @@ def test_mermaid_never_trained_variable_pictures_the_losses_that_differentiate_i
 
 
 def test_mermaid_embed_refuses_pictures_too_big_for_github(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.report.test_html import picture_report
+    from tests.report.test_format_html import picture_report
 
     report = picture_report()
     monkeypatch.setattr(mermaid, "MAX_LINKS", 1)

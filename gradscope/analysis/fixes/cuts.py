@@ -111,12 +111,19 @@ def _stopped(e: Evidence, c: CutPoint, also: str) -> Fix:
             f"{name(e.variable)} should learn from it.{also}",
         )
     if target_network(e, c):
+        copied, where = e.copy_of
+        what = (
+            f"a copy of `{copied}` (assigned{f' at {where}' if where else ''}), as a target "
+            "network's copy should be"
+            if copied
+            else "as a target network's copy should be"
+        )
         return Fix(
             INTENDED,
             c.source,
             f"{at(c)} `stop_gradient` keeps {name(e.variable)} out of {e.target}'s "
-            "gradient, as a target network's copy should be: nothing to change (allow "
-            "it: `--allow-none`, or `expect.<loss>.none`).",
+            f"gradient, {what}: nothing to change (allow it: `--allow-none`, or "
+            "`expect.<loss>.none`).",
         )
     how = (
         f"have the nodes that read `{c.node}` read its input"

@@ -72,6 +72,8 @@ class Evidence:
     spec: bool = False
     trainable_changed: bool = False  # a ``trainable`` flag the traced Keras step ignores
     reads: tuple[str, ...] = ()  # the variables of the same call the loss does reach
+    #: ``(variable, FILE:LINE)``: the program copies that variable's value into this one
+    copy_of: tuple[str, str] = ("", "")
 
 
 def at(c: CutPoint) -> str:
@@ -117,6 +119,9 @@ def words(items: Sequence[str]) -> str:
 
 
 def target_network(e: Evidence, c: CutPoint) -> bool:
-    """A ``stop_gradient`` in front of a target network's copy, by the names involved."""
+    """A ``stop_gradient`` in front of a target network's copy: by what the program does (it
+    assigns the variable another variable's value, ``copy_of``), else by the names involved."""
+    if e.copy_of[0]:
+        return True
     names = (e.variable.lower(), c.node.lower())
     return any(word in name for word in TARGET_WORDS for name in names)

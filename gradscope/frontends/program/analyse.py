@@ -39,6 +39,7 @@ class SourceStatic:
     branch: str = ""  # FILE:LINE of the tf.cond (or switch_case, py_function) every path crosses
     branch_op: str = ""  # its op type (If, Case, EagerPyFunc, ...)
     attribute: str = ""  # the attribute the user's code reaches it by (``box_head.kernel``)
+    copy_of: tuple[str, str] = ("", "")  # (variable, FILE:LINE) the program copied into it
 
 
 @dataclass(frozen=True)

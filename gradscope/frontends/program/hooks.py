@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from gradscope.frontends import keras_names
-from gradscope.frontends.program import fit, process, sites, trainable
+from gradscope.frontends.program import copies, fit, process, sites, trainable
 from gradscope.frontends.program.calls import Calls
 from gradscope.frontends.program.watch import Watcher
 
@@ -49,7 +49,7 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
     try:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
                       _loss_scale, _trace_end, _apply_gradients, _replica_threads,
-                      _constants, _numpy_function):  # fmt: skip
+                      _constants, _numpy_function, _copies):  # fmt: skip
             undo.append(patch(calls))
         calls.recorder.install()
         with process.watching():  # this thread, this process (process.py)
@@ -222,6 +222,12 @@ def _function(calls: Calls) -> Callable[[], None]:
         return patched
 
     return _replace(pf.Function, "__call__", make)
+
+
+def _copies(calls: Calls) -> Callable[[], None]:
+    """Note variables the program assigns another variable's value (``copies.py``)."""
+    copies.clear()
+    return _undo_all([_replace(owner, name, make) for owner, name, make in copies.patches()])
 
 
 def _keras(calls: Calls) -> Callable[[], None]:

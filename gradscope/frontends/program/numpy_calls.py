@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dis
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -44,6 +45,10 @@ REFLECTED = {"add": "__radd__", "subtract": "__rsub__", "multiply": "__rmul__",
              "greater_equal": "__le__", "equal": "__eq__", "not_equal": "__ne__"}  # fmt: skip
 
 Took = Callable[[Sequence[Any], str], None]
+
+#: Whether an array function's implementation runs on this thread: the ufuncs it calls on the
+#: tensors (``np.sum`` calls ``np.add.reduce``) are its own, and the program's line names it.
+_inside = threading.local()
 
 
 def tensors_in(values: Sequence[Any], base: type, depth: int = 2) -> Iterator[Any]:
@@ -80,7 +85,8 @@ def ufunc_override(took: Took, base: type) -> Callable[..., Any]:
     def __array_ufunc__(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if _foreign(inputs, base):
             return NotImplemented
-        took(inputs, f"np.{ufunc.__name__}()")
+        if not getattr(_inside, "function", False):
+            took(inputs, f"np.{ufunc.__name__}()")
         reflected = REFLECTED.get(ufunc.__name__)
         if (reflected is not None and method == "__call__"
                 and len(inputs) == 2 and not isinstance(inputs[0], base)
@@ -99,7 +105,13 @@ def function_override(took: Took, base: type) -> Callable[..., Any]:
     def __array_function__(self: Any, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         if not all(issubclass(t, (base, np.ndarray)) for t in types):
             return NotImplemented
-        took([*args, *kwargs.values()], f"np.{func.__name__}()")
-        return func._implementation(*args, **kwargs)
+        outer = not getattr(_inside, "function", False)
+        if outer:
+            took([*args, *kwargs.values()], f"np.{func.__name__}()")
+        _inside.function = True
+        try:
+            return func._implementation(*args, **kwargs)
+        finally:
+            _inside.function = not outer
 
     return __array_function__

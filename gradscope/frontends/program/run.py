@@ -114,7 +114,7 @@ def run(
         made = _report(program, tf, steps, allow_none, distribution, devices, watcher, calls,
                        outcome, status, stop)  # fmt: skip
         if recorder is not None:  # the timeline carries every problem the run reports
-            recorder.keep([_finding(p) for p in made.problems])
+            recorder.keep([p.to_dict() for p in made.problems])
         close()
         if signal is not None:
             made = dataclasses.replace(made, signal=signal)
@@ -200,14 +200,6 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
         exit_status=status,
         stop=stop,
     )
-
-
-def _finding(problem: rr.RunProblem) -> dict[str, Any]:
-    """A run's problem as the timeline's ``Recorder.keep`` reads it."""
-    return {"site": problem.site, "step": problem.step, "variable": problem.variable,
-            "kind": str(problem.kind), "message": problem.message,
-            "cut_points": [c.to_dict() for c in problem.cut_points],
-            "fix": problem.fix.to_dict() if problem.fix is not None else None}  # fmt: skip
 
 
 def _stop(watcher: Any, caught: bool, finished: bool) -> rr.Stop | None:

@@ -116,3 +116,17 @@ def test_operator_applied_from_c_code_is_the_one_case_told_as_a_call() -> None:
     assert isinstance(operator.add(a, t), tf.Tensor)
     with overridden(lambda values, how: None):
         assert isinstance(operator.add(a, t), np.ndarray)
+
+
+def test_an_array_function_is_named_not_the_ufuncs_it_calls() -> None:
+    """``np.sum(t)`` runs ``np.add.reduce`` on the tensor inside: the line's exit is np.sum."""
+    import tensorflow as tf
+
+    t = tf.constant([1.0, 2.0])
+    seen: list[str] = []
+    with overridden(lambda values, how: seen.append(how)):
+        total = np.sum(t)
+        later = np.tanh(t)
+    assert total == np.sum(np.array([1.0, 2.0], np.float32))
+    assert later.dtype == np.float32
+    assert seen == ["np.sum()", "np.tanh()"]

@@ -24,7 +24,7 @@ from gradscope.results import report as m
 from gradscope.results.facts import CutPoint
 from tests.pictures import seed_report
 from tests.report import parse
-from tests.report.test_formats import _report
+from tests.report.samples import inspect_report as _report
 
 needs_dot = pytest.mark.skipif(
     graphviz.find() is None, reason="Graphviz's dot is not installed (apt-get install graphviz)"

@@ -12,6 +12,7 @@ from gradscope.report import render
 from gradscope.report.md import code, prose
 from gradscope.results import report as m
 from tests import checks
+from tests.report import samples
 
 
 def gfm(text: str) -> str:
@@ -128,3 +129,33 @@ def test_markdown_marks_only_problems() -> None:
     assert rows["`task1/w`"][0].strip() == "❌ stopped"
     assert rows["`task2/w`"][1].strip() == "▫️ disconnected"
     assert rows["`body/w`"][0].strip().startswith("✅ ok")
+
+
+def test_format_markdown_is_a_table_for_pull_requests() -> None:
+    text = render(samples.inspect_report(), "markdown")
+    assert "| variable | shape | `loss_5` |" in text
+    assert "**never-trained**" in text
+
+
+def test_check_formats_markdown_is_a_pull_request_comment() -> None:
+    text = render(samples.CHECKS["known"](), "markdown")
+    assert text.startswith("### ❌ gradscope check failed")
+    assert "- ❌ **never-trained** `configs/x.yaml:11`:" in text
+    assert "- ☑️ **known** **unexpected-none** `configs/x.yaml:41`:" in text
+    assert "<details open><summary><code>configs/x.yaml</code>" in text
+    assert "<details><summary><code>configs/y.yaml</code>" in text
+    assert "| ✅ | `configs/y.yaml` |" in text
+
+
+def test_diff_format_markdown_is_a_table_for_pull_requests() -> None:
+    text = render(samples.diff(), "markdown")
+    assert (
+        "| variable | shape | A: `loss1` | B: `loss2` | cosine | signs agree | norm A/B |" in text
+    )
+    assert (
+        "| `embedding` | [3,4] | ✅ ok 1.00e+00 (sparse) | ✅ ok 2.00e+00 | -0.750 | 25.0% | 0.5 |"
+        in text
+    )
+    assert "- `output1`, only `loss1`: loss2 reaches output1 only through head1_frozen" in text
+    assert "(at `configs/x.yaml:31`)" in text
+    assert "**whole model: cosine -0.750 over 1 shared variable**" in text

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from gradscope.report import render
+from gradscope.report import Format, render
 from gradscope.report.github import annotation, escape_data, escape_property
 from gradscope.results import report as m
 from tests import checks
+from tests.report import samples
 
 COMMAND = re.compile(r"^::(error|warning|notice) (?P<props>[^:]*)::(?P<message>.*)$")
 
@@ -62,3 +63,16 @@ def test_github_kinds_have_titles() -> None:
     every = checks.every_kind(numeric=True, replicas=True)
     titles = {_props(annotation(f))["title"] for f in every.findings()}
     assert titles == {f"gradscope {kind}" for kind in m.PROBLEM_KINDS}
+
+
+def test_run_github_group_and_verdict_name_the_run_and_its_call_sites() -> None:
+    lines = render(samples.run_report(), Format.GITHUB).splitlines()
+    assert lines[0] == "::group::gradscope run train.py --epochs 1: 2 calls at 2 call sites"
+    assert (
+        lines[1] == "train.py:12 · GradientTape.gradient (eager) · step 1: 3 sources: 1 ok, 2 none"
+    )
+    assert lines[-1].startswith("gradscope run train.py --epochs 1: 2 call(s) at 2 site(s)")
+    assert lines[-1].endswith("(exit code 1)")
+    assert not any("check" in line or "spec" in line for line in lines)
+    notes = render(samples.trainable_run(), Format.GITHUB).splitlines()
+    assert "::notice title=gradscope note%3A train.py%3A23::this fit() reuses" in "\n".join(notes)

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from gradscope.errors import ErrorGroup, Location, SpecError, SpecErrors, TargetError
-from gradscope.report import failed, render
+from gradscope.report import Format, failed, render
 from gradscope.results import report as m
 from gradscope.results.facts import VariableFacts
 from tests import checks
+from tests.report import samples
 
 XSD = Path(__file__).parent / "data" / "jenkins-junit-10.xsd"
 
@@ -149,3 +150,38 @@ def test_junit_places_a_target_or_timeline_case_in_its_own_file() -> None:
     assert texts[("spare", "t.py:build.any loss")] == "at: t.py:6"
     never = root.find("testsuite/testcase[@name='spare'][@classname='t.py:build.any loss']")
     assert (never.findtext("failure") or "").startswith("at: t.py:6\n")
+
+
+@pytest.mark.parametrize("report", [samples.run_report, samples.trainable_run])
+def test_run_junit_is_titled_by_the_run_and_valid_junit_10(report) -> None:
+    import xmlschema
+
+    text = render(report(), Format.JUNIT)
+    xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "jenkins-junit-10.xsd")).validate(
+        text.encode("utf-8")
+    )
+    suites = ET.fromstring(text.encode("utf-8"))
+    assert suites.get("name") == f"gradscope run {' '.join(report().argv)}"
+    assert "check" not in text and "spec" not in text
+
+
+@pytest.mark.parametrize("make", [samples.clean_run, samples.trainable_run])
+def test_run_stopped_is_a_skipped_case_in_junit_never_a_plain_pass(make) -> None:
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "jenkins-junit-10.xsd"))
+    finished, stopped = render(make(), Format.JUNIT), render(samples.stopped(make()), Format.JUNIT)
+    for text in (finished, stopped):
+        schema.validate(text.encode("utf-8"))  # the skipped case sits before a suite's notes
+    assert "<skipped" not in finished
+    suites = ET.fromstring(stopped.encode("utf-8"))
+    (case,) = [c for c in suites.iter("testcase") if c.find("skipped") is not None]
+    (suite,) = [s for s in suites.iter("testsuite") if case in list(s)]
+    assert (suite.get("name"), suite.get("skipped")) == ("train.py", "1")
+    assert case.get("name") == "the rest of the program (not run: stopped by --stop)"
+    message = case.find("skipped").get("message")  # type: ignore[union-attr]
+    assert message.startswith("stopped by --stop at step 2 of train.py:")
+    assert "the rest of the program did not run, so nothing in it was watched" in message
+    # everything else is as it was: the same cases, outcomes and counts
+    assert len(list(suites.iter("testcase"))) == len(
+        list(ET.fromstring(finished.encode("utf-8")).iter("testcase"))) + 1  # fmt: skip

@@ -9,10 +9,12 @@ from dataclasses import replace
 import pytest
 
 from gradscope.analysis.check import check_reports
-from gradscope.report import render
+from gradscope.report import Format, render
 from gradscope.report.sarif import artifact, source_root, to_sarif, uri
 from gradscope.results import report as m
+from gradscope.results import run as rr
 from tests import checks
+from tests.report import samples
 
 
 def _sarif(result) -> dict:
@@ -168,3 +170,32 @@ def test_sarif_report_of_a_bad_spec_places_each_error(tmp_path, monkeypatch) -> 
     place = result["locations"][0]["physicalLocation"]
     assert place["artifactLocation"] == {"uri": "a.yaml", "uriBaseId": "%SRCROOT%"}
     assert place["region"] == {"startLine": 5, "startColumn": 40}
+
+
+def test_run_sarif_has_the_runs_rules_and_command_line() -> None:
+    log = json.loads(render(samples.trainable_run(), Format.SARIF))
+    (run,) = log["runs"]
+    assert run["automationDetails"]["id"] == "gradscope/run/"
+    assert run["invocations"][0]["commandLine"] == "gradscope run train.py"
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [
+        "unexpected-none", "nan", "never-trained", "unexpected-connected",
+        "replica-mismatch"]  # fmt: skip
+    assert not any("spec" in json.dumps(r) for r in rules)
+    results = run["results"]
+    assert [r["ruleId"] for r in results] == ["never-trained", "unexpected-connected"]
+    assert [rules[r["ruleIndex"]]["id"] for r in results] == [r["ruleId"] for r in results]
+    assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results} == {23}
+
+
+def test_run_stopped_is_a_warning_in_sarif() -> None:
+    def notifications(report: rr.RunReport) -> list[dict]:
+        (run,) = json.loads(render(report, Format.SARIF))["runs"]
+        return run["invocations"][0]["toolExecutionNotifications"]
+
+    assert notifications(samples.clean_run()) == []
+    (stop,) = notifications(samples.stopped(samples.clean_run()))
+    assert (stop["level"], stop["descriptor"]) == ("warning", {"id": "stopped"})
+    assert stop["message"]["text"].startswith("gradscope run: stopped by --stop at step 2 of")
+    notes = notifications(samples.trainable_run())
+    assert notifications(samples.stopped(samples.trainable_run()))[1:] == notes  # the notes stay

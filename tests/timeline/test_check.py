@@ -1,0 +1,53 @@
+"""``check --timeline`` reads a timeline's findings as every result gives them (no TensorFlow)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from gradscope.analysis import run as run_policy
+from gradscope.report.github import annotation
+from gradscope.results import run as rr
+from gradscope.results.facts import CutPoint
+from gradscope.results.fix import Fix
+from gradscope.timeline import check
+from gradscope.timeline.reader import load
+from gradscope.timeline.record import Recorder
+
+CUT = CutPoint("x[:2, :2].assign(patch)", "ResourceStridedSliceAssign", "assign", "train.py:9")
+
+
+def _run() -> rr.RunReport:
+    """A run with an ``unexpected-none`` (a cut point, a fix) at one file and a ``nan`` at
+    another, as ``gradscope run`` reports them."""
+    calls = (
+        rr.CallResult("train.py:12", "GradientTape.gradient", rr.EAGER, 1, "train.py:11", 2.5,
+                      (rr.SourceResult("w", "ok", 0.5, (2, 3), False),
+                       rr.SourceResult("patch", "none:assign", None, (2, 2), False, (CUT,)))),
+        rr.CallResult("model.py:40", "fit", rr.FUNCTION, 3, "model.py:40", 0.25,
+                      (rr.SourceResult("d/kernel", "nan", None, (3, 1), False),)),
+    )  # fmt: skip
+    problems = run_policy.problems_of(calls, [])
+    fix = Fix("remove-assign", "train.py:9", "Write the patch with tf.tensor_scatter_nd_update.")
+    problems[0] = dataclasses.replace(problems[0], fix=fix)
+    return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls, tuple(problems))
+
+
+def test_check_timeline_findings_are_the_runs(tmp_path: Path) -> None:
+    run = _run()
+    recorder = Recorder(program="train.py")
+    recorder.keep([p.to_dict() for p in run.problems])  # what `gradscope run --timeline` does
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(recorder.close()))
+    checked = check.report(load(str(path)), str(path)).findings()
+
+    def seen(findings):  # what every format shows of a finding, besides what it is about
+        return [(f.kind, f.location, f.message, f.cut_points, f.fix, f.variable) for f in findings]
+
+    assert len(run.findings()) == 2 and run.findings()[0].fix is not None
+    assert seen(checked) == seen(run.findings())
+    assert [annotation(f) for f in checked] == [annotation(f) for f in run.findings()]
+    # a timeline's finding is about its site (the timeline's losses are sites)
+    assert [f.loss for f in checked] == ["train.py:12", "model.py:40"]
+    assert {f.report for f in checked} == {str(path)}
