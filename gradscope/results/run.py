@@ -279,13 +279,16 @@ class RunReport(Displayed):
 
     def findings(self) -> tuple[Finding, ...]:
         """Every problem as a finding at its call site's line, about the watched call
-        (``CallResult.label``), in the run's order."""
+        (``CallResult.label``), in the run's order; its cause is its source's note (why,
+        where the cut points cannot say)."""
         labels = {(c.site, c.step): c.label for c in self.calls}
+        notes = {(c.site, c.via, c.step, s.name): s.note for c in self.calls for s in c.sources}
         return tuple(
             Finding(
                 p.kind,
                 Location.at(p.site, p.site),
                 p.message,
+                cause=notes.get((p.site, p.via, p.step, p.variable), ""),
                 cut_points=p.cut_points,
                 fix=p.fix,
                 loss=labels.get((p.site, p.step)),
