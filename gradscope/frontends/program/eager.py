@@ -3,9 +3,10 @@
 An eager tape keeps no graph a reader can walk, so while the program is watched every eager
 op is recorded: its type, the ids of its input and output tensors, and the user's line that
 ran it. Outputs of ops run while a tape records are kept too, so the tape itself can be
-asked which of them receive a gradient. TensorFlow's C fast path runs some ops (the reads of
-variables passed straight to an op) without calling the callbacks, so while recording the
-fast path is turned off and every op takes the Python path that does.
+asked which of them receive a gradient. TensorFlow's C fast path calls the callbacks, but
+converts some inputs without them (reads of variables passed straight to an op, numpy values
+made constants), so while recording an op given such an input takes the Python path, which
+records them; every other op keeps the fast path (the Python path costs each op far more).
 """
 
 from __future__ import annotations
@@ -95,15 +96,27 @@ class Recorder:
         return (self.seq, self._ticks)
 
     def install(self) -> None:
+        import numpy as np
         from tensorflow.python import pywrap_tfe
         from tensorflow.python.eager import core
         from tensorflow.python.framework import op_callbacks
+        from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
-        def no_fast_path(*args: Any, **kwargs: Any) -> Any:
-            raise core._FallbackException("gradscope records eager ops")
+        fast = self._fast = pywrap_tfe.TFE_Py_FastPathExecute
+        # What the C fast path converts without a callback: a variable (its read) or a numpy
+        # value (its constant, ``_constants`` in hooks.py); every other op keeps the fast path,
+        # which calls the recorder as the Python path does.
+        converted = (BaseResourceVariable, np.ndarray, np.generic)
 
-        self._fast = pywrap_tfe.TFE_Py_FastPathExecute
-        pywrap_tfe.TFE_Py_FastPathExecute = no_fast_path
+        def fast_unless_converted(*args: Any) -> Any:
+            for arg in args:
+                if isinstance(arg, converted) or (
+                    type(arg) in (list, tuple) and any(isinstance(a, converted) for a in arg)
+                ):
+                    raise core._FallbackException("gradscope records this op's conversions")
+            return fast(*args)
+
+        pywrap_tfe.TFE_Py_FastPathExecute = fast_unless_converted
         op_callbacks.add_op_callback(self._callback)
         self._numpy_patch(True)
         self.installed = True
@@ -136,14 +149,23 @@ class Recorder:
                 self.custom[outputs[0]._id] = (*custom, self.seq + 1)
                 _forget(self.custom, lambda c: c[2], self.floor)
         self.seq += 1
+        ids, carries, half = [], [], []
+        for t in outputs:
+            ids.append(t._id)
+            dtype = t.dtype
+            of = _DTYPES.get(dtype)
+            if of is None:
+                of = _DTYPES[dtype] = (_carries(dtype), dtype.name in ("float16", "bfloat16"))
+            carries.append(of[0])
+            half.append(of[1])
         self._append(
             Record(
                 self.seq,
                 kind,
-                tuple(getattr(t, "_id", -1) for t in inputs),
-                tuple(t._id for t in outputs),
-                tuple(_carries(t.dtype) for t in outputs),
-                tuple(t.dtype.name in ("float16", "bfloat16") for t in outputs),
+                tuple([getattr(t, "_id", -1) for t in inputs]),
+                tuple(ids),
+                tuple(carries),
+                tuple(half),
                 site,
                 tuple(outputs) if kept else (),
             )
@@ -272,6 +294,10 @@ def _forget(kept: dict[int, Any], seq: Callable[[Any], int], floor: int | None) 
         oldest = next(iter(kept))
         if floor is None or seq(kept[oldest]) <= floor:
             del kept[oldest]
+
+
+#: Per dtype: whether it carries a gradient, whether it is a half-precision float.
+_DTYPES: dict[Any, tuple[bool, bool]] = {}
 
 
 def _carries(dtype: Any) -> bool:

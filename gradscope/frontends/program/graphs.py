@@ -116,6 +116,7 @@ class GraphCall:
         found = [self.x.tensor_id(t) for t in targets]
         half = [t.dtype.base_dtype.name in HALF for t in self.x.tensors]
         self.problem = Problem(self.x.graph, ids, [t for t in found if t is not None], half=half)
+        self._visible: dict[int, bool] = {}  # asked once per cut and source: read once per op
 
     def probe_tensors(self, ids: Sequence[int]) -> list[Any]:
         return [self.x.tensors[t] for t in ids]
@@ -139,7 +140,11 @@ class GraphCall:
         return CutPoint(op.name, op.type, kind, "" if site is None else str(site))
 
     def visible(self, index: int) -> bool:
-        return visible(self.x.tf_ops[index].type, frames.of_op(self.x.tf_ops[index]))
+        seen = self._visible.get(index)
+        if seen is None:
+            op = self.x.tf_ops[index]
+            seen = self._visible[index] = visible(op.type, frames.of_op(op))
+        return seen
 
 
 def visible(op_type: str, site: frames.Site | None) -> bool:

@@ -5,17 +5,18 @@ The call already asks the tape for the gradient of every tensor on the paths (th
 the first op in running order whose forward value is non-finite is the origin; when every
 forward value is finite, the origin is the op nearest the target whose backward pass turned
 finite gradients of its outputs into a non-finite gradient of an input. An eager call reads
-the values the tape's ops kept; a call inside a ``tf.function`` gets, in the executions
-gradscope measures and only when a gradient is non-finite, one more ``py_function`` with a
-non-finite flag per probe gradient. It reads no forward value: an extra reader of an
-intermediate tensor changes what TensorFlow's optimizer fuses, and so what the program
-computes, so inside a function the origin is always the backward one (the same op and line
-for a ``log`` of zero or of a negative value behind a ``tf.where``).
+the values the tape's ops kept; a call inside a ``tf.function`` hands its probes' gradients
+to the one ``py_function`` of the executions gradscope measures (``values.in_graph``), which
+reads them in numpy only when a gradient is non-finite. It reads no forward value: an extra
+reader of an intermediate tensor changes what TensorFlow's optimizer fuses, and so what the
+program computes, so inside a function the origin is always the backward one (the same op
+and line for a ``log`` of zero or of a negative value behind a ``tf.where``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gradscope.engine import cuts as flow
@@ -98,10 +99,15 @@ def in_graph(
     probes: Sequence[int],
     probe_grads: Sequence[Any],
     grads: Sequence[Any],
-) -> Callable[[Any], None]:
-    """For a call inside a ``tf.function`` (a ``graphs.GraphCall``): what adds, at the end of
-    the trace and under gradscope's ``flag``, the ops that find the origin of a non-finite
-    gradient in each measured execution that has one.
+) -> InGraph:
+    """For a call inside a ``tf.function`` (a ``graphs.GraphCall``): the gradients a measured
+    execution hands the origin search, and what finds the origin from their values when one
+    of the call's own gradients is non-finite (``values.in_graph`` passes them to its one
+    ``py_function``, which runs in measured executions only).
+
+    The gradients' values are read in numpy, never by ops added to the function: an op per
+    probe (thousands for a ResNet's step) made tracing the step cost more than the step's
+    own ops did, and the check ran in every execution.
 
     Args:
         call: the call.
@@ -110,48 +116,72 @@ def in_graph(
         probe_grads: their gradients (None: none).
         grads: per source, the gradient the tape returned.
     """
+    import tensorflow as tf
+
     problem = call.problem
     back = {t: g for t, g in zip(probes, probe_grads, strict=True) if g is not None}
     back.update({t: g for t, g in zip(problem.sources, grads, strict=True)
                  if t is not None and g is not None})  # fmt: skip
-    own = list(grads)
+    own = [x for x in (_dense(tf, g) for g in grads if g is not None) if _floating(x)]
+    # Forward values are never read here: a consumer added to an intermediate tensor
+    # changes what Grappler fuses (MatMul+BiasAdd+Relu), and so the step's rounding
+    # (a watched Keras step's weights differed in the last bit). Gradients are read
+    # already for the norms; the origin is the op whose backward pass made it.
+    grad_rows = [(t, _dense(tf, g)) for t, g in back.items()]
+    grad_rows = [(t, x) for t, x in grad_rows if _floating(x)]
 
-    def add(flag: Any) -> None:
-        import tensorflow as tf
+    def deliver(arrays: Sequence[Any]) -> None:
+        mine, behind_arrays = arrays[: len(own)], arrays[len(own) :]
+        if all(_finite_real(a) for a in mine):
+            return  # as TensorFlow's is_finite of each gradient's real part says
+        marks = [_flags(a) for a in behind_arrays]
+        behind = dict(zip([t for t, _ in grad_rows], marks, strict=True))
+        nan = [bool(behind.get(t)) if t is not None else False for t in problem.sources]
+        find(problem, statics, nan, lambda t: "", lambda t: behind.get(t, ""),
+             lambda k: call.locate(k, "").source)  # fmt: skip
 
-        from gradscope.engine.nan import upstream
+    return InGraph(own + [x for _, x in grad_rows], deliver)
 
-        mine = [(i, _dense(tf, g)) for i, g in enumerate(own) if g is not None]
-        checked = [x for _, x in mine if x.dtype.is_floating or x.dtype.is_complex]
-        if not checked:
-            return
-        fine = [tf.reduce_all(tf.math.is_finite(tf.math.real(x))) for x in checked]
-        bad = tf.logical_not(tf.reduce_all(tf.stack(fine)))
-        # Forward values are never read here: a consumer added to an intermediate tensor
-        # changes what Grappler fuses (MatMul+BiasAdd+Relu), and so the step's rounding
-        # (a watched Keras step's weights differed in the last bit). Gradients are read
-        # already for the norms; the origin is the op whose backward pass made it.
-        rows: list[tuple[int, Any]] = []
-        grad_rows = [(t, _dense(tf, g)) for t, g in back.items()]
-        grad_rows = [(t, x) for t, x in grad_rows if _floating(x)]
 
-        def look() -> Any:
-            flags = [upstream.nonfinite_flags(tf, x) for _, x in rows + grad_rows]
-            tf.py_function(lambda f: deliver(f.numpy()), [tf.stack(flags)], Tout=[])
-            return tf.constant(0)
+@dataclass(frozen=True)
+class InGraph:
+    """What a measured execution inside a ``tf.function`` hands the origin search:
+    ``tensors`` (the call's own floating gradients, then those of every tensor on its
+    paths, dense) and ``deliver``, called with their values (eager tensors) when one of
+    the execution's gradients is non-finite."""
 
-        def deliver(flags: Any) -> None:
-            marks = [_VALUES[int(r.argmax())] if r.any() else "" for r in flags]
-            ahead = dict(zip([t for t, _ in rows], marks[: len(rows)], strict=True))
-            behind = dict(zip([t for t, _ in grad_rows], marks[len(rows) :], strict=True))
-            nan = [bool(behind.get(t)) if t is not None else False for t in problem.sources]
-            find(problem, statics, nan, lambda t: ahead.get(t, ""), lambda t: behind.get(t, ""),
-                 lambda k: call.locate(k, "").source)  # fmt: skip
+    tensors: list[Any]
+    deliver: Callable[[Sequence[Any]], None]
 
-        when = bad if flag is None else tf.logical_and(tf.convert_to_tensor(flag), bad)
-        tf.cond(when, look, lambda: tf.constant(0))
 
-    return add
+def _finite_real(value: Any) -> bool:
+    import numpy as np
+
+    return bool(np.isfinite(np.real(_array(value))).all())
+
+
+def _flags(value: Any) -> str:
+    """What is non-finite in a gradient's value, real and imaginary parts alike (NaN first,
+    then +Inf, then -Inf: ``upstream.nonfinite_flags``'s order)."""
+    import numpy as np
+
+    array = _array(value)
+    parts = [np.real(array), np.imag(array)] if np.iscomplexobj(array) else [array]
+    if any(np.isnan(p).any() for p in parts):
+        return "nan"
+    if any(np.isposinf(p).any() for p in parts):
+        return "inf"
+    return "-inf" if any(np.isneginf(p).any() for p in parts) else ""
+
+
+def _array(value: Any) -> Any:
+    """A gradient's value as numpy; float16 and bfloat16 as float32 (as the flags' ops did)."""
+    import numpy as np
+
+    array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+    if array.dtype.kind not in "fc" or array.dtype == np.float16:  # bfloat16: kind "V"
+        array = array.astype(np.float32)
+    return array
 
 
 def _floating(x: Any) -> bool:

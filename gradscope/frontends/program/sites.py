@@ -54,17 +54,36 @@ def mapped_as(maps: list[Any] | None) -> Iterator[None]:
 
 
 def fast_current() -> frames.Site | None:
-    """The user's innermost line on the current stack, cheaply (eager ops: no source maps)."""
+    """The user's innermost line on the current stack, cheaply (eager ops: no source maps;
+    asked for every eager op recorded, so each code object is classified once and each
+    line's ``Site`` made once)."""
     frame = sys._getframe(1)
     fallback = None
     while frame is not None:
         code = frame.f_code
-        if frames.is_user_code(code.co_filename):
-            return frames.Site(code.co_filename, frame.f_lineno, code.co_name)
-        if fallback is None and frames._kind(code.co_filename) == 1:
-            fallback = frames.Site(code.co_filename, frame.f_lineno, code.co_name)
+        kind = _FILE_KIND.get(code)
+        if kind is None:
+            if len(_FILE_KIND) > 100_000:  # code made at run time (exec, autograph)
+                _FILE_KIND.clear()
+            kind = _FILE_KIND[code] = frames._kind(code.co_filename)
+        if kind == 0 or (kind == 1 and fallback is None):
+            key = (code, frame.f_lineno)
+            site = _SITES.get(key)
+            if site is None:
+                if len(_SITES) > 100_000:
+                    _SITES.clear()
+                site = _SITES[key] = frames.Site(code.co_filename, frame.f_lineno, code.co_name)
+            if kind == 0:
+                return site
+            fallback = site
         frame = frame.f_back  # type: ignore[assignment]
     return fallback
+
+
+#: ``frames._kind`` of each code object's file (0: the user's, 1: a package's, 2: skipped).
+_FILE_KIND: dict[CodeType, int] = {}
+#: The ``Site`` of each code object's line seen (made once: eager loops repeat their lines).
+_SITES: dict[tuple[CodeType, int], frames.Site] = {}
 
 
 #: Where a trace begins (``tf.function``, Keras' step, ``get_concrete_function``): the frames

@@ -116,6 +116,7 @@ def in_graph(
     weights: Sequence[Any] | None = None,
     raw: bool = False,
     box: Any = None,
+    origin: Any = None,
 ) -> None:
     """Add, inside the function being traced, the ops that hand one execution's numbers to
     ``sink`` while ``flag`` (a boolean variable) holds.
@@ -137,41 +138,62 @@ def in_graph(
             (which XLA cannot compile); they reach ``sink`` when it is read after the call.
             The ops then run on every execution, outside any ``tf.cond``, and ``flag``
             chooses whether they are written (the module docstring says why).
+        origin: an ``origin.InGraph`` (not with a ``box``): its tensors go to the same
+            ``py_function``, and it is handed their values, before the sink its numbers,
+            when a gradient's norm or largest element is non-finite.
     """
     import tensorflow as tf
 
     present = [i for i, g in enumerate(grads) if g is not None]
 
     raw = raw and box is None  # a box (XLA) carries scalars only
+    extra = list(origin.tensors) if origin is not None and box is None else []
 
     def measure() -> Any:
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
         sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
         scalars = [tf.add_n(sums) / by, by]
+        flat, axis = tf.constant([-1]), tf.constant([0])  # shared by every gradient's ops
         for i in present:
             g = grads[i]
             if isinstance(g, tf.IndexedSlices):
                 g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
             g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64)
-            g = g / by
-            scalars += [tf.norm(tf.reshape(g, [-1])), _largest(tf, g)]
+            if scale is not None:  # dividing by 1.0 changes no value: no op for it
+                g = g / by
+            scalars += _norm_largest(tf, g, flat, axis)
         if weights is not None:
             scalars += _summaries(tf, grads, weights) + (_elements(tf, grads, by) if raw else [])
         scaled = scale is not None
+        count = len(scalars)
 
         def deliver(xs: Sequence[Any]) -> None:
-            _deliver(sink, present, grads, xs, scaled, weights)
+            if extra and not all(math.isfinite(float(x)) for x in xs[2 : 2 + 2 * len(present)]):
+                origin.deliver(xs[count:])  # before the numbers: their record reads it
+            _deliver(sink, present, grads, xs[:count], scaled, weights)
 
         if box is not None:
             box.write(scalars, deliver, flag)
         else:
-            tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
+            tf.py_function(lambda *xs: deliver(xs), scalars + extra, Tout=[])
         return tf.constant(0)
 
     if flag is None or box is not None:  # XLA: never a cond around the program's values
         measure()
     else:
         tf.cond(flag, measure, lambda: tf.constant(0))
+
+
+def _norm_largest(tf: Any, g: Any, flat: Any, axis: Any) -> list[Any]:
+    """``[L2 norm, largest |g|]`` of a float64 gradient, in few ops (each op a trace adds
+    costs the trace more than it costs the step): ``flat`` and ``axis`` are the constants
+    ``[-1]`` and ``[0]``, made once. A gradient with no element has 0 for both."""
+    x = tf.reshape(g, flat)
+    norm = tf.sqrt(tf.reduce_sum(tf.square(x), axis))
+    size = g.shape.num_elements()
+    if size is None or size == 0:  # the largest of no element is 0, not the lowest float
+        x = tf.concat([x, tf.zeros([1], x.dtype)], 0)
+    return [norm, tf.reduce_max(tf.abs(x), axis)]
 
 
 def in_graph_replicas(
