@@ -206,7 +206,8 @@ class Watcher:
         pairs = arrays or [(None, None)] * len(result.sources)
         entries = [(s.name, g, v, *_cause(s))
                    for s, (g, v) in zip(result.sources, pairs, strict=True)]  # fmt: skip
-        self.timeline.record(state.count, state.site, numbers[0], entries)
+        scaled = result.loss_scale is not None  # mixed precision: overflowing steps skipped
+        self.timeline.record(state.count, state.site, numbers[0], entries, loss_scaled=scaled)
 
     def finish(self) -> list[CallResult]:
         """Every call, graph-mode calls that never ran included (with no numbers)."""
