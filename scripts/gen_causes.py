@@ -75,6 +75,12 @@ ENTRIES = [
      "The second list `grad_fn` returns holds one gradient per variable the function reads; "
      "None there means no gradient for that variable.",
      "Return the variable's gradient (`dy * x` here)."),
+    ("variable-per-call", "A variable made on every call of the loss",
+     "The loss makes its `tf.Variable` each time it runs (as a layer that makes one in "
+     "`call()` does): a gradient comes back every step, but the update goes with the "
+     "variable, so the loss never goes down. `gradscope run` also names a `tf.Variable` a "
+     "Keras layer keeps where Keras 3 does not track it (an attribute, a plain dict).",
+     "Make it once: outside the loss, or in a layer's `build()` with `self.add_weight()`."),
     ("trainable-after-compile", "A `trainable` flag changed after `compile()`",
      "Fine-tuning: the base is unfrozen and the head frozen after the first `fit()`. Keras "
      "reads `trainable` when it traces the train step, so the second `fit()` still trains "

@@ -357,3 +357,41 @@ def test_monitor_under_mirrored_strategy_records_the_all_reduced_gradients() -> 
     for variable, grad in zip(ref.trainable_variables, grads, strict=True):
         norm = two.steps[1]["variables"][variable.path]["norm"]
         assert norm == pytest.approx(_norm(grad), rel=1e-5), variable.path
+
+
+def test_monitor_mixed_precision_overflows_the_loss_scale_skips_are_no_nan_finding() -> None:
+    """Mixed precision: at Keras' initial loss scale the float16 gradients overflow; its
+    LossScaleOptimizer skips those steps (bare TensorFlow: fewer optimizer iterations than
+    batches, every weight finite) and training goes on. The Monitor marks the records of
+    skipped steps and reports no ``nan`` finding for them, and the weights stay bit-identical."""
+    import keras
+
+    from gradscope.keras import Monitor
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(240, 6)).astype("float32")
+    y = (x @ rng.normal(size=(6, 2))).astype("float32") * 300.0
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        results = []
+        for monitor in (None, Monitor(every=1)):
+            keras.utils.set_random_seed(0)
+            inputs = keras.Input((6,))
+            hidden = keras.layers.Dense(8, activation="relu", name="base")(inputs)
+            out = keras.layers.Dense(2, name="head", dtype="float32")(hidden)
+            model = keras.Model(inputs, out)
+            model.compile(keras.optimizers.SGD(0.01, momentum=0.9), "mse", steps_per_execution=3)
+            callbacks = [monitor] if monitor is not None else []
+            model.fit(x, y, batch_size=6, verbose=0, callbacks=callbacks)
+            results.append((int(model.optimizer.iterations.numpy()), model.get_weights()))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    (iterations, plain), (_, watched) = results
+    assert iterations < 40  # bare TensorFlow: the loss scale skipped steps
+    assert all(np.isfinite(w).all() for w in plain)
+    for a, b in zip(plain, watched, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert monitor is not None
+    nan = [s for s in monitor.steps if any(v["status"] == "nan" for v in s["variables"].values())]
+    assert nan and all(s.get("skipped") is True for s in nan)
+    assert "nan" not in {f["kind"] for f in monitor.findings}

@@ -140,7 +140,9 @@ class Watch:
         from gradscope.analysis import run as run_policy
         from gradscope.frontends.program import trainable
 
-        found = fixes.fixed_calls(trainable.merged(watcher.finish(), calls.traces))
+        found = run_policy.explained(
+            fixes.fixed_calls(trainable.merged(watcher.finish(), calls.traces))
+        )
         problems = fixes.fixed_run_problems(run_policy.problems_of(found, self.allow_none), found)
         return rr.RunReport(
             program=self.where,

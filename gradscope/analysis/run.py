@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gradscope.analysis.replicas import replica_words
 from gradscope.results import report as m
@@ -13,19 +14,82 @@ from gradscope.results import words
 from gradscope.results.run import CallResult, RunProblem, SourceResult
 from gradscope.results.status import ProblemKind
 
+#: A non-finite gradient a loss scale explains, told on its source.
+SKIPPED = ("the gradients overflowed at loss scale {scale:g}: Keras' LossScaleOptimizer skipped "
+           "this step and lowered its scale, as dynamic loss scaling does (step {finite} is "
+           "finite)")  # fmt: skip
+#: Said of a non-finite gradient under a loss scale that no later watched step showed finite.
+UNTOLD = ("; under loss scale {scale:g} an overflow Keras' LossScaleOptimizer skips (lowering its "
+          "scale) looks the same at one step: watch more steps (--steps 10), a gradient that "
+          "stays non-finite is a real NaN")  # fmt: skip
+
+Key = tuple[str, tuple[str, ...], str]
+
+
+def overflowed(calls: Sequence[CallResult]) -> dict[tuple[Key, int], int]:
+    """The non-finite gradients a loss scale explains: at a call that scaled its loss (mixed
+    precision), a source whose gradient a later watched step of the same site gives finite.
+    Keras' ``LossScaleOptimizer`` skips a step whose gradients overflow and halves its scale, so
+    early steps of a healthy program are non-finite; a real NaN stays. ``((site, via, source),
+    step)`` -> the later finite step."""
+    finite: dict[Key, list[int]] = {}
+    for call in calls:
+        for s in call.sources:
+            if call.loss_scale is not None and s.status in (m.OK, m.ZERO):
+                finite.setdefault((call.site, call.via, s.name), []).append(call.step)
+    found = {}
+    for call in calls:
+        for s in call.sources:
+            key = (call.site, call.via, s.name)
+            later = [k for k in finite.get(key, []) if k > call.step]
+            if call.loss_scale is not None and s.status == m.NAN and later:
+                found[(key, call.step)] = min(later)
+    return found
+
+
+def explained(calls: Sequence[CallResult]) -> list[CallResult]:
+    """``calls`` with each non-finite gradient a loss scale explains (:func:`overflowed`) told
+    on its source's note."""
+    found = overflowed(calls)
+    out = []
+    for call in calls:
+        sources = []
+        for s in call.sources:
+            finite = found.get(((call.site, call.via, s.name), call.step))
+            if finite is not None and not s.note:
+                s = replace(s, note=SKIPPED.format(scale=call.loss_scale, finite=finite))
+            sources.append(s)
+        out.append(replace(call, sources=tuple(sources)))
+    return out
+
 
 def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[RunProblem]:
     """``unexpected-none`` for a source with no gradient unless an ``--allow-none`` glob names
-    it, ``nan`` for a non-finite gradient, ``replica-mismatch`` where the replicas of a call
-    made inside ``strategy.run`` disagree on a source's status; for a variable whose changed
+    it, ``nan`` for a non-finite gradient (not one a loss scale explains, :func:`overflowed`),
+    ``replica-mismatch`` where the replicas of a call made inside ``strategy.run`` disagree on
+    a source's status; for a variable whose changed
     ``trainable`` flag the traced Keras train step disagrees with
     (``frontends/program/trainable.py``), ``never-trained`` (the step leaves it out; an
     ``--allow-none`` glob allows it too) or ``unexpected-connected`` (frozen, still trained).
-    One problem per site (with its ``via``), source and kind (its first step)."""
+    One problem per site (with its ``via``), source and kind (its first step). A variable a
+    Keras model holds where Keras does not track it, read by a call's tape and asked for by
+    no call of the program (``CallResult.unasked``), is ``never-trained`` at the first call
+    that read it, unless an ``--allow-none`` glob names it."""
     seen: dict[tuple[str, tuple[str, ...], str, str], RunProblem] = {}
+    skipped = overflowed(calls)
+    asked = {s.name for call in calls for s in call.sources}
+    for call in calls:
+        for name, attribute in call.unasked:
+            allowed = any(fnmatch.fnmatchcase(name, p) for p in allow_none)
+            once: tuple[str, tuple[str, ...], str, str] = ("", (), name, m.NEVER_TRAINED)
+            if name not in asked and not allowed and once not in seen:
+                seen[once] = RunProblem(call.site, call.step, name, m.NEVER_TRAINED,
+                                       _untracked(call, name, attribute), (), call.via)  # fmt: skip
     for call in calls:
         for s in call.sources:
             kind = _kind(s, allow_none)
+            if kind == m.NAN_PROBLEM and ((call.site, call.via, s.name), call.step) in skipped:
+                kind = None
             key = (call.site, call.via, s.name, kind or "")
             if kind is not None and key not in seen:
                 seen[key] = RunProblem(call.site, call.step, s.name, kind,
@@ -36,6 +100,14 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
                 seen[key] = RunProblem(call.site, call.step, s.name, m.REPLICA_MISMATCH,
                                        _mismatch(call, s), s.cut_points, call.via)  # fmt: skip
     return list(seen.values())
+
+
+def _untracked(call: CallResult, name: str, attribute: str) -> str:
+    return (
+        f"{name} (the model's `{attribute}`) is a tf.Variable that Keras does not track: the "
+        f"loss of {call.api} at {call.where} reads it, but model.trainable_variables leaves "
+        "it out and no gradient call of the program asks for it, so it never trains"
+    )
 
 
 def _mismatch(call: CallResult, source: SourceResult) -> str:
@@ -69,6 +141,8 @@ def _message(call: CallResult, source: SourceResult, kind: str) -> str:
         text = f"{source.name} gets a NaN or infinite gradient at {call.where} (step {call.step})"
         if source.nan_origin is not None:
             text += f": {words.origin_text(source.nan_origin, quoted=True)}"
+        if call.loss_scale is not None:
+            text += UNTOLD.format(scale=call.loss_scale)
         return text
     if kind == m.NEVER_TRAINED:
         return f"{call.api} at {call.where} does not train {source.name}: {source.note}"

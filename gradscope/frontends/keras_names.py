@@ -70,6 +70,21 @@ def attributes(model: Any) -> dict[int, str]:
     less than ``dense_2``). The shortest way to each variable is kept, through the innermost
     layer holding it.
     """
+    return _walk(model)[0]
+
+
+def untracked(model: Any) -> dict[int, str]:
+    """The ``tf.Variable``s ``model``'s layers hold where Keras does not track them (a raw
+    ``tf.Variable`` attribute, or one in a plain dict or list: Keras 3 tracks only its own
+    ``keras.Variable``s), by id, with the attribute that holds them (``proj.w``,
+    ``table['scale']``): ``model.trainable_variables`` leaves them out, so an optimizer given
+    those never trains them."""
+    return _walk(model)[1]
+
+
+def _walk(model: Any) -> tuple[dict[int, str], dict[int, str]]:
+    """``attributes`` and ``untracked`` of ``model``, in one walk of its attributes."""
+    raw: dict[int, str] = {}
     found: dict[int, tuple[str, Any]] = {}
     seen: set[int] = set()
     queue: collections.deque[tuple[Any, str]] = collections.deque([(model, "")])
@@ -82,26 +97,33 @@ def attributes(model: Any) -> dict[int, str]:
         for name, value in children:
             if _is_variable(value):
                 _keep(found, value, name)
+            elif _is_raw(value):
+                raw.setdefault(id(value), name)
         for variable in _own_variables(obj):
             name = str(getattr(variable, "name", ""))
             if name.isidentifier():
                 _keep(found, variable, f"{path}.{name}" if path else name)
         queue.extend((value, name) for name, value in children if _is_layer(value))
     out: dict[int, str] = {}
+    own = _is_graph_model(model)  # ``layers[2]`` of the model itself says less than ``dense_2``
     for name, variable in found.values():
         if _spelled(str(getattr(variable, "path", "") or ""), name):
+            continue
+        if own and name.startswith("layers["):
             continue
         out[id(variable)] = name
         inner = getattr(variable, "_value", None)  # the tf.Variable a Keras variable wraps
         if inner is not None:
             out[id(inner)] = name
-    return out
+    return out, raw
 
 
 #: Keras models a watched program called (``gradscope run``): their attributes name variables.
 _SEEN: weakref.WeakSet[Any] = weakref.WeakSet()
-#: A seen model's ``attributes``, with how many variables it had when they were read.
-_READ: weakref.WeakKeyDictionary[Any, tuple[int, dict[int, str]]] = weakref.WeakKeyDictionary()
+#: A seen model's ``_walk``, with how many variables it had when it was walked.
+_READ: weakref.WeakKeyDictionary[Any, tuple[int, tuple[dict[int, str], dict[int, str]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def saw(model: Any) -> None:
@@ -114,16 +136,29 @@ def saw(model: Any) -> None:
 def attributes_of(variables: Sequence[Any]) -> list[str]:
     """Per variable, its attribute in the largest model ``saw`` was told of that holds it
     (``generator.dense.kernel`` in a GAN model holding its generator), or ``""``."""
+    walked = _seen_walks()
+    return [next((w[0][id(v)] for w in walked if id(v) in w[0]), "") for v in variables]
+
+
+def untracked_of(variables: Sequence[Any]) -> list[str]:
+    """Per variable, the attribute that holds it where Keras does not track it, in a model
+    ``saw`` was told of (``untracked``), or ``""``."""
+    walked = _seen_walks()
+    return [next((w[1][id(v)] for w in walked if id(v) in w[1]), "") for v in variables]
+
+
+def _seen_walks() -> list[tuple[dict[int, str], dict[int, str]]]:
+    """The walks of the models seen, the largest model first."""
     models = []
     for model in list(_SEEN):
         with contextlib.suppress(Exception):  # a half-built model: no attribute names
             count = len(model.variables)
             known = _READ.get(model)
             if known is None or known[0] != count:
-                known = _READ[model] = (count, attributes(model))
+                known = _READ[model] = (count, _walk(model))
             models.append(known)
     models.sort(key=lambda known: -known[0])
-    return [next((m[1][id(v)] for m in models if id(v) in m[1]), "") for v in variables]
+    return [walked for _, walked in models]
 
 
 def _keep(found: dict[int, tuple[str, Any]], variable: Any, name: str) -> None:
@@ -147,13 +182,13 @@ def _children(obj: Any, path: str) -> Iterator[tuple[str, Any]]:
             continue
         name = f"{path}.{key}" if path else key
         yield from _within(name, value, 0)
-    if path and _is_graph_model(obj):
+    if _is_graph_model(obj):  # the model's own: ``layers[2]``, named only under an attribute
         for index, layer in enumerate(getattr(obj, "layers", ())):
-            yield f"{path}.layers[{index}]", layer
+            yield f"{path}.layers[{index}]" if path else f"layers[{index}]", layer
 
 
 def _within(name: str, value: Any, depth: int) -> Iterator[tuple[str, Any]]:
-    if _is_layer(value) or _is_variable(value):
+    if _is_layer(value) or _is_variable(value) or _is_raw(value):
         yield name, value
     elif depth < 2 and isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
@@ -187,6 +222,12 @@ def _is_layer(value: Any) -> bool:
 def _is_variable(value: Any) -> bool:
     cls = _keras_class("Variable")
     return cls is not None and isinstance(value, cls)
+
+
+def _is_raw(value: Any) -> bool:
+    """A ``tf.Variable`` no ``keras.Variable`` wraps (Keras 3 does not track it)."""
+    tf = sys.modules.get("tensorflow")
+    return tf is not None and isinstance(value, tf.Variable) and not _is_variable(value)
 
 
 def _is_graph_model(value: Any) -> bool:

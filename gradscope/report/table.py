@@ -685,6 +685,17 @@ def _call_table(call: rr.CallResult, found: list[_Row], width: int, hidden: int)
     return out
 
 
+def _unshown_run_fixes(report: rr.RunReport) -> list[tuple[str, Fix]]:
+    """The fixes of problems about no source of their call (an untracked variable the call
+    read and did not ask for), each once: a source's fix is shown under its call already."""
+    sources = {(c.site, c.step, s.name) for c in report.calls for s in c.sources}
+    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    for p in report.problems:
+        if p.fix is not None and (p.site, p.step, p.variable) not in sources:
+            found.setdefault((p.fix.kind, p.fix.where), ([], p.fix))[0].append(p.variable)
+    return [(", ".join(names), fix) for names, fix in found.values()]
+
+
 def _run_problems(report: rr.RunReport) -> Table:
     """One row per site and kind, naming its sources (the messages are in the JSON report)."""
     grouped: dict[tuple[str, str], list[str]] = {}
@@ -755,6 +766,8 @@ def run_renderable(report: rr.RunReport, group: str = "auto", problems_only: boo
         parts += [Text(), _call(call, named, group, problems_only)]
     if report.problems:
         parts += [Text(), _run_problems(report)]
+        parts += [Text(f"fix ({names}): {fix.sentence()}", style="green")
+                  for names, fix in _unshown_run_fixes(report)]  # fmt: skip
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
     parts += [Text(), Text(run_summary(report), style=f"bold {run_tone(report)}")]
     return Group(*parts)

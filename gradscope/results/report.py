@@ -199,13 +199,13 @@ class Problem:
                    finding.cut_points, finding.file, finding.location.line, finding.known,
                    finding.fix)  # fmt: skip
 
-    def finding(self, report: str = "") -> Finding:
+    def finding(self, report: str = "", cause: str = "") -> Finding:
         """The problem as a finding of the report for ``report`` (its spec or target), which
-        it points into when it names no file of its own."""
+        it points into when it names no file of its own; ``cause``: why, when the report
+        knows (``Report.findings``)."""
         return Finding(self.kind, Location(self.spec or report, self.line), self.message,
-                       cut_points=self.cut_points, fix=self.fix, loss=self.loss,
-                       variable=self.variable, known=self.known,
-                       report=report or self.spec)  # fmt: skip
+                       cause, self.cut_points, self.fix, self.loss, self.variable, self.known,
+                       report or self.spec)  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -270,8 +270,18 @@ class Report(Displayed):
         return tuple(p for p in self.problems if p.known)
 
     def findings(self) -> tuple[Finding, ...]:
-        """Every problem as a finding (known ones included), in the report's order."""
-        return tuple(p.finding(self.spec) for p in self.problems)
+        """Every problem as a finding (known ones included), in the report's order, with the
+        cause of its pair when the front-end knew it (a Keras output no loss reads): the
+        pair's own, or for a problem of no one loss (``never-trained``) the first pair's."""
+        return tuple(p.finding(self.spec, self._cause(p)) for p in self.problems)
+
+    def _cause(self, problem: Problem) -> str:
+        pairs = (
+            (pair for loss, pair in self.pairs() if problem.loss in (None, loss.name))
+            if problem.variable is not None
+            else ()
+        )
+        return next((p.cause for p in pairs if p.variable == problem.variable and p.cause), "")
 
     def header(self) -> dict[str, Any]:
         """The first keys of the JSON report (also of ``diff``'s)."""

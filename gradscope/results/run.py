@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope.errors import ExitCode
-from gradscope.printable import escape_fields
+from gradscope.printable import escape_fields, printable
 from gradscope.results.display import Displayed
 from gradscope.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope.results.finding import Finding
@@ -115,6 +115,11 @@ class CallResult:
     #: the distinct values of the ``output_gradients`` the call gave (``()``: none, or not
     #: known): every gradient of the call is multiplied by them
     multiplier: tuple[float, ...] = ()
+    #: ``(name, attribute)`` of each trainable variable the call's tape read and did not ask a
+    #: gradient for, that a Keras model holds where Keras does not track it (a raw
+    #: ``tf.Variable`` attribute, one in a plain dict): ``model.trainable_variables`` leaves
+    #: it out, so it never trains unless some call asks for it
+    unasked: tuple[tuple[str, str], ...] = ()
 
     @property
     def where(self) -> str:
@@ -134,6 +139,9 @@ class CallResult:
 
     def __post_init__(self) -> None:
         escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
+        unasked = tuple(tuple(printable(x) for x in pair) for pair in self.unasked)
+        if unasked != self.unasked:
+            object.__setattr__(self, "unasked", unasked)
 
     def to_dict(self) -> dict[str, Any]:
         target: dict[str, Any] = {"source": self.target_source, "value": json_number(self.value)}
@@ -143,6 +151,7 @@ class CallResult:
             target["replicas"] = [json_number(v) for v in self.replica_values]
         if self.multiplier:
             target["multiplier"] = [json_number(v) for v in self.multiplier]
+        untracked = [{"variable": n, "attribute": a} for n, a in self.unasked]
         out: dict[str, Any] = {
             "site": self.site,
             "api": self.api,
@@ -155,6 +164,8 @@ class CallResult:
             out["via"] = list(self.via)
         if self.notes:
             out["notes"] = list(self.notes)
+        if untracked:
+            out["untracked"] = untracked
         return out
 
 
@@ -268,13 +279,16 @@ class RunReport(Displayed):
 
     def findings(self) -> tuple[Finding, ...]:
         """Every problem as a finding at its call site's line, about the watched call
-        (``CallResult.label``), in the run's order."""
+        (``CallResult.label``), in the run's order; its cause is its source's note (why,
+        where the cut points cannot say)."""
         labels = {(c.site, c.step): c.label for c in self.calls}
+        notes = {(c.site, c.via, c.step, s.name): s.note for c in self.calls for s in c.sources}
         return tuple(
             Finding(
                 p.kind,
                 Location.at(p.site, p.site),
                 p.message,
+                cause=notes.get((p.site, p.via, p.step, p.variable), ""),
                 cut_points=p.cut_points,
                 fix=p.fix,
                 loss=labels.get((p.site, p.step)),

@@ -98,6 +98,19 @@ def cut_names_at(cuts: Sequence[Cut]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
+def no_var_list(api: str, reads: Sequence[str]) -> str:
+    """Why a variable a ``compute_gradients``/``minimize`` (``api``) given no ``var_list``
+    differentiates gets no gradient: TensorFlow 1 then takes every trainable variable, and
+    the loss reads only ``reads`` (tensorflow/tensorflow#1511, seed 000)."""
+    shown = ", ".join(reads[:3]) + (f" and {len(reads) - 3} more" if len(reads) > 3 else "")
+    wanted = f"a var_list of {shown}" if reads else "a var_list"
+    return (
+        f"{api}() was given no var_list, so it differentiates every trainable variable, and "
+        f"this loss never reads this one; pass {wanted} (the {len(reads)} variables the loss "
+        "reads)"
+    )
+
+
 def unread_outputs(heads: Sequence[str], model: str, loss: str = "the loss", *,
                    compiled: bool = False, part: str = "") -> str:  # fmt: skip
     """Why a variable of a Keras model gets no gradient: the outputs it reaches (``heads``,

@@ -71,6 +71,7 @@ class Point:
     cause: str = ""  # why there is no gradient, when the front-end knew
     cut_points: tuple[Mapping[str, Any], ...] = ()  # where its path was cut, likewise
     allowed: bool = False  # a None gradient the run was told to expect (--allow-none)
+    skipped: bool = False  # a loss scale overflowed: the optimizer skipped this step
 
 
 def find(
@@ -145,6 +146,7 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
                 str(v.get("cause") or ""),
                 tuple(v.get("cut_points") or ()),
                 v.get("allowed") is True,
+                record.get("skipped") is True,
             )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out
@@ -164,16 +166,29 @@ def _first_run(flags: Sequence[bool], patience: int) -> int | None:
 
 
 def _nan(points: Sequence[Point], limits: Thresholds) -> Found:
-    for p in points:
-        if p.status == "nan":
-            return (
-                "nan",
-                p.step,
-                f"the gradient has a NaN or an infinity from step {p.step}: "
-                "lower the learning rate or clip gradients (clipnorm=1.0), and look for "
-                "log or sqrt of 0, a division by 0 or an overflowing exp; `gradscope inspect` "
-                "names the op where it first appears",
-            )
+    """The first non-finite gradient. Under a dynamic loss scale (mixed precision) Keras'
+    ``LossScaleOptimizer`` skips a step whose gradients overflow and lowers its scale, so a
+    skipped step that a later finite record of the same variable follows is that, not a
+    finding; one no finite record follows may be a real NaN, and is one."""
+    for i, p in enumerate(points):
+        if p.status != "nan":
+            continue
+        if p.skipped and any(q.status in ("ok", "zero") for q in points[i + 1 :]):
+            continue
+        scaled = (
+            ", and under the dynamic loss scale (mixed precision) no later recorded step was "
+            "finite (the optimizer skipped each one)"
+            if p.skipped
+            else ""
+        )
+        return (
+            "nan",
+            p.step,
+            f"the gradient has a NaN or an infinity from step {p.step}{scaled}: "
+            "lower the learning rate or clip gradients (clipnorm=1.0), and look for "
+            "log or sqrt of 0, a division by 0 or an overflowing exp; `gradscope inspect` "
+            "names the op where it first appears",
+        )
     return None
 
 

@@ -317,6 +317,10 @@ class Hooks:
 
     # -- read back (eager, from the callback) -----------------------------------------------
 
+    def loss_scaled(self) -> bool:
+        """Whether the optimizer skips steps whose gradients overflow its loss scale."""
+        return step_grads.loss_scaled(self.optimizer)
+
     def fetch(self, after: int = 1) -> list[Snapshot]:
         """The due steps from step ``after`` on that the rows hold, in order, as numpy
         (small: a few values per variable and step)."""

@@ -234,7 +234,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             whole = {name: snap.raw.get(("", name)) for name in hooks.names}
             self.recorder.record(
                 snap.step, self.site, loss, entries, losses=losses or None, dots=dots,
-                gradients=whole if snap.raw else None,
+                gradients=whole if snap.raw else None, loss_scaled=hooks.loss_scaled(),
             )  # fmt: skip
 
     def on_train_end(self, logs: Any = None) -> None:

@@ -145,6 +145,7 @@ def _step(record: Any, where: str) -> Error:
         or _required(record, "variables", _entries(_gradient), where)
         or _optional(record, "losses", _entries(_loss), where)
         or _optional(record, "cosine", lambda v, w: _items(v, w, _cosines), where)
+        or _optional(record, "skipped", _flag, where)
     )
 
 

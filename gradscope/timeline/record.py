@@ -222,6 +222,7 @@ class Recorder:
         losses: Mapping[str, tuple[Any, Sequence[Entry]]] | None = None,
         dots: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
         gradients: Mapping[str, Any] | None = None,
+        loss_scaled: bool = False,
     ) -> dict[str, Any]:
         """Record one step of one site, whether or not it is :meth:`due`.
 
@@ -237,6 +238,9 @@ class Recorder:
             gradients: the whole gradients by variable, for TensorBoard histograms only, when
                 the entries hold :class:`Summary` objects (the record's numbers come from
                 the entries either way).
+            loss_scaled: the step's optimizer is Keras' ``LossScaleOptimizer`` with a dynamic
+                scale (mixed precision): it skips a step whose gradients are not all finite,
+                and such a record is marked ``"skipped": true``.
 
         Returns:
             The step record, as it appears in the timeline JSON.
@@ -261,6 +265,8 @@ class Recorder:
         }
         if losses:
             out["losses"], out["cosine"] = _per_loss(losses, dots or {})
+        if loss_scaled and any(v["status"] == "nan" for v in variables.values()):
+            out["skipped"] = True  # the loss scale overflowed: the weights did not move
         self.steps.append(out)
         if self._board is not None:
             whole = gradients if gradients is not None else {str(e[0]): e[1] for e in entries}

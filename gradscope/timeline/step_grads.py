@@ -69,13 +69,21 @@ def parts(trace: Any, build: bool = True) -> list[Part]:
     return parts
 
 
+def loss_scaled(optimizer: Any) -> bool:
+    """Whether ``optimizer`` is Keras' ``LossScaleOptimizer`` (mixed precision): it scales the
+    loss, unscales the gradients, and skips a step whose gradients are not all finite."""
+    return getattr(optimizer, "dynamic_scale", None) is not None and hasattr(
+        optimizer, "inner_optimizer"
+    )
+
+
 def unscaled(optimizer: Any, grads: list[Any], variables: list[Any]) -> list[Any]:
     """The gradients a ``LossScaleOptimizer`` (mixed precision) hands its inner optimizer:
     divided by the loss scale it multiplied the loss by, as it divides them (read before it
     updates the scale). Any other optimizer's as they are."""
-    scale = getattr(optimizer, "dynamic_scale", None)
-    if scale is None or not hasattr(optimizer, "inner_optimizer"):
+    if not loss_scaled(optimizer):
         return grads
+    scale = optimizer.dynamic_scale
     overwrite = getattr(optimizer, "_overwrite_variable_with_gradient", lambda v: False)
     scale = tf.convert_to_tensor(scale)
 

@@ -73,6 +73,25 @@ def test_find_nan_and_exploding_order() -> None:
     assert found[1]["site"] == "train.py:9"
 
 
+def test_find_nan_of_a_step_the_loss_scale_skipped() -> None:
+    """Mixed precision: Keras' LossScaleOptimizer skips a step whose gradients overflow and
+    lowers its scale. A skipped step that a finite record follows is not a finding; one that
+    none follows may be a real NaN; an unskipped NaN is one even if finite records follow (a
+    NaN already applied, say to one embedding row)."""
+    nan = {"status": "nan", "norm": None}
+    steps = _steps([{}, nan, nan, {}, {}])
+    for record in steps[1:3]:
+        record["skipped"] = True
+    assert find(steps) == []
+    stuck = _steps([{}, nan, nan])
+    for record in stuck[1:]:
+        record["skipped"] = True
+    found = find(stuck)
+    assert [(f["kind"], f["from_step"]) for f in found] == [("nan", 20)]
+    assert "no later recorded step was finite" in found[0]["message"]
+    assert _kinds(_steps([{}, nan, {}])) == [("nan", 20)]  # not skipped: a finding
+
+
 def test_find_none_stopped_and_never() -> None:
     stopped = [{}, {}, {"status": "none:unexplained", "norm": None, "zero_fraction": None}]
     found = find(_steps(stopped))

@@ -205,5 +205,8 @@ def fixed_run_problems(
         if p.kind == ProblemKind.REPLICA_MISMATCH:
             fix = _problem_fix(m.Problem(None, p.variable, p.kind, p.message), (), False)
             fix = replace(fix, where=p.site) if fix is not None else None
+        held = {n: a for c in calls if c.site == p.site for n, a in c.unasked}
+        if fix is None and p.kind == ProblemKind.NEVER_TRAINED and p.variable in held:
+            fix = causes.untracked(p.variable, held[p.variable], p.site)
         out.append(replace(p, fix=fix))
     return out

@@ -224,3 +224,18 @@ def loss_fix(note: str, where: str) -> Fix | None:
         "`build()` with `self.add_weight(...)` (Keras then tracks and trains it), or outside "
         "the loss; never in `call()` or in the loss itself.",
     )
+
+
+def untracked(variable: str, attribute: str, site: str) -> Fix:
+    """A ``tf.Variable`` a Keras layer holds where Keras does not track it (``gradscope run``):
+    make it a weight Keras tracks, or ask for it yourself."""
+    short = attribute.rsplit(".", 1)[-1] or "w"
+    return Fix(
+        "build-add-weight",
+        site,
+        f"`{variable}` (`{attribute}`) is a raw tf.Variable, which Keras 3 does not track, so "
+        f"`model.trainable_variables` (what {site} asks gradients for) leaves it out: create it "
+        f"in the layer's `build()` with `self.{short} = self.add_weight(...)` (or as a "
+        "`keras.Variable`), never in a plain dict or in `call()`; or add it to the variables "
+        "given to `tape.gradient` and the optimizer.",
+    )

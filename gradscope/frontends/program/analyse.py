@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from gradscope.engine import cuts as flow
 from gradscope.engine.status import status_of
+from gradscope.results import words
 from gradscope.results.cut import STOP_TYPES
 from gradscope.results.facts import CutPoint, NanOrigin, PairFacts, VariableFacts
 from gradscope.results.status import Status
@@ -457,11 +458,7 @@ def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:
     reached = [s.name for s in statics if s.reachable or s.has_gradient]
     if len(reached) == len(statics):
         return
-    shown = ", ".join(reached[:3]) + (f" and {len(reached) - 3} more" if len(reached) > 3 else "")
-    wanted = f"a var_list of {shown}" if reached else "a var_list"
     for static in statics:
         if static.reachable or static.has_gradient or static.note:
             continue
-        static.note = (f"{api}() was given no var_list, so it differentiates every trainable "
-                       f"variable, and this loss never reads this one; pass {wanted} (the "
-                       f"{len(reached)} variables the loss reads)")  # fmt: skip
+        static.note = words.no_var_list(api, reached)

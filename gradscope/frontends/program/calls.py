@@ -186,6 +186,7 @@ class Calls:
         with self.watcher.own_work():
             tensors = names.tensors_watched(tape, flat_s)  # before a non-persistent tape ends
             given = values.multiplier(output_gradients)
+            read = names.read_variables(tape)  # before a non-persistent tape forgets them
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
@@ -197,7 +198,7 @@ class Calls:
             asked = (probe_ids, list(grads[len(flat_s) :]))
             with self.watcher.own_work():
                 self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors,
-                            asked, given)  # fmt: skip
+                            asked, given, read)  # fmt: skip
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -208,11 +209,11 @@ class Calls:
                flat_t: list[Any], user: list[Any], eager: bool,
                filled: list[Any], tensors: list[bool | None] | None = None,
                asked: tuple[list[int], list[Any]] = ([], []),
-               given: tuple[float, ...] = ()) -> None:  # fmt: skip
+               given: tuple[float, ...] = (), read: Sequence[Any] = ()) -> None:  # fmt: skip
         """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
         ``unconnected_gradients=ZERO``'s zeros; ``asked``: the probes and their gradients;
-        ``given``: the ``output_gradients`` multiplier's values) and arrange for its
-        numbers."""
+        ``given``: the ``output_gradients`` multiplier's values; ``read``: the variables the
+        tape watched) and arrange for its numbers."""
         statics = names.statics(flat_s, user, call, self.recorder.created)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible)
@@ -226,7 +227,8 @@ class Calls:
         dead_ends()  # the last, most general cause: a model output no loss reads is more
         analyse.filled(statics, filled)
         user = filled
-        static = Static(statics, target_source, multiplier=given)
+        unasked = names.unasked(read, flat_s, call, self.recorder.created)
+        static = Static(statics, target_source, multiplier=given, unasked=unasked)
         scale = self._scale_of(flat_t)
         graph = None if eager else flat_t[0].graph
         parts = self.gathering.add(state, Part(static, flat_t, user), graph)

@@ -3,6 +3,7 @@ tensors ``NAME@FILE:LINE`` after the line that made them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gradscope.frontends import keras_names
@@ -115,3 +116,23 @@ def tensors_watched(tape: Any, flat_s: list[Any]) -> list[bool | None]:
 
 def _handle_id(variable: Any) -> int | None:
     return getattr(getattr(variable, "handle", None), "_id", None)
+
+
+def read_variables(tape: Any) -> list[Any]:
+    """The variables ``tape`` watched (read while it recorded); ``[]`` when it cannot say."""
+    try:
+        return list(tape.watched_variables())
+    except Exception:  # a tape TensorFlow changed: nothing to say
+        return []
+
+
+def unasked(read: Sequence[Any], flat_s: Sequence[Any], call: Any,
+            created: dict[int, frames.Site | None]) -> tuple[tuple[str, str], ...]:  # fmt: skip
+    """``(name, attribute)`` of each trainable variable the tape read, asked no gradient for,
+    that a Keras model holds where Keras does not track it (``keras_names.untracked``): what
+    ``model.trainable_variables`` leaves out."""
+    asked = {id(s) for s in flat_s} | {id(getattr(s, "_value", None)) for s in flat_s}
+    rest = [v for v in read if id(v) not in asked and getattr(v, "trainable", False)]
+    held = keras_names.untracked_of(rest)
+    return tuple((printable(source_name(v, call, created)), printable(attribute))
+                 for v, attribute in zip(rest, held, strict=True) if attribute)  # fmt: skip

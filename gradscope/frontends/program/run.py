@@ -183,7 +183,7 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
             distribution: Distribution, devices: tuple[str, ...], watcher: Any,
             calls: Sequence[rr.CallResult], outcome: str, status: int | None,
             stop: rr.Stop | None) -> rr.RunReport:  # fmt: skip
-    calls = fixes.fixed_calls(calls)
+    calls = run_policy.explained(fixes.fixed_calls(calls))
     problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     return rr.RunReport(
         program=program.target if not program.module else f"-m {program.target}",

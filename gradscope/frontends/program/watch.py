@@ -53,6 +53,7 @@ class Static:
     measured: bool = True  # False: no numbers are expected (a record of what a step does)
     replicas: list[list[analyse.SourceStatic]] = field(default_factory=list)  # strategy.run
     multiplier: tuple[float, ...] = ()  # distinct values of the output_gradients given
+    unasked: tuple[tuple[str, str], ...] = ()  # (name, attribute) of untracked variables read
 
 
 @dataclass
@@ -205,7 +206,8 @@ class Watcher:
         pairs = arrays or [(None, None)] * len(result.sources)
         entries = [(s.name, g, v, *_cause(s))
                    for s, (g, v) in zip(result.sources, pairs, strict=True)]  # fmt: skip
-        self.timeline.record(state.count, state.site, numbers[0], entries)
+        scaled = result.loss_scale is not None  # mixed precision: overflowing steps skipped
+        self.timeline.record(state.count, state.site, numbers[0], entries, loss_scaled=scaled)
 
     def finish(self) -> list[CallResult]:
         """Every call, graph-mode calls that never ran included (with no numbers)."""
@@ -257,7 +259,11 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
                                     s.trainable_changed, replicas, nan_origin=origin,
                                     attribute=s.attribute, copy_of=s.copy_of))  # fmt: skip
-    notes = static.notes
+    notes = static.notes + tuple(
+        f"the loss reads `{name}` (`{attribute}`), a tf.Variable Keras does not track: "
+        "model.trainable_variables leaves it out, and this call asks no gradient for it"
+        for name, attribute in static.unasked
+    )
     if numbers is None and state.mode == GRAPH:
         notes += ("never run: the program built this call, but no Session.run computed it",)
     elif numbers is None and static.measured:
@@ -265,7 +271,7 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
     step = 0 if never_run else state.count
     return CallResult(state.site, state.api, state.mode, step, static.target_source,
                       value, tuple(sources), notes, scale, tuple(n[0] for n in each),
-                      multiplier=static.multiplier)  # fmt: skip
+                      multiplier=static.multiplier, unasked=static.unasked)  # fmt: skip
 
 
 def _multiplied(status: str, multiplier: tuple[float, ...], site: str) -> str:

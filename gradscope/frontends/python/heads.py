@@ -56,7 +56,7 @@ def recording(calls: Calls) -> Iterator[None]:
 
 
 def causes(
-    graph: Any, calls: Calls, loss: Any, names: Mapping[int, str], loss_site: str
+    graph: Any, calls: Calls, loss: Any, names: Mapping[int | None, str], loss_site: str
 ) -> dict[str, str]:
     """The cause of each variable of a called model that ``loss`` does not read.
 
@@ -79,7 +79,7 @@ def causes(
         if not named:
             continue
         reached = {n: _variables(t, captured) for n, t in named}
-        own = {id(handle(v)) for v in model.variables}
+        own = {h for h in map(handle_id, model.variables) if h is not None}
         if not own & read:  # the loss reads none of this model's variables: not its model
             continue
         for unread in own - read:
@@ -90,6 +90,15 @@ def causes(
             out[name] = words.unread_outputs(heads, model.name, said) if heads else (
                 words.off_path(model.name))  # fmt: skip
     return out
+
+
+def handle_id(variable: Any) -> int | None:
+    """``id`` of a variable's resource handle, the key graphs know it by; None for a
+    variable with none (not a TensorFlow one)."""
+    try:
+        return id(handle(variable))
+    except AttributeError:
+        return None
 
 
 def _captures(graph: Any) -> Sequence[tuple[Any, Any]]:

@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope.engine import retrace
 from gradscope.engine.messages import tf_message
 from gradscope.engine.protocol import LossEntry, VariableEntry
 from gradscope.engine.tf_import import import_tensorflow
@@ -158,7 +157,7 @@ class PythonModel:
     def causes(self) -> dict[str, dict[str, str]]:
         """Per traced loss, the cause of each variable of a Keras model it called that it
         does not read (``heads.py``): an output no loss reads, a layer ``call`` skips."""
-        names = {id(retrace.handle(c.variable)): c.name for c in self.chosen}
+        names = {heads.handle_id(c.variable): c.name for c in self.chosen}
         out = {}
         for name, calls in self.model_calls.items():
             tensor = self.loss_tensors.get(name)

@@ -195,3 +195,24 @@ def test_zero_through_a_py_function_that_leaves_tensorflow_says_why() -> None:
     ((s,),) = [c.sources for c in outcome.report.calls]
     assert s.status == "zero"
     assert f"tf.py_function at {site(program, 'y = tf.py_function(')}" in s.note
+
+
+def test_loss_scale_overflows_keras_skips_are_not_nan_problems() -> None:
+    """Mixed precision: Keras' LossScaleOptimizer skips the steps whose gradients overflow at
+    its scale (the bare program sees the weights unmoved) and trains once the scale is low
+    enough. Watched long enough to see a finite step, those non-finite gradients are told as
+    skipped, not problems; watched one step, the NaN stays a problem that says how to tell."""
+    skipped, finite = bare("mixed_overflow.py")
+    assert finite is True and skipped[:-1] == [True] * 5 and skipped[-1] is False
+    outcome, _ = watched("mixed_overflow.py", steps=6)
+    calls = outcome.report.calls
+    assert [c.step for c in calls] == [1, 2, 3, 4, 5, 6]
+    base = [next(s for s in c.sources if s.name.startswith("base/kernel")) for c in calls]
+    assert [s.status for s in base] == ["nan"] * 5 + ["ok"]  # nan exactly on skipped steps
+    assert all("LossScaleOptimizer skipped this step" in s.note for s in base[:5])
+    assert all(c.loss_scale is not None for c in calls)
+    assert outcome.report.problems == () and outcome.report.exit_code == 0
+    outcome, _ = watched("mixed_overflow.py", steps=1)
+    problems = outcome.report.problems
+    assert {p.kind for p in problems} == {"nan"} and outcome.report.exit_code == 1
+    assert all("watch more steps (--steps 10)" in p.message for p in problems)

@@ -75,13 +75,12 @@ def test_xla_fit_nan_is_reported() -> None:
     assert {p.kind for p in outcome.report.problems} == {"nan"}
 
 
-@pytest.mark.parametrize("options", [{}, {"steps": 3}], ids=["default", "steps"])
-def test_xla_loop_keeps_the_weights_bit_for_bit(options: dict[str, int]) -> None:
+def test_xla_loop_keeps_the_weights_bit_for_bit() -> None:
     """Watching an XLA step computes the same weights: its recording never sits in a tf.cond,
-    which would make XLA store the gradients it fuses into Adam's update (values.py)."""
+    which would make XLA store the gradients it fuses into Adam's update (values.py). The
+    first step is measured, the other five run the measuring ops unwritten."""
     plain = unwatched("xla_loop.py")
-    outcome, printed = watched("xla_loop.py", **options)
+    outcome, printed = watched("xla_loop.py")
     assert printed == plain and plain.startswith("weights ")
-    steps = [c.step for c in outcome.report.calls]
-    assert steps == list(range(1, options.get("steps", 1) + 1))
+    assert [c.step for c in outcome.report.calls] == [1]
     assert all(s.status == "ok" for c in outcome.report.calls for s in c.sources)

@@ -1,0 +1,80 @@
+"""Every result gives its findings as one type: inspect/check reports, runs, timelines."""
+
+from __future__ import annotations
+
+from gradscope.analysis import run as run_policy
+from gradscope.results import report as m
+from gradscope.results import run as rr
+from gradscope.results.facts import CutPoint
+from gradscope.results.finding import Finding
+from gradscope.results.location import Location
+from gradscope.results.status import FindingKind, ProblemKind
+from tests import checks
+
+UNREAD = "reaches only output 'aux' of model 'detector', which the loss does not read"
+
+
+def test_finding_of_a_check_problem_carries_its_pairs_cause() -> None:
+    """A disconnected pair whose cause the front-end knew: the policy's problem about that
+    variable (the loss's own ``unexpected-none`` when ``expect`` lists it, else the model's
+    ``never-trained``) gives it; a problem of another variable has none."""
+    variables = [checks.variable("body/w", 8), checks.variable("aux/w", 9)]
+    pair = m.PairResult("aux/w", m.DISCONNECTED, None, (3,), False, cause=UNREAD)
+    loss = m.LossResult("loss", 1.0, (checks.pair("body/w", m.NAN), pair))
+    expected = checks.report([loss], variables, [checks.expectation("loss", connected=["aux/*"])])
+    unexpected = {(f.kind, f.variable): f for f in expected.findings()}
+    assert set(unexpected) == {(ProblemKind.UNEXPECTED_NONE, "aux/w"), (ProblemKind.NAN, "body/w")}
+    assert unexpected[(ProblemKind.UNEXPECTED_NONE, "aux/w")].cause == UNREAD
+    assert unexpected[(ProblemKind.NAN, "body/w")].cause == ""
+    (never,) = [f for f in checks.report([loss], variables).findings() if f.variable == "aux/w"]
+    assert (never.kind, never.loss, never.cause) == (ProblemKind.NEVER_TRAINED, None, UNREAD)
+    problem = next(p for p in expected.problems if p.variable == "aux/w")
+    found = unexpected[(ProblemKind.UNEXPECTED_NONE, "aux/w")]
+    assert found.location == Location(problem.spec, problem.line)
+    assert (found.loss, found.message, found.report) == ("loss", problem.message, expected.spec)
+
+
+def test_finding_of_a_run_problem_is_at_its_site_about_its_call() -> None:
+    note = "used only through train.py:5 (MatMul), run while the tape was not recording"
+    cut = CutPoint("frozen", "StopGradient", "stopped", "train.py:9")
+    calls = (
+        rr.CallResult("train.py:12", "GradientTape.gradient", rr.EAGER, 3, "train.py:11", 2.5,
+                      (rr.SourceResult("g/kernel", "none:disconnected", None, (4, 8), False,
+                                       note=note),
+                       rr.SourceResult("w", "none:stopped", None, (2,), False, (cut,)))),
+    )  # fmt: skip
+    run = rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls,
+                       tuple(run_policy.problems_of(calls, ())))  # fmt: skip
+    first, second = run.findings()
+    assert first == Finding(
+        ProblemKind.UNEXPECTED_NONE,
+        Location("train.py", 12),
+        run.problems[0].message,
+        cause=note,
+        loss="GradientTape.gradient at line 12 (step 3)",
+        variable="g/kernel",
+        report="train.py",
+    )
+    assert (second.variable, second.cut_points, second.cause) == ("w", (cut,), "")
+
+
+def test_finding_from_a_timeline_dict_keeps_its_kind_and_place() -> None:
+    dead = Finding.from_dict(
+        {"kind": "dead", "site": "train.py:20", "variable": "d/kernel", "message": "m"}, "t.json"
+    )
+    assert (dead.kind, dead.location, dead.loss, dead.report) == (
+        FindingKind.DEAD, Location("train.py", 20), "train.py:20", "t.json")  # fmt: skip
+    nan = Finding.from_dict(
+        {"kind": "nan", "site": "fit", "variable": "w", "message": "m"}, "t.json"
+    )
+    assert (nan.kind, nan.location, nan.line) == (ProblemKind.NAN, Location("t.json", 1), 1)
+    assert isinstance(dead.kind, FindingKind) and isinstance(nan.kind, ProblemKind)
+
+
+def test_every_format_reads_the_same_findings_of_a_check() -> None:
+    """Known problems stay findings (marked known), in the report's order."""
+    result = checks.result(checks.every_kind(), checks.clean(), known=2)
+    assert [f.key() for f in result.findings()] == [
+        (r.spec, p.loss, p.variable, str(p.kind)) for r in result.reports for p in r.problems
+    ]
+    assert sum(f.known for f in result.findings()) == 2
