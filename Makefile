@@ -58,10 +58,12 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site
 
 # Benchmarks against bare TensorFlow (bench/RESULTS.md): make bench BENCH_ARGS="--device gpu"
+# (bench/process.py: whole processes of gradscope run, watch(), pytest and the Monitor)
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/monitor.py
+	$(PY) bench/process.py $(BENCH_ARGS)
 
 # --strategy against bare tf.distribute (bench/RESULTS.md, "Distributed runs")
 bench-distribute: $(STAMP)

@@ -13,10 +13,11 @@ Goals: ``gradscope run`` at most 1.10x plain on every program of 64 steps or mor
 1.2x on the 4-step ResNet50; the Monitor at ``every=10`` with TensorBoard at most 1.10x a plain
 512-step fit (1.2x with histograms); ``watch()`` and ``pytest --gradscope`` no more than
 ``run`` of the same code; peak memory within 1.1x everywhere. ``--ops`` also prints each
-Keras program's train-step op count and the one-time cost per op (how it grows with the
-model).
+the op counts of ResNet50's and the small model's train steps, and the one-time cost per op
+(how it grows with the model).
 
-    python bench/process.py [--runs 3] [--only resnet50-64 mlp ...] [--device cpu|gpu|auto]
+    python bench/process.py [--runs 3] [--big-runs 2] [--only resnet50-64 mlp ...] [--ops]
+                            [--device cpu|gpu|auto]
 
 ``--device cpu`` hides any GPU (``CUDA_VISIBLE_DEVICES=``); ``--device gpu`` requires one
 (figures on a GPU need a GPU machine).
@@ -82,6 +83,30 @@ rng = np.random.default_rng(0)
 x = rng.normal(size=(16 * steps, 32, 32, 3)).astype("float32")
 y = rng.integers(0, 10, 16 * steps)
 model.fit(x, y, batch_size=16, epochs=1, verbose=0)
+"""
+
+OPS = """
+import os
+if os.environ.get("BENCH_OPS"):  # --ops: the train step's op count (its nested functions too)
+    def functions(fn, seen):
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if id(value) not in seen:
+                seen.add(id(value))
+                if hasattr(value, "_list_all_concrete_functions"):
+                    yield value
+                elif callable(value):
+                    yield from functions(value, seen)
+
+    def ops(graph):
+        nested = [getattr(f, "graph", None) for f in graph._functions.values()]
+        return len(graph.get_operations()) + sum(len(g.get_operations()) for g in nested if g)
+
+    print("OPS", max(ops(c.graph) for f in functions(model.train_function, set())
+                     for c in f._list_all_concrete_functions()))
 """
 
 # The bench MLP of bench/monitor.py: 64 -> 256 -> 256 -> 256 -> 10, Adam, batch 64.
@@ -156,10 +181,17 @@ tf.compat.v1.disable_eager_execution()
 tf.compat.v1.set_random_seed(0)
 x = tf.compat.v1.placeholder(tf.float32, (None, 64))
 y = tf.compat.v1.placeholder(tf.int64, (None,))
+def dense(h, width, name):
+    with tf.compat.v1.variable_scope(name):
+        w = tf.compat.v1.get_variable("kernel", (h.shape[-1], width),
+                                      initializer=tf.compat.v1.glorot_uniform_initializer())
+        b = tf.compat.v1.get_variable("bias", (width,), initializer=tf.zeros_initializer())
+    return tf.matmul(h, w) + b
+
 h = x
 for i in range(3):
-    h = tf.compat.v1.layers.dense(h, 256, tf.nn.relu, name=f"dense{i}")
-logits = tf.compat.v1.layers.dense(h, 10, name="logits")
+    h = tf.nn.relu(dense(h, 256, f"dense{i}"))
+logits = dense(h, 10, "logits")
 loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
 train = tf.compat.v1.train.AdamOptimizer(1e-3).minimize(loss)
 rng = np.random.default_rng(0)
@@ -217,7 +249,7 @@ with gradscope.watch():
     runpy.run_path({program!r}, run_name="__main__")
 """
 
-PROGRAMS = {"resnet50": RESNET, "small": SMALL, "mlp": MLP, "gan": GAN, "tf1": TF1,
+PROGRAMS = {"resnet50": RESNET + OPS, "small": SMALL + OPS, "mlp": MLP, "gan": GAN, "tf1": TF1,
             "eager": EAGER}  # fmt: skip
 
 
@@ -368,8 +400,14 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per way (alternating)")
+    parser.add_argument("--big-runs", type=int, help="runs of the ResNet50 rows (default: --runs)")
     parser.add_argument("--only", nargs="*", help="rows to run (default: all)")
     parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
+    parser.add_argument(
+        "--ops",
+        action="store_true",
+        help="also count the ops of ResNet50's and the small model's train step",
+    )
     args = parser.parse_args()
     wanted = [r for r in rows() if not args.only or r.name in args.only]
     unknown = set(args.only or ()) - {r.name for r in rows()}
@@ -383,20 +421,32 @@ def main() -> None:
     try:
         files = write_programs(where)
         for row in wanted:
-            for _ in range(args.runs):
+            big = row.program == "resnet50" and args.big_runs is not None
+            for _ in range(args.big_runs if big else args.runs):
                 for way in row.ways:
                     got = measure(command(way, row, files), env)
                     row.samples.setdefault(way, []).append(got)
                     print(f"{row.name:<20} {way:<44} CPU {got[0]:7.2f} s  wall {got[1]:7.2f} s"
                           f"  {got[2]:6.0f} MB", flush=True)  # fmt: skip
+        print(f"\n{len(wanted)} rows, {args.runs} runs, {time.perf_counter() - started:.0f} s\n")
+        print(table(wanted))
+        one_time(wanted, op_counts(files, env) if args.ops else {})
     finally:
         shutil.rmtree(where, ignore_errors=True)
-    print(f"\n{len(wanted)} rows, {args.runs} runs, {time.perf_counter() - started:.0f} s\n")
-    print(table(wanted))
-    one_time(wanted)
 
 
-def one_time(measured: list[Row]) -> None:
+def op_counts(files: dict[str, Path], env: dict[str, str]) -> dict[str, int]:
+    """The train step's op count of ResNet50 and of the small model (one plain run each)."""
+    out = {}
+    for name in ("resnet50", "small"):
+        counting = {**env, "BENCH_OPS": "1"}
+        done = subprocess.run([sys.executable, str(files[name]), "2"], env=counting,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        out[name] = int(done.stdout.split("OPS", 1)[1].split()[0])
+    return out
+
+
+def one_time(measured: list[Row], ops: dict[str, int]) -> None:
     """How the one-time cost grows with the model: ResNet50 against the small model, 4 steps
     each (CPU seconds of run minus python's, medians of the side-by-side differences)."""
     got = {r.name: r for r in measured}
@@ -408,8 +458,13 @@ def one_time(measured: list[Row]) -> None:
         pairs = zip(row.samples["python"], row.samples["gradscope run"], strict=True)
         cost[name] = statistics.median(m[0] - b[0] for b, m in pairs)
     grows = cost["resnet50-4"] / max(cost["small-4"], 1e-9)
-    print(f"\none-time cost (CPU s, run - python): resnet50 {cost['resnet50-4']:.2f}, "
-          f"small {cost['small-4']:.2f}: {grows:.1f}x (op counts: --ops)")  # fmt: skip
+    said = f"one-time cost (CPU s, run - python, 4 steps): resnet50 {cost['resnet50-4']:.2f}, "
+    said += f"small {cost['small-4']:.2f}: {grows:.1f}x"
+    if ops:
+        said += (f" for {ops['resnet50'] / ops['small']:.1f}x the ops ({ops['resnet50']} and "
+                 f"{ops['small']}: {cost['resnet50-4'] / ops['resnet50'] * 1e3:.2f} and "
+                 f"{cost['small-4'] / ops['small'] * 1e3:.2f} ms per op)")  # fmt: skip
+    print(f"\n{said}")
 
 
 if __name__ == "__main__":

@@ -181,14 +181,25 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     Objects made later are collected as before.
     """
     replicas = any(item.get_closest_marker("replicas") for item in session.items)
-    if not replicas and not any(item.get_closest_marker("tf") for item in session.items):
-        return
-    from gradscope.engine.tf_import import import_tensorflow
+    if replicas or any(item.get_closest_marker("tf") for item in session.items):
+        from gradscope.engine.tf_import import import_tensorflow
 
-    tf = import_tensorflow()
-    if replicas:
-        from gradscope.distribute.devices import configure
+        tf = import_tensorflow()
+        if replicas:
+            from gradscope.distribute.devices import configure
 
-        configure(tf, REPLICAS)
+            configure(tf, REPLICAS)
     gc.collect()
     gc.freeze()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> object:
+    """The cycle collector paused while the test files (and TensorFlow) are imported: they
+    make objects that live until the worker ends, which it would walk again and again for
+    nothing (what cycles the imports leave are collected once, before the freeze above)."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.enable()

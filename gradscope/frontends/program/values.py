@@ -181,7 +181,22 @@ def in_graph(
     if flag is None or box is not None:  # XLA: never a cond around the program's values
         measure()
     else:
-        tf.cond(flag, measure, lambda: tf.constant(0))
+        _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+
+
+def _as_call(output: Any) -> None:
+    """Keep the ``If`` of a measuring ``tf.cond`` a function call (as the Monitor's recording,
+    ``keras_hooks._unlowered``). Lowered to Switch/Merge, every measuring op, and a Switch per
+    value the branch reads (a ResNet step's thousands of probe gradients), join the step's own
+    graph: optimized and made ready with it before the first step, and the Switches run in
+    every step, measured or not. As a call the branch is made ready when it first runs."""
+    from tensorflow.python.ops import control_flow_util_v2
+
+    op = output.op
+    while op.type == "Identity":
+        op = op.inputs[0].op
+    if op.type in ("If", "StatelessIf"):
+        control_flow_util_v2.maybe_set_lowering_attr(op, lower_using_switch_merge=False)
 
 
 def _norm_largest(tf: Any, g: Any, flat: Any, axis: Any) -> list[Any]:
@@ -241,7 +256,7 @@ def in_graph_replicas(
     if flag is None or box is not None:  # XLA: no cond (``in_graph``)
         measure()
     else:
-        tf.cond(flag, measure, lambda: tf.constant(0))
+        _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
 
 
 def _sum(tf: Any, grads: Sequence[Any]) -> Any:
