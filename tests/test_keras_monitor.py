@@ -370,7 +370,7 @@ def test_monitor_mixed_precision_overflows_the_loss_scale_skips_are_no_nan_findi
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=(240, 6)).astype("float32")
-    y = (x @ rng.normal(size=(6, 2))).astype("float32") * 300.0
+    y = (x @ rng.normal(size=(6, 2))).astype("float32") * 30.0
     keras.mixed_precision.set_global_policy("mixed_float16")
     try:
         results = []
@@ -380,7 +380,7 @@ def test_monitor_mixed_precision_overflows_the_loss_scale_skips_are_no_nan_findi
             hidden = keras.layers.Dense(8, activation="relu", name="base")(inputs)
             out = keras.layers.Dense(2, name="head", dtype="float32")(hidden)
             model = keras.Model(inputs, out)
-            model.compile(keras.optimizers.SGD(0.01, momentum=0.9), "mse", steps_per_execution=3)
+            model.compile(keras.optimizers.SGD(1e-3, momentum=0.9), "mse", steps_per_execution=3)
             callbacks = [monitor] if monitor is not None else []
             model.fit(x, y, batch_size=6, verbose=0, callbacks=callbacks)
             results.append((int(model.optimizer.iterations.numpy()), model.get_weights()))
@@ -394,4 +394,44 @@ def test_monitor_mixed_precision_overflows_the_loss_scale_skips_are_no_nan_findi
     assert monitor is not None
     nan = [s for s in monitor.steps if any(v["status"] == "nan" for v in s["variables"].values())]
     assert nan and all(s.get("skipped") is True for s in nan)
-    assert "nan" not in {f["kind"] for f in monitor.findings}
+    assert [s["step"] for s in monitor.steps] == list(range(1, 41))  # skipped steps counted
+    assert monitor.findings == []  # a healthy fit
+
+
+def test_monitor_mixed_precision_real_nan_every_step_skipped_is_a_finding() -> None:
+    """A real NaN under mixed precision: the gradient of sqrt at 0 is infinite at every loss
+    scale, so the LossScaleOptimizer skips every step (bare TensorFlow: optimizer.iterations
+    stays 0, the weights never move) - training silently does nothing. The Monitor counts the
+    steps itself (not by optimizer.iterations, which skipped steps do not advance), records
+    each one, and reports nan from step 1."""
+    import keras
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    def loss(t: Any, p: Any) -> Any:
+        return tf.reduce_mean(tf.sqrt(tf.abs(p - p))) + tf.reduce_mean((t - p) ** 2)
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(30, 6)).astype("float32")
+    y = (x @ rng.normal(size=(6, 2))).astype("float32")
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        keras.utils.set_random_seed(0)
+        inputs = keras.Input((6,))
+        hidden = keras.layers.Dense(8, activation="relu", name="base")(inputs)
+        model = keras.Model(inputs, keras.layers.Dense(2, name="head", dtype="float32")(hidden))
+        model.compile(keras.optimizers.SGD(0.01), loss)
+        before = model.get_weights()
+        monitor = Monitor(every=1)
+        model.fit(x, y, batch_size=6, verbose=0, callbacks=[monitor])
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert int(model.optimizer.iterations.numpy()) == 0  # bare TF: every step skipped
+    for a, b in zip(before, model.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert [s["step"] for s in monitor.steps] == [1, 2, 3, 4, 5]
+    assert all(s.get("skipped") is True for s in monitor.steps)
+    nan = [f for f in monitor.findings if f["kind"] == "nan"]
+    assert {f["variable"] for f in nan} == {v.path for v in model.trainable_variables}
+    assert all(f["from_step"] == 1 and "no later recorded step" in f["message"] for f in nan)

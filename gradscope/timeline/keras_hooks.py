@@ -10,7 +10,7 @@ wrap, on the model's and optimizer's instances only:
   functions and ``model.losses``, each part of it (several outputs, ``add_loss``,
   regularizers);
 - ``model.train_step``: runs the step and then, in a ``tf.cond`` on step 1 or
-  ``optimizer.iterations % every == 0``, reduces each gradient and weight to a few float64
+  the step number ``% every == 0``, reduces each gradient and weight to a few float64
   numbers (sum of squares, zero elements) into the row of one record variable that the
   step has within its execution (``steps_per_execution``); per loss part, its
   gradients come from the step's own graph (``tf.gradients``' helper, built in the branch;
@@ -68,6 +68,10 @@ class Hooks:
         # A due step's numbers in one float64 row (one read per execution): the step, the
         # loss, "total" [n, 3], "parts" [P, n, 2], "dots" [pairs, n], the P parts' values.
         self.record: tf.Variable | None = None  # [rows, size]; a copy per replica (strategy)
+        # The step counter: every train step adds one, a step the optimizer skipped too (mixed
+        # precision's loss scale skips overflowing steps without advancing optimizer.iterations)
+        self.counter: tf.Variable | None = None  # int64 scalar; a copy per replica
+        self.start = int(self.optimizer.iterations.numpy())  # the steps before this fit
         self.stash: dict[tuple[str, str], tf.Variable] = {}  # (part or "", path): [rows, *shape]
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.names: list[str] = []  # paths of the variables the step applies, in order
@@ -200,7 +204,8 @@ class Hooks:
         if self._variables(trace) and not tf.executing_eagerly():
             return logs  # this trace is thrown away: TensorFlow traces the step again
         self._explain(trace)
-        iterations = tf.cast(self.optimizer.iterations, tf.int64)
+        assert self.counter is not None  # made by _variables
+        iterations = tf.convert_to_tensor(self.counter.assign_add(1))  # this step, from 1
         handles = [step_grads.handle(v) for _, v in trace.applied] if tape is None else []
         due = ops.due(iterations, self.every)
         if _compiled(self.model):
@@ -297,7 +302,9 @@ class Hooks:
         """Make the variables a due step of this trace writes; whether any was new. In a
         ``tf.function``, a trace that creates variables is traced again (TensorFlow runs only
         the second trace), so the first needs no recording ops."""
-        before = len(self.stash) + (self.record is not None)
+        before = len(self.stash) + (self.record is not None) + (self.counter is not None)
+        if self.counter is None:
+            self.counter = ops.local_variable([], tf.int64, "gradscope_step", self.start)
         n = len(trace.applied)
         parts = len(step_grads.parts(trace, build=False)) if self.per_loss else 0
         size = 2 + 3 * n + (2 * parts * n + parts * (parts - 1) // 2 * n + parts)
@@ -306,7 +313,7 @@ class Hooks:
         for grad, variable in trace.applied:
             if grad is not None and self.raw:
                 self._stash("", _path(variable), variable)
-        return len(self.stash) + (self.record is not None) > before
+        return len(self.stash) + (self.record is not None) + (self.counter is not None) > before
 
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
         key = (part, path)
@@ -316,6 +323,19 @@ class Hooks:
         return self.stash[key]
 
     # -- read back (eager, from the callback) -----------------------------------------------
+
+    def begin(self, steps: int) -> None:
+        """A fit starts after ``steps`` steps (the optimizer's iterations): count on from it."""
+        self.start = int(steps)
+        if self.counter is not None:
+            for copy in ops.copies(self.model, self.counter):
+                copy.assign(self.start)
+
+    def step(self) -> int:
+        """The last step run (counted as :meth:`begin` set it)."""
+        if self.counter is None:
+            return self.start
+        return int(ops.copies(self.model, self.counter)[0].numpy())
 
     def loss_scaled(self) -> bool:
         """Whether the optimizer skips steps whose gradients overflow its loss scale."""

@@ -11,7 +11,8 @@
 Works with compiled losses, several outputs, ``add_loss``, regularizers and custom
 ``train_step``s that call ``optimizer.apply_gradients`` (or ``apply``), traced (with or
 without XLA) or eager; the hooks are in :mod:`gradscope.timeline.keras_hooks`. The site is
-the user's ``fit(...)`` line. Steps are the optimizer's (``optimizer.iterations``, from 1).
+the user's ``fit(...)`` line. Steps count on from the optimizer's ``iterations`` at the fit's
+start (from 1), and a step mixed precision's loss scale skipped counts too.
 Step 1 is recorded too (as ``gradscope run`` does), so a problem from the start shows at
 step 1. With ``steps_per_execution`` > 1 the record has a row per step of an execution, each
 due step writing its own, and the callback reads them all once the execution is done.
@@ -142,7 +143,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         guarded = self._guarded(model, self._recording, self._installed)
         object.__setattr__(model, "train_function", guarded)
         self.recorder.device = _device(model)
-        self._next = self._last = int(model.optimizer.iterations.numpy()) + 1
+        self._hooks.begin(int(model.optimizer.iterations.numpy()))
+        self._next = self._last = self._hooks.step() + 1
         self._per_call = max(int(getattr(model, "steps_per_execution", 1)), 1)
         self._pending, self._batches = False, 0
         self._changed(model, flags)
@@ -218,7 +220,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         if self._pending:
             self._collect()
         if self._per_call > 1:  # a partial execution at an epoch's end: count exactly
-            self._next = int(self.model.optimizer.iterations.numpy()) + 1
+            self._next = self._hooks.step() + 1
         every, last = self.recorder.every, self._next + self._per_call - 1
         # a due step in this execution: step 1 or a multiple of every
         self._pending = self._next == 1 or last // every > (self._next - 1) // every

@@ -8,14 +8,16 @@ from typing import Any
 import tensorflow as tf
 
 
-def local_variable(shape: Any, dtype: Any, name: str) -> tf.Variable:
-    """A variable of zeros outside the model that each replica writes its own copy of
-    (under a ``tf.distribute`` strategy; a plain variable without one), made eagerly."""
+def local_variable(shape: Any, dtype: Any, name: str, value: Any = 0) -> tf.Variable:
+    """A variable filled with ``value`` (zeros) outside the model that each replica writes its
+    own copy of (under a ``tf.distribute`` strategy; a plain variable without one), made
+    eagerly."""
     with tf.init_scope():
+        initial = tf.fill(shape, tf.constant(value, dtype))
         if tf.distribute.get_strategy().num_replicas_in_sync == 1:
-            return tf.Variable(tf.zeros(shape, dtype), trainable=False, name=name)
+            return tf.Variable(initial, trainable=False, name=name)
         return tf.Variable(
-            tf.zeros(shape, dtype),
+            initial,
             trainable=False,
             name=name,
             synchronization=tf.VariableSynchronization.ON_READ,
