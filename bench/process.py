@@ -345,8 +345,8 @@ def environment(device: str) -> dict[str, str]:
         seen = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                               text=True, check=False).stdout.strip()  # fmt: skip
         if not seen or seen == "0":
-            sys.exit("--device gpu: TensorFlow sees no GPU on this machine (GPU figures need "
-                     "a GPU machine)")  # fmt: skip
+            _usage("--device gpu: TensorFlow sees no GPU on this machine (GPU figures need "
+                   "a GPU machine)")  # fmt: skip
     return env
 
 
@@ -412,8 +412,8 @@ def main() -> None:
     wanted = [r for r in rows() if not args.only or r.name in args.only]
     unknown = set(args.only or ()) - {r.name for r in rows()}
     if unknown:
-        sys.exit(f"--only: no such row {', '.join(sorted(unknown))} "
-                 f"(rows: {', '.join(r.name for r in rows())})")  # fmt: skip
+        _usage(f"--only: no such row {', '.join(sorted(unknown))} "
+               f"(rows: {', '.join(r.name for r in rows())})")  # fmt: skip
     env = environment(args.device)
     print(machine(), flush=True)
     where = Path(tempfile.mkdtemp(prefix="gradscope-bench-"))
@@ -433,6 +433,11 @@ def main() -> None:
         one_time(wanted, op_counts(files, env) if args.ops else {})
     finally:
         shutil.rmtree(where, ignore_errors=True)
+
+
+def _usage(message: str) -> None:
+    print(f"bench/process.py: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def op_counts(files: dict[str, Path], env: dict[str, str]) -> dict[str, int]:
