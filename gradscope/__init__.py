@@ -9,6 +9,8 @@ The Python API mirrors the command line::
     report.to_dict()                                     # the JSON report
     gradscope.check(["configs/multitask.yaml"])          # the CI gate: a CheckResult
     gradscope.graph("configs/stop-gradient.yaml", "exp1")  # one loss's picture
+    pictured = gradscope.inspect("configs/stop-gradient.yaml", pictures=True)
+    gradscope.draw(pictured, "exp1", "mermaid")          # a picture's Mermaid text
 
 Errors are ``gradscope.GradscopeError`` subclasses: ``SpecErrors`` (every problem of a
 spec, located), ``TargetError``, ``BuildError``, ``UsageError``.
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
     from gradscope import keras, testing
     from gradscope._watch.block import Watch, watch
-    from gradscope.api import check, diff, graph, inspect, run
+    from gradscope.api import check, diff, draw, graph, inspect, run
     from gradscope.errors import (
         AlreadyWatching,
         BuildError,
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope.results.report import LossResult, PairResult, Problem, Report
     from gradscope.results.run import RunReport
     from gradscope.results.status import ProblemKind, Status, Verdict
+    from gradscope.timeline.findings import Thresholds
     from gradscope.timeline.inline import plot
 
 # Results are plain data; the report layer draws them in notebooks and rich consoles (it fills
@@ -58,6 +61,8 @@ _LAZY = {
     "check": "gradscope.api",
     "graph": "gradscope.api",
     "run": "gradscope.api",
+    "draw": "gradscope.api",
+    "Thresholds": "gradscope.timeline.findings",
     "watch": "gradscope._watch.block",
     "plot": "gradscope.timeline.inline",
     "load_ipython_extension": "gradscope._watch.magic",
@@ -109,12 +114,14 @@ __all__ = [
     "Status",
     "Target",
     "TargetError",
+    "Thresholds",
     "UsageError",
     "Verdict",
     "Watch",
     "__version__",
     "check",
     "diff",
+    "draw",
     "graph",
     "inspect",
     "keras",

@@ -408,3 +408,32 @@ def run(
     if outcome.error is not None and not isinstance(outcome.error, SystemExit):
         raise ProgramRaised(outcome.report) from outcome.error
     return outcome.report
+
+
+def draw(report: m.Report, loss: str, fmt: str = "mermaid") -> str | bytes:
+    """One loss's picture of a report made with ``pictures=True``, as ``gradscope graph``
+    writes it.
+
+    Args:
+        report: from ``inspect(..., pictures=True)``.
+        loss: the loss whose picture to draw.
+        fmt: ``mermaid`` or ``dot`` (text that needs nothing), ``svg`` or ``html`` (text laid
+            out by Graphviz's ``dot``), ``png`` (bytes, Graphviz too).
+
+    Raises:
+        UsageError: an unknown format or loss, or a report made without pictures.
+    """
+    from gradscope.report.draw import PictureFormat
+    from gradscope.report.draw import draw as drawn
+
+    try:
+        chosen = PictureFormat(fmt)
+    except ValueError:
+        known = ", ".join(f.value for f in PictureFormat)
+        raise UsageError(f"draw: unknown format {fmt!r}; known: {known}") from None
+    names = [x.name for x in report.losses]
+    if loss not in names:
+        raise UsageError(f"draw: no loss {loss!r} in the report; its losses: {', '.join(names)}")
+    if report.picture(loss) is None:
+        raise UsageError("draw: the report has no pictures: inspect(..., pictures=True)")
+    return drawn(report, loss, chosen)

@@ -1,15 +1,17 @@
-"""Keras helpers: ``targets(model, x, y)`` for compiled multi-output models; ``Monitor``."""
+"""Keras helpers: ``targets(model, x, y)`` for compiled multi-output models; ``Monitor`` and
+its finding ``Thresholds``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from gradscope.frontends.python.keras import targets
+from gradscope.timeline.findings import Thresholds
 
 if TYPE_CHECKING:
     from gradscope.timeline.monitor import Monitor
 
-__all__ = ["Monitor", "targets"]
+__all__ = ["Monitor", "Thresholds", "targets"]
 
 
 def __getattr__(name: str) -> Any:

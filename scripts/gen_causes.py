@@ -1,4 +1,4 @@
-"""Regenerate docs/guide/causes-and-fixes.md: each cause, its broken example, what gradscope
+"""Regenerate docs/reference/causes-and-fixes.md: each cause, its broken example, what gradscope
 prints for it, the fix, and the fixed example, from the proven cases in tests/cases/fixes/.
 
 Every example on the page is a file that ``tests/analysis/test_fixes_proven.py`` runs: bare
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases" / "fixes"
-PAGE = ROOT / "docs" / "guide" / "causes-and-fixes.md"
+PAGE = ROOT / "docs" / "reference" / "causes-and-fixes.md"
 
 #: (case, title, what goes wrong, the fix in words), in the order of the page.
 ENTRIES = [

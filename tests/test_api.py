@@ -186,3 +186,29 @@ def test_check_keys_problems_alike_with_and_without_expect(
     assert [(p.kind, p.variable) for p in held] == [(m.NEVER_TRAINED, "spare")]
     assert plain[0].key() == held[0].key() == ("t.py", None, "spare", m.NEVER_TRAINED)
     assert plain[0].line == held[0].line == 6  # where `spare` was created
+
+
+@pytest.mark.tf
+def test_draw_is_the_public_way_to_a_picture() -> None:
+    """gradscope.draw draws a report's picture as `gradscope graph` does (the docs send users
+    here, not into gradscope.report); bad input is a UsageError that says what it saw."""
+    from gradscope.report import dot, mermaid
+
+    spec = str(ROOT / "configs" / "stop-gradient.yaml")
+    report = gradscope.inspect(spec, pictures=True)
+    loss = report.losses[0].name
+    assert gradscope.draw(report, loss) == mermaid.picture(report, loss)
+    assert gradscope.draw(report, loss, "dot") == dot.picture(report, loss)
+    with pytest.raises(gradscope.UsageError, match="unknown format 'jpeg'"):
+        gradscope.draw(report, loss, "jpeg")
+    with pytest.raises(gradscope.UsageError, match="no loss 'nope'"):
+        gradscope.draw(report, "nope")
+    with pytest.raises(gradscope.UsageError, match="pictures=True"):
+        gradscope.draw(gradscope.inspect(spec), loss)
+
+
+def test_thresholds_are_public_beside_the_monitor() -> None:
+    import gradscope.keras
+
+    assert gradscope.Thresholds is gradscope.keras.Thresholds
+    assert gradscope.keras.Thresholds(patience=5).patience == 5

@@ -31,7 +31,7 @@ COMMANDS = [c.text for b in BLOCKS for c in b.commands]
 _NOT_DRAWN: list[str] = []
 #: Pages generated from files other tests run: each page's test is that it is up to date.
 GENERATED = {
-    "docs/guide/causes-and-fixes.md": [
+    "docs/reference/causes-and-fixes.md": [
         "scripts/gen_causes.py",
         "--check",
     ],  # its programs: tests/analysis/test_fixes_proven.py

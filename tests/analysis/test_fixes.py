@@ -229,7 +229,7 @@ def test_fix_text_holds_no_unfilled_placeholder(op: str) -> None:
 
 
 def test_fix_catalogue_page_shows_the_proven_programs() -> None:
-    """docs/guide/causes-and-fixes.md holds the case files verbatim (regenerate it with
+    """docs/reference/causes-and-fixes.md holds the case files verbatim (regenerate it with
     ``python scripts/gen_causes.py``)."""
     import subprocess
     import sys
