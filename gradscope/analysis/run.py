@@ -12,7 +12,7 @@ from gradscope.analysis.replicas import replica_words
 from gradscope.results import report as m
 from gradscope.results import words
 from gradscope.results.run import CallResult, RunProblem, SourceResult
-from gradscope.results.status import ProblemKind
+from gradscope.results.status import ProblemKind, overflow_skipped
 
 #: A non-finite gradient a loss scale explains, told on its source.
 SKIPPED = ("the gradients overflowed at loss scale {scale:g}: Keras' LossScaleOptimizer skipped "
@@ -32,18 +32,18 @@ def overflowed(calls: Sequence[CallResult]) -> dict[tuple[Key, int], int]:
     Keras' ``LossScaleOptimizer`` skips a step whose gradients overflow and halves its scale, so
     early steps of a healthy program are non-finite; a real NaN stays. ``((site, via, source),
     step)`` -> the later finite step."""
-    finite: dict[Key, list[int]] = {}
+    seen: dict[Key, list[tuple[int, str]]] = {}  # each source's (step, status) under a scale
     for call in calls:
         for s in call.sources:
-            if call.loss_scale is not None and s.status in (m.OK, m.ZERO):
-                finite.setdefault((call.site, call.via, s.name), []).append(call.step)
+            if call.loss_scale is not None:
+                seen.setdefault((call.site, call.via, s.name), []).append((call.step, s.status))
     found = {}
     for call in calls:
         for s in call.sources:
             key = (call.site, call.via, s.name)
-            later = [k for k in finite.get(key, []) if k > call.step]
-            if call.loss_scale is not None and s.status == m.NAN and later:
-                found[(key, call.step)] = min(later)
+            later = [(k, status) for k, status in seen.get(key, []) if k > call.step]
+            if overflow_skipped(s.status, call.loss_scale is not None, (st for _, st in later)):
+                found[(key, call.step)] = min(k for k, st in later if st in (m.OK, m.ZERO))
     return found
 
 

@@ -7,6 +7,7 @@ gives its value, so code and reports compare and print them as the contract spel
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 
 class _Word(str, enum.Enum):
@@ -97,3 +98,13 @@ def is_none(status: str) -> bool:
 def has_gradient(status: str) -> bool:
     """Whether ``status`` (a ``Status`` or its text) means a gradient exists."""
     return status in (Status.OK, Status.ZERO, Status.NAN)
+
+
+def overflow_skipped(status: str, loss_scaled: bool, later: Iterable[str]) -> bool:
+    """Whether a non-finite gradient is one mixed precision's loss scale explains: under a
+    dynamic loss scale Keras' ``LossScaleOptimizer`` skips a step whose gradients overflow and
+    lowers its scale, so a ``nan`` that a later finite gradient of the same source follows
+    (``later``: its later statuses) is a skipped step; one no finite gradient follows may be
+    a real NaN."""
+    finite = (Status.OK, Status.ZERO)
+    return status == Status.NAN and loss_scaled and any(s in finite for s in later)

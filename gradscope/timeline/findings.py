@@ -28,6 +28,7 @@ from typing import Any
 from gradscope.analysis import fixes
 from gradscope.results.cut import CutPoint
 from gradscope.results.fix import Fix
+from gradscope.results.status import overflow_skipped
 
 #: A ``trainable`` flag that changed after the train step was traced, so the step still trains
 #: the variable or leaves it out (the Monitor notices it when a ``fit()`` begins; no detector).
@@ -173,7 +174,7 @@ def _nan(points: Sequence[Point], limits: Thresholds) -> Found:
     for i, p in enumerate(points):
         if p.status != "nan":
             continue
-        if p.skipped and any(q.status in ("ok", "zero") for q in points[i + 1 :]):
+        if overflow_skipped(p.status, p.skipped, (q.status for q in points[i + 1 :])):
             continue
         scaled = (
             ", and under the dynamic loss scale (mixed precision) no later recorded step was "
