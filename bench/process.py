@@ -311,7 +311,7 @@ def _pytest() -> list[str]:
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     if any(e.name == "gradscope" for e in entry_points(group="pytest11")):
         return command
-    return [*command, "-p", "gradscope._watch.pytest_plugin"]
+    return [*command, "-p", "gradscope._src.watch.pytest_plugin"]
 
 
 PYTEST = _pytest()

@@ -113,7 +113,7 @@ def diamonds(n: int) -> float:
     """Seconds of cut-point analysis on a chain of ``n`` diamonds (in-process)."""
     code = f"""
 import time
-from gradscope.engine import cuts as flow
+from gradscope._src.engine import cuts as flow
 ops, producer, diff = [], [], []
 def op(name, kind, *inputs):
     t = len(producer); producer.append(len(ops)); diff.append(True)

@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
     from gradscope import keras, testing
-    from gradscope._watch.block import Watch, watch
-    from gradscope.api import check, diff, draw, graph, inspect, run
-    from gradscope.errors import (
+    from gradscope._src.api import check, diff, draw, graph, inspect, run
+    from gradscope._src.errors import (
         AlreadyWatching,
         BuildError,
         ExitCode,
@@ -39,55 +38,56 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
         TargetError,
         UsageError,
     )
-    from gradscope.frontends.python.target import Target
-    from gradscope.results.check import CheckResult
-    from gradscope.results.diff import DiffMatrix, DiffReport
-    from gradscope.results.report import LossResult, PairResult, Problem, Report
-    from gradscope.results.run import RunReport
-    from gradscope.results.status import ProblemKind, Status, Verdict
-    from gradscope.timeline.findings import Thresholds
-    from gradscope.timeline.inline import plot
+    from gradscope._src.frontends.python.target import Target
+    from gradscope._src.results.check import CheckResult
+    from gradscope._src.results.diff import DiffMatrix, DiffReport
+    from gradscope._src.results.report import LossResult, PairResult, Problem, Report
+    from gradscope._src.results.run import RunReport
+    from gradscope._src.results.status import ProblemKind, Status, Verdict
+    from gradscope._src.timeline.findings import Thresholds
+    from gradscope._src.timeline.inline import plot
+    from gradscope._src.watch.block import Watch, watch
 
 # Results are plain data; the report layer draws them in notebooks and rich consoles (it fills
-# ``gradscope.results.display.DRAW``), so it is imported with the package. It is light: no
+# ``gradscope._src.results.display.DRAW``), so it is imported with the package. It is light: no
 # TensorFlow, no rich (the renderers import what they need when they draw).
-from gradscope import report as _report  # noqa: F401
-from gradscope.version import __version__ as __version__
+from gradscope._src import report as _report  # noqa: F401
+from gradscope._src.version import __version__ as __version__
 
 #: Public names, imported on first use so that ``import gradscope`` stays TensorFlow-free.
 _LAZY = {
-    "inspect": "gradscope.api",
-    "diff": "gradscope.api",
-    "check": "gradscope.api",
-    "graph": "gradscope.api",
-    "run": "gradscope.api",
-    "draw": "gradscope.api",
-    "Thresholds": "gradscope.timeline.findings",
-    "watch": "gradscope._watch.block",
-    "plot": "gradscope.timeline.inline",
-    "load_ipython_extension": "gradscope._watch.magic",
-    "unload_ipython_extension": "gradscope._watch.magic",
-    "Watch": "gradscope._watch.block",
-    "RunReport": "gradscope.results.run",
-    "Report": "gradscope.results.report",
-    "LossResult": "gradscope.results.report",
-    "PairResult": "gradscope.results.report",
-    "Problem": "gradscope.results.report",
-    "Status": "gradscope.results.status",
-    "ProblemKind": "gradscope.results.status",
-    "Verdict": "gradscope.results.status",
-    "DiffReport": "gradscope.results.diff",
-    "DiffMatrix": "gradscope.results.diff",
-    "CheckResult": "gradscope.results.check",
-    "Target": "gradscope.frontends.python.target",
-    "GradscopeError": "gradscope.errors",
-    "SpecError": "gradscope.errors",
-    "SpecErrors": "gradscope.errors",
-    "TargetError": "gradscope.errors",
-    "BuildError": "gradscope.errors",
-    "UsageError": "gradscope.errors",
-    "AlreadyWatching": "gradscope.errors",
-    "ExitCode": "gradscope.errors",
+    "inspect": "gradscope._src.api",
+    "diff": "gradscope._src.api",
+    "check": "gradscope._src.api",
+    "graph": "gradscope._src.api",
+    "run": "gradscope._src.api",
+    "draw": "gradscope._src.api",
+    "Thresholds": "gradscope._src.timeline.findings",
+    "watch": "gradscope._src.watch.block",
+    "plot": "gradscope._src.timeline.inline",
+    "load_ipython_extension": "gradscope._src.watch.magic",
+    "unload_ipython_extension": "gradscope._src.watch.magic",
+    "Watch": "gradscope._src.watch.block",
+    "RunReport": "gradscope._src.results.run",
+    "Report": "gradscope._src.results.report",
+    "LossResult": "gradscope._src.results.report",
+    "PairResult": "gradscope._src.results.report",
+    "Problem": "gradscope._src.results.report",
+    "Status": "gradscope._src.results.status",
+    "ProblemKind": "gradscope._src.results.status",
+    "Verdict": "gradscope._src.results.status",
+    "DiffReport": "gradscope._src.results.diff",
+    "DiffMatrix": "gradscope._src.results.diff",
+    "CheckResult": "gradscope._src.results.check",
+    "Target": "gradscope._src.frontends.python.target",
+    "GradscopeError": "gradscope._src.errors",
+    "SpecError": "gradscope._src.errors",
+    "SpecErrors": "gradscope._src.errors",
+    "TargetError": "gradscope._src.errors",
+    "BuildError": "gradscope._src.errors",
+    "UsageError": "gradscope._src.errors",
+    "AlreadyWatching": "gradscope._src.errors",
+    "ExitCode": "gradscope._src.errors",
     "testing": "gradscope.testing",
     "keras": "gradscope.keras",
 }

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from gradscope.cli import main
+from gradscope._src.cli import main
 
 main(prog_name="gradscope")

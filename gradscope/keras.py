@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gradscope.frontends.python.keras import targets
-from gradscope.timeline.findings import Thresholds
+from gradscope._src.frontends.python.keras import targets
+from gradscope._src.timeline.findings import Thresholds
 
 if TYPE_CHECKING:
-    from gradscope.timeline.monitor import Monitor
+    from gradscope._src.timeline.monitor import Monitor
 
 __all__ = ["Monitor", "Thresholds", "targets"]
 
@@ -18,7 +18,7 @@ def __getattr__(name: str) -> Any:
     # Monitor subclasses keras.callbacks.Callback: Keras (and TensorFlow) are imported when
     # it is first used, so that `import gradscope.keras` stays light.
     if name == "Monitor":
-        from gradscope.timeline.monitor import Monitor
+        from gradscope._src.timeline.monitor import Monitor
 
         globals()["Monitor"] = Monitor
         return Monitor

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradscope.analysis.check import ExpectMap
-from gradscope.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
-from gradscope.results.check import CheckResult
+from gradscope._src.analysis.check import ExpectMap
+from gradscope._src.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
+from gradscope._src.results.check import CheckResult
 
 #: The width of the report inside an assertion message (pytest does not wrap it).
 WIDTH = 100
@@ -60,8 +60,8 @@ def assert_gradients(
         SpecErrors: the spec is invalid. UsageError: ``expect`` names an unknown loss.
     """
     __tracebackhide__ = True  # pytest: show the caller's line, not this one
-    from gradscope import api
-    from gradscope.report import render
+    from gradscope._src import api
+    from gradscope._src.report import render
 
     result = api.check(
         target, expect=expect, baseline=baseline, device=device, max_elements=max_elements,

@@ -3,7 +3,7 @@
 A page asks for a generated part with a marker on a line of its own:
 
 - ``<!-- gradscope:help -->``: every command's ``--help``, as click prints it at 100 columns;
-- ``<!-- gradscope:exit-codes -->``: the table of :class:`gradscope.errors.ExitCode`, from the
+- ``<!-- gradscope:exit-codes -->``: the table of :class:`gradscope._src.errors.ExitCode`, from the
   members and the docstrings under them;
 - ``<!-- gradscope:schema NAME -->``: a JSON schema of ``schema/``: its top-level fields and
   the whole file.
@@ -42,7 +42,7 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
 def _help(args: list[str]) -> str:
     from click.testing import CliRunner
 
-    from gradscope.cli import main
+    from gradscope._src.cli import main
 
     result = CliRunner().invoke(main, [*args, "--help"], terminal_width=100, prog_name="gradscope")
     if result.exit_code != 0:
@@ -52,7 +52,7 @@ def _help(args: list[str]) -> str:
 
 def command_help() -> str:
     """``gradscope --help`` and each command's, one section each."""
-    from gradscope.cli.commands import COMMANDS
+    from gradscope._src.cli.commands import COMMANDS
 
     parts = ["## gradscope", "", "```text", _help([]), "```", ""]
     for name in sorted(COMMANDS):
@@ -62,7 +62,7 @@ def command_help() -> str:
 
 def exit_codes() -> str:
     """The exit codes, from the ``ExitCode`` enum's members and their docstrings."""
-    tree = ast.parse((ROOT / "gradscope" / "errors.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "gradscope" / "_src" / "errors.py").read_text(encoding="utf-8"))
     enum = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "ExitCode")
     rows = ["| code | name | meaning |", "|---|---|---|"]
     body = enum.body

@@ -1,6 +1,6 @@
-"""Regenerate gradscope/data/*.json: the TF ops, Keras layers and initializers a spec may name.
+"""Regenerate gradscope/_src/data/*.json: the TF ops, Keras layers and initializers a spec may name.
 
-The TF ops come from the reviewed list ``gradscope/data/tf_ops_review.txt``: a public
+The TF ops come from the reviewed list ``gradscope/_src/data/tf_ops_review.txt``: a public
 function it does not list is refused, and reported here, until someone reviews it.
 
 Usage: ``python scripts/gen_names.py`` rewrites the files; ``--check`` only compares them
@@ -22,10 +22,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras
 import tensorflow as tf
 
-from gradscope.frontends.yaml import catalog
-from gradscope.frontends.yaml.ops import EXTRA_MODULES, refusal
+from gradscope._src.frontends.yaml import catalog
+from gradscope._src.frontends.yaml.ops import EXTRA_MODULES, refusal
 
-DATA = Path(__file__).resolve().parent.parent / "gradscope" / "data"
+DATA = Path(__file__).resolve().parent.parent / "gradscope" / "_src" / "data"
 REVIEW = DATA / "tf_ops_review.txt"
 UNREVIEWED = "not reviewed yet"
 MODULES = ("", "math", "nn", "linalg", *EXTRA_MODULES)
@@ -88,7 +88,7 @@ def tf_ops(review: dict[str, str | None]) -> dict[str, Any]:
         if _takes_callable(fn):
             refused[path] = f"{path.rpartition('.')[2]} takes a Python callable"
         elif path not in review:
-            refused[path] = f"{path} is {UNREVIEWED} (see gradscope/data/tf_ops_review.txt)"
+            refused[path] = f"{path} is {UNREVIEWED} (see gradscope/_src/data/tf_ops_review.txt)"
         elif review[path] is not None:
             refused[path] = f"{path} {review[path]}"
         else:

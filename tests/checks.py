@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from gradscope.analysis.baseline import Baseline, key_of
-from gradscope.analysis.check import check_reports
-from gradscope.analysis.policy import find_problems
-from gradscope.results import report as m
-from gradscope.results.check import CheckResult
-from gradscope.results.expect import Expectation, Pattern, Pos
-from gradscope.results.facts import CutPoint, NumericCheck, VariableFacts
+from gradscope._src.analysis.baseline import Baseline, key_of
+from gradscope._src.analysis.check import check_reports
+from gradscope._src.analysis.policy import find_problems
+from gradscope._src.results import report as m
+from gradscope._src.results.check import CheckResult
+from gradscope._src.results.expect import Expectation, Pattern, Pos
+from gradscope._src.results.facts import CutPoint, NumericCheck, VariableFacts
 
 SPEC = "configs/x.yaml"
 OTHER = "configs/y.yaml"
@@ -35,7 +35,7 @@ DIFFERENT = NumericCheck(0.5, 1e-5, 3, 3, 6e-6, "float64", (1,), 2.0, 1.0)
 
 def numeric_pair(name: str, status: str, norm: float, check: NumericCheck) -> m.PairResult:
     """A pair with a ``--numeric`` verdict: ``differs`` for ``DIFFERENT``."""
-    from gradscope.analysis.numeric import verdict
+    from gradscope._src.analysis.numeric import verdict
 
     return m.PairResult(name, status, norm, (3,), False, (), numeric=verdict(check, ()))
 

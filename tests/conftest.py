@@ -71,13 +71,13 @@ def run_in_process(
     ``model.py`` files never meet in ``sys.modules``)."""
     from click.testing import CliRunner
 
-    from gradscope.cli import main
+    from gradscope._src.cli import main
 
     changes: dict[str, str | None] = {}
     if env is not None:
         changes = {k: v for k, v in env.items() if os.environ.get(k) != v}
         changes.update({k: None for k in os.environ if k not in env})
-    from gradscope.cli import common
+    from gradscope._src.cli import common
 
     before, path, here = set(sys.modules), list(sys.path), os.getcwd()
     after = common.PLAIN_AFTER
@@ -147,8 +147,8 @@ def pytest_configure(config: pytest.Config) -> None:
 #: tests) in this order, so none of these is left to run alone at the end.
 FIRST = (
     "tests/test_same_weights.py",
-    "tests/_watch/test_notebook.py",
-    "tests/_watch/test_pytest_plugin.py",
+    "tests/watch/test_notebook.py",
+    "tests/watch/test_pytest_plugin.py",
     "tests/cli/test_run_processes.py",
     "tests/frontends/program/test_replicas.py",
     "tests/cli/test_run_exits.py",
@@ -177,16 +177,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     ``gc.freeze()`` moves the objects alive now (TensorFlow's and Keras' modules, hundreds of
     thousands of them, alive until the worker ends) out of the cycle collector's reach: each
     full collection in a test then walks only what the tests made. It was a quarter of the CPU
-    of a TensorFlow test file (tests/_watch/test_block.py: 7.0 of 30.1 s; 2.1 of 23.9 frozen).
+    of a TensorFlow test file (tests/watch/test_block.py: 7.0 of 30.1 s; 2.1 of 23.9 frozen).
     Objects made later are collected as before.
     """
     replicas = any(item.get_closest_marker("replicas") for item in session.items)
     if replicas or any(item.get_closest_marker("tf") for item in session.items):
-        from gradscope.engine.tf_import import import_tensorflow
+        from gradscope._src.engine.tf_import import import_tensorflow
 
         tf = import_tensorflow()
         if replicas:
-            from gradscope.distribute.devices import configure
+            from gradscope._src.distribute.devices import configure
 
             configure(tf, REPLICAS)
     gc.collect()

@@ -27,9 +27,9 @@ _DRIVER = r"""
 import json, os, signal, sys, threading, time
 
 if sys.argv[1] == "tensorflow":
-    from gradscope.engine.tf_import import import_tensorflow
+    from gradscope._src.engine.tf_import import import_tensorflow
     import_tensorflow()
-import gradscope.cli
+import gradscope._src.cli
 
 def child(args, cwd, env, out, err):
     os.chdir(cwd)
@@ -42,7 +42,7 @@ def child(args, cwd, env, out, err):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     code = 3
     try:
-        gradscope.cli.main(args=args, prog_name="gradscope")
+        gradscope._src.cli.main(args=args, prog_name="gradscope")
         code = 0
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)

@@ -11,16 +11,16 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from gradscope.frontends.yaml import load_spec
-from gradscope.frontends.yaml.model import Spec
-from gradscope.results import report as m
+from gradscope._src.frontends.yaml import load_spec
+from gradscope._src.frontends.yaml.model import Spec
+from gradscope._src.results import report as m
 from tests.reference import Grad, _call, _resolve, _variables, reference
 
 
 @functools.cache
 def seed_report(config: str) -> m.Report:
     """``configs/<config>.yaml`` inspected with pictures (each config runs once a session)."""
-    import gradscope.api as api
+    import gradscope._src.api as api
 
     return api.inspect(f"configs/{config}.yaml", pictures=True)
 
@@ -39,8 +39,8 @@ def node_gradients(config: str, loss_name: str) -> dict[str, bool]:
 
 
 def _node_gradients(spec: Spec, loss_name: str) -> dict[str, bool]:
-    from gradscope.engine.tf_import import import_tensorflow
-    from gradscope.frontends.yaml.forward import values
+    from gradscope._src.engine.tf_import import import_tensorflow
+    from gradscope._src.frontends.yaml.forward import values
 
     tf = import_tensorflow()
     import keras

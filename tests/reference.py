@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from gradscope.engine.tf_import import import_tensorflow
-from gradscope.frontends.yaml.forward import values
-from gradscope.frontends.yaml.forward.model import keras_initializer
-from gradscope.frontends.yaml.model import ListArg, Literal, Ref, Spec
+from gradscope._src.engine.tf_import import import_tensorflow
+from gradscope._src.frontends.yaml.forward import values
+from gradscope._src.frontends.yaml.forward.model import keras_initializer
+from gradscope._src.frontends.yaml.model import ListArg, Literal, Ref, Spec
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import gradscope
-from gradscope import api, pipeline
-from gradscope.results import report as m
+from gradscope._src import api, pipeline
+from gradscope._src.results import report as m
 from tests.conftest import ROOT
 
 SCHEMA = ROOT / "schema" / "report-v1.json"
@@ -43,7 +43,7 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 def test_run_accepts_every_kind_of_target(monkeypatch: pytest.MonkeyPatch) -> None:
     import tensorflow as tf
 
-    from gradscope.frontends.yaml import load_spec
+    from gradscope._src.frontends.yaml import load_spec
 
     w = tf.Variable(2.0, name="w")
     target = gradscope.Target(losses={"l": lambda: w * w})
@@ -191,8 +191,8 @@ def test_check_keys_problems_alike_with_and_without_expect(
 @pytest.mark.tf
 def test_draw_is_the_public_way_to_a_picture() -> None:
     """gradscope.draw draws a report's picture as `gradscope graph` does (the docs send users
-    here, not into gradscope.report); bad input is a UsageError that says what it saw."""
-    from gradscope.report import dot, mermaid
+    here, not into gradscope._src.report); bad input is a UsageError that says what it saw."""
+    from gradscope._src.report import dot, mermaid
 
     spec = str(ROOT / "configs" / "stop-gradient.yaml")
     report = gradscope.inspect(spec, pictures=True)

@@ -13,10 +13,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from gradscope import __version__, cli
-from gradscope.cli.commands import COMMANDS
-from gradscope.errors import ExitCode
-from gradscope.frontends.yaml import spec_schema
+from gradscope import __version__
+from gradscope._src import cli
+from gradscope._src.cli.commands import COMMANDS
+from gradscope._src.errors import ExitCode
+from gradscope._src.frontends.yaml import spec_schema
 from tests.conftest import CONFIGS, ROOT, RunCli
 
 BAD = sorted((ROOT / "tests" / "frontends" / "yaml" / "bad").glob("*.yaml"))
@@ -149,7 +150,7 @@ def test_help_validate_and_spec_errors_import_nothing_heavy(tmp_path: Path):
     spec_errors = [[command, str(bad)] for command in ("inspect", "check", "diff", "graph")]
     script = f"""
 import sys
-from gradscope.cli import main
+from gradscope._src.cli import main
 for args in (["--help"], ["validate", *{configs!r}], *{spec_errors!r}):
     try:
         main(args, standalone_mode=False)
@@ -188,7 +189,7 @@ def test_internal_error_exits_3_in_one_line(monkeypatch: pytest.MonkeyPatch):
     def broken(path: str, *, max_elements: int) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("gradscope.frontends.yaml.load_spec", broken)
+    monkeypatch.setattr("gradscope._src.frontends.yaml.load_spec", broken)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERNAL
     first, second = result.output.strip().splitlines()
@@ -203,7 +204,7 @@ def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch):
     def interrupted(path: str, *, max_elements: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("gradscope.frontends.yaml.load_spec", interrupted)
+    monkeypatch.setattr("gradscope._src.frontends.yaml.load_spec", interrupted)
     result = CliRunner().invoke(cli.main, ["validate", "x.yaml"])
     assert result.exit_code == ExitCode.INTERRUPTED
 
@@ -219,12 +220,12 @@ def test_every_command_help_lists_its_exit_codes(command: str) -> None:
 def test_help_lists_every_command_without_importing_one():
     script = """
 import sys
-from gradscope.cli import main
+from gradscope._src.cli import main
 try:
     main(["--help"])
 except SystemExit:
     pass
-print(sorted(m for m in sys.modules if m.startswith("gradscope.cli.")))
+print(sorted(m for m in sys.modules if m.startswith("gradscope._src.cli.")))
 """
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gradscope import api
+from gradscope._src import api
 from tests.conftest import CONFIGS, RunCli
 
 pytestmark = pytest.mark.tf

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gradscope.report import graphviz
+from gradscope._src.report import graphviz
 from tests import docblocks
 from tests.conftest import ROOT, run_in_process
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from gradscope.cli import main
-from gradscope.engine.messages import tf_message
-from gradscope.errors import ExitCode
+from gradscope._src.cli import main
+from gradscope._src.engine.messages import tf_message
+from gradscope._src.errors import ExitCode
 
 pytestmark = pytest.mark.tf
 
@@ -213,9 +213,9 @@ def test_grad_loss_of_the_wrong_shape_names_the_loss(write_spec: WriteSpec) -> N
 def test_trace_error_maps_op_names_and_unattributed_errors(write_spec: WriteSpec) -> None:
     import tensorflow as tf
 
-    from gradscope.errors import BuildError
-    from gradscope.frontends.yaml import load_spec
-    from gradscope.frontends.yaml.forward.model import SpecModel
+    from gradscope._src.errors import BuildError
+    from gradscope._src.frontends.yaml import load_spec
+    from gradscope._src.frontends.yaml.forward.model import SpecModel
 
     path = write_spec(
         """\
@@ -252,8 +252,8 @@ def test_internal_error_is_two_short_lines_with_the_traceback_hint(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\n\n" + "details " * 200)
 
-    monkeypatch.setattr("gradscope.engine.status.classify", broken)
-    monkeypatch.setattr("gradscope.pipeline.classify", broken)
+    monkeypatch.setattr("gradscope._src.engine.status.classify", broken)
+    monkeypatch.setattr("gradscope._src.pipeline.classify", broken)
     path = write_spec(
         "gradscope: 1\nvariables: {w: {shape: [2]}}\n"
         "nodes: [{name: s, op: reduce_sum, inputs: [w]}]\nlosses: {l: s}\n"

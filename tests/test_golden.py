@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gradscope.frontends.yaml import load_spec
-from gradscope.results import report as m
+from gradscope._src.frontends.yaml import load_spec
+from gradscope._src.results import report as m
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
@@ -57,8 +57,8 @@ def runs() -> dict[Path, tuple]:
 
 def _run(path: Path, cache: dict) -> tuple:
     if path not in cache:
-        import gradscope.api as api
-        from gradscope.engine.tf_import import import_tensorflow
+        import gradscope._src.api as api
+        from gradscope._src.engine.tf_import import import_tensorflow
         from tests.reference import _grad, gradients
 
         spec = load_spec(str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path))

@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 import gradscope
-from gradscope.frontends.yaml import load_spec
-from gradscope.frontends.yaml.model import Spec
-from gradscope.results.diff import BOTH, NEITHER, ONLY_A, ONLY_B, Diff
+from gradscope._src.frontends.yaml import load_spec
+from gradscope._src.frontends.yaml.model import Spec
+from gradscope._src.results.diff import BOTH, NEITHER, ONLY_A, ONLY_B, Diff
 
 HERE = Path(__file__).parent
 CASES = sorted((HERE / "cases" / "diff").glob("*.yaml"))
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.tf
 
 def _bare(spec: Spec) -> dict[str, dict[str, tuple[np.ndarray, bool] | None]]:
     """Per loss, per variable: (the densified float64 gradient, sparse?) or None."""
-    from gradscope.engine.tf_import import import_tensorflow
+    from gradscope._src.engine.tf_import import import_tensorflow
     from tests.reference import gradients
 
     tf = import_tensorflow()
@@ -162,9 +162,9 @@ def test_golden_diff_every_case_is_checked() -> None:
 def test_diff_runs_one_forward_pass_for_any_number_of_pairs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gradscope.engine.pairs import PairBuilder
-    from gradscope.engine.trace import Engine
-    from gradscope.frontends.yaml.forward.model import SpecModel
+    from gradscope._src.engine.pairs import PairBuilder
+    from gradscope._src.engine.trace import Engine
+    from gradscope._src.frontends.yaml.forward.model import SpecModel
 
     calls: dict[str, list[str]] = {"trace": [], "run": [], "backward": []}
 

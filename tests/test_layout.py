@@ -36,9 +36,9 @@ def test_layout_keeps_its_import_contracts() -> None:
 
 
 def test_layout_no_package_face_imports_back_what_imports_it() -> None:
-    """Importing ``gradscope.report.table`` runs ``gradscope/report/__init__.py`` first, so a
-    face and a module below it that import each other (directly or through others) are a
-    cycle; import-linter's contracts look at siblings, so this asks its graph (grimp)."""
+    """Importing ``gradscope._src.report.table`` runs ``gradscope/_src/report/__init__.py``
+    first, so a face and a module below it that import each other (directly or through others)
+    are a cycle; import-linter's contracts look at siblings, so this asks its graph (grimp)."""
     graph = grimp.build_graph("gradscope")
     faces = sorted(m for m in graph.modules if graph.find_children(m))
     both_ways = [

@@ -74,7 +74,7 @@ def test_run_timeline_carries_the_runs_problems(tmp_path: Path) -> None:
     assert {(p["site"], p["variable"], p["kind"]) for p in run["problems"]} <= held
     from click.testing import CliRunner
 
-    from gradscope.cli import main
+    from gradscope._src.cli import main
 
     checked = CliRunner().invoke(main, ["check", "--timeline", str(timeline)])
     assert checked.exit_code == code, checked.output

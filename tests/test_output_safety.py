@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
-from gradscope.errors import ExitCode
+from gradscope._src.cli import main
+from gradscope._src.errors import ExitCode
 from tests.conftest import ROOT
 from tests.forked import Driver, driver
 
@@ -96,7 +96,7 @@ def test_ctrl_c_while_writing_keeps_the_previous_file(
     def interrupted(_fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("gradscope.cli.common.os.fsync", interrupted)
+    monkeypatch.setattr("gradscope._src.cli.common.os.fsync", interrupted)
     out = tmp_path / "report.json"
     out.write_bytes(PREVIOUS)
     result = CliRunner().invoke(main, ["inspect", SPEC, "--format", "json", "-o", str(out)])
@@ -216,7 +216,7 @@ def test_a_missing_output_directory_is_a_usage_error(tmp_path: Path) -> None:
 def test_a_swallowed_ctrl_c_still_keeps_the_previous_file(tmp_path: Path) -> None:
     """Ctrl-C caught and dropped somewhere (a finalizer, a library callback) must still
     stop the output file from being replaced."""
-    from gradscope.cli.output import interrupts_noted, write_atomic
+    from gradscope._src.cli.output import interrupts_noted, write_atomic
 
     out = tmp_path / "report.json"
     out.write_bytes(PREVIOUS)

@@ -38,7 +38,7 @@ def test_distribution_keeps_import_name_and_command(
     metadata: importlib.metadata.Distribution,
 ) -> None:
     scripts = {e.name: e.value for e in metadata.entry_points if e.group == "console_scripts"}
-    assert scripts == {"gradscope": "gradscope.cli:main"}
+    assert scripts == {"gradscope": "gradscope._src.cli:main"}
     assert (metadata.read_text("top_level.txt") or "").split() == ["gradscope"]
 
 

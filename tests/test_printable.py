@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gradscope.printable import is_printable, printable
-from gradscope.report.junit import printable_xml
+from gradscope._src.printable import is_printable, printable
+from gradscope._src.report.junit import printable_xml
 
 
 def test_printable_escapes_line_breaks_and_terminal_controls() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import gradscope
-from gradscope.errors import UsageError
-from gradscope.frontends.yaml import load_spec
-from gradscope.report import render
+from gradscope._src.errors import UsageError
+from gradscope._src.frontends.yaml import load_spec
+from gradscope._src.report import render
 from gradscope.testing import assert_gradients
 
 pytestmark = pytest.mark.tf

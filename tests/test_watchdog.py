@@ -7,7 +7,7 @@ import sys
 
 _SCRIPT = """
 import time
-from gradscope import watchdog
+from gradscope._src import watchdog
 with watchdog.limit(0.3, "inspect"):
     watchdog.note_phase("computing gradients")
     watchdog.note_node("'k' (linalg.inv, spec.yaml:6)")
@@ -28,7 +28,7 @@ def test_timeout_exits_2_naming_the_phase_and_node() -> None:
 
 
 def test_no_timeout_when_the_body_ends_in_time() -> None:
-    from gradscope import watchdog
+    from gradscope._src import watchdog
 
     with watchdog.limit(5.0, "inspect"):
         pass

@@ -1,7 +1,7 @@
 """gradscope's one writer: one set of refusals and one set of permissions for every file.
 
 Reports (``--output``), baselines (``--write-baseline``) and timelines (``run --timeline``,
-``Monitor(timeline=...)``) are all written by :func:`gradscope.writable.write`.
+``Monitor(timeline=...)``) are all written by :func:`gradscope._src.writable.write`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradscope import writable
-from gradscope.cli import main
-from gradscope.timeline.record import write as write_timeline
-from gradscope.writable import Unwritable
+from gradscope._src import writable
+from gradscope._src.cli import main
+from gradscope._src.timeline.record import write as write_timeline
+from gradscope._src.writable import Unwritable
 
 TIMELINE = {
     "gradscope": 1,
@@ -114,7 +114,7 @@ def test_timeline_writer_never_replaces_a_device_or_a_symlink(tmp_path: Path) ->
 def test_monitor_refuses_a_timeline_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
     """Decided: a timeline is written only as a regular file; Monitor(timeline='/dev/null')
     is refused when the Monitor is made (as root, a rename would replace /dev/null itself)."""
-    from gradscope.timeline.monitor_args import check_arguments
+    from gradscope._src.timeline.monitor_args import check_arguments
 
     real = tmp_path / "real.json"
     real.write_text("before", encoding="utf-8")

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.analysis.baseline import (
+from gradscope._src.analysis.baseline import (
     Baseline,
     baseline_keys,
     key_of,
     load_baseline,
     spec_key,
 )
-from gradscope.analysis.check import check_reports
-from gradscope.errors import UsageError
-from gradscope.results import report as m
+from gradscope._src.analysis.check import check_reports
+from gradscope._src.errors import UsageError
+from gradscope._src.results import report as m
 from tests.checks import SPEC, clean, every_kind
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.analysis.baseline import load_baseline
-from gradscope.errors import UsageError
+from gradscope._src.analysis.baseline import load_baseline
+from gradscope._src.errors import UsageError
 
 
 @pytest.mark.parametrize(

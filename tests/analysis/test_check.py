@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.analysis.check import check_reports, expectations_of
-from gradscope.analysis.policy import find_problems
-from gradscope.errors import ExitCode, SpecErrors, UsageError
-from gradscope.results import report as m
-from gradscope.results.check import CheckResult
+from gradscope._src.analysis.check import check_reports, expectations_of
+from gradscope._src.analysis.policy import find_problems
+from gradscope._src.errors import ExitCode, SpecErrors, UsageError
+from gradscope._src.results import report as m
+from gradscope._src.results.check import CheckResult
 from tests import checks
 from tests.checks import CUT, SPEC, clean, every_kind, expectation, pair, report, variable
 
@@ -223,7 +223,7 @@ expect:
 
 @pytest.fixture
 def spec_file(write_spec):
-    from gradscope.frontends.yaml import load_spec
+    from gradscope._src.frontends.yaml import load_spec
 
     def make(text: str, name: str = "spec.yaml"):
         path = write_spec(text, name)
@@ -337,8 +337,8 @@ def test_check_bad_specs_raise_every_error_and_no_result(write_spec) -> None:
 
 
 def test_check_errors_of_several_targets_are_one_error() -> None:
-    from gradscope.api import _combined
-    from gradscope.errors import ErrorGroup, Location, SpecError, TargetError
+    from gradscope._src.api import _combined
+    from gradscope._src.errors import ErrorGroup, Location, SpecError, TargetError
 
     a = SpecError(Location("a.yaml", 3, 5), "nodes[0]", "bad")
     b = SpecErrors([SpecError(Location("b.yaml", 1, 1), "gradscope", "worse")])

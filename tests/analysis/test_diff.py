@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from gradscope.analysis.diff import compare, matrix
-from gradscope.analysis.diff_words import why_not
-from gradscope.results import report as m
-from gradscope.results.diff import BOTH, NEITHER, ONLY_A, ONLY_B, DiffReport
-from gradscope.results.facts import Comparison, CutPoint, VariableFacts
+from gradscope._src.analysis.diff import compare, matrix
+from gradscope._src.analysis.diff_words import why_not
+from gradscope._src.results import report as m
+from gradscope._src.results.diff import BOTH, NEITHER, ONLY_A, ONLY_B, DiffReport
+from gradscope._src.results.facts import Comparison, CutPoint, VariableFacts
 
 STOP = CutPoint("frozen", "StopGradient", "stopped", "x.yaml:17")
 ROUND = CutPoint("rounded", "Round", "nondifferentiable", "x.yaml:18")

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.analysis import fixes
-from gradscope.analysis.fixes import Evidence, fix_for
-from gradscope.results import report as m
-from gradscope.results import run as rr
-from gradscope.results.facts import CutPoint, NanOrigin
-from gradscope.results.fix import Fix
-from gradscope.results.status import Status
+from gradscope._src.analysis import fixes
+from gradscope._src.analysis.fixes import Evidence, fix_for
+from gradscope._src.results import report as m
+from gradscope._src.results import run as rr
+from gradscope._src.results.facts import CutPoint, NanOrigin
+from gradscope._src.results.fix import Fix
+from gradscope._src.results.status import Status
 from tests import checks
 
 
@@ -202,7 +202,7 @@ def test_fix_a_loss_that_makes_a_variable_every_call_builds_it_once() -> None:
 
 
 def test_fix_timeline_findings_carry_one() -> None:
-    from gradscope.timeline.findings import find
+    from gradscope._src.timeline.findings import find
 
     steps = [{"step": s, "site": "t.py:9", "variables": {
         "dense/kernel": {"status": "ok", "norm": 0.0, "weight_norm": 1.0, "zero_fraction": 1.0},

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from gradscope.analysis.replicas import replica_problems
-from gradscope.engine.status import classify, with_replicas
-from gradscope.results import report as m
-from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
-from gradscope.results.replicas import (
+from gradscope._src.analysis.replicas import replica_problems
+from gradscope._src.engine.status import classify, with_replicas
+from gradscope._src.results import report as m
+from gradscope._src.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
+from gradscope._src.results.replicas import (
     Agreement,
     DistributedFacts,
     Distribution,
     ReplicaFacts,
     StepSpread,
 )
-from gradscope.results.status import ProblemKind
+from gradscope._src.results.status import ProblemKind
 
 W = VariableFacts("w", (2,), "float32", True, "s.yaml:7")
 B = VariableFacts("b", (), "float32", True, "s.yaml:8")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
+from gradscope._src.cli import main
 from tests.analysis.test_check import HEAD
 from tests.conftest import CONFIGS, ROOT, RunCli
 
@@ -62,7 +62,7 @@ FAILING_CONFIG = "configs/two-heads.yaml"
 
 @pytest.mark.tf
 def test_check_shipped_configs_pass_but_the_broken_example(run_cli: RunCli) -> None:
-    from gradscope.frontends.yaml import load_specs
+    from gradscope._src.frontends.yaml import load_specs
 
     passing = [p for p in CONFIG_PATHS if p != FAILING_CONFIG]
     pairs = sum(len(s.losses) * len(s.variables) for s in load_specs(passing))
@@ -246,10 +246,10 @@ def test_check_junit_sarif_github_through_the_cli(detached, tmp_path: Path) -> N
 
 
 def test_check_help_exit_codes_are_the_documented_ones() -> None:
-    """check's help lists exit codes of gradscope.errors.ExitCode, the table the docs' exit-code
+    """check's help lists exit codes of gradscope.ExitCode, the table the docs' exit-code
     page is generated from (scripts/docs_hooks.py)."""
-    from gradscope.cli.check import EPILOG
-    from gradscope.errors import ExitCode
+    from gradscope._src.cli.check import EPILOG
+    from gradscope._src.errors import ExitCode
 
     help_rows = [line.split(None, 1) for line in EPILOG.splitlines() if line[:3].strip().isdigit()]
     codes = sorted(int(code) for code, _ in help_rows)

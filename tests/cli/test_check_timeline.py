@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
-from gradscope.timeline.record import write
+from gradscope._src.cli import main
+from gradscope._src.timeline.record import write
 from tests.cli.test_check import _validate
 from tests.conftest import RunCli
 from tests.timeline.test_plot import deep_timeline

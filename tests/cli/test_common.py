@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from gradscope.cli.common import plain_progress
+from gradscope._src.cli.common import plain_progress
 
 
 def test_plain_progress_names_a_long_phase_and_keeps_a_short_run_silent(

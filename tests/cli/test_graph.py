@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.report import graphviz
+from gradscope._src.report import graphviz
 from tests.conftest import RunCli
 from tests.report import parse
 

@@ -94,7 +94,7 @@ def test_patterns_match_exact_names_and_unmatched_ones_are_noted(write_spec) -> 
     import tensorflow as tf
 
     import gradscope
-    from gradscope.results import report as m
+    from gradscope._src.results import report as m
 
     path = write_spec(
         """\
@@ -132,7 +132,7 @@ def test_a_nan_loss_value_reads_nan_in_the_table_and_null_in_json(write_spec) ->
     import tensorflow as tf
     from click.testing import CliRunner
 
-    from gradscope.cli import main
+    from gradscope._src.cli import main
 
     w = tf.Variable([-1.0, 4.0])
     assert tf.math.is_nan(tf.reduce_sum(tf.sqrt(w)))  # bare TensorFlow's value

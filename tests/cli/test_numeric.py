@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from gradscope.frontends.yaml import load_spec
-from gradscope.frontends.yaml.model import Spec
+from gradscope._src.frontends.yaml import load_spec
+from gradscope._src.frontends.yaml.model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
 STE = ROOT / "configs" / "straight-through.yaml"

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 import pytest
 
-from gradscope.cli import output
-from gradscope.errors import UsageError
+from gradscope._src.cli import output
+from gradscope._src.errors import UsageError
 
 
 def _leftovers(folder: Path) -> list[str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
-from gradscope.timeline.record import write
+from gradscope._src.cli import main
+from gradscope._src.timeline.record import write
 from tests.conftest import RunCli
 from tests.timeline.test_plot import deep_timeline
 

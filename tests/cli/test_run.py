@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
+from gradscope._src.cli import main
 from tests.frontends.program.test_run import PROGRAMS, line_of, unwatched
 
 tf_mark = pytest.mark.tf
@@ -76,7 +76,7 @@ def test_run_syntax_error_is_exit_2_at_its_line(tmp_path: Path) -> None:
 
 
 def test_run_help_shows_an_example_without_tensorflow() -> None:
-    code = ("import sys\nfrom gradscope.cli import main\ntry:\n    main(['run', '--help'])\n"
+    code = ("import sys\nfrom gradscope._src.cli import main\ntry:\n    main(['run', '--help'])\n"
             "except SystemExit:\n    pass\nprint('tensorflow' in sys.modules)")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False)  # fmt: skip

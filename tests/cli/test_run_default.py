@@ -88,8 +88,8 @@ def test_run_stop_verdict_is_never_a_bare_green_pass() -> None:
     assert verdict == (f"1 call(s) at 1 site(s) · 0 problems · stopped by --stop at step 2 of "
                        f"{first} (--steps 1): the rest of the program did not run, so nothing in "
                        f"it was watched · call sites seen: {first}")  # fmt: skip
-    from gradscope.report.table import run_tone as tone
-    from gradscope.results import run as rr
+    from gradscope._src.report.table import run_tone as tone
+    from gradscope._src.results import run as rr
 
     stopped = rr.RunReport("p", (), "", "CPU:0", (), (), outcome=rr.STOPPED,
                            stop=rr.Stop(first, (first,)))  # fmt: skip

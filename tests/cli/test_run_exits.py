@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
+from gradscope._src.cli import main
 from tests.cli.test_run import _validate
 
 pytestmark = pytest.mark.tf

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
+from gradscope._src.cli import main
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.tf, pytest.mark.replicas]
@@ -35,8 +35,8 @@ def mask_json() -> dict[str, Any]:
 
 
 def test_inspect_json_has_every_replica_and_matches_the_schema(mask_json: dict[str, Any]) -> None:
-    from gradscope.engine.tf_import import import_tensorflow
-    from gradscope.frontends.yaml import load_spec
+    from gradscope._src.engine.tf_import import import_tensorflow
+    from gradscope._src.frontends.yaml import load_spec
     from tests.reference import gradients
 
     jsonschema = pytest.importorskip("jsonschema")

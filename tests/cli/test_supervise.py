@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.cli.supervise import wanted
+from gradscope._src.cli.supervise import wanted
 from tests.conftest import ROOT
 from tests.frontends.python.test_ending import TARGET
 

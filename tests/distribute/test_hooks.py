@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.distribute.hooks import replica_of
+from gradscope._src.distribute.hooks import replica_of
 
 pytestmark = [pytest.mark.tf, pytest.mark.replicas]
 
 
 def test_replica_of_names_each_replica_inside_strategy_run() -> None:
-    from gradscope.engine.tf_import import import_tensorflow
+    from gradscope._src.engine.tf_import import import_tensorflow
 
     tf = import_tensorflow()
     seen: list[tuple[int, int] | None] = []

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradscope.errors import BuildError, UsageError
-from gradscope.results import report as m
-from gradscope.results.status import ProblemKind
+from gradscope._src.errors import BuildError, UsageError
+from gradscope._src.results import report as m
+from gradscope._src.results.status import ProblemKind
 from tests.test_golden import CASES, ROOT
 
 pytestmark = [pytest.mark.tf, pytest.mark.replicas]
@@ -58,7 +58,7 @@ def _run(path: Path, cache: dict[Path, Any]) -> Any:
 
 def _bare(spec: Any) -> tuple[dict[str, dict[str, Any]], list[dict[str, dict[str, Any]]]]:
     """Bare TensorFlow: the whole batch's gradients and each replica's (dense numpy; None)."""
-    from gradscope.engine.tf_import import import_tensorflow
+    from gradscope._src.engine.tf_import import import_tensorflow
     from tests.reference import gradients
 
     tf = import_tensorflow()
@@ -86,7 +86,7 @@ def _norm(grad: Any) -> float:
 def test_mirrored_agrees_with_one_device_and_bare_tensorflow(
     path: Path, golden: Path, runs: dict[Path, Any]
 ) -> None:
-    from gradscope.frontends.yaml import load_spec
+    from gradscope._src.frontends.yaml import load_spec
 
     report = _run(path, runs)
     if path.name in UNSPLIT:

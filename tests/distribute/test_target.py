@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradscope.distribute.target import UNMIRRORED, WHOLE
-from gradscope.errors import UsageError
-from gradscope.results import report as m
-from gradscope.results.status import ProblemKind
+from gradscope._src.distribute.target import UNMIRRORED, WHOLE
+from gradscope._src.errors import UsageError
+from gradscope._src.results import report as m
+from gradscope._src.results.status import ProblemKind
 
 pytestmark = [pytest.mark.tf, pytest.mark.replicas]
 

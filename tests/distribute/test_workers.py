@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradscope.distribute import workers
-from gradscope.distribute.merge import from_stats
-from gradscope.distribute.replica import KEY
-from gradscope.results import report as m
-from gradscope.results.status import ProblemKind
+from gradscope._src.distribute import workers
+from gradscope._src.distribute.merge import from_stats
+from gradscope._src.distribute.replica import KEY
+from gradscope._src.results import report as m
+from gradscope._src.results.status import ProblemKind
 from tests.distribute.test_run import UNSPLIT
 from tests.test_golden import CASES, ROOT
 
@@ -34,7 +34,7 @@ def _ours() -> list[str]:
                 line = handle.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "gradscope.distribute." in line and int(pid) != os.getpid():
+        if "gradscope._src.distribute." in line and int(pid) != os.getpid():
             found.append(line)
     return found
 
@@ -60,8 +60,8 @@ def every_case() -> dict[str, dict[str, Any]]:
 
 
 def _bare(path: str, shard: tuple[int, int] | None) -> dict[str, dict[str, Any]]:
-    from gradscope.engine.tf_import import import_tensorflow
-    from gradscope.frontends.yaml import load_spec
+    from gradscope._src.engine.tf_import import import_tensorflow
+    from gradscope._src.frontends.yaml import load_spec
     from tests.reference import gradients
 
     tf = import_tensorflow()

@@ -19,10 +19,10 @@ import pytest
 import tensorflow as tf
 
 import gradscope
-from gradscope.frontends.yaml import load_spec
-from gradscope.frontends.yaml.model import Spec
-from gradscope.report import render
-from gradscope.results import report as m
+from gradscope._src.frontends.yaml import load_spec
+from gradscope._src.frontends.yaml.model import Spec
+from gradscope._src.report import render
+from gradscope._src.results import report as m
 from tests.reference import _call, _resolve, _variables
 
 pytestmark = pytest.mark.tf
@@ -276,7 +276,7 @@ def test_anomaly_python_target_names_the_op_and_the_users_line() -> None:
 def test_anomaly_costs_nothing_without_a_nan_pair(
     monkeypatch: pytest.MonkeyPatch, write_spec: Any
 ) -> None:
-    from gradscope.engine.nan import origin as anomaly
+    from gradscope._src.engine.nan import origin as anomaly
 
     def fail(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("no diagnostic pass without a nan pair")

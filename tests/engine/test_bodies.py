@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import gradscope
-from gradscope.results import report as m
+from gradscope._src.results import report as m
 from tests.frontends.python.bare import DATA, line_of, load_file
 from tests.frontends.python.truth import agrees, cut_sources
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.engine import cuts as flow
-from gradscope.engine.nan.origin import nan_pairs
-from gradscope.engine.numeric.check import ok_pairs
-from gradscope.engine.status import status_of
-from gradscope.results import report as m
-from gradscope.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
+from gradscope._src.engine import cuts as flow
+from gradscope._src.engine.nan.origin import nan_pairs
+from gradscope._src.engine.numeric.check import ok_pairs
+from gradscope._src.engine.status import status_of
+from gradscope._src.results import report as m
+from gradscope._src.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
 
 PACKAGE = Path(__file__).resolve().parents[2] / "gradscope"
 
@@ -114,7 +114,7 @@ def _cycle_from(edges: dict[str, set[str]], start: str, within: tuple[str, ...])
 
 def test_engine_and_results_have_no_import_cycle() -> None:
     edges = _imports()
-    within = ("gradscope.engine", "gradscope.results")
+    within = ("gradscope._src.engine", "gradscope._src.results")
     for module in edges:
         if module.startswith(within):
             assert _cycle_from(edges, module, within) == [], module
@@ -122,5 +122,5 @@ def test_engine_and_results_have_no_import_cycle() -> None:
 
 def test_engine_never_imports_a_frontend() -> None:
     for module, targets in _imports().items():
-        if module.startswith("gradscope.engine"):
-            assert not [t for t in targets if t.startswith("gradscope.frontends")], module
+        if module.startswith("gradscope._src.engine"):
+            assert not [t for t in targets if t.startswith("gradscope._src.frontends")], module

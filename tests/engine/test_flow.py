@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gradscope.engine import cuts as flow
-from gradscope.engine.status import kind_of
+from gradscope._src.engine import cuts as flow
+from gradscope._src.engine.status import kind_of
 
 
 class G:

@@ -13,9 +13,9 @@ import tensorflow as tf
 from click.testing import CliRunner
 
 import gradscope
-from gradscope.cli import main
-from gradscope.errors import UsageError
-from gradscope.results import report as m
+from gradscope._src.cli import main
+from gradscope._src.errors import UsageError
+from gradscope._src.results import report as m
 from tests.frontends.python.bare import DATA, load_file
 
 pytestmark = pytest.mark.tf

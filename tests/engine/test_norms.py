@@ -13,7 +13,7 @@ pytestmark = pytest.mark.tf
 def _run(grads_fn):  # type: ignore[no-untyped-def]
     import tensorflow as tf
 
-    from gradscope.engine.norms import norms_and_maxima
+    from gradscope._src.engine.norms import norms_and_maxima
 
     @tf.function
     def f():  # type: ignore[no-untyped-def]
@@ -78,7 +78,7 @@ def test_grouped_eager_norms_are_the_traced_ones() -> None:
     on shapes that repeat and ones that do not, NaN, inf, empty, sparse and complex."""
     import tensorflow as tf
 
-    from gradscope.engine.norms import grouped
+    from gradscope._src.engine.norms import grouped
 
     rng = np.random.default_rng(1)
     grads = [tf.constant(rng.standard_normal((3, 4)), tf.float32) for _ in range(3)]

@@ -16,11 +16,11 @@ import pytest
 import tensorflow as tf
 
 import gradscope
-from gradscope.engine.numeric import fd
-from gradscope.frontends.yaml import load_spec
-from gradscope.frontends.yaml.forward import values
-from gradscope.report.style import summary
-from gradscope.results import report as m
+from gradscope._src.engine.numeric import fd
+from gradscope._src.frontends.yaml import load_spec
+from gradscope._src.frontends.yaml.forward import values
+from gradscope._src.report.style import summary
+from gradscope._src.results import report as m
 from tests.reference import gradients as bare_gradients
 
 pytestmark = pytest.mark.tf
@@ -236,7 +236,7 @@ def _ste_weights(spec: Any) -> np.ndarray:
     """``w`` of the straight-through spec as gradscope initializes it (glorot_uniform)."""
     import keras
 
-    from gradscope.frontends.yaml.forward.model import keras_initializer
+    from gradscope._src.frontends.yaml.forward.model import keras_initializer
 
     (d,) = spec.variables
     init = keras_initializer(keras, d.init, values.derived_seed(spec.seed, d.name))

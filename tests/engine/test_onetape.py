@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradscope.engine import modes
-from gradscope.results.facts import RunFacts
+from gradscope._src.engine import modes
+from gradscope._src.results.facts import RunFacts
 
 pytestmark = pytest.mark.tf
 
@@ -69,9 +69,9 @@ def _bare() -> dict[str, dict[str, Any]]:
 
 
 def _engine(path: str, one_tape: bool) -> tuple[Any, RunFacts]:
-    from gradscope.engine.trace import Engine
-    from gradscope.frontends.yaml import load_spec
-    from gradscope.frontends.yaml.forward.model import SpecModel
+    from gradscope._src.engine.trace import Engine
+    from gradscope._src.frontends.yaml import load_spec
+    from gradscope._src.frontends.yaml.forward.model import SpecModel
 
     engine = Engine(SpecModel(load_spec(path)), one_tape=one_tape)
     return engine, engine.run()
@@ -210,9 +210,9 @@ def test_batch_norm_mean_from_a_variable_is_refused() -> None:
     """FusedBatchNorm's gradient gives its mean input none: no static answer is exact."""
     import tensorflow as tf
 
-    from gradscope.engine import cuts as flow
-    from gradscope.engine import passing
-    from gradscope.engine.graph import Extracted, GradientRegistry
+    from gradscope._src.engine import cuts as flow
+    from gradscope._src.engine import passing
+    from gradscope._src.engine.graph import Extracted, GradientRegistry
 
     mean = tf.Variable([0.5, 0.5])
     found: list[str] = []
@@ -245,7 +245,7 @@ def test_batch_norm_mean_from_a_variable_is_refused() -> None:
 
 
 def test_json_report_says_which_route_ran(mixed: tuple[Any, RunFacts, RunFacts]) -> None:
-    from gradscope import pipeline
+    from gradscope._src import pipeline
 
     path = mixed[1].target
     assert pipeline.run(path).report.to_dict()["route"] == "one-tape"

@@ -11,9 +11,9 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 
-from gradscope.engine import passing
-from gradscope.engine.graph import GradientRegistry
-from gradscope.engine.graph import _carries_gradient as _floating  # what gradscope follows
+from gradscope._src.engine import passing
+from gradscope._src.engine.graph import GradientRegistry
+from gradscope._src.engine.graph import _carries_gradient as _floating  # what gradscope follows
 
 pytestmark = pytest.mark.tf
 

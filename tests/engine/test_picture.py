@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from gradscope.engine import cuts as flow
-from gradscope.engine.picture.draw import CUT, GRADIENT, LOSS, VALUE, VARIABLE, Scene, draw
-from gradscope.engine.picture.grouping import scope_boxes
+from gradscope._src.engine import cuts as flow
+from gradscope._src.engine.picture.draw import CUT, GRADIENT, LOSS, VALUE, VARIABLE, Scene, draw
+from gradscope._src.engine.picture.grouping import scope_boxes
 from tests.pictures import seed_report
 
 # Op names as Keras 3 names them inside a tf.function (printed from TensorFlow 2.21).
@@ -149,7 +149,7 @@ def test_draw_a_loss_no_variable_reaches_is_the_loss_alone() -> None:
 
 @pytest.mark.tf
 def test_picture_expand_has_a_box_per_op() -> None:
-    import gradscope.api as api
+    import gradscope._src.api as api
 
     report = api.inspect("configs/straight-through.yaml", losses=["loss_ste"], pictures=True)
     grouped = report.picture("loss_ste")
@@ -165,8 +165,8 @@ def test_picture_expand_has_a_box_per_op() -> None:
 
 @pytest.mark.tf
 def test_picture_nan_gradient_is_marked_where_bare_tensorflow_sees_it(write_spec: Any) -> None:
-    import gradscope.api as api
-    from gradscope.engine.tf_import import import_tensorflow
+    import gradscope._src.api as api
+    from gradscope._src.engine.tf_import import import_tensorflow
 
     tf = import_tensorflow()
     path = write_spec(
@@ -214,8 +214,8 @@ class _KerasTarget:
         )  # fmt: skip
 
     def trace(self) -> tuple[list[Any], list[Any]]:
-        from gradscope.engine.protocol import LossEntry, VariableEntry
-        from gradscope.engine.tf_import import import_tensorflow
+        from gradscope._src.engine.protocol import LossEntry, VariableEntry
+        from gradscope._src.engine.tf_import import import_tensorflow
 
         tf = import_tensorflow()
         y = self.model(tf.ones((2, 4)), training=True)
@@ -246,7 +246,7 @@ class _KerasTarget:
 
 @pytest.mark.tf
 def test_picture_python_target_one_box_per_keras_layer() -> None:
-    from gradscope.engine.trace import Engine
+    from gradscope._src.engine.trace import Engine
 
     facts = Engine(_KerasTarget(), pictures=True).run()
     pic = facts.losses[0].picture
@@ -264,7 +264,7 @@ def test_picture_python_target_one_box_per_keras_layer() -> None:
 
 @pytest.mark.tf
 def test_pictures_are_drawn_only_when_asked() -> None:
-    import gradscope.api as api
+    import gradscope._src.api as api
 
     assert api.inspect("configs/straight-through.yaml").pictures == ()
     report = seed_report("straight-through")
@@ -281,7 +281,7 @@ def _specs() -> list[str]:
 @pytest.mark.tf
 @pytest.mark.parametrize("path", _specs())
 def test_picture_red_marks_are_exactly_the_reported_cut_points(path: str) -> None:
-    import gradscope.api as api
+    import gradscope._src.api as api
 
     report = api.inspect(path, pictures=True)
     for loss in report.losses:
@@ -301,7 +301,7 @@ def test_picture_red_marks_are_exactly_the_reported_cut_points(path: str) -> Non
 def test_an_edge_past_an_earlier_cut_carries_value_only() -> None:
     """w is stopped at s; the link from s into the comparison g is grey, not a second cut,
     while v's own link into g is the cut (tests/cases/cut-then-compare.yaml)."""
-    import gradscope.api as api
+    import gradscope._src.api as api
 
     report = api.inspect("tests/cases/cut-then-compare.yaml", pictures=True)
     pic = report.picture("l")

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.tf
 
 _SCRIPT = """
 import json, sys
-from gradscope.cli import main
+from gradscope._src.cli import main
 try:
     main([{args}], standalone_mode=False)
 except SystemExit:

@@ -83,7 +83,7 @@ def _module(tmp_path: Path, name: str, code: str) -> dict[str, Any]:
 
 
 def test_attributes_evaluate_to_their_variable(tmp_path: Path) -> None:
-    from gradscope.frontends import keras_names
+    from gradscope._src.frontends import keras_names
 
     model = _module(tmp_path, "detector_model", MODEL)["model"]
     names = keras_names.attributes(model)
@@ -107,7 +107,7 @@ def test_attributes_of_a_sequential_model_are_none() -> None:
     """``layers[2]`` says less than ``dense_2``: a Sequential's own layers get none."""
     import keras
 
-    from gradscope.frontends import keras_names
+    from gradscope._src.frontends import keras_names
 
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)])
     assert keras_names.attributes(model) == {}
@@ -116,7 +116,7 @@ def test_attributes_of_a_sequential_model_are_none() -> None:
 def _grads_none(tmp_path: Path) -> set[str]:
     """Bare TensorFlow: the paths of the variables whose gradient is None (Keras' names as a
     fresh process gives them, as gradscope runs the program), which must be heads[1]'s."""
-    from gradscope.frontends import keras_names
+    from gradscope._src.frontends import keras_names
 
     with keras_names.fresh():
         scope = _module(tmp_path, "bare_program", PROGRAM)
@@ -128,7 +128,7 @@ def _grads_none(tmp_path: Path) -> set[str]:
 
 def test_run_names_sources_by_their_attribute_in_every_format(tmp_path: Path) -> None:
     import gradscope
-    from gradscope.report import render
+    from gradscope._src.report import render
 
     none = _grads_none(tmp_path)
     program = tmp_path / "train.py"
@@ -158,7 +158,7 @@ def test_run_names_sources_by_their_attribute_in_every_format(tmp_path: Path) ->
 
 def test_inspect_and_check_name_variables_by_their_attribute(tmp_path: Path) -> None:
     import gradscope
-    from gradscope.report import render
+    from gradscope._src.report import render
 
     none = _grads_none(tmp_path)
     target = tmp_path / "detector_target.py"
@@ -186,7 +186,7 @@ def model_kernel(report: Any, attribute: str) -> str:
 
 
 def test_group_label_names_the_layers_attributes() -> None:
-    from gradscope.report.rows import group_label
+    from gradscope._src.report.rows import group_label
 
     names = [f"deep/dense_{i}/{p}" for i in range(3) for p in ("kernel", "bias")]
     attributes = [f"blocks[{i}].{p}" for i in range(3) for p in ("kernel", "bias")]
@@ -236,8 +236,8 @@ def test_a_deep_models_picture_groups_as_the_table_does(tmp_path: Path) -> None:
     import tensorflow as tf
 
     import gradscope
-    from gradscope.frontends import keras_names
-    from gradscope.report import dot, mermaid
+    from gradscope._src.frontends import keras_names
+    from gradscope._src.report import dot, mermaid
     from tests.report import parse
 
     with keras_names.fresh():

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from gradscope.frontends.yaml import catalog
+from gradscope._src.frontends.yaml import catalog
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SEED_FILES = sorted(ROOT.glob("configs/*.yaml")) + sorted(

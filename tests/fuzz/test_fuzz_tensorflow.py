@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 
-from gradscope.cli import main
+from gradscope._src.cli import main
 from tests.fuzz import strategies as fs
 from tests.fuzz.profile import fuzz_settings
 
@@ -32,7 +32,7 @@ MAX_ELEMENTS = "100000"
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import gradscope.engine.tf_import as tf_import
+    import gradscope._src.engine.tf_import as tf_import
 
     tf_import.import_tensorflow()  # once, before the first example's deadline starts
     folder = tmp_path_factory.mktemp("fuzz-tf")

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradscope.cli import main
+from gradscope._src.cli import main
 from tests.fuzz import strategies as fs
 from tests.fuzz.profile import fuzz_settings
 

@@ -3,12 +3,12 @@ a diff and its matrix, runs."""
 
 from __future__ import annotations
 
-from gradscope.analysis import run as run_policy
-from gradscope.analysis.diff import compare, matrix
-from gradscope.results import report as m
-from gradscope.results import run as rr
-from gradscope.results.diff import DiffMatrix, DiffReport
-from gradscope.results.facts import Comparison, CutPoint, VariableFacts
+from gradscope._src.analysis import run as run_policy
+from gradscope._src.analysis.diff import compare, matrix
+from gradscope._src.results import report as m
+from gradscope._src.results import run as rr
+from gradscope._src.results.diff import DiffMatrix, DiffReport
+from gradscope._src.results.facts import Comparison, CutPoint, VariableFacts
 from tests import checks
 
 
@@ -133,8 +133,8 @@ def trainable_run() -> rr.RunReport:
 
 def replicated_run() -> rr.RunReport:
     """A call made inside ``strategy.run`` on 2 replicas: replica 1's ``w`` gradient is 0."""
-    from gradscope.results.replicas import Distribution, ReplicaResult
-    from gradscope.results.status import Status
+    from gradscope._src.results.replicas import Distribution, ReplicaResult
+    from gradscope._src.results.status import Status
 
     each = (ReplicaResult(0, Status.OK, 1.25), ReplicaResult(1, Status.ZERO, 0.0))
     both = (ReplicaResult(0, Status.OK, 0.5), ReplicaResult(1, Status.OK, 0.75))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.report import CHECK_FORMATS, Format, render
-from gradscope.results.check import CheckResult
+from gradscope._src.report import CHECK_FORMATS, Format, render
+from gradscope._src.results.check import CheckResult
 from tests.report import samples
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.analysis.diff import matrix
-from gradscope.report import DIFF_FORMATS, Format, render
-from gradscope.results import report as m
+from gradscope._src.analysis.diff import matrix
+from gradscope._src.report import DIFF_FORMATS, Format, render
+from gradscope._src.results import report as m
 from tests.report import samples
 
 

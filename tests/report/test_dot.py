@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.report import dot, palette, style
+from gradscope._src.report import dot, palette, style
 from tests.pictures import line, node_gradients, seed_reference, seed_report
 from tests.report import parse
 

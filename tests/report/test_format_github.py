@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from gradscope.report import Format, render
-from gradscope.report.github import annotation, escape_data, escape_property
-from gradscope.results import report as m
+from gradscope._src.report import Format, render
+from gradscope._src.report.github import annotation, escape_data, escape_property
+from gradscope._src.results import report as m
 from tests import checks
 from tests.report import samples
 
@@ -54,7 +54,7 @@ def test_github_escapes_as_the_actions_toolkit_does() -> None:
     p = replace(checks.every_kind().problems[0], spec="dir,x/sp:ec.yaml", message="50%\nnext")
     line = annotation(p.finding())
     assert line.startswith("::error file=dir%2Cx/sp%3Aec.yaml,line=41,")
-    # the newline was escaped once, when the problem was made (gradscope.printable)
+    # the newline was escaped once, when the problem was made (gradscope._src.printable)
     assert p.message == "50%\\nnext" and line.endswith("::50%25\\nnext")
     assert "\n" not in line
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gradscope.engine.picture.draw import (
+from gradscope._src.engine.picture.draw import (
     CUT,
     GRADIENT,
     LOSS,
@@ -19,9 +19,9 @@ from gradscope.engine.picture.draw import (
     Link,
     Picture,
 )
-from gradscope.report import dot, graphviz, html, mermaid
-from gradscope.results import report as m
-from gradscope.results.facts import CutPoint
+from gradscope._src.report import dot, graphviz, html, mermaid
+from gradscope._src.results import report as m
+from gradscope._src.results.facts import CutPoint
 from tests.pictures import seed_report
 from tests.report import parse
 from tests.report.samples import inspect_report as _report

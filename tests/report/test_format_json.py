@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gradscope.report import Format, render
+from gradscope._src.report import Format, render
 from tests.report import samples
 
 

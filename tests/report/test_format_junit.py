@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.errors import ErrorGroup, Location, SpecError, SpecErrors, TargetError
-from gradscope.report import Format, failed, render
-from gradscope.results import report as m
-from gradscope.results.facts import VariableFacts
+from gradscope._src.errors import ErrorGroup, Location, SpecError, SpecErrors, TargetError
+from gradscope._src.report import Format, failed, render
+from gradscope._src.results import report as m
+from gradscope._src.results.facts import VariableFacts
 from tests import checks
 from tests.report import samples
 

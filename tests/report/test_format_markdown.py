@@ -8,9 +8,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from gradscope.report import render
-from gradscope.report.md import code, prose
-from gradscope.results import report as m
+from gradscope._src.report import render
+from gradscope._src.report.md import code, prose
+from gradscope._src.results import report as m
 from tests import checks
 from tests.report import samples
 

@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from gradscope.analysis.check import check_reports
-from gradscope.report import Format, render
-from gradscope.report.sarif import artifact, source_root, to_sarif, uri
-from gradscope.results import report as m
-from gradscope.results import run as rr
+from gradscope._src.analysis.check import check_reports
+from gradscope._src.report import Format, render
+from gradscope._src.report.sarif import artifact, source_root, to_sarif, uri
+from gradscope._src.results import report as m
+from gradscope._src.results import run as rr
 from tests import checks
 from tests.report import samples
 
@@ -155,8 +155,8 @@ def test_sarif_source_root_option_wins(tmp_path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_sarif_report_of_a_bad_spec_places_each_error(tmp_path, monkeypatch) -> None:
-    from gradscope.errors import Location, SpecError, SpecErrors
-    from gradscope.report import failed
+    from gradscope._src.errors import Location, SpecError, SpecErrors
+    from gradscope._src.report import failed
 
     monkeypatch.chdir(tmp_path)
     errors = SpecErrors([SpecError(Location("a.yaml", 5, 40), "nodes[0]", "saw 'ww'")])

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.analysis.diff import compare
-from gradscope.report import Format, render
-from gradscope.results import report as m
-from gradscope.results.diff import DiffReport
-from gradscope.results.facts import Comparison
+from gradscope._src.analysis.diff import compare
+from gradscope._src.report import Format, render
+from gradscope._src.results import report as m
+from gradscope._src.results.diff import DiffReport
+from gradscope._src.results.facts import Comparison
 from tests.report import samples
 
 

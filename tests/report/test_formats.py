@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.report import INSPECT_FORMATS, Format, render
+from gradscope._src.report import INSPECT_FORMATS, Format, render
 from tests.report import samples
 
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from gradscope.report import render, style
-from gradscope.report.rows import matrix_rows
-from gradscope.results import report as m
-from gradscope.results.facts import CutPoint
+from gradscope._src.report import render, style
+from gradscope._src.report.rows import matrix_rows
+from gradscope._src.results import report as m
+from gradscope._src.results.facts import CutPoint
 from tests import checks
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from gradscope.report import markdown, mermaid, palette, style
-from gradscope.results import report as m
+from gradscope._src.report import markdown, mermaid, palette, style
+from gradscope._src.results import report as m
 from tests.pictures import line, node_gradients, seed_reference, seed_report
 from tests.report import parse
 

@@ -1,5 +1,5 @@
 """One escaping of names for every format: a name holding a newline and a workflow command,
-a terminal escape or a lone surrogate is shown as ``gradscope.printable`` writes it, in every
+a terminal escape or a lone surrogate is shown as ``gradscope._src.printable`` writes it, in every
 format, and can never start a line of its own (forge a GitHub annotation, break a table)."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
-from gradscope.results import report as m
-from gradscope.results.cut import CutPoint
-from gradscope.results.run import CallResult, RunProblem, RunReport, SourceResult
-from gradscope.results.status import ProblemKind, Status
+from gradscope._src.cli import main
+from gradscope._src.results import report as m
+from gradscope._src.results.cut import CutPoint
+from gradscope._src.results.run import CallResult, RunProblem, RunReport, SourceResult
+from gradscope._src.results.status import ProblemKind, Status
 
 FORGED = "a\n::error file=x.py,line=1::forged\ud800"
 SHOWN = "a\\n::error file=x.py,line=1::forged\\ud800"

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 import gradscope
-from gradscope.report import render
-from gradscope.report.notebook import render as notebook_html
-from gradscope.results import run as rr
-from gradscope.results.cut import CutPoint
-from gradscope.results.fix import Fix
+from gradscope._src.report import render
+from gradscope._src.report.notebook import render as notebook_html
+from gradscope._src.results import run as rr
+from gradscope._src.results.cut import CutPoint
+from gradscope._src.results.fix import Fix
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.tf

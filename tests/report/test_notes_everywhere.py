@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import gradscope
-from gradscope.report import CHECK_FORMATS, DIFF_FORMATS, INSPECT_FORMATS, Format, render
+from gradscope._src.report import CHECK_FORMATS, DIFF_FORMATS, INSPECT_FORMATS, Format, render
 from tests.frontends.python.bare import DATA
 
 pytestmark = pytest.mark.tf

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.report import dot, mermaid
+from gradscope._src.report import dot, mermaid
 from tests.report import parse
 
 pytestmark = pytest.mark.tf
@@ -36,7 +36,7 @@ def heads(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, dict[str, b
 
     import tensorflow as tf
 
-    import gradscope.api as api
+    import gradscope._src.api as api
 
     folder: Path = tmp_path_factory.mktemp("heads")
     (folder / "heads.py").write_text(TARGET, encoding="utf-8")

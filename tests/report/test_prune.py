@@ -12,10 +12,10 @@ import struct
 
 import pytest
 
-from gradscope.engine.picture.draw import CUT, LOSS, VARIABLE
-from gradscope.report import render
-from gradscope.report.prune import LIMIT, simplify
-from gradscope.results import report as m
+from gradscope._src.engine.picture.draw import CUT, LOSS, VARIABLE
+from gradscope._src.report import render
+from gradscope._src.report.prune import LIMIT, simplify
+from gradscope._src.results import report as m
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.tf
@@ -93,7 +93,7 @@ def test_big_model_picture_keeps_the_cut_and_gathers_the_rest(report: m.Report) 
 
 
 def test_big_model_png_is_top_to_bottom_and_readable(report: m.Report) -> None:
-    from gradscope.report import dot, draw, graphviz
+    from gradscope._src.report import dot, draw, graphviz
 
     if graphviz.find() is None:
         pytest.skip("Graphviz's dot is not installed (apt-get install graphviz)")

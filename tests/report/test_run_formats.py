@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from gradscope.analysis import run as run_policy
-from gradscope.report import RUN_FORMATS, Format, render
-from gradscope.results import run as rr
+from gradscope._src.analysis import run as run_policy
+from gradscope._src.report import RUN_FORMATS, Format, render
+from gradscope._src.results import run as rr
 from tests.report import samples
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.analysis import run as run_policy
-from gradscope.report import render
-from gradscope.results import run as rr
+from gradscope._src.analysis import run as run_policy
+from gradscope._src.report import render
+from gradscope._src.results import run as rr
 
 HEAD = (
     "reaches only output 'aux' of model 'detector', which the loss made at train.py:41 does not "

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from gradscope.analysis import run as run_policy
-from gradscope.results import report as m
-from gradscope.results import run as rr
-from gradscope.results.facts import CutPoint
-from gradscope.results.finding import Finding
-from gradscope.results.location import Location
-from gradscope.results.status import FindingKind, ProblemKind
+from gradscope._src.analysis import run as run_policy
+from gradscope._src.results import report as m
+from gradscope._src.results import run as rr
+from gradscope._src.results.facts import CutPoint
+from gradscope._src.results.finding import Finding
+from gradscope._src.results.location import Location
+from gradscope._src.results.status import FindingKind, ProblemKind
 from tests import checks
 
 UNREAD = "reaches only output 'aux' of model 'detector', which the loss does not read"

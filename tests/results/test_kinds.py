@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import re
 
-from gradscope.analysis.check import check_reports
-from gradscope.report import render
-from gradscope.results import kinds
-from gradscope.results.status import FindingKind, ProblemKind
+from gradscope._src.analysis.check import check_reports
+from gradscope._src.report import render
+from gradscope._src.results import kinds
+from gradscope._src.results.status import FindingKind, ProblemKind
 from tests import checks
 
 

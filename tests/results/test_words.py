@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.results import words
-from gradscope.results.cut import CutPoint
-from gradscope.results.facts import NanOrigin
-from gradscope.results.location import Location, line_of
-from gradscope.results.status import Status
+from gradscope._src.results import words
+from gradscope._src.results.cut import CutPoint
+from gradscope._src.results.facts import NanOrigin
+from gradscope._src.results.location import Location, line_of
+from gradscope._src.results.status import Status
 
 CUT = CutPoint("frozen", "StopGradient", "stopped", "configs/x.yaml:17")
 ROOT = Path(__file__).resolve().parents[2] / "gradscope"

@@ -6,14 +6,14 @@ import dataclasses
 import json
 from pathlib import Path
 
-from gradscope.analysis import run as run_policy
-from gradscope.report.github import annotation
-from gradscope.results import run as rr
-from gradscope.results.facts import CutPoint
-from gradscope.results.fix import Fix
-from gradscope.timeline import check
-from gradscope.timeline.reader import load
-from gradscope.timeline.record import Recorder
+from gradscope._src.analysis import run as run_policy
+from gradscope._src.report.github import annotation
+from gradscope._src.results import run as rr
+from gradscope._src.results.facts import CutPoint
+from gradscope._src.results.fix import Fix
+from gradscope._src.timeline import check
+from gradscope._src.timeline.reader import load
+from gradscope._src.timeline.record import Recorder
 
 CUT = CutPoint("x[:2, :2].assign(patch)", "ResourceStridedSliceAssign", "assign", "train.py:9")
 

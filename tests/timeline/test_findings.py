@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradscope.timeline.findings import Thresholds, find
+from gradscope._src.timeline.findings import Thresholds, find
 
 
 def _steps(values: list[dict[str, Any]], name: str = "dense/kernel") -> list[dict[str, Any]]:
@@ -134,7 +134,7 @@ def test_find_exploding_median_is_statistics_median_and_linear() -> None:
     import statistics
     import time
 
-    from gradscope.timeline.findings import _RunningMedian
+    from gradscope._src.timeline.findings import _RunningMedian
 
     rng = random.Random(0)
     median, seen = _RunningMedian(), []

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.tf
         ({"every": True}, TypeError, "every must be a whole number of steps, saw True"),
         ({"every": 0}, ValueError, "every must be 1 or more steps, saw 0"),
         ({"every": -2}, ValueError, "every must be 1 or more steps, saw -2"),
-        ({"thresholds": "x"}, TypeError, "thresholds must be a gradscope.timeline.Thresholds"),
+        ({"thresholds": "x"}, TypeError, "thresholds must be a gradscope.keras.Thresholds"),
         ({"timeline": 3}, TypeError, "timeline must be a path or None, saw 3"),
         ({"tensorboard": ""}, ValueError, "tensorboard must be a path or None, saw an empty"),
         ({"histograms": "yes"}, TypeError, "histograms must be True or False, saw 'yes'"),
@@ -37,8 +37,8 @@ def test_a_wrong_argument_is_refused_when_the_monitor_is_made(
 
 
 def test_right_arguments_of_every_accepted_type_are_accepted(tmp_path: Path) -> None:
+    from gradscope._src.timeline import Thresholds
     from gradscope.keras import Monitor
-    from gradscope.timeline import Thresholds
 
     monitor = Monitor(
         every=np.int64(3),
@@ -83,8 +83,8 @@ def test_an_output_that_cannot_be_written_is_refused_when_the_monitor_is_made(
 def test_every_beyond_int64_is_refused_when_the_monitor_is_made() -> None:
     """`Monitor(every=2**70)` was accepted, then `fit` raised OverflowError (`step % every`
     on int64 steps)."""
+    from gradscope._src.timeline import Recorder
     from gradscope.keras import Monitor
-    from gradscope.timeline import Recorder
 
     said = r"^gradscope\.keras\.Monitor: every must be at most 2\*\*63-1 steps \(int64\), saw "
     with pytest.raises(ValueError, match=said + str(2**70) + "$"):

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from gradscope.timeline import Recorder
-from gradscope.timeline.plot import layer_of, render
+from gradscope._src.timeline import Recorder
+from gradscope._src.timeline.plot import layer_of, render
 
 
 def deep_timeline(layers: int = 60) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def test_plot_draws_the_worst_sites_only_and_says_which_it_left_out() -> None:
     """120 sites made a 90-megapixel PNG (5.6 inches each) in 161 s and 2 GB."""
     import matplotlib.pyplot as plt
 
-    from gradscope.timeline.plot import MAX_SITES, figure
+    from gradscope._src.timeline.plot import MAX_SITES, figure
 
     fig = figure(_sites_timeline(120))
     try:
@@ -106,8 +106,8 @@ def test_plot_draws_dollar_signs_and_escaped_names_literally(tmp_path: Any) -> N
     could not be drawn or written."""
     import json
 
-    from gradscope.timeline.plot import label
-    from gradscope.timeline.reader import load
+    from gradscope._src.timeline.plot import label
+    from gradscope._src.timeline.reader import load
 
     for name in ("$\\frac{a", "cost$/kernel", "$x$/kernel", "d\ud800/kernel"):
         timeline = _sites_timeline(2, name)
@@ -123,7 +123,7 @@ def test_plot_draws_dollar_signs_and_escaped_names_literally(tmp_path: Any) -> N
 def test_plot_bounds_records_and_variables_per_site() -> None:
     """Every drawn line's points and every site's variables are bounded; the variables with
     findings are kept first, the last record always."""
-    from gradscope.timeline.plot import MAX_RECORDS, MAX_VARIABLES, _fewer_variables, _thin
+    from gradscope._src.timeline.plot import MAX_RECORDS, MAX_VARIABLES, _fewer_variables, _thin
 
     records = [{"step": i, "variables": {}} for i in range(1, 10 * MAX_RECORDS + 2)]
     kept, every = _thin(records)

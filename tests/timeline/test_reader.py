@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
-from gradscope.timeline import check, plot
-from gradscope.timeline.findings import FLAG_KINDS, KINDS
-from gradscope.timeline.reader import VERSIONS, TimelineError, load
-from gradscope.timeline.record import TIMELINE_VERSION, Recorder
+from gradscope._src.cli import main
+from gradscope._src.timeline import check, plot
+from gradscope._src.timeline.findings import FLAG_KINDS, KINDS
+from gradscope._src.timeline.reader import VERSIONS, TimelineError, load
+from gradscope._src.timeline.record import TIMELINE_VERSION, Recorder
 
 
 def _timeline(steps: int = 4) -> dict[str, Any]:
@@ -269,7 +269,7 @@ def test_load_refuses_a_step_no_float_holds(tmp_path: Path) -> None:
 
 def test_load_escapes_names_as_every_report_does(tmp_path: Path) -> None:
     """Lone surrogates (valid JSON escapes, no UTF-8 can hold them), newlines and terminal
-    escapes in names are read as ``gradscope.printable`` writes them."""
+    escapes in names are read as ``gradscope._src.printable`` writes them."""
     timeline = _timeline()
     record = timeline["steps"][0]
     record["site"] = "train.py\n::error file=x.py::forged:20"

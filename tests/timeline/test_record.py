@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradscope.timeline import Recorder, load
-from gradscope.timeline.record import gradient_stats
+from gradscope._src.timeline import Recorder, load
+from gradscope._src.timeline.record import gradient_stats
 
 
 @dataclass

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.tf
 def test_summarize_gives_float64_square_sums_and_zero_counts() -> None:
     import tensorflow as tf
 
-    from gradscope.timeline import step_ops
+    from gradscope._src.timeline import step_ops
 
     rng = np.random.default_rng(0)
     dense = rng.normal(size=(5, 3)).astype("float32") * 1e20  # squares overflow float32
@@ -35,7 +35,7 @@ def test_summarize_gives_float64_square_sums_and_zero_counts() -> None:
 def test_dots_are_float64_dot_products_with_zero_for_none() -> None:
     import tensorflow as tf
 
-    from gradscope.timeline import step_ops
+    from gradscope._src.timeline import step_ops
 
     rng = np.random.default_rng(1)
     a, b = rng.normal(size=(2, 4, 3))
@@ -45,7 +45,7 @@ def test_dots_are_float64_dot_products_with_zero_for_none() -> None:
 
 
 def test_local_variable_without_a_strategy_is_one_plain_copy() -> None:
-    from gradscope.timeline import step_ops
+    from gradscope._src.timeline import step_ops
 
     variable = step_ops.local_variable([3], "float64", "gradscope_test")
     variable.assign([1.0, 2.0, 3.0])
@@ -58,7 +58,7 @@ def test_the_recording_condition_stays_a_function_call() -> None:
     and be optimized with it before the first step (bench/monitor.py measures the cost)."""
     import tensorflow as tf
 
-    from gradscope.timeline.keras_hooks import _unlowered
+    from gradscope._src.timeline.keras_hooks import _unlowered
 
     seen = {}
 
@@ -79,7 +79,7 @@ def test_the_recording_condition_stays_a_function_call() -> None:
 def test_summarize_a_tensor_of_unknown_rank() -> None:
     import tensorflow as tf
 
-    from gradscope.timeline import step_ops
+    from gradscope._src.timeline import step_ops
 
     values = np.array([[0.0, 3.0], [4.0, 0.0]], "float32")
     summarize = tf.function(
@@ -95,7 +95,7 @@ def test_summarize_stacks_small_tensors_and_matches_numpy(jit_compile: bool) -> 
     is each tensor's own (gradients with weights, a None among them), also under XLA."""
     import tensorflow as tf
 
-    from gradscope.timeline import step_ops
+    from gradscope._src.timeline import step_ops
 
     rng = np.random.default_rng(2)
     shapes = [(4, 3), (4, 3), (5,), (4, 3), (130, 130), (5,)]  # 130*130 > SMALL: alone
@@ -125,7 +125,7 @@ def test_summarize_builds_fewer_ops_for_many_small_tensors() -> None:
     """Tracing costs by the op: 40 biases of one shape reduce in a few ops, not 40 sets."""
     import tensorflow as tf
 
-    from gradscope.timeline import step_ops
+    from gradscope._src.timeline import step_ops
 
     graph = tf.Graph()
     with graph.as_default():

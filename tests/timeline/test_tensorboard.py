@@ -60,7 +60,7 @@ def test_tensorboard_scalars_and_histograms_per_variable() -> None:
 
 @pytest.mark.parametrize("sites", [False, True])
 def test_tensorboard_tags_stay_the_same_per_site_and_variable(sites: bool, tmp_path: Any) -> None:
-    from gradscope.timeline.tensorboard import Board
+    from gradscope._src.timeline.tensorboard import Board
 
     board = Board(str(tmp_path), sites=sites)
     gradient = np.array([1.0, -2.0])

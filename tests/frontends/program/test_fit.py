@@ -121,8 +121,8 @@ def test_each_fit_line_is_its_own_site_though_the_step_was_traced_once(
     import keras
     import numpy as np
 
-    from gradscope.frontends.program.launch import Program
-    from gradscope.frontends.program.run import run
+    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.frontends.program.run import run
 
     script = tmp_path / "fits.py"
     script.write_text(_TWO_FITS, encoding="utf-8")

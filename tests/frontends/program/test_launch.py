@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.frontends.program import launch
-from gradscope.frontends.program.launch import Program, ProgramError
-from gradscope.results import run as rr
+from gradscope._src.frontends.program import launch
+from gradscope._src.frontends.program.launch import Program, ProgramError
+from gradscope._src.results import run as rr
 
 
 def _python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

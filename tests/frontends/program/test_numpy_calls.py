@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradscope.frontends.program import numpy_calls
+from gradscope._src.frontends.program import numpy_calls
 
 pytestmark = pytest.mark.tf
 

@@ -227,9 +227,9 @@ def test_fit_under_strategy_scope_reports_each_replica_at_the_fit_line(tmp_path:
 
 
 def test_replicas_no_call_used_are_noted() -> None:
-    from gradscope.frontends.program.run import _unused
-    from gradscope.results import run as rr
-    from gradscope.results.replicas import Distribution
+    from gradscope._src.frontends.program.run import _unused
+    from gradscope._src.results import run as rr
+    from gradscope._src.results.replicas import Distribution
 
     alone = rr.CallResult("train.py:5", "GradientTape.gradient", "eager", 1, "", 1.0, ())
     split = rr.CallResult("train.py:5", "GradientTape.gradient", "eager", 1, "", 1.0, (),
@@ -246,7 +246,7 @@ def test_replicas_no_call_used_are_noted() -> None:
 #: on every interface).
 LAUNCHER = """
 import contextlib, json, os, subprocess, sys
-from gradscope.distribute.cluster import free_ports, loopback_up, tf_config
+from gradscope._src.distribute.cluster import free_ports, loopback_up, tf_config
 folder, program = sys.argv[1], sys.argv[2]
 with contextlib.suppress(OSError):
     loopback_up()
@@ -272,7 +272,7 @@ def test_each_worker_of_the_programs_own_multiworker_strategy_reports_its_replic
     program makes its strategy, and each worker reports its own replica's gradient."""
     import tensorflow as tf
 
-    from gradscope.distribute import workers
+    from gradscope._src.distribute import workers
 
     launcher = subprocess.Popen(
         [*workers.isolating(), sys.executable, "-c", LAUNCHER, str(tmp_path),

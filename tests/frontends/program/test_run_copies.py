@@ -22,7 +22,7 @@ def test_run_tells_a_target_network_by_its_copies() -> None:
     import jsonschema
     import keras
 
-    from gradscope.frontends import keras_names
+    from gradscope._src.frontends import keras_names
 
     with keras_names.fresh():  # the names gradscope run gives them
         bare = runpy.run_path(str(PROGRAMS / PROGRAM), run_name="__main__")
@@ -61,8 +61,8 @@ def test_run_without_a_copy_the_stop_gradient_is_to_remove(tmp_path: Path) -> No
     program.write_text(text, encoding="utf-8")
     import keras
 
-    from gradscope.frontends.program.launch import Program
-    from gradscope.frontends.program.run import run
+    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.frontends.program.run import run
 
     keras.backend.clear_session()
     report = run(Program(str(program), ())).report

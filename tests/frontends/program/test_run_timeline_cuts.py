@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from gradscope.cli import main
-from gradscope.frontends.python.frames import display_path
+from gradscope._src.cli import main
+from gradscope._src.frontends.python.frames import display_path
 from tests.frontends.program.test_run import PROGRAMS, line_of
 
 pytestmark = pytest.mark.tf

@@ -24,7 +24,7 @@ def test_run_reports_variables_keras_does_not_track() -> None:
     import numpy as np
     import tensorflow as tf
 
-    from gradscope.report import render
+    from gradscope._src.report import render
 
     bare = runpy.run_path(str(PROGRAMS / PROGRAM), run_name="__main__")
     layer = bare["model"].layers[0]
@@ -64,8 +64,8 @@ def test_run_asked_for_untracked_variable_is_no_problem(tmp_path: Path) -> None:
     """The same program asking for them too: they train; nothing to report."""
     import keras
 
-    from gradscope.frontends.program.launch import Program
-    from gradscope.frontends.program.run import run
+    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.frontends.program.run import run
 
     text = (
         (PROGRAMS / PROGRAM)

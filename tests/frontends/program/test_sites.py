@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.results import run as rr
+from gradscope._src.results import run as rr
 from tests.frontends.program.test_run import line_of, site, unwatched, watched
 
 pytestmark = pytest.mark.tf

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from gradscope.results import run as rr
+from gradscope._src.results import run as rr
 from tests.frontends.program.test_run import line_of, norms, unwatched, watched
 
 pytestmark = pytest.mark.tf

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.errors import ExitCode
+from gradscope._src.errors import ExitCode
 from tests.conftest import ROOT
 from tests.forked import Driver, driver
 

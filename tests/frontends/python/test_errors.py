@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import gradscope
-from gradscope.errors import TargetError, UsageError
+from gradscope._src.errors import TargetError, UsageError
 from tests.conftest import RunCli
 from tests.frontends.python.bare import DATA, line_of
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gradscope
-from gradscope.errors import TargetError
+from gradscope._src.errors import TargetError
 
 pytestmark = pytest.mark.tf
 

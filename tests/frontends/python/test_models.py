@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 
 import gradscope
-from gradscope.results import report as m
+from gradscope._src.results import report as m
 from tests.conftest import RunCli
 from tests.frontends.python.bare import DATA, line_of, tape, tapes
 

@@ -80,7 +80,7 @@ def test_precheck_refuses_before_tensorflow_and_user_code(
 
 
 def test_precheck_lets_a_good_target_through(project: Path) -> None:
-    from gradscope.frontends.python.precheck import precheck
+    from gradscope._src.frontends.python.precheck import precheck
 
     precheck(f"{project / 'targets.py'}:build_model")  # no error, nothing imported
     assert not (project / "RAN").exists()
@@ -88,7 +88,7 @@ def test_precheck_lets_a_good_target_through(project: Path) -> None:
 
 def test_precheck_stays_silent_when_names_are_dynamic(tmp_path: Path) -> None:
     """``from x import *`` or a module ``__getattr__`` may define any name: the import says."""
-    from gradscope.frontends.python.precheck import precheck
+    from gradscope._src.frontends.python.precheck import precheck
 
     star = tmp_path / "star.py"
     star.write_text("from os.path import *\n", encoding="utf-8")

@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 import gradscope
-from gradscope.results import report as m
+from gradscope._src.results import report as m
 from tests.frontends.python.bare import line_of, tape, traced
 
 pytestmark = pytest.mark.tf

@@ -18,7 +18,7 @@ import pytest
 import tensorflow as tf
 
 import gradscope
-from gradscope.results import report as m
+from gradscope._src.results import report as m
 from tests.frontends.python.bare import DATA, load_file
 
 pytestmark = pytest.mark.tf

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 import gradscope
-from gradscope.errors import TargetError
-from gradscope.frontends.python import frames, is_python_target
-from gradscope.frontends.python.target import Target, coerce, expectations
-from gradscope.frontends.python.variables import unique_names
-from gradscope.results.expect import Pos
+from gradscope._src.errors import TargetError
+from gradscope._src.frontends.python import frames, is_python_target
+from gradscope._src.frontends.python.target import Target, coerce, expectations
+from gradscope._src.frontends.python.variables import unique_names
+from gradscope._src.results.expect import Pos
 
 
 def _loss() -> float:

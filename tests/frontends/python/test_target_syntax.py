@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.frontends.python import is_python_target
+from gradscope._src.frontends.python import is_python_target
 
 
 def test_an_existing_file_named_like_a_target_is_a_spec(
@@ -27,9 +27,9 @@ def test_an_existing_file_named_like_a_target_is_a_spec(
 def test_a_spec_or_target_name_with_a_newline_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gradscope.errors import SpecErrors, TargetError
-    from gradscope.frontends.python.resolve import resolve
-    from gradscope.frontends.yaml import load_spec
+    from gradscope._src.errors import SpecErrors, TargetError
+    from gradscope._src.frontends.python.resolve import resolve
+    from gradscope._src.frontends.yaml import load_spec
 
     monkeypatch.chdir(tmp_path)
     name = "a\n::error::pwned.yaml"

@@ -11,9 +11,9 @@ import tensorflow as tf
 from click.testing import CliRunner
 
 import gradscope
-from gradscope.cli import main
-from gradscope.errors import TargetError
-from gradscope.results import report as m
+from gradscope._src.cli import main
+from gradscope._src.errors import TargetError
+from gradscope._src.results import report as m
 from tests.frontends.python import bare
 from tests.frontends.python.bare import DATA, line_of, load_file
 from tests.frontends.python.truth import agrees

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gradscope.results import report as m
+from gradscope._src.results import report as m
 from tests.frontends.python import bare
 
 

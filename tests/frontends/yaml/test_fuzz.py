@@ -9,8 +9,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradscope.errors import SpecErrors
-from gradscope.frontends.yaml import load_spec
+from gradscope._src.errors import SpecErrors
+from gradscope._src.frontends.yaml import load_spec
 
 _SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.errors import SpecErrors
-from gradscope.frontends.yaml.loader import MAX_ALIAS_NODES, load_yaml
-from gradscope.frontends.yaml.tree import YMap, YScalar, YSeq, plain
-from gradscope.results.expect import Pos
+from gradscope._src.errors import SpecErrors
+from gradscope._src.frontends.yaml.loader import MAX_ALIAS_NODES, load_yaml
+from gradscope._src.frontends.yaml.tree import YMap, YScalar, YSeq, plain
+from gradscope._src.results.expect import Pos
 
 
 def _load(write_spec, text: str) -> YMap:

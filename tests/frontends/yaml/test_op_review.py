@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gradscope.frontends.yaml import catalog
-from gradscope.frontends.yaml.ops import OpError, resolve_op
+from gradscope._src.frontends.yaml import catalog
+from gradscope._src.frontends.yaml.ops import OpError, resolve_op
 
 
 def _review() -> dict[str, str | None]:

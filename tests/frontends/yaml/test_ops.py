@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from gradscope.frontends.yaml import catalog
-from gradscope.frontends.yaml.ops import OpError, refusal, resolve_op, spellings
+from gradscope._src.frontends.yaml import catalog
+from gradscope._src.frontends.yaml.ops import OpError, refusal, resolve_op, spellings
 from tests.conftest import ROOT
 
 

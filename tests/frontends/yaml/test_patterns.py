@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gradscope.errors import SpecErrors
-from gradscope.frontends.yaml import load_spec
+from gradscope._src.errors import SpecErrors
+from gradscope._src.frontends.yaml import load_spec
 from tests.conftest import RunCli
 
 SPEC = """\

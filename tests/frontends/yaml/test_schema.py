@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 
-from gradscope.frontends.yaml import catalog, spec_schema
-from gradscope.frontends.yaml.tensors import INPUT_FIELDS, VARIABLE_FIELDS
-from gradscope.frontends.yaml.validate import TOP_FIELDS
+from gradscope._src.frontends.yaml import catalog, spec_schema
+from gradscope._src.frontends.yaml.tensors import INPUT_FIELDS, VARIABLE_FIELDS
+from gradscope._src.frontends.yaml.validate import TOP_FIELDS
 from tests.conftest import CONFIGS, ROOT
 
 

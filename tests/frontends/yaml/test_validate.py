@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope.errors import SpecErrors
-from gradscope.frontends.yaml import (
+from gradscope._src.errors import SpecErrors
+from gradscope._src.frontends.yaml import (
     Expectation,
     InputDef,
     ListArg,

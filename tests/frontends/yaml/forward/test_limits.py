@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gradscope import api
-from gradscope.errors import BuildError
-from gradscope.frontends.yaml.forward import limits
+from gradscope._src import api
+from gradscope._src.errors import BuildError
+from gradscope._src.frontends.yaml.forward import limits
 from tests.conftest import RunCli
 
 pytestmark = pytest.mark.tf

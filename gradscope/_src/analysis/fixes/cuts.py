@@ -1,0 +1,177 @@
+"""Fixes at a cut point: the op that cut the last paths names the change and its line."""
+
+from __future__ import annotations
+
+from gradscope._src.analysis.fixes.evidence import (
+    ARGMAX,
+    COMPARISONS,
+    CUSTOM,
+    ROUNDING,
+    Evidence,
+    also,
+    at,
+    name,
+    op,
+    op_code,
+    target_network,
+    then,
+)
+from gradscope._src.results.cut import STOP_TYPES, CutPoint
+from gradscope._src.results.fix import INTENDED, Fix
+
+
+def cut_fix(e: Evidence, c: CutPoint) -> Fix:
+    later = c.later
+    more = also(e.cut_points[1:])
+    if c.kind == "assign":
+        return _assign(e, c, more)
+    if c.kind == "stopped":
+        return _stopped(e, c, more)
+    if c.op in ARGMAX:
+        return _argmax(e, c, more, later)
+    if c.op in ROUNDING or c.op == "Cast":
+        return _rounding(e, c, more, later)
+    if c.op in COMPARISONS:
+        return _comparison(e, c, more, later)
+    if c.op in CUSTOM and not e.spec:
+        return Fix(
+            "custom-gradient",
+            c.source,
+            f"{at(c)} the `grad_fn` of `{c.node.split('.')[0]}` returns None for "
+            f"{name(e.variable)}: return its gradient in the second list, one entry per "
+            "variable in `variables` (`return dy * w, [tf.reduce_sum(dy * x)]`), or "
+            f"`tf.zeros_like(v)` for a variable it means to leave alone.{more}",
+        )
+    return Fix(
+        "no-gradient-op",
+        c.source,
+        f"{at(c)} {op(c)} has no gradient in TensorFlow, and every path from "
+        f"{name(e.variable)} to {e.target} crosses it.{more} The evidence does not "
+        "single out a replacement.",
+        (
+            "a differentiable op that computes the same value",
+            f"`x + tf.stop_gradient({op_code(c)}(x) - x)` to keep its value and pass the "
+            "gradient straight through",
+        ),
+        later,
+    )
+
+
+def _argmax(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
+    if e.spec:
+        text = (
+            f"{at(c)} `{c.node}` (argmax) gives integer indices, which carry no gradient: "
+            f"read the probabilities instead (`op: nn.softmax` on the logits).{also}"
+        )
+    else:
+        text = (
+            f"{at(c)} `tf.argmax` gives integer indices, which carry no gradient{then(later)}: "
+            "use the probabilities (`probs = tf.nn.softmax(logits)`), a Gumbel-softmax "
+            "sample, or a straight-through one-hot: `hard = tf.one_hot(tf.argmax(logits, "
+            f"-1), depth); y = probs + tf.stop_gradient(hard - probs)`.{also}"
+        )
+    return Fix("soft-argmax", c.source, text, (), later)
+
+
+def _rounding(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
+    what = "a cast to an integer type" if c.op == "Cast" else f"`tf.{c.op.lower()}`"
+    fn = "tf.round" if c.op == "Cast" else f"tf.{c.op.lower()}"
+    if e.spec:
+        text = (
+            f"{at(c)} `{c.node}` ({what}) has no gradient: keep the value floating, and "
+            "where it must be whole pass the gradient straight through (`x + "
+            f"stop_gradient({fn.removeprefix('tf.')}(x) - x)`).{also}"
+        )
+    else:
+        keep = "keep the value floating and, where it must be whole, " if c.op == "Cast" else ""
+        text = (
+            f"{at(c)} {what} has no gradient{then(later)}: {keep}pass the gradient "
+            f"straight through with `x + tf.stop_gradient({fn}(x) - x)`.{also}"
+        )
+    return Fix("straight-through", c.source, text, (), later)
+
+
+def _comparison(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
+    text = (
+        f"{at(c)} {op(c)} gives a boolean, which carries no gradient{then(later)}: use a "
+        "smooth stand-in such as `tf.sigmoid((a - b) / temperature)` for `a > b`, or pass "
+        "the gradient straight through: `soft + tf.stop_gradient(tf.cast(a > b, "
+        f"soft.dtype) - soft)`.{also}"
+    )
+    return Fix("soft-comparison", c.source, text, (), later)
+
+
+def _stopped(e: Evidence, c: CutPoint, also: str) -> Fix:
+    if c.op not in STOP_TYPES:
+        return Fix(
+            "stop-gradients-argument",
+            c.source,
+            f"{at(c)} `{c.node}` is named in the gradient call's `stop_gradients`, so it "
+            f"is a constant to {e.target}: take it out of `stop_gradients` if "
+            f"{name(e.variable)} should learn from it.{also}",
+        )
+    if target_network(e, c):
+        copied, where = e.copy_of
+        what = (
+            f"a copy of `{copied}` (assigned{f' at {where}' if where else ''}), as a target "
+            "network's copy should be"
+            if copied
+            else "as a target network's copy should be"
+        )
+        return Fix(
+            INTENDED,
+            c.source,
+            f"{at(c)} `stop_gradient` keeps {name(e.variable)} out of {e.target}'s "
+            f"gradient, {what}: nothing to change (allow it: `--allow-none`, or "
+            "`expect.<loss>.none`).",
+        )
+    how = (
+        f"have the nodes that read `{c.node}` read its input"
+        if e.spec
+        else "use its argument (`tf.stop_gradient(h) @ w2` becomes `h @ w2`)"
+    )
+    allow = (
+        "list it under `expect.<loss>.none`"
+        if e.spec
+        else "allow it (`--allow-none` for `gradscope run`, `expect` for a target)"
+    )
+    return Fix(
+        "remove-stop-gradient",
+        c.source,
+        f"{at(c)} `stop_gradient` cuts every path from {name(e.variable)} to {e.target}: "
+        f"to train it from {e.target}, {how}; if the cut is meant (a target network, a frozen "
+        f"feature extractor), {allow}.{also}",
+    )
+
+
+def _assign(e: Evidence, c: CutPoint, also: str) -> Fix:
+    if e.spec:
+        text = (
+            f"{at(c)} `{c.node}` copies {name(e.variable)} into another variable, and "
+            "TensorFlow passes no gradient through an assignment: compute the new value as "
+            "a tensor (`op: pad` the patch, then `op: add` it) and read that "
+            f"downstream.{also}"
+        )
+    else:
+        text = (
+            f"{at(c)} `assign` copies {name(e.variable)}'s value into a variable, and "
+            "TensorFlow passes no gradient through an assignment: compute the value as a "
+            "tensor and use it downstream, e.g. `x_new = x + tf.pad(patch, paddings)` "
+            f"instead of `x[:2, :2].assign(patch)`.{also}"
+        )
+    return Fix("assign-as-tensor", c.source, text)
+
+
+def flowing_cut(e: Evidence) -> Fix | None:
+    """A path cut while the gradient still flows: a straight-through estimator (or a
+    detached term) is deliberate; an ``assign`` on the side loses that path's share."""
+    c = e.cut_points[0]
+    if c.kind == "stopped":
+        return Fix(
+            INTENDED,
+            c.source,
+            f"{at(c)} `stop_gradient` cuts one path while the gradient of "
+            f"{name(e.variable)} flows along another (a straight-through estimator, "
+            "`x + tf.stop_gradient(f(x) - x)`): intended, nothing to change.",
+        )
+    return None

@@ -1,0 +1,110 @@
+"""``gradscope inspect``: every loss x every variable."""
+
+from __future__ import annotations
+
+import click
+
+from gradscope._src.cli.commands import summary
+from gradscope._src.cli.common import (
+    color_wanted,
+    format_option,
+    numeric_option,
+    output_option,
+    progress,
+    run_options,
+    strategy_options,
+    table_options,
+    table_render_options,
+    width,
+)
+from gradscope._src.cli.output import emit
+from gradscope._src.cli.wording import exit_codes
+from gradscope._src.errors import ExitCode
+from gradscope._src.report import INSPECT_FORMATS
+
+_EPILOG = exit_codes(
+    (ExitCode.OK, "the report was written (its problems do not fail inspect: use gradscope check)"),
+    (ExitCode.USAGE, "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN)"),
+    ExitCode.INTERNAL,
+    ExitCode.TARGET_ENDED,
+    ExitCode.INTERRUPTED,
+)
+
+
+@click.command(short_help=summary("inspect"), epilog=_EPILOG)
+@click.argument("spec", metavar="SPEC")
+@click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
+@format_option([f.value for f in INSPECT_FORMATS])
+@output_option
+@numeric_option
+@strategy_options
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["function", "eager", "xla"]),
+    help="How gradients are computed: function (traced, the default), xla (jit_compile) or "
+    "eager (a GradientTape). Repeat it to check parity: the report is the first mode's, and "
+    "notes name every pair whose status or norm differs between the modes.",
+)
+@table_options
+@run_options
+def inspect(
+    spec: str,
+    losses: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    modes: tuple[str, ...],
+    device: str,
+    quiet: bool,
+    max_elements: int,
+    numeric: bool,
+    strategy: str,
+    replicas: int | None,
+    group: str,
+    problems_only: bool,
+) -> None:
+    """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
+    why the path was cut when none does.
+
+    \b
+    SPEC is a YAML spec file (`gradscope schema` prints its JSON Schema) or a
+    Python target:
+      module.path:function      imported from the current directory and sys.path
+      path/to/file.py:function  a loose file
+    The function takes no arguments and returns a gradscope.Target (or a mapping
+    with "losses", and optionally "variables", "expect", "model"): the guide is
+    docs/guides/python-targets.md in gradscope's repository.
+
+    A nan pair names the node where the NaN or Inf first appeared (a second pass, only
+    when a pair is nan). --numeric also compares every ok gradient with central finite
+    differences and gives it a verdict: agrees, differs, expected-difference (a
+    straight-through estimator, a custom gradient) or skipped.
+
+    --format markdown embeds a Mermaid picture of the gradient flow for each loss with a
+    problem; --format html writes a self-contained page with the table and every loss's
+    picture (laid out by Graphviz's dot when installed).
+    """
+    from gradscope._src import api
+    from gradscope._src.report import render
+
+    with progress(quiet) as report_progress:
+        report = api.inspect(
+            spec,
+            losses=list(losses) or None,
+            device=device,
+            max_elements=max_elements,
+            progress=report_progress,
+            numeric=numeric,
+            strategy=strategy,
+            replicas=replicas,
+            pictures=fmt in ("markdown", "html"),  # markdown: Mermaid for each problem
+            mode=list(modes) or "function",
+        )
+    if fmt == "html":
+        from gradscope._src.report import graphviz
+
+        if graphviz.find() is None:
+            click.echo(f"gradscope: the page has no pictures: {graphviz.INSTALL_HINT}", err=True)
+    options = table_render_options(fmt, group, problems_only)
+    emit(render(report, fmt, color=color_wanted(output), width=width(), **options), output)

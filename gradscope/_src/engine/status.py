@@ -1,0 +1,109 @@
+"""One status per loss x variable, from what TensorFlow answered (contract section 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from gradscope._src.engine.cuts import KIND_ORDER
+from gradscope._src.results import report as m
+from gradscope._src.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
+from gradscope._src.results.replicas import ReplicaResult
+from gradscope._src.results.status import Status
+
+
+def kind_of(kinds: Iterable[str]) -> str | None:
+    """The status kind when paths were cut in different ways: the first of stopped, assign,
+    nondifferentiable (contract section 2)."""
+    present = set(kinds)
+    for kind in KIND_ORDER:
+        if kind in present:
+            return kind
+    return None
+
+
+def status_of(pair: PairFacts, variable: VariableFacts | None = None) -> Status:
+    """The status of one pair; see the table in contract section 2.
+
+    This is the one place a status is decided: the report, the NaN-origin pass, the numeric
+    check and the eager pass all ask it. Without ``variable`` a pair the loss does not
+    differentiate is ``excluded`` (whether it is ``frozen`` needs the variable).
+    """
+    if not pair.requested:
+        return m.FROZEN if variable is not None and not variable.trainable else m.EXCLUDED
+    if pair.has_gradient:
+        if not pair.measured:
+            return Status.UNKNOWN
+        if not pair.finite:
+            return m.NAN
+        return m.ZERO if pair.all_zero else m.OK
+    if not pair.reachable:
+        return m.DISCONNECTED
+    kind = kind_of(c.kind for c in pair.cut_points)
+    return m.UNEXPLAINED if kind is None else Status(f"none:{kind}")
+
+
+def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: str) -> m.LossResult:
+    pairs = []
+    for pair in loss.pairs:
+        variable = variables[pair.variable]
+        status = status_of(pair, variable)
+        cuts = pair.cut_points if status not in (m.EXCLUDED, m.FROZEN) else ()
+        pairs.append(
+            m.PairResult(
+                variable=pair.variable,
+                status=status,
+                norm=pair.norm if m.has_gradient(status) else None,
+                shape=variable.shape,
+                sparse=pair.sparse,
+                cut_points=cuts,
+                nan_origin=pair.nan_origin if status == m.NAN else None,
+                cause=pair.cause if status == m.DISCONNECTED else "",
+            )
+        )
+    return m.LossResult(loss.name, loss.value, tuple(pairs), source, loss.notes)
+
+
+def classify(run: RunFacts, loss_sources: dict[str, str] | None = None) -> list[m.LossResult]:
+    """Every loss of a run, with a status per pair."""
+    variables = {v.name: v for v in run.variables}
+    sources = loss_sources or {}
+    return [loss_result(loss, variables, sources.get(loss.name, "")) for loss in run.losses]
+
+
+def pairs_with(facts: RunFacts, status: Status) -> dict[str, list[str]]:
+    """Per loss, the variables whose pair has ``status`` (the second passes' worklists: every
+    ``nan`` pair for NaN origins, every ``ok`` pair for ``--numeric``)."""
+    out = {}
+    for loss in facts.losses:
+        names = [p.variable for p in loss.pairs if status_of(p) == status]
+        if names:
+            out[loss.name] = names
+    return out
+
+
+def with_replicas(losses: Sequence[m.LossResult], facts: RunFacts) -> list[m.LossResult]:
+    """Every pair with each replica's status and norm (decided as the pair's own status is,
+    by ``status_of``); unchanged without ``--strategy``."""
+    if facts.distributed is None:
+        return list(losses)
+    variables = {v.name: v for v in facts.variables}
+    out = []
+    for loss in losses:
+        raw = facts.loss(loss.name)
+        pairs = tuple(
+            dataclasses.replace(p, replicas=_replicas(raw.pair(p.variable), variables))
+            for p in loss.pairs
+        )
+        out.append(dataclasses.replace(loss, pairs=pairs))
+    return out
+
+
+def _replicas(pair: PairFacts, variables: dict[str, VariableFacts]) -> tuple[ReplicaResult, ...]:
+    out = []
+    for r in pair.replicas:
+        alone = dataclasses.replace(pair, has_gradient=r.has_gradient, norm=r.norm,
+                                    finite=r.finite, all_zero=r.all_zero)  # fmt: skip
+        status = status_of(alone, variables[pair.variable])
+        out.append(ReplicaResult(r.replica, status, r.norm if m.has_gradient(status) else None))
+    return tuple(out)

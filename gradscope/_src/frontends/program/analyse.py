@@ -1,0 +1,464 @@
+"""Per watched call: each source's reachability and cut points, from the existing cut analysis.
+
+The caller turns what the program ran into a ``flow.Graph`` (a traced graph, a TensorFlow 1
+graph, or the ops an eager tape saw) and says which tensors received a gradient; the cuts
+themselves are decided by ``gradients/flow.py`` as for specs and Python targets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from gradscope._src.engine import cuts as flow
+from gradscope._src.engine.status import status_of
+from gradscope._src.results import words
+from gradscope._src.results.cut import STOP_TYPES
+from gradscope._src.results.facts import CutPoint, NanOrigin, PairFacts, VariableFacts
+from gradscope._src.results.status import Status
+
+
+@dataclass
+class SourceStatic:
+    """One source of a call once its graph is known, before any value is fetched."""
+
+    name: str
+    shape: tuple[int | None, ...]
+    has_gradient: bool
+    sparse: bool = False
+    reachable: bool = False
+    cut_points: list[CutPoint] = field(default_factory=list)
+    note: str = ""
+    trainable: bool = True
+    half_path: bool = False  # a float16 value lies on a path to the target (underflow)
+    requested: bool | None = None  # None: asked for when trainable or given a gradient
+    trainable_changed: bool = False  # a changed trainable flag the traced Keras step ignores
+    nan_origin: NanOrigin | None = None  # a non-finite gradient: where it first appeared
+    branch: str = ""  # FILE:LINE of the tf.cond (or switch_case, py_function) every path crosses
+    branch_op: str = ""  # its op type (If, Case, EagerPyFunc, ...)
+    attribute: str = ""  # the attribute the user's code reaches it by (``box_head.kernel``)
+    copy_of: tuple[str, str] = ("", "")  # (variable, FILE:LINE) the program copied into it
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What the cut analysis needs to know about one call."""
+
+    graph: flow.Graph
+    sources: Sequence[int | None]  # tensor id of each source in ``graph`` (None: not in it)
+    targets: Sequence[int]  # tensor ids of the targets (the losses) in ``graph``
+    received: set[int] = field(default_factory=set)  # tensors that receive a gradient
+    stop_ops: set[int] = field(default_factory=set)
+    half: Sequence[bool] = ()  # per tensor: float16 (or bfloat16)
+
+
+def analyse(
+    problem: Problem,
+    statics: Sequence[SourceStatic],
+    locate: Callable[[int, str], CutPoint],
+    visible: Callable[[int], bool],
+) -> None:
+    """Fill each source's ``reachable`` and ``cut_points``.
+
+    Args:
+        problem: the graph and what received a gradient.
+        statics: the sources, in the order of ``problem.sources``; updated in place.
+        locate: the cut point of op ``index`` cut in ``kind``.
+        visible: whether the user wrote op ``index`` on their own line (cuts of a gradient
+            that still flows are listed only then, as for Python targets).
+    """
+    graph = problem.graph
+    if not problem.targets:
+        return
+    bits = {t: 1 << i for i, t in enumerate(problem.sources) if t is not None}
+    sources: dict[int, int] = {}
+    for t, bit in bits.items():
+        sources[t] = sources.get(t, 0) | bit
+    vsets = flow.variable_sets(graph, sources)
+    reach = reaching(problem)
+    reached = 0
+    for t in problem.targets:
+        reached |= vsets[graph.producer[t]]
+    seeds: dict[int, int] = {}
+    for t, bit in sources.items():
+        op = graph.producer[t]
+        seeds[op] = seeds.get(op, 0) | bit
+    received = set(problem.received) | set(problem.targets)
+    received |= {t for t, s in zip(problem.sources, statics, strict=True)
+                 if t is not None and s.has_gradient}  # fmt: skip
+    _through_integers(graph, vsets, received, problem.stop_ops)
+    cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
+    located = [(c, flow.with_later(locate(c.op, c.kind), [locate(i, c.kind) for i in c.later]))
+               for c in sorted(cuts, key=lambda c: c.op)]  # fmt: skip
+    halves = 0
+    for t, is_half in enumerate(problem.half):
+        if is_half and reach[graph.producer[t]]:
+            halves |= vsets[graph.producer[t]]
+    for i, static in enumerate(statics):
+        if problem.sources[i] is None:
+            continue
+        static.reachable = bool(reached >> i & 1)
+        static.half_path = bool(halves >> i & 1)
+        for cut, point in located:
+            if not cut.variables >> i & 1 or point in static.cut_points:
+                continue
+            if static.has_gradient and not (cut.kind == flow.ASSIGN or visible(cut.op)):
+                continue
+            static.cut_points.append(point)
+
+
+def _through_integers(
+    graph: flow.Graph, vsets: Sequence[int], received: set[int], stop_ops: set[int]
+) -> None:
+    """Count as receiving a gradient the values made only from integer or stopped ones.
+
+    A tape records no op whose inputs it does not watch, so nothing made from an integer
+    tensor (the float cast of a ``tf.cast(x, tf.int32)``) or from a ``stop_gradient`` gets a
+    gradient from it, where ``tf.gradients`` would pass one back to them. With them counted,
+    the cut is where the value became an integer or was stopped (the contract's cut point),
+    not where the tape stopped recording.
+    """
+    derived = [False] * len(graph.ops)
+    for i, op in enumerate(graph.ops):
+        ins = [t for t in graph.value_inputs(op) if vsets[graph.producer[t]]]
+        if op.type in STOP_TYPES or i in stop_ops:
+            derived[i] = bool(ins)
+            continue
+        derived[i] = bool(ins) and all(
+            not graph.differentiable[t] or derived[graph.producer[t]] for t in ins
+        )
+    for i in range(len(graph.ops) - 1, -1, -1):
+        op = graph.ops[i]
+        if not any(t in received for t in op.outputs):
+            continue
+        for t in graph.value_inputs(op):
+            if graph.differentiable[t] and derived[graph.producer[t]]:
+                received.add(t)
+
+
+def probes(problem: Problem) -> list[int]:
+    """Tensors worth asking for a gradient: on a path from a source to the target, able to
+    carry a gradient, and not a source themselves."""
+    graph = problem.graph
+    if not problem.targets:
+        return []
+    sources = {t: 1 for t in problem.sources if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    reach = reaching(problem)
+    return [
+        t
+        for t, p in enumerate(graph.producer)
+        if reach[p] and vsets[p] and graph.differentiable[t] and t not in sources
+    ]
+
+
+def reaching(problem: Problem) -> list[bool]:
+    """Per op, whether it has a forward path to one of the targets."""
+    graph = problem.graph
+    out = [False] * len(graph.ops)
+    for t in problem.targets:
+        for i, r in enumerate(flow.reaching(graph, graph.producer[t])):
+            out[i] = out[i] or r
+    return out
+
+
+def status(static: SourceStatic, norm: float | None, largest: float | None,
+           measured: bool = True) -> Status:  # fmt: skip
+    """The contract status of a source, decided where every status is (``engine/status.py``).
+
+    Args:
+        static: the source.
+        norm: its gradient's L2 norm in this execution (None: not known).
+        largest: its gradient's largest absolute element (None: not known).
+        measured: False when the call never ran: a gradient is then ``unknown``.
+    """
+    finite = True
+    zero = False
+    if norm is not None and largest is not None:
+        finite = math.isfinite(largest) and not math.isnan(norm)
+        zero = finite and largest == 0.0
+    requested = static.requested
+    if requested is None:
+        requested = static.trainable or static.has_gradient
+    pair = PairFacts(
+        variable=static.name,
+        requested=requested,
+        has_gradient=static.has_gradient,
+        reachable=static.reachable,
+        sparse=static.sparse,
+        norm=norm,
+        finite=finite,
+        all_zero=zero,
+        cut_points=tuple(static.cut_points),
+        measured=measured,
+    )
+    variable = VariableFacts(static.name, static.shape, "", static.trainable, "")
+    return status_of(pair, variable)
+
+
+def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
+              trainable: Sequence[bool], accessed: bool,
+              tensors: Sequence[bool | None] | None = None) -> None:  # fmt: skip
+    """The cause of a variable the tape never watched: its gradient is None whatever its
+    paths, so no op on them is a cut. Not trainable, it is ``frozen`` (a tape watches only
+    trainable variables; ``inspect`` says the same); trainable under
+    ``watch_accessed_variables=False`` (``accessed`` False), it is disconnected from the tape.
+    A trainable variable the tape did not see read keeps the cause of its paths (read while
+    the tape was not recording: ``outside_notes``).
+
+    Args:
+        statics: the sources; updated in place.
+        watched: per source, whether the tape watches it (None: a tensor).
+        trainable: per source, the variable's ``trainable`` flag.
+        accessed: whether the tape watches the trainable variables it sees read.
+        tensors: per source, whether a tape watched it, for a tensor (``unwatched_tensors``).
+    """
+    if tensors:
+        unwatched_tensors(statics, tensors)
+    for static, seen, can in zip(statics, watched, trainable, strict=True):
+        if seen is not False or static.has_gradient or (can and accessed):
+            continue
+        static.reachable = False
+        static.cut_points.clear()
+        if not can:
+            static.trainable = static.requested = False
+            static.note = "not trainable: a tape watches only trainable variables"
+        else:
+            static.note = ("never watched: the tape has watch_accessed_variables=False and no "
+                           "tape.watch() of it")  # fmt: skip
+
+
+def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | None]) -> None:
+    """The cause of a tensor source no tape watched: a tape records ops on a tensor only after
+    ``tape.watch()`` of it, so no op on its paths is a cut.
+
+    Args:
+        statics: the sources; updated in place.
+        watched: per source, whether a tape watched it (None: a variable, or not known).
+    """
+    for static, seen in zip(statics, watched, strict=True):
+        if seen is not False or static.has_gradient:
+            continue
+        static.reachable = False
+        static.cut_points.clear()
+        static.note = "never watched: a tensor, which a tape follows only after tape.watch() of it"
+
+
+def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
+    """Sources TensorFlow gave zeros for want of a gradient (``unconnected_gradients=ZERO``):
+    the program received a gradient, all zero (status ``zero``); the note says TensorFlow
+    filled it, after the cause of the missing path when one is known.
+
+    Args:
+        statics: the sources, analysed; updated in place.
+        received: per source, what the program received (None: no gradient).
+    """
+    for static, grad in zip(statics, received, strict=True):
+        if grad is not None and not static.has_gradient:
+            static.has_gradient = True
+            cause = f": {static.note}" if static.note else ""
+            static.note = (
+                f"no gradient flows{cause}; TensorFlow filled zeros (unconnected_gradients=ZERO)"
+            )
+
+
+def outside_notes(
+    full: Problem,
+    statics: Sequence[SourceStatic],
+    recorded: Callable[[int], bool],
+    where: Callable[[int], str],
+) -> None:
+    """Name the line of a path the tape never saw: a source that reaches the target in the
+    whole program but not in what the tape recorded (computed before the tape started, or
+    under ``stop_recording``) gets a note at the last such op.
+
+    Args:
+        full: every op of the program, the tape's and the others.
+        statics: the sources, in the order of ``full.sources``; notes are set in place.
+        recorded: whether op ``index`` of ``full.graph`` was recorded by the tape.
+        where: the user's ``FILE:LINE`` of op ``index``.
+    """
+    graph = full.graph
+    if not full.targets:
+        return
+    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    reach = reaching(full)
+    for i, static in enumerate(statics):
+        if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
+            continue
+        outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
+                   and not recorded(k) and graph.ops[k].inputs]  # fmt: skip
+        if outside:
+            line = where(outside[-1]) or "an unknown line"
+            op = graph.ops[outside[-1]].type
+            static.note = f"used only through {line} ({op}), run while the tape was not recording"
+
+
+def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
+                    left: dict[int, tuple[str, str]]) -> None:  # fmt: skip
+    """Name the line where a source's value left TensorFlow (``.numpy()``, ``float()``,
+    ``np.asarray()``, ``model.predict()``): a source that reaches such a tensor but not the
+    target lost its path there, since what comes back from numpy is a new constant. The exit
+    is the source's cut point (no gradient goes through numpy), its op the one whose value
+    left.
+
+    Args:
+        full: every recorded op.
+        statics: the sources, in the order of ``full.sources``; updated in place.
+        left: tensor id in ``full.graph`` -> the line that took its value out of TensorFlow
+            and how.
+    """
+    graph = full.graph
+    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    for i, static in enumerate(statics):
+        if static.reachable or static.has_gradient or static.note:
+            continue
+        exits = [(t, line, how) for t, (line, how) in left.items()
+                 if vsets[graph.producer[t]] >> i & 1]  # fmt: skip
+        if not exits:
+            continue
+        t, line, how = exits[-1]
+        static.note = (f"its value left TensorFlow at {line} ({how}): what came back is a new "
+                       "constant the tape cannot trace to it")  # fmt: skip
+        op = graph.ops[graph.producer[t]].type
+        op = "PartitionedCall" if op.startswith("__") else op  # a tf.function called eagerly
+        static.cut_points.append(CutPoint(how, op, flow.NONDIFFERENTIABLE, line))
+
+
+def dead_end_notes(
+    full: Problem,
+    statics: Sequence[SourceStatic],
+    recorded: Callable[[int], bool],
+    where: Callable[[int], str],
+    came_back: Callable[[int], str | None] = lambda k: None,
+    left_only: bool = False,
+    used: Callable[[int], bool] = lambda t: False,
+    unread: str = "",
+) -> None:
+    """Name the line where a disconnected source's last path ends: a value made from it that
+    no op reads (a ``TensorArray.write`` whose result is dropped, a layer whose output
+    ``call()`` does not return, a value handed to numpy without ``.numpy()``).
+
+    When the target reads a constant holding that very value, made after it
+    (``came_back``), the value left TensorFlow there (``np.asarray(t)``, ``np.array(t)``
+    read a tensor through the buffer protocol, which no Python method sees) and came back as
+    that constant: the end is the source's cut point, as an exit seen by
+    ``roundtrip_notes`` is.
+
+    Args:
+        full: every op of the program, the tape's and the others.
+        statics: the sources, in the order of ``full.sources``; updated in place.
+        recorded: whether op ``index`` of ``full.graph`` ran while the tape recorded.
+        where: the user's ``FILE:LINE`` of op ``index``.
+        came_back: the line of a constant on the target's paths that holds op ``index``'s
+            value, made after it (None: none).
+        left_only: name only values that left TensorFlow (a cause that comes before the
+            others'); the rest are left to a later call.
+        used: whether the program used tensor ``t`` outside TensorFlow's ops (printed it,
+            asked a gradient of it): no value thrown away.
+        unread: the note of a source no recorded op reads at all ("": none).
+    """
+    graph = full.graph
+    if not full.targets:
+        return
+    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    vsets = flow.variable_sets(graph, sources)
+    read = {t for op in graph.ops for t in op.inputs}
+    ends = [k for k, op in enumerate(graph.ops)
+            if op.inputs and not op.write and recorded(k) and not op.no_gradient
+            and any(graph.differentiable[t] for t in op.outputs)
+            and not any(t in read or used(t) for t in op.outputs)]  # fmt: skip
+    for i, static in enumerate(statics):
+        if static.reachable or static.has_gradient or full.sources[i] is None:
+            continue
+        if static.note and (left_only or static.cut_points or _LINE.search(static.note)):
+            continue
+        mine = [k for k in ends if vsets[k] >> i & 1]
+        if not mine:
+            read_it = any(vsets[k] >> i & 1 and recorded(k) and op.inputs
+                          for k, op in enumerate(graph.ops))  # fmt: skip
+            if unread and not left_only and not static.note and not read_it:
+                static.note = unread
+            continue
+        k = mine[-1]
+        line, op = where(k) or "an unknown line", graph.ops[k].type
+        back = came_back(k)
+        if back is not None and not static.note:
+            static.note = (f"its value left TensorFlow at {line} ({op}, through np.asarray or "
+                           f"np.array) and came back as a new constant at {back}, which the tape "
+                           "cannot trace to it")  # fmt: skip
+            static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
+        elif left_only:
+            continue
+        elif static.note:  # a cause without a line (a layer off its model's path): the line
+            static.note += f"; its last path ends at {line} ({op})"
+        else:
+            static.note = (f"its last path ends at {line} ({op}): that value is computed, then "
+                           "nothing the target is made from reads it")  # fmt: skip
+
+
+#: A ``FILE:LINE`` in a note.
+_LINE = re.compile(r"\.py:\d+")
+
+
+#: The ops of ``tf.cond`` and ``tf.switch_case`` in a traced function, and of
+#: ``tf.py_function`` (whose gradient is what the function's own TensorFlow ops give).
+BRANCH_TYPES = frozenset({"If", "StatelessIf", "Case", "StatelessCase", "EagerPyFunc"})
+
+
+def through_branches(problem: Problem, statics: Sequence[SourceStatic],
+                     where: Callable[[int], str]) -> None:  # fmt: skip
+    """Note the ``tf.cond`` (``If``), ``tf.switch_case`` or ``tf.py_function`` every path of a
+    source crosses: should its gradient be all zero, the branch that reads it was most likely
+    not taken (TensorFlow gives the inputs of an untaken branch zeros, not None), or the
+    function took the value out of TensorFlow (its gradient is then zero, not None).
+
+    Args:
+        problem: the call's graph and targets.
+        statics: the sources, analysed (``reachable`` known); ``branch`` set in place.
+        where: the user's ``FILE:LINE`` of op ``index``.
+    """
+    graph = problem.graph
+    branches = {k for k, op in enumerate(graph.ops) if op.type in BRANCH_TYPES}
+    if not branches or not problem.targets:
+        return
+    sources = {t: 1 << i for i, t in enumerate(problem.sources) if t is not None}
+    cut = [dataclasses.replace(op, inputs=[], assign_preds=[]) if k in branches else op
+           for k, op in enumerate(graph.ops)]  # fmt: skip
+    without = flow.variable_sets(flow.Graph(cut, graph.producer, graph.differentiable), sources)
+    vsets = flow.variable_sets(graph, sources)
+    reached = 0
+    for t in problem.targets:
+        reached |= without[graph.producer[t]]
+    reach = reaching(problem)
+    for i, static in enumerate(statics):
+        if not static.reachable or reached >> i & 1 or problem.sources[i] is None:
+            continue
+        crossed = [k for k in sorted(branches) if vsets[k] >> i & 1 and reach[k]]
+        if crossed:
+            static.branch = where(crossed[-1]) or "an unknown line"
+            static.branch_op = graph.ops[crossed[-1]].type
+
+
+def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:
+    """The cause of the variables a ``compute_gradients``/``minimize`` given no ``var_list``
+    differentiates though the loss never reads them: TensorFlow 1 then takes every trainable
+    variable of the graph (tensorflow/tensorflow#1511 and the seed question), and returns
+    None for each the loss does not reach.
+
+    Args:
+        statics: the sources (every trainable variable), analysed; notes set in place.
+        api: ``compute_gradients`` or ``minimize``.
+    """
+    reached = [s.name for s in statics if s.reachable or s.has_gradient]
+    if len(reached) == len(statics):
+        return
+    for static in statics:
+        if static.reachable or static.has_gradient or static.note:
+            continue
+        static.note = words.no_var_list(api, reached)

@@ -1,0 +1,450 @@
+"""Eager ops as a graph: what ran, recorded with TensorFlow's op callbacks (as tfdbg does).
+
+An eager tape keeps no graph a reader can walk, so while the program is watched every eager
+op is recorded: its type, the ids of its input and output tensors, and the user's line that
+ran it. Outputs of ops run while a tape records are kept too, so the tape itself can be
+asked which of them receive a gradient. TensorFlow's C fast path calls the callbacks, but
+converts some inputs without them (reads of variables passed straight to an op, numpy values
+made constants), so while recording an op given such an input takes the Python path, which
+records them; every other op keeps the fast path (the Python path costs each op far more).
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gradscope._src.engine import custom_gradient
+from gradscope._src.engine import cuts as flow
+from gradscope._src.engine.graph import _OVERWRITES, is_write
+from gradscope._src.frontends.program import numpy_calls, sites
+from gradscope._src.frontends.program.analyse import Problem
+from gradscope._src.frontends.python import frames
+from gradscope._src.results.facts import CutPoint
+
+#: How many recent eager ops are kept outside the span of a tape that may still be asked: what
+#: such a tape recorded is always kept (the history grows rather than lose a step's ops).
+HISTORY = 100_000
+
+
+@dataclass
+class Record:
+    """One eager op as it ran."""
+
+    seq: int
+    type: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    differentiable: tuple[bool, ...]
+    half: tuple[bool, ...]
+    site: frames.Site | None
+    tensors: tuple[Any, ...] = ()  # the outputs, kept while a tape records
+
+
+class _GradOp:
+    """Enough of an op for ``ops.get_gradient_function``."""
+
+    _gradient_function = None
+
+    def __init__(self, op_type: str) -> None:
+        self.type = op_type
+        self.inputs = (None,)
+
+    def get_attr(self, name: str) -> Any:
+        raise ValueError(name)
+
+
+class Recorder:
+    """Records eager ops while installed."""
+
+    def __init__(self, recording: Callable[[], bool], busy: Callable[[], bool]) -> None:
+        self.records: collections.deque[Record] = collections.deque()
+        #: records up to this ``seq`` may be forgotten past ``HISTORY`` (None: any); later
+        #: ones a tape not yet asked recorded (``Calls`` keeps it)
+        self.floor: int | None = None
+        self.kept: list[Record] = []  # records still holding their output tensors
+        self.seq = 0
+        self._recording = recording  # whether some tape records now
+        self._busy = busy
+        self._no_gradient: dict[str, bool] = {}
+        self.installed = False
+        self._fast: Any = None
+        self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
+        #: tensor id -> where the program took its value out of TensorFlow, when (``at``) and
+        #: how (``float()``, ``.numpy()``, ``model.predict()``, ...)
+        self.left: dict[int, tuple[frames.Site | None, tuple[int, int], str]] = {}
+        #: what takes values out of TensorFlow now, when not the tensor's own method (a
+        #: ``model.predict()`` hands back numpy arrays)
+        self.taking: str | None = None
+        #: eager constant id -> when it was made and, made from a floating numpy value while a
+        #: tape records, the constant itself until released (a loss rebuilt from values that
+        #: left TensorFlow)
+        self.constants: dict[int, tuple[tuple[int, int], Any]] = {}
+        self._held: list[int] = []  # ids of constants held
+        self._ticks = 0  # reads and constants between two ops, in order
+        self._numpy_originals: dict[str, Any] = {}
+        #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
+        #: the op's ``seq``
+        self.custom: dict[int, tuple[str, str, int]] = {}
+
+    def at(self) -> tuple[int, int]:
+        """Now, in the order of recorded ops (an op ``seq`` is ``(seq, 0)``) and of the reads
+        and constants made after the last of them."""
+        self._ticks += 1
+        return (self.seq, self._ticks)
+
+    def install(self) -> None:
+        import numpy as np
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.eager import core
+        from tensorflow.python.framework import op_callbacks
+        from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
+
+        fast = self._fast = pywrap_tfe.TFE_Py_FastPathExecute
+        # What the C fast path converts without a callback: a variable (its read) or a numpy
+        # value (its constant, ``_constants`` in hooks.py); every other op keeps the fast path,
+        # which calls the recorder as the Python path does.
+        converted = (BaseResourceVariable, np.ndarray, np.generic)
+
+        def fast_unless_converted(*args: Any) -> Any:
+            for arg in args:
+                if isinstance(arg, converted) or (
+                    type(arg) in (list, tuple) and any(isinstance(a, converted) for a in arg)
+                ):
+                    raise core._FallbackException("gradscope records this op's conversions")
+            return fast(*args)
+
+        pywrap_tfe.TFE_Py_FastPathExecute = fast_unless_converted
+        op_callbacks.add_op_callback(self._callback)
+        self._numpy_patch(True)
+        self.installed = True
+
+    def uninstall(self) -> None:
+        if not self.installed:
+            return
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.framework import op_callbacks
+
+        pywrap_tfe.TFE_Py_FastPathExecute = self._fast
+        op_callbacks.remove_op_callback(self._callback)
+        self._numpy_patch(False)
+        self.installed = False
+        self.records.clear()
+        self.release(self.seq)
+
+    def _callback(self, op_type: Any, inputs: Any, attrs: Any, outputs: Any,
+                  op_name: Any = None, graph: Any = None) -> None:  # fmt: skip
+        if graph is not None or outputs is None or self._busy():
+            return
+        kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
+        kept = self._recording()
+        site = sites.fast_current()
+        if kind == "VarHandleOp" and outputs:
+            self.created[outputs[0]._id] = site
+        if kind == "Identity" and outputs:
+            custom = custom_gradient.eager_site(frames.display_path)
+            if custom is not None:  # tf.custom_gradient's Identity: a cut is its grad_fn's
+                self.custom[outputs[0]._id] = (*custom, self.seq + 1)
+                _forget(self.custom, lambda c: c[2], self.floor)
+        self.seq += 1
+        ids, carries, half = [], [], []
+        for t in outputs:
+            ids.append(t._id)
+            dtype = t.dtype
+            of = _DTYPES.get(dtype)
+            if of is None:
+                of = _DTYPES[dtype] = (_carries(dtype), dtype.name in ("float16", "bfloat16"))
+            carries.append(of[0])
+            half.append(of[1])
+        self._append(
+            Record(
+                self.seq,
+                kind,
+                tuple([getattr(t, "_id", -1) for t in inputs]),
+                tuple(ids),
+                tuple(carries),
+                tuple(half),
+                site,
+                tuple(outputs) if kept else (),
+            )
+        )
+
+    def _append(self, record: Record) -> None:
+        self.records.append(record)
+        if record.tensors:
+            self.kept.append(record)
+        if len(self.records) > HISTORY and (
+            self.floor is None or self.records[0].seq <= self.floor
+        ):
+            self.records.popleft()
+
+    def release(self, up_to: int) -> None:
+        """Drop the output tensors kept for ops up to ``up_to``: no tape that may still be
+        asked for a gradient recorded them (the memory of a step's activations)."""
+        keep = []
+        for record in self.kept:
+            if record.seq <= up_to:
+                record.tensors = ()
+            else:
+                keep.append(record)
+        self.kept = keep
+        held = []
+        for t in self._held:
+            at, tensor = self.constants.get(t, ((0, 0), None))
+            if tensor is not None and at[0] <= up_to:
+                self.constants[t] = (at, None)
+            elif tensor is not None:
+                held.append(t)
+        self._held = held
+
+    def _numpy_patch(self, on: bool) -> None:
+        """Note where the program takes a tensor's value out of TensorFlow (``.numpy()``,
+        ``float(t)``, ``int(t)``, ``np.asarray(t)`` and every numpy function given a tensor):
+        a path to the loss that goes through numpy ends there."""
+        from tensorflow.python.framework import ops
+
+        base = ops._EagerTensorBase
+        if not on:
+            for name, original in self._numpy_originals.items():
+                setattr(base, name, original)
+            for name in _NUMPY_PROTOCOLS:
+                if name in base.__dict__:
+                    delattr(base, name)
+            return
+        self._numpy_originals = {n: base.__dict__[n] for n in _TAKEN if n in base.__dict__}
+        recorder = self
+
+        def wrap(name: str, original: Any) -> Any:
+            def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+                if not recorder._busy():
+                    recorder.took(tensor, recorder.taking or _TAKEN[name])
+                return original(tensor, *args, **kwargs)
+
+            return taken
+
+        for name, original in self._numpy_originals.items():
+            setattr(base, name, wrap(name, original))
+        if not any(n in base.__dict__ for n in _NUMPY_PROTOCOLS):  # TensorFlow's own: kept
+            base.__array_ufunc__ = numpy_calls.ufunc_override(self._took_all, base)
+            base.__array_function__ = numpy_calls.function_override(self._took_all, base)
+
+    def _took_all(self, values: Sequence[Any], how: str) -> None:
+        """Each eager tensor among ``values`` (lists and tuples opened) was read by numpy."""
+        if self._busy():
+            return
+        for tensor in numpy_calls.tensors_in(values, _eager_base()):
+            self.took(tensor, self.taking or how)
+
+    def took(self, tensor: Any, how: str) -> None:
+        """The program took ``tensor``'s value out of TensorFlow, ``how``, at its line now."""
+        self.left[tensor._id] = (sites.fast_current(), self.at(), how)
+        _forget(self.left, lambda v: v[1][0], self.floor)
+
+    def made_constant(self, tensor: Any, value: Any) -> None:
+        """An eager constant the program made (``tf.constant``, ``convert_to_tensor``) from
+        ``value``."""
+        import numpy as np
+
+        rebuilt = isinstance(value, (np.ndarray, np.generic)) and _carries(tensor.dtype)
+        held = rebuilt and self._recording()
+        self.constants[tensor._id] = (self.at(), tensor if held else None)
+        if held:
+            self._held.append(tensor._id)
+        _forget(self.constants, lambda v: v[0][0], self.floor)
+
+    def no_gradient(self, op_type: str) -> bool:
+        if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
+            return False  # a tf.function called eagerly: its gradient is the function's
+        if op_type not in self._no_gradient:
+            from gradscope._src.frontends.program.graphs import registry
+
+            self._no_gradient[op_type] = registry().no_gradient(_GradOp(op_type))
+        return self._no_gradient[op_type]
+
+
+#: The numpy protocols gradscope gives eager tensors while it watches (``numpy_calls.py``):
+#: numpy reads a tensor through its buffer, with no Python method a report could see.
+_NUMPY_PROTOCOLS = ("__array_ufunc__", "__array_function__")
+
+
+def _eager_base() -> Any:
+    from tensorflow.python.framework import ops
+
+    return ops._EagerTensorBase
+
+
+#: The tensor methods by which a value leaves TensorFlow, and how a report names each.
+_TAKEN = {"numpy": ".numpy()", "__array__": "np.asarray()", "__float__": "float()",
+          "__int__": "int()", "__index__": "int()", "__complex__": "complex()"}  # fmt: skip
+
+
+def _same(a: Any, b: Any, np: Any) -> bool:
+    """Whether two eager tensors hold the same values (a value back from numpy unchanged)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(np.array_equal(a._numpy(), b._numpy(), equal_nan=True))
+
+
+def _forget(kept: dict[int, Any], seq: Callable[[Any], int], floor: int | None) -> None:
+    """Forget the oldest entry of ``kept`` past ``HISTORY`` unless a tape not yet asked may
+    need it (``seq`` of it after ``floor``)."""
+    if len(kept) > HISTORY:
+        oldest = next(iter(kept))
+        if floor is None or seq(kept[oldest]) <= floor:
+            del kept[oldest]
+
+
+#: Per dtype: whether it carries a gradient, whether it is a half-precision float.
+_DTYPES: dict[Any, tuple[bool, bool]] = {}
+
+
+def _carries(dtype: Any) -> bool:
+    return bool(dtype.is_floating or dtype.is_complex or dtype.name in ("resource", "variant"))
+
+
+class EagerCall:
+    """The ops of one eager gradient call as a ``flow.Graph``."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        records: Sequence[Record],
+        sources: Sequence[int | None],
+        targets: Sequence[int | None],
+    ) -> None:
+        self.recorder = recorder
+        self.records = list(records)
+        self.tensors: dict[int, int] = {}  # eager tensor id -> flow tensor id
+        self.objects: list[Any] = []  # flow tensor id -> the eager tensor, when kept
+        self.ops: list[flow.Op] = []
+        self.sites: list[frames.Site | None] = []
+        self.seqs: list[int] = []  # per op, the ``seq`` of its record (0: made before them)
+        self.producer: list[int] = []
+        self.differentiable: list[bool] = []
+        self.half: list[bool] = []
+        self.probe_grads: dict[int, Any] = {}  # flow tensor id -> its gradient (``received``)
+        produced = {t for r in self.records for t in r.outputs}
+        for t in dict.fromkeys(s for s in sources if s is not None):
+            if t not in produced:
+                self._add("Source", [], [t], [True], None, ())
+        for r in self.records:
+            self._add(r.type, list(r.inputs), list(r.outputs), list(r.differentiable), r.site,
+                      r.tensors, list(r.half), r.seq)  # fmt: skip
+        self._link_assignments()
+        graph = flow.Graph(self.ops, self.producer, self.differentiable)
+        ids = [self.tensors.get(s) if s is not None else None for s in sources]
+        found = [self.tensors[t] for t in targets if t is not None and t in self.tensors]
+        self.problem = Problem(graph, ids, found, half=self.half)
+
+    def _add(self, kind: str, inputs: list[int], outputs: list[int], diff: list[bool],
+             site: frames.Site | None, kept: tuple[Any, ...],
+             half: list[bool] | None = None, seq: int = 0) -> None:  # fmt: skip
+        for t in inputs:
+            if t not in self.tensors:  # made before the record (a constant, a handle)
+                self._add("Input", [], [t], [True], None, ())
+        known = [self.tensors[t] for t in inputs]
+        index = len(self.ops)
+        ids = []
+        for k, t in enumerate(outputs):
+            self.tensors[t] = len(self.producer)
+            ids.append(len(self.producer))
+            self.producer.append(index)
+            self.differentiable.append(diff[k])
+            self.half.append(bool(half and half[k]))
+            self.objects.append(kept[k] if k < len(kept) else None)
+        write = is_write(kind)
+        no_grad = kind != "Source" and bool(inputs) and self.recorder.no_gradient(kind)
+        self.ops.append(flow.Op(f"{kind}", kind, known, ids, write=write, no_gradient=no_grad))
+        self.sites.append(site)
+        self.seqs.append(seq)
+
+    def _link_assignments(self) -> None:
+        # A read of a variable sees the last write to it before the read (eager order).
+        last_write: dict[int, int] = {}
+        for i, node in enumerate(self.ops):
+            for t in dict.fromkeys(node.inputs):
+                if node.type in _OVERWRITES and node.inputs[0] == t:
+                    continue  # the old value is gone: nothing of it reaches later reads
+                w = last_write.get(t)
+                if w is not None and w != i:
+                    node.assign_preds.append(w)
+            if node.write and node.inputs:
+                last_write[node.inputs[0]] = i
+
+    def received(self, ids: Sequence[int], grads: Sequence[Any]) -> None:
+        """Record which probes got a gradient (kept for a NaN's origin, ``origin.py``)."""
+        self.problem.received.update(t for t, g in zip(ids, grads, strict=True) if g is not None)
+        self.probe_grads = {t: g for t, g in zip(ids, grads, strict=True) if g is not None}
+
+    def probe_tensors(self, ids: Sequence[int]) -> tuple[list[int], list[Any]]:
+        """The probes whose eager tensors were kept (ran while a tape recorded)."""
+        kept = [t for t in ids if self.objects[t] is not None]
+        return kept, [self.objects[t] for t in kept]
+
+    def locate(self, index: int, kind: str) -> CutPoint:
+        site = self.sites[index]
+        op = self.ops[index]
+        made = {flow_id: t for t, flow_id in self.tensors.items()}
+        custom = self.recorder.custom.get(made.get(op.outputs[0], -1)) if op.outputs else None
+        if custom is not None:  # the user's grad_fn gave this input None (as ``inspect``)
+            return CutPoint(custom[0], op.type, kind, custom[1])
+        return CutPoint(op.type, op.type, kind, "" if site is None else str(site))
+
+    def visible(self, index: int) -> bool:
+        from gradscope._src.frontends.program.graphs import visible
+
+        return visible(self.ops[index].type, self.sites[index])
+
+    def came_back(self, start: int, created: dict[int, frames.Site | None]
+                  ) -> Callable[[int], str | None]:  # fmt: skip
+        """Which op's value came back as a constant the targets read: the constants the
+        program made from floating numpy values after op ``start``, on the targets' paths,
+        compared with the output of op ``k`` made before them (``analyse.dead_end_notes``).
+        Op index -> the line that made the constant holding its value, or None."""
+        import numpy as np
+
+        from gradscope._src.frontends.program.analyse import reaching
+
+        reach = reaching(self.problem)
+        back = []
+        for t, flow_id in self.tensors.items():
+            at, value = self.recorder.constants.get(t, ((0, 0), None))
+            op = self.producer[flow_id]
+            if value is None or at <= (start, 0) or self.ops[op].inputs or not reach[op]:
+                continue
+            back.append((at, value, sites.text(created.get(t))))
+
+        def line(k: int) -> str | None:
+            for t in self.ops[k].outputs:
+                mine = self.objects[t]
+                if mine is None:
+                    continue
+                for at, value, where in back:
+                    if at > (self.seqs[k], 0) and _same(mine, value, np):
+                        return where
+            return None
+
+        return line
+
+    def used(self, asked: dict[int, None]) -> Callable[[int], bool]:
+        """Whether the program used flow tensor ``t`` outside TensorFlow's ops: took its value
+        out (printed it) or asked a gradient of it (``asked``, eager ids)."""
+        flow_ids = {f for t, f in self.tensors.items() if t in asked or t in self.recorder.left}
+        return flow_ids.__contains__
+
+    def left(self, start: int, targets: Sequence[int | None]) -> dict[int, tuple[str, str]]:
+        """Tensors the program took out of TensorFlow (``.numpy()``, ``float()``) that may
+        have cut a path to ``targets``: made after op ``start`` (a value read before the tape
+        started, a ``get_weights()``, is no cut) and read before the targets were made (what
+        came back from a later read cannot feed them; a target made from numpy, by
+        ``convert_to_tensor``, was made when that constant was). Flow tensor id -> the line
+        that read it and how."""
+        made = {t: (r.seq, 0) for r in self.records for t in r.outputs}
+        constants = {t: at for t, (at, _) in self.recorder.constants.items()}
+        end = max((made.get(t, constants.get(t, (0, 0))) for t in targets if t is not None),
+                  default=(0, 0))  # fmt: skip
+        return {self.tensors[t]: (sites.text(site), how)
+                for t, (site, at, how) in self.recorder.left.items()
+                if t in self.tensors and made.get(t, (0, 0)) > (start, 0) and at < end}  # fmt: skip

@@ -1,0 +1,126 @@
+"""A graph-level gradient call (``tf.gradients``, ``compute_gradients``) the program made:
+analysed in a copy of its graph, numbers from its own executions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradscope._src.frontends.program import analyse, graphs, names, sites
+from gradscope._src.frontends.program.replicas import Part, combined
+from gradscope._src.frontends.program.watch import Static
+from gradscope._src.frontends.python import frames
+from gradscope._src.results import words
+from gradscope._src.results.cut import CutPoint
+from gradscope._src.results.run import FUNCTION, GRAPH
+
+
+def graph_gradients(
+    calls: Any,
+    helper: Callable[..., Any],
+    api: str,
+    ys: Sequence[Any],
+    xs: Sequence[Any],
+    grads: Sequence[Any],
+    stops: Sequence[Any],
+    every: bool = False,
+) -> None:
+    """Analyse a graph-level gradient call the program just made (``calls``: the run's
+    ``calls.Calls``, which holds the watcher and the sessions; ``every``: ``xs`` are every
+    trainable variable, ``compute_gradients``/``minimize`` given no ``var_list``)."""
+    graph = ys[0].graph
+    mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
+    state = calls.watcher.at(sites.chain(), api, mode)
+    tensors = [graphs.source_tensor(graph, x) for x in xs]
+    made = [g for g in grads if g is not None]
+    first_grad_op = min((_first_op_id(g) for g in made), default=None)
+    ops = [op for op in graph.get_operations()
+           if first_grad_op is None or op._id < first_grad_op]  # fmt: skip
+    call = graphs.GraphCall(ops, tensors, list(ys))
+    call.stop([s for s in stops if hasattr(s, "op")])
+    probe_ids = analyse.probes(call.problem)
+    statics = names.statics(list(xs), list(grads), call, calls.recorder.created)
+    found = [t for t in tensors if t is not None]
+    with calls.watcher.own_work():
+        try:
+            got = graphs.received_by_copy(
+                graph,
+                ys,
+                found + call.probe_tensors(probe_ids),
+                [s for s in stops if hasattr(s, "op")],
+                helper,
+            )
+        except Exception:
+            calls.watcher.notes.append(f"{state.site}: cut points not analysed (graph copy)")
+        else:
+            call.received(probe_ids, got[len(found) :])
+            answers = iter(got[: len(found)])
+            for s, t in zip(statics, tensors, strict=True):
+                s.has_gradient = t is not None and next(answers) is not None
+    analyse.analyse(call.problem, statics, call.locate, call.visible)
+    if every:
+        analyse.no_var_list(statics, api)
+    _fed(statics, tensors, graph, first_grad_op, every)
+    analyse.filled(statics, grads)  # unconnected_gradients=ZERO: the program received zeros
+    static = Static(statics, sites.text(frames.of_op(ys[0].op)))
+    if mode == FUNCTION:
+        parts = calls.gathering.add(state, Part(static, list(ys), list(grads)), graph)
+        if not parts:
+            return  # inside strategy.run: measured once every replica has made the call
+        static = combined(parts) if len(parts) > 1 else static
+        state.unrun.append(static)
+        calls._in_functions(state)
+        calls._numbers_in_graph(state, static, list(ys), list(grads), sources=list(xs),
+                                parts=parts)  # fmt: skip
+    else:
+        state.unrun.append(static)
+        calls.sessions.add(graph, state, static, list(ys), list(grads))
+
+
+#: Ops that read a variable to set it up, not to compute with it.
+_SETUP = frozenset({"Assign", "AssignVariableOp", "VarIsInitializedOp", "IsVariableInitialized"})
+#: Ops that only hand a variable's value on: one nothing reads is no place the value goes.
+_READS = frozenset({"ReadVariableOp", "Identity"})
+
+
+def _fed(statics: Sequence[Any], tensors: Sequence[Any], graph: Any,
+         before: int | None, every: bool) -> None:  # fmt: skip
+    """Say what a source with no path to the call's target does feed: the last ops its
+    value reaches in the graph built so far (another loss, a head's output), at the user's
+    lines, so that a disconnected variable's cause names where it goes instead (after the
+    no-``var_list`` cause, ``every``; a cause of another kind is left as it is)."""
+    for static, tensor in zip(statics, tensors, strict=True):
+        if tensor is None or static.reachable or static.has_gradient:
+            continue
+        if static.note and not every:
+            continue
+        ends = _ends(tensor, graph, before)
+        said = words.feeds(ends)
+        static.note = f"{static.note}; {said}" if static.note else (
+            f"the loss never reads it: {said}")  # fmt: skip
+
+
+def _ends(tensor: Any, graph: Any, before: int | None) -> list[CutPoint]:
+    """The last ops (up to 3, latest first) that ``tensor``'s value reaches among those made
+    before op id ``before`` (the call's own gradient ops, or any later op, left out)."""
+    seen: set[int] = set()
+    ends: list[Any] = []
+    todo = [tensor.op]
+    while todo:
+        op = todo.pop()
+        nexts = [c for out in op.outputs for c in out.consumers()
+                 if (before is None or c._id < before) and c.type not in _SETUP]  # fmt: skip
+        if not nexts and op is not tensor.op and op.type not in _READS:
+            ends.append(op)
+        for c in nexts:
+            if c._id not in seen:
+                seen.add(c._id)
+                todo.append(c)
+    ends.sort(key=lambda op: -op._id)
+    return [CutPoint(op.name, op.type, "", sites.text(frames.of_op(op))) for op in ends[:3]]
+
+
+def _first_op_id(grad: Any) -> int:
+    values_ = getattr(grad, "values", None)
+    tensor = values_ if values_ is not None else grad
+    return int(tensor.op._id)

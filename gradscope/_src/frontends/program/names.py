@@ -1,0 +1,138 @@
+"""How a watched call names its sources and its target: variables by their names, watched
+tensors ``NAME@FILE:LINE`` after the line that made them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gradscope._src.frontends import keras_names
+from gradscope._src.frontends.program import copies, sites
+from gradscope._src.frontends.program.analyse import SourceStatic
+from gradscope._src.frontends.program.eager import EagerCall
+from gradscope._src.frontends.python import frames
+from gradscope._src.printable import printable
+
+
+def statics(flat_s: list[Any], grads: list[Any], call: Any,
+            created: dict[int, frames.Site | None]) -> list[SourceStatic]:  # fmt: skip
+    """One ``SourceStatic`` per source, named and shaped, with whether a gradient came back.
+
+    Args:
+        flat_s: the sources, flattened.
+        grads: the program's gradients, in the same order.
+        call: the call's ``GraphCall`` or ``EagerCall``.
+        created: eager variable handle id (or eager constant id) -> the line that made it.
+    """
+    import tensorflow as tf
+
+    named = sites.unique([source_name(s, call, created) for s in flat_s])
+    attributes = keras_names.attributes_of(flat_s)
+    out = []
+    for name, s, g, attribute in zip(named, flat_s, grads, attributes, strict=True):
+        shape = tuple(s.shape.as_list()) if s.shape.rank is not None else ()
+        out.append(SourceStatic(name, shape, g is not None,
+                                sparse=isinstance(g, tf.IndexedSlices),
+                                attribute=printable(attribute),
+                                copy_of=copies.copy_of(s)))  # fmt: skip
+    return out
+
+
+def source_name(source: Any, call: Any, created: dict[int, frames.Site | None]) -> str:
+    """A variable's name (an unnamed eager one with its line); a tensor's NAME@FILE:LINE."""
+    import tensorflow as tf
+
+    if isinstance(source, tf.Variable) or hasattr(source, "path"):
+        name = sites.variable_name(source)
+        handle = getattr(source, "handle", None)
+        made = created.get(getattr(handle, "_id", -1))
+        # an eager variable nobody named: where it was made tells it apart
+        return f"{name}@{made}" if name == "Variable" and made is not None else name
+    if isinstance(call, EagerCall):
+        t = call.tensors.get(getattr(source, "_id", -1))
+        if t is None:
+            return "tensor"
+        index = call.problem.graph.producer[t]
+        site, kind = call.sites[index], call.ops[index].type
+        if site is None and kind == "Source":  # made by no op recorded: an eager constant
+            site, kind = created.get(source._id), "Const"
+        return f"{kind}@{site}" if site is not None else kind
+    return sites.tensor_name(source, frames.of_op(source.op))
+
+
+def target_source(call: Any, flat_t: list[Any], eager: bool,
+                  created: dict[int, frames.Site | None] | None = None) -> str:  # fmt: skip
+    """The user's line that made the (first) target (an eager constant, ``convert_to_tensor``
+    of a value rebuilt in numpy: the line that made it, from ``created``)."""
+    if not flat_t:
+        return ""
+    if eager:
+        made = getattr(flat_t[0], "_id", -1)
+        t = call.tensors.get(made)
+        site = call.sites[call.problem.graph.producer[t]] if t is not None else None
+        if site is None and created is not None:
+            site = created.get(made)
+        return sites.text(site)
+    return sites.text(frames.of_op(flat_t[0].op))
+
+
+def watching(tape: Any, flat_s: list[Any]) -> list[bool | None]:
+    """Per source: whether ``tape`` watches it (None: a tensor, not a variable)."""
+    import tensorflow as tf
+
+    watched = {_handle_id(v) for v in tape.watched_variables()}
+    return [_handle_id(s) in watched if isinstance(s, tf.Variable) or hasattr(s, "path")
+            else None for s in flat_s]  # fmt: skip
+
+
+def tensors_watched(tape: Any, flat_s: list[Any]) -> list[bool | None]:
+    """Per source: whether ``tape`` (or a tape around it) watches it, for a tensor; None for
+    a variable, or when it cannot be told. Asked before ``tape.gradient`` runs: a
+    non-persistent tape forgets what it watched once it has answered."""
+    import tensorflow as tf
+    from tensorflow.python import pywrap_tfe
+    from tensorflow.python.eager import tape as tape_lib
+
+    out: list[bool | None] = [None] * len(flat_s)
+    variable = [isinstance(s, tf.Variable) or hasattr(s, "path") for s in flat_s]
+    tensors = [i for i, s in enumerate(flat_s) if not variable[i] and tf.is_tensor(s)]
+    inner = getattr(tape, "_tape", None)
+    if not tensors or inner is None:
+        return out
+    pushed = not getattr(tape, "_recording", True)  # a tape asked after its block: push it
+    try:
+        if pushed:
+            tape_lib.push_tape(inner)
+        try:
+            for i in tensors:
+                out[i] = bool(pywrap_tfe.TFE_Py_TapeSetShouldRecordBackprop([flat_s[i]]))
+        finally:
+            if pushed:
+                tape_lib.pop_tape(inner)
+    except Exception:
+        return [None] * len(flat_s)
+    return out
+
+
+def _handle_id(variable: Any) -> int | None:
+    return getattr(getattr(variable, "handle", None), "_id", None)
+
+
+def read_variables(tape: Any) -> list[Any]:
+    """The variables ``tape`` watched (read while it recorded); ``[]`` when it cannot say."""
+    try:
+        return list(tape.watched_variables())
+    except Exception:  # a tape TensorFlow changed: nothing to say
+        return []
+
+
+def unasked(read: Sequence[Any], flat_s: Sequence[Any], call: Any,
+            created: dict[int, frames.Site | None]) -> tuple[tuple[str, str], ...]:  # fmt: skip
+    """``(name, attribute)`` of each trainable variable the tape read, asked no gradient for,
+    that a Keras model holds where Keras does not track it (``keras_names.untracked``): what
+    ``model.trainable_variables`` leaves out."""
+    asked = {id(s) for s in flat_s} | {id(getattr(s, "_value", None)) for s in flat_s}
+    rest = [v for v in read if id(v) not in asked and getattr(v, "trainable", False)]
+    held = keras_names.untracked_of(rest)
+    return tuple((printable(source_name(v, call, created)), printable(attribute))
+                 for v, attribute in zip(rest, held, strict=True) if attribute)  # fmt: skip

@@ -1,0 +1,144 @@
+"""A watched call made once per replica inside ``strategy.run``, gathered into one execution.
+
+``MirroredStrategy`` runs the program's replica function once per replica, each in a thread
+of its own and one after another until a collective; inside a ``tf.function`` every replica
+traces its part of the same graph. Each replica so makes the same gradient call. They are
+gathered here, per call site and trace (or eager step), until every replica has made it; the
+execution is then measured once: every replica's gradient, and their sum, the all-reduced
+gradient that ``apply_gradients`` uses under a strategy (contract section 8), whose status
+and norm the source shows.
+
+The replicas' threads start with the state of the thread that runs ``strategy.run`` (the
+``tf.function`` being traced, ``model.fit``, the user's line): ``inherit`` patches
+TensorFlow's replica thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+from gradscope._src.frontends.program.watch import SiteState, Static
+
+
+@dataclass
+class Part:
+    """One replica's call: its analysis, targets and gradients (None where there is none)."""
+
+    static: Static
+    targets: list[Any]
+    grads: list[Any]
+
+
+class Gathering:
+    """The replicas' calls of every site, until each site's are all in."""
+
+    def __init__(self) -> None:
+        self.open: dict[tuple[Any, ...], dict[int, Part]] = {}
+        self.lock = threading.Lock()
+
+    def add(self, state: SiteState, part: Part, graph: Any) -> list[Part]:
+        """``[part]`` outside ``strategy.run`` (or with one replica); every replica's part,
+        in replica order, once the last one is in; ``[]`` while some are still to come."""
+        import tensorflow as tf
+
+        from gradscope._src.distribute.hooks import replica_of
+
+        where = replica_of(tf)
+        if where is None or _local_replicas(tf) < where[1]:
+            # one worker of a MultiWorkerMirroredStrategy the program's own launcher
+            # started: the other replicas run in other processes, this one's call stands
+            return [part]
+        replica, replicas = where
+        key = (id(graph), *state.key)
+        with self.lock:
+            parts = self.open.setdefault(key, {})
+            parts[replica] = part
+            if len(parts) < replicas:
+                return []
+            del self.open[key]
+        return [parts[r] for r in range(replicas)]
+
+
+def _local_replicas(tf: Any) -> int:
+    """How many replicas of the current strategy run in this process."""
+    extended = tf.distribute.get_strategy().extended
+    return len(getattr(extended, "worker_devices", ())) or 1
+
+
+def first_replica_decides(state: SiteState, decide: Callable[[], bool]) -> bool:
+    """Whether to watch an eager execution of ``state``: ``decide()`` (which counts the
+    execution), asked once per step: inside ``strategy.run`` replica 0 asks, and the other
+    replicas, which run after it, follow its answer."""
+    import tensorflow as tf
+
+    from gradscope._src.distribute.hooks import replica_of
+
+    where = replica_of(tf)
+    if where is not None and where[0] > 0:
+        return state.replica_watch
+    state.replica_watch = decide()
+    return state.replica_watch
+
+
+def combined(parts: Sequence[Part]) -> Static:
+    """The call the report shows for all replicas: replica 0's analysis, a source having a
+    gradient when any replica's has one, and every replica's sources kept."""
+    first = parts[0].static
+    sources = [
+        dataclasses.replace(s, has_gradient=any(p.static.sources[i].has_gradient for p in parts))
+        for i, s in enumerate(first.sources)
+    ]
+    replicas = [p.static.sources for p in parts]
+    return Static(sources, first.target_source, first.notes, first.measured, replicas)
+
+
+def eager_numbers(parts: Sequence[Part], by: float | None) -> tuple[Any, list[Any], list[Any]]:
+    """The numbers of an eager call made by every replica: the all-reduced gradient's (the
+    sum of the replicas'; the value, the sum of theirs), each replica's, and the summed
+    gradients themselves (numpy; None where no replica has one)."""
+    from gradscope._src.frontends.program import values
+
+    each = [values.of_arrays(p.targets, p.grads, by) for p in parts]
+    count = len(parts[0].grads)
+    summed = [values.summed([p.grads[i] for p in parts]) for i in range(count)]
+    targets = [t for p in parts for t in p.targets]
+    return values.of_arrays(targets, summed, by), each, summed
+
+
+def inherit(calling: Callable[[], list[Any]]) -> Callable[[], None]:
+    """Start each of ``MirroredStrategy``'s replica threads with the ``tf.function`` stack
+    (``calling``), the ``model.fit`` state and the user's line of the thread that made it
+    (a replica's own stack starts in TensorFlow); returns what undoes the patch."""
+    from tensorflow.python.distribute import mirrored_run
+
+    from gradscope._src.frontends.program import fit, process, sites
+
+    thread = mirrored_run._MirroredReplicaThread
+    original_init, original_run = thread.__init__, thread.run
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        self._gradscope_parent = (list(calling()), fit.snapshot(), sites.current())
+        self._gradscope_maps = sites.source_maps()
+        self._gradscope_watched = process.watched_here()
+
+    def run(self: Any) -> None:
+        stack, state, site = getattr(self, "_gradscope_parent", ([], None, None))
+        calling()[:] = stack
+        fit.restore(state)
+        sites.set_outer(site)
+        watched = process.watching() if getattr(self, "_gradscope_watched", False) else None
+        with sites.mapped_as(getattr(self, "_gradscope_maps", None)), watched or nullcontext():
+            original_run(self)
+
+    thread.__init__, thread.run = init, run
+
+    def undo() -> None:
+        thread.__init__, thread.run = original_init, original_run
+
+    return undo

@@ -1,0 +1,408 @@
+"""The numbers of one execution: the target's value and each gradient's norm and largest element.
+
+Eager gradients and ``Session.run`` results are measured in numpy. Inside a ``tf.function``
+the measuring ops sit in a ``tf.cond`` on a flag the watcher clears after ``--steps``
+executions, so later steps run none of them; the numbers leave through one ``py_function``.
+
+Inside an XLA-compiled function (``jit_compile``) there is no ``tf.cond``: its operands must
+be whole buffers, so XLA would store each gradient it otherwise computes inside the fusion
+that reads it (the optimizer's update), and the CPU code of that fusion would change: with
+the gradient in a register, LLVM contracts its multiply and the update's subtract into one
+fused multiply-add (``vfmsub``), rounded once; stored, they are rounded twice, and an Adam
+moment differs in its last bit. Unconditional reductions are fusions of their own that XLA
+computes the gradient into a second time, leaving the program's fusions as they were; they
+run on every step and the flag only chooses whether the mailbox is written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: (value, per gradient (norm, largest |g|) or None where there is none, loss scale or None);
+#: with a loss scale, the value and the gradients are divided by it (unscaled).
+Numbers = tuple[float | None, list[tuple[float, float] | None], float | None]
+
+
+#: A multiplier with more elements than this is not read (its values are not kept).
+MULTIPLIER_ELEMENTS = 1 << 20
+#: Distinct values of a multiplier kept (a few say "per element"; its sign is what matters).
+MULTIPLIER_VALUES = 8
+
+
+def multiplier(given: Any) -> tuple[float, ...]:
+    """The distinct values of a call's ``output_gradients`` (``grad_ys``), sorted; ``()``
+    when none was given or its values are not known (a tensor a traced function computes:
+    only a constant is read), or it is too large to read.
+
+    Example:
+        >>> multiplier(-1.0), multiplier(None), multiplier([[1.0, 2.0, 1.0]])
+        ((-1.0,), (), (1.0, 2.0))
+    """
+    if given is None:
+        return ()
+    import tensorflow as tf
+
+    found: set[float] = set()
+    for part in tf.nest.flatten(given):
+        if part is None:
+            continue
+        value = tf.get_static_value(part) if tf.is_tensor(part) else np.asarray(part)
+        if value is None or np.size(value) > MULTIPLIER_ELEMENTS:
+            return ()
+        found.update(float(v) for v in np.unique(np.asarray(value, dtype=np.float64)))
+    ordered = sorted(found)
+    if len(ordered) > MULTIPLIER_VALUES:
+        ordered = [*ordered[: MULTIPLIER_VALUES // 2], *ordered[-MULTIPLIER_VALUES // 2 :]]
+    return tuple(ordered)
+
+
+def dense(grad: Any) -> Any:
+    """A numpy gradient, with ``IndexedSlices`` rows summed as densifying would."""
+    values = getattr(grad, "values", None)
+    indices = getattr(grad, "indices", None)
+    if values is not None and indices is not None:
+        values, indices = np.asarray(values), np.asarray(indices)
+        unique, inverse = np.unique(indices, return_inverse=True)
+        out = np.zeros((len(unique), *values.shape[1:]), dtype=np.float64)
+        np.add.at(out, inverse, values)
+        return out
+    if hasattr(grad, "numpy"):
+        grad = grad.numpy()
+    return np.asarray(grad)
+
+
+def stats(grad: Any, scale: float = 1.0) -> tuple[float, float]:
+    """``(L2 norm, largest |g|)`` of one gradient, divided by ``scale`` (a loss scale)."""
+    g = dense(grad)
+    if g.dtype.kind == "c":
+        g = np.abs(g)
+    g = g.astype(np.float64) / scale
+    if g.size == 0:
+        return 0.0, 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.sqrt(np.sum(np.square(g)))), float(np.max(np.abs(g)))
+
+
+def total(value: Any) -> float | None:
+    """A target's value, summed as a loss is."""
+    try:
+        array = dense(value)
+        return float(np.sum(np.real(array).astype(np.float64)))
+    except (TypeError, ValueError):
+        return None
+
+
+def of_arrays(values: Sequence[Any], grads: Sequence[Any], scale: float | None = None) -> Numbers:
+    """The numbers of arrays (eager tensors, ``Session.run`` results): the targets' summed
+    value, each gradient's stats, both divided by ``scale`` when given (a loss scale)."""
+    parts = [total(v) for v in values]
+    value = None if not parts or None in parts else sum(p for p in parts if p is not None)
+    by = scale or 1.0
+    if value is not None:
+        value /= by
+    return value, [None if g is None else stats(g, by) for g in grads], scale
+
+
+def in_graph(
+    flag: Any,
+    targets: Sequence[Any],
+    grads: Sequence[Any],
+    sink: Callable[[Numbers, list[tuple[Any, Any]] | None], None],
+    scale: Any = None,
+    weights: Sequence[Any] | None = None,
+    raw: bool = False,
+    box: Any = None,
+    origin: Any = None,
+) -> None:
+    """Add, inside the function being traced, the ops that hand one execution's numbers to
+    ``sink`` while ``flag`` (a boolean variable) holds.
+
+    Args:
+        flag: a boolean ``tf.Variable``; False skips every op added here (None: always run).
+        target: the target tensor.
+        grads: the gradients, None where there is none.
+        sink: called with the numbers of each watched execution.
+        scale: a loss scale (a variable, a tensor or a number) dividing the target and
+            every gradient; it is delivered with the numbers.
+        weights: per gradient, the value of its source (a tensor, or None): with them the
+            sink also gets, per gradient, ``(Summary of the gradient, Summary of the value)``
+            for the timeline (two more reductions each: a count of zeros, a square sum).
+        raw: with ``weights``, the gradients' elements also leave the function (dense,
+            float64, unscaled), kept in their ``Summary`` for TensorBoard histograms (not
+            under XLA: a ``box`` carries scalars only).
+        box: an ``xla.Mailbox`` the numbers are written to instead of a ``py_function``
+            (which XLA cannot compile); they reach ``sink`` when it is read after the call.
+            The ops then run on every execution, outside any ``tf.cond``, and ``flag``
+            chooses whether they are written (the module docstring says why).
+        origin: an ``origin.InGraph`` (not with a ``box``): its tensors go to the same
+            ``py_function``, and it is handed their values, before the sink its numbers,
+            when a gradient's norm or largest element is non-finite.
+    """
+    import tensorflow as tf
+
+    present = [i for i, g in enumerate(grads) if g is not None]
+
+    raw = raw and box is None  # a box (XLA) carries scalars only
+    extra = list(origin.tensors) if origin is not None and box is None else []
+
+    def measure() -> Any:
+        by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
+        sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
+        scalars = [tf.add_n(sums) / by, by]
+        flat, axis = tf.constant([-1]), tf.constant([0])  # shared by every gradient's ops
+        for i in present:
+            g = grads[i]
+            if isinstance(g, tf.IndexedSlices):
+                g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
+            g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64)
+            if scale is not None:  # dividing by 1.0 changes no value: no op for it
+                g = g / by
+            scalars += _norm_largest(tf, g, flat, axis)
+        if weights is not None:
+            scalars += _summaries(tf, grads, weights) + (_elements(tf, grads, by) if raw else [])
+        scaled = scale is not None
+        count = len(scalars)
+
+        def deliver(xs: Sequence[Any]) -> None:
+            if extra and not all(math.isfinite(float(x)) for x in xs[2 : 2 + 2 * len(present)]):
+                origin.deliver(xs[count:])  # before the numbers: their record reads it
+            _deliver(sink, present, grads, xs[:count], scaled, weights)
+
+        if box is not None:
+            box.write(scalars, deliver, flag)
+        else:
+            tf.py_function(lambda *xs: deliver(xs), scalars + extra, Tout=[])
+        return tf.constant(0)
+
+    if flag is None or box is not None:  # XLA: never a cond around the program's values
+        measure()
+    else:
+        _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+
+
+def _as_call(output: Any) -> None:
+    """Keep the ``If`` of a measuring ``tf.cond`` a function call (as the Monitor's recording,
+    ``keras_hooks._unlowered``). Lowered to Switch/Merge, every measuring op, and a Switch per
+    value the branch reads (a ResNet step's thousands of probe gradients), join the step's own
+    graph: optimized and made ready with it before the first step, and the Switches run in
+    every step, measured or not. As a call the branch is made ready when it first runs."""
+    from tensorflow.python.ops import control_flow_util_v2
+
+    op = output.op
+    while op.type == "Identity":
+        op = op.inputs[0].op
+    if op.type in ("If", "StatelessIf"):
+        control_flow_util_v2.maybe_set_lowering_attr(op, lower_using_switch_merge=False)
+
+
+def _norm_largest(tf: Any, g: Any, flat: Any, axis: Any) -> list[Any]:
+    """``[L2 norm, largest |g|]`` of a float64 gradient, in few ops (each op a trace adds
+    costs the trace more than it costs the step): ``flat`` and ``axis`` are the constants
+    ``[-1]`` and ``[0]``, made once. A gradient with no element has 0 for both."""
+    x = tf.reshape(g, flat)
+    norm = tf.sqrt(tf.reduce_sum(tf.square(x), axis))
+    size = g.shape.num_elements()
+    if size is None or size == 0:  # the largest of no element is 0, not the lowest float
+        x = tf.concat([x, tf.zeros([1], x.dtype)], 0)
+    return [norm, tf.reduce_max(tf.abs(x), axis)]
+
+
+def in_graph_replicas(
+    flag: Any,
+    parts: Sequence[tuple[Sequence[Any], Sequence[Any]]],
+    sink: Callable[[Numbers, list[Numbers], list[tuple[Any, Any]] | None], None],
+    scale: Any = None,
+    weights: Sequence[Any] | None = None,
+    raw: bool = False,
+    box: Any = None,
+) -> None:
+    """``in_graph`` for one call made once per replica inside ``strategy.run``: ``parts`` holds
+    each replica's ``(targets, gradients)``, in replica order. ``sink`` gets the numbers of
+    the all-reduced gradient (each source's sum over the replicas, what ``apply_gradients``
+    uses; the value is the sum of the replicas' values), every replica's, and with
+    ``weights`` the timeline's summaries of the all-reduced gradient (as ``in_graph``)."""
+    import tensorflow as tf
+
+    count = len(parts[0][1])
+    summed = [_sum(tf, [grads[i] for _, grads in parts]) for i in range(count)]
+    rows = [*parts, ([t for targets, _ in parts for t in targets], summed)]
+
+    raw = raw and box is None  # a box (XLA) carries scalars only
+
+    def measure() -> Any:
+        by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
+        scalars = [by]
+        for targets, grads in rows:
+            sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
+            scalars.append(tf.add_n(sums) / by)
+            for g in grads:
+                scalars += [tf.constant(-1.0, tf.float64)] * 2 if g is None else _stat(tf, g, by)
+        if weights is not None:
+            scalars += _summaries(tf, summed, weights) + (_elements(tf, summed, by) if raw else [])
+
+        def deliver(xs: Sequence[Any]) -> None:
+            _deliver_rows(sink, rows, xs, scale is not None, weights)
+
+        if box is not None:  # XLA (``in_graph``)
+            box.write(scalars, deliver, flag)
+        else:
+            tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
+        return tf.constant(0)
+
+    if flag is None or box is not None:  # XLA: no cond (``in_graph``)
+        measure()
+    else:
+        _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+
+
+def _sum(tf: Any, grads: Sequence[Any]) -> Any:
+    """The replicas' gradients of one source added up (None where no replica has one):
+    ``IndexedSlices`` stay row lists, as TensorFlow all-reduces them."""
+    present = [g for g in grads if g is not None]
+    if not present:
+        return None
+    if all(isinstance(g, tf.IndexedSlices) for g in present):
+        return tf.IndexedSlices(tf.concat([g.values for g in present], 0),
+                                tf.concat([g.indices for g in present], 0),
+                                present[0].dense_shape)  # fmt: skip
+    return tf.add_n([tf.convert_to_tensor(g) for g in present])
+
+
+def _stat(tf: Any, g: Any, by: Any) -> list[Any]:
+    """``[norm, largest |g|]`` of one gradient divided by ``by``, in float64."""
+    if isinstance(g, tf.IndexedSlices):
+        g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
+    g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64) / by
+    return [tf.norm(tf.reshape(g, [-1])), _largest(tf, g)]
+
+
+def _deliver_rows(sink: Callable[[Numbers, list[Numbers], list[tuple[Any, Any]] | None], None],
+                  rows: Sequence[tuple[Sequence[Any], Sequence[Any]]], xs: Sequence[Any],
+                  scaled: bool, weights: Sequence[Any] | None) -> None:  # fmt: skip
+    scale = float(xs[0]) if scaled else None
+    at, out = 1, list[Numbers]()
+    for _, grads in rows:
+        value, at = float(xs[at]), at + 1
+        stats: list[tuple[float, float] | None] = []
+        for g in grads:
+            stats.append(None if g is None else (float(xs[at]), float(xs[at + 1])))
+            at += 2
+        out.append((value, stats, scale))
+    summed = rows[-1][1]
+    arrays = None if weights is None else _arrays(summed, weights, out[-1][1], xs[at:])
+    sink(out[-1], out[:-1], arrays)
+
+
+def summed(grads: Sequence[Any]) -> Any:
+    """Eager gradients of one source from every replica, added up as numpy (None: no
+    replica has one); ``IndexedSlices`` rows are summed as densifying would."""
+    present = [g for g in grads if g is not None]
+    if not present:
+        return None
+    if all(hasattr(g, "indices") for g in present):
+        indices = np.concatenate([np.asarray(g.indices) for g in present])
+        rows = np.concatenate([np.asarray(g.values) for g in present])
+        return dense(_Rows(rows, indices))
+    return sum(_full(g) for g in present)
+
+
+def _full(grad: Any) -> Any:
+    """A gradient as a full dense numpy array (``IndexedSlices`` scattered into its shape)."""
+    if not hasattr(grad, "indices"):
+        return np.asarray(dense(grad))
+    values = np.asarray(grad.values)
+    out = np.zeros(tuple(np.asarray(grad.dense_shape)), dtype=values.dtype)
+    np.add.at(out, np.asarray(grad.indices), values)
+    return out
+
+
+class _Rows:
+    """Rows and their indices, read by ``dense`` as it reads ``IndexedSlices``."""
+
+    def __init__(self, values: Any, indices: Any) -> None:
+        self.values, self.indices = values, indices
+
+
+def _segments(tf: Any, indices: Any) -> tuple[Any, Any]:
+    unique, index = tf.unique(indices)
+    return index, tf.shape(unique)[0]
+
+
+def _largest(tf: Any, g: Any) -> Any:
+    flat = tf.reshape(tf.abs(g), [-1])
+    return tf.reduce_max(tf.concat([flat, tf.zeros([1], flat.dtype)], 0))
+
+
+def _summaries(tf: Any, grads: Sequence[Any], weights: Sequence[Any]) -> list[Any]:
+    """Per gradient, its count of nonzero elements (0 when there is none) and the square
+    sum of its source's value (-1 when unknown), as float64 scalars."""
+    out = []
+    for g, w in zip(grads, weights, strict=True):
+        if isinstance(g, tf.IndexedSlices):  # rows summed as densifying would
+            g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
+        if g is None:
+            out.append(tf.constant(0.0, tf.float64))
+        else:
+            out.append(tf.cast(tf.math.count_nonzero(g, dtype=tf.int64), tf.float64))
+        if w is None or not (w.dtype.is_floating or w.dtype.is_complex):
+            out.append(tf.constant(-1.0, tf.float64))
+        else:
+            w64 = tf.cast(tf.abs(w) if w.dtype.is_complex else w, tf.float64)
+            out.append(tf.reduce_sum(tf.square(w64)))
+    return out
+
+
+def _elements(tf: Any, grads: Sequence[Any], by: Any) -> list[Any]:
+    """Each gradient there is, dense (``IndexedSlices`` scattered into their shape, as
+    ``tf.convert_to_tensor`` does), in float64 and divided by ``by`` (the loss scale)."""
+    out = []
+    for g in grads:
+        if g is not None:
+            g = tf.convert_to_tensor(g)
+            out.append(tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64) / by)
+    return out
+
+
+def _shape(tensor: Any) -> tuple[int, ...] | None:
+    dims = getattr(getattr(tensor, "shape", None), "as_list", lambda: None)()
+    return None if dims is None or None in dims else tuple(int(d) for d in dims)
+
+
+def _deliver(sink: Callable[[Numbers, list[tuple[Any, Any]] | None], None], present: list[int],
+             grads: Sequence[Any], xs: Sequence[Any], scaled: bool,
+             weights: Sequence[Any] | None) -> None:  # fmt: skip
+    numbers: list[tuple[float, float] | None] = [None] * len(grads)
+    for k, i in enumerate(present):
+        numbers[i] = (float(xs[2 + 2 * k]), float(xs[3 + 2 * k]))
+    arrays = None
+    if weights is not None:
+        arrays = _arrays(grads, weights, numbers, xs[2 + 2 * len(present) :])
+    sink((float(xs[0]), numbers, float(xs[1]) if scaled else None), arrays)
+
+
+def _arrays(grads: Sequence[Any], weights: Sequence[Any],
+            numbers: list[tuple[float, float] | None],
+            extra: Sequence[Any]) -> list[tuple[Any, Any]]:  # fmt: skip
+    """The timeline's ``(gradient, value)`` per source, as ``Summary`` objects."""
+    from gradscope._src.timeline.record import Summary
+
+    out: list[tuple[Any, Any]] = []
+    kept = iter(extra[2 * len(grads) :])  # the gradients' elements, when ``raw``
+    for i, (g, w) in enumerate(zip(grads, weights, strict=True)):
+        nonzero, square = float(extra[2 * i]), float(extra[2 * i + 1])
+        shape = _shape(w) or _shape(g) or ()
+        value = Summary(square, 0, shape) if square >= 0 else None
+        measured = numbers[i]
+        elements = None if g is None else next(kept, None)
+        if g is None or measured is None:
+            out.append((None, value))
+            continue
+        zeros = max(0, math.prod(shape) - int(nonzero))
+        sparse = hasattr(g, "indices")
+        elements = None if elements is None else elements.numpy()
+        out.append((Summary(measured[0] ** 2, zeros, shape, sparse, elements), value))
+    return out

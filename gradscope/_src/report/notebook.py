@@ -1,0 +1,282 @@
+"""Every result as a notebook shows it: an HTML table (``_repr_html_``), and the terminal
+table where IPython prints text (``_repr_pretty_``).
+
+The HTML is a fragment (Jupyter, Colab and VS Code put it in the page; styles are inline, as
+notebook sanitizers drop ``<style>``): per row the status, norm, where the gradient was cut
+and why, and per problem its message and, when the finding has one, its fix.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from gradscope._src.report import palette, style
+from gradscope._src.results import report as m
+from gradscope._src.results import run as rr
+from gradscope._src.results import words
+from gradscope._src.results.check import CheckResult
+from gradscope._src.results.cut import CutPoint
+from gradscope._src.results.diff import DiffMatrix, DiffReport
+from gradscope._src.results.fix import Fix
+
+if TYPE_CHECKING:
+    from gradscope._src.report.formats import Result
+
+_TABLE = "border-collapse:collapse;margin:.3em 0 .8em 0;font-size:13px"
+_CELL = "padding:.2em .6em;border-bottom:1px solid #eceff1;text-align:left;vertical-align:top"
+_HEAD = _CELL + ";font-weight:600;border-bottom:1px solid #b0bec5"
+_TITLE = "font-weight:600;margin:.6em 0 .2em 0"
+_DIM = "color:#607d8b"
+
+
+def render(result: Result, *, color: bool = False, width: int = 120) -> str:
+    """The HTML fragment of any result (inspect, diff, check, run/watch)."""
+    match result:
+        case rr.RunReport():
+            return _run(result)
+        case m.Report():
+            return _inspect(result)
+        case CheckResult():
+            return _check(result)
+        case DiffReport():
+            return _diff(result)
+        case DiffMatrix():
+            return _matrix(result)
+        case _:  # not a result (a timeline's picture draws itself: ``timeline_html``)
+            raise ValueError(f"no notebook rendering for {type(result).__name__}")
+
+
+def text(result: Result, width: int = 100) -> str:
+    """The terminal table of a result (what IPython prints for it)."""
+    from gradscope._src.report import table
+
+    return table.render(result, width=width)
+
+
+def timeline_html(timeline: Mapping[str, Any], svg: str) -> str:
+    """A timeline's picture and findings, as ``gradscope.plot`` shows them in a notebook."""
+    return _timeline(timeline, svg)
+
+
+def timeline_text(timeline: Mapping[str, Any]) -> str:
+    """A timeline's findings, where IPython prints text."""
+    return _timeline_text(timeline)
+
+
+# -- pieces ----------------------------------------------------------------------------------
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _code(value: object) -> str:
+    return f"<code>{_e(value)}</code>"
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A table; ``rows`` hold HTML already escaped."""
+    top = "".join(f'<th style="{_HEAD}">{_e(h)}</th>' for h in head)
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{_CELL}">{c}</td>' for c in row) + "</tr>" for row in rows
+    )
+    return f'<table style="{_TABLE}"><tr>{top}</tr>{body}</table>'
+
+
+def _status(status: str) -> str:
+    fill, _border, ink = palette.CLASS_COLORS[palette.status_class(status)]
+    return (f'<span style="background:{fill};color:{ink};padding:0 .4em;border-radius:3px;'
+            f'white-space:nowrap">{_e(status)}</span>')  # fmt: skip
+
+
+def _norm(status: str, norm: float | None, sparse: bool = False) -> str:
+    if not m.has_gradient(status):
+        return "-"
+    return _e(style.number(norm) + (" (sparse)" if sparse else ""))
+
+
+def _why(cut_points: Sequence[Any], note: str = "") -> str:
+    if cut_points:
+        return "<br>".join(_e(words.cut_text(c)) for c in cut_points)
+    return _e(note)
+
+
+def _fix(finding: Any) -> str:
+    """A finding's (or a row's) suggested fix, when it has one."""
+    fix = getattr(finding, "fix", None)
+    if isinstance(fix, Mapping):  # a timeline's finding holds it as JSON
+        fix = Fix.from_dict(dict(fix))
+    return _e(fix.sentence()) if isinstance(fix, Fix) else ""
+
+
+def _with_fixes(head: Sequence[str], rows: list[list[str]], items: Sequence[Any]) -> str:
+    """A table, with a fix column when any of its items carries one."""
+    fixes = [_fix(i) for i in items]
+    if any(fixes):
+        head = [*head, "fix"]
+        rows = [[*row, fix] for row, fix in zip(rows, fixes, strict=True)]
+    return _table(head, rows)
+
+
+def _title(words: str, dim: str = "") -> str:
+    extra = f' <span style="{_DIM};font-weight:400">{_e(dim)}</span>' if dim else ""
+    return f'<div style="{_TITLE}">{_e(words)}{extra}</div>'
+
+
+def _line(words: str, bad: bool) -> str:
+    tone = "#c62828" if bad else "#2e7d32"
+    return f'<div style="font-weight:600;color:{tone};margin:.4em 0">{_e(words)}</div>'
+
+
+def _notes(notes: Iterable[str]) -> str:
+    return "".join(f'<div style="{_DIM}">note: {_e(n)}</div>' for n in notes)
+
+
+def _wrap(parts: Iterable[str]) -> str:
+    return '<div class="gradscope">' + "".join(parts) + "</div>"
+
+
+def _problems(head: Sequence[str], rows: list[list[str]], findings: Sequence[Any]) -> str:
+    return _title("Problems") + _with_fixes(head, rows, findings)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+def _run(report: rr.RunReport) -> str:
+    from gradscope._src.report.table import heading, run_summary
+
+    what = " ".join(report.argv) if report.argv else report.program
+    parts = [_title(f"gradscope {report.entry} · {what}",
+                    f"TensorFlow {report.tensorflow} · {report.device}")]  # fmt: skip
+    if not report.calls:
+        parts.append("<div>No gradient call was made.</div>")
+    for call in report.calls:
+        rows = [[_code(s.name), _e(style.shape(s.shape)), _status(s.status),
+                 _norm(s.status, s.norm, s.sparse), _why(s.cut_points, s.note)]
+                for s in call.sources]  # fmt: skip
+        parts += [_title(heading(call)),
+                  _with_fixes(["source", "shape", "status", "norm", "cut at / why"], rows,
+                              call.sources),
+                  _notes(call.notes)]  # fmt: skip
+    if report.problems:
+        rows = [[_e(p.kind), _e(p.site), _e(p.step), _code(p.variable), _e(p.message)]
+                for p in report.problems]  # fmt: skip
+        parts.append(_problems(["kind", "site", "step", "source", "message"], rows,
+                               report.problems))  # fmt: skip
+    parts += [_notes(report.notes), _line(run_summary(report), bool(report.exit_code))]
+    return _wrap(parts)
+
+
+def _inspect(report: m.Report) -> str:
+    parts = [_title(f"gradscope inspect · {report.name or report.spec}",
+                    f"TensorFlow {report.tensorflow} · {report.device}")]  # fmt: skip
+    for loss in report.losses:
+        rows = [[_code(p.variable), _e(style.shape(p.shape)), _status(p.status),
+                 _norm(p.status, p.norm, p.sparse), _why(p.cut_points)]
+                for p in loss.pairs]  # fmt: skip
+        parts += [_title(f"loss {loss.name}", f"value {style.number(loss.value)}"),
+                  _with_fixes(["variable", "shape", "status", "norm", "cut at / why"], rows,
+                              loss.pairs),
+                  _notes(loss.notes)]  # fmt: skip
+    parts.append(_findings(report.problems))
+    parts.append(_notes(report.notes))
+    count = len(report.failures)
+    parts.append(_line(f"{count} problem{'s' if count != 1 else ''}", bool(count)))
+    return _wrap(parts)
+
+
+def _findings(problems: Sequence[m.Problem]) -> str:
+    if not problems:
+        return ""
+    rows = [[_e(p.kind) + (" (known)" if p.known else ""), _e(p.loss or ""),
+             _code(p.variable or ""), _e(p.message),
+             _why(p.cut_points)] for p in problems]  # fmt: skip
+    return _problems(["kind", "loss", "variable", "message", "cut at"], rows, problems)
+
+
+def _check(result: Any) -> str:
+    rows = [[_e(r.name or r.spec), _e(r.spec), _e(len(r.losses)),
+             _e(sum(len(loss.pairs) for loss in r.losses)), _e(len(r.failures)),
+             _e(len(r.known))] for r in result.reports]  # fmt: skip
+    parts = [_title("gradscope check", result.checked()),
+             _table(["model", "file", "losses", "pairs", "problems", "known"], rows)]  # fmt: skip
+    for report in result.reports:
+        if report.problems:
+            parts += [_title(report.spec), _findings(report.problems)]
+    parts.append(_line(result.verdict(), not result.passed))
+    return _wrap(parts)
+
+
+def _diff(result: Any) -> str:
+    diff = result.diff
+    rows = []
+    for v in diff.variables:
+        why = _e(v.explanation or "") + ("<br>" if v.explanation and v.cut_points else "")
+        rows.append([_code(v.variable), _status(v.a.status), _norm(v.a.status, v.a.norm),
+                     _status(v.b.status), _norm(v.b.status, v.b.norm),
+                     _e(style.number(v.cosine)) if v.cosine is not None else "-",
+                     why + _why(v.cut_points)])  # fmt: skip
+    head = ["variable", diff.loss_a, "norm", diff.loss_b, "norm", "cosine", "why / cut at"]
+    parts = [_title(f"gradscope diff · {diff.loss_a} vs {diff.loss_b}",
+                    result.report.name or result.report.spec),
+             _table(head, rows), _line(diff.summary(), bool(diff.conflicts))]  # fmt: skip
+    return _wrap(parts)
+
+
+def _matrix(result: Any) -> str:
+    losses = result.losses
+    rows = []
+    for a in losses:
+        cells = [_code(a)]
+        for b in losses:
+            cosine = result.cosine(a, b) if a != b else None
+            cells.append("" if a == b else (_e(style.number(cosine)) if cosine is not None
+                                              else "-"))  # fmt: skip
+        rows.append(cells)
+    parts = [_title("gradscope diff · cosine of every two losses' gradients",
+                    result.report.name or result.report.spec),
+             _table(["", *losses], rows),
+             _line(result.summary(), bool(result.conflicts))]  # fmt: skip
+    return _wrap(parts)
+
+
+def _timeline(timeline: Mapping[str, Any], svg: str) -> str:
+    findings = list(timeline.get("findings") or [])
+    steps = timeline.get("steps") or []
+    parts = [_title(f"gradscope timeline · {timeline.get('program') or ''}",
+                    f"{len(steps)} record(s)"), f"<div>{svg}</div>"]  # fmt: skip
+    if findings:
+        rows = [[_e(f.get("kind", "")), _e(f.get("site", "")), _code(f.get("variable", "")),
+                 _e(f.get("from_step", "")), _e(f.get("message", "")),
+                 "<br>".join(_e(_cut(c)) for c in f.get("cut_points") or [])]
+                for f in findings]  # fmt: skip
+        parts.append(_problems(["kind", "site", "variable", "from step", "message", "cut at"],
+                               rows, [_Finding(f) for f in findings]))  # fmt: skip
+    count = len(findings)
+    parts.append(_line(f"{count} finding{'s' if count != 1 else ''}", bool(count)))
+    return _wrap(parts)
+
+
+class _Finding:
+    """A timeline finding (a dict) as ``_fix`` reads findings."""
+
+    def __init__(self, finding: Mapping[str, Any]) -> None:
+        self.fix = finding.get("fix")
+
+
+def _cut(cut: Mapping[str, Any]) -> str:
+    """A timeline's cut point (a dict) in the one cut text."""
+    node, op, kind, source = (str(cut.get(k, "")) for k in ("node", "op", "kind", "source"))
+    return words.cut_text(CutPoint(node, op, kind, source))
+
+
+def _timeline_text(timeline: Mapping[str, Any]) -> str:
+    findings = list(timeline.get("findings") or [])
+    lines = [f"gradscope timeline · {timeline.get('program') or ''} · "
+             f"{len(timeline.get('steps') or [])} record(s)"]  # fmt: skip
+    lines += [f"{f.get('kind')}: {f.get('message')}" for f in findings]
+    lines.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
+    return "\n".join(lines)

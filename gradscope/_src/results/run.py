@@ -1,0 +1,338 @@
+"""What ``gradscope run`` found in a program: watched calls, their sources, and the problems.
+
+Plain data (contract section 6); no TensorFlow, no rendering: each type owns its JSON shape
+(``to_dict``; ``RunReport.to_dict()`` is the JSON report), ``analysis/run.py`` decides the
+problems.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gradscope._src.errors import ExitCode
+from gradscope._src.printable import escape_fields, printable
+from gradscope._src.results.display import Displayed
+from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
+from gradscope._src.results.finding import Finding
+from gradscope._src.results.fix import Fix
+from gradscope._src.results.location import Location, line_of
+from gradscope._src.results.replicas import Distribution, ReplicaResult
+from gradscope._src.results.status import ProblemKind, Status
+
+#: ``mode`` of a watched call.
+EAGER = "eager"
+FUNCTION = "function"
+GRAPH = "graph"
+
+#: How the program ended.
+FINISHED = "finished"  # ran to its end (or sys.exit(0))
+STOPPED = "stopped"  # --stop: gradscope stopped it after --steps executions of a site
+RAISED = "raised"  # the program raised; exit code 4
+INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
+EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
+REPLACED = "replaced"  # os.exec*: the process became another program (report written first)
+
+#: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
+#: block of code, a notebook cell, a test).
+RUN = "run"
+WATCH = "watch"
+
+
+@dataclass(frozen=True)
+class SourceResult:
+    """One source of one watched call: a variable or a watched tensor."""
+
+    name: str
+    status: Status
+    norm: float | None
+    shape: tuple[int | None, ...]
+    sparse: bool
+    cut_points: tuple[CutPoint, ...] = ()
+    note: str = ""  # why, where the cut points cannot say (read before the tape started)
+    # a changed ``trainable`` flag the traced Keras train step disagrees with (trainable.py)
+    trainable_changed: bool = False
+    #: inside ``strategy.run``: every replica's status and norm (the source's own are
+    #: those of the all-reduced gradient, the replicas' sum)
+    replicas: tuple[ReplicaResult, ...] = ()
+    fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
+    #: a ``nan`` source: where the NaN or infinity first appeared (None: not found)
+    nan_origin: NanOrigin | None = None
+    #: the attribute the user's code reaches it by (``box_head.kernel``), when it says more
+    #: than the name (``frontends/keras_names.py``)
+    attribute: str = ""
+    #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
+    #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
+    copy_of: tuple[str, str] = ("", "")
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "name", "note", "attribute", "copy_of")  # one escaping of names
+
+    def to_dict(self) -> dict[str, Any]:
+        """One source of a watched call (``gradscope run``)."""
+        out: dict[str, Any] = {
+            "status": str(self.status),
+            "norm": json_number(self.norm),
+            "shape": list(self.shape),
+            "sparse": self.sparse,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+        }
+        if self.note:
+            out["note"] = self.note
+        if self.attribute:
+            out["attribute"] = self.attribute
+        if self.copy_of[0]:
+            out["copy_of"] = {"variable": self.copy_of[0], "source": self.copy_of[1]}
+        if self.nan_origin is not None:
+            out["nan_origin"] = self.nan_origin.to_dict()
+        if self.trainable_changed:
+            out["trainable_changed"] = True
+        if self.replicas:
+            out["replicas"] = [r.to_dict() for r in self.replicas]
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One execution of one watched call site."""
+
+    site: str  # FILE:LINE of the user's call
+    api: str  # GradientTape.gradient, tf.gradients, compute_gradients, fit, ...
+    mode: str  # eager | function | graph
+    step: int  # executions of this site, from 1
+    target_source: str  # FILE:LINE of the line that made the target (the loss)
+    value: float | None  # the target's value (summed), None when it never ran
+    sources: tuple[SourceResult, ...]
+    notes: tuple[str, ...] = ()
+    loss_scale: float | None = None  # mixed precision: norms are unscaled by it
+    replica_values: tuple[float | None, ...] = ()  # per replica (strategy.run); value: their sum
+    #: the user's lines that called ``site`` (innermost first), where calls of one helper
+    #: from different places are different sites: as few as tell them apart
+    via: tuple[str, ...] = ()
+    #: the distinct values of the ``output_gradients`` the call gave (``()``: none, or not
+    #: known): every gradient of the call is multiplied by them
+    multiplier: tuple[float, ...] = ()
+    #: ``(name, attribute)`` of each trainable variable the call's tape read and did not ask a
+    #: gradient for, that a Keras model holds where Keras does not track it (a raw
+    #: ``tf.Variable`` attribute, one in a plain dict): ``model.trainable_variables`` leaves
+    #: it out, so it never trains unless some call asks for it
+    unasked: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def where(self) -> str:
+        """``site``, and ``via`` when there is one: ``helpers.py:3 (via train.py:40)``."""
+        return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
+
+    @property
+    def label(self) -> str:
+        """What the call is called where a loss would be: ``GradientTape.gradient at line 12
+        (step 1)`` (its file is the report's, in JUnit, SARIF and GitHub annotations)."""
+        return f"{self.api} at line {line_of(self.site)} (step {self.step})"
+
+    @property
+    def file(self) -> str:
+        """The file of the call site (the site itself when it names no line)."""
+        return file_of(self.site)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
+        unasked = tuple(tuple(printable(x) for x in pair) for pair in self.unasked)
+        if unasked != self.unasked:
+            object.__setattr__(self, "unasked", unasked)
+
+    def to_dict(self) -> dict[str, Any]:
+        target: dict[str, Any] = {"source": self.target_source, "value": json_number(self.value)}
+        if self.loss_scale is not None:
+            target["loss_scale"] = self.loss_scale
+        if self.replica_values:
+            target["replicas"] = [json_number(v) for v in self.replica_values]
+        if self.multiplier:
+            target["multiplier"] = [json_number(v) for v in self.multiplier]
+        untracked = [{"variable": n, "attribute": a} for n, a in self.unasked]
+        out: dict[str, Any] = {
+            "site": self.site,
+            "api": self.api,
+            "mode": self.mode,
+            "step": self.step,
+            "target": target,
+            "sources": {s.name: s.to_dict() for s in self.sources},
+        }
+        if self.via:
+            out["via"] = list(self.via)
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if untracked:
+            out["untracked"] = untracked
+        return out
+
+
+@dataclass(frozen=True)
+class RunProblem:
+    """A source whose gradient the run fails on: ``unexpected-none`` or ``nan``."""
+
+    site: str
+    step: int
+    variable: str
+    kind: ProblemKind
+    message: str
+    cut_points: tuple[CutPoint, ...] = ()
+    via: tuple[str, ...] = ()  # the call's ``via``
+    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "variable", "message", "via")  # one escaping of names
+
+    @property
+    def where(self) -> str:
+        """``site``, and ``via`` when there is one (``CallResult.where``)."""
+        return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "step": self.step,
+            "variable": self.variable,
+            "kind": str(self.kind),
+            "message": self.message,
+            "cut_points": [c.to_dict() for c in self.cut_points],
+            **({"via": list(self.via)} if self.via else {}),
+            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
+        }
+
+
+@dataclass(frozen=True)
+class Stop:
+    """With ``--stop``, once gradscope stopped the program: where, and what it had seen."""
+
+    site: str  # the call site whose execution past ``--steps`` was refused first
+    sites: tuple[str, ...]  # every call site seen until then, in the order first seen
+    refused: int = 1  # gradient calls refused with gradscope's stop (raised into the program)
+    caught: bool = False  # the program caught the stop (a bare ``except:``) and went on
+    finished: bool = False  # ...and went on to its end (outcome ``stopped`` all the same)
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "site", "sites")  # one escaping of names
+
+
+@dataclass(frozen=True)
+class RunReport(Displayed):
+    """The whole result of ``gradscope run``."""
+
+    program: str
+    argv: tuple[str, ...]
+    tensorflow: str
+    device: str
+    calls: tuple[CallResult, ...]
+    problems: tuple[RunProblem, ...]
+    outcome: str = FINISHED
+    steps: int = 1
+    notes: tuple[str, ...] = ()
+    #: ``--replicas N``: the devices made for the program's own strategy
+    distribution: Distribution | None = None
+    devices: tuple[str, ...] = ()
+    #: ``exited``: the status the program gave ``sys.exit()`` or ``os._exit()``
+    exit_status: int | None = None
+    #: ``--stop``, once the program was stopped (outcome ``stopped``, or another when it
+    #: caught the stop and went on to raise or exit)
+    stop: Stop | None = None
+    #: ``run``, or ``watch``: ``program`` is then the ``FILE:LINE`` of the ``watch()`` call
+    entry: str = RUN
+    #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
+    signal: str | None = None
+
+    def __post_init__(self) -> None:
+        escape_fields(self, "program", "argv", "notes")  # one escaping of names
+
+    @property
+    def exit_code(self) -> int:
+        """0 no problems, 1 problems, 4 the program raised or ended itself with a nonzero
+        status (``sys.exit(3)``, ``os._exit(3)``: contract section 6's codes keep their
+        meaning, so a program's own 1 or 2 is never read as gradscope's; the status is in
+        ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended by signal N (SIGTERM
+        143, SIGHUP 129), as a shell reports a process the signal ended."""
+        if self.outcome in (RAISED, EXITED):
+            return int(ExitCode.PROGRAM_RAISED)
+        if self.outcome == INTERRUPTED and self.signal is not None:
+            import signal
+
+            return 128 + int(signal.Signals[self.signal])
+        if self.outcome == INTERRUPTED:
+            return int(ExitCode.INTERRUPTED)
+        return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
+
+    def title(self) -> str:
+        """``gradscope run train.py --epochs 1``: the command that made the report (a
+        ``gradscope.watch()`` block: ``gradscope.watch() at FILE:LINE``)."""
+        if self.entry == WATCH:
+            return f"gradscope.watch() at {self.program}"
+        return " ".join(["gradscope run", self.program, *self.argv[1:]])
+
+    def files(self) -> dict[str, tuple[CallResult, ...]]:
+        """The calls by the file of their site, files in the order first seen."""
+        out: dict[str, list[CallResult]] = {}
+        for call in self.calls:
+            out.setdefault(call.file, []).append(call)
+        return {path: tuple(calls) for path, calls in out.items()}
+
+    def findings(self) -> tuple[Finding, ...]:
+        """Every problem as a finding at its call site's line, about the watched call
+        (``CallResult.label``), in the run's order; its cause is its source's note (why,
+        where the cut points cannot say)."""
+        labels = {(c.site, c.step): c.label for c in self.calls}
+        notes = {(c.site, c.via, c.step, s.name): s.note for c in self.calls for s in c.sources}
+        return tuple(
+            Finding(
+                p.kind,
+                Location.at(p.site, p.site),
+                p.message,
+                cause=notes.get((p.site, p.via, p.step, p.variable), ""),
+                cut_points=p.cut_points,
+                fix=p.fix,
+                loss=labels.get((p.site, p.step)),
+                variable=p.variable,
+                report=file_of(p.site),
+            )
+            for p in self.problems
+        )
+
+    def sites(self) -> Iterator[str]:
+        """Every call site, in the order first seen (a helper's line reached from two
+        places is two sites: ``CallResult.where``)."""
+        yield from dict.fromkeys(c.where for c in self.calls)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report (contract section 6)."""
+        out: dict[str, Any] = {
+            "gradscope": REPORT_VERSION,
+            "program": self.program,
+            **({"entry": self.entry} if self.entry != RUN else {}),
+            "argv": list(self.argv),
+            "tensorflow": self.tensorflow,
+            "device": self.device,
+            "outcome": self.outcome,
+            **({"exit_status": self.exit_status} if self.exit_status is not None else {}),
+            **({"signal": self.signal} if self.signal is not None else {}),
+            "calls": [c.to_dict() for c in self.calls],
+            "problems": [p.to_dict() for p in self.problems],
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.stop is not None:
+            s = self.stop
+            out["stop"] = {"site": s.site, "steps": self.steps, "sites": list(s.sites),
+                           "refused": s.refused, "caught": s.caught,
+                           "finished": s.finished}  # fmt: skip
+        if self.distribution is not None:
+            d = self.distribution
+            out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,
+                                   "devices": list(self.devices)}  # fmt: skip
+        return out
+
+
+def file_of(site: str) -> str:
+    """The file of a ``FILE:LINE`` call site (the site itself when it names no line)."""
+    found = Location.parse(site)
+    return found.file if found is not None else site

@@ -1,0 +1,235 @@
+"""How gradscope words an explanation: a cut point, a status's meaning, why a gradient is None,
+where a NaN first appeared.
+
+The one place these phrases are made: the policy's problem messages, ``gradscope run``'s
+causes, the timeline's records and every format ask here and never build them again
+(issue 29). Plain strings from plain data: no TensorFlow, no renderer.
+
+Two styles of a cut point, each for its place:
+
+- :func:`cut_text`, ``frozen (StopGradient) at configs/x.yaml:17``: tables, causes, notes;
+- :func:`cut_quoted`, ```frozen` (StopGradient), configs/x.yaml:17``: inside a sentence of a
+  problem's message, where the node is code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
+
+from gradscope._src.results.status import Status
+
+
+class Cut(Protocol):
+    """What a cut point is worded from: a ``CutPoint``, the program front-end's cut, a
+    ``NanOrigin``."""
+
+    @property
+    def node(self) -> str: ...
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+
+def cut_text(cut: Cut, *, node: str | None = None, at: bool = True) -> str:
+    """A cut point in a table, a cause or a note.
+
+    Args:
+        cut: the cut point.
+        node: what to call the node instead of its name (``StopGradient_6 and 18 more``).
+        at: end with `` at FILE:LINE`` when the source is known.
+
+    Example:
+        >>> cut_text(CutPoint("frozen", "StopGradient", "stopped", "configs/x.yaml:17"))
+        'frozen (StopGradient) at configs/x.yaml:17'
+    """
+    where = f" at {cut.source}" if at and cut.source else ""
+    return f"{cut.node if node is None else node} ({cut.op}){where}"
+
+
+def cuts_text(cuts: Iterable[Cut]) -> str:
+    """Several cut points of one pair, ``a (StopGradient) at f.py:3; b (ArgMax) at f.py:9``."""
+    return "; ".join(cut_text(c) for c in cuts)
+
+
+def cut_quoted(cut: Cut, *, at: bool = True) -> str:
+    """A cut point inside a sentence: ```frozen` (StopGradient), configs/x.yaml:17``."""
+    where = f", {cut.source}" if at and cut.source else ""
+    return f"`{cut.node}` ({cut.op}){where}"
+
+
+def cuts_quoted(cuts: Iterable[Cut]) -> str:
+    """Several cut points inside a sentence, joined with ``and``.
+
+    Example:
+        >>> cuts_quoted([CutPoint("frozen", "StopGradient", "stopped", "configs/x.yaml:17")])
+        '`frozen` (StopGradient), configs/x.yaml:17'
+    """
+    return " and ".join(cut_quoted(c) for c in cuts)
+
+
+def cut_names(cuts: Iterable[Cut]) -> str:
+    """Cut points by node and op only, in a list: ``a (StopGradient), b (Cast) and c (ArgMax)``."""
+    parts = [cut_text(c, at=False) for c in cuts]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def cause(cuts: Iterable[Cut], note: str = "") -> str:
+    """Why a gradient is None, as ``gradscope run`` and the timeline record it: ``cut at``
+    its cut points, else the front-end's note (``""`` when neither is known)."""
+    where = cuts_text(cuts)
+    return f"cut at {where}" if where else note
+
+
+def feeds(ends: Sequence[Cut]) -> str:
+    """Where the value of a variable no path leads from to the loss goes instead: the last
+    ops it reaches (``it feeds only Mean_1 (Mean) at train.py:9``)."""
+    if not ends:
+        return "nothing in the graph reads its value"
+    return f"it feeds only {cut_names_at(ends)}"
+
+
+def cut_names_at(cuts: Sequence[Cut]) -> str:
+    """Cut points with their lines in a list: ``a (Mean) at f.py:3 and b (Sum) at f.py:9``."""
+    parts = [cut_text(c) for c in cuts]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def no_var_list(api: str, reads: Sequence[str]) -> str:
+    """Why a variable a ``compute_gradients``/``minimize`` (``api``) given no ``var_list``
+    differentiates gets no gradient: TensorFlow 1 then takes every trainable variable, and
+    the loss reads only ``reads`` (tensorflow/tensorflow#1511, seed 000)."""
+    shown = ", ".join(reads[:3]) + (f" and {len(reads) - 3} more" if len(reads) > 3 else "")
+    wanted = f"a var_list of {shown}" if reads else "a var_list"
+    return (
+        f"{api}() was given no var_list, so it differentiates every trainable variable, and "
+        f"this loss never reads this one; pass {wanted} (the {len(reads)} variables the loss "
+        "reads)"
+    )
+
+
+def unread_outputs(heads: Sequence[str], model: str, loss: str = "the loss", *,
+                   compiled: bool = False, part: str = "") -> str:  # fmt: skip
+    """Why a variable of a Keras model gets no gradient: the outputs it reaches (``heads``,
+    each once) are read by no loss. ``compiled``: the model trains with Keras' own step,
+    whose loss is ``compile()``'s; ``part``: the call's loss is that compiled loss alone (one
+    output's).
+
+    Example:
+        >>> unread_outputs(["aux"], "detector", "the loss")
+        "reaches only output 'aux' of model 'detector', which the loss does not read"
+    """
+    named = ", ".join(f"'{h}'" for h in dict.fromkeys(heads))
+    outputs = f"output{'s' if len(dict.fromkeys(heads)) > 1 else ''} {named}"
+    if part:  # one loss of several: the others read those outputs
+        return f"reaches only {outputs}, which loss '{part}' does not read"
+    if compiled:
+        return f"reaches only {outputs}, which no loss reads (compile() gives it no loss)"
+    return f"reaches only {outputs} of model '{model}', which {loss} does not read"
+
+
+def off_path(model: str) -> str:
+    """Why a variable of a Keras model gets no gradient: its layer is on no path from the
+    model's inputs to its outputs (a layer ``call`` skips)."""
+    return (
+        f"reaches no output of model '{model}': its layer is not on the path from the model's "
+        "inputs to its outputs"
+    )
+
+
+#: What each status means, in a legend (contract section 2).
+MEANING: Mapping[Status, str] = {
+    Status.OK: "gradient flows",
+    Status.ZERO: "gradient is exactly 0 everywhere",
+    Status.NAN: "gradient has NaN or Inf",
+    Status.DISCONNECTED: "no path from the variable to the loss",
+    Status.STOPPED: "every path crosses a stop_gradient",
+    Status.ASSIGN: "reaches the loss only through an assign",
+    Status.NONDIFFERENTIABLE: "every path crosses an op with no gradient",
+    Status.UNEXPLAINED: "TensorFlow returns None; cause not found",
+    Status.EXCLUDED: "outside the loss's vars",
+    Status.FROZEN: "not trainable",
+    Status.UNKNOWN: "a gradient exists; its value was never computed (never run)",
+}
+
+
+def why_none(status: str, cuts: Iterable[Cut], cause: str = "") -> str:
+    """Why a pair has no usable gradient, in one clause of a problem's message; ``cause``:
+    why no path leads to the loss, when the front-end knows (:func:`unread_outputs`).
+
+    Example:
+        >>> why_none(Status.DISCONNECTED, [])
+        'no path leads from it to the loss'
+    """
+    if status == Status.DISCONNECTED:
+        return f"it {cause}" if cause else "no path leads from it to the loss"
+    if status == Status.EXCLUDED:
+        return "it is outside the loss's `vars`"
+    if status == Status.FROZEN:
+        return "it is not trainable"
+    where = cuts_quoted(cuts)
+    if where:
+        return f"every path is cut at {where}"
+    return "TensorFlow returns no gradient and gradscope found no cause"
+
+
+def why_not(variable: str, loss: str, status: str, cuts: tuple[Cut, ...]) -> str:
+    """Why ``loss`` gives ``variable`` no gradient, naming both (``gradscope diff``).
+
+    Example:
+        >>> why_not("v", "L", Status.DISCONNECTED, ())
+        'no path leads from v to L'
+    """
+    if status == Status.DISCONNECTED:
+        return f"no path leads from {variable} to {loss}"
+    if status == Status.EXCLUDED:
+        return f"{variable} is outside {loss}'s vars"
+    if status == Status.FROZEN:
+        return f"{variable} is not trainable"
+    if status == Status.UNEXPLAINED or not cuts:
+        return f"TensorFlow gives {loss} no gradient for {variable}, and no cause was found"
+    names = cut_names(cuts)
+    never = f"so {loss} never trains it"
+    if status == Status.ASSIGN:
+        copies = "copies" if len(cuts) == 1 else "copy"
+        return (
+            f"{loss} sees {variable} only through {names}, which {copies} it into another "
+            f"variable, {never}"
+        )
+    if status == Status.NONDIFFERENTIABLE:
+        has = "has" if len(cuts) == 1 else "have"
+        return f"{loss} reaches {variable} only through {names}, which {has} no gradient, {never}"
+    return f"{loss} reaches {variable} only through {names}, {never}"
+
+
+class Origin(Cut, Protocol):
+    """Where a NaN or an infinity first appeared (a ``NanOrigin``)."""
+
+    @property
+    def where(self) -> str: ...
+
+    @property
+    def value(self) -> str: ...
+
+
+#: Ops that only hand over a value: a NaN there was in an input's or a variable's value.
+VALUE_OPS = ("Placeholder", "ReadVariableOp")
+
+
+def origin_text(origin: Origin, *, quoted: bool = False) -> str:
+    """Where a NaN or an infinity first appeared: ``NaN in the forward value of s (Sqrt)``
+    in a table; quoted, inside a problem's message, with its line: ``NaN first appears in the
+    forward value of `s` (Sqrt), x.yaml:9``."""
+    value = {"nan": "NaN", "inf": "Inf", "-inf": "-Inf"}.get(origin.value, origin.value)
+    what = "forward value" if origin.where == "forward" else "gradient"
+    if not quoted:
+        if origin.where == "forward" and origin.op in VALUE_OPS:
+            return f"{value} in the value of {origin.node}"
+        return f"{value} in the {what} of {cut_text(origin, at=False)}"
+    where = f", {origin.source}" if origin.source else ""
+    if origin.where == "forward" and origin.op in VALUE_OPS:
+        return f"{value} is already in the value of `{origin.node}`{where}"
+    return f"{value} first appears in the {what} of {cut_quoted(origin)}"

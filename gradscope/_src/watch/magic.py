@@ -1,0 +1,116 @@
+"""``%load_ext gradscope``: the ``%%gradscope`` cell magic and the ``%gradscope`` line magic.
+
+``%%gradscope [--steps N] [--allow-none GLOB]...`` runs the cell inside ``gradscope.watch()``
+and displays its report (an HTML table in a notebook, the terminal table in IPython), also
+when the cell raises, whose exception is then raised as the cell's own. ``%gradscope
+[options] STATEMENT`` does the same for one statement. The last report is kept in the
+notebook's ``_gradscope``. Options are parsed as the command line parses them: an unknown one
+is refused with click's "Did you mean" and the cell does not run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from typing import Any
+
+import click
+
+#: Options of the magics that take a value (the rest of a line magic is the statement).
+_VALUED = ("--steps", "--allow-none")
+_OPTION = re.compile(r"""\s*(--|--?[A-Za-z][\w-]*(?:=(?:'[^']*'|"[^"]*"|\S+))?)(?:\s+|$)""")
+_VALUE = re.compile(r"""('[^']*'|"[^"]*"|\S+)(?:\s+|$)""")
+
+
+@click.command(
+    name="%%gradscope",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Example:  %%gradscope --steps 2 --allow-none 'generator/*'",
+)
+@click.option("--steps", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Watch the first N executions of each gradient call site.")  # fmt: skip
+@click.option("--allow-none", "allow_none", multiple=True, metavar="GLOB",
+              help="A source whose None gradient is expected; repeatable.")  # fmt: skip
+def _options(steps: int, allow_none: tuple[str, ...]) -> dict[str, Any]:
+    """Watch the cell's gradient calls and show the report (gradscope.watch)."""
+    return {"steps": steps, "allow_none": allow_none}
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext gradscope``: register the magics."""
+    ipython.register_magic_function(_magic(ipython), "line_cell", "gradscope")
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext gradscope``: nothing to undo (TensorFlow is only patched inside a cell)."""
+
+
+def parse(args: list[str], name: str) -> dict[str, Any] | None:
+    """The options, or None after printing click's usage error or help (to standard error)."""
+    try:
+        ctx = _options.make_context(name, args)
+        return dict(ctx.invoke(_options, **ctx.params))
+    except click.exceptions.Exit:  # --help printed
+        return None
+    except click.UsageError as exc:
+        exc.show(file=sys.stderr)
+        return None
+
+
+def split_line(line: str) -> tuple[list[str], str]:
+    """A line magic's leading options (as shell words) and the statement after them."""
+    args: list[str] = []
+    pos = 0
+    while (option := _OPTION.match(line, pos)) is not None:
+        token, pos = option.group(1), option.end()
+        if token == "--":  # the statement starts after it (one that starts with '-')
+            break
+        args += shlex.split(token)
+        if token in _VALUED and (value := _VALUE.match(line, pos)) is not None:
+            args += shlex.split(value.group(1))
+            pos = value.end()
+    return args, line[pos:].strip()
+
+
+def _magic(ipython: Any) -> Any:
+    def gradscope(line: str, cell: str | None = None) -> None:
+        if cell is None:
+            args, source = split_line(line)
+            name = "%gradscope"
+        else:
+            try:
+                args, source = shlex.split(line), cell
+            except ValueError as exc:
+                print(f"Error: %%gradscope {line}: {exc}", file=sys.stderr)
+                return
+            name = "%%gradscope"
+        options = parse(args, name)
+        if options is None:
+            return
+        if not source.strip():
+            print(f"Error: {name}: nothing to watch (give a statement)", file=sys.stderr)
+            return
+        _watched(ipython, source, options, name)
+
+    return gradscope
+
+
+def _watched(ipython: Any, source: str, options: dict[str, Any], name: str) -> None:
+    """Run ``source`` in the notebook's namespace inside ``watch()``; show the report."""
+    from IPython.display import display
+
+    from gradscope._src.watch.block import watching
+
+    number = ipython.execution_count
+    code = ipython.transform_cell(source)
+    filename = ipython.compile.cache(source, number)  # its lines for tracebacks and sites
+    compiled = compile(code, filename, "exec")
+    block = watching(options["steps"], options["allow_none"], f"{name} in In[{number}]")
+    try:
+        with block:
+            exec(compiled, ipython.user_global_ns, ipython.user_ns)
+    finally:
+        if block.ended:
+            ipython.user_ns["_gradscope"] = block.report
+            display(block.report)

@@ -1,0 +1,215 @@
+"""gradscope's pytest plugin: ``pytest --gradscope`` fails a test whose gradient calls got an
+unexpected None or NaN gradient, with the report in the failure.
+
+Off unless asked: installing gradscope registers this module (a ``pytest11`` entry point),
+which only adds the option, the marker and the fixture, and imports no TensorFlow. A test is
+watched when ``--gradscope`` is given or it carries ``@pytest.mark.gradscope(...)``; then
+``gradscope.watch()`` runs around its call (not its fixtures) and the test fails on any
+problem of the report. A test that takes the ``gradscope_watch`` fixture watches what it
+chooses and asserts itself, so it is not watched around as a whole. ``-p no:gradscope``
+removes the plugin.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+import sys
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+#: The options ``@pytest.mark.gradscope(...)`` takes (those of ``gradscope.watch()``).
+OPTIONS = ("allow_none", "steps")
+#: The attribute of a test's call report that carries its counts (xdist sends it on).
+FIELD = "gradscope"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gradscope", "gradscope (gradient calls of TensorFlow tests)")
+    group.addoption(
+        "--gradscope",
+        action="store_true",
+        default=False,
+        help="Watch every test's gradient calls (gradscope.watch) and fail a test that got "
+        "an unexpected None or NaN gradient, with the report in the failure.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "gradscope(allow_none=[GLOB, ...], steps=N): watch this test's gradient calls (also "
+        "without --gradscope): the first N executions of each call site; a None gradient "
+        "for a source an allow_none glob names is not a problem.",
+    )
+    config.pluginmanager.register(Watching(config), "gradscope-watching")
+
+
+@pytest.fixture
+def gradscope_watch() -> Any:
+    """``gradscope.watch``, for a test that asserts on its own report::
+
+        def test_step(gradscope_watch):
+            with gradscope_watch(steps=1) as w:
+                model.fit(x, y, epochs=1)
+            assert w.report.problems == ()
+
+    A test that takes this fixture is not watched as a whole by ``--gradscope``.
+    """
+    from gradscope._src.watch.block import watch
+
+    return watch
+
+
+class Watching:
+    """Watches the tests that asked for it, and counts them for the summary line."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.everywhere = bool(config.getoption("gradscope"))
+        self.tests = 0
+        self.calls = 0
+        self.failed: list[str] = []  # node ids that failed on their gradients
+        self.kinds: dict[str, int] = {}
+
+    def _options(self, item: pytest.Item) -> dict[str, Any] | None:
+        """The ``watch()`` options of a test to watch; None: not watched."""
+        marker = item.get_closest_marker("gradscope")
+        if "gradscope_watch" in getattr(item, "fixturenames", ()):
+            return None
+        if marker is None:
+            return {} if self.everywhere else None
+        if marker.args:
+            pytest.fail(f"@pytest.mark.gradscope takes keyword options ({', '.join(OPTIONS)}), "
+                        f"saw {marker.args[0]!r}", pytrace=False)  # fmt: skip
+        for name in marker.kwargs:
+            if name not in OPTIONS:
+                pytest.fail(_unknown(name), pytrace=False)
+        return dict(marker.kwargs)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        options = self._options(item)
+        if options is None:
+            return (yield)
+        if not options and not _uses_tensorflow(item):
+            return (yield from self._unwatched(item))
+        from gradscope._src.errors import UsageError
+        from gradscope._src.watch.block import watching
+
+        try:
+            block = watching(options.get("steps", 1), options.get("allow_none", ()), item.nodeid)
+        except UsageError as exc:
+            pytest.fail(f"@pytest.mark.gradscope: {exc}", pytrace=False)
+        try:
+            with block:
+                result = yield
+        except BaseException:  # the test's own failure stays; the report goes beside it
+            if block.ended:
+                item.stash[_KEY] = block.report
+                if block.report.calls:
+                    item.add_report_section("call", "gradscope", self._table(block.report))
+            raise
+        item.stash[_KEY] = block.report
+        if block.report.problems:
+            pytest.fail(self._failure(block.report), pytrace=False)
+        return result
+
+    def _unwatched(self, item: pytest.Item) -> Generator[None, None, None]:
+        """A test of a file that never names TensorFlow, run while TensorFlow is not imported:
+        it cannot make a gradient call unless something it calls imports TensorFlow, which
+        it would then learn; importing TensorFlow for it would cost a pure-Python suite
+        seconds. Said in the test's report when it happens."""
+        try:
+            return (yield)
+        finally:
+            if "tensorflow" in sys.modules:
+                said = ("TensorFlow was first imported inside this test, which gradscope did "
+                        "not watch (its file names neither tensorflow nor keras); import "
+                        "tensorflow at the top of the test file, or mark the test "
+                        "@pytest.mark.gradscope")  # fmt: skip
+                item.add_report_section("call", "gradscope", said)
+
+    def _table(self, report: Any) -> str:
+        from gradscope._src.report import render
+
+        try:  # the failure is printed at the terminal's width
+            width = self.config.get_terminal_writer().fullwidth
+        except (AssertionError, AttributeError, ValueError):  # no terminal (-p no:terminal)
+            width = 100
+        return render(report, "table", width=max(80, width))
+
+    def _failure(self, report: Any) -> str:
+        said = ", ".join(f"{n} {k}" for k, n in _kinds(report).items())
+        return f"gradscope: this test's gradient calls got {said}\n\n{self._table(report)}"
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
+        report = yield
+        seen = item.stash.get(_KEY, None)
+        if call.when == "call" and seen is not None:
+            setattr(report, FIELD, {"calls": len(seen.calls), "problems": _kinds(seen)})
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        counts = getattr(report, FIELD, None)
+        if report.when != "call" or not isinstance(counts, dict):
+            return
+        self.tests += 1
+        self.calls += int(counts.get("calls", 0))
+        problems = counts.get("problems") or {}
+        if problems:
+            self.failed.append(report.nodeid)
+        for kind, n in problems.items():
+            self.kinds[kind] = self.kinds.get(kind, 0) + int(n)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.tests and not self.everywhere:
+            return
+        terminalreporter.write_line(self.summary())
+
+    def summary(self) -> str:
+        """``gradscope: 5 tests watched, 4 gradient calls; 2 failed: 1 unexpected-none, 1 nan``."""
+        tests = f"{self.tests} test{'s' if self.tests != 1 else ''} watched"
+        calls = f"{self.calls} gradient call{'s' if self.calls != 1 else ''}"
+        if not self.failed:
+            return f"gradscope: {tests}, {calls}; no unexpected None or NaN gradient"
+        said = ", ".join(f"{n} {k}" for k, n in self.kinds.items())
+        return f"gradscope: {tests}, {calls}; {len(self.failed)} failed: {said}"
+
+
+_KEY = pytest.StashKey[Any]()
+_NAMES = re.compile(rb"\b(tensorflow|keras)\b")
+
+
+def _uses_tensorflow(item: pytest.Item) -> bool:
+    """Whether TensorFlow is imported, or the test's file names it (read once per file)."""
+    if "tensorflow" in sys.modules:
+        return True
+    return _names_tensorflow(str(getattr(item, "path", "")))
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_tensorflow(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return _NAMES.search(f.read()) is not None
+    except OSError:
+        return True  # cannot tell: watch it
+
+
+def _kinds(report: Any) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for p in report.problems:
+        kinds[str(p.kind)] = kinds.get(str(p.kind), 0) + 1
+    return kinds
+
+
+def _unknown(name: str) -> str:
+    """``no such option 'stpes'. Did you mean 'steps'?``, as click says it."""
+    close = difflib.get_close_matches(name, OPTIONS, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else f" Options: {', '.join(OPTIONS)}."
+    return f"@pytest.mark.gradscope: no such option {name!r}.{hint}"

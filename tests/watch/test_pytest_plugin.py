@@ -1,0 +1,155 @@
+"""The pytest plugin, run by pytest's own ``pytester`` in subprocesses (TensorFlow imported in
+each; bounded): off unless asked, ``--gradscope``, the marker, the fixture, the summary line,
+xdist workers."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+pytest_plugins = ["pytester"]
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+TIMEOUT = 300  # seconds per inner run; each imports TensorFlow
+
+#: Tests whose bare-TensorFlow answers (asserted inside them) gradscope must agree with.
+GRADIENT_TESTS = """
+import numpy as np
+import pytest
+import tensorflow as tf
+
+
+def step(cut):
+    w = tf.Variable([1.0, 2.0], name="w")
+    b = tf.Variable([3.0], name="b")
+    with tf.GradientTape() as tape:
+        head = tf.stop_gradient(b[0]) if cut else b[0]
+        loss = tf.reduce_sum(w * w) + head
+    return tape.gradient(loss, [w, b])
+
+
+def test_clean():
+    assert all(g is not None for g in step(cut=False))
+
+
+def test_cut():
+    assert step(cut=True)[1] is None  # bare TensorFlow: no gradient for b
+
+
+@pytest.mark.gradscope(allow_none=["b"])
+def test_cut_allowed():
+    assert step(cut=True)[1] is None
+
+
+def test_nan():
+    v = tf.Variable([0.0, 1.0], name="v")
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.sqrt(v))
+    assert not np.all(np.isfinite(tape.gradient(loss, v).numpy()))  # bare TensorFlow: inf
+
+
+def test_explicit(gradscope_watch):
+    with gradscope_watch() as w:
+        step(cut=True)
+    assert [(p.variable, str(p.kind)) for p in w.report.problems] == [("b", "unexpected-none")]
+
+
+def test_no_gradients():
+    assert tf.reduce_sum(tf.ones([3])).numpy() == 3.0
+"""
+
+PURE_PYTHON = """
+import sys
+
+
+def test_one():  # (a file that names TensorFlow is watched, so it is never named here)
+    assert not [name for name in sys.modules if name.startswith("tensorf")]
+
+
+def test_two():
+    assert sum(range(4)) == 6
+"""
+
+
+@pytest.fixture(autouse=True)
+def _installed() -> None:
+    """The plugin is found as pip installs it: a ``pytest11`` entry point named gradscope."""
+    found = importlib.metadata.entry_points(group="pytest11", name="gradscope")
+    assert [e.value for e in found] == ["gradscope._src.watch.pytest_plugin"]
+
+
+def test_plugin_is_off_unless_asked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_grads=GRADIENT_TESTS, test_pure=PURE_PYTHON)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_grads.py",
+                                           timeout=TIMEOUT)  # fmt: skip
+    # only the marked test is watched (it asked); test_cut passes as in bare pytest
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["gradscope: 1 test watched, 1 gradient call; no unexpected "
+                                 "None or NaN gradient"])  # fmt: skip
+    assert "test_pure.py::test_one PASSED" in _verbose(pytester, "test_pure.py")
+
+
+def _verbose(pytester: pytest.Pytester, *args: str) -> str:
+    """A pure-Python file under the plugin, ``--gradscope`` or not: TensorFlow is never
+    imported (test_one asserts it)."""
+    plain = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider", *args, timeout=TIMEOUT)
+    asked = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider", "--gradscope", *args,
+                                          timeout=TIMEOUT)  # fmt: skip
+    plain.assert_outcomes(passed=2)
+    asked.assert_outcomes(passed=2)
+    asked.stdout.fnmatch_lines(["gradscope: 0 tests watched, 0 gradient calls; *"])  # no TF
+    return str(plain.stdout)
+
+
+def test_gradscope_fails_a_test_with_an_unexpected_none_or_nan(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_grads=GRADIENT_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--gradscope", "-rf",
+                                           timeout=TIMEOUT)  # fmt: skip
+    result.assert_outcomes(passed=4, failed=2)
+    out = str(result.stdout)
+    result.stdout.fnmatch_lines([
+        "*gradscope: this test's gradient calls got 1 unexpected-none*",
+        "*gradscope: this test's gradient calls got 1 nan*",
+    ])  # fmt: skip
+    cut = out[out.index("_ test_cut _") :]
+    assert "none:stopped" in cut and "StopGradient" in cut  # the report, with its cut point
+    assert "FAILED test_grads.py::test_cut " in out and "FAILED test_grads.py::test_nan " in out
+    result.stdout.fnmatch_lines(["gradscope: 5 tests watched, 4 gradient calls; 2 failed: "
+                                 "1 unexpected-none, 1 nan"])  # fmt: skip
+    assert "gradscope watch · test_grads.py::test_cut" in cut
+
+
+def test_marker_options_are_checked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_marks="""
+import pytest
+
+
+@pytest.mark.gradscope(stpes=2)
+def test_typo():
+    pass
+
+
+@pytest.mark.gradscope(steps=0)
+def test_zero():
+    pass
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=TIMEOUT)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*@pytest.mark.gradscope: no such option 'stpes'. Did you mean 'steps'?*",
+        "*@pytest.mark.gradscope: gradscope.watch: steps must be a whole number of at least 1,"
+        " saw 0*",
+    ])  # fmt: skip
+
+
+def test_gradscope_in_xdist_workers(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_grads=GRADIENT_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--gradscope", "-n", "2",
+                                           timeout=TIMEOUT)  # fmt: skip
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines(["*2 workers*", "gradscope: 5 tests watched, 4 gradient calls; "
+                                 "2 failed: *"])  # fmt: skip
+    assert "got 1 unexpected-none" in str(result.stdout)
