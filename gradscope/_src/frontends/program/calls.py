@@ -22,6 +22,7 @@ from gradscope._src.frontends.program import (
     origin,
     session,
     sites,
+    thrown_away,
     values,
 )
 from gradscope._src.frontends.program.analyse import SourceStatic
@@ -62,6 +63,8 @@ class Calls:
         self.flags = Flags()
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
+        #: id(graph) -> whether TensorFlow throws that trace away (``thrown_away.py``)
+        self.thrown_away: dict[int, Callable[[], bool]] = {}
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
         self.traces = Traces(watcher)  # each Keras model's traced train step
         self.gathering = Gathering()  # calls made per replica in strategy.run
@@ -401,16 +404,25 @@ class Calls:
             add()  # a branch of a cond or a loop: no end of trace to wait for
         else:
             self.pending.setdefault(id(graph), []).append(add)
+            self.thrown_away.setdefault(id(graph), thrown_away.check(graph))
 
     def end_of_trace(self, graph: Any) -> None:
         """Add the measuring ops once the program's function body has run: added any earlier
         they would shift the ids of the program's later ops, and so the seeds TensorFlow
-        derives from them for random ops (``tf.random.set_seed`` without an op seed)."""
+        derives from them for random ops (``tf.random.set_seed`` without an op seed). None
+        are added to a trace TensorFlow throws away (it never runs: ``thrown_away.py``)."""
         adds = self.pending.pop(id(graph), [])
+        if self.thrown_away.pop(id(graph), lambda: False)():
+            return
         for add in adds:
             add()
         if adds:
             graphs.captures_last(graph)
+
+    def forget(self, graph: Any) -> None:
+        """A trace that failed: its measuring ops are never added."""
+        self.pending.pop(id(graph), None)
+        self.thrown_away.pop(id(graph), None)
 
     def _flag(self) -> Any:
         return self.flags.take()
