@@ -138,9 +138,9 @@ def in_graph(
             (which XLA cannot compile); they reach ``sink`` when it is read after the call.
             The ops then run on every execution, outside any ``tf.cond``, and ``flag``
             chooses whether they are written (the module docstring says why).
-        origin: an ``origin.InGraph`` (not with a ``box``): its tensors go to the same
-            ``py_function``, and it is handed their values, before the sink its numbers,
-            when a gradient's norm or largest element is non-finite.
+        origin: an ``origin.InGraph`` (not with a ``box``): it is handed its tensors'
+            values, before the sink its numbers, when a gradient's norm or largest element
+            is non-finite (``_origin_values`` says how they leave the function).
     """
     import tensorflow as tf
 
@@ -148,6 +148,10 @@ def in_graph(
 
     raw = raw and box is None  # a box (XLA) carries scalars only
     extra = list(origin.tensors) if origin is not None and box is None else []
+    kept: list[Any] = []  # the origin's values of this execution, taken behind ``flag``
+    before: list[Any] = []  # what the measuring ops wait for: those values taken
+    if extra and flag is not None:
+        before.append(_origin_values(tf, flag, extra, kept))
 
     def measure() -> Any:
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
@@ -168,20 +172,46 @@ def in_graph(
         count = len(scalars)
 
         def deliver(xs: Sequence[Any]) -> None:
+            found = list(xs[count:]) if not before else kept[:]
+            kept.clear()
             if extra and not all(math.isfinite(float(x)) for x in xs[2 : 2 + 2 * len(present)]):
-                origin.deliver(xs[count:])  # before the numbers: their record reads it
+                origin.deliver(found)  # before the numbers: their record reads it
             _deliver(sink, present, grads, xs[:count], scaled, weights)
 
         if box is not None:
             box.write(scalars, deliver, flag)
         else:
-            tf.py_function(lambda *xs: deliver(xs), scalars + extra, Tout=[])
+            given = scalars if before else scalars + extra
+            tf.py_function(lambda *xs: deliver(xs), given, Tout=[])
         return tf.constant(0)
 
     if flag is None or box is not None:  # XLA: never a cond around the program's values
         measure()
     else:
-        _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+        with tf.control_dependencies(before):
+            _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+
+
+def _origin_values(tf: Any, flag: Any, tensors: Sequence[Any], kept: list[Any]) -> Any:
+    """A ``tf.cond`` on ``flag`` whose branch puts ``tensors`` (the origin's gradients of
+    every tensor on the paths: thousands on a ResNet) in ``kept``; its output, for the
+    measuring ops to wait on.
+
+    Unlike the measuring ``tf.cond`` (``_as_call``) it is lowered to a Switch per tensor:
+    one op taking them all, as a call would, holds each until the last is computed, in every
+    step, measured or not (the whole backward pass's gradients at once: a small CNN's
+    unmeasured steps took ~10% more CPU). A Switch hands each on, or drops it, as soon as it
+    is made; lowering adds no op to the trace (TensorFlow lowers when it runs the graph).
+    """
+
+    def take(*xs: Any) -> int:
+        kept[:] = xs  # eager tensors: read in numpy only when a gradient is non-finite
+        return 0
+
+    def branch() -> Any:
+        return tf.py_function(take, list(tensors), Tout=tf.int32)
+
+    return tf.cond(flag, branch, lambda: tf.constant(0))
 
 
 def _as_call(output: Any) -> None:
