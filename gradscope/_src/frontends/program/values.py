@@ -148,10 +148,10 @@ def in_graph(
 
     raw = raw and box is None  # a box (XLA) carries scalars only
     extra = list(origin.tensors) if origin is not None and box is None else []
-    kept: list[Any] = []  # the origin's values of this execution, taken behind ``flag``
-    before: list[Any] = []  # what the measuring ops wait for: those values taken
+    marks: list[Any] = [None] * len(extra)  # what the origin keeps of this execution's values
+    before: list[Any] = []  # what the measuring ops wait for: those marks taken
     if extra and flag is not None:
-        before.append(_origin_values(tf, flag, extra, kept))
+        before.append(_origin_marks(tf, flag, extra, origin.mark, marks))
 
     def measure() -> Any:
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
@@ -172,9 +172,8 @@ def in_graph(
         count = len(scalars)
 
         def deliver(xs: Sequence[Any]) -> None:
-            found = list(xs[count:]) if not before else kept[:]
-            kept.clear()
             if extra and not all(math.isfinite(float(x)) for x in xs[2 : 2 + 2 * len(present)]):
+                found = marks if before else [origin.mark(i, x) for i, x in enumerate(xs[count:])]
                 origin.deliver(found)  # before the numbers: their record reads it
             _deliver(sink, present, grads, xs[:count], scaled, weights)
 
@@ -192,24 +191,40 @@ def in_graph(
             _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
 
 
-def _origin_values(tf: Any, flag: Any, tensors: Sequence[Any], kept: list[Any]) -> Any:
-    """A ``tf.cond`` on ``flag`` whose branch puts ``tensors`` (the origin's gradients of
-    every tensor on the paths: thousands on a ResNet) in ``kept``; its output, for the
-    measuring ops to wait on.
+#: The origin's tensors leave a watched step in this many groups at most (``_origin_marks``).
+GROUPS = 8
 
-    Unlike the measuring ``tf.cond`` (``_as_call``) it is lowered to a Switch per tensor:
-    one op taking them all, as a call would, holds each until the last is computed, in every
+
+def _origin_marks(tf: Any, flag: Any, tensors: Sequence[Any], mark: Callable[[int, Any], Any],
+                  marks: list[Any]) -> Any:  # fmt: skip
+    """A ``tf.cond`` on ``flag`` whose branch hands ``tensors`` (the NaN origin's gradients of
+    every tensor on the paths: thousands on a ResNet) to ``mark``, keeping each one's mark at
+    its index in ``marks``; its output, for the measuring ops to wait on.
+
+    Unlike the measuring ``tf.cond`` (``_as_call``) it is lowered to a Switch per tensor: one
+    op taking them all, as a call would, holds each until the last is computed, in every
     step, measured or not (the whole backward pass's gradients at once: a small CNN's
     unmeasured steps took ~10% more CPU). A Switch hands each on, or drops it, as soon as it
     is made; lowering adds no op to the trace (TensorFlow lowers when it runs the graph).
+    In a measured step the tensors are marked in ``GROUPS`` ``py_function`` calls, in the
+    order they are made, so each group's are freed once its last is made and marked, not
+    all kept to the end of the backward pass.
     """
+    order = sorted(range(len(tensors)), key=lambda i: tensors[i].op._id)
+    size = -(-len(order) // GROUPS)
+    groups = [order[k : k + size] for k in range(0, len(order), size)]
 
-    def take(*xs: Any) -> int:
-        kept[:] = xs  # eager tensors: read in numpy only when a gradient is non-finite
-        return 0
+    def take(indices: list[int]) -> Callable[..., int]:
+        def marked(*xs: Any) -> int:
+            for i, x in zip(indices, xs, strict=True):
+                marks[i] = mark(i, x)
+            return 0
+
+        return marked
 
     def branch() -> Any:
-        return tf.py_function(take, list(tensors), Tout=tf.int32)
+        done = [tf.py_function(take(g), [tensors[i] for i in g], Tout=tf.int32) for g in groups]
+        return tf.add_n(done)
 
     return tf.cond(flag, branch, lambda: tf.constant(0))
 
