@@ -10,6 +10,7 @@ TensorFlow's logger).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -224,16 +225,21 @@ def _signalled_python(reference: Driver, script: Path, signum: int,
     pid = reference.start([script.name, *args], script.parent, _ENV, out, err)
     try:
         deadline = time.monotonic() + 300  # bounded: no hang
-        while not out.read_text().endswith("\n") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert out.read_text() == "ready\n", "the program never said it was ready"
+        while not _said(out).endswith("\n") and time.monotonic() < deadline:
+            time.sleep(0.05)  # (the child makes the file once it runs)
+        assert _said(out) == "ready\n", "the program never said it was ready"
         os.kill(pid, signum)
     except BaseException:
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # (it may have ended already)
+            os.kill(pid, signal.SIGKILL)
         raise
     finally:
         code, _, _ = reference.finish()
     return code, out.read_text(), err.read_text()
+
+
+def _said(out: Path) -> str:
+    return out.read_text() if out.exists() else ""
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
