@@ -12,7 +12,6 @@ from typing import Any, Protocol
 from gradscope._src.frontends.program import analyse, process
 from gradscope._src.frontends.program.sites import Chain
 from gradscope._src.frontends.program.values import Numbers
-from gradscope._src.results import words
 from gradscope._src.results.replicas import ReplicaResult
 from gradscope._src.results.run import EAGER, GRAPH, CallResult, SourceResult
 
@@ -300,13 +299,11 @@ def _multiplied(status: str, multiplier: tuple[float, ...], site: str) -> str:
     return ""
 
 
-def _cause(source: SourceResult) -> tuple[str, str, list[dict[str, str]]]:
+def _cause(source: SourceResult) -> tuple[str, str, tuple[dict[str, str], ...]]:
     """The timeline's ``status``, ``cause`` and ``cut_points`` of a source, as the Monitor
-    records them (``timeline/causes.py``): for a None gradient ``cut at`` its cut points
-    (``node (Op) at FILE:LINE``) or the report's note; ``recorder`` keeps them only then."""
-    cuts = [{"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
-            for c in source.cut_points]  # fmt: skip
-    return source.status, words.cause(source.cut_points, source.note), cuts
+    records them (``analyse.cause``); ``recorder`` keeps them only for a None gradient."""
+    said = analyse.cause(source.status, source.cut_points, source.note)
+    return said.status, said.why, said.cut_points
 
 
 def _replica(replica: int, static: analyse.SourceStatic,
