@@ -12,6 +12,10 @@ The Python API mirrors the command line::
     pictured = gradscope.inspect("configs/stop-gradient.yaml", pictures=True)
     gradscope.draw(pictured, "exp1", "mermaid")          # a picture's Mermaid text
 
+Every result gives what it fails on as ``gradscope.Finding`` objects (``result.findings()``:
+kind, ``gradscope.Location``, message, cause, ``gradscope.CutPoint`` list, ``gradscope.Fix``),
+whichever command or function made it; the result types are importable from here to annotate.
+
 Errors are ``gradscope.GradscopeError`` subclasses: ``SpecErrors`` (every problem of a
 spec, located), ``TargetError``, ``BuildError``, ``UsageError``.
 
@@ -40,12 +44,18 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     )
     from gradscope._src.frontends.python.target import Target
     from gradscope._src.results.check import CheckResult
-    from gradscope._src.results.diff import DiffMatrix, DiffReport
+    from gradscope._src.results.cut import CutPoint
+    from gradscope._src.results.diff import Diff, DiffMatrix, DiffReport, VariableDiff
+    from gradscope._src.results.facts import NanOrigin
+    from gradscope._src.results.finding import Finding
+    from gradscope._src.results.fix import Fix
+    from gradscope._src.results.location import Location
+    from gradscope._src.results.picture import Picture
     from gradscope._src.results.report import LossResult, PairResult, Problem, Report
-    from gradscope._src.results.run import RunReport
-    from gradscope._src.results.status import ProblemKind, Status, Verdict
+    from gradscope._src.results.run import CallResult, RunProblem, RunReport, SourceResult
+    from gradscope._src.results.status import FindingKind, ProblemKind, Status, Verdict
     from gradscope._src.timeline.findings import Thresholds
-    from gradscope._src.timeline.inline import plot
+    from gradscope._src.timeline.inline import TimelinePlot, plot
     from gradscope._src.watch.block import Watch, watch
 
 # Results are plain data; the report layer draws them in notebooks and rich consoles (it fills
@@ -69,6 +79,9 @@ _LAZY = {
     "unload_ipython_extension": "gradscope._src.watch.magic",
     "Watch": "gradscope._src.watch.block",
     "RunReport": "gradscope._src.results.run",
+    "CallResult": "gradscope._src.results.run",
+    "SourceResult": "gradscope._src.results.run",
+    "RunProblem": "gradscope._src.results.run",
     "Report": "gradscope._src.results.report",
     "LossResult": "gradscope._src.results.report",
     "PairResult": "gradscope._src.results.report",
@@ -76,9 +89,19 @@ _LAZY = {
     "Status": "gradscope._src.results.status",
     "ProblemKind": "gradscope._src.results.status",
     "Verdict": "gradscope._src.results.status",
+    "FindingKind": "gradscope._src.results.status",
     "DiffReport": "gradscope._src.results.diff",
     "DiffMatrix": "gradscope._src.results.diff",
+    "Diff": "gradscope._src.results.diff",
+    "VariableDiff": "gradscope._src.results.diff",
     "CheckResult": "gradscope._src.results.check",
+    "Finding": "gradscope._src.results.finding",
+    "Location": "gradscope._src.results.location",
+    "CutPoint": "gradscope._src.results.cut",
+    "Fix": "gradscope._src.results.fix",
+    "NanOrigin": "gradscope._src.results.facts",
+    "Picture": "gradscope._src.results.picture",
+    "TimelinePlot": "gradscope._src.timeline.inline",
     "Target": "gradscope._src.frontends.python.target",
     "GradscopeError": "gradscope._src.errors",
     "SpecError": "gradscope._src.errors",
@@ -98,24 +121,37 @@ _MODULES = frozenset({"testing", "keras"})
 __all__ = [
     "AlreadyWatching",
     "BuildError",
+    "CallResult",
     "CheckResult",
+    "CutPoint",
+    "Diff",
     "DiffMatrix",
     "DiffReport",
     "ExitCode",
+    "Finding",
+    "FindingKind",
+    "Fix",
     "GradscopeError",
+    "Location",
     "LossResult",
+    "NanOrigin",
     "PairResult",
+    "Picture",
     "Problem",
     "ProblemKind",
     "Report",
+    "RunProblem",
     "RunReport",
+    "SourceResult",
     "SpecError",
     "SpecErrors",
     "Status",
     "Target",
     "TargetError",
     "Thresholds",
+    "TimelinePlot",
     "UsageError",
+    "VariableDiff",
     "Verdict",
     "Watch",
     "__version__",

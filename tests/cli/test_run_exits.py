@@ -141,3 +141,32 @@ def test_os_exit_0_is_a_program_that_ran_to_its_end(tmp_path: Path, sources: str
     assert report["outcome"] == "finished" and "exit_status" not in report
     assert len(report["problems"]) == code
     _validate(report)
+
+
+@pytest.mark.parametrize(
+    ("ending", "code"),
+    [("pass", 1), ("raise ValueError('no data')", 4), ("raise KeyboardInterrupt", 130),
+     ("import sys; sys.exit(3)", 4)],
+)  # fmt: skip
+def test_sarif_exit_code_is_the_one_run_returns(tmp_path: Path, ending: str, code: int) -> None:
+    """The SARIF invocation's ``exitCode`` is gradscope run's own exit code (contract section
+    6), not the findings' 0 or 1: a program that raised is 4 and an interrupted one 130 though
+    both have a problem (a None for ``u``, which the loss does not read)."""
+    script = tmp_path / "ends.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "w = tf.Variable([1.0], name='w'); u = tf.Variable([1.0], name='u')\n"
+        "with tf.GradientTape() as t:\n"
+        "    l = tf.reduce_sum(w * 2.0)\n"
+        "g = t.gradient(l, [w, u])\n"
+        f"{ending}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "run.sarif"
+    result = CliRunner().invoke(main, ["run", "--format", "sarif", "-o", str(out), str(script)],
+                                catch_exceptions=False)  # fmt: skip
+    assert result.exit_code == code
+    (run,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    (invocation,) = run["invocations"]
+    assert invocation["exitCode"] == result.exit_code
+    assert [r["ruleId"] for r in run["results"]] == ["unexpected-none"]

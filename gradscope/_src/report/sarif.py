@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from gradscope._src.analysis.baseline import spec_key
-from gradscope._src.errors import ExitCode
 from gradscope._src.report import style
 from gradscope._src.report.formats import Format, assert_never, unsupported
 from gradscope._src.report.json import dumps
@@ -267,14 +266,15 @@ def render(
 def _run(report: rr.RunReport, source_root: str | None) -> str:
     """The run from its findings: one result per problem at its call site's line, the rules
     of the kinds ``run`` reports, one artifact per file holding a call site, the command line
-    as the invocation's; a run ``--stop`` stopped says so in a warning, the invocation's first
-    notification."""
+    and exit code as the invocation's; a run ``--stop`` stopped says so in a warning, the
+    invocation's first notification."""
     files = report.files()
     notes = [f"{path}: {c.label}: {note}" for path, calls in files.items() for c in calls
              for note in c.notes]  # fmt: skip
     found = report.findings()
-    code = ExitCode.PROBLEMS if found else ExitCode.OK  # the findings' verdict, as check's
-    sarif = log(found, list(files), notes, exit_code=int(code),
+    # the code gradscope run returns: 4 when the program raised, 130 interrupted, not only
+    # the findings' 0 or 1 (a pipeline reading the log sees how the run ended)
+    sarif = log(found, list(files), notes, exit_code=report.exit_code,
                 tensorflow=report.tensorflow if files else None, root=source_root,
                 listed=kinds.RUN, automation="gradscope/run/")  # fmt: skip
     (run,) = sarif["runs"]
