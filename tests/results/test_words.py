@@ -1,5 +1,5 @@
 """The one wording of an explanation (``results/words.py``) and the one place type
-(``results/location.py``): what each says, and that no other module words them again."""
+(``location.py``): what each says, and that no other module words them again."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gradscope._src.location import Location, line_of
 from gradscope._src.results import words
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.facts import NanOrigin
-from gradscope._src.results.location import Location, line_of
 from gradscope._src.results.status import Status
 
 CUT = CutPoint("frozen", "StopGradient", "stopped", "configs/x.yaml:17")
@@ -99,11 +99,11 @@ def test_cut_text_is_built_only_in_words() -> None:
     built = re.compile(r"\{\w+(?:\.node|\[.node.\])\}`? \(\{\w+(?:\.op|\[.op.\])\}\)")
     places = sorted(str(p.relative_to(ROOT)) for p, text in _sources().items()
                     if built.search(text))  # fmt: skip
-    assert places == ["results/words.py"]
+    assert places == ["_src/results/words.py"]
 
 
 def test_file_line_is_parsed_only_in_location() -> None:
-    """No module splits a ``FILE:LINE`` on its colon but results/location.py (a target's
+    """No module splits a ``FILE:LINE`` on its colon but location.py (a target's
     ``module:function`` is no place, and is split where targets are read)."""
     split = re.compile(r"(?:site|source|where)\w*\)?\.rpartition\(\":\"\)|rsplit\(\":\", *1\)")
     places = sorted(str(p.relative_to(ROOT)) for p, text in _sources().items()

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src.location import Location
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.location import Location
 from gradscope._src.results.status import FindingKind, ProblemKind
 
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.errors import ExitCode
+from gradscope._src.location import Location, line_of
 from gradscope._src.printable import escape_fields, printable
 from gradscope._src.results.display import Displayed
 from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope._src.results.finding import Finding
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.location import Location, line_of
 from gradscope._src.results.replicas import Distribution, ReplicaResult
 from gradscope._src.results.status import ProblemKind, Status
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import keras
 
-from gradscope._src.results.location import Location
+from gradscope._src.location import Location
 from gradscope._src.timeline import traced
 from gradscope._src.timeline.findings import Thresholds
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
