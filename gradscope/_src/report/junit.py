@@ -80,8 +80,8 @@ def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
 
 def _at(finding: Finding) -> str:
     """Where a finding points: its own file (a timeline's program, a target's module), which
-    need not be the suite's."""
-    return f"{finding.file}:{finding.location.line}"
+    need not be the suite's, and its line when known."""
+    return str(finding.location)
 
 
 def _source(source: str, spec: str) -> str:

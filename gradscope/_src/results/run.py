@@ -278,15 +278,16 @@ class RunReport(Displayed):
         return {path: tuple(calls) for path, calls in out.items()}
 
     def findings(self) -> tuple[Finding, ...]:
-        """Every problem as a finding at its call site's line, about the watched call
-        (``CallResult.label``), in the run's order; its cause is its source's note (why,
-        where the cut points cannot say)."""
+        """Every problem as a finding at its call site's line (``via`` the lines that called
+        it), about the watched call (``CallResult.label``), in the run's order; its cause is
+        its source's note (why, where the cut points cannot say). A site that names no line
+        (no frame of the user's was found) is the finding's file, at line 0: unknown."""
         labels = {(c.site, c.step): c.label for c in self.calls}
         notes = {(c.site, c.via, c.step, s.name): s.note for c in self.calls for s in c.sources}
         return tuple(
             Finding(
                 p.kind,
-                Location.at(p.site, p.site),
+                Location.parse(p.site) or Location(p.site),
                 p.message,
                 cause=notes.get((p.site, p.via, p.step, p.variable), ""),
                 cut_points=p.cut_points,
@@ -294,6 +295,7 @@ class RunReport(Displayed):
                 loss=labels.get((p.site, p.step)),
                 variable=p.variable,
                 report=file_of(p.site),
+                via=p.via,
             )
             for p in self.problems
         )
