@@ -5,6 +5,7 @@ the run did. References: bare TensorFlow's None gradients, and the run's own exi
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -191,8 +192,11 @@ def _notes(run_cli, folder: Path, script: str) -> tuple[dict[str, str], dict[str
     code, out, _ = _invoke("--format", "json", "--output", "-", str(folder / script))
     assert code == 1  # the run fails on the same None gradients
     (call,) = json.loads(out[out.index("{\n") :])["calls"]
-    ran = {n: s.get("note", "") for n, s in call["sources"].items()
-           if s["status"] == "none:disconnected"}  # fmt: skip
+    ran = {
+        n: s.get("note", "").replace(f"{folder}{os.sep}", "")
+        for n, s in call["sources"].items()
+        if s["status"] == "none:disconnected"
+    }  # fmt: skip  (run was given the full path)
     return inspected, ran
 
 
@@ -201,9 +205,59 @@ def test_check_of_a_target_names_the_unread_output_as_run_does(run_cli, tmp_path
     none = _bare_none(tmp_path)
     inspected, ran = _notes(run_cli, tmp_path, "unread_head.py")
     assert set(inspected) == set(ran) == none
-    said = "reaches only output 'aux_head' of model 'detector', which the loss made at "
-    for name in none:  # the same cause; each names its own loss line
-        assert inspected[name].startswith(said) and ran[name].startswith(said)
+    line = UNREAD_HEAD.splitlines().index("    return tf.reduce_sum(model(x)[0])") + 1
+    said = ("reaches only output 'aux_head' of model 'detector', which the loss made at "
+            f"unread_head.py:{line} does not read")  # fmt: skip
+    assert set(inspected.values()) == set(ran.values()) == {said}  # the same words, same line
+
+
+STOPPED_BODY = """\
+import keras
+import tensorflow as tf
+
+inputs = keras.Input((4,))
+hidden = keras.layers.Dense(8, name="body")(inputs)
+box = keras.layers.Dense(4, name="box_head")(keras.ops.stop_gradient(hidden))
+model = keras.Model(inputs, [keras.layers.Dense(3, name="cls_head")(hidden), box], name="net")
+x = tf.ones((2, 4))
+
+
+def loss():
+    cls, box = model(x, training=True)
+    return tf.reduce_mean(box**2)
+
+
+def build():
+    return {"losses": {"box": loss}}
+"""
+
+
+def test_a_cut_inside_a_keras_model_is_at_the_same_line_through_every_door(
+    run_cli, tmp_path: Path
+) -> None:
+    """A ``stop_gradient`` inside a functional model: inspect of the target named no line
+    for the cut (gradscope's own wrapper of Keras' model call stood between the op and the
+    user's line), where ``gradscope run`` named the line that calls the model."""
+    (tmp_path / "stopped.py").write_text(STOPPED_BODY + PROGRAM_TAIL, encoding="utf-8")
+    none = _bare_none(tmp_path, "stopped.py")
+    assert none == {"body/kernel", "body/bias", "cls_head/kernel", "cls_head/bias"}
+    inspected = run_cli("inspect", "stopped.py:build", "--format", "json", cwd=tmp_path)
+    assert inspected.returncode == 0, inspected.stderr
+    pairs = json.loads(inspected.stdout)["losses"]["box"]["variables"]
+    code, out, _ = _invoke("--format", "json", "--output", "-", str(tmp_path / "stopped.py"))
+    assert code == 1
+    (call,) = json.loads(out[out.index("{\n") :])["calls"]
+    line = STOPPED_BODY.splitlines().index("    cls, box = model(x, training=True)") + 1
+    ran = {
+        n: json.loads(json.dumps(s).replace(f"{tmp_path}{os.sep}", ""))
+        for n, s in call["sources"].items()
+    }  # fmt: skip  (run was given the full path)
+    for name in ("body/kernel", "body/bias"):
+        for door in (pairs[name], ran[name]):
+            assert door["status"] == "none:stopped"
+            assert [c["source"] for c in door["cut_points"]] == [f"stopped.py:{line}"]
+    for name in ("cls_head/kernel", "cls_head/bias"):
+        assert pairs[name]["note"] == ran[name]["note"]
 
 
 def test_check_of_a_target_names_the_skipped_layer_as_run_does(run_cli, tmp_path: Path) -> None:
@@ -214,3 +268,18 @@ def test_check_of_a_target_names_the_skipped_layer_as_run_does(run_cli, tmp_path
     said = ("reaches no output of model 'net': its layer is not on the path from the model's "
             "inputs to its outputs")  # fmt: skip
     assert set(inspected.values()) == set(ran.values()) == {said}
+
+
+def test_two_copies_of_a_target_each_name_their_own_lines(run_cli, tmp_path: Path) -> None:
+    """Two copies of one file inspected in one process (a broken model and its fixed copy,
+    in a notebook): TensorFlow's autograph caches conversions by code object, which two
+    copies share, so the second's cut points named the first copy's file."""
+    line = STOPPED_BODY.splitlines().index("    cls, box = model(x, training=True)") + 1
+    for copy in ("a", "b"):
+        (tmp_path / copy).mkdir()
+        (tmp_path / copy / "stopped.py").write_text(STOPPED_BODY, encoding="utf-8")
+    for copy in ("a", "b"):
+        done = run_cli("inspect", f"{copy}/stopped.py:build", "--format", "json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        pair = json.loads(done.stdout)["losses"]["box"]["variables"]["body/kernel"]
+        assert [c["source"] for c in pair["cut_points"]] == [f"{copy}/stopped.py:{line}"]

@@ -10,7 +10,9 @@ the Python front-end answers it from an eager pass instead (``frontends/python/e
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,7 +56,7 @@ def _autograph(fn: Callable[[], Any]) -> Callable[[], Any]:
         )
     except ImportError:  # pragma: no cover - a TensorFlow that moved them: trace unconverted
         return fn
-    converted = py_func_from_autograph(fn)
+    converted = py_func_from_autograph(_own_code(fn))
 
     def call() -> Any:
         # NOTE: the engine traces with autograph off, which disables conversion for every call
@@ -63,6 +65,23 @@ def _autograph(fn: Callable[[], Any]) -> Callable[[], Any]:
             return converted()
 
     return call
+
+
+def _own_code(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` with a code object equal to no other function's.
+
+    Autograph caches its conversions by code object, and two functions of the same source at
+    the same lines of two files have equal code objects (CPython compares no file name): the
+    second would run the first's conversion, whose source map names the first file's lines
+    (two copies of a model file inspected in one notebook). An unused constant makes the code
+    unequal and changes nothing it does.
+    """
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    code = fn.__code__.replace(co_consts=(*fn.__code__.co_consts, object()))
+    own = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    own.__kwdefaults__ = fn.__kwdefaults__
+    return functools.update_wrapper(own, fn)
 
 
 def _watched(graph: Any) -> list[Any]:
@@ -164,7 +183,8 @@ class PythonModel:
             tensor = self.loss_tensors.get(name)
             if tensor is None or not calls or name in self.failed:
                 continue
-            site = self.loss_site(name)
+            # the line that made the loss's value, as `gradscope run` names it; else its def
+            site = frames.of_op(tensor.op) or self.loss_site(name)
             out[name] = heads.causes(self.graph, calls, tensor, names, str(site) if site else "")
         return out
 
