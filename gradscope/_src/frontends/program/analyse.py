@@ -8,13 +8,12 @@ themselves are decided by ``gradients/flow.py`` as for specs and Python targets.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gradscope._src.engine import cuts as flow
-from gradscope._src.engine.status import status_of
+from gradscope._src.engine import status as statuses
 from gradscope._src.results import words
 from gradscope._src.results.cut import STOP_TYPES
 from gradscope._src.results.facts import CutPoint, NanOrigin, PairFacts, VariableFacts
@@ -41,6 +40,31 @@ class SourceStatic:
     branch_op: str = ""  # its op type (If, Case, EagerPyFunc, ...)
     attribute: str = ""  # the attribute the user's code reaches it by (``box_head.kernel``)
     copy_of: tuple[str, str] = ("", "")  # (variable, FILE:LINE) the program copied into it
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why one source gets no gradient, as a timeline records it (``gradscope run --timeline``
+    and the Keras ``Monitor`` alike).
+
+    Attributes:
+        status: a ``none:*`` status (contract section 2).
+        why: ``cut at`` the cut points (``node (Op) at FILE:LINE``), or why there is no
+            path (empty when the analysis has no more to say than the status).
+        cut_points: the cut points as the timeline holds them (``node``, ``op``, ``kind``,
+            ``source``), none when there is no path to cut.
+    """
+
+    status: str
+    why: str
+    cut_points: tuple[dict[str, str], ...] = ()
+
+
+def cause(status: str, cut_points: Sequence[CutPoint], note: str) -> Cause:
+    """A source's :class:`Cause` from its status, cut points and note."""
+    points = tuple({"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
+                   for c in cut_points)  # fmt: skip
+    return Cause(str(status), words.cause(cut_points, note), points)
 
 
 @dataclass(frozen=True)
@@ -102,12 +126,9 @@ def analyse(
             continue
         static.reachable = bool(reached >> i & 1)
         static.half_path = bool(halves >> i & 1)
-        for cut, point in located:
-            if not cut.variables >> i & 1 or point in static.cut_points:
-                continue
-            if static.has_gradient and not (cut.kind == flow.ASSIGN or visible(cut.op)):
-                continue
-            static.cut_points.append(point)
+        for point in flow.listed(i, located, not static.has_gradient, visible):
+            if point not in static.cut_points:
+                static.cut_points.append(point)
 
 
 def _through_integers(
@@ -175,11 +196,9 @@ def status(static: SourceStatic, norm: float | None, largest: float | None,
         largest: its gradient's largest absolute element (None: not known).
         measured: False when the call never ran: a gradient is then ``unknown``.
     """
-    finite = True
-    zero = False
+    finite, zero = True, False
     if norm is not None and largest is not None:
-        finite = math.isfinite(largest) and not math.isnan(norm)
-        zero = finite and largest == 0.0
+        finite, zero = statuses.measured(norm, largest)
     requested = static.requested
     if requested is None:
         requested = static.trainable or static.has_gradient
@@ -196,7 +215,7 @@ def status(static: SourceStatic, norm: float | None, largest: float | None,
         measured=measured,
     )
     variable = VariableFacts(static.name, static.shape, "", static.trainable, "")
-    return status_of(pair, variable)
+    return statuses.status_of(pair, variable)
 
 
 def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from gradscope._src.frontends.program import analyse, process
 from gradscope._src.frontends.program.sites import Chain
@@ -15,7 +15,18 @@ from gradscope._src.frontends.program.values import Numbers
 from gradscope._src.results import words
 from gradscope._src.results.replicas import ReplicaResult
 from gradscope._src.results.run import EAGER, GRAPH, CallResult, SourceResult
-from gradscope._src.timeline.record import Recorder
+
+
+class Timeline(Protocol):
+    """Where the watcher records the measured executions, every K-th (``--every K``): the
+    timeline's ``Recorder``, which ``watch/run.py`` makes."""
+
+    histograms: bool  # TensorBoard's histograms need each gradient's elements
+
+    def due(self, step: int) -> bool: ...
+
+    def record(self, step: int, site: str, loss: Any, entries: Sequence[Sequence[Any]],
+               *, loss_scaled: bool = False) -> Any: ...  # fmt: skip
 
 
 class StopProgram(BaseException):
@@ -56,7 +67,7 @@ class SiteState:
 class Watcher:
     """Counts each site's executions, keeps their results, and decides when to stop."""
 
-    def __init__(self, steps: int, stop: bool = False, timeline: Recorder | None = None) -> None:
+    def __init__(self, steps: int, stop: bool = False, timeline: Timeline | None = None) -> None:
         self.steps = steps
         self.stop = stop  # --stop: the program is stopped at a site's execution past --steps
         #: the sites gradscope's stop was raised at, in order (one per refused call): more
@@ -250,13 +261,11 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
                       multiplier=static.multiplier, unasked=static.unasked)  # fmt: skip
 
 
-def _cause(source: SourceResult) -> tuple[str, str, list[dict[str, str]]]:
+def _cause(source: SourceResult) -> tuple[str, str, tuple[dict[str, str], ...]]:
     """The timeline's ``status``, ``cause`` and ``cut_points`` of a source, as the Monitor
-    records them (``timeline/causes.py``): for a None gradient ``cut at`` its cut points
-    (``node (Op) at FILE:LINE``) or the report's note; ``recorder`` keeps them only then."""
-    cuts = [{"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
-            for c in source.cut_points]  # fmt: skip
-    return source.status, words.cause(source.cut_points, source.note), cuts
+    records them (``analyse.cause``); ``recorder`` keeps them only for a None gradient."""
+    said = analyse.cause(source.status, source.cut_points, source.note)
+    return said.status, said.why, said.cut_points
 
 
 def _replica(replica: int, static: analyse.SourceStatic,
