@@ -52,20 +52,21 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     own norm, zero fraction; per loss with several losses, and their cosines.
 
     Args:
-        every: record step 1 and the steps that are multiples of ``every`` (counted by the
-            optimizer).
+        every: record step 1 and the steps that are multiples of ``every`` (the Monitor counts
+            the train steps it sees, skipped ones included: a loss scale's skipped step is
+            a step).
         timeline: write the timeline JSON (contract section 7) here when training ends.
         tensorboard: write TensorBoard scalars and histograms to this directory.
+        thresholds: when a series becomes a finding (:class:`gradscope.keras.Thresholds`).
+        histograms: also write gradient histograms to TensorBoard.
+        per_loss: with several losses, also record each loss's gradients and their cosines
+            (one more backward pass per loss on recorded steps).
 
     Raises:
         TypeError: an argument of the wrong type.
         ValueError: ``every`` below 1.
         OSError: ``timeline`` or ``tensorboard`` cannot be written (also checked when a
             ``fit`` begins, before its first step).
-        thresholds: when a series becomes a finding (:class:`gradscope.keras.Thresholds`).
-        histograms: also write gradient histograms to TensorBoard.
-        per_loss: with several losses, also record each loss's gradients and their cosines
-            (one more backward pass per loss on recorded steps).
     """
 
     def __init__(
