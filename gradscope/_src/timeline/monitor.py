@@ -39,7 +39,8 @@ from typing import Any
 
 import keras
 
-from gradscope._src.results.location import Location
+from gradscope._src.location import Location
+from gradscope._src.results import words
 from gradscope._src.timeline import traced
 from gradscope._src.timeline.findings import Thresholds
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
@@ -177,11 +178,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         fit runs was traced, as ``gradscope run`` reports it: still trained, or left out."""
         from gradscope._src.analysis.fixes import fix_for
         from gradscope._src.analysis.fixes.evidence import Evidence
-        from gradscope._src.frontends.program.trainable import changed_note
 
         where = flags.site or "an earlier fit()"
         for variable, trained in traced.changes(model, flags):
-            name, note = _path(variable), changed_note(trained, where)
+            name, note = _path(variable), words.changed_after_trace(trained, where)
             status = "ok" if trained else "none:disconnected"
             fix = fix_for(Evidence(status, name, note=note, site=self.site, trainable_changed=True))
             self.recorder.notices.append({
