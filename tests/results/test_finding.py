@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from gradscope._src.analysis import run as run_policy
+from gradscope._src.location import Location
 from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
 from gradscope._src.results.facts import CutPoint
 from gradscope._src.results.finding import Finding
-from gradscope._src.results.location import Location
 from gradscope._src.results.status import FindingKind, ProblemKind
 from tests import checks
 

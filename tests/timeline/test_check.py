@@ -51,3 +51,37 @@ def test_check_timeline_findings_are_the_runs(tmp_path: Path) -> None:
     # a timeline's finding is about its site (the timeline's losses are sites)
     assert [f.loss for f in checked] == ["train.py:12", "model.py:40"]
     assert {f.report for f in checked} == {str(path)}
+
+
+def test_check_timeline_is_plain_data_whose_findings_are_findings(tmp_path: Path) -> None:
+    """A checked timeline is frozen data in results/ (as a check's result is): its findings
+    are ``Finding`` objects, the file's then those its records show (a NaN the emptied
+    ``findings`` list lost), and its report, which the formats draw, gives the same."""
+    from gradscope._src.results.finding import Finding
+    from gradscope._src.results.timeline import TimelineResult
+
+    nan = {"status": "nan", "norm": None, "weight_norm": 1.0, "zero_fraction": 0.0}
+    timeline = {
+        "gradscope": 1, "program": "train.py",
+        "steps": [{"step": 1, "site": "train.py:5", "variables": {"w": nan}}],
+        "findings": [],
+    }  # fmt: skip
+    result = check.checked(timeline, "t.json")
+    assert isinstance(result, TimelineResult)
+    assert dataclasses.is_dataclass(result)
+    try:
+        result.path = "other.json"  # type: ignore[misc]
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("a timeline result is frozen")
+    (finding,) = result.findings()
+    assert isinstance(finding, Finding)
+    assert (finding.kind, str(finding.location), finding.variable) == ("nan", "train.py:5", "w")
+    assert result.derived == 1
+    assert result.notes() == (
+        "1 finding read from the recorded steps, missing from the file's `findings`",)  # fmt: skip
+    report = result.report()
+    assert report.spec == "t.json" and report.notes == result.notes()
+    assert [(f.kind, f.location, f.message) for f in report.findings()] == [
+        (finding.kind, finding.location, finding.message)]  # fmt: skip

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src.location import Location
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.location import Location
 from gradscope._src.results.status import FindingKind, ProblemKind
 
 
@@ -44,6 +44,8 @@ class Finding:
         known: a baseline already holds it (shown, never failing).
         report: the spec, target, timeline or file of the result it belongs to: what
             baselines and SARIF fingerprints key it by, and the JUnit suite it lands in.
+        via: the user's lines that called ``location``'s line, innermost first, where one
+            line is reached from several places (a helper's gradient call: ``CallResult.via``).
     """
 
     kind: ProblemKind | FindingKind
@@ -56,6 +58,12 @@ class Finding:
     variable: str | None = None
     known: bool = False
     report: str = ""
+    via: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """The location, and ``via`` when there is one: ``helpers.py:3 (via train.py:40)``."""
+        return f"{self.location} (via {', '.join(self.via)})" if self.via else str(self.location)
 
     @property
     def file(self) -> str:
