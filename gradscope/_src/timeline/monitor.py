@@ -24,7 +24,8 @@ Cost: one train function, Keras' own step with the hooks, traced once; the recor
 in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a recorded
 step reduces each gradient and weight to a few float64 numbers there (only with TensorBoard
 histograms are whole gradients copied aside). A None gradient gets its cause from the
-traced step (:mod:`gradscope._src.timeline.causes`).
+traced step, analysed by the watcher of ``gradscope run``
+(:func:`gradscope._src.frontends.program.graph_calls.step_causes`).
 """
 
 from __future__ import annotations
