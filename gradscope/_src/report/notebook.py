@@ -161,11 +161,11 @@ def _run(report: rr.RunReport) -> str:
                   _with_fixes(["source", "shape", "status", "norm", "cut at / why"], rows,
                               call.sources),
                   _notes(call.notes)]  # fmt: skip
-    if report.problems:
-        rows = [[_e(p.kind), _e(p.site), _e(p.step), _code(p.variable), _e(p.message)]
-                for p in report.problems]  # fmt: skip
-        parts.append(_problems(["kind", "site", "step", "source", "message"], rows,
-                               report.problems))  # fmt: skip
+    found = report.findings()
+    if found:
+        rows = [[_e(f.kind), _e(f.location), _e(f.step), _code(str(f.variable)), _e(f.message)]
+                for f in found]  # fmt: skip
+        parts.append(_problems(["kind", "site", "step", "source", "message"], rows, found))
     parts += [_notes(report.notes), _line(run_summary(report), bool(report.exit_code))]
     return _wrap(parts)
 

@@ -46,6 +46,8 @@ class Finding:
             baselines and SARIF fingerprints key it by, and the JUnit suite it lands in.
         via: the user's lines that called ``location``'s line, innermost first, where one
             line is reached from several places (a helper's gradient call: ``CallResult.via``).
+        step: the step it is about, when the result counts steps (a run's execution of its
+            call site, from 1); None otherwise.
     """
 
     kind: ProblemKind | FindingKind
@@ -59,6 +61,7 @@ class Finding:
     known: bool = False
     report: str = ""
     via: tuple[str, ...] = ()
+    step: int | None = None
 
     @property
     def where(self) -> str:
