@@ -96,7 +96,7 @@ runpy.run_path(os.path.abspath(args[0]), run_name="__main__")
 
 @dataclass(frozen=True)
 class Run:
-    """One finished ``gradscope`` process and what it cost."""
+    """One finished ``gradscope`` (or ``python``) process and what it cost."""
 
     code: int
     stdout: str
@@ -106,7 +106,7 @@ class Run:
 
 
 class Driver:
-    """A running driver: :meth:`run` forks one ``gradscope`` process per call."""
+    """A running driver: :meth:`run` forks one ``gradscope`` (or ``python``) process per call."""
 
     def __init__(self, process: subprocess.Popen[str], kill_after: float) -> None:
         self._process = process
