@@ -32,10 +32,11 @@ import json, os, resource, signal, sys, threading, time
 KIND = sys.argv[1]
 if KIND == "python":
     import tensorflow  # what each program imports first, as its ``python`` would
-elif KIND == "tensorflow":
-    from gradscope._src.engine.tf_import import import_tensorflow
-    import_tensorflow()
-if KIND != "python":
+else:  # a process of gradscope's own, as ``gradscope ARGS`` makes it (main() without args)
+    from gradscope._src.engine.tf_import import import_tensorflow, own_process
+    own_process()
+    if KIND == "tensorflow":
+        import_tensorflow()
     import gradscope._src.cli
 
 def become(args, cwd, env, out, err, fsize):
