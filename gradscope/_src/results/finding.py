@@ -90,8 +90,9 @@ class Finding:
     def from_dict(cls, data: Mapping[str, Any], default: str, *, loss: str | None = None,
                   report: str = "") -> Finding:  # fmt: skip
         """A finding of a timeline (contract section 7: ``kind``, ``site``, ``variable``,
-        ``message``, ``cut_points`` and ``fix`` when known), or a run's problem as a timeline
-        keeps it: located at its ``site`` (``default`` and line 1 when the site names none).
+        ``from_step``, ``message``, ``cut_points`` and ``fix`` when known), or a run's problem
+        as a timeline keeps it: located at its ``site`` (``default`` and line 1 when the site
+        names none), about the step it holds from.
 
         Args:
             data: the finding's JSON object.
@@ -113,4 +114,5 @@ class Finding:
             loss=site if loss is None else loss,
             variable=None if data.get("variable") is None else str(data["variable"]),
             report=report or default,
+            step=data.get("from_step"),
         )
