@@ -3,8 +3,10 @@ its finding ``Thresholds``."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
+from gradscope._src.frontends.python import keras_ops
 from gradscope._src.frontends.python.keras import targets
 from gradscope._src.timeline.findings import Thresholds
 
@@ -13,6 +15,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Monitor", "Thresholds", "targets"]
 
+if "keras" in sys.modules:  # a model built from here on is one the Monitor may watch: note
+    keras_ops.for_good()  # where its Keras operations are written (cheap; nothing computed)
+
 
 def __getattr__(name: str) -> Any:
     # Monitor subclasses keras.callbacks.Callback: Keras (and TensorFlow) are imported when
@@ -20,6 +25,7 @@ def __getattr__(name: str) -> Any:
     if name == "Monitor":
         from gradscope._src.timeline.monitor import Monitor
 
+        keras_ops.for_good()
         globals()["Monitor"] = Monitor
         return Monitor
     raise AttributeError(f"module 'gradscope.keras' has no attribute {name!r}")

@@ -235,9 +235,10 @@ def build():
 def test_a_cut_inside_a_keras_model_is_at_the_same_line_through_every_door(
     run_cli, tmp_path: Path
 ) -> None:
-    """A ``stop_gradient`` inside a functional model: inspect of the target named no line
-    for the cut (gradscope's own wrapper of Keras' model call stood between the op and the
-    user's line), where ``gradscope run`` named the line that calls the model."""
+    """A ``keras.ops.stop_gradient`` inside a functional model: inspect of the target named
+    no line for the cut (gradscope's own wrapper of Keras' model call stood between the op and
+    the user's line), ``gradscope run`` the line that calls the model; both now name the line
+    that wrote it (``keras_ops.py``)."""
     (tmp_path / "stopped.py").write_text(STOPPED_BODY + PROGRAM_TAIL, encoding="utf-8")
     none = _bare_none(tmp_path, "stopped.py")
     assert none == {"body/kernel", "body/bias", "cls_head/kernel", "cls_head/bias"}
@@ -247,7 +248,7 @@ def test_a_cut_inside_a_keras_model_is_at_the_same_line_through_every_door(
     code, out, _ = _invoke("--format", "json", "--output", "-", str(tmp_path / "stopped.py"))
     assert code == 1
     (call,) = json.loads(out[out.index("{\n") :])["calls"]
-    line = STOPPED_BODY.splitlines().index("    cls, box = model(x, training=True)") + 1
+    line = _line(STOPPED_BODY, "keras.ops.stop_gradient(hidden)")
     ran = {
         n: json.loads(json.dumps(s).replace(f"{tmp_path}{os.sep}", ""))
         for n, s in call["sources"].items()
@@ -274,7 +275,7 @@ def test_two_copies_of_a_target_each_name_their_own_lines(run_cli, tmp_path: Pat
     """Two copies of one file inspected in one process (a broken model and its fixed copy,
     in a notebook): TensorFlow's autograph caches conversions by code object, which two
     copies share, so the second's cut points named the first copy's file."""
-    line = STOPPED_BODY.splitlines().index("    cls, box = model(x, training=True)") + 1
+    line = _line(STOPPED_BODY, "keras.ops.stop_gradient(hidden)")
     for copy in ("a", "b"):
         (tmp_path / copy).mkdir()
         (tmp_path / copy / "stopped.py").write_text(STOPPED_BODY, encoding="utf-8")
@@ -283,3 +284,43 @@ def test_two_copies_of_a_target_each_name_their_own_lines(run_cli, tmp_path: Pat
         assert done.returncode == 0, done.stderr
         pair = json.loads(done.stdout)["losses"]["box"]["variables"]["body/kernel"]
         assert [c["source"] for c in pair["cut_points"]] == [f"{copy}/stopped.py:{line}"]
+
+
+def _line(text: str, part: str) -> int:
+    (line,) = [n for n, x in enumerate(text.splitlines(), 1) if part in x]
+    return line
+
+
+def test_the_monitor_names_the_line_that_wrote_a_keras_op(tmp_path: Path) -> None:
+    """Through ``fit`` the op's stack holds only Keras and the ``fit`` line: the Monitor
+    named no line for the cut, ``gradscope run`` the ``fit`` line. The Keras operation's own
+    line is the one to change."""
+    import importlib.util
+
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor  # before the model is built, as a program imports it
+
+    (tmp_path / "stopped_fit.py").write_text(STOPPED_BODY, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(
+        "stopped_fit_monitor", tmp_path / "stopped_fit.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.model
+    model.compile(optimizer="sgd", loss=[None, "mse"])
+    x, y = tf.ones((4, 4)), tf.zeros((4, 4))
+    with tf.GradientTape() as tape:  # bare TensorFlow: what the compiled loss reaches
+        value = tf.reduce_mean((model(x, training=True)[1] - y) ** 2)
+    grads = tape.gradient(value, model.trainable_variables)
+    none = {v.path for v, g in zip(model.trainable_variables, grads, strict=True) if g is None}
+    assert {"body/kernel", "body/bias"} <= none
+    timeline = tmp_path / "t.json"
+    model.fit(x, [tf.zeros((4, 3)), y], epochs=1, verbose=0,
+              callbacks=[Monitor(every=1, timeline=str(timeline))])  # fmt: skip
+    findings = json.loads(timeline.read_text())["findings"]
+    cut = {f["variable"]: f.get("cut_points", []) for f in findings if f["kind"] == "none"}
+    line = _line(STOPPED_BODY, "keras.ops.stop_gradient(hidden)")
+    for name in ("body/kernel", "body/bias"):
+        assert [c["source"].rsplit(os.sep, 1)[-1] for c in cut[name]] == [f"stopped_fit.py:{line}"]

@@ -393,8 +393,8 @@ def run(
     """
     from gradscope._src.distribute.run import for_program
     from gradscope._src.frontends import keras_names
-    from gradscope._src.frontends.program import run as program_run
     from gradscope._src.frontends.program.launch import Program, ProgramRaised
+    from gradscope._src.watch import run as program_run
 
     if stop and keep_going:
         raise UsageError("gradscope.run: stop=True and keep_going=True contradict each other")

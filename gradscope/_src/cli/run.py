@@ -20,8 +20,8 @@ from gradscope._src.report import RUN_FORMATS
 
 if TYPE_CHECKING:
     from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.program.run import Outcome
     from gradscope._src.frontends.program.streams import Held
+    from gradscope._src.watch.run import Outcome
 
 EPILOG = (
     """\b
@@ -174,9 +174,9 @@ def run(ctx: click.Context, steps: int, stop: bool, keep_going: bool, every: int
     """
     from gradscope._src.distribute.run import for_program
     from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.program.run import exit_code
-    from gradscope._src.frontends.program.run import run as run_program
     from gradscope._src.frontends.program.streams import Held
+    from gradscope._src.watch.run import exit_code
+    from gradscope._src.watch.run import run as run_program
 
     if module is None and not program:
         raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")

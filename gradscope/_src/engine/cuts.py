@@ -299,3 +299,26 @@ def shown_with_gradient(kind: str, user_wrote: bool) -> bool:
     moments) is noise there; a cut the user wrote, or an ``assign``, is not.
     """
     return kind == ASSIGN or user_wrote
+
+
+def listed(index: int, located: Sequence[tuple[Any, CutPoint]], cut_all: bool,
+           visible: Callable[[Any], bool]) -> list[CutPoint]:  # fmt: skip
+    """The cut points source ``index`` lists (contract section 2), each once: every cut of its
+    paths when it gets no gradient (or only the zeros TensorFlow fills in), else only the
+    cuts :func:`shown_with_gradient` shows. The one rule for a spec's or a Python target's
+    pairs and a watched call's sources.
+
+    Args:
+        index: the source's bit in each cut's ``variables``.
+        located: each cut (a :class:`Cut`, or a ``bodies.InnerCut`` inside a function body)
+            with its cut point.
+        cut_all: whether every path of the source is cut (no gradient arrives).
+        visible: whether the user wrote a cut's ``op`` on their own line.
+    """
+    out: list[CutPoint] = []
+    for cut, point in located:
+        if not cut.variables >> index & 1 or point in out:
+            continue
+        if cut_all or shown_with_gradient(cut.kind, visible(cut.op)):
+            out.append(point)
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -14,7 +15,9 @@ from gradscope._src.engine.bodies import Descent, InnerCut
 from gradscope._src.engine.graph import Extracted
 from gradscope._src.engine.norms import norms_and_maxima
 from gradscope._src.engine.picture import hook as picture_hook
+from gradscope._src.engine.status import measured
 from gradscope._src.errors import BuildError
+from gradscope._src.location import Location
 from gradscope._src.results.facts import Comparison, CutPoint, LossFacts, PairFacts
 
 if TYPE_CHECKING:
@@ -55,11 +58,7 @@ class LossStatic:
             norm = finite = zero = None
             if p.slot is not None:
                 norm = float(numbers[f"{prefix}/norm"][p.slot])
-                largest = float(numbers[f"{prefix}/max"][p.slot])
-                if largest < 0:  # max |g| of no elements (norms.py): an empty gradient is zero
-                    largest = 0.0
-                finite = math.isfinite(largest) and not math.isnan(norm)
-                zero = finite and largest == 0.0
+                finite, zero = measured(norm, float(numbers[f"{prefix}/max"][p.slot]))
             pairs.append(
                 PairFacts(
                     variable=p.variable,
@@ -210,11 +209,7 @@ class PairBuilder:
         zeroed: set[int],
     ) -> None:
         located = [(cut, self._located(cut)) for cut in cuts]
-        partial = [
-            (cut, point)
-            for cut, point in located
-            if flow.shown_with_gradient(cut.kind, self.model.visible(cut.op))
-        ]
+        visible = functools.cache(self.model.visible)  # read once per op
         slot = 0
         for i, v in enumerate(self.variables):
             pair = PairStatic(v.name, requested=i in var_grads)
@@ -225,9 +220,7 @@ class PairBuilder:
             pair.reachable = bool(self.vsets[target_op] >> i & 1)
             pair.has_gradient = grad is not None
             cut_all = grad is None or i in zeroed  # no gradient but TensorFlow's zeros
-            for cut, point in located if cut_all else partial:
-                if cut.variables >> i & 1 and point not in pair.cut_points:
-                    pair.cut_points.append(point)
+            pair.cut_points.extend(flow.listed(i, located, cut_all, visible))
             if grad is not None:
                 pair.sparse = isinstance(grad, self.tf.IndexedSlices)
                 pair.slot = slot
@@ -342,7 +335,6 @@ class _OpError(Exception):
         super().__init__(str(cause))
 
 
-def _nowhere(target: str) -> Any:
-    from gradscope._src.errors import Location
-
+def _nowhere(target: str) -> Location:
+    """Where a loss whose line is unknown is: its target, at line 1."""
     return Location(target, 1, 1)

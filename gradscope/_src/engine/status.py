@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 
 from gradscope._src.engine.cuts import KIND_ORDER
@@ -20,6 +21,20 @@ def kind_of(kinds: Iterable[str]) -> str | None:
         if kind in present:
             return kind
     return None
+
+
+def measured(norm: float, largest: float) -> tuple[bool, bool]:
+    """Whether a gradient is finite, and whether it is all zero, from its L2 norm and its
+    largest absolute element: what tells ``ok``, ``zero`` and ``nan`` apart, for a loss of a
+    spec or a Python target and for a watched call alike.
+
+    Returns:
+        ``(finite, all_zero)``.
+    """
+    if largest < 0:  # max |g| of no elements (norms.py): an empty gradient is zero
+        largest = 0.0
+    finite = math.isfinite(largest) and not math.isnan(norm)
+    return finite, finite and largest == 0.0
 
 
 def status_of(pair: PairFacts, variable: VariableFacts | None = None) -> Status:

@@ -39,9 +39,9 @@ from typing import Any
 
 import tensorflow as tf
 
-from gradscope._src.timeline import eager_causes, step_grads
+from gradscope._src.frontends.program.analyse import Cause
+from gradscope._src.timeline import step_grads
 from gradscope._src.timeline import step_ops as ops
-from gradscope._src.timeline.causes import Cause, explain
 
 
 @dataclass
@@ -219,18 +219,21 @@ class Hooks:
             _unlowered(done)
         if tape is not None and (self.nones or self.part_nones) and not self._eager_causes:
             self._eager_causes = True  # once: an eager step leaves no graph, one is traced
-            eager_causes.explain(self, step, data, _Trace)
+            self._explain_eagerly(step, data)
         return logs
 
     def _explain(self, trace: _Trace) -> None:
         """The cause of each None gradient, from the traced step (eagerly, from a trace made
-        for it: :mod:`gradscope._src.timeline.eager_causes`)."""
+        for it: :meth:`_explain_eagerly`), asked of the watcher's analysis of a traced step
+        (``frontends/program/graph_calls.step_causes``)."""
+        from gradscope._src.frontends.program.graph_calls import step_causes
+
         nones = [g is None for g, _ in trace.applied]
         if not any(nones) or trace.loss is None or not tf.is_symbolic_tensor(trace.loss):
             return
         variables = [v for _, v in trace.applied]
         try:
-            found = explain(trace.loss, variables, nones, self.model, trace.y_pred)
+            found = step_causes(trace.loss, variables, nones, self.model, trace.y_pred)
         except Exception:  # gradscope's failure never stops training: the None stays unexplained
             return
         self.causes = {_path(variables[i]): cause for i, cause in found.items()}
@@ -241,12 +244,14 @@ class Hooks:
         """The cause of each None gradient of one loss part (a loss that does not reach a
         variable: an output it does not read, a cut on its path; the added losses, each
         regularizer and ``add_loss`` term a target, asked all at once)."""
+        from gradscope._src.frontends.program.graph_calls import step_causes
+
         if not any(nones) or not part.targets or not tf.is_symbolic_tensor(part.targets[0]):
             return
         added = part.name == step_grads.ADDED  # regularizers and add_loss read no output
         model = None if added else self.model
         try:
-            found = explain(part.targets, variables, nones, model, trace.y_pred, part.name)
+            found = step_causes(part.targets, variables, nones, model, trace.y_pred, part.name)
         except Exception:  # gradscope's failure never stops training: the None stays unexplained
             return
         for i, cause in found.items():
@@ -254,6 +259,50 @@ class Hooks:
                 why = "no regularizer or add_loss term depends on it"
                 cause = Cause(cause.status, why, cause.cut_points)
             self.part_causes[(part.name, _path(variables[i]))] = cause
+
+    def _explain_eagerly(self, step: Any, data: Any) -> None:
+        """The causes of the None gradients the eager steps (``run_eagerly``) recorded: an
+        eager step leaves no graph to analyse, so Keras' own ``train_step`` is traced once
+        more into a ``tf.function`` graph on the same batch, with these hooks watching it,
+        and that graph is analysed as a traced step's is. It is never run: no weight,
+        optimizer or metric state changes.
+
+        Args:
+            step: Keras' own ``train_step`` (unwrapped).
+            data: the step's batch.
+        """
+        traced = self._traced_once(step, data)
+        if traced is None or traced.loss is None or not traced.applied:
+            return
+        self._explain(traced)
+        if not self.part_nones:
+            return
+        variables = [v for _, v in traced.applied]
+        names = [self.path(v) for v in variables]
+        with traced.loss.graph.as_default():
+            parts = step_grads.parts(traced) if self.per_loss else []
+            for part in parts:
+                nones = [(part.name, n) in self.part_nones for n in names]
+                self._explain_part(part, variables, nones, traced)
+
+    def _traced_once(self, step: Any, data: Any) -> _Trace | None:
+        """What the hooks saw while ``step`` was traced on ``data`` (None: it could not be)."""
+        seen = []
+
+        def traced_step(batch: Any) -> Any:
+            self._trace = trace = _Trace()
+            try:
+                step(batch)
+            finally:
+                self._trace = None
+            seen.append(trace)
+            return tf.constant(0)
+
+        try:
+            tf.function(traced_step, autograph=False).get_concrete_function(data)
+        except Exception:  # gradscope's failure never stops training: the Nones stay unexplained
+            return None
+        return seen[-1] if seen else None
 
     def _store(self, trace: _Trace, gradients: Any, iterations: Any, when: Any = None) -> Any:
         """On a due step: each gradient reduced to (sum of squares, zeros) in float64, the

@@ -24,7 +24,8 @@ Cost: one train function, Keras' own step with the hooks, traced once; the recor
 in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a recorded
 step reduces each gradient and weight to a few float64 numbers there (only with TensorBoard
 histograms are whole gradients copied aside). A None gradient gets its cause from the
-traced step (:mod:`gradscope._src.timeline.causes`).
+traced step, analysed by the watcher of ``gradscope run``
+(:func:`gradscope._src.frontends.program.graph_calls.step_causes`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from typing import Any
 
 import keras
 
-from gradscope._src.results.location import Location
+from gradscope._src.location import Location
+from gradscope._src.results import words
 from gradscope._src.timeline import traced
 from gradscope._src.timeline.findings import Thresholds
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
@@ -51,20 +53,21 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     own norm, zero fraction; per loss with several losses, and their cosines.
 
     Args:
-        every: record step 1 and the steps that are multiples of ``every`` (counted by the
-            optimizer).
+        every: record step 1 and the steps that are multiples of ``every`` (the Monitor counts
+            the train steps it sees, skipped ones included: a loss scale's skipped step is
+            a step).
         timeline: write the timeline JSON (contract section 7) here when training ends.
         tensorboard: write TensorBoard scalars and histograms to this directory.
+        thresholds: when a series becomes a finding (:class:`gradscope.keras.Thresholds`).
+        histograms: also write gradient histograms to TensorBoard.
+        per_loss: with several losses, also record each loss's gradients and their cosines
+            (one more backward pass per loss on recorded steps).
 
     Raises:
         TypeError: an argument of the wrong type.
         ValueError: ``every`` below 1.
         OSError: ``timeline`` or ``tensorboard`` cannot be written (also checked when a
             ``fit`` begins, before its first step).
-        thresholds: when a series becomes a finding (:class:`gradscope.keras.Thresholds`).
-        histograms: also write gradient histograms to TensorBoard.
-        per_loss: with several losses, also record each loss's gradients and their cosines
-            (one more backward pass per loss on recorded steps).
     """
 
     def __init__(
@@ -176,11 +179,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         fit runs was traced, as ``gradscope run`` reports it: still trained, or left out."""
         from gradscope._src.analysis.fixes import fix_for
         from gradscope._src.analysis.fixes.evidence import Evidence
-        from gradscope._src.frontends.program.trainable import changed_note
 
         where = flags.site or "an earlier fit()"
         for variable, trained in traced.changes(model, flags):
-            name, note = _path(variable), changed_note(trained, where)
+            name, note = _path(variable), words.changed_after_trace(trained, where)
             status = "ok" if trained else "none:disconnected"
             fix = fix_for(Evidence(status, name, note=note, site=self.site, trainable_changed=True))
             self.recorder.notices.append({

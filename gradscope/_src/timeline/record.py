@@ -44,13 +44,13 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
+from gradscope._src.results.summary import Summary as Summary
 from gradscope._src.timeline.arrays import dense as dense
 from gradscope._src.timeline.arrays import is_sparse as is_sparse
 from gradscope._src.timeline.findings import Thresholds, find, ordered, same_kind
@@ -60,35 +60,6 @@ NONE_STATUS = "none:unexplained"
 
 #: ``(name, gradient, value)``, then optionally ``status``, ``cause`` and ``cut_points``.
 Entry = Sequence[Any]
-
-
-@dataclass(frozen=True)
-class Summary:
-    """A gradient or a weight already reduced where it lives (inside a traced step, on the
-    device), so that only a few numbers reach the recorder.
-
-    Attributes:
-        square_sum: the sum of its squared elements (NaN or Inf when an element is).
-        zeros: how many elements are exactly zero.
-        shape: its shape.
-        sparse: whether TensorFlow gave it as ``IndexedSlices``.
-        values: its elements (dense), kept only for a TensorBoard histogram, else None.
-    """
-
-    square_sum: float
-    zeros: int
-    shape: tuple[int, ...]
-    sparse: bool = False
-    values: Any = field(default=None, compare=False, repr=False)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def norm(self) -> float | None:
-        finite = math.isfinite(self.square_sum)
-        return math.sqrt(self.square_sum) if finite and self.square_sum >= 0 else None
 
 
 def _square_sum(flat: np.ndarray[Any, Any]) -> float:

@@ -136,26 +136,12 @@ class Watch:
     def _made(self, watcher: Any, calls: Any, outcome: str) -> rr.RunReport:
         import tensorflow as tf
 
-        from gradscope._src.analysis import fixes
-        from gradscope._src.analysis import run as run_policy
         from gradscope._src.frontends.program import trainable
+        from gradscope._src.watch.run import reported
 
-        found = run_policy.explained(
-            fixes.fixed_calls(trainable.merged(watcher.finish(), calls.traces))
-        )
-        problems = fixes.fixed_run_problems(run_policy.problems_of(found, self.allow_none), found)
-        return rr.RunReport(
-            program=self.where,
-            argv=(),
-            tensorflow=tf.__version__,
-            device="GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0",
-            calls=tuple(found),
-            problems=tuple(problems),
-            outcome=outcome,
-            steps=self.steps,
-            notes=tuple(watcher.notes),
-            entry=rr.WATCH,
-        )
+        found = trainable.merged(watcher.finish(), calls.traces)
+        return reported(tf, watcher, found, self.allow_none, outcome, self.steps,
+                        program=self.where, entry=rr.WATCH)  # fmt: skip
 
 
 class _Retraced:

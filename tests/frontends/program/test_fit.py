@@ -122,7 +122,7 @@ def test_each_fit_line_is_its_own_site_though_the_step_was_traced_once(
     import numpy as np
 
     from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.program.run import run
+    from gradscope._src.watch.run import run
 
     script = tmp_path / "fits.py"
     script.write_text(_TWO_FITS, encoding="utf-8")

@@ -32,7 +32,7 @@ def _driver() -> None:
     import tensorflow.compat.v1 as tf
 
     from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.program.run import run
+    from gradscope._src.watch.run import run
 
     with contextlib.redirect_stdout(io.StringIO()):
         report = run(Program(str(PROGRAMS / PROGRAM), ())).report.to_dict()

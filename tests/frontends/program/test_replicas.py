@@ -227,9 +227,9 @@ def test_fit_under_strategy_scope_reports_each_replica_at_the_fit_line(tmp_path:
 
 
 def test_replicas_no_call_used_are_noted() -> None:
-    from gradscope._src.frontends.program.run import _unused
     from gradscope._src.results import run as rr
     from gradscope._src.results.replicas import Distribution
+    from gradscope._src.watch.run import _unused
 
     alone = rr.CallResult("train.py:5", "GradientTape.gradient", "eager", 1, "", 1.0, ())
     split = rr.CallResult("train.py:5", "GradientTape.gradient", "eager", 1, "", 1.0, (),

@@ -13,9 +13,9 @@ import pytest
 
 from gradscope._src.analysis import run as run_policy
 from gradscope._src.frontends.program.launch import Program
-from gradscope._src.frontends.program.run import Outcome, run
 from gradscope._src.frontends.python.frames import display_path
 from gradscope._src.results import run as rr
+from gradscope._src.watch.run import Outcome, run
 
 pytestmark = pytest.mark.tf
 

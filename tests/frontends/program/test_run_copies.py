@@ -62,7 +62,7 @@ def test_run_without_a_copy_the_stop_gradient_is_to_remove(tmp_path: Path) -> No
     import keras
 
     from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.program.run import run
+    from gradscope._src.watch.run import run
 
     keras.backend.clear_session()
     report = run(Program(str(program), ())).report

@@ -65,7 +65,7 @@ def test_run_asked_for_untracked_variable_is_no_problem(tmp_path: Path) -> None:
     import keras
 
     from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.program.run import run
+    from gradscope._src.watch.run import run
 
     text = (
         (PROGRAMS / PROGRAM)

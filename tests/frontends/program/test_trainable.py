@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gradscope._src.frontends.program.launch import Program
-from gradscope._src.frontends.program.run import run
+from gradscope._src.watch.run import run
 from tests.frontends.program.test_run import PROGRAMS, line_of, site, unwatched, watched
 
 pytestmark = pytest.mark.tf

@@ -8,13 +8,12 @@ themselves are decided by ``gradients/flow.py`` as for specs and Python targets.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gradscope._src.engine import cuts as flow
-from gradscope._src.engine.status import status_of
+from gradscope._src.engine import status as statuses
 from gradscope._src.results import words
 from gradscope._src.results.cut import STOP_TYPES
 from gradscope._src.results.facts import CutPoint, NanOrigin, PairFacts, VariableFacts
@@ -41,6 +40,31 @@ class SourceStatic:
     branch_op: str = ""  # its op type (If, Case, EagerPyFunc, ...)
     attribute: str = ""  # the attribute the user's code reaches it by (``box_head.kernel``)
     copy_of: tuple[str, str] = ("", "")  # (variable, FILE:LINE) the program copied into it
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why one source gets no gradient, as a timeline records it (``gradscope run --timeline``
+    and the Keras ``Monitor`` alike).
+
+    Attributes:
+        status: a ``none:*`` status (contract section 2).
+        why: ``cut at`` the cut points (``node (Op) at FILE:LINE``), or why there is no
+            path (empty when the analysis has no more to say than the status).
+        cut_points: the cut points as the timeline holds them (``node``, ``op``, ``kind``,
+            ``source``), none when there is no path to cut.
+    """
+
+    status: str
+    why: str
+    cut_points: tuple[dict[str, str], ...] = ()
+
+
+def cause(status: str, cut_points: Sequence[CutPoint], note: str) -> Cause:
+    """A source's :class:`Cause` from its status, cut points and note."""
+    points = tuple({"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
+                   for c in cut_points)  # fmt: skip
+    return Cause(str(status), words.cause(cut_points, note), points)
 
 
 @dataclass(frozen=True)
@@ -102,12 +126,9 @@ def analyse(
             continue
         static.reachable = bool(reached >> i & 1)
         static.half_path = bool(halves >> i & 1)
-        for cut, point in located:
-            if not cut.variables >> i & 1 or point in static.cut_points:
-                continue
-            if static.has_gradient and not (cut.kind == flow.ASSIGN or visible(cut.op)):
-                continue
-            static.cut_points.append(point)
+        for point in flow.listed(i, located, not static.has_gradient, visible):
+            if point not in static.cut_points:
+                static.cut_points.append(point)
 
 
 def _through_integers(
@@ -175,11 +196,9 @@ def status(static: SourceStatic, norm: float | None, largest: float | None,
         largest: its gradient's largest absolute element (None: not known).
         measured: False when the call never ran: a gradient is then ``unknown``.
     """
-    finite = True
-    zero = False
+    finite, zero = True, False
     if norm is not None and largest is not None:
-        finite = math.isfinite(largest) and not math.isnan(norm)
-        zero = finite and largest == 0.0
+        finite, zero = statuses.measured(norm, largest)
     requested = static.requested
     if requested is None:
         requested = static.trainable or static.has_gradient
@@ -196,7 +215,7 @@ def status(static: SourceStatic, norm: float | None, largest: float | None,
         measured=measured,
     )
     variable = VariableFacts(static.name, static.shape, "", static.trainable, "")
-    return status_of(pair, variable)
+    return statuses.status_of(pair, variable)
 
 
 def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
@@ -225,10 +244,9 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
         static.cut_points.clear()
         if not can:
             static.trainable = static.requested = False
-            static.note = "not trainable: a tape watches only trainable variables"
+            static.note = words.NOT_TRAINABLE
         else:
-            static.note = ("never watched: the tape has watch_accessed_variables=False and no "
-                           "tape.watch() of it")  # fmt: skip
+            static.note = words.UNWATCHED_VARIABLE
 
 
 def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | None]) -> None:
@@ -244,7 +262,7 @@ def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | 
             continue
         static.reachable = False
         static.cut_points.clear()
-        static.note = "never watched: a tensor, which a tape follows only after tape.watch() of it"
+        static.note = words.UNWATCHED_TENSOR
 
 
 def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
@@ -259,10 +277,7 @@ def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
     for static, grad in zip(statics, received, strict=True):
         if grad is not None and not static.has_gradient:
             static.has_gradient = True
-            cause = f": {static.note}" if static.note else ""
-            static.note = (
-                f"no gradient flows{cause}; TensorFlow filled zeros (unconnected_gradients=ZERO)"
-            )
+            static.note = words.filled(static.note)
 
 
 def outside_notes(
@@ -295,7 +310,7 @@ def outside_notes(
         if outside:
             line = where(outside[-1]) or "an unknown line"
             op = graph.ops[outside[-1]].type
-            static.note = f"used only through {line} ({op}), run while the tape was not recording"
+            static.note = words.outside_tape(line, op)
 
 
 def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
@@ -323,8 +338,7 @@ def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
         if not exits:
             continue
         t, line, how = exits[-1]
-        static.note = (f"its value left TensorFlow at {line} ({how}): what came back is a new "
-                       "constant the tape cannot trace to it")  # fmt: skip
+        static.note = words.left_tensorflow(line, how)
         op = graph.ops[graph.producer[t]].type
         op = "PartitionedCall" if op.startswith("__") else op  # a tf.function called eagerly
         static.cut_points.append(CutPoint(how, op, flow.NONDIFFERENTIABLE, line))
@@ -389,17 +403,14 @@ def dead_end_notes(
         line, op = where(k) or "an unknown line", graph.ops[k].type
         back = came_back(k)
         if back is not None and not static.note:
-            static.note = (f"its value left TensorFlow at {line} ({op}, through np.asarray or "
-                           f"np.array) and came back as a new constant at {back}, which the tape "
-                           "cannot trace to it")  # fmt: skip
+            static.note = words.came_back(line, op, back)
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
         elif left_only:
             continue
         elif static.note:  # a cause without a line (a layer off its model's path): the line
-            static.note += f"; its last path ends at {line} ({op})"
+            static.note = words.also(static.note, words.path_ends(line, op, alone=False))
         else:
-            static.note = (f"its last path ends at {line} ({op}): that value is computed, then "
-                           "nothing the target is made from reads it")  # fmt: skip
+            static.note = words.path_ends(line, op)
 
 
 #: A ``FILE:LINE`` in a note.

@@ -39,12 +39,9 @@ from gradscope._src.frontends.program.trainable import Traces
 from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
 from gradscope._src.frontends.program.xla import Boxes
 from gradscope._src.frontends.python import frames
+from gradscope._src.results import words
 from gradscope._src.results.report import NAN
 from gradscope._src.results.run import EAGER, FUNCTION
-
-#: The note of a source no op an eager tape recorded reads.
-UNREAD = ("no op the tape recorded reads it (eager code runs only the branch of a tf.cond or "
-          "an if that is taken)")  # fmt: skip
 
 
 class Calls:
@@ -339,7 +336,7 @@ class Calls:
             used = full.used(self.asked)
             analyse.dead_end_notes(full.problem, statics, recorded, where, back, True, used)
             return lambda: analyse.dead_end_notes(full.problem, statics, recorded, where,
-                                                  used=used, unread=UNREAD)  # fmt: skip
+                                                  used=used, unread=words.UNREAD)  # fmt: skip
         import tensorflow as tf
 
         graph = tf.compat.v1.get_default_graph()
@@ -447,7 +444,7 @@ class Calls:
             shape = tuple(v.shape.as_list()) if hasattr(v.shape, "as_list") else tuple(v.shape)
             static = SourceStatic(name, shape, g is not None, reachable=True)
             if g is None:
-                static.note = "the program passed None, not a gradient a watched call returned"
+                static.note = words.PASSED_NONE
             statics.append(static)
         static_call = Static(statics, "")
         if eager:

@@ -17,7 +17,7 @@ from typing import Any
 
 from gradscope._src.engine import cuts as flow
 from gradscope._src.frontends.program.analyse import SourceStatic
-from gradscope._src.results import words
+from gradscope._src.frontends.python import heads
 
 _local = threading.local()
 
@@ -121,7 +121,7 @@ def notes(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],
 def explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any], model: Any,
             y_pred: Any, part: str = "") -> None:  # fmt: skip
     """``notes`` for a caller that holds the model and the train step's predictions (the
-    training Monitor, ``timeline/causes.py``) rather than the recorded model calls.
+    training Monitor, ``graph_calls.step_causes``) rather than the recorded model calls.
 
     Args:
         call: the train step's ``graphs.GraphCall`` (its loss the target).
@@ -154,7 +154,7 @@ def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any
             continue
         owner = [m for m, _ in seen if any(v is variables[i] for v in m.variables)]
         if owner:
-            statics[i].note = words.off_path(owner[0].name)
+            statics[i].note = heads.no_path([], owner[0].name, "")
 
 
 def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
@@ -162,9 +162,9 @@ def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
     """The note of a source whose model outputs no loss reads: those of the model called
     last (nearest the loss), each named once (a model called twice)."""
     last = reached[-1][0]
-    heads = [n for m, n in reached if m is last]
+    outputs = [n for m, n in reached if m is last]
     loss = f"the loss made at {target_source}" if target_source else "the loss"
-    return words.unread_outputs(heads, last.name, loss, compiled=compiled, part=part)
+    return heads.no_path(outputs, last.name, loss, compiled=compiled, part=part)
 
 
 def _keras_step(model: Any) -> bool:

@@ -1,12 +1,18 @@
-"""A graph-level gradient call (``tf.gradients``, ``compute_gradients``) the program made:
-analysed in a copy of its graph, numbers from its own executions."""
+"""A gradient call on a graph, analysed in a copy of it: a graph-level call the program made
+(``tf.gradients``, ``compute_gradients``; numbers from its own executions), and a traced
+Keras train step whose optimizer got a None gradient (the Keras ``Monitor``'s causes).
+
+Both ask :func:`in_copy` which tensors receive a gradient, and the cut analysis
+(``analyse.py``) and the Keras causes (``fit.py``) decide each source's cause and cut points,
+as for every other watched call; ``analyse.cause`` words it for a timeline.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope._src.frontends.program import analyse, graphs, names, sites
+from gradscope._src.frontends.program import analyse, fit, graphs, names, sites
 from gradscope._src.frontends.program.replicas import Part, combined
 from gradscope._src.frontends.program.watch import Static
 from gradscope._src.frontends.python import frames
@@ -36,25 +42,18 @@ def graph_gradients(
     first_grad_op = min((_first_op_id(g) for g in made), default=None)
     ops = [op for op in graph.get_operations()
            if first_grad_op is None or op._id < first_grad_op]  # fmt: skip
+    stopped = [s for s in stops if hasattr(s, "op")]
     call = graphs.GraphCall(ops, tensors, list(ys))
-    call.stop([s for s in stops if hasattr(s, "op")])
-    probe_ids = analyse.probes(call.problem)
+    call.stop(stopped)
     statics = names.statics(list(xs), list(grads), call, calls.recorder.created)
     found = [t for t in tensors if t is not None]
     with calls.watcher.own_work():
         try:
-            got = graphs.received_by_copy(
-                graph,
-                ys,
-                found + call.probe_tensors(probe_ids),
-                [s for s in stops if hasattr(s, "op")],
-                helper,
-            )
+            got = in_copy(call, graph, ys, stopped, helper, found)
         except Exception:
             calls.watcher.notes.append(f"{state.site}: cut points not analysed (graph copy)")
         else:
-            call.received(probe_ids, got[len(found) :])
-            answers = iter(got[: len(found)])
+            answers = iter(got)
             for s, t in zip(statics, tensors, strict=True):
                 s.has_gradient = t is not None and next(answers) is not None
     analyse.analyse(call.problem, statics, call.locate, call.visible)
@@ -77,6 +76,73 @@ def graph_gradients(
         calls.sessions.add(graph, state, static, list(ys), list(grads))
 
 
+def in_copy(call: graphs.GraphCall, graph: Any, ys: Sequence[Any], stops: Sequence[Any],
+            helper: Callable[..., Any], sources: Sequence[Any] = ()) -> list[Any]:  # fmt: skip
+    """Which tensors on the paths of ``call`` receive a gradient of ``ys``, asked of TensorFlow
+    in a copy of ``graph`` (the program's graph gains no op, no name changes); the answers go
+    into ``call``.
+
+    Args:
+        call: the call's ``GraphCall``.
+        graph: the program's graph ``ys`` are in.
+        ys: the targets.
+        stops: tensors the call treats as constants (``stop_gradients``).
+        helper: TensorFlow's own ``_GradientsHelper`` (unwatched).
+        sources: tensors of ``graph`` asked too.
+
+    Returns:
+        Per tensor of ``sources``, None where no gradient arrives.
+    """
+    probe_ids = analyse.probes(call.problem)
+    asked = [*sources, *call.probe_tensors(probe_ids)]
+    if not asked:
+        return []  # nothing to ask: no copy of the graph
+    got = graphs.received_by_copy(graph, ys, asked, stops, helper)
+    call.received(probe_ids, got[len(sources) :])
+    return got[: len(sources)]
+
+
+def step_causes(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: Any = None,
+                y_pred: Any = None, part: str = "") -> dict[int, analyse.Cause]:  # fmt: skip
+    """Why a traced train step gives each variable its None gradient: the Keras ``Monitor``
+    sees the step's gradients where the optimizer gets them, and asks here about the traced
+    step, as a watched call's sources are analysed. The path from the variable to the loss
+    is cut (a ``stop_gradient``, an op with no gradient, an ``assign``: the op and the
+    user's line), or there is none (an output no loss reads, a layer not on the path from the
+    inputs to the outputs).
+
+    Args:
+        loss: the step's total loss, a tensor of the step's graph; or a list of them, whose
+            sum's gradients were taken (the terms of the added losses).
+        variables: the variables the step applies gradients to.
+        nones: per variable, whether its gradient is None.
+        model: the Keras model (to name an output no loss reads), or None.
+        y_pred: the step's predictions as the loss received them, or None.
+        part: the name of the loss part ``loss`` is, when it is one of several.
+
+    Returns:
+        Index in ``variables`` -> its cause, for each None gradient.
+    """
+    from tensorflow.python.ops import gradients_util
+
+    losses = list(loss) if isinstance(loss, (list, tuple)) else [loss]
+    graph = losses[0].graph
+    tensors = [graphs.source_tensor(graph, v) for v in variables]
+    last = max(t.op._id for t in losses)
+    forward = [op for op in graph.get_operations() if op._id <= last]
+    call = graphs.GraphCall(forward, tensors, losses)
+    statics = [
+        analyse.SourceStatic(sites.variable_name(v), tuple(v.shape), not none)
+        for v, none in zip(variables, nones, strict=True)
+    ]
+    in_copy(call, graph, losses, [], gradients_util._GradientsHelper)
+    analyse.analyse(call.problem, statics, call.locate, call.visible)
+    if model is not None and y_pred is not None:
+        fit.explain(call, statics, variables, model, y_pred, part)
+    return {i: analyse.cause(analyse.status(s, None, None), s.cut_points, s.note)
+            for i, s in enumerate(statics) if nones[i]}  # fmt: skip
+
+
 #: Ops that read a variable to set it up, not to compute with it.
 _SETUP = frozenset({"Assign", "AssignVariableOp", "VarIsInitializedOp", "IsVariableInitialized"})
 #: Ops that only hand a variable's value on: one nothing reads is no place the value goes.
@@ -95,9 +161,8 @@ def _fed(statics: Sequence[Any], tensors: Sequence[Any], graph: Any,
         if static.note and not every:
             continue
         ends = _ends(tensor, graph, before)
-        said = words.feeds(ends)
-        static.note = f"{static.note}; {said}" if static.note else (
-            f"the loss never reads it: {said}")  # fmt: skip
+        static.note = (words.also(static.note, words.feeds(ends)) if static.note
+                       else words.never_read(ends))  # fmt: skip
 
 
 def _ends(tensor: Any, graph: Any, before: int | None) -> list[CutPoint]:

@@ -17,6 +17,7 @@ from gradscope._src.frontends import keras_names
 from gradscope._src.frontends.program import copies, fit, process, sites, trainable
 from gradscope._src.frontends.program.calls import Calls
 from gradscope._src.frontends.program.watch import Watcher
+from gradscope._src.frontends.python import keras_ops
 
 _NONE = object()
 #: Lines of eager variables and constants kept at most (``Recorder.created``).
@@ -49,7 +50,7 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
     try:
         for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
                       _loss_scale, _trace_end, _apply_gradients, _replica_threads,
-                      _constants, _numpy_function, _copies):  # fmt: skip
+                      _constants, _numpy_function, _copies, _keras_ops):  # fmt: skip
             undo.append(patch(calls))
         calls.recorder.install()
         with process.watching():  # this thread, this process (process.py)
@@ -61,6 +62,13 @@ def installed(watcher: Watcher) -> Iterator[Calls]:
                 restore()
         finally:
             _ONE.release()
+
+
+def _keras_ops(calls: Calls) -> Callable[[], None]:
+    """The lines that wrote a functional model's Keras operations, in their ops' stacks
+    (``keras_ops.py``): a cut at ``keras.ops.stop_gradient`` names its line."""
+    keras_ops.install()
+    return keras_ops.uninstall
 
 
 def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:

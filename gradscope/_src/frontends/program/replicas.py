@@ -25,6 +25,20 @@ from typing import Any
 from gradscope._src.frontends.program.watch import SiteState, Static
 
 
+def replica_of(tf: Any) -> tuple[int, int] | None:
+    """``(replica, replicas)`` when called inside ``strategy.run`` of a strategy with more
+    than one replica; None in the default strategy or in cross-replica code.
+
+    The replica id is known when the call is traced (``tf.function``) or run eagerly:
+    MirroredStrategy builds each replica's part separately, with a constant id.
+    """
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync < 2:
+        return None
+    replica = tf.get_static_value(context.replica_id_in_sync_group)
+    return None if replica is None else (int(replica), int(context.num_replicas_in_sync))
+
+
 @dataclass
 class Part:
     """One replica's call: its analysis, targets and gradients (None where there is none)."""
@@ -45,8 +59,6 @@ class Gathering:
         """``[part]`` outside ``strategy.run`` (or with one replica); every replica's part,
         in replica order, once the last one is in; ``[]`` while some are still to come."""
         import tensorflow as tf
-
-        from gradscope._src.distribute.hooks import replica_of
 
         where = replica_of(tf)
         if where is None or _local_replicas(tf) < where[1]:
@@ -75,8 +87,6 @@ def first_replica_decides(state: SiteState, decide: Callable[[], bool]) -> bool:
     execution), asked once per step: inside ``strategy.run`` replica 0 asks, and the other
     replicas, which run after it, follow its answer."""
     import tensorflow as tf
-
-    from gradscope._src.distribute.hooks import replica_of
 
     where = replica_of(tf)
     if where is not None and where[0] > 0:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from types import CodeType
 from typing import Any
 
-from gradscope._src.frontends.python import frames
+from gradscope._src.frontends.python import frames, keras_ops
 
 _local = threading.local()
 
@@ -61,6 +61,10 @@ def fast_current() -> frames.Site | None:
     fallback = None
     while frame is not None:
         code = frame.f_code
+        if code in keras_ops.CALL_CODES:  # a functional model's Keras operation: its line
+            site = keras_ops.site_in(frame)
+            if site is not None:
+                return site
         kind = _FILE_KIND.get(code)
         if kind is None:
             if len(_FILE_KIND) > 100_000:  # code made at run time (exec, autograph)

@@ -433,7 +433,7 @@ def _arrays(grads: Sequence[Any], weights: Sequence[Any],
             numbers: list[tuple[float, float] | None],
             extra: Sequence[Any]) -> list[tuple[Any, Any]]:  # fmt: skip
     """The timeline's ``(gradient, value)`` per source, as ``Summary`` objects."""
-    from gradscope._src.timeline.record import Summary
+    from gradscope._src.results.summary import Summary
 
     out: list[tuple[Any, Any]] = []
     kept = iter(extra[2 * len(grads) :])  # the gradients' elements, when ``raw``

@@ -20,7 +20,7 @@ from gradscope._src.errors import TargetError
 from gradscope._src.frontends import keras_names
 from gradscope._src.frontends.base import Trace, flat_floats
 from gradscope._src.frontends.python import eager as eager_pass
-from gradscope._src.frontends.python import findings, frames, isolation
+from gradscope._src.frontends.python import findings, frames, isolation, keras_ops
 from gradscope._src.frontends.python.model import PythonModel
 from gradscope._src.frontends.python.precheck import precheck
 from gradscope._src.frontends.python.resolve import Resolved, resolve
@@ -83,7 +83,8 @@ class PythonFrontend:
         self.tf = import_tensorflow()
         self._registry = Registry(self.tf)
         progress("building the target")
-        with keras_names.fresh():  # the names the target gets when built alone
+        # the names the target gets when built alone; the lines of its Keras operations
+        with keras_names.fresh(), keras_ops.recording():
             self._resolved = resolve(self.obj, self.registry.recording)
 
     def loss_names(self) -> list[str]:

@@ -87,9 +87,27 @@ def causes(
             if name is None or name in out:
                 continue
             heads = [n for n, handles in reached.items() if unread in handles]
-            out[name] = words.unread_outputs(heads, model.name, said) if heads else (
-                words.off_path(model.name))  # fmt: skip
+            out[name] = no_path(heads, model.name, said)
     return out
+
+
+def no_path(heads: Sequence[str], model: str, loss: str, *, compiled: bool = False,
+            part: str = "") -> str:  # fmt: skip
+    """Why a variable of Keras model ``model`` that no path leads from to ``loss`` gets no
+    gradient: the outputs it reaches (``heads``) no loss reads, or it reaches none (its layer
+    is off the path from the model's inputs to its outputs). The one rule for a Python
+    target's losses (:func:`causes`) and a watched call (``frontends/program/fit.py``).
+
+    Args:
+        heads: the model's outputs the variable reaches, each once.
+        model: the model's name.
+        loss: the loss as the cause names it (``the loss made at FILE:LINE``).
+        compiled: the model trains with Keras' own step, whose loss is ``compile()``'s.
+        part: the loss is that compiled loss alone (one output's).
+    """
+    if not heads:
+        return words.off_path(model)
+    return words.unread_outputs(heads, model, loss, compiled=compiled, part=part)
 
 
 def handle_id(variable: Any) -> int | None:

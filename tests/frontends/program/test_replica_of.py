@@ -1,10 +1,10 @@
-"""The hooks ``gradscope run`` uses to watch a program's own strategy."""
+"""Which replica a watched call of a program's own strategy runs for."""
 
 from __future__ import annotations
 
 import pytest
 
-from gradscope._src.distribute.hooks import replica_of
+from gradscope._src.frontends.program.replicas import replica_of
 
 pytestmark = [pytest.mark.tf, pytest.mark.replicas]
 

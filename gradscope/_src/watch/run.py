@@ -1,4 +1,8 @@
-"""``gradscope run`` as a library call: start the program watched, and report what it did."""
+"""``gradscope run`` as a library call: start the program watched, and report what it did.
+
+The watching itself is ``frontends/program``'s (its hooks and ``Watcher``), as for
+``gradscope.watch()`` (``block.py``); :func:`reported` makes the report of both.
+"""
 
 from __future__ import annotations
 
@@ -93,7 +97,7 @@ def run(
 
     def close() -> None:
         if recorder is not None:
-            recorder.device = "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
+            recorder.device = device(tf)
             try:  # the file is written however the program ended (idempotent)
                 recorder.close()
             except (OSError, GradscopeError) as exc:  # a full disk: said after the report
@@ -183,23 +187,40 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
             distribution: Distribution, devices: tuple[str, ...], watcher: Any,
             calls: Sequence[rr.CallResult], outcome: str, status: int | None,
             stop: rr.Stop | None) -> rr.RunReport:  # fmt: skip
+    return reported(tf, watcher, calls, allow_none, outcome, steps,
+                    _unused(distribution, calls),
+                    program=program.target if not program.module else f"-m {program.target}",
+                    argv=tuple(program.argv), distribution=distribution if distribution.active
+                    else None, devices=devices, exit_status=status, stop=stop)  # fmt: skip
+
+
+def reported(tf: Any, watcher: Any, calls: Sequence[rr.CallResult], allow_none: Sequence[str],
+             outcome: str, steps: int, notes: tuple[str, ...] = (),
+             **fields: Any) -> rr.RunReport:  # fmt: skip
+    """The report of the calls a watcher saw (``gradscope run``, ``gradscope.watch()``): each
+    call's sources explained and given their fixes, the problems the policy finds in them.
+
+    Args:
+        tf: TensorFlow, imported.
+        watcher: the ``Watcher`` that saw the calls (its notes are the report's).
+        calls: the calls, as ``Watcher.finish`` and ``trainable.merged`` give them.
+        allow_none: globs of sources whose missing gradient is not a problem.
+        outcome: how the watched code ended.
+        steps: executions watched per call site.
+        notes: the report's notes after the watcher's.
+        **fields: the report's other fields (``program``, ``argv``, ``entry``, ...).
+    """
     calls = run_policy.explained(fixes.fixed_calls(calls))
     problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
-    return rr.RunReport(
-        program=program.target if not program.module else f"-m {program.target}",
-        argv=tuple(program.argv),
-        tensorflow=tf.__version__,
-        device="GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0",
-        calls=tuple(calls),
-        problems=tuple(problems),
-        outcome=outcome,
-        steps=steps,
-        notes=tuple(watcher.notes) + _unused(distribution, calls),
-        distribution=distribution if distribution.active else None,
-        devices=devices,
-        exit_status=status,
-        stop=stop,
-    )
+    fields.setdefault("argv", ())
+    return rr.RunReport(tensorflow=tf.__version__, device=device(tf), calls=tuple(calls),
+                        problems=tuple(problems), outcome=outcome, steps=steps,
+                        notes=tuple(watcher.notes) + notes, **fields)  # fmt: skip
+
+
+def device(tf: Any) -> str:
+    """The device a report names: ``GPU:0`` when TensorFlow has one, else ``CPU:0``."""
+    return "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
 
 
 def _stop(watcher: Any, caught: bool, finished: bool) -> rr.Stop | None:
