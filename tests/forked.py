@@ -32,10 +32,11 @@ import json, os, resource, signal, sys, threading, time
 KIND = sys.argv[1]
 if KIND == "python":
     import tensorflow  # what each program imports first, as its ``python`` would
-elif KIND == "tensorflow":
-    from gradscope._src.engine.tf_import import import_tensorflow
-    import_tensorflow()
-if KIND != "python":
+else:  # a process of gradscope's own, as ``gradscope ARGS`` makes it (main() without args)
+    from gradscope._src.engine.tf_import import import_tensorflow, own_process
+    own_process()
+    if KIND == "tensorflow":
+        import_tensorflow()
     import gradscope._src.cli
 
 def become(args, cwd, env, out, err, fsize):
@@ -95,7 +96,7 @@ runpy.run_path(os.path.abspath(args[0]), run_name="__main__")
 
 @dataclass(frozen=True)
 class Run:
-    """One finished ``gradscope`` process and what it cost."""
+    """One finished ``gradscope`` (or ``python``) process and what it cost."""
 
     code: int
     stdout: str
@@ -105,7 +106,7 @@ class Run:
 
 
 class Driver:
-    """A running driver: :meth:`run` forks one ``gradscope`` process per call."""
+    """A running driver: :meth:`run` forks one ``gradscope`` (or ``python``) process per call."""
 
     def __init__(self, process: subprocess.Popen[str], kill_after: float) -> None:
         self._process = process

@@ -145,3 +145,16 @@ def test_run_table_reads_the_findings_not_the_problems(monkeypatch: pytest.Monke
     text = render(report, "table", width=120)
     assert "2 problems" not in text and " · 1 problem · " in text
     assert "(via train.py:20) v" not in " ".join(text.split())
+
+
+def test_run_notebook_problems_are_the_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook's Problems table lists the findings, each with its call's step."""
+    from gradscope._src.report.notebook import render as notebook_html
+
+    report = _helper_calls()
+    assert [(f.variable, f.step) for f in report.findings()] == [("w", 1), ("v", 1)]
+    shown = notebook_html(report)
+    assert "<code>w</code>" in shown.split("Problems")[1]
+    first = report.findings()[:1]
+    monkeypatch.setattr(rr.RunReport, "findings", lambda self: first)
+    assert "<code>v</code>" not in notebook_html(report).split("Problems")[1]

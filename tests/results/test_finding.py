@@ -54,6 +54,7 @@ def test_finding_of_a_run_problem_is_at_its_site_about_its_call() -> None:
         loss="GradientTape.gradient at line 12 (step 3)",
         variable="g/kernel",
         report="train.py",
+        step=3,  # the call's third execution
     )
     assert (second.variable, second.cut_points, second.cause) == ("w", (cut,), "")
 

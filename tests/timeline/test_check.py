@@ -85,3 +85,26 @@ def test_check_timeline_is_plain_data_whose_findings_are_findings(tmp_path: Path
     assert report.spec == "t.json" and report.notes == result.notes()
     assert [(f.kind, f.location, f.message) for f in report.findings()] == [
         (finding.kind, finding.location, finding.message)]  # fmt: skip
+
+
+def test_timeline_findings_in_a_notebook_are_findings() -> None:
+    """``gradscope.plot``'s findings are drawn from ``Finding`` objects as every result's:
+    the step each holds from, its cut at the one cut text, its fix in the fix column."""
+    from gradscope._src.report.notebook import timeline_html, timeline_text
+    from gradscope._src.results.finding import Finding
+
+    fix = {"kind": "remove-assign", "where": "train.py:9", "text": "Use a copy."}
+    row = {"kind": "none", "site": "train.py:9", "variable": "d/kernel", "from_step": 4,
+           "message": "d/kernel: no gradient", "cut_points": [CUT.to_dict()],
+           "fix": fix}  # fmt: skip
+    finding = Finding.from_dict(row, "train.py")
+    assert (finding.step, finding.loss, finding.cut_points) == (4, "train.py:9", (CUT,))
+    timeline = {"gradscope": 1, "program": "train.py", "steps": [], "findings": [row]}
+    page = timeline_html(timeline, "<svg/>")
+    cells = [c.split(">", 1)[1].split("</td>")[0] for c in page.split("<td")[1:]]
+    assert cells == [
+        "none", "train.py:9", "<code>d/kernel</code>", "4", "d/kernel: no gradient",
+        "x[:2, :2].assign(patch) (ResourceStridedSliceAssign) at train.py:9",
+        "Use a copy.",
+    ]  # fmt: skip
+    assert timeline_text(timeline).splitlines()[1:] == ["none: d/kernel: no gradient", "1 finding"]

@@ -296,6 +296,7 @@ class RunReport(Displayed):
                 variable=p.variable,
                 report=file_of(p.site),
                 via=p.via,
+                step=p.step,
             )
             for p in self.problems
         )
