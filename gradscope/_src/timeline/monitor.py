@@ -40,6 +40,7 @@ from typing import Any
 
 import keras
 
+from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.location import Location
 from gradscope._src.results import words
 from gradscope._src.timeline import traced
@@ -182,7 +183,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
 
         where = flags.site or "an earlier fit()"
         for variable, trained in traced.changes(model, flags):
-            name, note = _path(variable), words.changed_after_trace(trained, where)
+            name, note = variable_name(variable), words.changed_after_trace(trained, where)
             status = "ok" if trained else "none:disconnected"
             fix = fix_for(Evidence(status, name, note=note, site=self.site, trainable_changed=True))
             self.recorder.notices.append({
@@ -343,11 +344,6 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
     for k, pair in enumerate(pairs):
         dots[pair] = {n: float(snap.sums["dots"][k, i]) for i, n in enumerate(hooks.names)}
     return entries, losses, dots, snap.loss
-
-
-def _path(variable: Any) -> str:
-    path = getattr(variable, "path", None)
-    return str(path) if path else str(variable.name).removesuffix(":0")
 
 
 def _device(model: Any) -> str | None:
