@@ -67,6 +67,18 @@ class Cut:
     later: tuple[int, ...] = ()
 
 
+def source_bits(ids: Sequence[int | None]) -> dict[int, int]:
+    """Tensor id -> the bits of the sources it stands for (source ``i`` is bit ``i``; None:
+    not in the graph). A variable asked for twice (``trainable_variables`` may list one
+    twice) is one tensor with both bits, so each of its places gets the same cause.
+    """
+    bits: dict[int, int] = {}
+    for i, t in enumerate(ids):
+        if t is not None:
+            bits[t] = bits.get(t, 0) | 1 << i
+    return bits
+
+
 def variable_sets(graph: Graph, sources: dict[int, int]) -> list[int]:
     """Per op, the bitset of variables with a forward path to it.
 
