@@ -43,13 +43,13 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
         UsageError,
     )
     from gradscope._src.frontends.python.target import Target
+    from gradscope._src.location import Location
     from gradscope._src.results.check import CheckResult
     from gradscope._src.results.cut import CutPoint
     from gradscope._src.results.diff import Diff, DiffMatrix, DiffReport, VariableDiff
     from gradscope._src.results.facts import NanOrigin
     from gradscope._src.results.finding import Finding
     from gradscope._src.results.fix import Fix
-    from gradscope._src.results.location import Location
     from gradscope._src.results.picture import Picture
     from gradscope._src.results.report import LossResult, PairResult, Problem, Report
     from gradscope._src.results.run import CallResult, RunProblem, RunReport, SourceResult
@@ -96,7 +96,7 @@ _LAZY = {
     "VariableDiff": "gradscope._src.results.diff",
     "CheckResult": "gradscope._src.results.check",
     "Finding": "gradscope._src.results.finding",
-    "Location": "gradscope._src.results.location",
+    "Location": "gradscope._src.location",
     "CutPoint": "gradscope._src.results.cut",
     "Fix": "gradscope._src.results.fix",
     "NanOrigin": "gradscope._src.results.facts",

@@ -1,11 +1,14 @@
-"""Many ``gradscope`` processes without paying Python's start-up and imports each time.
+"""Many ``gradscope`` (or ``python``) processes without paying Python's start-up and imports
+each time.
 
 A driver process imports gradscope's command line (and, when asked, TensorFlow) once, then
 forks one child per job: the child is a fresh process running ``gradscope ARGS`` in its own
 working directory and environment, with its standard output and error in files, as
-``python -m gradscope ARGS`` would; the driver measures it with ``os.wait4`` (wall time,
-peak memory) and kills it at a time limit. What a child does cannot reach the driver or
-another child, so a crash, a hang or a memory bomb is seen exactly as in a separate process.
+``python -m gradscope ARGS`` would (a :func:`programs` driver imports TensorFlow alone, and
+its child runs ``python SCRIPT ARGS``: the bare-TensorFlow reference a test compares with);
+the driver measures it with ``os.wait4`` (wall time, peak memory) and kills it at a time
+limit. What a child does cannot reach the driver or another child, so a crash, a hang or a
+memory bomb is seen exactly as in a separate process.
 
 Linux counts a forked child's peak memory from its parent's: the driver stays small
 (gradscope's command line, or that and TensorFlow), and a test compares children of the same
@@ -24,22 +27,34 @@ from pathlib import Path
 from typing import Any
 
 _DRIVER = r"""
-import json, os, signal, sys, threading, time
+import json, os, resource, signal, sys, threading, time
 
-if sys.argv[1] == "tensorflow":
-    from gradscope._src.engine.tf_import import import_tensorflow
-    import_tensorflow()
-import gradscope._src.cli
+KIND = sys.argv[1]
+if KIND == "python":
+    import tensorflow  # what each program imports first, as its ``python`` would
+else:  # a process of gradscope's own, as ``gradscope ARGS`` makes it (main() without args)
+    from gradscope._src.engine.tf_import import import_tensorflow, own_process
+    own_process()
+    if KIND == "tensorflow":
+        import_tensorflow()
+    import gradscope._src.cli
 
-def child(args, cwd, env, out, err):
+def become(args, cwd, env, out, err, fsize):
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
+    if fsize is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     for fd, path in ((1, out), (2, err)):
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(target, fd)
         os.close(target)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+def cli(args):
     code = 3
     try:
         gradscope._src.cli.main(args=args, prog_name="gradscope")
@@ -52,11 +67,14 @@ def child(args, cwd, env, out, err):
         os._exit(code)
 
 for line in sys.stdin:
-    args, cwd, env, out, err, kill_after = json.loads(line)
+    args, cwd, env, out, err, kill_after, fsize = json.loads(line)
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        child(args, cwd, env, out, err)
+        become(args, cwd, env, out, err, fsize)
+        if KIND != "python":
+            cli(args)
+        break  # the child leaves the loop: below, it is ``python ARGS``
     print(json.dumps(pid), flush=True)
     killer = threading.Timer(kill_after, os.kill, (pid, signal.SIGKILL))
     killer.start()
@@ -64,12 +82,21 @@ for line in sys.stdin:
     killer.cancel()
     seconds = time.monotonic() - start
     print(json.dumps([os.waitstatus_to_exitcode(status), seconds, usage.ru_maxrss]), flush=True)
+else:
+    sys.exit(0)  # no more jobs: the driver ends
+
+# ``python SCRIPT ARGS...``: the script as ``__main__``, its folder first on the path; what it
+# raises, how it exits, its threads and atexit handlers are then the interpreter's own.
+import runpy
+sys.argv[:] = args
+sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
+runpy.run_path(os.path.abspath(args[0]), run_name="__main__")
 """
 
 
 @dataclass(frozen=True)
 class Run:
-    """One finished ``gradscope`` process and what it cost."""
+    """One finished ``gradscope`` (or ``python``) process and what it cost."""
 
     code: int
     stdout: str
@@ -79,18 +106,19 @@ class Run:
 
 
 class Driver:
-    """A running driver: :meth:`run` forks one ``gradscope`` process per call."""
+    """A running driver: :meth:`run` forks one ``gradscope`` (or ``python``) process per call."""
 
     def __init__(self, process: subprocess.Popen[str], kill_after: float) -> None:
         self._process = process
         self._kill_after = kill_after
 
     def start(self, args: list[str], cwd: Path, env: Mapping[str, str], out: Path,
-              err: Path) -> int:  # fmt: skip
-        """Fork ``gradscope ARGS`` in ``cwd`` with ``env``, its standard output and error
-        written to ``out`` and ``err`` (a terminal's path makes that stream a terminal);
-        returns its process id. :meth:`finish` waits for it."""
-        job = [args, str(cwd), dict(env), str(out), str(err), self._kill_after]
+              err: Path, *, fsize: int | None = None) -> int:  # fmt: skip
+        """Fork ``gradscope ARGS`` (a ``programs`` driver: ``python ARGS``) in ``cwd`` with
+        ``env``, its standard input empty, its standard output and error written to ``out``
+        and ``err`` (a terminal's path makes that stream a terminal), its files at most
+        ``fsize`` bytes when given; returns its process id. :meth:`finish` waits for it."""
+        job = [args, str(cwd), dict(env), str(out), str(err), self._kill_after, fsize]
         assert self._process.stdin is not None
         self._process.stdin.write(json.dumps(job) + "\n")
         self._process.stdin.flush()
@@ -101,11 +129,13 @@ class Driver:
         code, seconds, peak_kb = self._answer()
         return code, seconds, peak_kb / 1024  # kilobytes on Linux
 
-    def run(self, args: list[str], cwd: Path, env: Mapping[str, str], logs: Path) -> Run:
-        """Run ``gradscope ARGS`` in ``cwd`` with ``env``; its output goes to ``logs``."""
+    def run(self, args: list[str], cwd: Path, env: Mapping[str, str], logs: Path, *,
+            fsize: int | None = None) -> Run:  # fmt: skip
+        """Run ``gradscope ARGS`` (``python ARGS``) in ``cwd`` with ``env``; its output goes
+        to ``logs``."""
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / "stdout.txt", logs / "stderr.txt"
-        self.start(args, cwd, env, out, err)
+        self.start(args, cwd, env, out, err, fsize=fsize)
         code, seconds, peak_mb = self.finish()
         return Run(
             code=code,
@@ -125,10 +155,29 @@ class Driver:
 
 @contextmanager
 def driver(env: Mapping[str, str], *, tensorflow: bool, kill_after: float) -> Iterator[Driver]:
-    """A driver with ``env`` (its ``PYTHONPATH`` decides what children can import), stopped
-    on every exit path."""
+    """A driver of ``gradscope`` processes with ``env`` (its ``PYTHONPATH`` decides what
+    children can import), stopped on every exit path."""
+    with _driver(env, "tensorflow" if tensorflow else "cli", kill_after) as started:
+        yield started
+
+
+@contextmanager
+def programs(env: Mapping[str, str], *, kill_after: float) -> Iterator[Driver]:
+    """A driver of ``python SCRIPT ARGS...`` processes for programs that import TensorFlow:
+    it imports TensorFlow (as a program does, ``import tensorflow``; with ``env``, whose
+    ``TF_CPP_MIN_LOG_LEVEL`` it reads then) once, and each child runs one program as Python
+    runs a script: ``sys.argv``, its folder first on ``sys.path``, ``__main__``, and the
+    interpreter's own exit (status, ``SystemExit``'s message, atexit, waiting for threads, a
+    signal's death). Unlike ``python``: TensorFlow's start-up logs are the driver's, and a
+    traceback shows the driver's and ``runpy``'s frames above the program's."""
+    with _driver(env, "python", kill_after) as started:
+        yield started
+
+
+@contextmanager
+def _driver(env: Mapping[str, str], kind: str, kill_after: float) -> Iterator[Driver]:
     process = subprocess.Popen(
-        [sys.executable, "-c", _DRIVER, "tensorflow" if tensorflow else "cli"],
+        [sys.executable, "-c", _DRIVER, kind],
         env=dict(env),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

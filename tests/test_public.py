@@ -86,8 +86,8 @@ def test_public_every_result_type_is_named_by_gradscope() -> None:
 
 
 def test_public_findings_and_their_parts_are_exported() -> None:
+    from gradscope._src.location import Location
     from gradscope._src.results.finding import Finding
-    from gradscope._src.results.location import Location
 
     assert gradscope.Finding is Finding
     assert gradscope.Location is Location

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from gradscope._src.location import Location
 
 
 class ExitCode(enum.IntEnum):
@@ -38,19 +39,6 @@ class GradscopeError(Exception):
         return [str(self)]
 
 
-@dataclass(frozen=True)
-class Location:
-    """A place in a spec file: 1-based line and column; line 0 is the file as a whole (a
-    missing file has no line 1)."""
-
-    path: str
-    line: int
-    column: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}" if self.line > 0 else self.path
-
-
 def visible(text: str) -> str:
     r"""``text`` with every character that is not printable escaped (``\r``, ``\x1b``, ...):
     a message is one line, and never moves a terminal's cursor or changes its colours.
@@ -81,9 +69,11 @@ def shorten(text: str, limit: int) -> str:
 
 
 class SpecError(GradscopeError):
-    """One problem in a spec, at a file, line and column, naming the field.
+    """One problem in a spec, at a file, line and column (a :class:`Location`; line 0 is the
+    file as a whole: a missing file has no line 1), naming the field.
 
-    The message reads ``FILE:LINE:COLUMN: <field>: <what was expected>, saw <what was there>``.
+    The message reads ``FILE:LINE:COLUMN: <field>: <what was expected>, saw <what was there>``
+    (``FILE: ...`` for the file as a whole), the location as :class:`Location` writes it.
     """
 
     def __init__(self, location: Location, field: str, message: str) -> None:
@@ -95,7 +85,7 @@ class SpecError(GradscopeError):
 
     @property
     def path(self) -> str:
-        return self.location.path
+        return self.location.file
 
     @property
     def line(self) -> int:

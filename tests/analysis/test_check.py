@@ -338,7 +338,8 @@ def test_check_bad_specs_raise_every_error_and_no_result(write_spec) -> None:
 
 def test_check_errors_of_several_targets_are_one_error() -> None:
     from gradscope._src.api import _combined
-    from gradscope._src.errors import ErrorGroup, Location, SpecError, TargetError
+    from gradscope._src.errors import ErrorGroup, SpecError, TargetError
+    from gradscope._src.location import Location
 
     a = SpecError(Location("a.yaml", 3, 5), "nodes[0]", "bad")
     b = SpecErrors([SpecError(Location("b.yaml", 1, 1), "gradscope", "worse")])

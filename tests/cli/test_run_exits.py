@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from click.testing import CliRunner
 
 from gradscope._src.cli import main
 from tests.cli.test_run import _validate
+from tests.forked import Driver, Run, programs
 
 pytestmark = pytest.mark.tf
 
@@ -24,6 +26,19 @@ def _python(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The program as ``python SCRIPT`` runs it: the truth."""
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           cwd=cwd, timeout=120, check=False)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def python() -> Iterator[Driver]:
+    """``python SCRIPT`` for the programs that import TensorFlow, forked from one process
+    that imported it."""
+    with programs(os.environ, kill_after=120) as started:
+        yield started
+
+
+def _forked(python: Driver, script: Path, cwd: Path) -> Run:
+    """``python SCRIPT`` forked by ``python``: the truth, for a program importing TensorFlow."""
+    return python.run([str(script)], cwd, os.environ, cwd / "python")
 
 
 def _gradscope(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -56,7 +71,9 @@ def test_sys_exit_is_the_programs_status_not_a_raise(tmp_path: Path, ending: str
     _validate(report)
 
 
-def test_os_exit_writes_the_report_so_far_then_exits_with_its_status(tmp_path: Path) -> None:
+def test_os_exit_writes_the_report_so_far_then_exits_with_its_status(
+    python: Driver, tmp_path: Path
+) -> None:
     import tensorflow as tf
 
     script = tmp_path / "ox.py"
@@ -69,9 +86,9 @@ def test_os_exit_writes_the_report_so_far_then_exits_with_its_status(tmp_path: P
         "os._exit(5)\n",
         encoding="utf-8",
     )
-    python = _python(script, tmp_path)
+    plain = _forked(python, script, tmp_path)
     done = _gradscope("--format", "json", "-o", "report.json", "ox.py", cwd=tmp_path)
-    assert python.returncode == 5 and done.returncode == 4  # the contract's code; 5 is reported
+    assert plain.code == 5 and done.returncode == 4  # the contract's code; 5 is reported
     w, u = tf.Variable([1.0]), tf.Variable([1.0])
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(w * 2.0)
@@ -118,7 +135,7 @@ def test_a_program_closing_replacing_its_streams_and_moving_leaves_gradscopes_al
 
 
 @pytest.mark.parametrize(("sources", "code"), [("[w]", 0), ("[w, u]", 1)])
-def test_os_exit_0_is_a_program_that_ran_to_its_end(tmp_path: Path, sources: str,
+def test_os_exit_0_is_a_program_that_ran_to_its_end(python: Driver, tmp_path: Path, sources: str,
                                                      code: int) -> None:  # fmt: skip
     """``os._exit(0)`` ends a program as returning does: exit 0 or 1 by the problems (a
     None for ``u``, which the loss does not read), outcome ``finished``, no ``exit_status``."""
@@ -133,10 +150,10 @@ def test_os_exit_0_is_a_program_that_ran_to_its_end(tmp_path: Path, sources: str
         "os._exit(0)\n",
         encoding="utf-8",
     )
-    python = _python(script, tmp_path)
+    plain = _forked(python, script, tmp_path)
     done = _gradscope("--format", "json", "-o", "report.json", "ox0.py", cwd=tmp_path)
-    assert python.returncode == 0 and done.returncode == code
-    assert done.stdout == python.stdout == "bye\n"
+    assert plain.code == 0 and done.returncode == code
+    assert done.stdout == plain.stdout == "bye\n"
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["outcome"] == "finished" and "exit_status" not in report
     assert len(report["problems"]) == code

@@ -1,9 +1,16 @@
 """``gradscope run``: forks, threads, finalizers, exec and signals, each against the same
 program under plain ``python`` (exit status, output, files written); and the report and the
-timeline delivered however the process ends."""
+timeline delivered however the process ends.
+
+``gradscope run`` is a process of its own each time, as users start it. The plain ``python``
+reference is forked from one process that imported TensorFlow (``tests/forked.py``:
+``programs``), except where the start of the process is the point (the environment and
+TensorFlow's logger).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -11,11 +18,14 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.forked import Driver, programs
 
 pytestmark = pytest.mark.tf
 
@@ -46,28 +56,50 @@ def _started(args: list[str], cwd: Path, **kwargs: object) -> Iterator[subproces
         proc.communicate(timeout=60)
 
 
-def _both(script: Path, *options: str, **kwargs: object) -> tuple[tuple[int, str, str], ...]:
-    """``(returncode, stdout, stderr)`` of ``python SCRIPT``, then of ``gradscope run``."""
-    done = []
-    for args in ([sys.executable, script.name],
-                 [sys.executable, "-m", "gradscope", "run", *options, script.name]):  # fmt: skip
-        with _started(args, script.parent, **kwargs) as proc:
+@pytest.fixture(scope="module")
+def reference() -> Iterator[Driver]:
+    """``python SCRIPT``, the reference, forked from one process that imported TensorFlow."""
+    with programs(_ENV, kill_after=300) as started:
+        yield started
+
+
+def _both(reference: Driver | None, script: Path, *options: str, fsize: int | None = None,
+          env: dict[str, str] = _ENV) -> tuple[tuple[int, str, str], ...]:  # fmt: skip
+    """``(returncode, stdout, stderr)`` of ``python SCRIPT`` (forked by ``reference``; a
+    process of its own when None), then of ``gradscope run``; their files are at most
+    ``fsize`` bytes when given."""
+    if reference is None:
+        with _started([sys.executable, script.name], script.parent, env=env) as proc:
             out, err = proc.communicate(timeout=300)
-            done.append((proc.returncode, out, err))
-    return tuple(done)
+            plain = (proc.returncode, out, err)
+    else:
+        logs = script.parent / "python"
+        ran = reference.run([script.name], script.parent, env, logs, fsize=fsize)
+        plain = (ran.code, ran.stdout, ran.stderr)
+
+    def limited() -> None:  # writes past fsize fail with EFBIG (Python ignores SIGXFSZ)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    args = [sys.executable, "-m", "gradscope", "run", *options, script.name]
+    limits = {"preexec_fn": limited} if fsize is not None else {}
+    with _started(args, script.parent, env=env, **limits) as proc:
+        out, err = proc.communicate(timeout=300)
+    return plain, (proc.returncode, out, err)
 
 
 def _report(text: str) -> dict[str, object]:
     return json.loads(text[text.index("{\n") :])  # type: ignore[no-any-return]
 
 
-def test_a_forked_child_ends_as_under_python_and_only_the_parent_reports(tmp_path: Path) -> None:
+def test_a_forked_child_ends_as_under_python_and_only_the_parent_reports(
+    reference: Driver, tmp_path: Path
+) -> None:
     script = tmp_path / "forks.py"
     script.write_text(_TAPE + "grads()\npid = os.fork()\nif pid == 0:\n"
                       "    print('child', flush=True)\n    sys.exit(3)\n"
                       "print('parent saw', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n",
                       encoding="utf-8")  # fmt: skip
-    python, run = _both(script, "--format", "json")
+    python, run = _both(reference, script, "--format", "json")
     assert python[:2] == (0, "child\nparent saw 3\n")
     assert run[1] == python[1] and run[0] == 1  # u: unexpected-none, in the parent's report
     assert run[2].count('"gradscope": 1') == 1
@@ -76,7 +108,7 @@ def test_a_forked_child_ends_as_under_python_and_only_the_parent_reports(tmp_pat
 
 @pytest.mark.parametrize("options", [(), ("--continue",)])
 def test_threads_taking_gradients_run_as_under_python(
-    tmp_path: Path, options: tuple[str, ...]
+    reference: Driver, tmp_path: Path, options: tuple[str, ...]
 ) -> None:
     script = tmp_path / "threads.py"
     script.write_text(_TAPE + "import threading\nout = []\n@tf.function\ndef step():\n"
@@ -86,7 +118,7 @@ def test_threads_taking_gradients_run_as_under_python(
                       "        out.append((float(grads()[0][0]), float(step()[0])))\n"
                       "th = threading.Thread(target=work); th.start(); th.join()\nprint(out)\n",
                       encoding="utf-8")  # fmt: skip
-    python, run = _both(script, "--format", "json", *options)
+    python, run = _both(reference, script, "--format", "json", *options)
     assert python[:2] == (0, "[(2.0, 3.0), (2.0, 3.0), (2.0, 3.0)]\n")
     assert run[:2] == python[:2]
     assert "Traceback" not in run[2] and "StopProgram" not in run[2]
@@ -94,24 +126,26 @@ def test_threads_taking_gradients_run_as_under_python(
     assert report["calls"] == [] and "are not watched" in str(report["notes"])
 
 
-def test_a_gradient_in_a_finalizer_never_shows_gradscopes_traceback(tmp_path: Path) -> None:
+def test_a_gradient_in_a_finalizer_never_shows_gradscopes_traceback(
+    reference: Driver, tmp_path: Path
+) -> None:
     script = tmp_path / "dels.py"
     script.write_text(_TAPE + "class A:\n    def __del__(self):\n"
                       "        print('del', float(grads()[0][0]), flush=True)\n"
                       "for _ in range(3):\n    a = A(); del a\nprint('end')\n",
                       encoding="utf-8")  # fmt: skip
-    python, run = _both(script, "--format", "json")
+    python, run = _both(reference, script, "--format", "json")
     assert python[:2] == (0, "del 2.0\ndel 2.0\ndel 2.0\nend\n")
     assert run[1] == python[1] and run[0] == 1  # u: unexpected-none
     assert "Traceback" not in run[2] and "StopProgram" not in run[2]
 
 
-def test_exec_writes_the_report_first(tmp_path: Path) -> None:
+def test_exec_writes_the_report_first(reference: Driver, tmp_path: Path) -> None:
     script = tmp_path / "execs.py"
     script.write_text(_TAPE + "grads()\nprint('before', flush=True)\n"
                       "os.execvp('sh', ['sh', '-c', 'echo after; exit 7'])\n",
                       encoding="utf-8")  # fmt: skip
-    python, run = _both(script, "--format", "json", "-o", "report.json")
+    python, run = _both(reference, script, "--format", "json", "-o", "report.json")
     assert python[:2] == (7, "before\nafter\n")
     assert run[:2] == python[:2]
     report = json.loads((tmp_path / "report.json").read_text())
@@ -119,25 +153,25 @@ def test_exec_writes_the_report_first(tmp_path: Path) -> None:
     assert [(p["variable"], p["kind"]) for p in report["problems"]] == [("u", "unexpected-none")]
 
 
-def test_a_program_pointing_fd_2_at_dev_null_keeps_the_report(tmp_path: Path) -> None:
+def test_a_program_pointing_fd_2_at_dev_null_keeps_the_report(
+    reference: Driver, tmp_path: Path
+) -> None:
     script = tmp_path / "quiet.py"
     script.write_text(_TAPE + "fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 2)\n"
                       "grads()\nprint('lost', file=sys.stderr)\n", encoding="utf-8")  # fmt: skip
-    python, run = _both(script, "--format", "json")
+    python, run = _both(reference, script, "--format", "json")
     assert python[:2] == (0, "") and "lost" not in python[2]  # TF's start-up logs came first
     assert run[0] == 1 and _report(run[2])["problems"] and "lost" not in run[2]
 
 
-def test_a_timeline_on_a_full_disk_is_one_line_after_the_report(tmp_path: Path) -> None:
+def test_a_timeline_on_a_full_disk_is_one_line_after_the_report(
+    reference: Driver, tmp_path: Path
+) -> None:
     script = tmp_path / "loop.py"
     script.write_text(_TAPE + "for _ in range(40):\n    grads()\nprint('done')\n",
                       encoding="utf-8")  # fmt: skip
-
-    def small_files() -> None:  # writes past 4 KiB fail with EFBIG (Python ignores SIGXFSZ)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
-
-    python, run = _both(script, "--steps", "40", "--timeline", "t.json",
-                        preexec_fn=small_files)  # fmt: skip
+    python, run = _both(reference, script, "--steps", "40", "--timeline", "t.json",
+                        fsize=4096)  # writes past 4 KiB fail with EFBIG  # fmt: skip
     assert python[:2] == (0, "done\n")
     assert run[0] == 2 and run[1] == python[1]
     *report, last = run[2].rstrip("\n").splitlines()
@@ -163,12 +197,15 @@ except KeyboardInterrupt:
 
 
 def _signalled(tmp_path: Path, signum: int, *args: str,
-               gradscope: bool = True) -> tuple[int, str, str]:  # fmt: skip
-    """The program run until it says ``ready``, then sent ``signum``."""
+               reference: Driver | None = None) -> tuple[int, str, str]:  # fmt: skip
+    """The program run until it says ``ready``, then sent ``signum``: under ``gradscope
+    run``, or plain ``python`` forked by ``reference``."""
     script = tmp_path / "waits.py"
     script.write_text(_WAITS, encoding="utf-8")
+    if reference is not None:
+        return _signalled_python(reference, script, signum, *args)
     command = [sys.executable, "-m", "gradscope", "run", "--format", "json", "-o", "report.json",
-               "--timeline", "t.json"] if gradscope else [sys.executable]  # fmt: skip
+               "--timeline", "t.json"]  # fmt: skip
     with _started([*command, "waits.py", *args], tmp_path) as proc:
         assert proc.stdout is not None
         readable, _, _ = select.select([proc.stdout], [], [], 300)  # bounded: no hang
@@ -180,10 +217,36 @@ def _signalled(tmp_path: Path, signum: int, *args: str,
         return proc.returncode, first + out, err
 
 
+def _signalled_python(reference: Driver, script: Path, signum: int,
+                      *args: str) -> tuple[int, str, str]:  # fmt: skip
+    """``python SCRIPT ARGS`` forked, sent ``signum`` once its output says ``ready``
+    (killed, and waited for, on every other way out)."""
+    out, err = script.parent / "python-out.txt", script.parent / "python-err.txt"
+    pid = reference.start([script.name, *args], script.parent, _ENV, out, err)
+    try:
+        deadline = time.monotonic() + 300  # bounded: no hang
+        while not _said(out).endswith("\n") and time.monotonic() < deadline:
+            time.sleep(0.05)  # (the child makes the file once it runs)
+        assert _said(out) == "ready\n", "the program never said it was ready"
+        os.kill(pid, signum)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):  # (it may have ended already)
+            os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        code, _, _ = reference.finish()
+    return code, out.read_text(), err.read_text()
+
+
+def _said(out: Path) -> str:
+    return out.read_text() if out.exists() else ""
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_and_sighup_write_the_report_and_the_timeline(tmp_path: Path,
-                                                              signum: int) -> None:  # fmt: skip
-    python = _signalled(tmp_path, signum, gradscope=False)
+def test_sigterm_and_sighup_write_the_report_and_the_timeline(
+    reference: Driver, tmp_path: Path, signum: int
+) -> None:
+    python = _signalled(tmp_path, signum, reference=reference)
     assert python[:2] == (-signum, "ready\n")  # Python's default: ended on the spot
     run = _signalled(tmp_path, signum)
     assert run[:2] == (128 + signum, "ready\n")
@@ -197,9 +260,9 @@ def test_sigterm_and_sighup_write_the_report_and_the_timeline(tmp_path: Path,
     ("reraise", "outcome", "code"), [((), "finished", 1), (("x",), "interrupted", 130)]
 )
 def test_ctrl_c_is_the_programs_and_its_report_is_written(
-    tmp_path: Path, reraise: tuple[str, ...], outcome: str, code: int
+    reference: Driver, tmp_path: Path, reraise: tuple[str, ...], outcome: str, code: int
 ) -> None:
-    python = _signalled(tmp_path, signal.SIGINT, *reraise, gradscope=False)
+    python = _signalled(tmp_path, signal.SIGINT, *reraise, reference=reference)
     run = _signalled(tmp_path, signal.SIGINT, *reraise)
     assert run[1] == python[1] == "ready\nhandled\n"
     assert run[0] == code
@@ -208,7 +271,7 @@ def test_ctrl_c_is_the_programs_and_its_report_is_written(
     assert (tmp_path / "t.json").exists()
 
 
-def test_sites_are_the_programs_lines_wherever_it_moves(tmp_path: Path) -> None:
+def test_sites_are_the_programs_lines_wherever_it_moves(reference: Driver, tmp_path: Path) -> None:
     """A program that ``chdir``s into an installed package, then into a folder it removes:
     its lines are still its own (not ``bin/gradscope``), and nothing fails looking them up."""
     script = tmp_path / "moves.py"
@@ -216,7 +279,7 @@ def test_sites_are_the_programs_lines_wherever_it_moves(tmp_path: Path) -> None:
                       "os.chdir(os.path.dirname(click.__file__))\ngrads()\n"
                       "gone = tempfile.mkdtemp(); os.chdir(gone); os.rmdir(gone)\ngrads()\n"
                       "print('moved')\n", encoding="utf-8")  # fmt: skip
-    python, run = _both(script, "--format", "json", "--steps", "2")
+    python, run = _both(reference, script, "--format", "json", "--steps", "2")
     assert python[:2] == (0, "moved\n")
     assert run[:2] == (1, python[1])  # u: unexpected-none
     report = _report(run[2])
@@ -232,7 +295,7 @@ def test_the_environment_and_tensorflows_logger_are_the_programs(tmp_path: Path)
                       "tf.get_logger().warning('the program warns')\ngrads()\n",
                       encoding="utf-8")  # fmt: skip
     env = {k: v for k, v in _ENV.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    python, run = _both(script, env=env)
+    python, run = _both(None, script, env=env)  # both processes of their own
     assert python[:2] == (0, "None\n") and "WARNING:tensorflow:the program warns" in python[2]
     assert run[1] == python[1]
     assert "WARNING:tensorflow:the program warns\n" in run[2]

@@ -1,14 +1,19 @@
 """Names do not depend on what ran before in the process, and gradscope leaves the user's own
-later names as they would have been: each run compared with the same code in a fresh process."""
+later names as they would have been: each run compared with the same code in a fresh process.
+
+The fresh processes are forked from one that imported TensorFlow and Keras and made nothing
+(``tests/forked.py``: ``programs``): Keras' name counters are where a new process has them.
+"""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import pytest
+
+from tests.forked import Driver, programs
 
 pytestmark = pytest.mark.tf
 
@@ -71,10 +76,12 @@ print("NAMES" + json.dumps({{"run": paths}}))
 """
 
 
-def _names(code: str, cwd: Path) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
-                          timeout=240)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+def _names(fresh: Driver, code: str, cwd: Path) -> dict[str, object]:
+    """What ``python -c CODE`` in ``cwd`` prints after ``NAMES``, in a fresh process."""
+    script = cwd / f"names{len(list(cwd.glob('names*.py')))}.py"
+    script.write_text(code, encoding="utf-8")
+    done = fresh.run([script.name], cwd, os.environ, cwd / f"{script.stem}-logs")
+    assert done.code == 0, done.stderr[-2000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("NAMES"))
     return dict(json.loads(line[len("NAMES") :]))
 
@@ -83,10 +90,13 @@ def test_names_are_those_of_a_fresh_process_and_later_names_unchanged(tmp_path: 
     (tmp_path / "target.py").write_text(TARGET, encoding="utf-8")
     (tmp_path / "train.py").write_text(PROGRAM, encoding="utf-8")
     folder, program = str(tmp_path), str(tmp_path / "train.py")
-    alone = _names(TARGET_ALONE.format(folder=folder), tmp_path)  # each in a fresh process
-    alone |= _names(PROGRAM_ALONE.format(program=program), tmp_path)
-    plain = _names(SCRIPT.format(folder=folder, program=program, with_gradscope=False), tmp_path)
-    watched = _names(SCRIPT.format(folder=folder, program=program, with_gradscope=True), tmp_path)
+    with programs(os.environ, kill_after=240) as fresh:  # each below in a fresh process
+        alone = _names(fresh, TARGET_ALONE.format(folder=folder), tmp_path)
+        alone |= _names(fresh, PROGRAM_ALONE.format(program=program), tmp_path)
+        plain = _names(fresh, SCRIPT.format(folder=folder, program=program,
+                                            with_gradscope=False), tmp_path)  # fmt: skip
+        watched = _names(fresh, SCRIPT.format(folder=folder, program=program,
+                                              with_gradscope=True), tmp_path)  # fmt: skip
     assert sorted(watched["inspect"]) == sorted(alone["inspect"])  # type: ignore[arg-type]
     assert watched["run"] == alone["run"]
     assert watched["after"] == plain["after"]  # the user's next layer: as without gradscope

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gradscope._src.errors import ErrorGroup, Location, SpecError, SpecErrors, TargetError
+from gradscope._src.errors import ErrorGroup, SpecError, SpecErrors, TargetError
+from gradscope._src.location import Location
 from gradscope._src.report import Format, failed, render
 from gradscope._src.results import report as m
 from gradscope._src.results.facts import VariableFacts

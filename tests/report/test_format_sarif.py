@@ -155,7 +155,8 @@ def test_sarif_source_root_option_wins(tmp_path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_sarif_report_of_a_bad_spec_places_each_error(tmp_path, monkeypatch) -> None:
-    from gradscope._src.errors import Location, SpecError, SpecErrors
+    from gradscope._src.errors import SpecError, SpecErrors
+    from gradscope._src.location import Location
     from gradscope._src.report import failed
 
     monkeypatch.chdir(tmp_path)

@@ -107,3 +107,54 @@ def test_run_table_long_names_get_their_own_line_and_the_columns_stay_aligned(wi
     kernel = lines.index(next(x for x in lines if x.startswith("a_rather_long_model_name/aux/k")))
     assert lines[kernel + 1].index("none:disconnected") == head.index("status")
     assert lines[kernel + 1].rstrip().endswith("[1]")
+
+
+def _helper_calls() -> rr.RunReport:
+    """One helper's gradient call (helpers.py:3) reached from two lines: ``w`` gets no
+    gradient through the first, ``v`` none through the second."""
+
+    def call(via: str, name: str) -> rr.CallResult:
+        source = rr.SourceResult(name, "none:disconnected", None, (2,), False)
+        return rr.CallResult("helpers.py:3", "GradientTape.gradient", rr.EAGER, 1, "helpers.py:2",
+                             1.0, (source,), via=(via,))  # fmt: skip
+
+    calls = (call("train.py:10", "w"), call("train.py:20", "v"))
+    return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls,
+                        tuple(run_policy.problems_of(calls, ())))  # fmt: skip
+
+
+def test_run_table_problems_are_the_findings_at_their_sites_via_their_callers() -> None:
+    report = _helper_calls()
+    assert [f.where for f in report.findings()] == [
+        "helpers.py:3 (via train.py:10)", "helpers.py:3 (via train.py:20)"]  # fmt: skip
+    text = render(report, "table", width=120)
+    problems = text.split("Problems")[1].splitlines()
+    assert [" ".join(line.split()) for line in problems[2:4]] == [
+        "unexpected-none helpers.py:3 (via train.py:10) w",
+        "unexpected-none helpers.py:3 (via train.py:20) v",
+    ]
+    assert text.rstrip().splitlines()[-1].startswith("2 call(s) at 2 site(s) · 2 problems ·")
+
+
+def test_run_table_reads_the_findings_not_the_problems(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary, the problems and the rows marked wrong are the findings' (every format
+    renders a result from its findings): one finding left out is gone from all three."""
+    report = _helper_calls()
+    first = report.findings()[:1]
+    monkeypatch.setattr(rr.RunReport, "findings", lambda self: first)
+    text = render(report, "table", width=120)
+    assert "2 problems" not in text and " · 1 problem · " in text
+    assert "(via train.py:20) v" not in " ".join(text.split())
+
+
+def test_run_notebook_problems_are_the_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook's Problems table lists the findings, each with its call's step."""
+    from gradscope._src.report.notebook import render as notebook_html
+
+    report = _helper_calls()
+    assert [(f.variable, f.step) for f in report.findings()] == [("w", 1), ("v", 1)]
+    shown = notebook_html(report)
+    assert "<code>w</code>" in shown.split("Problems")[1]
+    first = report.findings()[:1]
+    monkeypatch.setattr(rr.RunReport, "findings", lambda self: first)
+    assert "<code>v</code>" not in notebook_html(report).split("Problems")[1]

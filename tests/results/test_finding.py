@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from gradscope._src.analysis import run as run_policy
+from gradscope._src.location import Location
 from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
 from gradscope._src.results.facts import CutPoint
 from gradscope._src.results.finding import Finding
-from gradscope._src.results.location import Location
 from gradscope._src.results.status import FindingKind, ProblemKind
 from tests import checks
 
@@ -54,6 +54,7 @@ def test_finding_of_a_run_problem_is_at_its_site_about_its_call() -> None:
         loss="GradientTape.gradient at line 12 (step 3)",
         variable="g/kernel",
         report="train.py",
+        step=3,  # the call's third execution
     )
     assert (second.variable, second.cut_points, second.cause) == ("w", (cut,), "")
 

@@ -1,5 +1,5 @@
 """The one wording of an explanation (``results/words.py``) and the one place type
-(``results/location.py``): what each says, and that no other module words them again."""
+(``location.py``): what each says, and that no other module words them again."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gradscope._src.location import Location, line_of
 from gradscope._src.results import words
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.facts import NanOrigin
-from gradscope._src.results.location import Location, line_of
 from gradscope._src.results.status import Status
 
 CUT = CutPoint("frozen", "StopGradient", "stopped", "configs/x.yaml:17")
@@ -99,13 +99,90 @@ def test_cut_text_is_built_only_in_words() -> None:
     built = re.compile(r"\{\w+(?:\.node|\[.node.\])\}`? \(\{\w+(?:\.op|\[.op.\])\}\)")
     places = sorted(str(p.relative_to(ROOT)) for p, text in _sources().items()
                     if built.search(text))  # fmt: skip
-    assert places == ["results/words.py"]
+    assert places == ["_src/results/words.py"]
 
 
 def test_file_line_is_parsed_only_in_location() -> None:
-    """No module splits a ``FILE:LINE`` on its colon but results/location.py (a target's
+    """No module splits a ``FILE:LINE`` on its colon but location.py (a target's
     ``module:function`` is no place, and is split where targets are read)."""
     split = re.compile(r"(?:site|source|where)\w*\)?\.rpartition\(\":\"\)|rsplit\(\":\", *1\)")
     places = sorted(str(p.relative_to(ROOT)) for p, text in _sources().items()
                     if split.search(text))  # fmt: skip
     assert places == []
+
+
+#: Phrases of the causes ``gradscope run`` gives a source (why no usable gradient), each
+#: worded in results/words.py only.
+CAUSE_PHRASES = (
+    "left TensorFlow at",
+    "while the tape was not recording",
+    "never watched",
+    "a tape watches only",
+    "TensorFlow filled zeros",
+    "last path ends at",
+    "the loss never reads it",
+    "no op the tape recorded reads it",
+    "the program passed None",
+    "every element is 0",
+    "output_gradients=",
+    "a tf.Variable Keras does not track",
+    "never run:",
+    "train step was traced",
+    "traced the train step",
+    "reads trainable",
+)
+
+
+def _literals(text: str) -> list[str]:
+    """The string literals of a module, docstrings left out (they may describe a cause)."""
+    import ast
+
+    tree = ast.parse(text)
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }  # fmt: skip
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, str) and id(node) not in docs]  # fmt: skip
+
+
+def test_run_causes_are_worded_only_in_words() -> None:
+    """No module but results/words.py writes a cause of ``gradscope run`` (the front-end asks
+    words.py; the Monitor's trainable-flag findings ask the same function). The fixes read
+    the causes back by pattern (analysis/fixes/causes.py: a known leftover), the registry of
+    kinds (results/kinds.py) says what each kind means in general, and report/ only draws
+    them."""
+    places = sorted(
+        f"{p.relative_to(ROOT)}: {phrase}"
+        for p, text in _sources().items()
+        if p.name not in ("words.py", "kinds.py") and "fixes" not in p.parts
+        for literal in _literals(text)
+        for phrase in CAUSE_PHRASES
+        if phrase in literal
+    )
+    assert places == []
+
+
+def test_words_run_causes() -> None:
+    assert words.outside_tape("t.py:4", "MatMul") == (
+        "used only through t.py:4 (MatMul), run while the tape was not recording"
+    )
+    assert words.filled("") == (
+        "no gradient flows; TensorFlow filled zeros (unconnected_gradients=ZERO)"
+    )
+    assert words.filled("never watched").startswith("no gradient flows: never watched; ")
+    assert words.also("", "b") == "b" and words.also("a", "b") == "a; b"
+    assert words.path_ends("t.py:9", "Mean", alone=False) == "its last path ends at t.py:9 (Mean)"
+    assert words.multiplied(Status.OK, (1.0,), "t.py:3") == ""
+    assert words.multiplied(Status.ZERO, (0.0,), "t.py:3") == (
+        "zeroed by output_gradients=0 at t.py:3: every gradient of this call is 0"
+    )
+    assert words.multiplied(Status.OK, (-1.0, 2.0), "t.py:3").startswith(
+        "flipped where its weight is negative by output_gradients=-1, 2 at t.py:3"
+    )
+    assert words.changed_after_trace(True, "t.py:7").startswith(
+        "frozen after the train step was traced at t.py:7"
+    )

@@ -51,3 +51,60 @@ def test_check_timeline_findings_are_the_runs(tmp_path: Path) -> None:
     # a timeline's finding is about its site (the timeline's losses are sites)
     assert [f.loss for f in checked] == ["train.py:12", "model.py:40"]
     assert {f.report for f in checked} == {str(path)}
+
+
+def test_check_timeline_is_plain_data_whose_findings_are_findings(tmp_path: Path) -> None:
+    """A checked timeline is frozen data in results/ (as a check's result is): its findings
+    are ``Finding`` objects, the file's then those its records show (a NaN the emptied
+    ``findings`` list lost), and its report, which the formats draw, gives the same."""
+    from gradscope._src.results.finding import Finding
+    from gradscope._src.results.timeline import TimelineResult
+
+    nan = {"status": "nan", "norm": None, "weight_norm": 1.0, "zero_fraction": 0.0}
+    timeline = {
+        "gradscope": 1, "program": "train.py",
+        "steps": [{"step": 1, "site": "train.py:5", "variables": {"w": nan}}],
+        "findings": [],
+    }  # fmt: skip
+    result = check.checked(timeline, "t.json")
+    assert isinstance(result, TimelineResult)
+    assert dataclasses.is_dataclass(result)
+    try:
+        result.path = "other.json"  # type: ignore[misc]
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("a timeline result is frozen")
+    (finding,) = result.findings()
+    assert isinstance(finding, Finding)
+    assert (finding.kind, str(finding.location), finding.variable) == ("nan", "train.py:5", "w")
+    assert result.derived == 1
+    assert result.notes() == (
+        "1 finding read from the recorded steps, missing from the file's `findings`",)  # fmt: skip
+    report = result.report()
+    assert report.spec == "t.json" and report.notes == result.notes()
+    assert [(f.kind, f.location, f.message) for f in report.findings()] == [
+        (finding.kind, finding.location, finding.message)]  # fmt: skip
+
+
+def test_timeline_findings_in_a_notebook_are_findings() -> None:
+    """``gradscope.plot``'s findings are drawn from ``Finding`` objects as every result's:
+    the step each holds from, its cut at the one cut text, its fix in the fix column."""
+    from gradscope._src.report.notebook import timeline_html, timeline_text
+    from gradscope._src.results.finding import Finding
+
+    fix = {"kind": "remove-assign", "where": "train.py:9", "text": "Use a copy."}
+    row = {"kind": "none", "site": "train.py:9", "variable": "d/kernel", "from_step": 4,
+           "message": "d/kernel: no gradient", "cut_points": [CUT.to_dict()],
+           "fix": fix}  # fmt: skip
+    finding = Finding.from_dict(row, "train.py")
+    assert (finding.step, finding.loss, finding.cut_points) == (4, "train.py:9", (CUT,))
+    timeline = {"gradscope": 1, "program": "train.py", "steps": [], "findings": [row]}
+    page = timeline_html(timeline, "<svg/>")
+    cells = [c.split(">", 1)[1].split("</td>")[0] for c in page.split("<td")[1:]]
+    assert cells == [
+        "none", "train.py:9", "<code>d/kernel</code>", "4", "d/kernel: no gradient",
+        "x[:2, :2].assign(patch) (ResourceStridedSliceAssign) at train.py:9",
+        "Use a copy.",
+    ]  # fmt: skip
+    assert timeline_text(timeline).splitlines()[1:] == ["none: d/kernel: no gradient", "1 finding"]

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 
 from gradscope._src.analysis.baseline import Baseline
 from gradscope._src.errors import UsageError
+from gradscope._src.location import line_of
 from gradscope._src.results import report as m
 from gradscope._src.results.check import CheckResult
 from gradscope._src.results.expect import Expectation, Pattern, Pos
-from gradscope._src.results.location import line_of
 
 #: ``{loss: {"none": [glob, ...], "connected": [...], "numeric": [...]}}``, as in a spec's
 #: ``expect``.

@@ -35,11 +35,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gradscope._src.analysis.numeric import describe
+from gradscope._src.location import Location
 from gradscope._src.results import report as m
 from gradscope._src.results import words
 from gradscope._src.results.expect import Expectation, Pattern, PatternUse, glob_matches
 from gradscope._src.results.facts import VariableFacts
-from gradscope._src.results.location import Location
 
 
 def _norm(value: float | None) -> str:

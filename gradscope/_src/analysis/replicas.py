@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gradscope._src.analysis.policy import located_at
+from gradscope._src.location import line_of
 from gradscope._src.results import report as m
 from gradscope._src.results.facts import RunFacts, VariableFacts
-from gradscope._src.results.location import line_of
 from gradscope._src.results.replicas import DistributedFacts
 from gradscope._src.results.status import ProblemKind
 

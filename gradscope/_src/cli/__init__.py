@@ -66,6 +66,9 @@ class _Group(click.Group):
             return super().main(args, *rest, **kwargs)
         _INVOKED[:] = []
         from gradscope._src.cli.supervise import supervise, wanted
+        from gradscope._src.engine.tf_import import own_process
+
+        own_process()
 
         command = wanted(sys.argv[1:])
         if command is not None:  # a Python target's crash is said by a parent process

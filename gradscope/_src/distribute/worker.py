@@ -22,6 +22,9 @@ def main(path: str) -> int:
 
     ``TF_CONFIG`` (set by ``cluster.main``) names this worker and its loopback cluster.
     """
+    from gradscope._src.engine.tf_import import own_process
+
+    own_process()
     with open(path, encoding="utf-8") as handle:
         request: dict[str, Any] = json.load(handle)
     config = json.loads(os.environ["TF_CONFIG"])

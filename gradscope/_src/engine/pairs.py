@@ -17,6 +17,7 @@ from gradscope._src.engine.norms import norms_and_maxima
 from gradscope._src.engine.picture import hook as picture_hook
 from gradscope._src.engine.status import measured
 from gradscope._src.errors import BuildError
+from gradscope._src.location import Location
 from gradscope._src.results.facts import Comparison, CutPoint, LossFacts, PairFacts
 
 if TYPE_CHECKING:
@@ -334,7 +335,6 @@ class _OpError(Exception):
         super().__init__(str(cause))
 
 
-def _nowhere(target: str) -> Any:
-    from gradscope._src.errors import Location
-
+def _nowhere(target: str) -> Location:
+    """Where a loss whose line is unknown is: its target, at line 1."""
     return Location(target, 1, 1)

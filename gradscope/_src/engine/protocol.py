@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gradscope._src.errors import Location
+from gradscope._src.location import Location
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import sys
@@ -9,6 +10,8 @@ import tempfile
 import warnings
 from types import ModuleType
 from typing import Any
+
+from gradscope._src.gcpause import paused
 
 # NOTE: since TF 2.17 the banners below are written by absl before its logging is initialized,
 # so TF_CPP_MIN_LOG_LEVEL does not hide them; the only reliable way is to catch file
@@ -24,6 +27,22 @@ _NOISE = [
 ]
 
 _tf: ModuleType | None = None
+_own_process = False
+
+
+def own_process() -> None:
+    """Say this process is gradscope's own (its command line, a worker), not a user's that
+    imported gradscope: after TensorFlow's import, what the process holds is frozen.
+
+    ``gc.freeze()`` moves the objects alive then (TensorFlow's and Keras' modules, a few
+    hundred thousand, alive until the process ends) out of the cycle collector's reach, so
+    each later full collection walks only what was made after: ``gradscope run`` of a
+    five-line program, 7.6 s of CPU -> 4.9 s. Objects made later are collected as before. In a
+    user's process (``gradscope.inspect``, the pytest plugin, a notebook) the objects are the
+    user's, and what the collector may reclaim is theirs to decide: nothing is frozen there.
+    """
+    global _own_process
+    _own_process = True
 
 
 def _is_noise(line: str) -> bool:
@@ -40,7 +59,11 @@ def _replay(captured: str) -> None:
 def import_tensorflow(*, plots: bool = True) -> Any:
     """Return the ``tensorflow`` module, importing it quietly the first time.
 
-    Later calls return the same module: gradscope never pays for the import twice.
+    Later calls return the same module: gradscope never pays for the import twice. The cycle
+    collector is paused while TensorFlow imports (:func:`gradscope._src.gcpause.paused`): it
+    would walk the import's growing heap again and again for the few cycles it leaves
+    (0.8 s of ~6 s of CPU here); in gradscope's own process, that heap is then frozen
+    (:func:`own_process`).
 
     Args:
         plots: False when no user code will run in this process (a spec): Keras imports
@@ -64,7 +87,7 @@ def import_tensorflow(*, plots: bool = True) -> Any:
     with tempfile.TemporaryFile(mode="w+b") as sink:
         os.dup2(sink.fileno(), 2)
         try:
-            with warnings.catch_warnings():
+            with paused(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 import keras  # noqa: F401  (Keras 3 registers itself on first import)
                 import tensorflow as tf
@@ -78,6 +101,8 @@ def import_tensorflow(*, plots: bool = True) -> Any:
             sink.seek(0)
             _replay(sink.read().decode("utf-8", "replace"))
     tf.get_logger().setLevel("ERROR")
+    if _own_process:
+        gc.freeze()
     _tf = tf
     return tf
 

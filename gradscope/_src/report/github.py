@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from gradscope._src.analysis.baseline import spec_key
 from gradscope._src.errors import SpecError, SpecErrors
+from gradscope._src.location import Location
 from gradscope._src.report import style
 from gradscope._src.report.formats import Format, assert_never, unsupported
 from gradscope._src.report.table import ending, run_summary
@@ -23,7 +24,6 @@ from gradscope._src.results import run as rr
 from gradscope._src.results.check import CheckResult
 from gradscope._src.results.diff import DiffMatrix, DiffReport
 from gradscope._src.results.finding import Finding
-from gradscope._src.results.location import Location
 
 if TYPE_CHECKING:
     from gradscope._src.report.formats import Result
@@ -75,7 +75,7 @@ def spec_errors(errors: SpecErrors | SpecError) -> str:
     lines = []
     for e in errors.errors if isinstance(errors, SpecErrors) else (errors,):
         loc = e.location
-        props = {"file": spec_key(loc.path), "line": str(max(loc.line, 1)),
+        props = {"file": spec_key(loc.file), "line": str(max(loc.line, 1)),
                  "col": str(max(loc.column, 1)), "title": "gradscope spec error"}  # fmt: skip
         text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
         message = f"{e.field}: {e.message}" if e.field else e.message

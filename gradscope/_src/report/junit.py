@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
+from gradscope._src.location import Location
 from gradscope._src.report import style
 from gradscope._src.report.formats import Format, assert_never, unsupported
 from gradscope._src.report.table import ending
@@ -38,7 +39,6 @@ from gradscope._src.results.check import CheckResult
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.diff import DiffMatrix, DiffReport
 from gradscope._src.results.finding import Finding
-from gradscope._src.results.location import Location
 from gradscope._src.results.run import file_of
 
 if TYPE_CHECKING:
@@ -80,8 +80,8 @@ def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
 
 def _at(finding: Finding) -> str:
     """Where a finding points: its own file (a timeline's program, a target's module), which
-    need not be the suite's."""
-    return f"{finding.file}:{finding.location.line}"
+    need not be the suite's, and its line when known."""
+    return str(finding.location)
 
 
 def _source(source: str, spec: str) -> str:

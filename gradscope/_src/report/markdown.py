@@ -353,9 +353,10 @@ def run_document(report: rr.RunReport, *, color: bool = False, width: int = 120)
         lines += ["> [!WARNING]", f"> {escape(ending(report))}", ""]
     for call in report.calls:
         lines += _call(call)
-    if report.problems:
+    found = report.findings()
+    if found:
         lines += ["### Problems", ""]
-        for f in report.findings():
+        for f in found:
             lines += [f"- **{f.kind}**: {escape(f.message)}", *fix_item(f.fix)]
         lines.append("")
     lines += [f"> {escape(n)}" for n in report.notes]

@@ -17,8 +17,8 @@ from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
 from gradscope._src.results import words
 from gradscope._src.results.check import CheckResult
-from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.diff import DiffMatrix, DiffReport
+from gradscope._src.results.finding import Finding
 from gradscope._src.results.fix import Fix
 
 if TYPE_CHECKING:
@@ -106,8 +106,6 @@ def _why(cut_points: Sequence[Any], note: str = "") -> str:
 def _fix(finding: Any) -> str:
     """A finding's (or a row's) suggested fix, when it has one."""
     fix = getattr(finding, "fix", None)
-    if isinstance(fix, Mapping):  # a timeline's finding holds it as JSON
-        fix = Fix.from_dict(dict(fix))
     return _e(fix.sentence()) if isinstance(fix, Fix) else ""
 
 
@@ -161,11 +159,11 @@ def _run(report: rr.RunReport) -> str:
                   _with_fixes(["source", "shape", "status", "norm", "cut at / why"], rows,
                               call.sources),
                   _notes(call.notes)]  # fmt: skip
-    if report.problems:
-        rows = [[_e(p.kind), _e(p.site), _e(p.step), _code(p.variable), _e(p.message)]
-                for p in report.problems]  # fmt: skip
-        parts.append(_problems(["kind", "site", "step", "source", "message"], rows,
-                               report.problems))  # fmt: skip
+    found = report.findings()
+    if found:
+        rows = [[_e(f.kind), _e(f.location), _e(f.step), _code(str(f.variable)), _e(f.message)]
+                for f in found]  # fmt: skip
+        parts.append(_problems(["kind", "site", "step", "source", "message"], rows, found))
     parts += [_notes(report.notes), _line(run_summary(report), bool(report.exit_code))]
     return _wrap(parts)
 
@@ -243,40 +241,33 @@ def _matrix(result: Any) -> str:
     return _wrap(parts)
 
 
+def _timeline_findings(timeline: Mapping[str, Any]) -> list[Finding]:
+    """A timeline's findings (its JSON rows, checked by ``timeline/reader.py``) as every
+    result gives them; each is about its site (``Finding.loss``) from its step."""
+    where = str(timeline.get("program") or "")
+    return [Finding.from_dict(f, where) for f in timeline.get("findings") or []]
+
+
 def _timeline(timeline: Mapping[str, Any], svg: str) -> str:
-    findings = list(timeline.get("findings") or [])
+    findings = _timeline_findings(timeline)
     steps = timeline.get("steps") or []
     parts = [_title(f"gradscope timeline · {timeline.get('program') or ''}",
                     f"{len(steps)} record(s)"), f"<div>{svg}</div>"]  # fmt: skip
     if findings:
-        rows = [[_e(f.get("kind", "")), _e(f.get("site", "")), _code(f.get("variable", "")),
-                 _e(f.get("from_step", "")), _e(f.get("message", "")),
-                 "<br>".join(_e(_cut(c)) for c in f.get("cut_points") or [])]
+        rows = [[_e(f.kind), _e(f.loss), _code(f.variable), _e("" if f.step is None else f.step),
+                 _e(f.message), "<br>".join(_e(words.cut_text(c)) for c in f.cut_points)]
                 for f in findings]  # fmt: skip
         parts.append(_problems(["kind", "site", "variable", "from step", "message", "cut at"],
-                               rows, [_Finding(f) for f in findings]))  # fmt: skip
+                               rows, findings))  # fmt: skip
     count = len(findings)
     parts.append(_line(f"{count} finding{'s' if count != 1 else ''}", bool(count)))
     return _wrap(parts)
 
 
-class _Finding:
-    """A timeline finding (a dict) as ``_fix`` reads findings."""
-
-    def __init__(self, finding: Mapping[str, Any]) -> None:
-        self.fix = finding.get("fix")
-
-
-def _cut(cut: Mapping[str, Any]) -> str:
-    """A timeline's cut point (a dict) in the one cut text."""
-    node, op, kind, source = (str(cut.get(k, "")) for k in ("node", "op", "kind", "source"))
-    return words.cut_text(CutPoint(node, op, kind, source))
-
-
 def _timeline_text(timeline: Mapping[str, Any]) -> str:
-    findings = list(timeline.get("findings") or [])
+    findings = _timeline_findings(timeline)
     lines = [f"gradscope timeline · {timeline.get('program') or ''} · "
              f"{len(timeline.get('steps') or [])} record(s)"]  # fmt: skip
-    lines += [f"{f.get('kind')}: {f.get('message')}" for f in findings]
+    lines += [f"{f.kind}: {f.message}" for f in findings]
     lines.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
     return "\n".join(lines)

@@ -6,11 +6,11 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePath
 
+from gradscope._src.location import Location
 from gradscope._src.report import style
 from gradscope._src.results import report as m
 from gradscope._src.results.cut import STOP_TYPES
 from gradscope._src.results.facts import CutPoint
-from gradscope._src.results.location import Location
 from gradscope._src.results.picture import CUT, GRADIENT, LOSS, VARIABLE, Box, Link, Picture
 from gradscope._src.results.status import CutKind
 

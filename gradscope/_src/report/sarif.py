@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from gradscope._src.analysis.baseline import spec_key
+from gradscope._src.location import Location
 from gradscope._src.report import style
 from gradscope._src.report.formats import Format, assert_never, unsupported
 from gradscope._src.report.json import dumps
@@ -35,7 +36,6 @@ from gradscope._src.results import run as rr
 from gradscope._src.results.check import CheckResult
 from gradscope._src.results.diff import DiffMatrix, DiffReport
 from gradscope._src.results.finding import Finding
-from gradscope._src.results.location import Location
 from gradscope._src.version import __version__
 
 if TYPE_CHECKING:

@@ -685,22 +685,28 @@ def _call_table(call: rr.CallResult, found: list[_Row], width: int, hidden: int)
     return out
 
 
-def _unshown_run_fixes(report: rr.RunReport) -> list[tuple[str, Fix]]:
-    """The fixes of problems about no source of their call (an untracked variable the call
+def _of_call(finding: Finding, call: rr.CallResult) -> bool:
+    """Whether a run's finding is about ``call``: at its site, about its label (its api, line
+    and step: ``RunReport.findings``)."""
+    return (finding.where, finding.loss) == (call.where, call.label)
+
+
+def _unshown_run_fixes(report: rr.RunReport, found: Sequence[Finding]) -> list[tuple[str, Fix]]:
+    """The fixes of findings about no source of their call (an untracked variable the call
     read and did not ask for), each once: a source's fix is shown under its call already."""
-    sources = {(c.site, c.step, s.name) for c in report.calls for s in c.sources}
-    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
-    for p in report.problems:
-        if p.fix is not None and (p.site, p.step, p.variable) not in sources:
-            found.setdefault((p.fix.kind, p.fix.where), ([], p.fix))[0].append(p.variable)
-    return [(", ".join(names), fix) for names, fix in found.values()]
+    sources = {(c.where, c.label, s.name) for c in report.calls for s in c.sources}
+    fixes: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    for f in found:
+        if f.fix is not None and (f.where, f.loss, f.variable) not in sources:
+            fixes.setdefault((f.fix.kind, f.fix.where), ([], f.fix))[0].append(str(f.variable))
+    return [(", ".join(names), fix) for names, fix in fixes.values()]
 
 
-def _run_problems(report: rr.RunReport) -> Table:
+def _run_problems(found: Sequence[Finding]) -> Table:
     """One row per site and kind, naming its sources (the messages are in the JSON report)."""
     grouped: dict[tuple[str, str], list[str]] = {}
-    for p in report.problems:
-        grouped.setdefault((p.kind, p.where), []).append(p.variable)
+    for f in found:
+        grouped.setdefault((f.kind, f.where), []).append(str(f.variable))
     table = Table(title="Problems", title_justify="left", box=None, header_style="bold",
                   title_style="bold")  # fmt: skip
     for name in ("kind", "site", "sources"):
@@ -734,8 +740,10 @@ def ending(report: rr.RunReport) -> str:
 
 
 def run_summary(report: rr.RunReport) -> str:
+    """``2 call(s) at 1 site(s) · 1 problem · the program ran to its end``: the calls, the
+    findings, how the program ended."""
     sites = len(list(report.sites()))
-    count = len(report.problems)
+    count = len(report.findings())
     text = (f"{len(report.calls)} call(s) at {sites} site(s) · "
             f"{count} problem{'s' if count != 1 else ''}")  # fmt: skip
     return f"{text} · {ending(report)}"
@@ -761,13 +769,14 @@ def run_renderable(report: rr.RunReport, group: str = "auto", problems_only: boo
     parts: list[Any] = [title]
     if not report.calls:
         parts += [Text(), Text("No gradient call was made.")]
+    found = report.findings()
     for call in report.calls:
-        named = {p.variable for p in report.problems if (p.site, p.step) == (call.site, call.step)}
+        named = {str(f.variable) for f in found if _of_call(f, call)}
         parts += [Text(), _call(call, named, group, problems_only)]
-    if report.problems:
-        parts += [Text(), _run_problems(report)]
+    if found:
+        parts += [Text(), _run_problems(found)]
         parts += [Text(f"fix ({names}): {fix.sentence()}", style="green")
-                  for names, fix in _unshown_run_fixes(report)]  # fmt: skip
+                  for names, fix in _unshown_run_fixes(report, found)]  # fmt: skip
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
     parts += [Text(), Text(run_summary(report), style=f"bold {run_tone(report)}")]
     return Group(*parts)

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src.location import Location
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.location import Location
 from gradscope._src.results.status import FindingKind, ProblemKind
 
 
@@ -44,6 +44,10 @@ class Finding:
         known: a baseline already holds it (shown, never failing).
         report: the spec, target, timeline or file of the result it belongs to: what
             baselines and SARIF fingerprints key it by, and the JUnit suite it lands in.
+        via: the user's lines that called ``location``'s line, innermost first, where one
+            line is reached from several places (a helper's gradient call: ``CallResult.via``).
+        step: the step it is about, when the result counts steps (a run's execution of its
+            call site, from 1); None otherwise.
     """
 
     kind: ProblemKind | FindingKind
@@ -56,6 +60,13 @@ class Finding:
     variable: str | None = None
     known: bool = False
     report: str = ""
+    via: tuple[str, ...] = ()
+    step: int | None = None
+
+    @property
+    def where(self) -> str:
+        """The location, and ``via`` when there is one: ``helpers.py:3 (via train.py:40)``."""
+        return f"{self.location} (via {', '.join(self.via)})" if self.via else str(self.location)
 
     @property
     def file(self) -> str:
@@ -79,8 +90,9 @@ class Finding:
     def from_dict(cls, data: Mapping[str, Any], default: str, *, loss: str | None = None,
                   report: str = "") -> Finding:  # fmt: skip
         """A finding of a timeline (contract section 7: ``kind``, ``site``, ``variable``,
-        ``message``, ``cut_points`` and ``fix`` when known), or a run's problem as a timeline
-        keeps it: located at its ``site`` (``default`` and line 1 when the site names none).
+        ``from_step``, ``message``, ``cut_points`` and ``fix`` when known), or a run's problem
+        as a timeline keeps it: located at its ``site`` (``default`` and line 1 when the site
+        names none), about the step it holds from.
 
         Args:
             data: the finding's JSON object.
@@ -102,4 +114,5 @@ class Finding:
             loss=site if loss is None else loss,
             variable=None if data.get("variable") is None else str(data["variable"]),
             report=report or default,
+            step=data.get("from_step"),
         )

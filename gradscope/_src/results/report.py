@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope._src.errors import SpecError
+from gradscope._src.location import Location
 from gradscope._src.printable import escape_fields
 from gradscope._src.results.display import Displayed, rich_renderable
 from gradscope._src.results.expect import Pattern
@@ -26,7 +27,6 @@ from gradscope._src.results.facts import (
 )
 from gradscope._src.results.finding import Finding
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.location import Location
 from gradscope._src.results.picture import Picture
 from gradscope._src.results.replicas import DistributedFacts, ReplicaResult
 from gradscope._src.results.status import FindingKind, ProblemKind, Status, Verdict

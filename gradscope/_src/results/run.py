@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.errors import ExitCode
+from gradscope._src.location import Location, line_of
 from gradscope._src.printable import escape_fields, printable
 from gradscope._src.results.display import Displayed
 from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope._src.results.finding import Finding
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.location import Location, line_of
 from gradscope._src.results.replicas import Distribution, ReplicaResult
 from gradscope._src.results.status import ProblemKind, Status
 
@@ -278,15 +278,16 @@ class RunReport(Displayed):
         return {path: tuple(calls) for path, calls in out.items()}
 
     def findings(self) -> tuple[Finding, ...]:
-        """Every problem as a finding at its call site's line, about the watched call
-        (``CallResult.label``), in the run's order; its cause is its source's note (why,
-        where the cut points cannot say)."""
+        """Every problem as a finding at its call site's line (``via`` the lines that called
+        it), about the watched call (``CallResult.label``), in the run's order; its cause is
+        its source's note (why, where the cut points cannot say). A site that names no line
+        (no frame of the user's was found) is the finding's file, at line 0: unknown."""
         labels = {(c.site, c.step): c.label for c in self.calls}
         notes = {(c.site, c.via, c.step, s.name): s.note for c in self.calls for s in c.sources}
         return tuple(
             Finding(
                 p.kind,
-                Location.at(p.site, p.site),
+                Location.parse(p.site) or Location(p.site),
                 p.message,
                 cause=notes.get((p.site, p.via, p.step, p.variable), ""),
                 cut_points=p.cut_points,
@@ -294,6 +295,8 @@ class RunReport(Displayed):
                 loss=labels.get((p.site, p.step)),
                 variable=p.variable,
                 report=file_of(p.site),
+                via=p.via,
+                step=p.step,
             )
             for p in self.problems
         )

@@ -233,3 +233,186 @@ def origin_text(origin: Origin, *, quoted: bool = False) -> str:
     if origin.where == "forward" and origin.op in VALUE_OPS:
         return f"{value} is already in the value of `{origin.node}`{where}"
     return f"{value} first appears in the {what} of {cut_quoted(origin)}"
+
+
+# -- why a watched call's source has no usable gradient (``gradscope run``, ``watch()``) ----
+
+#: A variable a tape does not watch because it is not trainable.
+NOT_TRAINABLE = "not trainable: a tape watches only trainable variables"
+
+#: A trainable variable a ``watch_accessed_variables=False`` tape was never told to watch.
+UNWATCHED_VARIABLE = (
+    "never watched: the tape has watch_accessed_variables=False and no tape.watch() of it"
+)
+
+#: A tensor source no tape watched.
+UNWATCHED_TENSOR = "never watched: a tensor, which a tape follows only after tape.watch() of it"
+
+#: A source no op an eager tape recorded reads.
+UNREAD = (
+    "no op the tape recorded reads it (eager code runs only the branch of a tf.cond or an if "
+    "that is taken)"
+)
+
+#: A None the program handed to ``apply_gradients`` itself.
+PASSED_NONE = "the program passed None, not a gradient a watched call returned"
+
+#: An all-zero gradient with float16 values on its path.
+UNDERFLOW = (
+    "every element is 0: float16 values on its path underflow to 0 (a loss scale, "
+    "keras.optimizers.LossScaleOptimizer, keeps them representable)"
+)
+
+
+def also(cause: str, more: str) -> str:
+    """A cause with more said after it: ``cause; more`` (``more`` alone when there is no
+    cause)."""
+    return f"{cause}; {more}" if cause else more
+
+
+def filled(cause: str) -> str:
+    """An all-zero gradient TensorFlow filled in for a missing one
+    (``unconnected_gradients=ZERO``), after the cause of the missing path when known."""
+    why = f": {cause}" if cause else ""
+    return f"no gradient flows{why}; TensorFlow filled zeros (unconnected_gradients=ZERO)"
+
+
+def outside_tape(line: str, op: str) -> str:
+    """A source whose only paths to the target ran while the tape was not recording (before
+    the tape, under ``stop_recording``), at the last such op."""
+    return f"used only through {line} ({op}), run while the tape was not recording"
+
+
+def left_tensorflow(line: str, how: str) -> str:
+    """A source whose value left TensorFlow at ``line`` (``.numpy()``, ``float()``, ...) and
+    came back as a constant."""
+    return (
+        f"its value left TensorFlow at {line} ({how}): what came back is a new constant the "
+        "tape cannot trace to it"
+    )
+
+
+def came_back(line: str, op: str, back: str) -> str:
+    """A source whose value left TensorFlow through the buffer protocol (``np.asarray``,
+    ``np.array``) at ``line`` and came back as a constant at ``back``."""
+    return (
+        f"its value left TensorFlow at {line} ({op}, through np.asarray or np.array) and came "
+        f"back as a new constant at {back}, which the tape cannot trace to it"
+    )
+
+
+def path_ends(line: str, op: str, *, alone: bool = True) -> str:
+    """Where a disconnected source's last path ends: a value made from it that nothing the
+    target is made from reads; ``alone`` False: only where, said after another cause."""
+    where = f"its last path ends at {line} ({op})"
+    if not alone:
+        return where
+    return f"{where}: that value is computed, then nothing the target is made from reads it"
+
+
+def never_read(ends: Sequence[Cut]) -> str:
+    """A source the loss does not read, and the last ops its value reaches instead."""
+    return f"the loss never reads it: {feeds(ends)}"
+
+
+def untracked(name: str, attribute: str) -> str:
+    """A call's note on a ``tf.Variable`` a Keras model holds where Keras does not track it."""
+    return (
+        f"the loss reads `{name}` (`{attribute}`), a tf.Variable Keras does not track: "
+        "model.trainable_variables leaves it out, and this call asks no gradient for it"
+    )
+
+
+def branch_zero(line: str, py_function: bool = False) -> str:
+    """An all-zero gradient whose every path crosses the ``tf.cond`` (or the
+    ``tf.py_function``) at ``line``."""
+    if py_function:
+        return (
+            f"every element is 0: every path crosses the tf.py_function at {line}, whose "
+            "gradient is what the function's own TensorFlow ops give: zero for a value it takes "
+            "out of TensorFlow (.numpy(), a numpy function)"
+        )
+    return (
+        f"every element is 0: every path crosses the tf.cond at {line}, and TensorFlow gives "
+        "the variables of a branch not taken zeros (eager code, which runs the taken branch "
+        "only, gets None)"
+    )
+
+
+def multiplied(status: str, multiplier: Sequence[float], site: str) -> str:
+    """A source's note when the call's ``output_gradients`` zeroes or flips its gradient (a
+    zero multiplier is where a zero gradient comes from; a negative one turns descent into
+    ascent); ``""`` otherwise."""
+    if not multiplier or status not in (Status.ZERO, Status.OK):
+        return ""
+    shown = ", ".join(f"{v:g}" for v in multiplier)
+    if status == Status.ZERO and tuple(multiplier) == (0.0,):
+        return f"zeroed by output_gradients={shown} at {site}: every gradient of this call is 0"
+    if status == Status.OK and multiplier[0] < 0:
+        every = "flipped" if multiplier[-1] < 0 else "flipped where its weight is negative"
+        return f"{every} by output_gradients={shown} at {site}: an optimizer ascends this loss"
+    return ""
+
+
+#: A graph-mode call the program built and no ``Session.run`` computed.
+NEVER_RUN_GRAPH = "never run: the program built this call, but no Session.run computed it"
+#: A traced call that never ran.
+NEVER_RUN_TRACED = "traced, never run: statuses from the trace, no numbers"
+
+
+# -- a ``trainable`` flag changed after Keras traced the train step ---------------------------
+
+
+def changed_after_trace(trained: bool, traced: str) -> str:
+    """Why a variable whose flag changed after the step was traced at ``traced`` is still
+    trained (``trained``: frozen since) or left out (made trainable since): ``gradscope run``
+    and the Monitor's findings say the same."""
+    if trained:
+        return (
+            f"frozen after the train step was traced at {traced}, which still updates it: call "
+            "compile() again after changing trainable"
+        )
+    return (
+        f"made trainable after the train step was traced at {traced}, which leaves it out: "
+        "call compile() again (with a new optimizer, if you pass one: a built one updates "
+        "only its first variables)"
+    )
+
+
+def reused_step(api: str, traced: str) -> str:
+    """A ``fit()`` (``api``) that reuses a train step traced at ``traced`` before flags
+    changed."""
+    return (
+        f"this {api}() reuses the train step traced at {traced}: Keras reads trainable when it "
+        f"traces the step, not at each {api}(), and only compile() makes it trace the step again"
+    )
+
+
+def changed_since_compile(line: str, api: str) -> str:
+    """A call's note: flags changed between ``compile()`` at ``line`` and the ``api`` that
+    traced the step."""
+    return (
+        f"trainable flags changed between compile() at {line} and this {api}(), which traced "
+        "the train step: Keras 3 follows the flags at the trace"
+    )
+
+
+def since_compile(line: str, api: str, *, trainable: bool, idle: bool = False) -> str:
+    """Why a variable whose flag changed between ``compile()`` at ``line`` and the ``api``
+    that traced the step is trained (``trainable`` now) or not; ``idle``: the step then
+    trains nothing at all."""
+    if trainable:
+        return (
+            f"made trainable after compile() at {line}: this {api}() trains it (Keras 3 reads "
+            "trainable when it traces the step, not at compile())"
+        )
+    if idle:
+        return (
+            f"trainable at compile() at {line}, frozen when this {api}() traced the train step, "
+            f"which so trains nothing: set trainable = True before this {api}() (Keras 3 reads "
+            "it there, not at compile())"
+        )
+    return (
+        f"trainable at compile() at {line}, frozen when this {api}() traced the train step, "
+        "which so never trains it (Keras 3 reads trainable there, not at compile())"
+    )

@@ -1,13 +1,16 @@
-"""``check --timeline``: a timeline's findings as a report, so every check format renders them.
+"""``check --timeline``: a timeline file read into a typed result, so every check format
+renders its findings.
 
-A small adapter, no new renderer: the timeline becomes one :class:`~gradscope.Report`
-whose "spec" is the timeline file, with one loss per site (the statuses and norms of its last
-recorded step; a variable that site does not watch is ``excluded``, outside its sources) and one
-problem per finding, read as every result's findings are (``Finding.from_dict``,
-``results/finding.py``): the finding's kind (``dead``, ``vanishing``, ``exploding``, ``none``,
-or a run's ``nan``, ``unexpected-none``, ...), message, cut points and fix, at the site's
-``FILE:LINE`` (the user's ``fit(...)`` or ``tape.gradient(...)`` line), where annotations
-belong. So the findings of a run and of ``check --timeline`` on its timeline are the same.
+No new renderer: the timeline becomes a
+:class:`~gradscope._src.results.timeline.TimelineResult` (plain data, its findings
+:class:`~gradscope._src.results.finding.Finding` objects read as every result's are,
+``Finding.from_dict``), whose report is one :class:`~gradscope.Report` whose "spec" is the
+timeline file, with one loss per site (the statuses and norms of its last recorded step; a
+variable that site does not watch is ``excluded``, outside its sources) and one problem per
+finding: its kind (``dead``, ``vanishing``, ``exploding``, ``none``, or a run's ``nan``,
+``unexpected-none``, ...), message, cut points and fix, at the site's ``FILE:LINE`` (the
+user's ``fit(...)`` or ``tape.gradient(...)`` line), where annotations belong. So the findings
+of a run and of ``check --timeline`` on its timeline are the same.
 
 The findings are the file's and those its records show: the steps are read again with the
 file's own ``thresholds`` (the defaults when it has none), so a timeline whose ``findings`` list
@@ -27,13 +30,14 @@ from gradscope._src.results.check import CheckResult
 from gradscope._src.results.facts import VariableFacts
 from gradscope._src.results.finding import Finding
 from gradscope._src.results.status import Status
+from gradscope._src.results.timeline import TimelineResult
 from gradscope._src.timeline.findings import Thresholds, find
 from gradscope._src.timeline.reader import THRESHOLDS
 
 
-def report(timeline: Mapping[str, Any], path: str) -> m.Report:
-    """The report of a timeline (as :func:`~gradscope._src.timeline.reader.load` returns it): its
-    sites as losses, its findings and those its records show as problems."""
+def checked(timeline: Mapping[str, Any], path: str) -> TimelineResult:
+    """A timeline (as :func:`~gradscope._src.timeline.reader.load` returns it), checked: its
+    sites as losses, its findings and those its records show as findings."""
     last: dict[str, Mapping[str, Any]] = {}
     for record in timeline["steps"]:
         if record["site"] not in last or record["step"] >= last[record["site"]]["step"]:
@@ -42,24 +46,22 @@ def report(timeline: Mapping[str, Any], path: str) -> m.Report:
     for record in last.values():
         for name, v in record["variables"].items():
             shapes.setdefault(name, tuple(v.get("shape", ())))
-    variables = tuple(VariableFacts(n, shape, "", False, "") for n, shape in shapes.items())
-    losses = tuple(_loss(site, record, shapes) for site, record in last.items())
-    findings, derived = all_findings(timeline)
-    notes = (
-        (f"{derived} finding{'s' if derived != 1 else ''} read from the recorded steps, "
-         "missing from the file's `findings`",) if derived else ()
-    )  # fmt: skip
-    return m.Report(
-        spec=path,
-        name=timeline.get("program"),
+    found, derived = all_findings(timeline)
+    return TimelineResult(
+        path=path,
+        program=timeline.get("program"),
         tensorflow=str(timeline.get("tensorflow") or "?"),
         device=str(timeline.get("device") or "?"),
-        variables=variables,
-        losses=losses,
-        problems=tuple(m.Problem.of(Finding.from_dict(f, path)) for f in findings),
-        notes=notes,
-        route="timeline",  # recorded in training: no NaN origin was searched
+        sites=tuple(_loss(site, record, shapes) for site, record in last.items()),
+        variables=tuple(VariableFacts(n, shape, "", False, "") for n, shape in shapes.items()),
+        found=tuple(Finding.from_dict(f, path) for f in found),
+        derived=derived,
     )
+
+
+def report(timeline: Mapping[str, Any], path: str) -> m.Report:
+    """The report of a timeline, which every ``check`` format draws (:func:`checked`)."""
+    return checked(timeline, path).report()
 
 
 def all_findings(timeline: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], int]:
@@ -115,7 +117,7 @@ def with_timelines(
     Raises:
         UsageError: an unreadable baseline.
     """
-    reports = [report(timeline, path) for path, timeline in timelines.items()]
+    reports = [checked(timeline, path).report() for path, timeline in timelines.items()]
     held = check_reports(reports, load_baseline(baseline) if baseline else None)
     if result is None:
         return held

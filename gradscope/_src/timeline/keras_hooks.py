@@ -40,6 +40,7 @@ from typing import Any
 import tensorflow as tf
 
 from gradscope._src.frontends.program.analyse import Cause
+from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.timeline import step_grads
 from gradscope._src.timeline import step_ops as ops
 
@@ -85,7 +86,6 @@ class Hooks:
         self._fetch: tuple[Any, Any] | None = None
         self._saved: list[tuple[Any, str, Any]] = []
         self._eager_causes = False  # run_eagerly: the step traced once for the Nones' causes
-        self.path = _path
         self.install()
 
     @property
@@ -236,7 +236,7 @@ class Hooks:
             found = step_causes(trace.loss, variables, nones, self.model, trace.y_pred)
         except Exception:  # gradscope's failure never stops training: the None stays unexplained
             return
-        self.causes = {_path(variables[i]): cause for i, cause in found.items()}
+        self.causes = {variable_name(variables[i]): cause for i, cause in found.items()}
 
     def _explain_part(
         self, part: Any, variables: list[Any], nones: list[bool], trace: _Trace
@@ -258,7 +258,7 @@ class Hooks:
             if added and not cause.why:
                 why = "no regularizer or add_loss term depends on it"
                 cause = Cause(cause.status, why, cause.cut_points)
-            self.part_causes[(part.name, _path(variables[i]))] = cause
+            self.part_causes[(part.name, variable_name(variables[i]))] = cause
 
     def _explain_eagerly(self, step: Any, data: Any) -> None:
         """The causes of the None gradients the eager steps (``run_eagerly``) recorded: an
@@ -278,7 +278,7 @@ class Hooks:
         if not self.part_nones:
             return
         variables = [v for _, v in traced.applied]
-        names = [self.path(v) for v in variables]
+        names = [variable_name(v) for v in variables]
         with traced.loss.graph.as_default():
             parts = step_grads.parts(traced) if self.per_loss else []
             for part in parts:
@@ -310,7 +310,7 @@ class Hooks:
         (and, with ``raw``, the gradients themselves for histograms). Few ops per variable:
         tracing them costs little."""
         grads, variables = [g for g, _ in trace.applied], [v for _, v in trace.applied]
-        self.names = [_path(v) for v in variables]
+        self.names = [variable_name(v) for v in variables]
         row = (iterations - 1) % self.rows  # the step's row within its execution
         for grad, variable, path in zip(grads, variables, self.names, strict=True):
             self.shapes[path] = tuple(int(d) for d in variable.shape)
@@ -361,7 +361,7 @@ class Hooks:
             self.record = ops.local_variable([self.rows, size], tf.float64, "gradscope_record")
         for grad, variable in trace.applied:
             if grad is not None and self.raw:
-                self._stash("", _path(variable), variable)
+                self._stash("", variable_name(variable), variable)
         return len(self.stash) + (self.record is not None) + (self.counter is not None) > before
 
     def _stash(self, part: str, path: str, variable: Any) -> tf.Variable:
@@ -467,11 +467,3 @@ def _unlowered(output: Any) -> None:
         op = op.inputs[0].op
     if op.type in ("If", "StatelessIf"):
         control_flow_util_v2.maybe_set_lowering_attr(op, lower_using_switch_merge=False)
-
-
-def _path(variable: Any) -> str:
-    """A variable's name as reports give it: Keras ``path``, else ``name`` without ``:0``."""
-    path = getattr(variable, "path", None)
-    if path:
-        return str(path)
-    return str(variable.name).removesuffix(":0")

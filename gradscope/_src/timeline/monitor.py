@@ -24,7 +24,8 @@ Cost: one train function, Keras' own step with the hooks, traced once; the recor
 in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a recorded
 step reduces each gradient and weight to a few float64 numbers there (only with TensorBoard
 histograms are whole gradients copied aside). A None gradient gets its cause from the
-traced step (:mod:`gradscope._src.timeline.causes`).
+traced step, analysed by the watcher of ``gradscope run``
+(:func:`gradscope._src.frontends.program.graph_calls.step_causes`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from typing import Any
 
 import keras
 
-from gradscope._src.results.location import Location
+from gradscope._src.frontends.program.sites import variable_name
+from gradscope._src.location import Location
+from gradscope._src.results import words
 from gradscope._src.timeline import traced
 from gradscope._src.timeline.findings import Thresholds
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
@@ -177,11 +180,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         fit runs was traced, as ``gradscope run`` reports it: still trained, or left out."""
         from gradscope._src.analysis.fixes import fix_for
         from gradscope._src.analysis.fixes.evidence import Evidence
-        from gradscope._src.frontends.program.trainable import changed_note
 
         where = flags.site or "an earlier fit()"
         for variable, trained in traced.changes(model, flags):
-            name, note = _path(variable), changed_note(trained, where)
+            name, note = variable_name(variable), words.changed_after_trace(trained, where)
             status = "ok" if trained else "none:disconnected"
             fix = fix_for(Evidence(status, name, note=note, site=self.site, trainable_changed=True))
             self.recorder.notices.append({
@@ -342,11 +344,6 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
     for k, pair in enumerate(pairs):
         dots[pair] = {n: float(snap.sums["dots"][k, i]) for i, n in enumerate(hooks.names)}
     return entries, losses, dots, snap.loss
-
-
-def _path(variable: Any) -> str:
-    path = getattr(variable, "path", None)
-    return str(path) if path else str(variable.name).removesuffix(":0")
 
 
 def _device(model: Any) -> str | None:

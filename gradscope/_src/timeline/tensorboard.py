@@ -13,15 +13,16 @@ single ``fit`` line has none):
 - ``loss`` and, with several losses, ``losses/<loss>/norm/<variable>`` and
   ``cosine/<a>~<b>/<variable>``.
 
-Written with ``tf.summary.write`` and the summary metadata of TensorBoard's ``scalars`` and
-``histograms`` plugins (histograms as ``[left edge, right edge, count]`` rows), so no
-``tensorboard`` package is needed to write them (``tf.summary.scalar`` needs it). TensorFlow is
-imported when the first record comes. Read by TensorBoard's own loader or
-``tf.compat.v1.train.summary_iterator``.
+Written as one ``Summary`` event per record (``tf.summary.experimental.write_raw_pb``), its
+values carrying the summary metadata of TensorBoard's ``scalars`` and ``histograms`` plugins
+(histograms as ``[left edge, right edge, count]`` rows), so no ``tensorboard`` package is
+needed to write them (``tf.summary.scalar`` needs it). TensorFlow is imported when the first
+record comes. Read by TensorBoard's own loader or ``tf.compat.v1.train.summary_iterator``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -89,19 +90,19 @@ class Board:
         self._emit(tf, step, values)
 
     def _emit(self, tf: Any, step: int, values: list[tuple[str, Any, str]]) -> None:
-        """Write ``(tag, value, plugin)`` at ``step``: with ``tf.summary``, or as one v1
-        ``Summary`` event when TensorFlow runs with its version 1 behaviour (no eager)."""
+        """Write ``(tag, value, plugin)`` at ``step`` as one ``Summary`` event: through the
+        ``tf.summary`` writer (one op for the record: a ``tf.summary.write`` per tag was an
+        eager op each, ~40 a record, most of a monitored fit's cost with TensorBoard), or
+        directly when TensorFlow runs with its version 1 behaviour (no eager)."""
+        summary = tf.compat.v1.Summary()
+        for tag, value, plugin in values:
+            summary.value.add(tag=tag, metadata=_meta(tf, plugin),
+                              tensor=tf.make_tensor_proto(value))  # fmt: skip
         if isinstance(self._writer, tf.compat.v1.summary.FileWriter):
-            summary = tf.compat.v1.Summary()
-            for tag, value, plugin in values:
-                summary.value.add(tag=tag, metadata=_meta(tf, plugin),
-                                  tensor=tf.make_tensor_proto(value))  # fmt: skip
             self._writer.add_summary(summary, step)
         else:
             with self._writer.as_default(step=step):
-                for tag, value, plugin in values:
-                    meta = _meta(tf, plugin).SerializeToString()
-                    tf.summary.write(tag, tf.constant(value), metadata=meta)
+                tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=step)
         self._writer.flush()
 
     def close(self) -> None:
@@ -110,6 +111,7 @@ class Board:
             self._writer = None  # a later record opens a new event file in the directory
 
 
+@functools.cache
 def _meta(tf: Any, plugin: str) -> Any:
     meta = tf.compat.v1.SummaryMetadata()
     meta.plugin_data.plugin_name = plugin  # content left empty: the plugins' version 0

@@ -20,7 +20,7 @@ import pytest
 
 from gradscope._src.errors import ExitCode
 from tests.conftest import ROOT
-from tests.forked import Driver, driver
+from tests.forked import Driver, driver, programs
 
 pytestmark = pytest.mark.tf
 
@@ -89,11 +89,17 @@ def forked(folder: Path) -> Iterator[Driver]:
         yield started
 
 
-def _python(folder: Path, mode: str) -> int:
+@pytest.fixture(scope="module")
+def python(folder: Path) -> Iterator[Driver]:
+    """``python target.py``, forked from one process that imported TensorFlow."""
+    with programs(os.environ, kill_after=120) as started:
+        yield started
+
+
+def _python(python: Driver, folder: Path, mode: str) -> int:
     """What plain Python does with the same target: its exit code."""
-    done = subprocess.run([sys.executable, "target.py"], cwd=folder, capture_output=True,
-                          env={**os.environ, "MODE": mode}, timeout=120, check=False)  # fmt: skip
-    return done.returncode
+    logs = folder / "python" / mode
+    return python.run(["target.py"], folder, {**os.environ, "MODE": mode}, logs).code
 
 
 @pytest.mark.parametrize(
@@ -108,9 +114,15 @@ def _python(folder: Path, mode: str) -> int:
     ],
 )
 def test_target_that_ends_the_process_is_exit_5_in_one_line(
-    forked: Driver, folder: Path, tmp_path: Path, mode: str, python_code: int, said: str
+    forked: Driver,
+    python: Driver,
+    folder: Path,
+    tmp_path: Path,
+    mode: str,
+    python_code: int,
+    said: str,
 ) -> None:
-    assert _python(folder, mode) == python_code  # Python ends the program so
+    assert _python(python, folder, mode) == python_code  # Python ends the program so
     for command in (["inspect", "target.py:build", "--format", "json"],
                     ["check", "target.py:build", "--format", "github"]):  # fmt: skip
         run = forked.run([*command, "-q"], folder, {**os.environ, "MODE": mode}, tmp_path)
@@ -121,9 +133,9 @@ def test_target_that_ends_the_process_is_exit_5_in_one_line(
         assert "Traceback" not in run.stderr and run.stdout == ""
 
 
-def test_target_segfault_under_python_is_signal_11(folder: Path) -> None:
+def test_target_segfault_under_python_is_signal_11(python: Driver, folder: Path) -> None:
     """The reference for the supervised case (tests/cli/test_supervise.py)."""
-    assert _python(folder, "segfault") == -11
+    assert _python(python, folder, "segfault") == -11
 
 
 @pytest.mark.parametrize("mode", ["stdout-devnull", "stdout-written"])

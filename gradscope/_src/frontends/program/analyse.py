@@ -249,10 +249,9 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
         static.cut_points.clear()
         if not can:
             static.trainable = static.requested = False
-            static.note = "not trainable: a tape watches only trainable variables"
+            static.note = words.NOT_TRAINABLE
         else:
-            static.note = ("never watched: the tape has watch_accessed_variables=False and no "
-                           "tape.watch() of it")  # fmt: skip
+            static.note = words.UNWATCHED_VARIABLE
 
 
 def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | None]) -> None:
@@ -268,7 +267,7 @@ def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | 
             continue
         static.reachable = False
         static.cut_points.clear()
-        static.note = "never watched: a tensor, which a tape follows only after tape.watch() of it"
+        static.note = words.UNWATCHED_TENSOR
 
 
 def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
@@ -283,10 +282,7 @@ def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
     for static, grad in zip(statics, received, strict=True):
         if grad is not None and not static.has_gradient:
             static.has_gradient = True
-            cause = f": {static.note}" if static.note else ""
-            static.note = (
-                f"no gradient flows{cause}; TensorFlow filled zeros (unconnected_gradients=ZERO)"
-            )
+            static.note = words.filled(static.note)
 
 
 def outside_notes(
@@ -319,7 +315,7 @@ def outside_notes(
         if outside:
             line = where(outside[-1]) or "an unknown line"
             op = graph.ops[outside[-1]].type
-            static.note = f"used only through {line} ({op}), run while the tape was not recording"
+            static.note = words.outside_tape(line, op)
 
 
 def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
@@ -347,8 +343,7 @@ def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
         if not exits:
             continue
         t, line, how = exits[-1]
-        static.note = (f"its value left TensorFlow at {line} ({how}): what came back is a new "
-                       "constant the tape cannot trace to it")  # fmt: skip
+        static.note = words.left_tensorflow(line, how)
         op = graph.ops[graph.producer[t]].type
         op = "PartitionedCall" if op.startswith("__") else op  # a tf.function called eagerly
         static.cut_points.append(CutPoint(how, op, flow.NONDIFFERENTIABLE, line))
@@ -413,17 +408,14 @@ def dead_end_notes(
         line, op = where(k) or "an unknown line", graph.ops[k].type
         back = came_back(k)
         if back is not None and not static.note:
-            static.note = (f"its value left TensorFlow at {line} ({op}, through np.asarray or "
-                           f"np.array) and came back as a new constant at {back}, which the tape "
-                           "cannot trace to it")  # fmt: skip
+            static.note = words.came_back(line, op, back)
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
         elif left_only:
             continue
         elif static.note:  # a cause without a line (a layer off its model's path): the line
-            static.note += f"; its last path ends at {line} ({op})"
+            static.note = words.also(static.note, words.path_ends(line, op, alone=False))
         else:
-            static.note = (f"its last path ends at {line} ({op}): that value is computed, then "
-                           "nothing the target is made from reads it")  # fmt: skip
+            static.note = words.path_ends(line, op)
 
 
 #: A ``FILE:LINE`` in a note.

@@ -22,6 +22,7 @@ from gradscope._src.frontends.program import (
     origin,
     session,
     sites,
+    thrown_away,
     values,
 )
 from gradscope._src.frontends.program.analyse import SourceStatic
@@ -38,12 +39,9 @@ from gradscope._src.frontends.program.trainable import Traces
 from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
 from gradscope._src.frontends.program.xla import Boxes
 from gradscope._src.frontends.python import frames
+from gradscope._src.results import words
 from gradscope._src.results.report import NAN
 from gradscope._src.results.run import EAGER, FUNCTION
-
-#: The note of a source no op an eager tape recorded reads.
-UNREAD = ("no op the tape recorded reads it (eager code runs only the branch of a tf.cond or "
-          "an if that is taken)")  # fmt: skip
 
 
 class Calls:
@@ -62,6 +60,8 @@ class Calls:
         self.flags = Flags()
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
         self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
+        #: id(graph) -> whether TensorFlow throws that trace away (``thrown_away.py``)
+        self.thrown_away: dict[int, Callable[[], bool]] = {}
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
         self.traces = Traces(watcher)  # each Keras model's traced train step
         self.gathering = Gathering()  # calls made per replica in strategy.run
@@ -336,7 +336,7 @@ class Calls:
             used = full.used(self.asked)
             analyse.dead_end_notes(full.problem, statics, recorded, where, back, True, used)
             return lambda: analyse.dead_end_notes(full.problem, statics, recorded, where,
-                                                  used=used, unread=UNREAD)  # fmt: skip
+                                                  used=used, unread=words.UNREAD)  # fmt: skip
         import tensorflow as tf
 
         graph = tf.compat.v1.get_default_graph()
@@ -401,16 +401,25 @@ class Calls:
             add()  # a branch of a cond or a loop: no end of trace to wait for
         else:
             self.pending.setdefault(id(graph), []).append(add)
+            self.thrown_away.setdefault(id(graph), thrown_away.check(graph))
 
     def end_of_trace(self, graph: Any) -> None:
         """Add the measuring ops once the program's function body has run: added any earlier
         they would shift the ids of the program's later ops, and so the seeds TensorFlow
-        derives from them for random ops (``tf.random.set_seed`` without an op seed)."""
+        derives from them for random ops (``tf.random.set_seed`` without an op seed). None
+        are added to a trace TensorFlow throws away (it never runs: ``thrown_away.py``)."""
         adds = self.pending.pop(id(graph), [])
+        if self.thrown_away.pop(id(graph), lambda: False)():
+            return
         for add in adds:
             add()
         if adds:
             graphs.captures_last(graph)
+
+    def forget(self, graph: Any) -> None:
+        """A trace that failed: its measuring ops are never added."""
+        self.pending.pop(id(graph), None)
+        self.thrown_away.pop(id(graph), None)
 
     def _flag(self) -> Any:
         return self.flags.take()
@@ -435,7 +444,7 @@ class Calls:
             shape = tuple(v.shape.as_list()) if hasattr(v.shape, "as_list") else tuple(v.shape)
             static = SourceStatic(name, shape, g is not None, reachable=True)
             if g is None:
-                static.note = "the program passed None, not a gradient a watched call returned"
+                static.note = words.PASSED_NONE
             statics.append(static)
         static_call = Static(statics, "")
         if eager:

@@ -161,9 +161,8 @@ def _fed(statics: Sequence[Any], tensors: Sequence[Any], graph: Any,
         if static.note and not every:
             continue
         ends = _ends(tensor, graph, before)
-        said = words.feeds(ends)
-        static.note = f"{static.note}; {said}" if static.note else (
-            f"the loss never reads it: {said}")  # fmt: skip
+        static.note = (words.also(static.note, words.feeds(ends)) if static.note
+                       else words.never_read(ends))  # fmt: skip
 
 
 def _ends(tensor: Any, graph: Any, before: int | None) -> list[CutPoint]:

@@ -354,7 +354,7 @@ def _trace_end(calls: Calls) -> Callable[[], None]:
             if kind is None and graph is not None:
                 calls.end_of_trace(graph)
             elif graph is not None:
-                calls.pending.pop(id(graph), None)
+                calls.forget(graph)
             return orig(self, kind, value, tb)
 
         return patched

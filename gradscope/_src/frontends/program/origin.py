@@ -130,28 +130,35 @@ def in_graph(
     grad_rows = [(t, _dense(tf, g)) for t, g in back.items()]
     grad_rows = [(t, x) for t, x in grad_rows if _floating(x)]
 
-    def deliver(arrays: Sequence[Any]) -> None:
-        mine, behind_arrays = arrays[: len(own)], arrays[len(own) :]
-        if all(_finite_real(a) for a in mine):
-            return  # as TensorFlow's is_finite of each gradient's real part says
-        marks = [_flags(a) for a in behind_arrays]
-        behind = dict(zip([t for t, _ in grad_rows], marks, strict=True))
+    def mark(index: int, value: Any) -> bool | str:
+        if index < len(own):  # as TensorFlow's is_finite of each gradient's real part says
+            return _finite_real(value)
+        return _flags(value)
+
+    def deliver(marks: Sequence[bool | str]) -> None:
+        if all(marks[: len(own)]):
+            return
+        behind = dict(zip([t for t, _ in grad_rows], marks[len(own) :], strict=True))
         nan = [bool(behind.get(t)) if t is not None else False for t in problem.sources]
-        find(problem, statics, nan, lambda t: "", lambda t: behind.get(t, ""),
+        find(problem, statics, nan, lambda t: "", lambda t: str(behind.get(t, "")),
              lambda k: call.locate(k, "").source)  # fmt: skip
 
-    return InGraph(own + [x for _, x in grad_rows], deliver)
+    return InGraph(own + [x for _, x in grad_rows], mark, deliver)
 
 
 @dataclass(frozen=True)
 class InGraph:
     """What a measured execution inside a ``tf.function`` hands the origin search:
     ``tensors`` (the call's own floating gradients, then those of every tensor on its
-    paths, dense) and ``deliver``, called with their values (eager tensors) when one of
-    the execution's gradients is non-finite."""
+    paths, dense); ``mark``, which keeps of tensor ``index``'s value (an eager tensor) what
+    the search reads (for the call's own gradients whether they are finite, for the others
+    what is non-finite in them: ``"nan"``, ``"inf"``, ``"-inf"`` or ``""``); ``deliver``,
+    called with every tensor's mark, which looks for the origin when one of the call's own
+    gradients is non-finite."""
 
     tensors: list[Any]
-    deliver: Callable[[Sequence[Any]], None]
+    mark: Callable[[int, Any], bool | str]
+    deliver: Callable[[Sequence[bool | str]], None]
 
 
 def _finite_real(value: Any) -> bool:
@@ -166,6 +173,8 @@ def _flags(value: Any) -> str:
     import numpy as np
 
     array = _array(value)
+    if np.isfinite(array).all():  # the common case: one pass
+        return ""
     parts = [np.real(array), np.imag(array)] if np.iscomplexobj(array) else [array]
     if any(np.isnan(p).any() for p in parts):
         return "nan"

@@ -27,6 +27,7 @@ from typing import Any
 from gradscope._src.frontends.program import fit, sites
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.program.watch import Static, Watcher
+from gradscope._src.results import words
 from gradscope._src.results.run import FUNCTION, CallResult
 
 #: The ``where`` of the sites these calls are recorded at (apart from the step's own calls).
@@ -103,8 +104,7 @@ class Traces:
         idle = not any(trace.trained.values())  # the step trains nothing at all
         statics = [_compiled_static(n, v, line, api, idle)
                    for n, v in zip(names, changed, strict=True)]  # fmt: skip
-        note = (f"trainable flags changed between compile() at {line} and this {api}(), which "
-                "traced the train step: Keras 3 follows the flags at the trace")  # fmt: skip
+        note = words.changed_since_compile(line, api)
         self.recorded[state.site, note] = _order(trace.model)
         self.watcher.record(state, Static(statics, "", (note,), measured=False), None)
 
@@ -179,9 +179,7 @@ def report(watcher: Watcher, traces: Traces, model: Any, api: str) -> None:
     names = sites.unique([sites.variable_name(v) for v, _ in changed])
     statics = [_static(name, v, trained, trace.site, api)
                for name, (v, trained) in zip(names, changed, strict=True)]  # fmt: skip
-    note = (f"this {api}() reuses the train step traced at {trace.site}: Keras reads "
-            f"trainable when it traces the step, not at each {api}(), and only compile() makes it "
-            "trace the step again")  # fmt: skip
+    note = words.reused_step(api, trace.site)
     traces.recorded[state.site, note] = _order(model)
     watcher.record(state, Static(statics, "", (note,), measured=False), None)
 
@@ -192,36 +190,17 @@ def _order(model: Any) -> list[str]:
 
 def _static(name: str, variable: Any, trained: bool, traced: str, api: str) -> SourceStatic:
     shape = tuple(variable.shape)
-    note = changed_note(trained, traced)
+    note = words.changed_after_trace(trained, traced)
     return SourceStatic(name, shape, trained, reachable=trained, note=note,
                         trainable=bool(variable.trainable), requested=trained,
                         trainable_changed=True)  # fmt: skip
 
 
-def changed_note(trained: bool, traced: str) -> str:
-    """Why a variable whose flag changed after the step was traced at ``traced`` is still
-    trained (``trained``: frozen since) or left out (made trainable since); the Monitor's
-    findings say the same."""
-    if trained:
-        return (f"frozen after the train step was traced at {traced}, which still updates "
-                "it: call compile() again after changing trainable")  # fmt: skip
-    return (f"made trainable after the train step was traced at {traced}, which leaves "
-            "it out: call compile() again (with a new optimizer, if you pass one: a built "
-            "one updates only its first variables)")  # fmt: skip
-
-
 def _compiled_static(name: str, variable: Any, line: str, api: str, idle: bool) -> SourceStatic:
     shape = tuple(variable.shape)
     if variable.trainable:
-        note = (f"made trainable after compile() at {line}: this {api}() trains it (Keras 3 "
-                "reads trainable when it traces the step, not at compile())")  # fmt: skip
+        note = words.since_compile(line, api, trainable=True)
         return SourceStatic(name, shape, True, reachable=True, note=note)
-    note = (f"trainable at compile() at {line}, frozen when this {api}() traced the train "
-            "step, which so never trains it (Keras 3 reads trainable there, not at "
-            "compile())")  # fmt: skip
-    if idle:
-        note = (f"trainable at compile() at {line}, frozen when this {api}() traced the train "
-                f"step, which so trains nothing: set trainable = True before this {api}() "
-                "(Keras 3 reads it there, not at compile())")  # fmt: skip
+    note = words.since_compile(line, api, trainable=False, idle=idle)
     return SourceStatic(name, shape, False, note=note, trainable=False, requested=False,
                         trainable_changed=idle)  # fmt: skip

@@ -138,9 +138,9 @@ def in_graph(
             (which XLA cannot compile); they reach ``sink`` when it is read after the call.
             The ops then run on every execution, outside any ``tf.cond``, and ``flag``
             chooses whether they are written (the module docstring says why).
-        origin: an ``origin.InGraph`` (not with a ``box``): its tensors go to the same
-            ``py_function``, and it is handed their values, before the sink its numbers,
-            when a gradient's norm or largest element is non-finite.
+        origin: an ``origin.InGraph`` (not with a ``box``): it is handed its tensors'
+            values, before the sink its numbers, when a gradient's norm or largest element
+            is non-finite (``_origin_values`` says how they leave the function).
     """
     import tensorflow as tf
 
@@ -148,6 +148,10 @@ def in_graph(
 
     raw = raw and box is None  # a box (XLA) carries scalars only
     extra = list(origin.tensors) if origin is not None and box is None else []
+    marks: list[Any] = [None] * len(extra)  # what the origin keeps of this execution's values
+    before: list[Any] = []  # what the measuring ops wait for: those marks taken
+    if extra and flag is not None:
+        before.append(_origin_marks(tf, flag, extra, origin.mark, marks))
 
     def measure() -> Any:
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
@@ -169,19 +173,60 @@ def in_graph(
 
         def deliver(xs: Sequence[Any]) -> None:
             if extra and not all(math.isfinite(float(x)) for x in xs[2 : 2 + 2 * len(present)]):
-                origin.deliver(xs[count:])  # before the numbers: their record reads it
+                found = marks if before else [origin.mark(i, x) for i, x in enumerate(xs[count:])]
+                origin.deliver(found)  # before the numbers: their record reads it
             _deliver(sink, present, grads, xs[:count], scaled, weights)
 
         if box is not None:
             box.write(scalars, deliver, flag)
         else:
-            tf.py_function(lambda *xs: deliver(xs), scalars + extra, Tout=[])
+            given = scalars if before else scalars + extra
+            tf.py_function(lambda *xs: deliver(xs), given, Tout=[])
         return tf.constant(0)
 
     if flag is None or box is not None:  # XLA: never a cond around the program's values
         measure()
     else:
-        _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+        with tf.control_dependencies(before):
+            _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+
+
+#: The origin's tensors leave a watched step in this many groups at most (``_origin_marks``).
+GROUPS = 8
+
+
+def _origin_marks(tf: Any, flag: Any, tensors: Sequence[Any], mark: Callable[[int, Any], Any],
+                  marks: list[Any]) -> Any:  # fmt: skip
+    """A ``tf.cond`` on ``flag`` whose branch hands ``tensors`` (the NaN origin's gradients of
+    every tensor on the paths: thousands on a ResNet) to ``mark``, keeping each one's mark at
+    its index in ``marks``; its output, for the measuring ops to wait on.
+
+    Unlike the measuring ``tf.cond`` (``_as_call``) it is lowered to a Switch per tensor: one
+    op taking them all, as a call would, holds each until the last is computed, in every
+    step, measured or not (the whole backward pass's gradients at once: a small CNN's
+    unmeasured steps took ~10% more CPU). A Switch hands each on, or drops it, as soon as it
+    is made; lowering adds no op to the trace (TensorFlow lowers when it runs the graph).
+    In a measured step the tensors are marked in ``GROUPS`` ``py_function`` calls, in the
+    order they are made, so each group's are freed once its last is made and marked, not
+    all kept to the end of the backward pass.
+    """
+    order = sorted(range(len(tensors)), key=lambda i: tensors[i].op._id)
+    size = -(-len(order) // GROUPS)
+    groups = [order[k : k + size] for k in range(0, len(order), size)]
+
+    def take(indices: list[int]) -> Callable[..., int]:
+        def marked(*xs: Any) -> int:
+            for i, x in zip(indices, xs, strict=True):
+                marks[i] = mark(i, x)
+            return 0
+
+        return marked
+
+    def branch() -> Any:
+        done = [tf.py_function(take(g), [tensors[i] for i in g], Tout=tf.int32) for g in groups]
+        return tf.add_n(done)
+
+    return tf.cond(flag, branch, lambda: tf.constant(0))
 
 
 def _as_call(output: Any) -> None:

@@ -12,28 +12,9 @@ from typing import Any, Protocol
 from gradscope._src.frontends.program import analyse, process
 from gradscope._src.frontends.program.sites import Chain
 from gradscope._src.frontends.program.values import Numbers
+from gradscope._src.results import words
 from gradscope._src.results.replicas import ReplicaResult
 from gradscope._src.results.run import EAGER, GRAPH, CallResult, SourceResult
-
-#: The note of an all-zero gradient with float16 values on its path.
-UNDERFLOW = (
-    "every element is 0: float16 values on its path underflow to 0 (a loss scale, "
-    "keras.optimizers.LossScaleOptimizer, keeps them representable)"
-)
-
-#: The note of an all-zero gradient whose every path crosses a ``tf.cond``.
-UNTAKEN = (
-    "every element is 0: every path crosses the tf.cond at {}, and TensorFlow gives the "
-    "variables of a branch not taken zeros (eager code, which runs the taken branch only, "
-    "gets None)"
-)
-
-#: The note of an all-zero gradient whose every path crosses a ``tf.py_function``.
-PY_FUNCTION = (
-    "every element is 0: every path crosses the tf.py_function at {}, whose gradient is "
-    "what the function's own TensorFlow ops give: zero for a value it takes out of "
-    "TensorFlow (.numpy(), a numpy function)"
-)
 
 
 class Timeline(Protocol):
@@ -258,10 +239,10 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         norm, largest = measured if measured is not None else (None, None)
         status = analyse.status(s, norm, largest, not never_run)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
-        note = s.note or (UNDERFLOW if status == "zero" and s.half_path else "")
+        note = s.note or (words.UNDERFLOW if status == "zero" and s.half_path else "")
         if not note and status == "zero" and s.branch:
-            note = (PY_FUNCTION if s.branch_op == "EagerPyFunc" else UNTAKEN).format(s.branch)
-        note = note or _multiplied(status, static.multiplier, state.site)
+            note = words.branch_zero(s.branch, py_function=s.branch_op == "EagerPyFunc")
+        note = note or words.multiplied(status, static.multiplier, state.site)
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
                          for r, mine in enumerate(static.replicas))  # fmt: skip
         norm = norm if s.has_gradient else None
@@ -269,34 +250,15 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
                                     s.trainable_changed, replicas, nan_origin=origin,
                                     attribute=s.attribute, copy_of=s.copy_of))  # fmt: skip
-    notes = static.notes + tuple(
-        f"the loss reads `{name}` (`{attribute}`), a tf.Variable Keras does not track: "
-        "model.trainable_variables leaves it out, and this call asks no gradient for it"
-        for name, attribute in static.unasked
-    )
+    notes = static.notes + tuple(words.untracked(n, a) for n, a in static.unasked)
     if numbers is None and state.mode == GRAPH:
-        notes += ("never run: the program built this call, but no Session.run computed it",)
+        notes += (words.NEVER_RUN_GRAPH,)
     elif numbers is None and static.measured:
-        notes += ("traced, never run: statuses from the trace, no numbers",)
+        notes += (words.NEVER_RUN_TRACED,)
     step = 0 if never_run else state.count
     return CallResult(state.site, state.api, state.mode, step, static.target_source,
                       value, tuple(sources), notes, scale, tuple(n[0] for n in each),
                       multiplier=static.multiplier, unasked=static.unasked)  # fmt: skip
-
-
-def _multiplied(status: str, multiplier: tuple[float, ...], site: str) -> str:
-    """A source's note when the call's ``output_gradients`` zeroes or flips its gradient (a
-    zero multiplier is where a zero gradient comes from; a negative one turns descent into
-    ascent); ``""`` otherwise."""
-    if not multiplier or status not in ("zero", "ok"):
-        return ""
-    shown = ", ".join(f"{v:g}" for v in multiplier)
-    if status == "zero" and multiplier == (0.0,):
-        return f"zeroed by output_gradients={shown} at {site}: every gradient of this call is 0"
-    if status == "ok" and multiplier[0] < 0:
-        every = "flipped" if multiplier[-1] < 0 else "flipped where its weight is negative"
-        return f"{every} by output_gradients={shown} at {site}: an optimizer ascends this loss"
-    return ""
 
 
 def _cause(source: SourceResult) -> tuple[str, str, tuple[dict[str, str], ...]]:

@@ -19,12 +19,13 @@ from typing import Any
 from gradscope._src.engine.messages import tf_message
 from gradscope._src.engine.protocol import LossEntry, VariableEntry
 from gradscope._src.engine.tf_import import import_tensorflow
-from gradscope._src.errors import Location, TargetError
+from gradscope._src.errors import TargetError
 from gradscope._src.frontends.python import frames, heads, isolation, keras_ops
 from gradscope._src.frontends.python import variables as tv
 from gradscope._src.frontends.python.ending import TargetEnded
 from gradscope._src.frontends.python.resolve import Resolved
 from gradscope._src.frontends.python.target import article
+from gradscope._src.location import Location
 
 _NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
 

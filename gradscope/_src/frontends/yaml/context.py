@@ -6,8 +6,9 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from gradscope._src.errors import Location, SpecError
+from gradscope._src.errors import SpecError
 from gradscope._src.frontends.yaml.tree import YEntry, YMap, YNode, YScalar, YSeq, describe
+from gradscope._src.location import Location
 from gradscope._src.results.expect import Pos
 
 

@@ -13,8 +13,9 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from gradscope._src.errors import Location, SpecError, SpecErrors
+from gradscope._src.errors import SpecError, SpecErrors
 from gradscope._src.frontends.yaml.tree import ScalarValue, YEntry, YMap, YNode, YScalar, YSeq
+from gradscope._src.location import Location
 from gradscope._src.printable import is_printable, printable
 from gradscope._src.results.expect import Pos
 

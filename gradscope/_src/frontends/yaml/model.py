@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope._src.errors import Location
+from gradscope._src.location import Location
 from gradscope._src.results.expect import Expectation, Pos, matches_any
 
 SPEC_VERSION = 1

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from gradscope._src.errors import Location, SpecError
+from gradscope._src.errors import SpecError
 from gradscope._src.frontends.yaml.context import Context, suggest
+from gradscope._src.location import Location
 from gradscope._src.results.expect import Expectation, Pattern, glob_matches
 
 _WILDCARD = re.compile(r"[*?\[]")

@@ -1,6 +1,9 @@
 """A place in the user's files: a call site, a cut point's line, a spec line (file, line,
 column), with the one parser and formatter of ``FILE:LINE[:COLUMN]``.
 
+One type for every place: results' findings and the errors a spec raises (``SpecError``) both
+carry it, so it sits below both layers and imports nothing of gradscope.
+
 Reports keep places as the contract's strings (``"source": "train.py:57"``); code that needs
 the file or the line reads them here, never by splitting on ``:`` itself (a Windows path has
 a colon of its own; a site may carry a column).
