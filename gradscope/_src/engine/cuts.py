@@ -39,6 +39,8 @@ class Op:
     write: bool = False  # writes the resource at inputs[0] (AssignVariableOp, ...)
     no_gradient: bool = False  # TensorFlow gives none of its inputs a gradient
     assign_preds: list[int] = field(default_factory=list)  # writes whose value it reads
+    #: state tensors a function it calls writes (the body's ``assign``): it copies into them
+    writes: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -130,7 +132,7 @@ def arrivals(graph: Graph, reach: Sequence[bool], grads: set[int]) -> list[bool]
             for w in op.assign_preds:
                 readers.setdefault(w, []).append(index)
     for index in range(len(graph.ops) - 1, -1, -1):
-        if graph.ops[index].write and reach[index]:
+        if (graph.ops[index].write or graph.ops[index].writes) and reach[index]:
             arrive[index] = arrive[index] or any(arrive[r] for r in readers.get(index, ()))
     return arrive
 
@@ -145,8 +147,8 @@ def crossing(graph: Graph, index: int, t: int, grads: set[int], stop_ops: set[in
     it for every link (``picture/links.py``), so their red links are the report's cuts.
     """
     op = graph.ops[index]
-    if op.write:
-        return ASSIGN
+    if op.write or (op.writes and not any(o in grads for o in op.outputs)):
+        return ASSIGN  # a write, or a call whose gradient came back only through what it wrote
     if not graph.differentiable[t]:
         return INTEGER
     if op.type in STOP_TYPES or index in stop_ops:

@@ -81,3 +81,29 @@ with tf.GradientTape() as tape:
     total = tf.reduce_sum(rows * tf.constant([1.0, 2.0, 3.0]))
 grads = tape.gradient(total, [w, w])  # call: scatter twice
 nones["scatter twice"] = [g is None for g in grads]
+
+v = tf.Variable([1.0, 2.0])
+kept = tf.Variable([0.0, 0.0], trainable=False)
+
+
+@tf.function
+def keep():
+    kept.assign(v * 2.0)
+
+
+with tf.GradientTape() as tape:
+    keep()  # copy: a tf.function called eagerly
+    total = tf.reduce_sum(kept * tf.constant([3.0, 4.0]))
+grads = tape.gradient(total, [v])  # call: tf.function eager
+nones["tf.function eager"] = [g is None for g in grads]
+
+
+@tf.function
+def kept_step():
+    with tf.GradientTape() as tape:
+        keep()  # copy: a tf.function traced
+        total = tf.reduce_sum(kept * tf.constant([3.0, 4.0]))
+    return tape.gradient(total, [v])  # call: tf.function traced
+
+
+nones["tf.function traced"] = [g is None for g in kept_step()]
