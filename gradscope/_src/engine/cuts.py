@@ -39,6 +39,8 @@ class Op:
     write: bool = False  # writes the resource at inputs[0] (AssignVariableOp, ...)
     no_gradient: bool = False  # TensorFlow gives none of its inputs a gradient
     assign_preds: list[int] = field(default_factory=list)  # writes whose value it reads
+    #: state tensors a function it calls writes (the body's ``assign``): it copies into them
+    writes: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -65,6 +67,18 @@ class Cut:
     #: ops further on the same path that lose the gradient again (a later cast to an integer
     #: of a value made from the ``argmax`` at ``op``): fixing ``op`` alone leaves them
     later: tuple[int, ...] = ()
+
+
+def source_bits(ids: Sequence[int | None]) -> dict[int, int]:
+    """Tensor id -> the bits of the sources it stands for (source ``i`` is bit ``i``; None:
+    not in the graph). A variable asked for twice (``trainable_variables`` may list one
+    twice) is one tensor with both bits, so each of its places gets the same cause.
+    """
+    bits: dict[int, int] = {}
+    for i, t in enumerate(ids):
+        if t is not None:
+            bits[t] = bits.get(t, 0) | 1 << i
+    return bits
 
 
 def variable_sets(graph: Graph, sources: dict[int, int]) -> list[int]:
@@ -118,7 +132,7 @@ def arrivals(graph: Graph, reach: Sequence[bool], grads: set[int]) -> list[bool]
             for w in op.assign_preds:
                 readers.setdefault(w, []).append(index)
     for index in range(len(graph.ops) - 1, -1, -1):
-        if graph.ops[index].write and reach[index]:
+        if (graph.ops[index].write or graph.ops[index].writes) and reach[index]:
             arrive[index] = arrive[index] or any(arrive[r] for r in readers.get(index, ()))
     return arrive
 
@@ -133,8 +147,8 @@ def crossing(graph: Graph, index: int, t: int, grads: set[int], stop_ops: set[in
     it for every link (``picture/links.py``), so their red links are the report's cuts.
     """
     op = graph.ops[index]
-    if op.write:
-        return ASSIGN
+    if op.write or (op.writes and not any(o in grads for o in op.outputs)):
+        return ASSIGN  # a write, or a call whose gradient came back only through what it wrote
     if not graph.differentiable[t]:
         return INTEGER
     if op.type in STOP_TYPES or index in stop_ops:

@@ -55,6 +55,30 @@ def is_write(op_type: str) -> bool:
     )
 
 
+#: Ops that call a function by its ``f`` attribute.
+CALL_TYPES = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
+
+
+def written_inputs(definition: Any) -> frozenset[int]:
+    """The inputs a function body writes (``FunctionDef``): the resource arguments its
+    ``assign``s take first. A call of it copies values into those variables, as a write does
+    (``buf.assign(w * 2)`` inside a ``tf.function`` the loss calls)."""
+    args = {a.name: k for k, a in enumerate(definition.signature.input_arg)}
+    return frozenset(args[n.input[0]] for n in definition.node_def
+                     if is_write(n.op) and n.input and n.input[0] in args)  # fmt: skip
+
+
+def call_writes(op: Any) -> frozenset[int]:
+    """The inputs of a call op whose function writes them (none for any other op)."""
+    if op.type not in CALL_TYPES:
+        return frozenset()
+    try:
+        function = op.graph._get_function(op.get_attr("f").name)  # NOTE: no public lookup
+        return written_inputs(function.definition)
+    except (AttributeError, KeyError, ValueError):
+        return frozenset()
+
+
 #: Writes that replace a variable's whole value (a slice write or ``assign_add`` keeps, or
 #: reads, the old one).
 _OVERWRITES = frozenset({"AssignVariableOp", "Assign"})
@@ -115,6 +139,7 @@ class Extracted:
                 producer.append(i)
                 differentiable.append(_carries_gradient(t.dtype))
             inputs = [self.tensor_id(t) for t in op.inputs[_PREDICATES.get(op.type, 0) :]]
+            written = [self.tensor_id(op.inputs[k]) for k in sorted(call_writes(op))]
             nodes.append(
                 flow.Op(
                     name=op.name,
@@ -123,6 +148,7 @@ class Extracted:
                     outputs=outputs,
                     write=is_write(op.type),
                     no_gradient=registry.no_gradient(op),
+                    writes=[t for t in written if t is not None],
                 )
             )
         self.graph = flow.Graph(nodes, producer, differentiable)
@@ -151,6 +177,8 @@ class Extracted:
                     node.assign_preds.append(w)
             if node.write and node.inputs:
                 last_write[node.inputs[0]] = i
+            for t in node.writes:
+                last_write[t] = i
         self._link_control_reads()
 
     def _link_control_reads(self) -> None:

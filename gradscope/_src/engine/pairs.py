@@ -108,7 +108,7 @@ class PairBuilder:
         self.variables = list(variables)
         self.handle_ids = [extracted.tensor_id(h) for h in handles]
         self.handles = list(handles)
-        sources = {t: 1 << i for i, t in enumerate(self.handle_ids) if t is not None}
+        sources = flow.source_bits(self.handle_ids)
         self.vsets = flow.variable_sets(extracted.graph, sources)
         self.descent = Descent()
 

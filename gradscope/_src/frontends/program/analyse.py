@@ -97,10 +97,7 @@ def analyse(
     graph = problem.graph
     if not problem.targets:
         return
-    bits = {t: 1 << i for i, t in enumerate(problem.sources) if t is not None}
-    sources: dict[int, int] = {}
-    for t, bit in bits.items():
-        sources[t] = sources.get(t, 0) | bit
+    sources = flow.source_bits(problem.sources)
     vsets = flow.variable_sets(graph, sources)
     reach = reaching(problem)
     reached = 0
@@ -113,7 +110,7 @@ def analyse(
     received = set(problem.received) | set(problem.targets)
     received |= {t for t, s in zip(problem.sources, statics, strict=True)
                  if t is not None and s.has_gradient}  # fmt: skip
-    _through_integers(graph, vsets, received, problem.stop_ops)
+    _unrecorded(graph, vsets, received, problem.stop_ops)
     cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
     located = [(c, flow.with_later(locate(c.op, c.kind), [locate(i, c.kind) for i in c.later]))
                for c in sorted(cuts, key=lambda c: c.op)]  # fmt: skip
@@ -131,30 +128,38 @@ def analyse(
                 static.cut_points.append(point)
 
 
-def _through_integers(
+def _unrecorded(
     graph: flow.Graph, vsets: Sequence[int], received: set[int], stop_ops: set[int]
 ) -> None:
-    """Count as receiving a gradient the values made only from integer or stopped ones.
+    """Count as receiving a gradient the values a tape cannot have recorded for the sources:
+    those made only from integer values, stopped ones, or values a write carried.
 
     A tape records no op whose inputs it does not watch, so nothing made from an integer
-    tensor (the float cast of a ``tf.cast(x, tf.int32)``) or from a ``stop_gradient`` gets a
-    gradient from it, where ``tf.gradients`` would pass one back to them. With them counted,
-    the cut is where the value became an integer or was stopped (the contract's cut point),
-    not where the tape stopped recording.
+    tensor (the float cast of a ``tf.cast(x, tf.int32)``), from a ``stop_gradient``, or from
+    the read of a variable it does not watch (a non-trainable ``buf`` after
+    ``buf.assign(x * w)``) gets a gradient from it, where ``tf.gradients`` would pass one back
+    to them. With them counted, the cut is where the value became an integer, was stopped or
+    was assigned (the contract's cut point), not where the tape stopped recording (the
+    ``MatMul`` that reads ``x + buf``). The gradient goes back only through ops whose
+    gradient passes it (as ``bodies.static_received``), so a ``stop_gradient`` or an op with
+    no gradient downstream stays the cut.
     """
     derived = [False] * len(graph.ops)
     for i, op in enumerate(graph.ops):
         ins = [t for t in graph.value_inputs(op) if vsets[graph.producer[t]]]
+        written = any(vsets[w] for w in op.assign_preds)  # value a write carried: never taped
         if op.type in STOP_TYPES or i in stop_ops:
-            derived[i] = bool(ins)
+            derived[i] = bool(ins) or written
             continue
-        derived[i] = bool(ins) and all(
+        derived[i] = (bool(ins) or written) and all(
             not graph.differentiable[t] or derived[graph.producer[t]] for t in ins
         )
     for i in range(len(graph.ops) - 1, -1, -1):
         op = graph.ops[i]
         if not any(t in received for t in op.outputs):
             continue
+        if op.write or op.type in STOP_TYPES or i in stop_ops or op.no_gradient:
+            continue  # no gradient goes back through it: it stays the cut
         for t in graph.value_inputs(op):
             if graph.differentiable[t] and derived[graph.producer[t]]:
                 received.add(t)
@@ -299,7 +304,7 @@ def outside_notes(
     graph = full.graph
     if not full.targets:
         return
-    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    sources = flow.source_bits(full.sources)
     vsets = flow.variable_sets(graph, sources)
     reach = reaching(full)
     for i, static in enumerate(statics):
@@ -328,7 +333,7 @@ def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
             and how.
     """
     graph = full.graph
-    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    sources = flow.source_bits(full.sources)
     vsets = flow.variable_sets(graph, sources)
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or static.note:
@@ -380,7 +385,7 @@ def dead_end_notes(
     graph = full.graph
     if not full.targets:
         return
-    sources = {t: 1 << i for i, t in enumerate(full.sources) if t is not None}
+    sources = flow.source_bits(full.sources)
     vsets = flow.variable_sets(graph, sources)
     read = {t for op in graph.ops for t in op.inputs}
     ends = [k for k, op in enumerate(graph.ops)
@@ -438,7 +443,7 @@ def through_branches(problem: Problem, statics: Sequence[SourceStatic],
     branches = {k for k, op in enumerate(graph.ops) if op.type in BRANCH_TYPES}
     if not branches or not problem.targets:
         return
-    sources = {t: 1 << i for i, t in enumerate(problem.sources) if t is not None}
+    sources = flow.source_bits(problem.sources)
     cut = [dataclasses.replace(op, inputs=[], assign_preds=[]) if k in branches else op
            for k, op in enumerate(graph.ops)]  # fmt: skip
     without = flow.variable_sets(flow.Graph(cut, graph.producer, graph.differentiable), sources)

@@ -69,6 +69,7 @@ class Recorder:
         self._recording = recording  # whether some tape records now
         self._busy = busy
         self._no_gradient: dict[str, bool] = {}
+        self._call_writes: dict[str, frozenset[int]] = {}
         self.installed = False
         self._fast: Any = None
         self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
@@ -254,6 +255,24 @@ class Recorder:
             self._held.append(tensor._id)
         _forget(self.constants, lambda v: v[0][0], self.floor)
 
+    def call_writes(self, op_type: str) -> frozenset[int]:
+        """The inputs a ``tf.function`` called eagerly writes (op ``__inference_...``, or
+        ``__forward_...`` under a tape)."""
+        if not op_type.startswith("__"):
+            return frozenset()
+        if op_type not in self._call_writes:
+            from tensorflow.python.eager import context
+
+            from gradscope._src.engine.graph import written_inputs
+
+            try:
+                definition = context.context().get_function_def(op_type)
+            except Exception:  # a function TensorFlow no longer holds: no writes known
+                self._call_writes[op_type] = frozenset()
+            else:
+                self._call_writes[op_type] = written_inputs(definition)
+        return self._call_writes[op_type]
+
     def no_gradient(self, op_type: str) -> bool:
         if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
             return False  # a tf.function called eagerly: its gradient is the function's
@@ -356,7 +375,9 @@ class EagerCall:
             self.objects.append(kept[k] if k < len(kept) else None)
         write = is_write(kind)
         no_grad = kind != "Source" and bool(inputs) and self.recorder.no_gradient(kind)
-        self.ops.append(flow.Op(f"{kind}", kind, known, ids, write=write, no_gradient=no_grad))
+        writes = [known[k] for k in sorted(self.recorder.call_writes(kind)) if k < len(known)]
+        self.ops.append(flow.Op(f"{kind}", kind, known, ids, write=write, no_gradient=no_grad,
+                                writes=writes))  # fmt: skip
         self.sites.append(site)
         self.seqs.append(seq)
 
@@ -372,6 +393,8 @@ class EagerCall:
                     node.assign_preds.append(w)
             if node.write and node.inputs:
                 last_write[node.inputs[0]] = i
+            for t in node.writes:
+                last_write[t] = i
 
     def received(self, ids: Sequence[int], grads: Sequence[Any]) -> None:
         """Record which probes got a gradient (kept for a NaN's origin, ``origin.py``)."""
@@ -390,7 +413,8 @@ class EagerCall:
         custom = self.recorder.custom.get(made.get(op.outputs[0], -1)) if op.outputs else None
         if custom is not None:  # the user's grad_fn gave this input None (as ``inspect``)
             return CutPoint(custom[0], op.type, kind, custom[1])
-        return CutPoint(op.type, op.type, kind, "" if site is None else str(site))
+        op_type = "PartitionedCall" if op.type.startswith("__") else op.type  # a tf.function
+        return CutPoint(op_type, op_type, kind, "" if site is None else str(site))
 
     def visible(self, index: int) -> bool:
         from gradscope._src.frontends.program.graphs import visible

@@ -144,7 +144,7 @@ def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any
     if not missing or not seen:
         return
     graph = call.problem.graph
-    sources = {t: 1 << i for i, t in enumerate(call.problem.sources) if t is not None}
+    sources = flow.source_bits(call.problem.sources)
     vsets = flow.variable_sets(graph, sources)
     for i in missing:
         reached = [(m, name) for m, named in seen for name, t in named
