@@ -111,8 +111,8 @@ def test_file_line_is_parsed_only_in_location() -> None:
     assert places == []
 
 
-#: Phrases of the causes ``gradscope run`` gives a source (why no usable gradient), each
-#: worded in results/words.py only.
+#: Phrases of the causes ``gradscope run`` gives a source (why no usable gradient) and of a
+#: Python target's notes, each worded in results/words.py only.
 CAUSE_PHRASES = (
     "left TensorFlow at",
     "while the tape was not recording",
@@ -130,6 +130,17 @@ CAUSE_PHRASES = (
     "train step was traced",
     "traced the train step",
     "reads trainable",
+    # a Python target's notes (inspect, check, graph): why a loss was answered eagerly, or
+    # its value left TensorFlow before it returned
+    "which a traced tf.function cannot do",
+    "cannot be traced as a tf.function",
+    "The path is cut outside TensorFlow",
+    "creates a new variable on every call",
+    "not a tensor: TensorFlow sees a constant",
+    "not a scalar: gradscope sums it",
+    "running this loss eagerly raised",
+    "traced and eager gradients disagree",
+    "it reads NumPy arrays",
 )
 
 

@@ -416,3 +416,111 @@ def since_compile(line: str, api: str, *, trainable: bool, idle: bool = False) -
         f"trainable at compile() at {line}, frozen when this {api}() traced the train step, "
         "which so never trains it (Keras 3 reads trainable there, not at compile())"
     )
+
+
+# A Python target's notes: a loss inspect could not trace (answered eagerly), or whose value
+# left TensorFlow before it returned.
+
+RAN_EAGERLY = (
+    "gradscope ran this loss eagerly under a GradientTape, and its statuses and norms come "
+    "from there."
+)
+_CUT_OUTSIDE = (
+    " The path is cut outside TensorFlow (the value was converted to {what}), so there is no "
+    "op to name: a variable read before that line that gets no gradient is none:unexplained."
+)
+_FRESH = (
+    "it starts again from its initial value at every step and never trains. Create it once, "
+    "outside the loss (in the target function, or in a layer's build())."
+)
+
+
+def untraceable(how: str, at: str, message: str, *, cut: bool = False, listed: str = "") -> str:
+    """Why a loss could not be traced as a ``tf.function`` (``at``: `` at FILE:LINE`` or
+    empty; ``message``: TensorFlow's first line). ``how``: ``numpy`` (``.numpy()``), ``number``
+    (``float(t)``), ``variables`` (new variables on each call: ``listed``), ``bool`` (a tensor
+    as a Python bool), or anything else; ``cut``: a variable read before it gets no gradient.
+    """
+    if how == "numpy":
+        outside = _CUT_OUTSIDE.format(what="NumPy") if cut else ""
+        return (
+            f"converts a tensor to NumPy{at}, which a traced tf.function cannot do ({message}); "
+            f"{RAN_EAGERLY}{outside}"
+        )
+    if how == "number":
+        outside = _CUT_OUTSIDE.format(what="a Python number") if cut else ""
+        return (
+            f"turns a tensor into a Python number{at}, which a traced tf.function cannot do "
+            f"({message}); {RAN_EAGERLY}{outside}"
+        )
+    if how == "variables":
+        return (
+            f"creates a new variable on every call ({listed}): a traced tf.function refuses "
+            f"that, and eagerly {_FRESH} {RAN_EAGERLY[:-1]}, without the variables it creates."
+        )
+    if how == "bool":
+        return (
+            f"uses a tensor as a Python bool{at}, which a traced tf.function cannot do "
+            f"({message}); {RAN_EAGERLY}"
+        )
+    return f"cannot be traced as a tf.function{at} ({message}); {RAN_EAGERLY}"
+
+
+def returns_untensor(what: str) -> str:
+    """A loss that returned ``what`` (NumPy, a Python number), not a tensor."""
+    return (
+        f"returns {what}, not a tensor: TensorFlow sees a constant, so the "
+        "path from every variable is cut outside TensorFlow (the value was converted to "
+        "NumPy or Python before the loss returned)."
+    )
+
+
+def not_scalar(shape: Sequence[int | None]) -> str:
+    """A loss of ``shape``, which gradients sum."""
+    return (
+        f"returns a tensor of shape {list(shape)}, not a scalar: gradscope sums it, as "
+        "tf.gradients and GradientTape.gradient do (the value shown is the sum)."
+    )
+
+
+def per_call_variables(listed: str) -> str:
+    """A loss that creates the variables ``listed`` each time it is called."""
+    return f"creates a new variable on every call ({listed}): {_FRESH}"
+
+
+def eager_raised(message: str, at: str) -> str:
+    """The eager pass of a traced loss raised ``message`` (``at``: `` at FILE:LINE`` or
+    empty)."""
+    return (
+        f"running this loss eagerly raised {message}{at}; only its traced gradients are reported."
+    )
+
+
+def disagree(traced_only: Sequence[str], eager_only: Sequence[str]) -> str:
+    """The trace and the eager pass disagree: ``traced_only`` get a gradient only when
+    traced, ``eager_only`` only eagerly (names already quoted)."""
+
+    def subject(names: Sequence[str]) -> str:
+        return f"{', '.join(names)} {'gets' if len(names) == 1 else 'get'}"
+
+    parts = []
+    if traced_only:
+        parts.append(f"{subject(traced_only)} a gradient when traced but None eagerly")
+    if eager_only:
+        parts.append(f"{subject(eager_only)} a gradient eagerly but None when traced")
+    return (
+        f"traced and eager gradients disagree: {'; '.join(parts)}. The statuses shown are the "
+        "traced ones (what a tf.function training step computes); an eager training loop gets "
+        "the other answer. Look for Python code that autograph converts (float(), int(), "
+        "if/while on tensors) or state that changes between calls."
+    )
+
+
+def numpy_read(arrays: Sequence[str]) -> str:
+    """No variable reaches a loss that reads the NumPy ``arrays``."""
+    return (
+        f"no variable reaches this loss, and it reads NumPy arrays "
+        f"({', '.join(f'`{a}`' for a in arrays)}): if one holds a model output turned "
+        "into NumPy (.numpy(), np.asarray), the path was cut outside TensorFlow before "
+        "the loss ran; keep it a tensor."
+    )

@@ -24,26 +24,13 @@ from gradscope._src.frontends.python import frames
 from gradscope._src.frontends.python.eager import EagerLoss
 from gradscope._src.frontends.python.model import PythonModel
 from gradscope._src.frontends.python.variables import Chosen
+from gradscope._src.results import words
 from gradscope._src.results.facts import LossFacts, PairFacts
 
 _TO_NUMPY = (
     "object has no attribute 'numpy'",
     "Cannot convert a symbolic",
     "numpy() is only available when eager execution is enabled",
-)
-_CUT_OUTSIDE = (
-    " The path is cut outside TensorFlow (the value was converted to NumPy), so there is no "
-    "op to name: a variable read before that line that gets no gradient is none:unexplained."
-)
-
-
-_RAN_EAGERLY = (
-    "gradscope ran this loss eagerly under a GradientTape, and its statuses and norms come "
-    "from there."
-)
-_FRESH = (
-    "it starts again from its initial value at every step and never trains. Create it once, "
-    "outside the loss (in the target function, or in a layer's build())."
 )
 
 
@@ -64,28 +51,15 @@ def untraceable(exc: BaseException, eager: EagerLoss, name_of: Callable[[Any], s
     # only printed (print(loss.numpy())) cuts nothing.
     cut = any(eager.grads.get(ref, False) is None for ref in eager.reads)
     if any(marker in text for marker in _TO_NUMPY):
-        return (
-            f"converts a tensor to NumPy{at}, which a traced tf.function cannot do ({message}); "
-            f"{_RAN_EAGERLY}{_CUT_OUTSIDE if cut else ''}"
-        )
+        return words.untraceable("numpy", at, message, cut=cut)
     if isinstance(exc, TypeError) and "SymbolicTensor" in text:
-        number = _CUT_OUTSIDE.replace("to NumPy", "to a Python number") if cut else ""
-        return (
-            f"turns a tensor into a Python number{at}, which a traced tf.function cannot do "
-            f"({message}); {_RAN_EAGERLY}{number}"
-        )
+        return words.untraceable("number", at, message, cut=cut)
     if "tf.Variables created on the first call" in text:
         listed = _listed(eager.created, name_of) or "a variable"
-        return (
-            f"creates a new variable on every call ({listed}): a traced tf.function refuses "
-            f"that, and eagerly {_FRESH} {_RAN_EAGERLY[:-1]}, without the variables it creates."
-        )
+        return words.untraceable("variables", at, message, listed=listed)
     if type(exc).__name__ == "OperatorNotAllowedInGraphError":
-        return (
-            f"uses a tensor as a Python bool{at}, which a traced tf.function cannot do "
-            f"({message}); {_RAN_EAGERLY}"
-        )
-    return f"cannot be traced as a tf.function{at} ({message}); {_RAN_EAGERLY}"
+        return words.untraceable("bool", at, message)
+    return words.untraceable("other", at, message)
 
 
 def eager_pairs(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen]) -> LossFacts:
@@ -144,21 +118,7 @@ def disagreement(
             eager_only.append(f"`{c.name}`")
     if not traced_only and not eager_only:
         return None
-    parts = []
-    if traced_only:
-        parts.append(f"{_subject(traced_only)} a gradient when traced but None eagerly")
-    if eager_only:
-        parts.append(f"{_subject(eager_only)} a gradient eagerly but None when traced")
-    return (
-        f"traced and eager gradients disagree: {'; '.join(parts)}. The statuses shown are the "
-        "traced ones (what a tf.function training step computes); an eager training loop gets "
-        "the other answer. Look for Python code that autograph converts (float(), int(), "
-        "if/while on tensors) or state that changes between calls."
-    )
-
-
-def _subject(names: list[str]) -> str:
-    return f"{', '.join(names)} {'gets' if len(names) == 1 else 'get'}"
+    return words.disagree(traced_only, eager_only)
 
 
 def per_call_variables(model: PythonModel, name: str, eager: EagerLoss | None) -> str | None:
@@ -166,9 +126,7 @@ def per_call_variables(model: PythonModel, name: str, eager: EagerLoss | None) -
     traced = model.created.get(name, [])
     if not traced or eager is None or not eager.created:
         return None
-    return (
-        f"creates a new variable on every call ({_listed(traced, model.registry.name)}): {_FRESH}"
-    )
+    return words.per_call_variables(_listed(traced, model.registry.name))
 
 
 def numpy_inputs(fn: Callable[[], Any]) -> list[str]:
@@ -191,26 +149,17 @@ def notes_for(
     name = loss.name
     notes = []
     if name in model.returned:
-        notes.append(
-            f"returns {model.returned[name]}, not a tensor: TensorFlow sees a constant, so the "
-            "path from every variable is cut outside TensorFlow (the value was converted to "
-            "NumPy or Python before the loss returned)."
-        )
+        notes.append(words.returns_untensor(model.returned[name]))
     shape = _shape(loss, eager)
     if shape:
-        notes.append(
-            f"returns a tensor of shape {list(shape)}, not a scalar: gradscope sums it, as "
-            "tf.gradients and GradientTape.gradient do (the value shown is the sum)."
-        )
+        notes.append(words.not_scalar(shape))
     created = per_call_variables(model, name, eager)
     if created:
         notes.append(created)
     if eager is not None and eager.error is not None:
         site = frames.of_exception(eager.error)
-        notes.append(
-            f"running this loss eagerly raised {frames.first_message_line(eager.error)}"
-            f"{f' at {site}' if site else ''}; only its traced gradients are reported."
-        )
+        message = frames.first_message_line(eager.error)
+        notes.append(words.eager_raised(message, f" at {site}" if site else ""))
     elif eager is not None:
         skip = {v.ref() for v, _ in model.created.get(name, [])}
         found = disagreement(loss, eager, chosen, skip)
@@ -239,9 +188,4 @@ def numpy_disconnected(model: PythonModel, loss: LossFacts) -> str | None:
     arrays = numpy_inputs(model.resolved.target.losses[loss.name])
     if not arrays:
         return None
-    return (
-        f"no variable reaches this loss, and it reads NumPy arrays "
-        f"({', '.join(f'`{a}`' for a in arrays)}): if one holds a model output turned "
-        "into NumPy (.numpy(), np.asarray), the path was cut outside TensorFlow before "
-        "the loss ran; keep it a tensor."
-    )
+    return words.numpy_read(arrays)
