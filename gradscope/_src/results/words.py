@@ -92,6 +92,12 @@ def feeds(ends: Sequence[Cut]) -> str:
     return f"it feeds only {cut_names_at(ends)}"
 
 
+def loss_made_at(site: str) -> str:
+    """A loss as a cause or a fix names it: ``the loss made at FILE:LINE`` (its line known),
+    else ``the loss``."""
+    return f"the loss made at {site}" if site else "the loss"
+
+
 def cut_names_at(cuts: Sequence[Cut]) -> str:
     """Cut points with their lines in a list: ``a (Mean) at f.py:3 and b (Sum) at f.py:9``."""
     parts = [cut_text(c) for c in cuts]

@@ -11,6 +11,7 @@ from gradscope._src.analysis.fixes.evidence import Evidence
 from gradscope._src.analysis.fixes.values import multiplier, per_replica_mean
 from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
+from gradscope._src.results import words
 from gradscope._src.results.fix import Fix
 from gradscope._src.results.status import ProblemKind
 
@@ -165,7 +166,7 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
                 trained.setdefault(s.name, []).append(f"{call.api} at {call.site}")
     out = []
     for call in calls:
-        target = f"the loss made at {call.target_source}" if call.target_source else "the loss"
+        target = words.loss_made_at(call.target_source)
         said = multiplier(target, call.site, call.multiplier) if call.multiplier else None
         sources = []
         reads = tuple(s.name for s in call.sources if s.status.has_gradient)

@@ -18,6 +18,7 @@ from typing import Any
 from gradscope._src.engine import cuts as flow
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.python import heads
+from gradscope._src.results import words
 
 _local = threading.local()
 
@@ -163,7 +164,7 @@ def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
     last (nearest the loss), each named once (a model called twice)."""
     last = reached[-1][0]
     outputs = [n for m, n in reached if m is last]
-    loss = f"the loss made at {target_source}" if target_source else "the loss"
+    loss = words.loss_made_at(target_source)
     return heads.no_path(outputs, last.name, loss, compiled=compiled, part=part)
 
 

@@ -73,7 +73,7 @@ def causes(
     captured = {id(inner): id(outer) for outer, inner in _captures(graph)}
     read = _variables(loss, captured)
     out: dict[str, str] = {}
-    said = f"the loss made at {loss_site}" if loss_site else "the loss"
+    said = words.loss_made_at(loss_site)
     for model, outputs in calls:
         named = [(n, t) for n, t in _outputs(model, outputs) if getattr(t, "graph", None) is graph]
         if not named:
