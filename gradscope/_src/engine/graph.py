@@ -68,6 +68,32 @@ def written_inputs(definition: Any) -> frozenset[int]:
                      if is_write(n.op) and n.input and n.input[0] in args)  # fmt: skip
 
 
+def copying_writes(definition: Any) -> list[str]:
+    """The writes inside a function body (``FunctionDef``) that copy a value made from the
+    function's inputs into a resource input: the ``assign`` lines a call of it cuts paths at
+    (``buf.assign(w * 2)`` inside a ``tf.function`` the loss calls is cut at that line, not
+    at the call).
+
+    Returns:
+        The names of the write nodes, in body order.
+    """
+    args = {a.name for a in definition.signature.input_arg}
+    written = {n.input[0] for n in definition.node_def
+               if is_write(n.op) and n.input and n.input[0] in args}  # fmt: skip
+    made = args - written  # values (and nodes) made from an input the body does not write
+    for node in definition.node_def:
+        if any(_source_of(i) in made for i in node.input if not i.startswith("^")):
+            made.add(node.name)
+    return [n.name for n in definition.node_def
+            if is_write(n.op) and n.input and n.input[0] in written
+            and any(_source_of(i) in made for i in n.input[1:])]  # fmt: skip
+
+
+def _source_of(name: str) -> str:
+    """The node (or argument) a ``FunctionDef`` input names (``mul:z:0`` -> ``mul``)."""
+    return name.split(":", 1)[0]
+
+
 def call_writes(op: Any) -> frozenset[int]:
     """The inputs of a call op whose function writes them (none for any other op)."""
     if op.type not in CALL_TYPES:
