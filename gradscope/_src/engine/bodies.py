@@ -73,7 +73,8 @@ def bodies(op: Any) -> list[Any]:
 
 def static_received(graph: flow.Graph, targets: set[int]) -> set[int]:
     """Tensors that get gradient back from ``targets``, by the registry's rules: through every
-    op but a write, a ``stop_gradient`` and an op with no gradient; into floating values."""
+    op but a write, a ``stop_gradient`` and an op with no gradient; into floating values but
+    those an op's gradient leaves without one (``graph.NONE_INPUTS``)."""
     received = set(targets)
     for index in range(len(graph.ops) - 1, -1, -1):
         op = graph.ops[index]
@@ -81,7 +82,8 @@ def static_received(graph: flow.Graph, targets: set[int]) -> set[int]:
             continue
         if op.write or op.type in STOP_TYPES or op.no_gradient:
             continue
-        received.update(t for t in graph.value_inputs(op) if graph.differentiable[t])
+        received.update(t for t in graph.value_inputs(op)
+                        if graph.differentiable[t] and t not in op.none_inputs)  # fmt: skip
     return received
 
 

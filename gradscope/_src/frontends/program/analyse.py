@@ -157,8 +157,10 @@ def _unrecorded(
     to them. With them counted, the cut is where the value became an integer, was stopped or
     was assigned (the contract's cut point), not where the tape stopped recording (the
     ``MatMul`` that reads ``x + buf``). The gradient goes back only through ops whose
-    gradient passes it (as ``bodies.static_received``), so a ``stop_gradient`` or an op with
-    no gradient downstream stays the cut.
+    gradient passes it, and only into the inputs it passes it to (as
+    ``bodies.static_received``), so a ``stop_gradient``, an op with no gradient or an input
+    its op gives none (a batch norm's ``mean``, ``graph.NONE_INPUTS``) downstream stays the
+    cut.
     """
     derived = [False] * len(graph.ops)
     for i, op in enumerate(graph.ops):
@@ -177,7 +179,7 @@ def _unrecorded(
         if op.write or op.type in STOP_TYPES or i in stop_ops or op.no_gradient:
             continue  # no gradient goes back through it: it stays the cut
         for t in graph.value_inputs(op):
-            if graph.differentiable[t] and derived[graph.producer[t]]:
+            if graph.differentiable[t] and derived[graph.producer[t]] and t not in op.none_inputs:
                 received.add(t)
 
 

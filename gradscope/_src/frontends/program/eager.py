@@ -19,7 +19,7 @@ from typing import Any
 
 from gradscope._src.engine import custom_gradient
 from gradscope._src.engine import cuts as flow
-from gradscope._src.engine.graph import _OVERWRITES, is_write
+from gradscope._src.engine.graph import _OVERWRITES, NONE_INPUTS, is_write
 from gradscope._src.frontends.program import numpy_calls, sites
 from gradscope._src.frontends.program.analyse import Problem
 from gradscope._src.frontends.python import frames
@@ -466,8 +466,9 @@ class EagerCall:
         write = is_write(kind)
         no_grad = kind != "Source" and bool(inputs) and self.recorder.no_gradient(kind)
         writes = [known[k] for k in sorted(self.recorder.call_writes(kind)) if k < len(known)]
+        none = [known[k] for k in sorted(NONE_INPUTS.get(kind, ())) if k < len(known)]
         self.ops.append(flow.Op(f"{kind}", kind, known, ids, write=write, no_gradient=no_grad,
-                                writes=writes))  # fmt: skip
+                                writes=writes, none_inputs=none))  # fmt: skip
         self.sites.append(site)
         self.seqs.append(seq)
 
