@@ -216,7 +216,7 @@ class Calls:
         tape watched) and arrange for its numbers."""
         statics = names.statics(flat_s, user, call, self.recorder.created)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
-        analyse.analyse(call.problem, statics, call.locate, call.visible)
+        analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
         analyse.through_branches(call.problem, statics, lambda k: call.locate(k, "").source)
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],

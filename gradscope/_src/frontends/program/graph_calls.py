@@ -56,7 +56,7 @@ def graph_gradients(
             answers = iter(got)
             for s, t in zip(statics, tensors, strict=True):
                 s.has_gradient = t is not None and next(answers) is not None
-    analyse.analyse(call.problem, statics, call.locate, call.visible)
+    analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
     if every:
         analyse.no_var_list(statics, api)
     _fed(statics, tensors, graph, first_grad_op, every)
@@ -136,7 +136,7 @@ def step_causes(loss: Any, variables: Sequence[Any], nones: Sequence[bool], mode
         for v, none in zip(variables, nones, strict=True)
     ]
     in_copy(call, graph, losses, [], gradients_util._GradientsHelper)
-    analyse.analyse(call.problem, statics, call.locate, call.visible)
+    analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
     if model is not None and y_pred is not None:
         fit.explain(call, statics, variables, model, y_pred, part)
     return {i: analyse.cause(analyse.status(s, None, None), s.cut_points, s.note)
