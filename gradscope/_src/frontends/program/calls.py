@@ -8,6 +8,7 @@ asked again in a copy of the graph.
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -184,6 +185,7 @@ class Calls:
             return orig(tape, target, sources, output_gradients, unconnected)
         with self.watcher.own_work():
             tensors = names.tensors_watched(tape, flat_s)  # before a non-persistent tape ends
+            held = names.held_as(flat_s, sys._getframe(1))  # the user's names of tensors
             given = values.multiplier(output_gradients)
             read = names.read_variables(tape)  # before a non-persistent tape forgets them
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
@@ -197,7 +199,7 @@ class Calls:
             asked = (probe_ids, list(grads[len(flat_s) :]))
             with self.watcher.own_work():
                 self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors,
-                            asked, given, read)  # fmt: skip
+                            asked, given, read, held)  # fmt: skip
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -208,12 +210,14 @@ class Calls:
                flat_t: list[Any], user: list[Any], eager: bool,
                filled: list[Any], tensors: list[bool | None] | None = None,
                asked: tuple[list[int], list[Any]] = ([], []),
-               given: tuple[float, ...] = (), read: Sequence[Any] = ()) -> None:  # fmt: skip
+               given: tuple[float, ...] = (), read: Sequence[Any] = (),
+               held: dict[int, str] | None = None) -> None:  # fmt: skip
         """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
         ``unconnected_gradients=ZERO``'s zeros; ``asked``: the probes and their gradients;
         ``given``: the ``output_gradients`` multiplier's values; ``read``: the variables the
-        tape watched) and arrange for its numbers."""
-        statics = names.statics(flat_s, user, call, self.recorder.created)
+        tape watched; ``held``: the user's names of tensor sources) and arrange for its
+        numbers."""
+        statics = names.statics(flat_s, user, call, self.recorder.created, held)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
         analyse.through_branches(call.problem, statics, lambda k: call.locate(k, "").source)

@@ -10,6 +10,7 @@ as for every other watched call; ``analyse.cause`` words it for a timeline.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,8 @@ def graph_gradients(
     stopped = [s for s in stops if hasattr(s, "op")]
     call = graphs.GraphCall(ops, tensors, list(ys))
     call.stop(stopped)
-    statics = names.statics(list(xs), list(grads), call, calls.recorder.created)
+    held = names.held_as(list(xs), sys._getframe(1))  # the user's names of tensor sources
+    statics = names.statics(list(xs), list(grads), call, calls.recorder.created, held)
     found = [t for t in tensors if t is not None]
     with calls.watcher.own_work():
         try:

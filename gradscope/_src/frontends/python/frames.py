@@ -22,7 +22,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 #: Packages whose frames are never the user's code.
 _OWN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "gradscope", "numpy", "absl")
@@ -139,6 +139,17 @@ def _kind(filename: str) -> int:
 def is_user_code(filename: str) -> bool:
     """Whether frames of ``filename`` belong to the user (not TF, Keras, gradscope, stdlib)."""
     return _kind(filename) == 0
+
+
+def user_locals(frame: Any) -> dict[str, Any]:
+    """The local names of the innermost frame from ``frame`` outwards that runs the user's
+    code, or autograph's converted copy of it (which keeps the user's names); ``{}`` if none."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if _AUTOGRAPH_FILE in filename or _kind(filename) == 0:
+            return dict(frame.f_locals)
+        frame = frame.f_back
+    return {}
 
 
 def call_user(fn: Callable[[], T]) -> T:
