@@ -39,7 +39,6 @@ from gradscope._src.frontends.program.replicas import (
 from gradscope._src.frontends.program.trainable import Traces
 from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
 from gradscope._src.frontends.program.xla import Boxes
-from gradscope._src.frontends.python import frames
 from gradscope._src.results import words
 from gradscope._src.results.report import NAN
 from gradscope._src.results.run import EAGER, FUNCTION
@@ -343,14 +342,11 @@ class Calls:
                                                   used=used, unread=words.UNREAD)  # fmt: skip
         import tensorflow as tf
 
+        from gradscope._src.frontends.program.graph_calls import outside
+
         graph = tf.compat.v1.get_default_graph()
-        spans = self._spans(tape, graph)
         tensors = [graphs.source_tensor(graph, s) for s in flat_s]
-        whole = graphs.GraphCall(graph.get_operations(), tensors, flat_t)
-        recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
-        where_op = lambda k: sites.text(frames.of_op(whole.x.tf_ops[k]))  # noqa: E731
-        analyse.outside_notes(whole.problem, statics, recorded, where_op)
-        return lambda: analyse.dead_end_notes(whole.problem, statics, recorded, where_op)
+        return outside(graph, self._spans(tape, graph), tensors, flat_t, statics)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""
