@@ -124,3 +124,82 @@ def test_monitor_says_what_run_says_of_a_layer_outside_the_tape(
         assert seen["cause"] == ran["note"].replace("outside_tape.py", str(program))
     for name in set(call["sources"]) - nones:
         assert call["sources"][name]["status"] == rows[name]["status"] == "ok"
+
+
+BRANCH = """\
+import sys
+
+import keras
+import tensorflow as tf
+
+import gradscope.keras
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__(name="net")
+        self.a = keras.layers.Dense(1, name="a")
+        self.b = keras.layers.Dense(1, name="b")
+
+    def call(self, x):
+        return self.a(x) + self.b(x)
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            pred = tf.cond(tf.reduce_sum(x) > 1e9, lambda: self.b(x), lambda: self.a(x))
+            loss = tf.reduce_mean((pred - y) ** 2)
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"loss": loss}
+
+
+keras.utils.set_random_seed(3)
+model = Net()
+model.compile(optimizer="sgd")
+x = tf.random.stateless_normal((16, 3), seed=(1, 2))
+y = tf.random.stateless_normal((16, 1), seed=(3, 4))
+model(x)
+monitor = gradscope.keras.Monitor(every=1) if "--monitor" in sys.argv else None
+model.fit(x, y, epochs=1, batch_size=16, verbose=0, callbacks=[monitor] if monitor else [])
+"""
+
+
+def test_monitor_says_what_run_says_of_a_branch_not_taken(tmp_path: Path) -> None:
+    """A ``tf.cond`` in a traced step whose branch that reads ``b`` is not taken: TensorFlow
+    gives ``b`` zeros; both doors say ``zero`` and why (the Monitor said nothing)."""
+    import tensorflow as tf
+
+    program = tmp_path / "branch.py"
+    program.write_text(BRANCH, encoding="utf-8")
+    a, b = tf.Variable([[1.0]] * 3), tf.Variable([[1.0]] * 3)
+    x = tf.random.stateless_normal((16, 3), seed=(1, 2))
+
+    @tf.function
+    def bare() -> Any:  # bare TensorFlow: the same cond, traced
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.cond(tf.reduce_sum(x) > 1e9, lambda: x @ b, lambda: x @ a))
+        return tape.gradient(loss, [a, b])
+
+    zeros = bare()[1]
+    assert zeros is not None and not tf.reduce_any(zeros != 0)  # zeros, not None
+    out = tmp_path / "run.json"
+    done = run_in_process("run", "--format", "json", "--output", str(out), program.name,
+                          cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (call,) = json.loads(out.read_text())["calls"]
+    argv = sys.argv
+    sys.argv = [str(program), "--monitor"]
+    try:
+        rows = runpy.run_path(str(program), run_name="__main__")["monitor"].steps[0]["variables"]
+    finally:
+        sys.argv = argv
+    line = BRANCH.splitlines().index(next(t for t in BRANCH.splitlines() if "tf.cond(" in t)) + 1
+    for name in ("net/b/kernel", "net/b/bias"):
+        ran, seen = call["sources"][name], rows[name]
+        assert ran["status"] == seen["status"] == "zero"
+        assert f"tf.cond at branch.py:{line}," in ran["note"]
+        assert seen["cause"] == ran["note"].replace("branch.py", str(program))
+    for name in ("net/a/kernel", "net/a/bias"):
+        assert call["sources"][name]["status"] == rows[name]["status"] == "ok"
+        assert "cause" not in rows[name]

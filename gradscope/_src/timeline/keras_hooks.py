@@ -87,6 +87,9 @@ class Hooks:
         self._fetch: tuple[Any, Any] | None = None
         self._saved: list[tuple[Any, str, Any]] = []
         self._eager_causes = False  # run_eagerly: the step traced once for the Nones' causes
+        #: the traced step's tape call, its variables and their Nones (``zero_notes``)
+        self._zero_call: tuple[Any, list[Any], list[bool]] | None = None
+        self._zero_notes: dict[str, str] | None = None
         self.install()
 
     @property
@@ -206,6 +209,10 @@ class Hooks:
         if self._variables(trace) and not tf.executing_eagerly():
             return logs  # this trace is thrown away: TensorFlow traces the step again
         self._explain(trace)
+        variables = [v for _, v in trace.applied]
+        self._zero_call = (_asked(trace.tapes, variables), variables,
+                           [g is None for g, _ in trace.applied])  # fmt: skip
+        self._zero_notes = None
         assert self.counter is not None  # made by _variables
         iterations = tf.convert_to_tensor(self.counter.assign_add(1))  # this step, from 1
         handles = [step_grads.handle(v) for _, v in trace.applied] if tape is None else []
@@ -243,6 +250,23 @@ class Hooks:
         except Exception:  # gradscope's failure never stops training: the None stays unexplained
             return
         self.causes = {variable_name(variables[i]): cause for i, cause in found.items()}
+
+    def zero_notes(self) -> dict[str, str]:
+        """Per variable, what ``gradscope run`` says of its gradient when it is all zero (a
+        ``tf.cond`` branch not taken, an underflow), from the traced step's tape call;
+        analysed once, when a step first records a gradient all zero (graph mode)."""
+        if self._zero_notes is None:
+            from gradscope._src.frontends.program.graph_calls import tape_zero_notes
+
+            self._zero_notes = {}
+            call, variables, nones = self._zero_call or (None, [], [])
+            if call is not None:
+                try:
+                    found = tape_zero_notes(call, variables, nones)
+                except Exception:  # gradscope's failure never stops training: no note
+                    found = {}
+                self._zero_notes = {variable_name(variables[i]): n for i, n in found.items()}
+        return self._zero_notes
 
     def _explain_part(
         self, part: Any, variables: list[Any], nones: list[bool], trace: _Trace

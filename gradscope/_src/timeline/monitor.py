@@ -329,6 +329,9 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
             grad = Summary(float(total[i, 0]), int(total[i, 1]), shape, name in hooks.sparse)
         cause = hooks.causes.get(name)
         why = (cause.status, cause.why, cause.cut_points) if cause is not None else ()
+        if grad is not None and grad.size and grad.zeros == grad.size:  # all zero: say why
+            note = hooks.zero_notes().get(name, "")
+            why = ("zero", note, ()) if note else ()
         entries.append((name, grad, Summary(float(total[i, 2]), 0, shape), *why))
     for p, part in enumerate(hooks.parts):
         rows, part_entries = snap.sums["parts"][p], []

@@ -306,12 +306,12 @@ class Recorder:
 
 def _stats(entry: Entry) -> dict[str, Any]:
     """:func:`gradient_stats` of an entry, with the status, cause and cut points it gives
-    a None gradient."""
+    a None gradient (and the cause of one all zero)."""
     stats = gradient_stats(entry[1])
     if entry[1] is None and len(entry) > 3 and entry[3]:
         stats["status"] = str(entry[3])
-    if entry[1] is None and len(entry) > 4 and entry[4]:
-        stats["cause"] = str(entry[4])
+    if (entry[1] is None or stats["status"] == "zero") and len(entry) > 4 and entry[4]:
+        stats["cause"] = str(entry[4])  # why no gradient, or why it is all zero
     if entry[1] is None and len(entry) > 5 and entry[5]:
         stats["cut_points"] = [dict(c) for c in entry[5]]
     return stats

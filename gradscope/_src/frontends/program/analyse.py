@@ -479,6 +479,17 @@ def through_branches(problem: Problem, statics: Sequence[SourceStatic],
             static.branch_op = graph.ops[crossed[-1]].type
 
 
+def zero_note(static: SourceStatic) -> str:
+    """Why a source's gradient that is all zero may be (``""``: nothing known): a float16
+    value on its paths underflowed, or every path crosses a ``tf.cond`` (or
+    ``tf.py_function``) whose branch that reads it was not taken (``through_branches``)."""
+    if static.half_path:
+        return words.UNDERFLOW
+    if static.branch:
+        return words.branch_zero(static.branch, py_function=static.branch_op == "EagerPyFunc")
+    return ""
+
+
 def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:
     """The cause of the variables a ``compute_gradients``/``minimize`` given no ``var_list``
     differentiates though the loss never reads them: TensorFlow 1 then takes every trainable

@@ -233,6 +233,33 @@ def tape_causes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
     Returns:
         Index in ``variables`` -> its cause, for each None gradient.
     """
+    statics = _tape_statics(call, variables, nones, model, y_pred)
+    return {i: analyse.cause(analyse.status(s, None, None), s.cut_points, s.note)
+            for i, s in enumerate(statics) if nones[i]}  # fmt: skip
+
+
+def tape_zero_notes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool]
+                    ) -> dict[int, str]:  # fmt: skip
+    """What ``gradscope run`` says of a gradient of the same call that is all zero (the
+    branch of a ``tf.cond`` not taken, a float16 underflow: ``analyse.zero_note``), per
+    variable with a gradient; asked only once one is seen all zero.
+
+    Args:
+        call: the tape's call (:func:`tape_calls`).
+        variables: the variables asked about (sources of ``call``).
+        nones: per variable, whether its gradient is None.
+
+    Returns:
+        Index in ``variables`` -> the note, for each variable that has one.
+    """
+    statics = _tape_statics(call, variables, nones)
+    notes = {i: analyse.zero_note(s) for i, s in enumerate(statics) if not nones[i]}
+    return {i: note for i, note in notes.items() if note}
+
+
+def _tape_statics(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
+                  model: Any = None, y_pred: Any = None) -> list[analyse.SourceStatic]:  # fmt: skip
+    """The sources of ``call`` analysed as ``gradscope run`` analyses a watched call."""
     from tensorflow.python.ops import gradients_util
 
     graph = call.targets[0].graph
@@ -249,8 +276,7 @@ def tape_causes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
     if model is not None and y_pred is not None:
         fit.explain(gcall, statics, variables, model, y_pred)
     dead_ends()
-    return {i: analyse.cause(analyse.status(s, None, None), s.cut_points, s.note)
-            for i, s in enumerate(statics) if nones[i]}  # fmt: skip
+    return statics
 
 
 def outside(graph: Any, spans: Sequence[tuple[int, int]], tensors: Sequence[Any],

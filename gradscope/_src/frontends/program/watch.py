@@ -239,9 +239,7 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         norm, largest = measured if measured is not None else (None, None)
         status = analyse.status(s, norm, largest, not never_run)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
-        note = s.note or (words.UNDERFLOW if status == "zero" and s.half_path else "")
-        if not note and status == "zero" and s.branch:
-            note = words.branch_zero(s.branch, py_function=s.branch_op == "EagerPyFunc")
+        note = s.note or (analyse.zero_note(s) if status == "zero" else "")
         note = note or words.multiplied(status, static.multiplier, state.site)
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
                          for r, mine in enumerate(static.replicas))  # fmt: skip
