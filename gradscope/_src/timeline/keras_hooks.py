@@ -196,6 +196,7 @@ class Hooks:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
             trace.loss = logs["loss"]  # a custom train_step: the loss it reports
+        _unapplied(trace)
         if not trace.applied:  # nothing trained (no trainable weights): nothing to record
             return logs
         if trace.reduced:  # replicas: record the sum the optimizer applies, not this replica's
@@ -461,6 +462,21 @@ def _asked(tapes: list[Any], variables: list[Any]) -> Any:
         if wanted <= {id(s) for s in call.sources}:
             return call
     return None
+
+
+def _unapplied(trace: _Trace) -> None:
+    """Add to what the step applied the variables its tape gave no gradient that it left
+    out (a custom ``train_step`` that drops the None pairs before ``apply_gradients``), as
+    ``(None, variable)``: ``gradscope run`` reports every source of that ``tape.gradient``,
+    so the Monitor does too."""
+    applied = {id(v) for _, v in trace.applied}
+    call = _asked(trace.tapes, [v for _, v in trace.applied])
+    if call is None or not call.nones:
+        return
+    for source, none in zip(call.sources, call.nones, strict=True):
+        if none and id(source) not in applied and hasattr(source, "handle"):
+            trace.applied.append((None, source))
+            applied.add(id(source))
 
 
 def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:

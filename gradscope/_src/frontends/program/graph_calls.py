@@ -157,6 +157,7 @@ class TapeCall:
     sources: tuple[Any, ...]
     targets: tuple[Any, ...]
     last: int
+    nones: tuple[bool, ...] = ()  # per source, whether the tape gave it no gradient
 
 
 @contextlib.contextmanager
@@ -185,15 +186,20 @@ def tape_calls() -> Iterator[list[TapeCall]]:
         return originals["_pop_tape"](self)
 
     def gradient(self: Any, target: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:
+        flat_t: list[Any] = []
         if not tf.executing_eagerly():
             graph = tf.compat.v1.get_default_graph()
             spans = tuple((a, graphs.mark(graph) if b is None else b)
                           for g, a, b in self.__dict__.get(_SPANS, ()) if g is graph)  # fmt: skip
             flat_t = [t for t in tf.nest.flatten(target) if tf.is_symbolic_tensor(t)]
-            if flat_t:
-                flat_s = tuple(tf.nest.flatten(sources))
-                seen.append(TapeCall(spans, flat_s, tuple(flat_t), graphs.mark(graph) - 1))
-        return originals["gradient"](self, target, sources, *args, **kwargs)
+            last = graphs.mark(graph) - 1
+        grads = originals["gradient"](self, target, sources, *args, **kwargs)
+        if flat_t:
+            flat_s = tuple(tf.nest.flatten(sources))
+            nones = tuple(g is None for g in tf.nest.flatten(grads, expand_composites=False))
+            nones = nones if len(nones) == len(flat_s) else ()
+            seen.append(TapeCall(spans, flat_s, tuple(flat_t), last, nones))
+        return grads
 
     patched = {"_push_tape": push, "_pop_tape": pop, "gradient": gradient}
     for name, fn in patched.items():
