@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 
+from gradscope._src.engine import graph as graph_tables
 from gradscope._src.engine import passing
 from gradscope._src.engine.graph import GradientRegistry
 from gradscope._src.engine.graph import _carries_gradient as _floating  # what gradscope follows
@@ -279,3 +280,39 @@ def test_stops_gives_no_input_a_gradient(name: str) -> None:
             assert op.type == name
             floating = {k for k, t in enumerate(op.inputs) if _floating(t.dtype)}
             assert floating and _none_inputs(op, list(op.outputs)) == floating
+
+
+#: An op of each type in ``graph.NONE_INPUTS`` the eager route does not review (``PASSES``):
+#: the analysis of a path a tape never recorded reads the table (``analyse._unrecorded``).
+_MORE_NONE_INPUTS: dict[str, Builder] = {
+    "Betainc": lambda: tf.math.betainc(_f32([0.5, 0.7]), _f32([1.5, 2.0]), _f32([0.3, 0.4])),
+    "Polygamma": lambda: tf.math.polygamma(_f32([1.0, 2.0]), _f32([0.3, 0.4])),
+    "Zeta": lambda: tf.math.zeta(_f32([2.5, 3.0]), _f32([0.3, 0.4])),
+    "QuantizeAndDequantizeV2": lambda: tf.raw_ops.QuantizeAndDequantizeV2(
+        input=_f32([0.3, 0.4]), input_min=_f32(0.0), input_max=_f32(1.0), range_given=True
+    ),
+    "QuantizeAndDequantizeV3": lambda: tf.raw_ops.QuantizeAndDequantizeV3(
+        input=_f32([0.3, 0.4]),
+        input_min=_f32(0.0),
+        input_max=_f32(1.0),
+        num_bits=tf.constant(8),
+        range_given=True,
+    ),
+}
+
+
+def _f32(value: Any) -> Any:
+    return tf.constant(value, tf.float32)
+
+
+def test_none_inputs_table_covers_the_other_ops_checked() -> None:
+    assert set(graph_tables.NONE_INPUTS) == set(passing.NONE_INPUTS) | set(_MORE_NONE_INPUTS)
+
+
+@pytest.mark.parametrize("name", sorted(_MORE_NONE_INPUTS))
+def test_none_inputs_are_the_inputs_tf_gradients_leaves_none(name: str) -> None:
+    with tf.Graph().as_default():
+        (op,) = _built(_MORE_NONE_INPUTS[name])
+        assert op.type == name
+        outputs = [t for t in op.outputs if _floating(t.dtype)]
+        assert _none_inputs(op, outputs) == set(graph_tables.NONE_INPUTS[name])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,14 +72,24 @@ def test_none_statuses_are_where_bare_tensorflow_gives_none(trained: dict[str, A
         assert "none:unexplained" not in statuses.values()
 
 
+def _line_of(text: str) -> int:
+    """The line of this file holding ``text``."""
+    lines = Path(__file__).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
 def test_a_head_with_no_loss_is_named(trained: dict[str, Any]) -> None:
+    """The cause ``gradscope run`` gives the same ``fit`` (one analysis of the step's tape):
+    the output no loss reads, then where its last path ends, at the user's ``fit`` line
+    (Keras made the op)."""
     (record, *_) = trained["monitor"].steps
+    where = f"tests/timeline/test_causes.py:{_line_of('model.fit(x, [y, y]')}"
     for name in ("b/kernel", "b/bias"):
         v = record["variables"][name]
         assert v["status"] == "none:disconnected" and v["norm"] is None
-        assert (
-            v["cause"]
-            == "reaches only output 'b', which no loss reads (compile() gives it no loss)"
+        assert v["cause"] == (
+            "reaches only output 'b', which no loss reads (compile() gives it no loss); "
+            f"its last path ends at {where} (AddV2)"
         )
 
 

@@ -153,3 +153,36 @@ def test_gradscope_in_xdist_workers(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*2 workers*", "gradscope: 5 tests watched, 4 gradient calls; "
                                  "2 failed: *"])  # fmt: skip
     assert "got 1 unexpected-none" in str(result.stdout)
+
+
+FROZEN = """
+import gc
+import sys
+
+BEFORE = [name for name in sys.modules if name.startswith("tensorf")]
+import tensorflow as tf
+
+
+def test_import_was_the_files_own():
+    assert BEFORE == []  # the plugin imported none ahead: what the file sets first applies
+    assert tf.reduce_sum(tf.ones([2])).numpy() == 2.0
+
+
+def test_frozen():
+    print(f"frozen={gc.get_freeze_count()}")
+"""
+
+
+@pytest.mark.parametrize("asked", [False, True])
+def test_gradscope_freezes_what_tensorflows_import_made(
+    pytester: pytest.Pytester, asked: bool
+) -> None:
+    """Under ``--gradscope`` the file imports TensorFlow itself, when it asks (what it set
+    before still applies), with the collector paused, and what is alive then is frozen out of
+    its walks, as in ``gradscope run``'s own process; without it, pytest is left as it is."""
+    pytester.makepyfile(test_frozen=FROZEN)
+    args = ["-p", "no:cacheprovider", "-s", *(["--gradscope"] if asked else [])]
+    result = pytester.runpytest_subprocess(*args, timeout=TIMEOUT)
+    result.assert_outcomes(passed=2)
+    frozen = int(str(result.stdout).split("frozen=")[1].split()[0].rstrip("."))
+    assert frozen > 100_000 if asked else frozen == 0

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.engine import cuts as flow
-from gradscope._src.engine.graph import Extracted, GradientRegistry
+from gradscope._src.engine.graph import CALL_TYPES, Extracted, GradientRegistry, copying_writes
 from gradscope._src.results.cut import STOP_TYPES
 
 #: Op type -> (attributes naming its bodies, index of the first input a body receives).
@@ -73,7 +73,8 @@ def bodies(op: Any) -> list[Any]:
 
 def static_received(graph: flow.Graph, targets: set[int]) -> set[int]:
     """Tensors that get gradient back from ``targets``, by the registry's rules: through every
-    op but a write, a ``stop_gradient`` and an op with no gradient; into floating values."""
+    op but a write, a ``stop_gradient`` and an op with no gradient; into floating values but
+    those an op's gradient leaves without one (``graph.NONE_INPUTS``)."""
     received = set(targets)
     for index in range(len(graph.ops) - 1, -1, -1):
         op = graph.ops[index]
@@ -81,7 +82,8 @@ def static_received(graph: flow.Graph, targets: set[int]) -> set[int]:
             continue
         if op.write or op.type in STOP_TYPES or op.no_gradient:
             continue
-        received.update(t for t in graph.value_inputs(op) if graph.differentiable[t])
+        received.update(t for t in graph.value_inputs(op)
+                        if graph.differentiable[t] and t not in op.none_inputs)  # fmt: skip
     return received
 
 
@@ -131,12 +133,18 @@ class Descent:
         """Cuts inside one body of ``op``; input ``k`` of the body carries ``in_bits[offset+k]``
         and gradient comes back through the body outputs whose ``wanted`` is true."""
         _, offset = _BODIES[op.type]
-        loop = op.type in _LOOPS
+        return self.inside(body, in_bits[offset:], wanted, depth, op.type in _LOOPS)
+
+    def inside(self, body: Any, in_bits: list[int], wanted: list[bool], depth: int = 0,
+               loop: bool = False) -> list[InnerCut]:  # fmt: skip
+        """Cuts inside ``body`` (a ``FuncGraph``) whose input ``k`` carries ``in_bits[k]`` and
+        whose outputs ``wanted`` send gradient back: a function's body, or one a program
+        called eagerly (``tf.function``), rebuilt from its definition."""
         x = self._extract(body)
         graph = x.graph
         ins = [x.tensor_id(t) for t in body.inputs]
         outs = [x.tensor_id(t) for t in body.outputs]
-        bits = [in_bits[offset + k] if offset + k < len(in_bits) else 0 for k in range(len(ins))]
+        bits = [in_bits[k] if k < len(in_bits) else 0 for k in range(len(ins))]
         wanted = [wanted[j] if j < len(wanted) else False for j in range(len(outs))]
         for _ in range(len(ins) + 1):  # a loop carries value and gradient round to itself
             sources = {t: b for t, b in zip(ins, bits, strict=True) if t is not None and b}
@@ -182,15 +190,33 @@ def _reaching(graph: flow.Graph, targets: list[int]) -> list[bool]:
     return reach
 
 
+def copying_ops(op: Any) -> list[Any]:
+    """The writes inside the body a call op runs that copy its inputs' values into a variable
+    (``graph.copying_writes``): where a path the call cuts as an assignment was cut."""
+    if op.type not in CALL_TYPES:
+        return []
+    try:
+        function = op.graph._get_function(op.get_attr("f").name)  # NOTE: no public lookup
+        body = function.graph
+        return [body.get_operation_by_name(n) for n in copying_writes(function.definition)]
+    except (AttributeError, KeyError, ValueError):
+        return []
+
+
 def located(x: Extracted, cuts: list[flow.Cut], inner: dict[int, list[InnerCut]]) -> list[InnerCut]:
     """Every cut as the TensorFlow op that made it, in graph order. A cut at an op with bodies
     (a nested ``tf.function``'s call) is replaced by the cuts found inside, for the variables
-    those explain; cuts inside a body the outer graph saw no cut at are added."""
+    those explain (an assignment cut at a call, by the ``assign`` inside it); cuts inside a
+    body the outer graph saw no cut at are added."""
     out: list[InnerCut] = []
     for cut in sorted(cuts, key=lambda c: c.op):
         explained = 0
         for found in inner.get(cut.op, ()):
             explained |= found.variables & cut.variables
+        if cut.kind == flow.ASSIGN and x.graph.ops[cut.op].writes:
+            writes = copying_ops(x.tf_ops[cut.op])
+            out += [InnerCut(w, cut.kind, cut.variables & ~explained) for w in writes]
+            explained |= cut.variables if writes else 0
         if cut.variables & ~explained:
             later = tuple(x.tf_ops[i] for i in cut.later)
             out.append(InnerCut(x.tf_ops[cut.op], cut.kind, cut.variables & ~explained, later))

@@ -41,6 +41,8 @@ class Op:
     assign_preds: list[int] = field(default_factory=list)  # writes whose value it reads
     #: state tensors a function it calls writes (the body's ``assign``): it copies into them
     writes: list[int] = field(default_factory=list)
+    #: floating inputs its gradient leaves without one (``graph.NONE_INPUTS``)
+    none_inputs: list[int] = field(default_factory=list)
 
 
 @dataclass

@@ -22,6 +22,23 @@ WRITE_TYPES = frozenset(
 #: ``_returns_only_none`` for functions not listed here). ``Sign`` is not one: its gradient is 0.
 NONE_GRADIENT_TYPES = frozenset({"Round", "Rint", "Floor", "Ceil", "FloorDiv", "TruncateDiv"})
 
+#: Floating inputs an op's registered gradient leaves without one although it passes gradient
+#: to others: a value fed there gets no gradient from the loss, so the op is its cut (the
+#: batch norm's mean and variance, ``PadV2``'s constant, ``betainc``'s ``a`` and ``b``).
+#: Reviewed from TensorFlow's ``nn_grad.py``, ``array_grad.py`` and ``math_grad.py``; checked
+#: against ``tf.gradients`` by ``tests/engine/test_passing.py``.
+NONE_INPUTS: dict[str, frozenset[int]] = {
+    "FusedBatchNorm": frozenset({3, 4}),
+    "FusedBatchNormV2": frozenset({3, 4}),
+    "FusedBatchNormV3": frozenset({3, 4}),
+    "PadV2": frozenset({2}),
+    "Betainc": frozenset({0, 1}),
+    "Polygamma": frozenset({0}),
+    "Zeta": frozenset({0}),
+    "QuantizeAndDequantizeV2": frozenset({1, 2}),
+    "QuantizeAndDequantizeV3": frozenset({1, 2}),
+}
+
 
 #: Ops whose first input only chooses a branch (``tf.cond``'s predicate, ``tf.switch_case``'s
 #: index): it carries no value into the result, so it is no path and never a cut point.
@@ -66,6 +83,32 @@ def written_inputs(definition: Any) -> frozenset[int]:
     args = {a.name: k for k, a in enumerate(definition.signature.input_arg)}
     return frozenset(args[n.input[0]] for n in definition.node_def
                      if is_write(n.op) and n.input and n.input[0] in args)  # fmt: skip
+
+
+def copying_writes(definition: Any) -> list[str]:
+    """The writes inside a function body (``FunctionDef``) that copy a value made from the
+    function's inputs into a resource input: the ``assign`` lines a call of it cuts paths at
+    (``buf.assign(w * 2)`` inside a ``tf.function`` the loss calls is cut at that line, not
+    at the call).
+
+    Returns:
+        The names of the write nodes, in body order.
+    """
+    args = {a.name for a in definition.signature.input_arg}
+    written = {n.input[0] for n in definition.node_def
+               if is_write(n.op) and n.input and n.input[0] in args}  # fmt: skip
+    made = args - written  # values (and nodes) made from an input the body does not write
+    for node in definition.node_def:
+        if any(_source_of(i) in made for i in node.input if not i.startswith("^")):
+            made.add(node.name)
+    return [n.name for n in definition.node_def
+            if is_write(n.op) and n.input and n.input[0] in written
+            and any(_source_of(i) in made for i in n.input[1:])]  # fmt: skip
+
+
+def _source_of(name: str) -> str:
+    """The node (or argument) a ``FunctionDef`` input names (``mul:z:0`` -> ``mul``)."""
+    return name.split(":", 1)[0]
 
 
 def call_writes(op: Any) -> frozenset[int]:
@@ -140,6 +183,8 @@ class Extracted:
                 differentiable.append(_carries_gradient(t.dtype))
             inputs = [self.tensor_id(t) for t in op.inputs[_PREDICATES.get(op.type, 0) :]]
             written = [self.tensor_id(op.inputs[k]) for k in sorted(call_writes(op))]
+            none = [self.tensor_id(op.inputs[k]) for k in sorted(NONE_INPUTS.get(op.type, ()))
+                    if k < len(op.inputs)]  # fmt: skip
             nodes.append(
                 flow.Op(
                     name=op.name,
@@ -149,6 +194,7 @@ class Extracted:
                     write=is_write(op.type),
                     no_gradient=registry.no_gradient(op),
                     writes=[t for t in written if t is not None],
+                    none_inputs=[t for t in none if t is not None],
                 )
             )
         self.graph = flow.Graph(nodes, producer, differentiable)

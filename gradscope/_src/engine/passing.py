@@ -17,6 +17,7 @@ from typing import Any
 
 from gradscope._src.engine import bodies
 from gradscope._src.engine import cuts as flow
+from gradscope._src.engine import graph as graph_tables
 from gradscope._src.engine.graph import NONE_GRADIENT_TYPES, Extracted
 
 
@@ -48,12 +49,8 @@ PASSES = _names(
 
 #: Floating inputs a ``PASSES`` op's gradient leaves without one (the batch norm's mean and
 #: variance, ``PadV2``'s constant): a path from an analysed variable through them is refused.
-NONE_INPUTS = {
-    "FusedBatchNorm": {3, 4},
-    "FusedBatchNormV2": {3, 4},
-    "FusedBatchNormV3": {3, 4},
-    "PadV2": {2},
-}
+#: The one table is ``graph.NONE_INPUTS``; these are its ops the eager route reviewed.
+NONE_INPUTS = {k: v for k, v in graph_tables.NONE_INPUTS.items() if k in PASSES}
 
 #: Ops that stop every input's gradient, exactly as ``tf.gradients`` does (``PreventGradient``
 #: is not one: differentiating through it is an error).

@@ -55,6 +55,7 @@ class _Trace:
     added: list[Any] = field(default_factory=list)  # model.losses: add_loss, regularizers
     y_pred: Any = None  # the predictions compute_loss received
     reduced: list[tuple[Any, Any]] = field(default_factory=list)  # all-reduced (grad, tf var)
+    tapes: list[Any] = field(default_factory=list)  # the step's tape.gradient calls (traced)
 
 
 class Hooks:
@@ -189,12 +190,13 @@ class Hooks:
         # built on due steps only); eagerly (run_eagerly) a tape must watch the step.
         tape = tf.GradientTape(persistent=True) if tf.executing_eagerly() else None
         try:
-            with tape if tape is not None else contextlib.nullcontext():
+            with tape if tape is not None else contextlib.nullcontext(), _tapes(trace):
                 logs = step(data)
         finally:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
             trace.loss = logs["loss"]  # a custom train_step: the loss it reports
+        _unapplied(trace)
         if not trace.applied:  # nothing trained (no trainable weights): nothing to record
             return logs
         if trace.reduced:  # replicas: record the sum the optimizer applies, not this replica's
@@ -226,14 +228,18 @@ class Hooks:
         """The cause of each None gradient, from the traced step (eagerly, from a trace made
         for it: :meth:`_explain_eagerly`), asked of the watcher's analysis of a traced step
         (``frontends/program/graph_calls.step_causes``)."""
-        from gradscope._src.frontends.program.graph_calls import step_causes
+        from gradscope._src.frontends.program.graph_calls import step_causes, tape_causes
 
         nones = [g is None for g, _ in trace.applied]
         if not any(nones) or trace.loss is None or not tf.is_symbolic_tensor(trace.loss):
             return
         variables = [v for _, v in trace.applied]
+        asked = _asked(trace.tapes, variables)
         try:
-            found = step_causes(trace.loss, variables, nones, self.model, trace.y_pred)
+            if asked is not None:  # what `gradscope run` says of the same tape.gradient
+                found = tape_causes(asked, variables, nones, self.model, trace.y_pred)
+            else:
+                found = step_causes(trace.loss, variables, nones, self.model, trace.y_pred)
         except Exception:  # gradscope's failure never stops training: the None stays unexplained
             return
         self.causes = {variable_name(variables[i]): cause for i, cause in found.items()}
@@ -292,7 +298,8 @@ class Hooks:
         def traced_step(batch: Any) -> Any:
             self._trace = trace = _Trace()
             try:
-                step(batch)
+                with _tapes(trace):
+                    step(batch)
             finally:
                 self._trace = None
             seen.append(trace)
@@ -432,6 +439,44 @@ class Snapshot:
 
 
 _MISSING = object()
+
+
+@contextlib.contextmanager
+def _tapes(trace: _Trace) -> Any:
+    """Record in ``trace`` the ``tape.gradient`` calls a traced step makes (none eagerly)."""
+    if tf.executing_eagerly():
+        yield
+        return
+    from gradscope._src.frontends.program.graph_calls import tape_calls
+
+    with tape_calls() as seen:
+        yield
+    trace.tapes = seen
+
+
+def _asked(tapes: list[Any], variables: list[Any]) -> Any:
+    """The last tape call of a step whose sources are every variable the optimizer got
+    (``TapeCall``; None: no such call, the variables' gradients came from elsewhere)."""
+    wanted = {id(v) for v in variables}
+    for call in reversed(tapes):
+        if wanted <= {id(s) for s in call.sources}:
+            return call
+    return None
+
+
+def _unapplied(trace: _Trace) -> None:
+    """Add to what the step applied the variables its tape gave no gradient that it left
+    out (a custom ``train_step`` that drops the None pairs before ``apply_gradients``), as
+    ``(None, variable)``: ``gradscope run`` reports every source of that ``tape.gradient``,
+    so the Monitor does too."""
+    applied = {id(v) for _, v in trace.applied}
+    call = _asked(trace.tapes, [v for _, v in trace.applied])
+    if call is None or not call.nones:
+        return
+    for source, none in zip(call.sources, call.nones, strict=True):
+        if none and id(source) not in applied and hasattr(source, "handle"):
+            trace.applied.append((None, source))
+            applied.add(id(source))
 
 
 def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:

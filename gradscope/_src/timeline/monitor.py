@@ -298,7 +298,9 @@ def _clear(model: Any, params: Any) -> None:
 _NOTHING_APPLIED = (
     "gradscope.keras.Monitor recorded no gradient: model.optimizer applied none in this fit "
     "(a custom train_step that applies another optimizer, or a model with no trainable "
-    "weights). The Monitor watches model.optimizer only."
+    "weights). The Monitor watches model.optimizer only; to see every gradient call of a "
+    "step with optimizers of its own (a GAN's), wrap the fit in `with gradscope.watch():` "
+    "or run the script with `gradscope run`."
 )
 
 

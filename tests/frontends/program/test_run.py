@@ -201,7 +201,8 @@ def test_output_gradients_and_watched_tensors_eagerly() -> None:
     ]
     assert [s.norm for s in calls[0].sources] == pytest.approx(plain)
     inner = calls[1].sources[0]  # tape.gradient(y2, y): a watched tensor is the source
-    assert inner.name == f"Mean@{site('seed002_output_gradients.py', 'y = tf.reduce_mean')}"
+    # named as the program holds it where it asks, at the line that made it
+    assert inner.name == f"y@{site('seed002_output_gradients.py', 'y = tf.reduce_mean')}"
     assert inner.status == "ok" and inner.norm == pytest.approx(7.0)
     assert [s.norm for s in calls[2].sources] == pytest.approx(by_hand)
     assert [s.norm for s in calls[3].sources] == pytest.approx(turned)
@@ -429,3 +430,16 @@ def test_public_run_returns_the_report_and_raises_the_programs_error() -> None:
     )
     assert isinstance(raised.value.__cause__, ValueError)
     assert raised.value.report.exit_code == 4 and len(raised.value.report.calls) == 1
+
+
+def test_a_tensor_source_is_named_as_the_program_holds_it() -> None:
+    """``gp_tape.gradient(pred, [interpolated])`` inside a tf.function: the source is
+    ``interpolated``, at the line that made it (not the op's name, ``add``), and its norm is
+    bare TensorFlow's."""
+    bare = float(unwatched("gradient_penalty.py").split()[-1])
+    outcome, _ = watched("gradient_penalty.py")
+    (call,) = outcome.report.calls
+    (source,) = call.sources
+    made = site("gradient_penalty.py", "interpolated = real")
+    assert source.name == f"interpolated@{made}"
+    assert source.status == "ok" and source.norm == pytest.approx(bare, rel=1e-5)

@@ -1,9 +1,9 @@
 """``gradscope run`` on a variable's value carried into another variable by a write (Keras
 ``assign`` in a custom layer, eager and in a ``tf.function``; ``assign_add`` in a plain
 ``tf.Module``; ``scatter_update``, asked twice; an ``assign`` inside a ``tf.function`` the
-loss calls): ``none:assign`` cut at the write's line, as ``inspect`` and the Keras ``Monitor``
-say, not at the op that reads the written variable (the tape never recorded that read: the
-variable written is not trainable)."""
+loss calls, eagerly or traced): ``none:assign`` cut at the write's own line, as ``inspect``
+and the Keras ``Monitor`` say, not at the op that reads the written variable (the tape never
+recorded that read: the variable written is not trainable)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,10 @@ CALLS = [
     ("keras function", "keras assign", "AssignVariableOp"),
     ("plain assign_add", "assign_add", "AssignAddVariableOp"),
     ("scatter twice", "scatter", "ResourceScatterUpdate"),
-    # the write inside a tf.function the loss's code calls: the cut is at the call
-    ("tf.function eager", "a tf.function called eagerly", "PartitionedCall"),
-    ("tf.function traced", "a tf.function traced", "StatefulPartitionedCall"),
+    # the write inside a tf.function the loss's code calls: the cut is at the assign inside it,
+    # whether the function is called eagerly or from a traced step (it was at the call)
+    ("tf.function eager", "inside the tf.function", "AssignVariableOp"),
+    ("tf.function traced", "inside the tf.function", "AssignVariableOp"),
 ]
 
 
@@ -80,9 +81,10 @@ def test_run_carried_value_fix_is_the_assign_fix(report: dict[str, Any]) -> None
     assert problem["fix"]["where"] == f"{PROGRAM}:{line_of(PROGRAM, '# copy: keras assign')}"
 
 
-def test_inspect_assign_inside_a_tf_function_is_cut_at_the_call() -> None:
+def test_inspect_assign_inside_a_tf_function_is_cut_at_the_assign() -> None:
     """``inspect`` of a loss that calls a ``tf.function`` which assigns: ``none:assign`` at the
-    call's line (it said ``none:disconnected``: the write was hidden inside the call op)."""
+    ``assign``'s own line inside the function (it said ``none:disconnected``, then the call's
+    line: the write was hidden inside the call op)."""
     import tensorflow as tf
 
     target = "assign_in_function_target.py"
@@ -94,5 +96,5 @@ def test_inspect_assign_inside_a_tf_function_is_cut_at_the_call() -> None:
     pair = json.loads(done.stdout)["losses"]["copied"]["variables"]["v"]
     assert pair["status"] == "none:assign"
     (cut,) = pair["cut_points"]
-    where = f"{target}:{line_of(target, '# copy: the call')}"
-    assert (cut["op"], cut["kind"], cut["source"]) == ("StatefulPartitionedCall", "assign", where)
+    where = f"{target}:{line_of(target, '# copy: inside the function')}"
+    assert (cut["op"], cut["kind"], cut["source"]) == ("AssignVariableOp", "assign", where)

@@ -11,6 +11,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gradscope._src.engine import cuts as flow
 from gradscope._src.engine import status as statuses
@@ -67,6 +68,11 @@ def cause(status: str, cut_points: Sequence[CutPoint], note: str) -> Cause:
     return Cause(str(status), words.cause(cut_points, note), points)
 
 
+#: ``(cuts, live, received, reach) -> [(cut, its cut point)]``: a call's cuts as the ops that
+#: made them, inside the bodies of the ``tf.function``s it calls (``analyse``'s ``inside``).
+Inside = Callable[[list[flow.Cut], list[int], set[int], list[bool]], list[tuple[Any, CutPoint]]]
+
+
 @dataclass(frozen=True)
 class Problem:
     """What the cut analysis needs to know about one call."""
@@ -83,7 +89,8 @@ def analyse(
     problem: Problem,
     statics: Sequence[SourceStatic],
     locate: Callable[[int, str], CutPoint],
-    visible: Callable[[int], bool],
+    visible: Callable[[Any], bool],
+    inside: Inside | None = None,
 ) -> None:
     """Fill each source's ``reachable`` and ``cut_points``.
 
@@ -91,8 +98,12 @@ def analyse(
         problem: the graph and what received a gradient.
         statics: the sources, in the order of ``problem.sources``; updated in place.
         locate: the cut point of op ``index`` cut in ``kind``.
-        visible: whether the user wrote op ``index`` on their own line (cuts of a gradient
-            that still flows are listed only then, as for Python targets).
+        visible: whether the user wrote op ``index`` (or an op ``inside`` names) on their own
+            line (cuts of a gradient that still flows are listed only then, as for Python
+            targets).
+        inside: the cuts with those at a ``tf.function``'s call replaced by the ops inside
+            its body that made them (``bodies.located``), each with its cut point; None: the
+            cuts as found.
     """
     graph = problem.graph
     if not problem.targets:
@@ -111,9 +122,14 @@ def analyse(
     received |= {t for t, s in zip(problem.sources, statics, strict=True)
                  if t is not None and s.has_gradient}  # fmt: skip
     _unrecorded(graph, vsets, received, problem.stop_ops)
-    cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, seeds=seeds)
-    located = [(c, flow.with_later(locate(c.op, c.kind), [locate(i, c.kind) for i in c.later]))
-               for c in sorted(cuts, key=lambda c: c.op)]  # fmt: skip
+    live: list[int] = []
+    cuts = flow.find_cuts(graph, vsets, reach, received, problem.stop_ops, live, seeds=seeds)
+    located: Sequence[tuple[Any, CutPoint]] = [
+        (c, flow.with_later(locate(c.op, c.kind), [locate(i, c.kind) for i in c.later]))
+        for c in sorted(cuts, key=lambda c: c.op)
+    ]
+    if inside is not None:
+        located = inside(cuts, live, received, reach)
     halves = 0
     for t, is_half in enumerate(problem.half):
         if is_half and reach[graph.producer[t]]:
@@ -141,8 +157,10 @@ def _unrecorded(
     to them. With them counted, the cut is where the value became an integer, was stopped or
     was assigned (the contract's cut point), not where the tape stopped recording (the
     ``MatMul`` that reads ``x + buf``). The gradient goes back only through ops whose
-    gradient passes it (as ``bodies.static_received``), so a ``stop_gradient`` or an op with
-    no gradient downstream stays the cut.
+    gradient passes it, and only into the inputs it passes it to (as
+    ``bodies.static_received``), so a ``stop_gradient``, an op with no gradient or an input
+    its op gives none (a batch norm's ``mean``, ``graph.NONE_INPUTS``) downstream stays the
+    cut.
     """
     derived = [False] * len(graph.ops)
     for i, op in enumerate(graph.ops):
@@ -161,7 +179,7 @@ def _unrecorded(
         if op.write or op.type in STOP_TYPES or i in stop_ops or op.no_gradient:
             continue  # no gradient goes back through it: it stays the cut
         for t in graph.value_inputs(op):
-            if graph.differentiable[t] and derived[graph.producer[t]]:
+            if graph.differentiable[t] and derived[graph.producer[t]] and t not in op.none_inputs:
                 received.add(t)
 
 

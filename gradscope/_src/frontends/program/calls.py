@@ -8,6 +8,7 @@ asked again in a copy of the graph.
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -38,7 +39,6 @@ from gradscope._src.frontends.program.replicas import (
 from gradscope._src.frontends.program.trainable import Traces
 from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
 from gradscope._src.frontends.program.xla import Boxes
-from gradscope._src.frontends.python import frames
 from gradscope._src.results import words
 from gradscope._src.results.report import NAN
 from gradscope._src.results.run import EAGER, FUNCTION
@@ -185,6 +185,7 @@ class Calls:
             return orig(tape, target, sources, output_gradients, unconnected)
         with self.watcher.own_work():
             tensors = names.tensors_watched(tape, flat_s)  # before a non-persistent tape ends
+            held = names.held_as(flat_s, sys._getframe(1))  # the user's names of tensors
             given = values.multiplier(output_gradients)
             read = names.read_variables(tape)  # before a non-persistent tape forgets them
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
@@ -198,7 +199,7 @@ class Calls:
             asked = (probe_ids, list(grads[len(flat_s) :]))
             with self.watcher.own_work():
                 self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors,
-                            asked, given, read)  # fmt: skip
+                            asked, given, read, held)  # fmt: skip
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -209,14 +210,16 @@ class Calls:
                flat_t: list[Any], user: list[Any], eager: bool,
                filled: list[Any], tensors: list[bool | None] | None = None,
                asked: tuple[list[int], list[Any]] = ([], []),
-               given: tuple[float, ...] = (), read: Sequence[Any] = ()) -> None:  # fmt: skip
+               given: tuple[float, ...] = (), read: Sequence[Any] = (),
+               held: dict[int, str] | None = None) -> None:  # fmt: skip
         """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
         ``unconnected_gradients=ZERO``'s zeros; ``asked``: the probes and their gradients;
         ``given``: the ``output_gradients`` multiplier's values; ``read``: the variables the
-        tape watched) and arrange for its numbers."""
-        statics = names.statics(flat_s, user, call, self.recorder.created)
+        tape watched; ``held``: the user's names of tensor sources) and arrange for its
+        numbers."""
+        statics = names.statics(flat_s, user, call, self.recorder.created, held)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
-        analyse.analyse(call.problem, statics, call.locate, call.visible)
+        analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
         analyse.through_branches(call.problem, statics, lambda k: call.locate(k, "").source)
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
@@ -339,14 +342,11 @@ class Calls:
                                                   used=used, unread=words.UNREAD)  # fmt: skip
         import tensorflow as tf
 
+        from gradscope._src.frontends.program.graph_calls import outside
+
         graph = tf.compat.v1.get_default_graph()
-        spans = self._spans(tape, graph)
         tensors = [graphs.source_tensor(graph, s) for s in flat_s]
-        whole = graphs.GraphCall(graph.get_operations(), tensors, flat_t)
-        recorded = _in_spans(spans, lambda k: whole.x.tf_ops[k]._id)
-        where_op = lambda k: sites.text(frames.of_op(whole.x.tf_ops[k]))  # noqa: E731
-        analyse.outside_notes(whole.problem, statics, recorded, where_op)
-        return lambda: analyse.dead_end_notes(whole.problem, statics, recorded, where_op)
+        return outside(graph, self._spans(tape, graph), tensors, flat_t, statics)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""

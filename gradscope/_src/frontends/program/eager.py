@@ -12,13 +12,14 @@ records them; every other op keeps the fast path (the Python path costs each op 
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.engine import custom_gradient
 from gradscope._src.engine import cuts as flow
-from gradscope._src.engine.graph import _OVERWRITES, is_write
+from gradscope._src.engine.graph import _OVERWRITES, NONE_INPUTS, is_write
 from gradscope._src.frontends.program import numpy_calls, sites
 from gradscope._src.frontends.program.analyse import Problem
 from gradscope._src.frontends.python import frames
@@ -70,6 +71,11 @@ class Recorder:
         self._busy = busy
         self._no_gradient: dict[str, bool] = {}
         self._call_writes: dict[str, frozenset[int]] = {}
+        self._copying: dict[str, tuple[str, str, frames.Site | None] | None] = {}
+        self._bodies: dict[str, tuple[Any, dict[str, frames.Site | None]] | None] = {}
+        self._descent: Any = None
+        #: id of an op inside a function body ``inside`` named -> its type and line
+        self.inner_sites: dict[int, tuple[str, frames.Site | None]] = {}
         self.installed = False
         self._fast: Any = None
         self.created: dict[int, frames.Site | None] = {}  # variable handle id -> its line
@@ -273,6 +279,46 @@ class Recorder:
                 self._call_writes[op_type] = written_inputs(definition)
         return self._call_writes[op_type]
 
+    def copying_write(self, op_type: str) -> tuple[str, str, frames.Site | None] | None:
+        """The first write inside a ``tf.function`` called eagerly that copies its inputs'
+        values into a variable (``graph.copying_writes``): its node name, op type and the
+        user's line that made it (TensorFlow keeps the stack in the function's debug info)."""
+        if not op_type.startswith("__"):
+            return None
+        if op_type not in self._copying:
+            self._copying[op_type] = _copying_write(op_type)
+        return self._copying[op_type]
+
+    def inside(self, op_type: str, in_bits: list[int], wanted: list[bool]
+               ) -> list[tuple[Any, CutPoint]]:  # fmt: skip
+        """The cuts inside a ``tf.function`` called eagerly (op ``__inference_...``) whose
+        input ``k`` carries ``in_bits[k]`` and whose ``wanted`` outputs get a gradient, each
+        at the user's line inside the function (``bodies.Descent``, as ``inspect`` finds
+        them), with its cut point."""
+        if op_type not in self._bodies:
+            self._bodies[op_type] = _body(op_type)
+        known = self._bodies[op_type]
+        if known is None:
+            return []
+        body, lines = known
+        if self._descent is None:
+            from gradscope._src.engine.bodies import Descent
+            from gradscope._src.frontends.program.graphs import registry
+
+            self._descent = Descent(registry())
+        try:
+            found = self._descent.inside(body, in_bits, wanted)
+        except Exception:  # a body the rebuilt graph cannot analyse: the call stays the cut
+            return []
+
+        def point(op: Any, kind: str) -> CutPoint:
+            site = lines.get(op.name)
+            self.inner_sites[id(op)] = (op.type, site)
+            return CutPoint(op.name, op.type, kind, "" if site is None else str(site))
+
+        return [(c, flow.with_later(point(c.op, c.kind), [point(o, c.kind) for o in c.later]))
+                for c in found]  # fmt: skip
+
     def no_gradient(self, op_type: str) -> bool:
         if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
             return False  # a tf.function called eagerly: its gradient is the function's
@@ -281,6 +327,50 @@ class Recorder:
 
             self._no_gradient[op_type] = registry().no_gradient(_GradOp(op_type))
         return self._no_gradient[op_type]
+
+
+def _copying_write(function: str) -> tuple[str, str, frames.Site | None] | None:
+    """``Recorder.copying_write`` of the function TensorFlow holds by that name."""
+    from tensorflow.python.eager import context
+
+    from gradscope._src.engine.graph import copying_writes
+
+    try:
+        definition = context.context().get_function_def(function)
+        info = context.context().get_graph_debug_info(function)
+    except Exception:  # a function TensorFlow no longer holds: no write known
+        return None
+    names = copying_writes(definition)
+    if not names:
+        return None
+    node = next(n for n in definition.node_def if n.name == names[0])
+    return node.name, node.op, _site(info, node.name)
+
+
+def _site(info: Any, node: str) -> frames.Site | None:
+    """The user's line that made ``node`` of a function, from the stacks TensorFlow keeps in
+    its ``GraphDebugInfo`` (a body rebuilt from its definition has no ``op.traceback``)."""
+    key = info.name_to_trace_id.get(node)  # a protobuf map: .get(node, -1) would not fit
+    trace = info.traces_by_id.get(key) if key is not None else None
+    stack = [info.frames_by_id[k] for k in (trace.frame_id if trace is not None else ())
+             if k in info.frames_by_id]  # fmt: skip
+    return frames.innermost([frames.Site(info.files[f.file_index], f.line, f.func)
+                             for f in stack if f.file_index < len(info.files)])  # fmt: skip
+
+
+def _body(function: str) -> tuple[Any, dict[str, frames.Site | None]] | None:
+    """The body of the function TensorFlow holds by that name, rebuilt as a ``FuncGraph``
+    from its definition, and the user's line of each of its ops (None: not held)."""
+    from tensorflow.python.eager import context
+    from tensorflow.python.framework.function_def_to_graph import function_def_to_graph
+
+    try:
+        definition = context.context().get_function_def(function)
+        info = context.context().get_graph_debug_info(function)
+        body = function_def_to_graph(definition)
+    except Exception:  # a function TensorFlow no longer holds, or cannot rebuild
+        return None
+    return body, {op.name: _site(info, op.name) for op in body.get_operations()}
 
 
 #: The numpy protocols gradscope gives eager tensors while it watches (``numpy_calls.py``):
@@ -376,8 +466,9 @@ class EagerCall:
         write = is_write(kind)
         no_grad = kind != "Source" and bool(inputs) and self.recorder.no_gradient(kind)
         writes = [known[k] for k in sorted(self.recorder.call_writes(kind)) if k < len(known)]
+        none = [known[k] for k in sorted(NONE_INPUTS.get(kind, ())) if k < len(known)]
         self.ops.append(flow.Op(f"{kind}", kind, known, ids, write=write, no_gradient=no_grad,
-                                writes=writes))  # fmt: skip
+                                writes=writes, none_inputs=none))  # fmt: skip
         self.sites.append(site)
         self.seqs.append(seq)
 
@@ -413,13 +504,47 @@ class EagerCall:
         custom = self.recorder.custom.get(made.get(op.outputs[0], -1)) if op.outputs else None
         if custom is not None:  # the user's grad_fn gave this input None (as ``inspect``)
             return CutPoint(custom[0], op.type, kind, custom[1])
+        write = self.recorder.copying_write(op.type) if kind == flow.ASSIGN else None
+        if write is not None and op.writes:  # cut at the assign inside the tf.function
+            name, write_type, inside = write
+            return CutPoint(name, write_type, kind, "" if inside is None else str(inside))
         op_type = "PartitionedCall" if op.type.startswith("__") else op.type  # a tf.function
         return CutPoint(op_type, op_type, kind, "" if site is None else str(site))
 
-    def visible(self, index: int) -> bool:
+    def visible(self, index: Any) -> bool:
+        """Whether the user wrote op ``index`` (or an op inside a body ``inside`` named)."""
         from gradscope._src.frontends.program.graphs import visible
 
+        if not isinstance(index, int):
+            op_type, site = self.recorder.inner_sites.get(id(index), (index.type, None))
+            return visible(op_type, site)
         return visible(self.ops[index].type, self.sites[index])
+
+    def inside(self, cuts: list[flow.Cut], live: list[int], received: set[int],
+               reach: list[bool]) -> list[tuple[Any, CutPoint]]:  # fmt: skip
+        """The cuts, those at a ``tf.function`` called eagerly replaced by the ops inside its
+        body that made them (as ``bodies.located`` does for a traced call), each with its cut
+        point."""
+        inner: dict[int, list[tuple[Any, CutPoint]]] = {}
+        for index, op in enumerate(self.ops):
+            if not (op.type.startswith("__") and reach[index]):
+                continue
+            in_bits = [live[self.producer[t]] for t in op.inputs]
+            wanted = [t in received for t in op.outputs]
+            if any(in_bits) and any(wanted):
+                inner[index] = self.recorder.inside(op.type, in_bits, wanted)
+        out: list[tuple[Any, CutPoint]] = []
+        for cut in sorted(cuts, key=lambda c: c.op):
+            explained = 0
+            for found, _ in inner.get(cut.op, ()):
+                explained |= found.variables & cut.variables
+            if cut.variables & ~explained:
+                point = flow.with_later(self.locate(cut.op, cut.kind),
+                                        [self.locate(i, cut.kind) for i in cut.later])  # fmt: skip
+                out.append((dataclasses.replace(cut, variables=cut.variables & ~explained), point))
+        for index in sorted(inner):
+            out += inner[index]
+        return out
 
     def came_back(self, start: int, created: dict[int, frames.Site | None]
                   ) -> Callable[[int], str | None]:  # fmt: skip

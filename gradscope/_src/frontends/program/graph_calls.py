@@ -9,7 +9,10 @@ as for every other watched call; ``analyse.cause`` words it for a timeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.frontends.program import analyse, fit, graphs, names, sites
@@ -45,7 +48,8 @@ def graph_gradients(
     stopped = [s for s in stops if hasattr(s, "op")]
     call = graphs.GraphCall(ops, tensors, list(ys))
     call.stop(stopped)
-    statics = names.statics(list(xs), list(grads), call, calls.recorder.created)
+    held = names.held_as(list(xs), sys._getframe(1))  # the user's names of tensor sources
+    statics = names.statics(list(xs), list(grads), call, calls.recorder.created, held)
     found = [t for t in tensors if t is not None]
     with calls.watcher.own_work():
         try:
@@ -56,7 +60,7 @@ def graph_gradients(
             answers = iter(got)
             for s, t in zip(statics, tensors, strict=True):
                 s.has_gradient = t is not None and next(answers) is not None
-    analyse.analyse(call.problem, statics, call.locate, call.visible)
+    analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
     if every:
         analyse.no_var_list(statics, api)
     _fed(statics, tensors, graph, first_grad_op, every)
@@ -136,11 +140,148 @@ def step_causes(loss: Any, variables: Sequence[Any], nones: Sequence[bool], mode
         for v, none in zip(variables, nones, strict=True)
     ]
     in_copy(call, graph, losses, [], gradients_util._GradientsHelper)
-    analyse.analyse(call.problem, statics, call.locate, call.visible)
+    analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
     if model is not None and y_pred is not None:
         fit.explain(call, statics, variables, model, y_pred, part)
     return {i: analyse.cause(analyse.status(s, None, None), s.cut_points, s.note)
             for i, s in enumerate(statics) if nones[i]}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TapeCall:
+    """One ``tape.gradient`` a traced train step made: the op ids its tape recorded
+    (``(after, up_to]`` spans), its sources and its targets, and the id of the last op made
+    before it (the graph as ``gradscope run`` sees it at that call)."""
+
+    spans: tuple[tuple[int, int], ...]
+    sources: tuple[Any, ...]
+    targets: tuple[Any, ...]
+    last: int
+    nones: tuple[bool, ...] = ()  # per source, whether the tape gave it no gradient
+
+
+@contextlib.contextmanager
+def tape_calls() -> Iterator[list[TapeCall]]:
+    """Record the ``tape.gradient`` calls made in a ``tf.function`` trace while inside, with
+    the ops each tape recorded, as ``gradscope run``'s hooks do (``hooks._tape``): the Keras
+    ``Monitor`` then asks :func:`tape_causes` what ``run`` asks of the same call."""
+    import tensorflow as tf
+    from tensorflow.python.eager import backprop
+
+    tape_class = backprop.GradientTape
+    seen: list[TapeCall] = []
+    originals = {n: tape_class.__dict__[n] for n in ("_push_tape", "_pop_tape", "gradient")}
+
+    def push(self: Any) -> Any:
+        result = originals["_push_tape"](self)
+        if not tf.executing_eagerly():
+            graph = tf.compat.v1.get_default_graph()
+            self.__dict__.setdefault(_SPANS, []).append([graph, graphs.mark(graph), None])
+        return result
+
+    def pop(self: Any) -> Any:
+        spans = self.__dict__.get(_SPANS)
+        if spans and spans[-1][2] is None:
+            spans[-1][2] = graphs.mark(spans[-1][0])
+        return originals["_pop_tape"](self)
+
+    def gradient(self: Any, target: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:
+        flat_t: list[Any] = []
+        if not tf.executing_eagerly():
+            graph = tf.compat.v1.get_default_graph()
+            spans = tuple((a, graphs.mark(graph) if b is None else b)
+                          for g, a, b in self.__dict__.get(_SPANS, ()) if g is graph)  # fmt: skip
+            flat_t = [t for t in tf.nest.flatten(target) if tf.is_symbolic_tensor(t)]
+            last = graphs.mark(graph) - 1
+        grads = originals["gradient"](self, target, sources, *args, **kwargs)
+        if flat_t:
+            flat_s = tuple(tf.nest.flatten(sources))
+            nones = tuple(g is None for g in tf.nest.flatten(grads, expand_composites=False))
+            nones = nones if len(nones) == len(flat_s) else ()
+            seen.append(TapeCall(spans, flat_s, tuple(flat_t), last, nones))
+        return grads
+
+    patched = {"_push_tape": push, "_pop_tape": pop, "gradient": gradient}
+    for name, fn in patched.items():
+        setattr(tape_class, name, fn)
+    try:
+        yield seen
+    finally:
+        for name, fn in originals.items():
+            setattr(tape_class, name, fn)
+
+
+#: Where :func:`tape_calls` keeps a tape's spans (``gradscope run`` keeps its own).
+_SPANS = "_gradscope_step_spans"
+
+
+def tape_causes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
+                model: Any = None, y_pred: Any = None) -> dict[int, analyse.Cause]:  # fmt: skip
+    """Why a tape in a traced train step gives each variable its None gradient, by the passes
+    ``gradscope run`` makes for a watched ``tape.gradient`` in a ``tf.function``: the cut
+    analysis of the ops the tape recorded, the ``tf.cond`` every path crosses, a path the
+    tape never saw (``outside_notes``), the Keras causes, and where the last path ends
+    (``dead_end_notes``).
+
+    Args:
+        call: the tape's call (:func:`tape_calls`).
+        variables: the variables asked about (sources of ``call``).
+        nones: per variable, whether its gradient is None.
+        model: the Keras model (to name an output no loss reads), or None.
+        y_pred: the step's predictions as the loss received them, or None.
+
+    Returns:
+        Index in ``variables`` -> its cause, for each None gradient.
+    """
+    from tensorflow.python.ops import gradients_util
+
+    graph = call.targets[0].graph
+    tensors = [graphs.source_tensor(graph, v) for v in variables]
+    gcall = graphs.GraphCall(graphs.ops_in(graph, call.spans), tensors, list(call.targets))
+    statics = [
+        analyse.SourceStatic(sites.variable_name(v), tuple(v.shape), not none)
+        for v, none in zip(variables, nones, strict=True)
+    ]
+    in_copy(gcall, graph, call.targets, [], gradients_util._GradientsHelper)
+    analyse.analyse(gcall.problem, statics, gcall.locate, gcall.visible, gcall.inside)
+    analyse.through_branches(gcall.problem, statics, lambda k: gcall.locate(k, "").source)
+    dead_ends = outside(graph, call.spans, tensors, list(call.targets), statics, call.last)
+    if model is not None and y_pred is not None:
+        fit.explain(gcall, statics, variables, model, y_pred)
+    dead_ends()
+    return {i: analyse.cause(analyse.status(s, None, None), s.cut_points, s.note)
+            for i, s in enumerate(statics) if nones[i]}  # fmt: skip
+
+
+def outside(graph: Any, spans: Sequence[tuple[int, int]], tensors: Sequence[Any],
+            targets: Sequence[Any], statics: list[analyse.SourceStatic],
+            last: int | None = None) -> Callable[[], None]:  # fmt: skip
+    """Notes for sources a tape in a ``tf.function`` never saw reach its targets (computed
+    before the tape started, or under ``stop_recording``: ``analyse.outside_notes``); returns
+    what names the dead ends of the paths that remain unexplained (``dead_end_notes``), to
+    run once the other causes had their say.
+
+    Args:
+        graph: the function's graph.
+        spans: the op ids the tape recorded (``(after, up_to]``).
+        tensors: the sources as ``graph`` sees them (None: not in it).
+        targets: the targets.
+        statics: the sources, analysed; notes set in place.
+        last: the id of the last op made before the call (None: every op of ``graph``).
+    """
+    if all(s.reachable or s.has_gradient for s in statics):
+        return lambda: None
+    made = [op for op in graph.get_operations() if last is None or op._id <= last]
+    whole = graphs.GraphCall(made, tensors, targets)
+
+    def recorded(k: int) -> bool:
+        return any(a < whole.x.tf_ops[k]._id <= b for a, b in spans)
+
+    def where(k: int) -> str:
+        return sites.text(frames.of_op(whole.x.tf_ops[k]))
+
+    analyse.outside_notes(whole.problem, statics, recorded, where)
+    return lambda: analyse.dead_end_notes(whole.problem, statics, recorded, where)
 
 
 #: Ops that read a variable to set it up, not to compute with it.

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gradscope._src.engine import custom_gradient
+from gradscope._src.engine import bodies, custom_gradient
+from gradscope._src.engine import cuts as flow
 from gradscope._src.engine.graph import Extracted, GradientRegistry
 from gradscope._src.frontends.program.analyse import Problem
 from gradscope._src.frontends.python import frames
@@ -131,19 +132,35 @@ class GraphCall:
             if index is not None:
                 self.problem.stop_ops.add(index)
 
+    def inside(self, cuts: list[flow.Cut], live: list[int], received: set[int],
+               reach: list[bool]) -> list[tuple[Any, CutPoint]]:  # fmt: skip
+        """The cuts as the ops that made them, inside the bodies of the ``tf.function``s,
+        loops and conds on the paths (``bodies.located``, as ``inspect`` names them)."""
+        inner = bodies.Descent(registry()).descend(self.x, live, received, reach)
+        out = []
+        for cut in bodies.located(self.x, cuts, inner):
+            point = self.point_of(cut.op, cut.kind)
+            later = [self.point_of(op, cut.kind) for op in cut.later]
+            out.append((cut, flow.with_later(point, later)))
+        return out
+
     def locate(self, index: int, kind: str) -> CutPoint:
-        op = self.x.tf_ops[index]
+        return self.point_of(self.x.tf_ops[index], kind)
+
+    def point_of(self, op: Any, kind: str) -> CutPoint:
+        """The cut point of the TensorFlow ``op`` (of the graph or of a body inside it)."""
         custom = custom_gradient.site(op, frames.display_path)
         if custom is not None:  # the user's grad_fn gave this input None (as ``inspect``)
             return CutPoint(custom[0], op.type, kind, custom[1])
         site = frames.of_op(op)
         return CutPoint(op.name, op.type, kind, "" if site is None else str(site))
 
-    def visible(self, index: int) -> bool:
-        seen = self._visible.get(index)
+    def visible(self, index: Any) -> bool:
+        """Whether the user wrote op ``index`` (or the TensorFlow op, inside a body)."""
+        op = self.x.tf_ops[index] if isinstance(index, int) else index
+        seen = self._visible.get(id(op))
         if seen is None:
-            op = self.x.tf_ops[index]
-            seen = self._visible[index] = visible(op.type, frames.of_op(op))
+            seen = self._visible[id(op)] = visible(op.type, frames.of_op(op))
         return seen
 
 

@@ -15,7 +15,8 @@ from gradscope._src.printable import printable
 
 
 def statics(flat_s: list[Any], grads: list[Any], call: Any,
-            created: dict[int, frames.Site | None]) -> list[SourceStatic]:  # fmt: skip
+            created: dict[int, frames.Site | None],
+            held: dict[int, str] | None = None) -> list[SourceStatic]:  # fmt: skip
     """One ``SourceStatic`` per source, named and shaped, with whether a gradient came back.
 
     Args:
@@ -23,10 +24,12 @@ def statics(flat_s: list[Any], grads: list[Any], call: Any,
         grads: the program's gradients, in the same order.
         call: the call's ``GraphCall`` or ``EagerCall``.
         created: eager variable handle id (or eager constant id) -> the line that made it.
+        held: id of a tensor source -> the name the user's code holds it under
+            (:func:`held_as`).
     """
     import tensorflow as tf
 
-    named = sites.unique([source_name(s, call, created) for s in flat_s])
+    named = sites.unique([source_name(s, call, created, held or {}) for s in flat_s])
     attributes = keras_names.attributes_of(flat_s)
     out = []
     for name, s, g, attribute in zip(named, flat_s, grads, attributes, strict=True):
@@ -38,8 +41,10 @@ def statics(flat_s: list[Any], grads: list[Any], call: Any,
     return out
 
 
-def source_name(source: Any, call: Any, created: dict[int, frames.Site | None]) -> str:
-    """A variable's name (an unnamed eager one with its line); a tensor's NAME@FILE:LINE."""
+def source_name(source: Any, call: Any, created: dict[int, frames.Site | None],
+                held: dict[int, str] | None = None) -> str:  # fmt: skip
+    """A variable's name (an unnamed eager one with its line); a tensor's NAME@FILE:LINE,
+    NAME the one the user's code holds it under (``held``), else its op's."""
     import tensorflow as tf
 
     if isinstance(source, tf.Variable) or hasattr(source, "path"):
@@ -48,16 +53,35 @@ def source_name(source: Any, call: Any, created: dict[int, frames.Site | None]) 
         made = created.get(getattr(handle, "_id", -1))
         # an eager variable nobody named: where it was made tells it apart
         return f"{name}@{made}" if name == "Variable" and made is not None else name
+    local = (held or {}).get(id(source))
     if isinstance(call, EagerCall):
         t = call.tensors.get(getattr(source, "_id", -1))
         if t is None:
-            return "tensor"
+            return local or "tensor"
         index = call.problem.graph.producer[t]
         site, kind = call.sites[index], call.ops[index].type
         if site is None and kind == "Source":  # made by no op recorded: an eager constant
             site, kind = created.get(source._id), "Const"
-        return f"{kind}@{site}" if site is not None else kind
-    return sites.tensor_name(source, frames.of_op(source.op))
+        return f"{local or kind}@{site}" if site is not None else local or kind
+    return sites.tensor_name(source, frames.of_op(source.op), local)
+
+
+def held_as(flat_s: list[Any], frame: Any) -> dict[int, str]:
+    """id of each tensor source -> the local name the user's code holds it under where it
+    asked for the gradient (``interpolated`` in ``tape.gradient(pred, [interpolated])``,
+    also inside a ``tf.function``), when exactly one name holds it; variables keep their own
+    names, and a placeholder the name it was given."""
+    import tensorflow as tf
+
+    wanted = {id(s) for s in flat_s if tf.is_tensor(s) and not isinstance(s, tf.Variable)
+              and getattr(getattr(s, "op", None), "type", "") != "Placeholder"}  # fmt: skip
+    if not wanted:
+        return {}
+    names: dict[int, list[str]] = {}
+    for name, value in frames.user_locals(frame).items():
+        if id(value) in wanted and name.isidentifier() and not name.startswith(("ag__", "_")):
+            names.setdefault(id(value), []).append(name)
+    return {i: found[0] for i, found in names.items() if len(found) == 1}
 
 
 def target_source(call: Any, flat_t: list[Any], eager: bool,

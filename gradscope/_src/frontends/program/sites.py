@@ -168,9 +168,10 @@ def variable_name(variable: Any) -> str:
     return name[:-2] if name.endswith(":0") else name
 
 
-def tensor_name(tensor: Any, site: frames.Site | None) -> str:
-    """A watched graph tensor's name: ``NAME@FILE:LINE`` after the line that made it."""
-    name = tensor.op.name.rsplit("/", 1)[-1] or "tensor"
+def tensor_name(tensor: Any, site: frames.Site | None, local: str | None = None) -> str:
+    """A watched graph tensor's name: ``NAME@FILE:LINE`` after the line that made it, NAME
+    the ``local`` name the user's code holds it under, else its op's."""
+    name = local or tensor.op.name.rsplit("/", 1)[-1] or "tensor"
     return f"{name}@{site}" if site is not None else name
 
 

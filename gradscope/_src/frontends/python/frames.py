@@ -22,7 +22,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 #: Packages whose frames are never the user's code.
 _OWN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "gradscope", "numpy", "absl")
@@ -141,6 +141,17 @@ def is_user_code(filename: str) -> bool:
     return _kind(filename) == 0
 
 
+def user_locals(frame: Any) -> dict[str, Any]:
+    """The local names of the innermost frame from ``frame`` outwards that runs the user's
+    code, or autograph's converted copy of it (which keeps the user's names); ``{}`` if none."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if _AUTOGRAPH_FILE in filename or _kind(filename) == 0:
+            return dict(frame.f_locals)
+        frame = frame.f_back
+    return {}
+
+
 def call_user(fn: Callable[[], T]) -> T:
     """Call the user's function; stacks are read only below this frame (``innermost``).
 
@@ -199,11 +210,13 @@ def of_op(op: object) -> Site | None:
         return None
     own = str(Path(__file__).resolve().parents[3]) + os.sep
     # `gradscope run` wraps the program's own calls (a traced function, a tape); a target's
-    # Keras model calls (heads.py) and Keras operations (keras_ops.py) are wrapped too: their
-    # frames stand between the user's line and TensorFlow, and say nothing of who made the op
+    # Keras model calls (heads.py) and Keras operations (keras_ops.py) are wrapped too, and
+    # so is the train step the Keras Monitor watches (timeline/): their frames stand
+    # between the user's line and TensorFlow, and say nothing of who made the op
     wrappers = (os.path.join(own, "_src", "frontends", "program") + os.sep,
                 os.path.join(own, "_src", "frontends", "python", "heads.py"),
-                os.path.join(own, "_src", "frontends", "python", "keras_ops.py"))  # fmt: skip
+                os.path.join(own, "_src", "frontends", "python", "keras_ops.py"),
+                os.path.join(own, "_src", "timeline") + os.sep)  # fmt: skip
     for frame in reversed(frames):  # innermost first
         name = str(getattr(frame, "filename", ""))
         if name.startswith(wrappers):

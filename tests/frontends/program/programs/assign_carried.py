@@ -88,11 +88,11 @@ kept = tf.Variable([0.0, 0.0], trainable=False)
 
 @tf.function
 def keep():
-    kept.assign(v * 2.0)
+    kept.assign(v * 2.0)  # copy: inside the tf.function
 
 
 with tf.GradientTape() as tape:
-    keep()  # copy: a tf.function called eagerly
+    keep()
     total = tf.reduce_sum(kept * tf.constant([3.0, 4.0]))
 grads = tape.gradient(total, [v])  # call: tf.function eager
 nones["tf.function eager"] = [g is None for g in grads]
@@ -101,7 +101,7 @@ nones["tf.function eager"] = [g is None for g in grads]
 @tf.function
 def kept_step():
     with tf.GradientTape() as tape:
-        keep()  # copy: a tf.function traced
+        keep()
         total = tf.reduce_sum(kept * tf.constant([3.0, 4.0]))
     return tape.gradient(total, [v])  # call: tf.function traced
 

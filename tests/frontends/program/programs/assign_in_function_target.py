@@ -1,5 +1,6 @@
 """A Python target whose loss calls a ``tf.function`` that assigns one variable's value into
-another, which the loss then reads: ``inspect`` says ``none:assign``, as ``run`` does."""
+another, which the loss then reads: ``inspect`` says ``none:assign`` at the ``assign`` inside
+the function, as ``run`` does."""
 
 import tensorflow as tf
 
@@ -9,11 +10,11 @@ kept = tf.Variable([0.0, 0.0], trainable=False, name="kept")
 
 @tf.function
 def keep():
-    kept.assign(v * 2.0)
+    kept.assign(v * 2.0)  # copy: inside the function
 
 
 def loss():
-    keep()  # copy: the call
+    keep()
     return tf.reduce_sum(kept * tf.constant([3.0, 4.0]))
 
 
