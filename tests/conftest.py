@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,40 @@ def run_cli() -> RunCli:
 def run_subprocess() -> RunCli:
     """Run ``python -m gradscope ARGS...`` in a subprocess: the end-to-end tests."""
     return run_process
+
+
+#: A whole ``gradscope ARGS`` process forked by :func:`gradscope_processes`: ``(args, cwd,
+#: env)`` -> the finished process (``fsize``: its files' size limit in bytes, when given).
+Processes = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session")
+def gradscope_processes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Processes]:
+    """Run ``gradscope ARGS`` as a process of its own, as ``python -m gradscope ARGS`` in
+    ``cwd`` with ``env`` would (exit code, standard output and error, signals, atexit), but
+    forked (``tests/forked.py``: ``processes``) from a driver that imported TensorFlow and
+    gradscope once for the session: one driver per distinct environment, each started when
+    first asked and stopped at the session's end. A ``gradscope run`` then costs its program,
+    not TensorFlow's import again (a five-line program: 5.0 s of CPU -> 0.4 s). Its standard
+    output and error are files, not pipes (``fsize`` limits them too). Not for tests of the
+    process's start (banners, start-up logs, import costs, ``--replicas`` devices)."""
+    from tests.forked import Driver, processes
+
+    drivers: dict[tuple[tuple[str, str], ...], Driver] = {}
+    with contextlib.ExitStack() as stack:
+
+        def run(args: list[str], cwd: Path, env: Mapping[str, str], *,
+                fsize: int | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+            # (pytest's PYTEST_CURRENT_TEST names each test: no new driver per test for it)
+            key = tuple(sorted((k, v) for k, v in env.items() if k != "PYTEST_CURRENT_TEST"))
+            if key not in drivers:
+                drivers[key] = stack.enter_context(processes(env, kill_after=300))
+            logs = tmp_path_factory.mktemp("gradscope-process")
+            done = drivers[key].run(list(args), cwd, env, logs, fsize=fsize)
+            return subprocess.CompletedProcess(["gradscope", *args], done.code, done.stdout,
+                                               done.stderr)  # fmt: skip
+
+        yield run
 
 
 #: Logical CPU devices a ``replicas`` test may use (``--strategy mirrored --replicas 2``).

@@ -35,8 +35,8 @@ if KIND == "python":
 else:  # a process of gradscope's own, as ``gradscope ARGS`` makes it (main() without args)
     from gradscope._src.engine.tf_import import import_tensorflow, own_process
     own_process()
-    if KIND == "tensorflow":
-        import_tensorflow()
+    if KIND in ("tensorflow", "process"):
+        import_tensorflow()  # as gradscope run imports it: quietly, then frozen
     import gradscope._src.cli
 
 def become(args, cwd, env, out, err, fsize):
@@ -53,6 +53,14 @@ def become(args, cwd, env, out, err, fsize):
         os.dup2(target, fd)
         os.close(target)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    if KIND == "process":
+        os.setsid()  # its own group, as start_new_session: killed whole at the time limit
+
+def kill(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL) if KIND == "process" else os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:  # (not yet its own group, or gone)
+        os.kill(pid, signal.SIGKILL)
 
 def cli(args):
     code = 3
@@ -72,11 +80,11 @@ for line in sys.stdin:
     pid = os.fork()
     if pid == 0:
         become(args, cwd, env, out, err, fsize)
-        if KIND != "python":
+        if KIND not in ("python", "process"):
             cli(args)
-        break  # the child leaves the loop: below, it is ``python ARGS``
+        break  # the child leaves the loop: below, it is ``python ARGS`` (``gradscope ARGS``)
     print(json.dumps(pid), flush=True)
-    killer = threading.Timer(kill_after, os.kill, (pid, signal.SIGKILL))
+    killer = threading.Timer(kill_after, kill, (pid,))
     killer.start()
     _, status, usage = os.wait4(pid, 0)
     killer.cancel()
@@ -85,12 +93,22 @@ for line in sys.stdin:
 else:
     sys.exit(0)  # no more jobs: the driver ends
 
-# ``python SCRIPT ARGS...``: the script as ``__main__``, its folder first on the path; what it
-# raises, how it exits, its threads and atexit handlers are then the interpreter's own.
-import runpy
-sys.argv[:] = args
-sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
-runpy.run_path(os.path.abspath(args[0]), run_name="__main__")
+if KIND == "process":
+    # ``python -m gradscope ARGS...``: its ``sys.argv`` and ``sys.path[0]`` (the working
+    # directory), then what ``gradscope/__main__.py`` runs (main() reads the arguments from
+    # ``sys.argv``, supervises a Python target, ends lingering threads); its exit, atexit
+    # handlers and threads are then the interpreter's own.
+    import gradscope
+    sys.argv[:] = [os.path.join(os.path.dirname(gradscope.__file__), "__main__.py"), *args]
+    sys.path[0] = os.getcwd()
+    gradscope._src.cli.main(prog_name="gradscope")
+else:
+    # ``python SCRIPT ARGS...``: the script as ``__main__``, its folder first on the path; what
+    # it raises, how it exits, its threads and atexit handlers are then the interpreter's own.
+    import runpy
+    sys.argv[:] = args
+    sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
+    runpy.run_path(os.path.abspath(args[0]), run_name="__main__")
 """
 
 
@@ -158,6 +176,20 @@ def driver(env: Mapping[str, str], *, tensorflow: bool, kill_after: float) -> It
     """A driver of ``gradscope`` processes with ``env`` (its ``PYTHONPATH`` decides what
     children can import), stopped on every exit path."""
     with _driver(env, "tensorflow" if tensorflow else "cli", kill_after) as started:
+        yield started
+
+
+@contextmanager
+def processes(env: Mapping[str, str], *, kill_after: float) -> Iterator[Driver]:
+    """A driver of whole ``gradscope ARGS`` processes, as ``python -m gradscope ARGS`` makes
+    them (its ``sys.argv`` and ``sys.path``, ``main()`` reading them, the interpreter's own
+    exit), forked from one that imported gradscope's command line and TensorFlow as
+    ``gradscope run`` does (quietly, with ``env``: its ``PYTHONPATH`` and TensorFlow's variables
+    are read at that import), and before anything initialised TensorFlow's devices or eager
+    context. Each child is its own session (killed with its group at the time limit). For
+    tests whose point is not the process's start: its banners, start-up logs, import costs and
+    ``--replicas`` devices need a process of its own."""
+    with _driver(env, "process", kill_after) as started:
         yield started
 
 

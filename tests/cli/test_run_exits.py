@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from gradscope._src.cli import main
 from tests.cli.test_run import _validate
+from tests.conftest import Processes
 from tests.forked import Driver, Run, programs
 
 pytestmark = pytest.mark.tf
@@ -41,10 +42,10 @@ def _forked(python: Driver, script: Path, cwd: Path) -> Run:
     return python.run([str(script)], cwd, os.environ, cwd / "python")
 
 
-def _gradscope(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _gradscope(processes: Processes, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``gradscope run ARGS`` as a process of its own (forked: its start is not the point)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"}
-    return subprocess.run([sys.executable, "-m", "gradscope", "run", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=300, check=False)  # fmt: skip
+    return processes(["run", *args], cwd, env)
 
 
 @pytest.mark.parametrize(
@@ -72,7 +73,7 @@ def test_sys_exit_is_the_programs_status_not_a_raise(tmp_path: Path, ending: str
 
 
 def test_os_exit_writes_the_report_so_far_then_exits_with_its_status(
-    python: Driver, tmp_path: Path
+    python: Driver, gradscope_processes: Processes, tmp_path: Path
 ) -> None:
     import tensorflow as tf
 
@@ -87,7 +88,9 @@ def test_os_exit_writes_the_report_so_far_then_exits_with_its_status(
         encoding="utf-8",
     )
     plain = _forked(python, script, tmp_path)
-    done = _gradscope("--format", "json", "-o", "report.json", "ox.py", cwd=tmp_path)
+    done = _gradscope(
+        gradscope_processes, "--format", "json", "-o", "report.json", "ox.py", cwd=tmp_path
+    )
     assert plain.code == 5 and done.returncode == 4  # the contract's code; 5 is reported
     w, u = tf.Variable([1.0]), tf.Variable([1.0])
     with tf.GradientTape() as tape:
@@ -114,7 +117,7 @@ sys.stdout.close()
 
 @pytest.mark.parametrize("output", [None, "report.json"])
 def test_a_program_closing_replacing_its_streams_and_moving_leaves_gradscopes_alone(
-    tmp_path: Path, output: str | None
+    gradscope_processes: Processes, tmp_path: Path, output: str | None
 ) -> None:
     (tmp_path / "elsewhere").mkdir()
     script = tmp_path / "streams.py"
@@ -123,7 +126,7 @@ def test_a_program_closing_replacing_its_streams_and_moving_leaves_gradscopes_al
     assert (python.returncode, python.stdout) == (0, "chdir done\n")
     (tmp_path / "program.log").unlink()
     args = ("--format", "json", *(("-o", output) if output else ()), "streams.py")
-    done = _gradscope(*args, cwd=tmp_path)
+    done = _gradscope(gradscope_processes, *args, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, python.stdout)
     assert (tmp_path / "program.log").read_text() == "to the log\n"  # the program's only
     if output:  # against gradscope's working directory, not the program's last one
@@ -135,7 +138,9 @@ def test_a_program_closing_replacing_its_streams_and_moving_leaves_gradscopes_al
 
 
 @pytest.mark.parametrize(("sources", "code"), [("[w]", 0), ("[w, u]", 1)])
-def test_os_exit_0_is_a_program_that_ran_to_its_end(python: Driver, tmp_path: Path, sources: str,
+def test_os_exit_0_is_a_program_that_ran_to_its_end(python: Driver,
+                                                     gradscope_processes: Processes,
+                                                     tmp_path: Path, sources: str,
                                                      code: int) -> None:  # fmt: skip
     """``os._exit(0)`` ends a program as returning does: exit 0 or 1 by the problems (a
     None for ``u``, which the loss does not read), outcome ``finished``, no ``exit_status``."""
@@ -151,7 +156,9 @@ def test_os_exit_0_is_a_program_that_ran_to_its_end(python: Driver, tmp_path: Pa
         encoding="utf-8",
     )
     plain = _forked(python, script, tmp_path)
-    done = _gradscope("--format", "json", "-o", "report.json", "ox0.py", cwd=tmp_path)
+    done = _gradscope(
+        gradscope_processes, "--format", "json", "-o", "report.json", "ox0.py", cwd=tmp_path
+    )
     assert plain.code == 0 and done.returncode == code
     assert done.stdout == plain.stdout == "bye\n"
     report = json.loads((tmp_path / "report.json").read_text())

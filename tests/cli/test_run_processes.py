@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import Processes
 from tests.forked import Driver, programs
 
 pytestmark = pytest.mark.tf
@@ -64,10 +65,11 @@ def reference() -> Iterator[Driver]:
 
 
 def _both(reference: Driver | None, script: Path, *options: str, fsize: int | None = None,
-          env: dict[str, str] = _ENV) -> tuple[tuple[int, str, str], ...]:  # fmt: skip
+          env: dict[str, str] = _ENV,
+          processes: Processes | None = None) -> tuple[tuple[int, str, str], ...]:  # fmt: skip
     """``(returncode, stdout, stderr)`` of ``python SCRIPT`` (forked by ``reference``; a
-    process of its own when None), then of ``gradscope run``; their files are at most
-    ``fsize`` bytes when given."""
+    process of its own when None), then of ``gradscope run`` (forked by ``processes``; a
+    process of its own when None); their files are at most ``fsize`` bytes when given."""
     if reference is None:
         with _started([sys.executable, script.name], script.parent, env=env) as proc:
             out, err = proc.communicate(timeout=300)
@@ -76,6 +78,9 @@ def _both(reference: Driver | None, script: Path, *options: str, fsize: int | No
         logs = script.parent / "python"
         ran = reference.run([script.name], script.parent, env, logs, fsize=fsize)
         plain = (ran.code, ran.stdout, ran.stderr)
+    if processes is not None:
+        done = processes(["run", *options, script.name], script.parent, env, fsize=fsize)
+        return plain, (done.returncode, done.stdout, done.stderr)
 
     def limited() -> None:  # writes past fsize fail with EFBIG (Python ignores SIGXFSZ)
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
@@ -92,14 +97,14 @@ def _report(text: str) -> dict[str, object]:
 
 
 def test_a_forked_child_ends_as_under_python_and_only_the_parent_reports(
-    reference: Driver, tmp_path: Path
+    reference: Driver, gradscope_processes: Processes, tmp_path: Path
 ) -> None:
     script = tmp_path / "forks.py"
     script.write_text(_TAPE + "grads()\npid = os.fork()\nif pid == 0:\n"
                       "    print('child', flush=True)\n    sys.exit(3)\n"
                       "print('parent saw', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n",
                       encoding="utf-8")  # fmt: skip
-    python, run = _both(reference, script, "--format", "json")
+    python, run = _both(reference, script, "--format", "json", processes=gradscope_processes)
     assert python[:2] == (0, "child\nparent saw 3\n")
     assert run[1] == python[1] and run[0] == 1  # u: unexpected-none, in the parent's report
     assert run[2].count('"gradscope": 1') == 1
@@ -108,7 +113,7 @@ def test_a_forked_child_ends_as_under_python_and_only_the_parent_reports(
 
 @pytest.mark.parametrize("options", [(), ("--continue",)])
 def test_threads_taking_gradients_run_as_under_python(
-    reference: Driver, tmp_path: Path, options: tuple[str, ...]
+    reference: Driver, gradscope_processes: Processes, tmp_path: Path, options: tuple[str, ...]
 ) -> None:
     script = tmp_path / "threads.py"
     script.write_text(_TAPE + "import threading\nout = []\n@tf.function\ndef step():\n"
@@ -118,7 +123,9 @@ def test_threads_taking_gradients_run_as_under_python(
                       "        out.append((float(grads()[0][0]), float(step()[0])))\n"
                       "th = threading.Thread(target=work); th.start(); th.join()\nprint(out)\n",
                       encoding="utf-8")  # fmt: skip
-    python, run = _both(reference, script, "--format", "json", *options)
+    python, run = _both(
+        reference, script, "--format", "json", *options, processes=gradscope_processes
+    )
     assert python[:2] == (0, "[(2.0, 3.0), (2.0, 3.0), (2.0, 3.0)]\n")
     assert run[:2] == python[:2]
     assert "Traceback" not in run[2] and "StopProgram" not in run[2]
@@ -127,25 +134,29 @@ def test_threads_taking_gradients_run_as_under_python(
 
 
 def test_a_gradient_in_a_finalizer_never_shows_gradscopes_traceback(
-    reference: Driver, tmp_path: Path
+    reference: Driver, gradscope_processes: Processes, tmp_path: Path
 ) -> None:
     script = tmp_path / "dels.py"
     script.write_text(_TAPE + "class A:\n    def __del__(self):\n"
                       "        print('del', float(grads()[0][0]), flush=True)\n"
                       "for _ in range(3):\n    a = A(); del a\nprint('end')\n",
                       encoding="utf-8")  # fmt: skip
-    python, run = _both(reference, script, "--format", "json")
+    python, run = _both(reference, script, "--format", "json", processes=gradscope_processes)
     assert python[:2] == (0, "del 2.0\ndel 2.0\ndel 2.0\nend\n")
     assert run[1] == python[1] and run[0] == 1  # u: unexpected-none
     assert "Traceback" not in run[2] and "StopProgram" not in run[2]
 
 
-def test_exec_writes_the_report_first(reference: Driver, tmp_path: Path) -> None:
+def test_exec_writes_the_report_first(
+    reference: Driver, gradscope_processes: Processes, tmp_path: Path
+) -> None:
     script = tmp_path / "execs.py"
     script.write_text(_TAPE + "grads()\nprint('before', flush=True)\n"
                       "os.execvp('sh', ['sh', '-c', 'echo after; exit 7'])\n",
                       encoding="utf-8")  # fmt: skip
-    python, run = _both(reference, script, "--format", "json", "-o", "report.json")
+    python, run = _both(
+        reference, script, "--format", "json", "-o", "report.json", processes=gradscope_processes
+    )
     assert python[:2] == (7, "before\nafter\n")
     assert run[:2] == python[:2]
     report = json.loads((tmp_path / "report.json").read_text())
@@ -154,12 +165,12 @@ def test_exec_writes_the_report_first(reference: Driver, tmp_path: Path) -> None
 
 
 def test_a_program_pointing_fd_2_at_dev_null_keeps_the_report(
-    reference: Driver, tmp_path: Path
+    reference: Driver, gradscope_processes: Processes, tmp_path: Path
 ) -> None:
     script = tmp_path / "quiet.py"
     script.write_text(_TAPE + "fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 2)\n"
                       "grads()\nprint('lost', file=sys.stderr)\n", encoding="utf-8")  # fmt: skip
-    python, run = _both(reference, script, "--format", "json")
+    python, run = _both(reference, script, "--format", "json", processes=gradscope_processes)
     assert python[:2] == (0, "") and "lost" not in python[2]  # TF's start-up logs came first
     assert run[0] == 1 and _report(run[2])["problems"] and "lost" not in run[2]
 
@@ -170,6 +181,7 @@ def test_a_timeline_on_a_full_disk_is_one_line_after_the_report(
     script = tmp_path / "loop.py"
     script.write_text(_TAPE + "for _ in range(40):\n    grads()\nprint('done')\n",
                       encoding="utf-8")  # fmt: skip
+    # gradscope run a process of its own: its standard error a pipe, which fsize never limits
     python, run = _both(reference, script, "--steps", "40", "--timeline", "t.json",
                         fsize=4096)  # writes past 4 KiB fail with EFBIG  # fmt: skip
     assert python[:2] == (0, "done\n")
@@ -271,7 +283,9 @@ def test_ctrl_c_is_the_programs_and_its_report_is_written(
     assert (tmp_path / "t.json").exists()
 
 
-def test_sites_are_the_programs_lines_wherever_it_moves(reference: Driver, tmp_path: Path) -> None:
+def test_sites_are_the_programs_lines_wherever_it_moves(
+    reference: Driver, gradscope_processes: Processes, tmp_path: Path
+) -> None:
     """A program that ``chdir``s into an installed package, then into a folder it removes:
     its lines are still its own (not ``bin/gradscope``), and nothing fails looking them up."""
     script = tmp_path / "moves.py"
@@ -279,7 +293,9 @@ def test_sites_are_the_programs_lines_wherever_it_moves(reference: Driver, tmp_p
                       "os.chdir(os.path.dirname(click.__file__))\ngrads()\n"
                       "gone = tempfile.mkdtemp(); os.chdir(gone); os.rmdir(gone)\ngrads()\n"
                       "print('moved')\n", encoding="utf-8")  # fmt: skip
-    python, run = _both(reference, script, "--format", "json", "--steps", "2")
+    python, run = _both(
+        reference, script, "--format", "json", "--steps", "2", processes=gradscope_processes
+    )
     assert python[:2] == (0, "moved\n")
     assert run[:2] == (1, python[1])  # u: unexpected-none
     report = _report(run[2])

@@ -376,6 +376,7 @@ def dead_end_notes(
     left_only: bool = False,
     used: Callable[[int], bool] = lambda t: False,
     unread: str = "",
+    site: str = "",
 ) -> None:
     """Name the line where a disconnected source's last path ends: a value made from it that
     no op reads (a ``TensorArray.write`` whose result is dropped, a layer whose output
@@ -399,6 +400,8 @@ def dead_end_notes(
         used: whether the program used tensor ``t`` outside TensorFlow's ops (printed it,
             asked a gradient of it): no value thrown away.
         unread: the note of a source no recorded op reads at all ("": none).
+        site: the call's own ``FILE:LINE``: a path that ends there (inside Keras' ``fit``)
+            adds nothing to a cause already said without a line.
     """
     graph = full.graph
     if not full.targets:
@@ -430,6 +433,8 @@ def dead_end_notes(
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
         elif left_only:
             continue
+        elif static.note and line == site:
+            continue  # the call's own line (Keras' step): the cause says it all
         elif static.note:  # a cause without a line (a layer off its model's path): the line
             static.note = words.also(static.note, words.path_ends(line, op, alone=False))
         else:

@@ -224,7 +224,7 @@ class Calls:
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
                           getattr(tape, "_watch_accessed_variables", True), tensors)  # fmt: skip
-        dead_ends = self._outside(tape, flat_s, flat_t, statics, eager)
+        dead_ends = self._outside(tape, flat_s, flat_t, statics, eager, state.site)
         target_source = names.target_source(call, flat_t, eager, self.recorder.created)
         fit.notes(call, statics, flat_s, target_source)
         dead_ends()  # the last, most general cause: a model output no loss reads is more
@@ -320,10 +320,11 @@ class Calls:
         return call, probe_ids, probe_ts
 
     def _outside(self, tape: Any, flat_s: list[Any], flat_t: list[Any],
-                 statics: list[SourceStatic], eager: bool) -> Callable[[], None]:  # fmt: skip
+                 statics: list[SourceStatic], eager: bool,
+                 site: str = "") -> Callable[[], None]:  # fmt: skip
         """Notes for sources the tape never saw reach the target; returns what names the
         dead ends of the paths that remain unexplained (``analyse.dead_end_notes``), to run
-        once the other causes had their say."""
+        once the other causes had their say (``site``: the call's own line)."""
         if all(s.reachable or s.has_gradient for s in statics):
             return lambda: None
         if eager:
@@ -339,14 +340,15 @@ class Calls:
             used = full.used(self.asked)
             analyse.dead_end_notes(full.problem, statics, recorded, where, back, True, used)
             return lambda: analyse.dead_end_notes(full.problem, statics, recorded, where,
-                                                  used=used, unread=words.UNREAD)  # fmt: skip
+                                                  used=used, unread=words.UNREAD,
+                                                  site=site)  # fmt: skip
         import tensorflow as tf
 
         from gradscope._src.frontends.program.graph_calls import outside
 
         graph = tf.compat.v1.get_default_graph()
         tensors = [graphs.source_tensor(graph, s) for s in flat_s]
-        return outside(graph, self._spans(tape, graph), tensors, flat_t, statics)
+        return outside(graph, self._spans(tape, graph), tensors, flat_t, statics, site=site)
 
     def saw_scaled(self, scaled: Any, scale: Any) -> None:
         """A loss ``LossScaleOptimizer.scale_loss`` multiplied by ``scale``."""

@@ -158,6 +158,7 @@ class TapeCall:
     targets: tuple[Any, ...]
     last: int
     nones: tuple[bool, ...] = ()  # per source, whether the tape gave it no gradient
+    site: str = ""  # the user's line that asked (a Keras step's: its fit() line)
 
 
 @contextlib.contextmanager
@@ -198,7 +199,8 @@ def tape_calls() -> Iterator[list[TapeCall]]:
             flat_s = tuple(tf.nest.flatten(sources))
             nones = tuple(g is None for g in tf.nest.flatten(grads, expand_composites=False))
             nones = nones if len(nones) == len(flat_s) else ()
-            seen.append(TapeCall(spans, flat_s, tuple(flat_t), last, nones))
+            seen.append(TapeCall(spans, flat_s, tuple(flat_t), last, nones,
+                                 sites.described()[0]))  # fmt: skip
         return grads
 
     patched = {"_push_tape": push, "_pop_tape": pop, "gradient": gradient}
@@ -272,7 +274,8 @@ def _tape_statics(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool
     in_copy(gcall, graph, call.targets, [], gradients_util._GradientsHelper)
     analyse.analyse(gcall.problem, statics, gcall.locate, gcall.visible, gcall.inside)
     analyse.through_branches(gcall.problem, statics, lambda k: gcall.locate(k, "").source)
-    dead_ends = outside(graph, call.spans, tensors, list(call.targets), statics, call.last)
+    dead_ends = outside(graph, call.spans, tensors, list(call.targets), statics, call.last,
+                        call.site)  # fmt: skip
     if model is not None and y_pred is not None:
         fit.explain(gcall, statics, variables, model, y_pred)
     dead_ends()
@@ -281,7 +284,7 @@ def _tape_statics(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool
 
 def outside(graph: Any, spans: Sequence[tuple[int, int]], tensors: Sequence[Any],
             targets: Sequence[Any], statics: list[analyse.SourceStatic],
-            last: int | None = None) -> Callable[[], None]:  # fmt: skip
+            last: int | None = None, site: str = "") -> Callable[[], None]:  # fmt: skip
     """Notes for sources a tape in a ``tf.function`` never saw reach its targets (computed
     before the tape started, or under ``stop_recording``: ``analyse.outside_notes``); returns
     what names the dead ends of the paths that remain unexplained (``dead_end_notes``), to
@@ -294,6 +297,7 @@ def outside(graph: Any, spans: Sequence[tuple[int, int]], tensors: Sequence[Any]
         targets: the targets.
         statics: the sources, analysed; notes set in place.
         last: the id of the last op made before the call (None: every op of ``graph``).
+        site: the call's own ``FILE:LINE`` (``dead_end_notes``).
     """
     if all(s.reachable or s.has_gradient for s in statics):
         return lambda: None
@@ -307,7 +311,7 @@ def outside(graph: Any, spans: Sequence[tuple[int, int]], tensors: Sequence[Any]
         return sites.text(frames.of_op(whole.x.tf_ops[k]))
 
     analyse.outside_notes(whole.problem, statics, recorded, where)
-    return lambda: analyse.dead_end_notes(whole.problem, statics, recorded, where)
+    return lambda: analyse.dead_end_notes(whole.problem, statics, recorded, where, site=site)
 
 
 #: Ops that read a variable to set it up, not to compute with it.
