@@ -65,8 +65,9 @@ def test_jacobians_run_as_written_unwatched_and_use_no_step(tmp_path: Path) -> N
 def test_watched_eager_constants_are_named_after_the_line_that_made_them(
     tmp_path: Path,
 ) -> None:
-    """Contract section 6: a watched tensor is ``NAME@FILE:LINE``; an eager constant runs no
-    op, so its line is kept where TensorFlow makes it."""
+    """Contract section 6: a watched tensor is ``NAME@FILE:LINE``, NAME the program's own
+    name for it where it asks; an eager constant runs no op, so its line is kept where
+    TensorFlow makes it."""
     import numpy as np
     import tensorflow as tf
 
@@ -88,5 +89,5 @@ def test_watched_eager_constants_are_named_after_the_line_that_made_them(
         y = tf.reduce_sum(x * z)
     bare = tape.gradient(y, [x, z])
     names = [(s.name.split("@")[0], s.name.rsplit("/", 1)[-1]) for s in call.sources]
-    assert names == [("Const", "consts.py:2"), ("Const", "consts.py:3")]
+    assert names == [("x", "consts.py:2"), ("z", "consts.py:3")]
     assert [s.norm for s in call.sources] == pytest.approx(norms(bare))
