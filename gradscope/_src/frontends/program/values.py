@@ -149,7 +149,7 @@ def in_graph(
     raw = raw and box is None  # a box (XLA) carries scalars only
     extra = list(origin.tensors) if origin is not None and box is None else []
     marks: list[Any] = [None] * len(extra)  # what the origin keeps of this execution's values
-    before: list[Any] = []  # what the measuring ops wait for: those marks taken
+    before: list[Any] = []  # what the py_function waits for: those marks taken
     if extra and flag is not None:
         before.append(_origin_marks(tf, flag, extra, origin.mark, marks))
 
@@ -157,15 +157,13 @@ def in_graph(
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
         sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
         scalars = [tf.add_n(sums) / by, by]
-        flat, axis = tf.constant([-1]), tf.constant([0])  # shared by every gradient's ops
-        for i in present:
-            g = grads[i]
-            if isinstance(g, tf.IndexedSlices):
-                g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
-            g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64)
-            if scale is not None:  # dividing by 1.0 changes no value: no op for it
-                g = g / by
-            scalars += _norm_largest(tf, g, flat, axis)
+        if box is None:
+            measured = _each(tf, [grads[i] for i in present], by if scale is not None else None)
+        else:  # XLA: the float64 ops that leave the program's fusions as they were
+            flat, axis = tf.constant([-1]), tf.constant([0])  # shared by every gradient's ops
+            measured = [_norm_largest(tf, _float64(tf, grads[i], scale, by), flat, axis)
+                        for i in present]  # fmt: skip
+        scalars += [x for pair in measured for x in pair]
         if weights is not None:
             scalars += _summaries(tf, grads, weights) + (_elements(tf, grads, by) if raw else [])
         scaled = scale is not None
@@ -179,16 +177,15 @@ def in_graph(
 
         if box is not None:
             box.write(scalars, deliver, flag)
-        else:
-            given = scalars if before else scalars + extra
-            tf.py_function(lambda *xs: deliver(xs), given, Tout=[])
+        else:  # the marks (an int) are an input: only this op waits for them to be taken
+            given = scalars + (extra if not before else [])
+            tf.py_function(lambda *xs: deliver(xs[: len(given)]), given + before, Tout=[])
         return tf.constant(0)
 
     if flag is None or box is not None:  # XLA: never a cond around the program's values
         measure()
-    else:
-        with tf.control_dependencies(before):
-            _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+    else:  # lowered to Switch/Merge (``_each`` says why)
+        tf.cond(flag, measure, lambda: tf.constant(0))
 
 
 #: The origin's tensors leave a watched step in this many groups at most (``_origin_marks``).
@@ -199,9 +196,9 @@ def _origin_marks(tf: Any, flag: Any, tensors: Sequence[Any], mark: Callable[[in
                   marks: list[Any]) -> Any:  # fmt: skip
     """A ``tf.cond`` on ``flag`` whose branch hands ``tensors`` (the NaN origin's gradients of
     every tensor on the paths: thousands on a ResNet) to ``mark``, keeping each one's mark at
-    its index in ``marks``; its output, for the measuring ops to wait on.
+    its index in ``marks``; its output, for the ``py_function`` delivering the numbers to wait on.
 
-    Unlike the measuring ``tf.cond`` (``_as_call``) it is lowered to a Switch per tensor: one
+    As the measuring ``tf.cond`` (``_each``), it is lowered to a Switch per tensor: one
     op taking them all, as a call would, holds each until the last is computed, in every
     step, measured or not (the whole backward pass's gradients at once: a small CNN's
     unmeasured steps took ~10% more CPU). A Switch hands each on, or drops it, as soon as it
@@ -229,19 +226,57 @@ def _origin_marks(tf: Any, flag: Any, tensors: Sequence[Any], mark: Callable[[in
     return tf.cond(flag, branch, lambda: tf.constant(0))
 
 
-def _as_call(output: Any) -> None:
-    """Keep the ``If`` of a measuring ``tf.cond`` a function call (as the Monitor's recording,
-    ``keras_hooks._unlowered``). Lowered to Switch/Merge, every measuring op, and a Switch per
-    value the branch reads (a ResNet step's thousands of probe gradients), join the step's own
-    graph: optimized and made ready with it before the first step, and the Switches run in
-    every step, measured or not. As a call the branch is made ready when it first runs."""
-    from tensorflow.python.ops import control_flow_util_v2
+def _each(tf: Any, grads: Sequence[Any], by: Any = None) -> list[list[Any]]:
+    """Per gradient, ``[L2 norm, largest |g|]`` as float64 scalars, divided by ``by`` (a loss
+    scale) when given; a gradient with no element has 0 for both.
 
-    op = output.op
-    while op.type == "Identity":
-        op = op.inputs[0].op
-    if op.type in ("If", "StatelessIf"):
-        control_flow_util_v2.maybe_set_lowering_attr(op, lower_using_switch_merge=False)
+    The measuring ``tf.cond`` is lowered to a Switch per value it reads (as ``_origin_marks``
+    is), not kept a function call: one call op takes every gradient, so it holds each to the
+    end of the backward pass, and its float64 copies were alive at once (ResNet50: ~300 MB
+    more than plain Python at its peak). Lowered, each gradient is measured, and freed, as
+    soon as it is made; the gradients are measured one after another, in the order they are
+    made, so one float64 copy at most is alive. The largest element is found in the
+    gradient's own dtype (a cast to float64 and a division by a positive number keep the
+    order of values: the same number), then the norm of a float64 copy (a float32 square
+    overflows from 1.9e19) by one op that keeps no squares. In a step not measured the
+    Switches hand on nothing and no measuring op runs; the ops join the step's graph, made
+    ready with it (the step first run is measured: a call's branch is made ready then too).
+    """
+    flat, axis = tf.constant([-1]), tf.constant([0])  # shared by every gradient's ops
+    out: list[list[Any]] = [[]] * len(grads)
+    after: list[Any] = []  # the last gradient's norm: the next gradient's work waits for it
+    for k in sorted(range(len(grads)), key=lambda k: _made(grads[k])):
+        g = grads[k]
+        with tf.control_dependencies(after):
+            if isinstance(g, tf.IndexedSlices):  # rows summed as densifying would
+                g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
+            size = g.shape.num_elements()
+            g = tf.reshape(g, flat)
+            modulus = tf.abs(g)  # complex: as float
+            if size is None or size == 0:  # the largest of no element is 0, not the lowest
+                modulus = tf.concat([modulus, tf.zeros([1], modulus.dtype)], 0)
+            largest = tf.cast(tf.reduce_max(modulus, axis), tf.float64)
+        with tf.control_dependencies([largest]):  # that |g| freed before the float64 copy
+            x = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64)
+        if by is not None:
+            x, largest = x / by, largest / by
+        after = [tf.math.reduce_euclidean_norm(x, axis)]
+        out[k] = [after[0], largest]
+    return out
+
+
+def _made(grad: Any) -> int:
+    """When a gradient is made in its graph (its op's id), for ordering."""
+    return int(getattr(getattr(grad, "values", grad).op, "_id", 0))
+
+
+def _float64(tf: Any, g: Any, scale: Any, by: Any) -> Any:
+    """A gradient dense (rows summed), as float64 (complex: its modulus), divided by ``by``
+    when there is a ``scale``."""
+    if isinstance(g, tf.IndexedSlices):
+        g = tf.math.unsorted_segment_sum(g.values, *_segments(tf, g.indices))
+    g = tf.cast(tf.abs(g) if g.dtype.is_complex else g, tf.float64)
+    return g if scale is None else g / by  # dividing by 1.0 changes no value: no op for it
 
 
 def _norm_largest(tf: Any, g: Any, flat: Any, axis: Any) -> list[Any]:
@@ -281,11 +316,17 @@ def in_graph_replicas(
     def measure() -> Any:
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
         scalars = [by]
+        none = [tf.constant(-1.0, tf.float64)] * 2
+        unscale = by if scale is not None else None  # dividing by 1.0 changes no value
         for targets, grads in rows:
             sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
             scalars.append(tf.add_n(sums) / by)
-            for g in grads:
-                scalars += [tf.constant(-1.0, tf.float64)] * 2 if g is None else _stat(tf, g, by)
+            given = [g for g in grads if g is not None]
+            if box is None:
+                measured = iter(_each(tf, given, unscale))
+            else:  # XLA (``in_graph``)
+                measured = iter([_stat(tf, g, by) for g in given])
+            scalars += [x for g in grads for x in (none if g is None else next(measured))]
         if weights is not None:
             scalars += _summaries(tf, summed, weights) + (_elements(tf, summed, by) if raw else [])
 
@@ -300,8 +341,8 @@ def in_graph_replicas(
 
     if flag is None or box is not None:  # XLA: no cond (``in_graph``)
         measure()
-    else:
-        _as_call(tf.cond(flag, measure, lambda: tf.constant(0)))
+    else:  # lowered (``_each``)
+        tf.cond(flag, measure, lambda: tf.constant(0))
 
 
 def _sum(tf: Any, grads: Sequence[Any]) -> Any:
