@@ -12,7 +12,9 @@ system, from ``wait4``: what a shared machine disturbs least), wall seconds and 
 Goals: ``gradscope run`` at most 1.10x plain on every program of 64 steps or more, at most
 1.2x on the 4-step ResNet50; the Monitor at ``every=10`` with TensorBoard at most 1.10x a plain
 512-step fit (1.2x with histograms); ``watch()`` and ``pytest --gradscope`` no more than
-``run`` of the same code; peak memory within 1.1x everywhere. ``--ops`` also prints each
+``run`` of the same code (``watch()`` against ``run`` itself; ``pytest --gradscope``'s cost
+against plain pytest, against run's against plain python: pytest's own start is no
+watching); peak memory within 1.1x everywhere. ``--ops`` also prints each
 the op counts of ResNet50's and the small model's train steps, and the one-time cost per op
 (how it grows with the model).
 
@@ -341,11 +343,28 @@ def write_programs(where: Path) -> dict[str, Path]:
     files["report"] = where / "report.txt"
     files["test"] = where / "test_program.py"
     files["test"].write_text(TEST.format(program=str(files["mlp"]), steps="512"))
+    files["warm-test"] = where / "test_warm.py"
+    files["warm-test"].write_text(TEST.format(program=str(files["mlp"]), steps="1"))
     return files
+
+
+def warm_up(wanted: list[Row], files: dict[str, Path], env: dict[str, str]) -> None:
+    """Run each way once on one step, unmeasured, so that every measured process finds the
+    bytecode caches an installed package has (gradscope's ``.pyc`` files, and pytest's
+    assertion-rewritten ones of the plugin's package): the first process of a way would
+    otherwise compile them, and with 2 runs that one is half the median."""
+    warm = {**files, "test": files["warm-test"]}
+    seen = set()
+    for row in wanted:
+        for way in row.ways:
+            if (way, row.program) not in seen:
+                seen.add((way, row.program))
+                measure(command(way, Row(row.name, row.program, ["1"], [], 0), warm), env)
 
 
 def environment(device: str) -> dict[str, str]:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # users' processes read bytecode caches
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     elif device == "gpu":
@@ -377,9 +396,26 @@ def doors(measured: list[Row]) -> str:
         said = [f"{way} / {base} {ratio(row, way, 0, base):.3f}" for way, base in AGAINST
                 if way in row.samples and base in row.samples]  # fmt: skip
         if said:
-            lines.append(f"{row.name}: CPU " + ", ".join(said) + " (goal: watch() and "
-                         "pytest --gradscope at most 1.00x gradscope run)")  # fmt: skip
+            lines.append(f"{row.name}: CPU " + ", ".join(said) + " (goal: watch() at most "
+                         "1.00x gradscope run; pytest --gradscope / pytest at most gradscope "
+                         "run / python)")  # fmt: skip
     return "\n".join(lines)
+
+
+def _against_run(row: Row, way: str) -> str:
+    """Issue 33: an in-process door costs no more than ``run`` on the same code. A cost is a
+    ratio to the unwatched form: ``run`` and ``watch()`` run the program under ``python``,
+    so ``watch()`` is judged against ``run`` itself; ``pytest --gradscope`` runs it in a test
+    under pytest (whose own start, ~0.5 s, is no watching), so its cost, against plain
+    pytest, is judged against run's, against plain python. Both ratios are printed."""
+    if way == "watch()" or "pytest" not in row.samples:
+        r = ratio(row, way, 0, "gradscope run")
+        return f"<= run ({r:.3f}x run): {'met' if r <= 1.0 else 'not met'}"
+    mine, runs = ratio(row, way, 0, "pytest"), ratio(row, "gradscope run", 0)
+    return (
+        f"cost <= run's ({mine:.3f}x pytest, run {runs:.3f}x python): "
+        f"{'met' if mine <= runs else 'not met'}"
+    )
 
 
 def table(measured: list[Row]) -> str:
@@ -399,8 +435,7 @@ def table(measured: list[Row]) -> str:
                     else (f"{row.goal:.2f}x: {'met' if c <= row.goal else 'not met'}")
                 )
                 if way in ("watch()", "pytest --gradscope") and "gradscope run" in row.samples:
-                    r = ratio(row, way, 0, "gradscope run")  # issue 33: no more than run
-                    goal = f"<= run ({r:.3f}x run): {'met' if r <= 1.0 else 'not met'}"
+                    goal = _against_run(row, way)
                 ratios = f"| **{c:.3f}** | {w:.3f} | {m:.3f} | {goal}"
             lines.append(f"| {row.name} | {way} | {cpu:.2f} | {wall:.2f} | {rss:.0f} {ratios} |")
     return "\n".join(lines)
@@ -450,6 +485,8 @@ def main() -> None:
     started = time.perf_counter()
     try:
         files = write_programs(where)
+        warm_up(wanted, files, env)
+        print(f"warmed up in {time.perf_counter() - started:.0f} s", flush=True)
         for row in wanted:
             big = row.program == "resnet50" and args.big_runs is not None
             for _ in range(args.big_runs if big else args.runs):

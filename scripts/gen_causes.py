@@ -59,6 +59,15 @@ ENTRIES = [
     ("comparison", "A comparison used as a value",
      "`tf.cast(h > 0.5, tf.float32)`: a boolean carries no gradient.",
      "A smooth stand-in (`tf.sigmoid((h - 0.5) / t)`), or the same straight through."),
+    ("batch-norm", "A batch norm's `mean` and `variance`",
+     "A fused batch norm (`tf.compat.v1.nn.fused_batch_norm`, TensorFlow 1's `tf.layers` "
+     "and Keras 2's `BatchNormalization`) gives its `scale` and `offset` a gradient, but "
+     "reads `mean` and `variance` as constants: variables fed there get None.",
+     "Normalize with differentiable ops: `tf.nn.batch_normalization` computes the same."),
+    ("pad-constant", "`tf.pad`'s `constant_values`",
+     "`tf.pad` passes the gradient to the padded tensor, not to the value it pads with.",
+     "Pad with zeros and add the value through a constant mask: the same values, and the "
+     "value gets its gradient."),
     ("stop-gradient", "`stop_gradient` between chained heads",
      "Seed 001: the second head reads the first head's output through `tf.stop_gradient`, "
      "so `loss2` never reaches `output1`. (A target network's `stop_gradient`, or a "

@@ -55,6 +55,8 @@ CASES = [
     Case("round", "straight-through"),
     Case("cast-int", "straight-through"),
     Case("comparison", "soft-comparison"),
+    Case("batch-norm", "differentiable-op"),
+    Case("pad-constant", "differentiable-op"),
     Case("stop-gradient", "remove-stop-gradient"),
     Case("assign", "assign-as-tensor"),
     Case("numpy", "keep-tensorflow-ops"),

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradscope._src.engine import cuts as flow
+from gradscope._src.results.cut import NONE_INPUT_NAMES
 
 #: Ops that write the resource at input 0; later reads see the value, never its gradient.
 WRITE_TYPES = frozenset(
@@ -23,20 +24,9 @@ WRITE_TYPES = frozenset(
 NONE_GRADIENT_TYPES = frozenset({"Round", "Rint", "Floor", "Ceil", "FloorDiv", "TruncateDiv"})
 
 #: Floating inputs an op's registered gradient leaves without one although it passes gradient
-#: to others: a value fed there gets no gradient from the loss, so the op is its cut (the
-#: batch norm's mean and variance, ``PadV2``'s constant, ``betainc``'s ``a`` and ``b``).
-#: Reviewed from TensorFlow's ``nn_grad.py``, ``array_grad.py`` and ``math_grad.py``; checked
-#: against ``tf.gradients`` by ``tests/engine/test_passing.py``.
+#: to others (``results.cut.NONE_INPUT_NAMES``, the one table).
 NONE_INPUTS: dict[str, frozenset[int]] = {
-    "FusedBatchNorm": frozenset({3, 4}),
-    "FusedBatchNormV2": frozenset({3, 4}),
-    "FusedBatchNormV3": frozenset({3, 4}),
-    "PadV2": frozenset({2}),
-    "Betainc": frozenset({0, 1}),
-    "Polygamma": frozenset({0}),
-    "Zeta": frozenset({0}),
-    "QuantizeAndDequantizeV2": frozenset({1, 2}),
-    "QuantizeAndDequantizeV3": frozenset({1, 2}),
+    op: frozenset(inputs) for op, inputs in NONE_INPUT_NAMES.items()
 }
 
 

@@ -11,6 +11,25 @@ from gradscope._src.printable import escape_fields
 #: ``stopped`` at another op is a ``stop_gradients`` argument of the gradient call.
 STOP_TYPES = frozenset({"StopGradient", "PreventGradient"})
 
+#: Floating inputs an op's registered gradient leaves without one although it passes gradient
+#: to others (input index -> the argument's name in TensorFlow's Python API): a value fed
+#: there gets no gradient from the loss, so the op is its cut (the batch norm's mean and
+#: variance, ``tf.pad``'s constant, ``betainc``'s ``a`` and ``b``). Reviewed from
+#: TensorFlow's ``nn_grad.py``, ``array_grad.py`` and ``math_grad.py``; checked against
+#: ``tf.gradients`` by ``tests/engine/test_passing.py``. The analysis finds the cut with it
+#: (``engine.graph.NONE_INPUTS``) and the fixes name the argument.
+NONE_INPUT_NAMES: dict[str, dict[int, str]] = {
+    "FusedBatchNorm": {3: "mean", 4: "variance"},
+    "FusedBatchNormV2": {3: "mean", 4: "variance"},
+    "FusedBatchNormV3": {3: "mean", 4: "variance"},
+    "PadV2": {2: "constant_values"},
+    "Betainc": {0: "a", 1: "b"},
+    "Polygamma": {0: "a"},
+    "Zeta": {0: "x"},
+    "QuantizeAndDequantizeV2": {1: "input_min", 2: "input_max"},
+    "QuantizeAndDequantizeV3": {1: "input_min", 2: "input_max"},
+}
+
 
 @dataclass(frozen=True)
 class CutPoint:

@@ -9,11 +9,13 @@ words a fix of its own.
 The cases, in the order they are tried (each told apart from its neighbours by its evidence):
 
 - a cut point: ``argmax`` (``soft-argmax``), ``round``/``floor``/a cast to an integer
-  (``straight-through``), a comparison (``soft-comparison``), another op with no gradient
-  (``no-gradient-op``), ``tf.stop_gradient`` (``remove-stop-gradient``, or ``intended`` for a
-  target network or a straight-through estimator whose gradient still flows), a loss's own
-  ``stop_gradients`` (``stop-gradients-argument``), ``assign`` (``assign-as-tensor``), a
-  ``tf.custom_gradient`` whose ``grad_fn`` returns None (``custom-gradient``);
+  (``straight-through``), a comparison (``soft-comparison``), a batch norm's ``mean`` or a
+  ``tf.pad`` constant, inputs their op's gradient skips (``differentiable-op``), another op
+  with no gradient (``no-gradient-op``), ``tf.stop_gradient`` (``remove-stop-gradient``, or
+  ``intended`` for a target network or a straight-through estimator whose gradient still
+  flows), a loss's own ``stop_gradients`` (``stop-gradients-argument``), ``assign``
+  (``assign-as-tensor``), a ``tf.custom_gradient`` whose ``grad_fn`` returns None
+  (``custom-gradient``);
 - a cause in words (``CAUSES``: a pattern over the note, then the fix it calls for): the
   forward pass outside the tape (``move-into-tape``), a ``.numpy()`` round trip
   (``keep-tensorflow-ops``), an unwatched variable (``watch``), an output no loss reads

@@ -16,7 +16,7 @@ from gradscope._src.analysis.fixes.evidence import (
     target_network,
     then,
 )
-from gradscope._src.results.cut import STOP_TYPES, CutPoint
+from gradscope._src.results.cut import NONE_INPUT_NAMES, STOP_TYPES, CutPoint
 from gradscope._src.results.fix import INTENDED, Fix
 
 
@@ -33,6 +33,8 @@ def cut_fix(e: Evidence, c: CutPoint) -> Fix:
         return _rounding(e, c, more, later)
     if c.op in COMPARISONS:
         return _comparison(e, c, more, later)
+    if c.op in NONE_INPUT_NAMES:
+        return _none_input(e, c, more, later)
     if c.op in CUSTOM and not e.spec:
         return Fix(
             "custom-gradient",
@@ -55,6 +57,39 @@ def cut_fix(e: Evidence, c: CutPoint) -> Fix:
         ),
         later,
     )
+
+
+def _none_input(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
+    """An op whose gradient reaches some of its inputs and not the one the variable feeds
+    (``NONE_INPUT_NAMES``): where TensorFlow has a differentiable way to compute the same,
+    it is the fix."""
+    given = " and ".join(f"`{n}`" for n in NONE_INPUT_NAMES[c.op].values())
+    if c.op.startswith("FusedBatchNorm"):
+        text = (
+            f"{at(c)} the fused batch norm ({c.op}) gives its {given} no gradient in "
+            f"TensorFlow{then(later)}: to learn them, normalize with differentiable ops, "
+            "`tf.nn.batch_normalization(x, mean, variance, offset, scale, "
+            f"variance_epsilon)`, which computes the same normalization.{also}"
+        )
+        return Fix("differentiable-op", c.source, text, (), later)
+    if c.op == "PadV2":
+        text = (
+            f"{at(c)} `tf.pad` (PadV2) gives its {given} no gradient in TensorFlow"
+            f"{then(later)}: pad with zeros and add the value through a constant mask, "
+            "`tf.pad(x, paddings) + c * tf.pad(tf.zeros_like(x), paddings, "
+            f"constant_values=1)`, which gives the same values and `c` its gradient.{also}"
+        )
+        return Fix("differentiable-op", c.source, text, (), later)
+    cut = f"{at(c)} {op(c)} gives its {given} no gradient in TensorFlow{then(later)}"
+    candidates = ["a differentiable op that computes the same value"]
+    if c.op.startswith("QuantizeAndDequantize"):
+        candidates.append("`tf.quantization.fake_quant_with_min_max_vars(x, min, max)`, whose "
+                          "gradient reaches `min` and `max`")  # fmt: skip
+    text = (
+        f"{cut}, and every path from {name(e.variable)} to {e.target} enters it "
+        f"there.{also} The evidence does not single out a replacement."
+    )
+    return Fix("no-gradient-op", c.source, text, tuple(candidates), later)
 
 
 def _argmax(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
