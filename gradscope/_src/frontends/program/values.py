@@ -232,15 +232,17 @@ def _each(tf: Any, grads: Sequence[Any], by: Any = None) -> list[list[Any]]:
 
     The measuring ``tf.cond`` is lowered to a Switch per value it reads (as ``_origin_marks``
     is), not kept a function call: one call op takes every gradient, so it holds each to the
-    end of the backward pass, and its float64 copies were alive at once (ResNet50: ~300 MB
-    more than plain Python at its peak). Lowered, each gradient is measured, and freed, as
-    soon as it is made; the gradients are measured one after another, in the order they are
-    made, so one float64 copy at most is alive. The largest element is found in the
-    gradient's own dtype (a cast to float64 and a division by a positive number keep the
-    order of values: the same number), then the norm of a float64 copy (a float32 square
-    overflows from 1.9e19) by one op that keeps no squares. In a step not measured the
-    Switches hand on nothing and no measuring op runs; the ops join the step's graph, made
-    ready with it (the step first run is measured: a call's branch is made ready then too).
+    end of the backward pass, and its float64 copies were alive at once (a 4-step ResNet50
+    fit's peak: 1,786 MB against plain Python's 1,603; lowered, 1,723 against 1,585).
+    Lowered, each gradient is measured, and freed, as soon as it is made; the gradients are
+    measured one after another, in the order they are made, so one float64 copy at most is
+    alive. The largest element is found in the gradient's own dtype (a cast to float64 and a
+    division by a positive number keep the order of values: the same number), then the norm
+    of a float64 copy (a float32 square overflows from 1.9e19) by one op that keeps no
+    squares. In a step not measured the Switches hand on nothing and no measuring op runs;
+    the ops join the step's graph, made ready with it (its first run is measured: a call's
+    branch is made ready then too; a 4-step ResNet50 fit watched, alternating: 68.7 and
+    74.5 s CPU as a call, 71.7 and 71.1 s lowered).
     """
     flat, axis = tf.constant([-1]), tf.constant([0])  # shared by every gradient's ops
     out: list[list[Any]] = [[]] * len(grads)
