@@ -37,9 +37,17 @@ def own_process() -> None:
     ``gc.freeze()`` moves the objects alive then (TensorFlow's and Keras' modules, a few
     hundred thousand, alive until the process ends) out of the cycle collector's reach, so
     each later full collection walks only what was made after: ``gradscope run`` of a
-    five-line program, 7.6 s of CPU -> 4.9 s. Objects made later are collected as before. In a
-    user's process (``gradscope.inspect``, the pytest plugin, a notebook) the objects are the
-    user's, and what the collector may reclaim is theirs to decide: nothing is frozen there.
+    five-line program, 7.6 s of CPU -> 4.9 s, most of it the teardown of TensorFlow's heap
+    at exit, which a frozen heap skips. Objects made later are collected as before. In a
+    user's process (``gradscope.watch()``, ``gradscope.inspect``, a notebook) nothing is
+    frozen, even when gradscope's import of TensorFlow is the process's first: ``gc.freeze()``
+    takes every object alive, the user's too, and a user's object in a reference cycle that
+    is dropped later is then never reclaimed nor finalized (tried and reverted: a 300 MB
+    buffer in a cycle stayed after ``del`` and ``gc.collect()``, its ``__del__`` never ran).
+    ``watch()`` therefore costs the ~1.5 s of that teardown that ``gradscope run`` does not.
+    ``pytest --gradscope`` is the one exception, asked for on the command line: it freezes
+    once a test file's import of TensorFlow is done, when what pytest holds (its own objects,
+    the modules collected so far) lives for the session anyway.
     """
     global _own_process
     _own_process = True
