@@ -145,7 +145,7 @@ def test_a_python_target_under_a_strategy_runs_whole_on_every_replica(tmp_path: 
 
 
 @pytest.mark.parametrize(
-    "case", ["tests/cases/replica-dtypes.yaml", "tests/cases/replica-complex.yaml"]
+    "case", ["tests/cases/dtypes/mixed.yaml", "tests/cases/dtypes/complex.yaml"]
 )
 def test_variables_of_several_dtypes_and_complex_ones_are_all_reduced(case: str) -> None:
     """Collectives take one dtype and no complex one: a bfloat16 and a float16 variable, a
