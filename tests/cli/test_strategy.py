@@ -142,3 +142,25 @@ def test_a_python_target_under_a_strategy_runs_whole_on_every_replica(tmp_path: 
                                 for r in range(2)]  # fmt: skip
     assert data["distribution"]["reduced"] == "mean"
     assert any("each replica computed the whole loss" in n for n in data["notes"])
+
+
+@pytest.mark.parametrize(
+    "case", ["tests/cases/replica-dtypes.yaml", "tests/cases/replica-complex.yaml"]
+)
+def test_variables_of_several_dtypes_and_complex_ones_are_all_reduced(case: str) -> None:
+    """Collectives take one dtype and no complex one: a bfloat16 and a float16 variable, a
+    complex64 one, each get the sum of the replicas' gradients bare TensorFlow computes."""
+    from gradscope._src.frontends.yaml import load_spec
+    from tests.reference import gradients
+
+    result = _invoke("inspect", case, "--strategy", "mirrored", "--replicas", "2",
+                     "--format", "json")  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    assert "Warning" not in result.output
+    data = json.loads(result.stdout)
+    shards = [gradients(load_spec(case), shard=(r, 2)) for r in range(2)]
+    for loss, pairs in data["losses"].items():
+        for variable, pair in pairs["variables"].items():
+            summed = sum(np.asarray(s[loss][variable], np.complex128) for s in shards)
+            assert pair["status"] == "ok", pair
+            assert pair["norm"] == pytest.approx(float(np.linalg.norm(summed)), rel=1e-2)

@@ -101,7 +101,7 @@ def _replica(tf: Any, model: Any, inputs: dict[str, Any], only: list[str] | None
     # every replica's loss values are computed, as training computes them: a replica whose
     # share breaks the forward pass (an index past its rows) fails here, located
     gathered: dict[str, list[Any]] = {"values": [tf.stack(values)]} if values else {}
-    reduced = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads) if grads else []
+    reduced = _all_reduce(tf, ctx, grads)
     if grads:
         gathered["local"] = [tf.stack([_stats(tf, g) for g in grads])]
     after = _after_step(tf, variables, reduced, keys)
@@ -110,6 +110,31 @@ def _replica(tf: Any, model: Any, inputs: dict[str, Any], only: list[str] | None
         gathered["after"] = list(after.values())
     out = _gather(tf, ctx, gathered)
     return out | {"reduced": list(reduced)} if grads else out
+
+
+def _all_reduce(tf: Any, ctx: Any, grads: list[Any]) -> list[Any]:
+    """Each gradient summed over the replicas, as Keras' ``apply_gradients`` sums them: one
+    ``all_reduce`` per dtype (a collective takes one), a complex gradient as its real and
+    imaginary parts (collectives take no complex dtype)."""
+    pieces: list[Any] = []
+    for g in grads:
+        pieces += [tf.math.real(g), tf.math.imag(g)] if g.dtype.is_complex else [g]
+    groups: dict[str, list[int]] = {}
+    for i, piece in enumerate(pieces):
+        groups.setdefault(piece.dtype.name, []).append(i)
+    summed: list[Any] = [None] * len(pieces)
+    for indices in groups.values():
+        done = ctx.all_reduce(tf.distribute.ReduceOp.SUM, [pieces[i] for i in indices])
+        for i, total in zip(indices, done, strict=True):
+            summed[i] = total
+    out, k = [], 0
+    for g in grads:
+        if g.dtype.is_complex:
+            out.append(tf.complex(summed[k], summed[k + 1]))
+        else:
+            out.append(summed[k])
+        k += 2 if g.dtype.is_complex else 1
+    return out
 
 
 def _gather(tf: Any, ctx: Any, tensors: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -243,7 +268,7 @@ def _pairs(keys: list[tuple[str, str]], numbers: dict[str, list[np.ndarray]],
         base = whole.get(key)
         entry: dict[str, Any] = {
             "replicas": [[float(x) for x in local[r, index]] for r in range(replicas)],
-            "reduced": [float(np.linalg.norm(reduced.astype(np.float64))),
+            "reduced": [float(np.linalg.norm(_wide(reduced))),
                         float(np.max(np.abs(reduced))) if reduced.size else 0.0],
             "whole_norm": None, "error": None, "scaled_error": None,
         }  # fmt: skip
@@ -254,7 +279,7 @@ def _pairs(keys: list[tuple[str, str]], numbers: dict[str, list[np.ndarray]],
 
 
 def _agreement(reduced: np.ndarray, whole: np.ndarray, replicas: int) -> dict[str, float | None]:
-    r, w = reduced.astype(np.float64), whole.astype(np.float64)
+    r, w = _wide(reduced), _wide(whole)
     norm = float(np.linalg.norm(w))
     if not (np.all(np.isfinite(r)) and np.all(np.isfinite(w))):
         return {"whole_norm": norm if np.isfinite(norm) else None, "error": None,
@@ -265,6 +290,11 @@ def _agreement(reduced: np.ndarray, whole: np.ndarray, replicas: int) -> dict[st
         "error": float(np.linalg.norm(r - w)) / floor,
         "scaled_error": float(np.linalg.norm(r - replicas * w)) / floor,
     }
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    """``a`` in double precision, complex kept complex (its norm is then its modulus's)."""
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
 
 
 def _gap(a: np.ndarray, b: np.ndarray) -> float:

@@ -32,15 +32,22 @@ _own_process = False
 
 def own_process() -> None:
     """Say this process is gradscope's own (its command line, a worker), not a user's that
-    imported gradscope: after TensorFlow's import, what the process holds is frozen, whoever
-    imported TensorFlow.
+    imported gradscope: after TensorFlow's import, what the process holds is frozen.
 
     ``gc.freeze()`` moves the objects alive then (TensorFlow's and Keras' modules, a few
     hundred thousand, alive until the process ends) out of the cycle collector's reach, so
     each later full collection walks only what was made after: ``gradscope run`` of a
-    five-line program, 7.6 s of CPU -> 4.9 s. Objects made later are collected as before.
-    In a user's process the same is done only when gradscope's import of TensorFlow is the
-    process's first (:func:`import_tensorflow`).
+    five-line program, 7.6 s of CPU -> 4.9 s, most of it the teardown of TensorFlow's heap
+    at exit, which a frozen heap skips. Objects made later are collected as before. In a
+    user's process (``gradscope.watch()``, ``gradscope.inspect``, a notebook) nothing is
+    frozen, even when gradscope's import of TensorFlow is the process's first: ``gc.freeze()``
+    takes every object alive, the user's too, and a user's object in a reference cycle that
+    is dropped later is then never reclaimed nor finalized (tried and reverted: a 300 MB
+    buffer in a cycle stayed after ``del`` and ``gc.collect()``, its ``__del__`` never ran).
+    ``watch()`` therefore costs the ~1.5 s of that teardown that ``gradscope run`` does not.
+    ``pytest --gradscope`` is the one exception, asked for on the command line: it freezes
+    once a test file's import of TensorFlow is done, when what pytest holds (its own objects,
+    the modules collected so far) lives for the session anyway.
     """
     global _own_process
     _own_process = True
@@ -63,15 +70,8 @@ def import_tensorflow(*, plots: bool = True) -> Any:
     Later calls return the same module: gradscope never pays for the import twice. The cycle
     collector is paused while TensorFlow imports (:func:`gradscope._src.gcpause.paused`): it
     would walk the import's growing heap again and again for the few cycles it leaves
-    (0.8 s of ~6 s of CPU here). Then what is alive is frozen (``gc.freeze()``), out of
-    the collector's walks (each later full collection, up to the last at exit, would walk
-    TensorFlow's heap again: ~1.5 s), in gradscope's own process (:func:`own_process`), and
-    in a user's when this is the process's first import of TensorFlow (``gradscope.watch()``
-    or ``gradscope.inspect()`` before any ``import tensorflow``): the heap is then
-    TensorFlow's, Keras' and gradscope's modules and what the process held before, which
-    is collected first, so no garbage is frozen. What is made later is collected as always.
-    A process that imported TensorFlow itself is left as it is: what it holds may be the
-    user's models, which the collector must stay free to reclaim.
+    (0.8 s of ~6 s of CPU here); in gradscope's own process, that heap is then frozen
+    (:func:`own_process`).
 
     Args:
         plots: False when no user code will run in this process (a spec): Keras imports
@@ -89,9 +89,6 @@ def import_tensorflow(*, plots: bool = True) -> Any:
         finally:
             if sys.modules.get("matplotlib", 0) is None:
                 del sys.modules["matplotlib"]
-    first = "tensorflow" not in sys.modules and "keras" not in sys.modules
-    if first and gc.isenabled():
-        gc.collect()  # what the process held before is frozen below: no garbage with it
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.stderr.flush()
     saved = os.dup(2)
@@ -112,7 +109,7 @@ def import_tensorflow(*, plots: bool = True) -> Any:
             sink.seek(0)
             _replay(sink.read().decode("utf-8", "replace"))
     tf.get_logger().setLevel("ERROR")
-    if _own_process or first:
+    if _own_process:
         gc.freeze()
     _tf = tf
     return tf
