@@ -127,14 +127,9 @@ def _all_reduce(tf: Any, ctx: Any, grads: list[Any]) -> list[Any]:
         done = ctx.all_reduce(tf.distribute.ReduceOp.SUM, [pieces[i] for i in indices])
         for i, total in zip(indices, done, strict=True):
             summed[i] = total
-    out, k = [], 0
-    for g in grads:
-        if g.dtype.is_complex:
-            out.append(tf.complex(summed[k], summed[k + 1]))
-        else:
-            out.append(summed[k])
-        k += 2 if g.dtype.is_complex else 1
-    return out
+    taken = iter(summed)
+    return [tf.complex(next(taken), next(taken)) if g.dtype.is_complex else next(taken)
+            for g in grads]  # fmt: skip
 
 
 def _gather(tf: Any, ctx: Any, tensors: dict[str, list[Any]]) -> dict[str, list[Any]]:
