@@ -149,11 +149,11 @@ def in_graph(
     raw = raw and box is None  # a box (XLA) carries scalars only
     extra = list(origin.tensors) if origin is not None and box is None else []
     marks: list[Any] = [None] * len(extra)  # what the origin keeps of this execution's values
-    before: list[Any] = []  # what the py_function waits for: those marks taken
-    if extra and flag is not None:
-        before.append(_origin_marks(tf, flag, extra, origin.mark, marks))
+    grouped = bool(extra) and flag is not None  # marked in groups as they are made
 
     def measure() -> Any:
+        # what the py_function waits for: the origin's marks taken (``_origin_marks``)
+        before = [_origin_marks(tf, extra, origin.mark, marks)] if grouped else []
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
         sums = [tf.reduce_sum(tf.cast(tf.math.real(t), tf.float64)) for t in targets]
         scalars = [tf.add_n(sums) / by, by]
@@ -192,20 +192,23 @@ def in_graph(
 GROUPS = 8
 
 
-def _origin_marks(tf: Any, flag: Any, tensors: Sequence[Any], mark: Callable[[int, Any], Any],
+def _origin_marks(tf: Any, tensors: Sequence[Any], mark: Callable[[int, Any], Any],
                   marks: list[Any]) -> Any:  # fmt: skip
-    """A ``tf.cond`` on ``flag`` whose branch hands ``tensors`` (the NaN origin's gradients of
-    every tensor on the paths: thousands on a ResNet) to ``mark``, keeping each one's mark at
-    its index in ``marks``; its output, for the ``py_function`` delivering the numbers to wait on.
+    """Inside the measuring ``tf.cond``'s branch, the ops handing ``tensors`` (the NaN
+    origin's gradients of every tensor on the paths: thousands on a ResNet) to ``mark``,
+    keeping each one's mark at its index in ``marks``; their output, for the ``py_function``
+    delivering the numbers to wait on.
 
-    As the measuring ``tf.cond`` (``_each``), it is lowered to a Switch per tensor: one
-    op taking them all, as a call would, holds each until the last is computed, in every
-    step, measured or not (the whole backward pass's gradients at once: a small CNN's
-    unmeasured steps took ~10% more CPU). A Switch hands each on, or drops it, as soon as it
-    is made; lowering adds no op to the trace (TensorFlow lowers when it runs the graph).
-    In a measured step the tensors are marked in ``GROUPS`` ``py_function`` calls, in the
-    order they are made, so each group's are freed once its last is made and marked, not
-    all kept to the end of the backward pass.
+    The branch is lowered to a Switch per value it reads (``_each`` says why): one op taking
+    them all, as a call would, holds each until the last is computed, in every step,
+    measured or not (the whole backward pass's gradients at once: a small CNN's unmeasured
+    steps took ~10% more CPU). A Switch hands each on, or drops it, as soon as it is made.
+    The marks share the measuring cond, not a cond of their own: a value crossing into a
+    lowered cond costs the step's graph a Switch and two Identity nodes, and the call's own
+    gradients, read by both, crossed twice (a 4-step ResNet50 fit's graph: ~1,000 nodes
+    more for Grappler to optimise on the first call). In a measured step the tensors are
+    marked in ``GROUPS`` ``py_function`` calls, in the order they are made, so each group's
+    are freed once its last is made and marked, not all kept to the end of the backward pass.
     """
     order = sorted(range(len(tensors)), key=lambda i: tensors[i].op._id)
     size = -(-len(order) // GROUPS)
@@ -219,11 +222,8 @@ def _origin_marks(tf: Any, flag: Any, tensors: Sequence[Any], mark: Callable[[in
 
         return marked
 
-    def branch() -> Any:
-        done = [tf.py_function(take(g), [tensors[i] for i in g], Tout=tf.int32) for g in groups]
-        return tf.add_n(done)
-
-    return tf.cond(flag, branch, lambda: tf.constant(0))
+    done = [tf.py_function(take(g), [tensors[i] for i in g], Tout=tf.int32) for g in groups]
+    return tf.add_n(done)
 
 
 def _each(tf: Any, grads: Sequence[Any], by: Any = None) -> list[list[Any]]:
