@@ -5,24 +5,25 @@ One seeded program (``programs/same_weights.py``) trains small Keras models: a l
 or unfrozen after ``fit()`` without ``compile()``, batch normalization, dropout, mixed
 precision, ``steps_per_execution``, ``jit_compile`` and a ``MirroredStrategy`` over two
 logical CPU devices. It runs once plainly (the reference: bare Keras) and once under each
-watcher, all processes at once; every weight of each model and of its optimizer must have the
+watcher (forked, two at a time); every weight of each model and of its optimizer must have the
 same dtype and bytes. The Monitor must also say what the plain run shows: a variable frozen
 after Keras traced its step is still trained, one made trainable is left out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.conftest import ROOT
+from tests.forked import processes, programs
 from tests.frontends.program.test_run import PROGRAMS
 
 pytestmark = pytest.mark.tf
@@ -30,12 +31,13 @@ pytestmark = pytest.mark.tf
 PROGRAM = PROGRAMS / "same_weights.py"
 CASES = ("frozen", "unfrozen", "watched_then_frozen", "eager", "dropout", "mixed",
          "per_execution", "xla", "mirrored")  # fmt: skip
-RUN = (sys.executable, "-m", "gradscope", "run", "--format", "json")
-#: watcher -> the command before the program's own arguments ("{dir}": its output directory)
-#: and the cases it runs (the costly distributed one only where a strategy is the point)
+RUN = ("run", "--format", "json")
+#: watcher -> the gradscope command before the program's own arguments (none: ``python``;
+#: "{dir}": its output directory) and the cases it runs (the costly distributed one only where
+#: a strategy is the point)
 WATCHERS = {
-    "plain": ((sys.executable,), CASES),
-    "monitor": ((sys.executable,), CASES),  # the program adds Monitor(every=1) (--monitor)
+    "plain": ((), CASES),
+    "monitor": ((), CASES),  # the program adds Monitor(every=1) (--monitor)
     # --continue: run the program to its end (the default once issue 27 point 1 lands)
     "run": ((*RUN, "--continue"), tuple(c for c in CASES if c != "eager")),
     "run --steps 2 --strategy mirrored --replicas 2": (
@@ -53,36 +55,39 @@ def runs(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[dict[str, tuple[Path, str]]]:
     """Each watcher's output directory and standard error: the processes the selected tests
-    need, all run at once (bounded in time, killed on every way out)."""
+    need. Each is a process of its own, forked (``tests/forked.py``) from one of two drivers
+    that imported TensorFlow once: the ``python`` runs from a ``programs`` driver, the
+    ``gradscope run`` ones from a ``processes`` driver (one import each, not one a process);
+    the two drivers' processes run side by side, bounded in time, the drivers stopped on every
+    way out."""
     wanted = {"plain"} | {item.callspec.params.get("watcher", "monitor")  # type: ignore[attr-defined]
                           for item in request.session.items
                           if item.module is request.module}  # fmt: skip
     root = tmp_path_factory.mktemp("same-weights")
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    started: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
-    try:
-        for i, (name, (command, cases)) in enumerate(WATCHERS.items()):
-            if name not in wanted:
-                continue
-            out = root / f"w{i}"
-            out.mkdir()
-            args = [a.replace("{dir}", str(out)) for a in command]
-            if len(command) > 1:  # gradscope run
-                args += ["--output", str(out / "report.json")]
-            args += [str(PROGRAM), str(out), *(["--monitor"] if name == "monitor" else []), *cases]
-            with open(out / "stderr", "wb") as err:
-                started[name] = (subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err,
-                                                  env=env), out)  # fmt: skip
-        deadline = time.monotonic() + TIMEOUT
-        for process, _ in started.values():
-            process.wait(timeout=max(deadline - time.monotonic(), 1.0))
-        yield {n: (out, (out / "stderr").read_text(errors="replace")) for n, (_, out) in
-               started.items()}  # fmt: skip
-    finally:
-        for process, _ in started.values():
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+    jobs: dict[bool, list[tuple[str, list[str], Path]]] = {False: [], True: []}  # run: jobs
+    for i, (name, (command, cases)) in enumerate(WATCHERS.items()):
+        if name not in wanted:
+            continue
+        out = root / f"w{i}"
+        out.mkdir()
+        args = [a.replace("{dir}", str(out)) for a in command]
+        if args:  # gradscope run
+            args += ["--output", str(out / "report.json")]
+        args += [str(PROGRAM), str(out), *(["--monitor"] if name == "monitor" else []), *cases]
+        jobs[bool(command)].append((name, args, out))
+    stderr: dict[str, str] = {}
+    with contextlib.ExitStack() as stack:
+        started = {run: stack.enter_context((processes if run else programs)(env,
+                   kill_after=TIMEOUT)) for run in jobs if jobs[run]}  # fmt: skip
+
+        def each(run: bool) -> None:
+            for name, args, out in jobs[run]:
+                stderr[name] = started[run].run(args, ROOT, env, out / "logs").stderr
+
+        with ThreadPoolExecutor(len(started)) as pool:
+            list(pool.map(each, started))
+    yield {name: (out, stderr[name]) for run in jobs for name, _, out in jobs[run]}
 
 
 def _weights(out: Path, case: str, stderr: str) -> list[np.ndarray]:
