@@ -253,6 +253,7 @@ class Calls:
                 self._release_after(tape)
         else:
             self.traces.gradients(flat_s, user)
+            self.watcher.trace(state, static)
             state.unrun.append(static)
             self._in_functions(state)
             origins = origin.in_graph(call, static.sources, *asked, user)

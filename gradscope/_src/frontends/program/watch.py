@@ -62,6 +62,9 @@ class SiteState:
     flags: list[Any] = field(default_factory=list)  # in-graph "still watching" variables
     unrun: list[Static] = field(default_factory=list)  # built or traced, maybe never run
     replica_watch: bool = False  # eager, inside strategy.run: what replica 0 decided
+    traced: set[tuple[tuple[str, bool], ...]] = field(default_factory=set)  # which sources
+    # got a gradient, per trace of a tf.function seen at this site
+    retraced: int = 0  # executions past --steps watched: a later trace that differs
 
 
 class Watcher:
@@ -140,12 +143,24 @@ class Watcher:
     def done(self, state: SiteState) -> bool:
         if self.timeline is not None:
             return state.executions >= self.steps
-        return state.count >= self.steps
+        return state.count >= self.steps + state.retraced
 
     def unwatched(self, state: SiteState) -> bool:
         """Whether every later execution of ``state`` runs unwatched, with nothing to count:
         it has had its ``--steps``, and neither ``--stop`` nor a timeline asks more."""
-        return not self.stop and self.timeline is None and state.count >= self.steps
+        return not self.stop and self.timeline is None and self.done(state)
+
+    def trace(self, state: SiteState, static: Static) -> None:
+        """A new trace of a ``tf.function`` at ``state`` (other Python arguments, another
+        model passed in): one whose sources get a gradient where no earlier trace's did, or
+        none where one did, is a different computation, so its first execution is watched
+        even past ``--steps`` (a None gradient there would otherwise pass unseen)."""
+        seen = tuple((s.name, s.has_gradient) for s in static.sources)
+        if seen in state.traced:
+            return
+        if state.traced and self.timeline is None and self.done(state):
+            state.retraced += 1
+        state.traced.add(seen)
 
     def due(self, state: SiteState, ahead: int = 0) -> bool:
         """Whether execution ``executions + ahead`` of ``state`` is measured: every one
