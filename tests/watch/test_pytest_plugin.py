@@ -186,3 +186,85 @@ def test_gradscope_freezes_what_tensorflows_import_made(
     result.assert_outcomes(passed=2)
     frozen = int(str(result.stdout).split("frozen=")[1].split()[0].rstrip("."))
     assert frozen > 100_000 if asked else frozen == 0
+
+
+#: Scripts a test runs with ``runpy``: each imports TensorFlow itself and asserts bare
+#: TensorFlow's own answer, a None gradient for one variable, before it ends.
+SCRIPT_TF = """
+import tensorflow as tf
+
+
+@tf.custom_gradient
+def scaled(x, s):
+    def grad(dy):
+        return dy * s, None  # forgot the gradient for s
+    return x * s, grad
+
+
+w = tf.Variable([[0.5, -1.0], [2.0, 0.3]], name="w")
+scale = tf.Variable(1.5, name="scale")
+with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(scaled(tf.matmul(tf.ones((1, 2)), w), scale) ** 2)
+grads = tape.gradient(loss, [w, scale])
+assert grads[0] is not None and grads[1] is None
+"""
+
+SCRIPT_KERAS = """
+import keras
+import tensorflow as tf
+
+inputs = keras.Input((4,))
+hidden = keras.layers.Dense(8, name="body")(inputs)
+model = keras.Model(inputs, [keras.layers.Dense(1, name="main")(hidden),
+                             keras.layers.Dense(1, name="aux")(hidden)])
+with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(model(tf.ones((2, 4)))[0])  # the aux head has no loss
+grads = tape.gradient(loss, model.trainable_variables)
+none = sorted(v.path for v, g in zip(model.trainable_variables, grads) if g is None)
+assert none == ["aux/bias", "aux/kernel"], none
+"""
+
+#: A test file that names neither TensorFlow nor Keras: its tests import them by running
+#: a script, so TensorFlow is first imported inside a test.
+RUNS_SCRIPTS = """
+import runpy
+
+
+def test_keras_script():
+    runpy.run_path("script_keras.py", run_name="__main__")
+
+
+def test_tf_script():
+    runpy.run_path("script_tf.py", run_name="__main__")
+
+
+def test_pure():
+    assert sum(range(4)) == 6
+"""
+
+
+@pytest.mark.parametrize(("only", "failed"), [("", 2), ("tf_script or pure", 1)])
+def test_gradscope_watches_a_test_that_imports_tensorflow_itself(
+    pytester: pytest.Pytester, only: str, failed: int
+) -> None:
+    """The test's first import of TensorFlow (or of Keras, which imports it) starts the
+    watch: a None gradient bare TensorFlow gives is a failure, never a silent pass."""
+    pytester.makepyfile(test_runs=RUNS_SCRIPTS)
+    (pytester.path / "script_tf.py").write_text(SCRIPT_TF, encoding="utf-8")
+    (pytester.path / "script_keras.py").write_text(SCRIPT_KERAS, encoding="utf-8")
+    chosen = only or "script or pure"
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", chosen, timeout=TIMEOUT)
+    plain.assert_outcomes(passed=failed + 1)  # bare TensorFlow's asserts hold in every script
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--gradscope", "-rf",
+                                           "-k", chosen, timeout=TIMEOUT)  # fmt: skip
+    result.assert_outcomes(passed=1, failed=failed)
+    out = str(result.stdout)
+    assert "FAILED test_runs.py::test_tf_script " in out
+    tf_part = out[out.index("_ test_tf_script _") :]
+    assert "scale" in tf_part and "none:nondifferentiable" in tf_part  # the custom gradient
+    if failed == 2:
+        keras_part = out[out.index("_ test_keras_script _") : out.index("_ test_tf_script _")]
+        assert "aux/kernel" in keras_part and "none:disconnected" in keras_part
+    # test_pure runs after TensorFlow is imported, so it is watched too (and passes)
+    result.stdout.fnmatch_lines([f"gradscope: {failed + 1} tests watched, *; {failed} failed: *"])
+    assert "could not start watching" not in out

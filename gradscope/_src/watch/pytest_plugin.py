@@ -22,9 +22,11 @@ from __future__ import annotations
 import difflib
 import functools
 import gc
+import importlib.abc
 import re
 import sys
 from collections.abc import Generator
+from types import TracebackType
 from typing import Any
 
 import pytest
@@ -121,8 +123,6 @@ class Watching:
         options = self._options(item)
         if options is None:
             return (yield)
-        if not options and not _uses_tensorflow(item):
-            return (yield from self._unwatched(item))
         from gradscope._src.errors import UsageError
         from gradscope._src.watch.block import watching
 
@@ -130,34 +130,30 @@ class Watching:
             block = watching(options.get("steps", 1), options.get("allow_none", ()), item.nodeid)
         except UsageError as exc:
             pytest.fail(f"@pytest.mark.gradscope: {exc}", pytrace=False)
+        # A test of a file that names neither TensorFlow nor Keras, run while TensorFlow is
+        # not imported, is watched from the moment it imports TensorFlow itself (importing
+        # it for every pure-Python test would cost a suite seconds).
+        late = not options and not _uses_tensorflow(item)
+        opened = _OnImport(block) if late else block
         try:
-            with block:
+            with opened:
                 result = yield
         except BaseException:  # the test's own failure stays; the report goes beside it
             if block.ended:
                 item.stash[_KEY] = block.report
                 if block.report.calls:
                     item.add_report_section("call", "gradscope", self._table(block.report))
+            elif late and "tensorflow" in sys.modules:
+                item.add_report_section("call", "gradscope", _UNWATCHED)
             raise
+        if not block.ended:  # TensorFlow was not imported, or watching it could not start
+            if late and "tensorflow" in sys.modules:
+                item.add_report_section("call", "gradscope", _UNWATCHED)
+            return result
         item.stash[_KEY] = block.report
         if block.report.problems:
             pytest.fail(self._failure(block.report), pytrace=False)
         return result
-
-    def _unwatched(self, item: pytest.Item) -> Generator[None, None, None]:
-        """A test of a file that never names TensorFlow, run while TensorFlow is not imported:
-        it cannot make a gradient call unless something it calls imports TensorFlow, which
-        it would then learn; importing TensorFlow for it would cost a pure-Python suite
-        seconds. Said in the test's report when it happens."""
-        try:
-            return (yield)
-        finally:
-            if "tensorflow" in sys.modules:
-                said = ("TensorFlow was first imported inside this test, which gradscope did "
-                        "not watch (its file names neither tensorflow nor keras); import "
-                        "tensorflow at the top of the test file, or mark the test "
-                        "@pytest.mark.gradscope")  # fmt: skip
-                item.add_report_section("call", "gradscope", said)
 
     def _table(self, report: Any) -> str:
         from gradscope._src.report import render
@@ -208,6 +204,78 @@ class Watching:
 
 
 _KEY = pytest.StashKey[Any]()
+_UNWATCHED = ("TensorFlow was first imported inside this test, and gradscope could not start "
+              "watching it there; import tensorflow at the top of the test file, or mark the "
+              "test @pytest.mark.gradscope")  # fmt: skip
+
+
+class _OnImport(importlib.abc.MetaPathFinder):
+    """Around a test whose file names neither TensorFlow nor Keras, run while TensorFlow is
+    not imported: enters ``block`` the moment the test's first import of ``tensorflow`` or
+    ``keras`` has run (the outer one, so Keras is whole when the hooks patch it), and leaves
+    it when the test ends. A test that imports TensorFlow itself (``runpy.run_path`` of a
+    training script, a lazy ``import``) is so watched from its first gradient call on; a
+    pure-Python test pays one more finder asked about each module it imports."""
+
+    def __init__(self, block: Any) -> None:
+        self.block = block
+        self.entered = False
+        self.armed = True  # until the first import of tensorflow or keras starts
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if not self.armed or name not in ("tensorflow", "keras"):
+            return None
+        self.armed = False
+        for finder in sys.meta_path:
+            found = getattr(finder, "find_spec", None)
+            spec = found(name, path, target) if finder is not self and found else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _Then(spec.loader, self._enter)
+        return spec
+
+    def _enter(self) -> None:
+        try:
+            self.block.__enter__()
+        except Exception:  # gradscope's failure never stops the test: it runs unwatched
+            return
+        self.entered = True
+
+    def __enter__(self) -> _OnImport:
+        sys.meta_path.insert(0, self)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:  # fmt: skip
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        if self.entered:
+            self.block.__exit__(kind, error, tb)
+
+
+class _Then(importlib.abc.Loader):
+    """A module's own loader, then ``then()`` once the module has run. The module gets its
+    own loader back before it runs, so nothing after sees this one."""
+
+    def __init__(self, loader: Any, then: Any) -> None:
+        self.loader = loader
+        self.then = then
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        module.__loader__ = self.loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        self.then()
+
+
 _NAMES = re.compile(rb"\b(tensorflow|keras)\b")
 
 
