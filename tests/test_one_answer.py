@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_run import _invoke, _program
+from tests.conftest import Processes
 
 pytestmark = pytest.mark.tf
 
@@ -102,15 +103,18 @@ print("BARE" + json.dumps({"none": [v.name[:-2] for g, v in pairs if g is None],
 """
 
 
-def test_run_tf1_disconnected_variable_says_what_it_feeds(run_subprocess, tmp_path: Path) -> None:
+def test_run_tf1_disconnected_variable_says_what_it_feeds(
+    gradscope_processes: Processes, tmp_path: Path
+) -> None:
     """compute_gradients(loss1, var_list=[..., task2]): task2 feeds only loss2. The row's
-    cause says so, at loss2's line (it was empty: issue 29)."""
+    cause says so, at loss2's line (it was empty: issue 29). (``gradscope run`` is a process
+    of its own, forked from the session's driver: a TF1 program's graph mode is its own.)"""
     program = tmp_path / "tf1_var_list.py"
     program.write_text(TF1_VAR_LIST, encoding="utf-8")
     bare = run_subprocess_python(program)
     assert bare["none"] == ["task2"]  # bare TensorFlow: no gradient for task2 only
-    done = run_subprocess("run", "--format", "json", "--output", "-", str(program),
-                          cwd=tmp_path)  # fmt: skip
+    done = gradscope_processes(["run", "--format", "json", "--output", "-", str(program)],
+                               tmp_path, os.environ)  # fmt: skip
     assert done.returncode == 1, done.stderr  # a None gradient no --allow-none names
     out = done.stdout
     report = json.loads(out[out.index("{\n") :])

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import pty
 import re
+import select
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -21,6 +23,7 @@ nodes:
 losses:
   loss: y
 """
+TIMEOUT = 120.0
 
 
 @pytest.mark.parametrize("command", [["inspect"], ["check"], ["diff"], ["graph"]])
@@ -35,28 +38,43 @@ def test_spec_errors_never_import_tensorflow(
 
 
 def _run_on_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """Run the CLI with standard error on a pseudo-terminal; (exit code, stdout, stderr)."""
+    """Run the CLI with standard error on a pseudo-terminal; (exit code, stdout, stderr).
+    Bounded in time (:data:`TIMEOUT`), the process killed on every way out."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gradscope", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        env={**os.environ, "TERM": "xterm", **(env or {})},
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    stdout = proc.stdout.read().decode() if proc.stdout else ""
-    code = proc.wait()
-    os.close(leader)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gradscope", *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env={**os.environ, "TERM": "xterm", **(env or {})},
+        )
+    finally:
+        os.close(follower)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        chunks = []
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"gradscope {' '.join(args)}: still running after {TIMEOUT}s"
+            if not select.select([leader], [], [], left)[0]:
+                continue
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        stdout = proc.stdout.read().decode() if proc.stdout else ""
+        code = proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
+    finally:
+        os.close(leader)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
     return code, stdout, b"".join(chunks).decode(errors="replace")
 
 
