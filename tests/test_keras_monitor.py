@@ -435,3 +435,58 @@ def test_monitor_mixed_precision_real_nan_every_step_skipped_is_a_finding() -> N
     nan = [f for f in monitor.findings if f["kind"] == "nan"]
     assert {f["variable"] for f in nan} == {v.path for v in model.trainable_variables}
     assert all(f["from_step"] == 1 and "no later recorded step" in f["message"] for f in nan)
+
+
+def test_monitor_names_the_unread_output_of_a_custom_train_step() -> None:
+    """A custom ``train_step`` that never calls ``compute_loss`` reads one head of two: the
+    Monitor names the output no loss reads, as ``gradscope run`` does for the same step, not
+    only where the last path ends. Reference: bare TensorFlow's None gradients."""
+    import keras
+    import tensorflow as tf
+
+    from gradscope.keras import Monitor
+
+    class TwoHead(keras.Model):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = keras.layers.Dense(8, activation="relu", name="body")
+            self.head_a = keras.layers.Dense(1, name="head_a")
+            self.head_b = keras.layers.Dense(1, name="head_b")
+
+        def call(self, x: Any) -> Any:
+            h = self.body(x)
+            return self.head_a(h), self.head_b(h)
+
+        def train_step(self, data: Any) -> Any:
+            x, y = data
+            with tf.GradientTape() as tape:
+                a, _ = self(x, training=True)
+                loss = tf.reduce_mean((a - y) ** 2)  # head_b has no loss
+            grads = tape.gradient(loss, self.trainable_variables)
+            pairs = [
+                (g, v)
+                for g, v in zip(grads, self.trainable_variables, strict=True)
+                if g is not None
+            ]
+            self.optimizer.apply_gradients(pairs)
+            return {"loss": loss}
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 4)).astype("float32")
+    y = rng.normal(size=(16, 1)).astype("float32")
+    model = TwoHead()
+    model.compile(optimizer="sgd")
+    model(x[:2])
+    with tf.GradientTape() as tape:
+        a, _ = model(x[:8], training=True)
+        loss = tf.reduce_mean((a - y[:8]) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    none = {v.path for v, g in zip(model.trainable_variables, grads, strict=True) if g is None}
+    assert none == {"two_head/head_b/kernel", "two_head/head_b/bias"}
+    monitor = Monitor(every=1)
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[monitor])
+    found = {f["variable"]: f for f in monitor.findings}
+    assert set(found) == none and {f["kind"] for f in found.values()} == {"none"}
+    for f in found.values():
+        assert "reaches only output 'output 1' of model 'two_head'" in f["message"]
+    assert "__call__" not in vars(TwoHead)  # the class is as it was

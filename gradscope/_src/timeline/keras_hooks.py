@@ -54,6 +54,7 @@ class _Trace:
     parts: list[tuple[str, Any, Any]] = field(default_factory=list)  # (name, value, weight)
     added: list[Any] = field(default_factory=list)  # model.losses: add_loss, regularizers
     y_pred: Any = None  # the predictions compute_loss received
+    called: Any = None  # what the model's last call in the step returned (a custom step)
     reduced: list[tuple[Any, Any]] = field(default_factory=list)  # all-reduced (grad, tf var)
     tapes: list[Any] = field(default_factory=list)  # the step's tape.gradient calls (traced)
 
@@ -193,7 +194,8 @@ class Hooks:
         # built on due steps only); eagerly (run_eagerly) a tape must watch the step.
         tape = tf.GradientTape(persistent=True) if tf.executing_eagerly() else None
         try:
-            with tape if tape is not None else contextlib.nullcontext(), _tapes(trace):
+            with (tape if tape is not None else contextlib.nullcontext(), _tapes(trace),
+                  _model_calls(self.model, trace)):  # fmt: skip
                 logs = step(data)
         finally:
             self._trace = None
@@ -242,11 +244,14 @@ class Hooks:
             return
         variables = [v for _, v in trace.applied]
         asked = _asked(trace.tapes, variables)
+        # a custom train_step need not call compute_loss: its own call of the model made
+        # the predictions, so an output no loss reads is named as `gradscope run` names it
+        y_pred = trace.y_pred if trace.y_pred is not None else trace.called
         try:
             if asked is not None:  # what `gradscope run` says of the same tape.gradient
-                found = tape_causes(asked, variables, nones, self.model, trace.y_pred)
+                found = tape_causes(asked, variables, nones, self.model, y_pred)
             else:
-                found = step_causes(trace.loss, variables, nones, self.model, trace.y_pred)
+                found = step_causes(trace.loss, variables, nones, self.model, y_pred)
         except Exception:  # gradscope's failure never stops training: the None stays unexplained
             return
         self.causes = {variable_name(variables[i]): cause for i, cause in found.items()}
@@ -476,6 +481,31 @@ def _tapes(trace: _Trace) -> Any:
     with tape_calls() as seen:
         yield
     trace.tapes = seen
+
+
+@contextlib.contextmanager
+def _model_calls(model: Any, trace: _Trace) -> Any:
+    """Record in ``trace`` what ``model``'s own calls inside the step return (a custom
+    ``train_step``'s ``self(x, training=True)``), by its class's ``__call__`` for the step's
+    run only."""
+    cls = type(model)
+    had = "__call__" in cls.__dict__
+    original = cls.__call__
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(self, *args, **kwargs)
+        if self is model:
+            trace.called = out
+        return out
+
+    cls.__call__ = call
+    try:
+        yield
+    finally:
+        if had:
+            cls.__call__ = original
+        else:
+            del cls.__call__
 
 
 def _asked(tapes: list[Any], variables: list[Any]) -> Any:
