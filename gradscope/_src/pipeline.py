@@ -159,9 +159,10 @@ def _check_losses(frontend: Frontend, names: Sequence[str]) -> None:
 def _check_one_loss(frontend: Frontend) -> None:
     names = frontend.loss_names()
     if len(names) != 1:
-        raise UsageError(
-            f"{frontend.label} has {len(names)} losses; pick one with --loss: {', '.join(names)}"
-        )
+        # a saved model's --loss computes its losses: it says how to compute one
+        hint = getattr(frontend, "one_loss_hint", None)
+        said = hint(names) if hint else f"pick one with --loss: {', '.join(names)}"
+        raise UsageError(f"{frontend.label} has {len(names)} losses; {said}")
 
 
 def _diagnosed(frontend: Frontend, facts: RunFacts, request: Request) -> RunFacts:
@@ -221,6 +222,7 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         distributed=facts.distributed,
         unmatched=tuple(unmatched),
         route=facts.route,
+        loaded=getattr(frontend, "loaded", None),  # a saved model: how it was loaded
     )
 
 

@@ -73,6 +73,9 @@ class Registry:
         # variable -> (how many variables its model has, the attribute it is reached by in the
         # largest model holding it: ``box_head.kernel``; ``keras_names.attributes``)
         self.attributes: dict[Any, tuple[int, str]] = {}
+        # variables a front-end knows to be frozen whatever their flags say (a Keras model's
+        # weights outside its trainable_variables; a SavedModel's non_trainable_variables)
+        self.frozen: set[Any] = set()
         self._sinks: list[list[tuple[Any, str]]] = []
 
     @contextlib.contextmanager
@@ -164,6 +167,8 @@ class Registry:
 
     def trainable(self, variable: Any) -> bool:
         """Keras' flag when known: ``layer.trainable = False`` leaves the tf.Variable's set."""
+        if variable.ref() in self.frozen:
+            return False
         wrapper = self.wrappers.get(variable.ref())
         return bool(wrapper.trainable if wrapper is not None else variable.trainable)
 
