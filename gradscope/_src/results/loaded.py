@@ -4,7 +4,7 @@ SavedModel target)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -26,6 +26,8 @@ class Loaded:
         frozen: variables the model holds but does not train (frozen layers, ``--freeze``).
         untracked: variables the losses read that the model does not track: fit and an
             optimizer given its ``trainable_variables`` never update them.
+        stale: trainable variables ``fit`` does not train: made trainable after its train
+            step was built, without ``compile()`` again.
         freeze: what each ``--freeze`` glob changed.
     """
 
@@ -41,7 +43,8 @@ class Loaded:
     trainable: tuple[str, ...] = ()
     frozen: tuple[str, ...] = ()
     untracked: tuple[str, ...] = ()
-    freeze: tuple[str, ...] = field(default=())
+    stale: tuple[str, ...] = ()
+    freeze: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +61,7 @@ class Loaded:
                 "trainable": list(self.trainable),
                 "frozen": list(self.frozen),
                 "untracked": list(self.untracked),
+                "stale": list(self.stale),
             },
             "freeze": list(self.freeze),
         }

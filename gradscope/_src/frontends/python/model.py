@@ -20,7 +20,7 @@ from gradscope._src.engine.messages import tf_message
 from gradscope._src.engine.protocol import LossEntry, VariableEntry
 from gradscope._src.engine.tf_import import import_tensorflow
 from gradscope._src.errors import TargetError
-from gradscope._src.frontends.python import frames, heads, isolation, keras_ops, untracked
+from gradscope._src.frontends.python import frames, heads, isolation, keras_ops, loaded
 from gradscope._src.frontends.python import variables as tv
 from gradscope._src.frontends.python.ending import TargetEnded
 from gradscope._src.frontends.python.resolve import Resolved
@@ -280,7 +280,7 @@ class PythonModel:
         if not target.variables and self.registry.wrappers:
             self.notes += [_untracked(c) for c in out if not self.registry.tracked(c.variable)]
         if not target.variables and target.model is not None:
-            self.notes += untracked.notes(tf, self.registry, target.model, out)
+            self.notes += loaded.notes(tf, self.registry, target.model, out)
         return out
 
     # --- the Traceable protocol -------------------------------------------------------------

@@ -11,12 +11,13 @@ from __future__ import annotations
 from gradscope._src.engine.tf_import import import_tensorflow
 from gradscope._src.frontends import keras_names
 from gradscope._src.frontends.base import Trace
+from gradscope._src.frontends.python import loaded
 from gradscope._src.frontends.python.frontend import PythonFrontend
 from gradscope._src.frontends.python.resolve import Resolved
 from gradscope._src.frontends.python.variables import Registry
 from gradscope._src.frontends.saved import SavedTarget, is_keras_model
 from gradscope._src.frontends.saved.load import Signature, load
-from gradscope._src.frontends.saved.model import Built, keras_target, signature_target
+from gradscope._src.frontends.saved.model import Built, keras_target, signature_target, tf_ref
 from gradscope._src.frontends.saved.sniff import Kind, Sniffed, sniff
 from gradscope._src.progress import Progress
 from gradscope._src.results.facts import RunFacts
@@ -105,6 +106,9 @@ class SavedFrontend(PythonFrontend):
             if tracked is None
             else [c.name for c in model.chosen if c.variable.ref() not in tracked]
         )
+        keras_model = built.target.model
+        late = {tf_ref(v) for v in loaded.stale(keras_model)} if keras_model is not None else set()
+        stale = [c.name for c in model.chosen if c.variable.ref() in late]
         options = self.saved.options
         return Loaded(
             path=self.label,
@@ -116,8 +120,9 @@ class SavedFrontend(PythonFrontend):
             labels=built.labels,
             training=options.training,
             safe_mode=options.safe_mode,
-            trainable=tuple(n for n in trainable if n not in untracked),
+            trainable=tuple(n for n in trainable if n not in untracked and n not in stale),
             frozen=tuple(frozen),
             untracked=tuple(untracked),
+            stale=tuple(stale),
             freeze=tuple(built.changed),
         )

@@ -67,7 +67,10 @@ def custom_objects(options: LoadOptions) -> dict[str, Any]:
                 f"--custom-objects {text!r}: name the module and the object, as "
                 f"my_pkg.layers:{text} or path/to/layers.py:{text}"
             )
-        obj = import_named(text)
+        try:
+            obj = import_named(text)
+        except TargetError as exc:
+            raise TargetError(f"--custom-objects {exc}", cause=exc.cause) from exc
         _register(found, text.rpartition(":")[2], obj)
     for name, obj in options.custom_mapping:
         _register(found, name, obj)

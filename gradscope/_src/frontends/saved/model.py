@@ -253,7 +253,7 @@ def keras_target(model: Any, options: LoadOptions, path: str) -> Built:
     target = Target(losses=losses, model=model, name=str(model.name), eager_check=False)
     return Built(
         target, notes, inputs.source, labels.source, said, _frozen(model), changed,
-        {_ref(v) for v in model.variables}, outputs,
+        {tf_ref(v) for v in model.variables}, outputs,
     )  # fmt: skip
 
 
@@ -262,15 +262,15 @@ def _dtype(value: Any) -> str:
     return str(getattr(dtype, "name", dtype))
 
 
-def _ref(variable: Any) -> Any:
+def tf_ref(variable: Any) -> Any:
     inner = getattr(variable, "_value", variable)  # keras.Variable -> its tf.Variable
     return inner.ref()
 
 
 def _frozen(model: Any) -> set[Any]:
     """Weights ``fit`` leaves alone: outside ``model.trainable_variables``."""
-    trainable = {_ref(v) for v in model.trainable_variables}
-    return {_ref(v) for v in model.variables if _ref(v) not in trainable}
+    trainable = {tf_ref(v) for v in model.trainable_variables}
+    return {tf_ref(v) for v in model.variables if tf_ref(v) not in trainable}
 
 
 def freeze(model: Any, globs: Sequence[str], path: str) -> list[str]:

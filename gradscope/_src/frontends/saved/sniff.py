@@ -51,13 +51,13 @@ class Sniffed:
 
 def looks_saved(text: str) -> bool:
     """Whether ``text`` names a saved model rather than a spec or a Python target: a
-    ``.keras``/``.h5``/``.hdf5`` name (existing or not), a directory, or a file whose first
-    bytes are a zip's or an HDF5 file's (a binary file is never read as YAML)."""
+    ``.keras``/``.h5``/``.hdf5`` name (existing or not), a directory holding
+    ``saved_model.pb``, or a file whose first bytes are a zip's or an HDF5 file's."""
     if text.endswith(KERAS_SUFFIXES + H5_SUFFIXES):
         return True
     try:
         if os.path.isdir(text):
-            return True
+            return any(os.path.isfile(os.path.join(text, n)) for n in SAVED_MODEL_FILES)
         if not os.path.isfile(text) or text.endswith(".py"):
             return False
         with open(text, "rb") as stream:
@@ -188,6 +188,7 @@ def _lambdas(config: object) -> list[str]:
 def _h5(path: str, size: int) -> Sniffed:
     """A legacy HDF5 model: ``h5py`` opens it (a truncated file fails here) and its
     ``model_config`` attribute says it is a whole model, not weights alone."""
+    _check_memory(Sniffed(path, Kind.H5, size))  # before h5py reads a byte of it
     try:
         import h5py  # type: ignore[import-untyped]
     except ImportError:  # Keras needs h5py for .h5 files: loading will say so
@@ -266,8 +267,8 @@ def _check_memory(found: Sniffed) -> None:
 
 def _size(n: int) -> str:
     value = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
             return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
