@@ -38,6 +38,10 @@ def _run(target: Any, **fields: Any) -> pipeline.Outcome:
 _SPELLED = {"safe_mode": "--no-safe-mode (safe_mode=False)", "loss": "--loss (loss=)"}
 
 
+def _same(value: Any, default: Any) -> bool:
+    return isinstance(value, bool) and value == default  # arrays compare element-wise
+
+
 def saved_target(target: Any, **given: Any) -> Any:
     """A saved model with its options (``loss=``, ``inputs=``, ... as ``inspect`` takes them);
     any other target as it is, refused when given options only a saved model takes.
@@ -49,7 +53,7 @@ def saved_target(target: Any, **given: Any) -> Any:
     from gradscope._src.frontends.saved.options import freeze_globs, loss_choices
 
     defaults = {"training": False, "safe_mode": True}
-    named = [k for k, v in given.items() if v is not None and v != defaults.get(k)]
+    named = [k for k, v in given.items() if v is not None and not _same(v, defaults.get(k))]
     if not is_saved_target(target):
         if named:
             spelled = [_SPELLED.get(k, f"--{k.replace('_', '-')} ({k}=)") for k in named]

@@ -29,6 +29,8 @@ class Loaded:
         stale: trainable variables ``fit`` does not train: made trainable after its train
             step was built, without ``compile()`` again.
         freeze: what each ``--freeze`` glob changed.
+        options: each report loss and the ``--loss`` value that computes it alone
+            (``price=mse``), for the commands a report suggests.
     """
 
     path: str
@@ -45,6 +47,11 @@ class Loaded:
     untracked: tuple[str, ...] = ()
     stale: tuple[str, ...] = ()
     freeze: tuple[str, ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
+
+    def loss_option(self, loss: str) -> str:
+        """The ``--loss`` value that computes ``loss`` alone (its name when none does)."""
+        return dict(self.options).get(loss, loss)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -256,6 +256,10 @@ class Report(Displayed):
         """The gradient-flow picture of ``loss``, if the run drew one."""
         return next((p for p in self.pictures if p.loss == loss), None)
 
+    def loss_option(self, loss: str) -> str:
+        """What ``--loss`` says to pick ``loss`` again (a saved model's: what computes it)."""
+        return self.loaded.loss_option(loss) if self.loaded is not None else loss
+
     def pairs(self) -> Iterator[tuple[LossResult, PairResult]]:
         for loss in self.losses:
             for pair in loss.pairs:

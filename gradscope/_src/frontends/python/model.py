@@ -143,7 +143,9 @@ class PythonModel:
         return self.resolved.label
 
     def loss_site(self, name: str) -> frames.Site | None:
-        return frames.of_code(self.resolved.target.losses[name])
+        """Where the user wrote the loss; None for one gradscope wrote (``keras.targets``)."""
+        site = frames.of_code(self.resolved.target.losses[name])
+        return None if site is None or frames.is_ours(site.filename) else site
 
     def trace(self) -> tuple[list[LossEntry], list[VariableEntry]]:
         """Call every wanted loss; the variables are chosen from what they read."""

@@ -45,23 +45,27 @@ def _shape(shape: Sequence[int | None]) -> str:
     return "[" + ", ".join("None" if d is None else str(d) for d in shape) + "]"
 
 
-def read(value: Any, ports: Sequence[Port], what: str) -> Data | None:
+def read(
+    value: Any, ports: Sequence[Port], what: str, required: Sequence[str] | None = None
+) -> Data | None:
     """The user's ``--inputs``/``--labels`` (a ``.npy``/``.npz`` path) or the API's arrays
     (one array, a list in port order, or a mapping by port name); None when not given.
+    Every port is required unless ``required`` names some (the outputs a loss reads).
 
     Raises:
         TargetError: an unreadable file, a missing or unknown name, a wrong shape.
     """
     if value is None:
         return None
+    wanted = [p for p in ports if required is None or p.name in required]  # by position
     if isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
-        arrays = _load_file(path, ports, what)
+        arrays = _load_file(path, wanted, what)
         source = path
     else:
         path, source = what, "arrays"
-        arrays = _by_name(value, ports, what)
-    return Data(_checked(path, arrays, ports, what), source)
+        arrays = _by_name(value, wanted, what)
+    return Data(_checked(path, arrays, ports, what, required), source)
 
 
 def _load_file(path: str, ports: Sequence[Port], what: str) -> dict[str, Any]:
@@ -112,16 +116,24 @@ def _by_name(value: Any, ports: Sequence[Port], what: str) -> dict[str, Any]:
     return {ports[0].name: value}
 
 
-def _checked(path: str, arrays: dict[str, Any], ports: Sequence[Port], what: str) -> dict[str, Any]:
+def _checked(
+    path: str,
+    arrays: dict[str, Any],
+    ports: Sequence[Port],
+    what: str,
+    required: Sequence[str] | None,
+) -> dict[str, Any]:
     shown = printable(path)
     names = [p.name for p in ports]
     unknown = [k for k in arrays if k not in names]
-    missing = [n for n in names if n not in arrays]
+    missing = [n for n in (names if required is None else required) if n not in arrays]
     if unknown or missing:
         said = f"no {what[:-1]} named {unknown[0]!r}" if unknown else f"no {missing[0]!r}"
         raise TargetError(f"{shown}: {said}; the model's {what} are {', '.join(names)}")
     out = {}
     for port in ports:
+        if port.name not in arrays:
+            continue
         array = np.asarray(arrays[port.name])
         if array.dtype == object:
             raise TargetError(f"{shown}: {port.name!r} holds Python objects, not numbers")

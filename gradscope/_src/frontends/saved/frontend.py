@@ -125,4 +125,5 @@ class SavedFrontend(PythonFrontend):
             untracked=tuple(untracked),
             stale=tuple(stale),
             freeze=tuple(built.changed),
+            options=tuple(built.options.items()),
         )

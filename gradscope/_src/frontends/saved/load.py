@@ -95,16 +95,47 @@ def load_keras(sniffed: Sniffed, options: LoadOptions) -> Any:
     import keras
 
     objects = custom_objects(options)
-    try:
+
+    def loaded(compile: bool) -> Any:
         with _quiet():
             return keras.models.load_model(
-                sniffed.path,
-                custom_objects=objects or None,
-                compile=True,
+                sniffed.path, custom_objects=objects or None, compile=compile,
                 safe_mode=options.safe_mode,
-            )
+            )  # fmt: skip
+
+    try:
+        return loaded(compile=True)
     except Exception as exc:  # Keras raises TypeError, ValueError, KeyError, OSError, ...
-        raise _fail(sniffed.path, _why(sniffed, exc)) from exc
+        if sniffed.kind != Kind.H5 or "Could not deserialize 'keras.metrics." not in str(exc):
+            raise _fail(sniffed.path, _why(sniffed, exc)) from exc
+        # NOTE: Keras 3 writes a string loss (compile(loss="mse")) into an .h5 file's
+        # training_config, then cannot read it back with compile=True ("Could not deserialize
+        # 'keras.metrics.mse'"); the model loads without it and is compiled from the file's
+        # own training_config, as Keras 2 did.
+        try:
+            model = loaded(compile=False)
+        except Exception:
+            raise _fail(sniffed.path, _why(sniffed, exc)) from exc
+        _compile_h5(model, sniffed.path)
+        return model
+
+
+def _compile_h5(model: Any, path: str) -> None:
+    """Compile ``model`` with the losses an ``.h5`` file's ``training_config`` names, when they
+    are Keras loss names (as Keras 2 restored them); otherwise leave it uncompiled."""
+    import json
+
+    import h5py  # type: ignore[import-untyped]
+
+    with contextlib.suppress(Exception), h5py.File(path, "r") as handle:
+        raw = handle.attrs.get("training_config")
+        config = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+        loss, weights = config.get("loss"), config.get("loss_weights")
+        names = (
+            loss.values() if isinstance(loss, dict) else loss if isinstance(loss, list) else [loss]
+        )
+        if all(isinstance(n, str) for n in names):
+            model.compile(loss=loss, loss_weights=weights)
 
 
 def _why(sniffed: Sniffed, exc: BaseException) -> str:

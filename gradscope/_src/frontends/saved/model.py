@@ -39,6 +39,7 @@ class Built:
     changed: list[str]  # what each --freeze glob changed
     tracked: set[Any] | None  # refs the model holds (None: it lists none)
     outputs: list[str]  # the model's outputs, in order
+    options: dict[str, str]  # report name -> the --loss value that computes it alone
 
 
 def _fail(path: str, message: str) -> TargetError:
@@ -154,9 +155,20 @@ def _kinds(per_output: Mapping[str, LossChoice], shaped: Shaped) -> dict[str, st
 
 
 def _labels(options: LoadOptions, shaped: Shaped, kinds: Mapping[str, str]) -> d.Data:
-    ports = [d.Port(n, shaped[n][0], "") for n in kinds]
-    given = d.read(options.labels, ports, "labels")
-    return given or d.random_labels({n: (shaped[n][0], kinds[n]) for n in kinds})
+    """The user's labels (any shape the loss accepts: class ids for a 3-way softmax), with as
+    many rows as the inputs; else random ones each loss accepts."""
+    ports = [d.Port(n, (), "") for n in shaped]
+    given = d.read(options.labels, ports, "labels", required=list(kinds))
+    if given is None:
+        return d.random_labels({n: (shaped[n][0], kinds[n]) for n in kinds})
+    rows = {n: shaped[n][0][0] for n in kinds if shaped[n][0]}
+    for name, array in given.arrays.items():
+        if name in rows and (not array.shape or array.shape[0] != rows[name]):
+            raise TargetError(
+                f"{printable(str(options.labels))}: label {name!r} has "
+                f"{array.shape[0] if array.shape else 0} rows, the inputs {rows[name]}"
+            )
+    return given
 
 
 def _named_losses(
@@ -187,6 +199,20 @@ def _named_losses(
         losses[name] = total
         said[name] = "the sum of every output's loss"
     return losses, said
+
+
+def _options(
+    choices: Sequence[LossChoice], outputs: Sequence[str], losses: Mapping[str, Any]
+) -> dict[str, str]:
+    """Per report loss, the ``--loss`` value that computes it alone: ``mse`` for a one-output
+    model, ``price=mse`` (or ``price=compiled``) for one output of several."""
+    if len(outputs) == 1:
+        return {name: name for name in losses}
+    written = {c.output: c.name for c in choices if c.output is not None}
+    default = next((c.name for c in choices if c.output is None), "compiled")
+    if len(choices) > 1 and all(c.output is None for c in choices):
+        written = {n: c.name for n, c in zip(outputs, choices, strict=False)}
+    return {n: f"{n}={written.get(n, default)}" for n in losses if n in outputs}
 
 
 def _free(name: str, taken: Mapping[str, Any]) -> str:
@@ -253,7 +279,7 @@ def keras_target(model: Any, options: LoadOptions, path: str) -> Built:
     target = Target(losses=losses, model=model, name=str(model.name), eager_check=False)
     return Built(
         target, notes, inputs.source, labels.source, said, _frozen(model), changed,
-        {tf_ref(v) for v in model.variables}, outputs,
+        {tf_ref(v) for v in model.variables}, outputs, _options(choices, outputs, losses),
     )  # fmt: skip
 
 
@@ -284,7 +310,7 @@ def freeze(model: Any, globs: Sequence[str], path: str) -> list[str]:
     layers = list(model._flatten_layers(include_self=False, recursive=True))
     changed = []
     for glob in globs:
-        wanted = not glob.startswith("!")
+        unfreeze = glob.startswith("!")
         pattern = glob.lstrip("!")
         matched = [layer for layer in layers if _matches(layer, pattern)]
         if not matched:
@@ -294,8 +320,8 @@ def freeze(model: Any, globs: Sequence[str], path: str) -> list[str]:
                 f"matched by path, name or class: {names}, ...)"
             )
         for layer in matched:
-            layer.trainable = wanted
-        verb = "froze" if wanted else "unfroze"
+            layer.trainable = unfreeze
+        verb = "unfroze" if unfreeze else "froze"
         shown = ", ".join(str(getattr(m, "path", None) or m.name) for m in matched[:3])
         more = f" and {len(matched) - 3} more layers" if len(matched) > 3 else ""
         changed.append(f"--freeze {glob} {verb} {shown}{more}")
@@ -478,9 +504,10 @@ def signature_target(signature: Signature, options: LoadOptions, path: str) -> B
     read = _signature_variables(signature, options)
     target = Target(losses=losses, variables=read.ordered, name=path, eager_check=False)
     notes = _data_notes(inputs, labels) + read.notes
+    options_ = _options(list(options.losses), outputs, losses)
     return Built(
         target, notes, inputs.source, labels.source, said, read.frozen, read.changed,
-        read.tracked, outputs,
+        read.tracked, outputs, options_,
     )  # fmt: skip
 
 
