@@ -34,11 +34,12 @@ def test_keras_file_compiled_loss_matches_tensorflow(saved: Saved, run_cli: RunC
     model = saved.load()
     x, price, kind = saved.arrays["features"], saved.arrays["price"], saved.arrays["kind"]
     mse, ce = keras.losses.MeanSquaredError(), keras.losses.SparseCategoricalCrossentropy()
-    truth = {
-        "price": truth_of(model, lambda: mse(price, model(x)["price"])),
-        "kind": truth_of(model, lambda: ce(kind, model(x)["kind"])),
-        "total": truth_of(model, lambda: mse(price, model(x)["price"]) + ce(kind, model(x)["kind"])),
-    }  # fmt: skip
+    terms = {
+        "price": lambda: mse(price, model(x)["price"]),
+        "kind": lambda: ce(kind, model(x)["kind"]),
+    }
+    truth = {name: truth_of(model, term) for name, term in terms.items()}
+    truth["total"] = truth_of(model, lambda: terms["price"]() + terms["kind"]())
     for loss, expected in truth.items():
         assert statuses(report, loss) == expected, loss
     assert truth["price"]["kind/kernel"] == "none" and truth["price"]["stem/kernel"] == "frozen"
@@ -64,8 +65,8 @@ def test_keras_loss_names_per_output_and_one_output(saved: Saved, run_cli: RunCl
     assert list(both["losses"]) == ["price", "kind", "total"]
     assert both["loaded"]["format"] == "h5"
     assert both["loaded"]["losses"]["kind"] == "sparse_categorical_crossentropy on output kind"
-    one = _json(run_cli, "model.keras", "--loss", "kind=SparseCategoricalCrossentropy(from_logits=False)",
-                cwd=saved.folder)  # fmt: skip
+    written = "kind=SparseCategoricalCrossentropy(from_logits=False)"
+    one = _json(run_cli, "model.keras", "--loss", written, cwd=saved.folder)
     assert list(one["losses"]) == ["kind"]
     assert statuses(one, "kind")["price/kernel"] == "none"
     assert any("kind: class ids in [0, 3)" in note for note in one["notes"])  # labels it takes
