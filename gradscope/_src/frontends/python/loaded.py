@@ -84,6 +84,23 @@ def _stale_notes(model: Any) -> list[str]:
     ]
 
 
+def restored_notes(restored: Sequence[tv.Chosen]) -> list[str]:
+    """One note for the variables ``tf.saved_model.load`` restored that no Keras object holds
+    (a signature called in a ``Lambda`` layer, or straight from the loss)."""
+    if not restored:
+        return []
+    names = ", ".join(c.name for c in restored[:3])
+    more = f" and {len(restored) - 3} more" if len(restored) > 3 else ""
+    count = f"{len(restored)} variable{'s' if len(restored) != 1 else ''}"
+    return [
+        f"{count} of a SavedModel ({names}{more}, restored at {restored[0].source}) are read "
+        "by the losses but held by no Keras model or layer (a signature called in a Lambda "
+        "layer?): whatever gradients they get, model.fit and an optimizer given "
+        "model.trainable_variables never update them; keras.layers.TFSMLayer tracks every "
+        "variable the signature reads"
+    ]
+
+
 def _untracked_notes(
     tf: Any, registry: tv.Registry, model: Any, chosen: Sequence[tv.Chosen]
 ) -> list[str]:

@@ -280,7 +280,12 @@ class PythonModel:
         fallback = str(self.resolved.site) if self.resolved.site else label
         out = tv.choose(self.registry, chosen, fallback)
         if not target.variables and self.registry.wrappers:
-            self.notes += [_untracked(c) for c in out if not self.registry.tracked(c.variable)]
+            raw = [c for c in out if not self.registry.tracked(c.variable)]
+            restored = [c for c in raw if c.variable.ref() in self.registry.restored]
+            self.notes += [
+                _untracked(c) for c in raw if c.variable.ref() not in self.registry.restored
+            ]
+            self.notes += loaded.restored_notes(restored)
         if not target.variables and target.model is not None:
             self.notes += loaded.notes(tf, self.registry, target.model, out)
         return out
