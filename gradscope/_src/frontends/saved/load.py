@@ -96,8 +96,14 @@ def load_keras(sniffed: Sniffed, options: LoadOptions) -> Any:
 
     objects = custom_objects(options)
 
+    # NOTE: load_model(safe_mode=True) does not reach every nested from_config: a Sequential's
+    # Lambda falls back to the process-wide flag, which keras.config.
+    # enable_unsafe_deserialization() (a notebook's earlier cell) turns off. The scope sets
+    # that flag too while loading, then puts the caller's back.
+    from keras.src.saving.serialization_lib import SafeModeScope
+
     def loaded(compile: bool) -> Any:
-        with _quiet():
+        with _quiet(), SafeModeScope(options.safe_mode):
             return keras.models.load_model(
                 sniffed.path, custom_objects=objects or None, compile=compile,
                 safe_mode=options.safe_mode,
