@@ -88,6 +88,6 @@ def test_which_paths_are_saved_models(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text("gradscope: 1\n")
     saved = ["missing.keras", "missing.h5", "model.hdf5", "savedmodel", "weights.bin"]
     assert all(is_saved_target(str(tmp_path / n)) for n in saved)
-    assert not any(is_saved_target(str(tmp_path / n))
-                   for n in ("plain", "spec.yaml", "pkg.models:build", "train.py:build"))  # fmt: skip
+    others = ("plain", "spec.yaml", "pkg.models:build", "train.py:build")
+    assert not any(is_saved_target(str(tmp_path / n)) for n in others)
     assert is_saved_target(tmp_path / "savedmodel")  # a pathlib.Path too
