@@ -53,7 +53,43 @@ def notes(tf: Any, registry: tv.Registry, model: Any, chosen: Sequence[tv.Chosen
     """One note per Lambda layer (and one for the rest) whose variables ``model`` leaves out
     (raw ``tf.Variable`` objects no Keras object holds have their own note already), and one
     per ``TFSMLayer``."""
-    return _untracked_notes(tf, registry, model, chosen) + _tfsm_notes(model) + _stale_notes(model)
+    return [
+        *_untracked_notes(tf, registry, model, chosen),
+        *_tfsm_notes(model),
+        *_stale_notes(model),
+        *_training_false_notes(model),
+    ]
+
+
+def _training_false_notes(model: Any) -> list[str]:
+    """Layers the model calls with ``training=False`` (``base(x, training=False)``, the
+    transfer-learning guide's way to keep BatchNormalization in inference mode) whose
+    BatchNormalization layers are trainable: Keras 3's functional models pass the outer
+    call's ``training`` to every layer, over the one recorded (keras-team/keras#20285), so
+    under ``fit`` they normalize by the batch and move their statistics."""
+    import keras
+
+    out = []
+    with contextlib.suppress(Exception):  # a subclassed model has no graph of calls
+        for layer in model._flatten_layers(include_self=False, recursive=True):
+            nodes = getattr(layer, "_inbound_nodes", None) or []
+            if not any(n.arguments.kwargs.get("training") is False for n in nodes):
+                continue
+            inner = [layer, *layer._flatten_layers(include_self=False, recursive=True)]
+            norms = [
+                x for x in inner if isinstance(x, keras.layers.BatchNormalization) and x.trainable
+            ]
+            if not norms:
+                continue
+            name = printable(str(layer.name))
+            out.append(
+                f"{name} is called with training=False in model "
+                f"{printable(str(model.name))!r}, but Keras 3 passes the outer call's training "
+                f"to every layer (keras-team/keras#20285): under fit its {len(norms)} trainable "
+                "BatchNormalization layers normalize by the batch and move their statistics; "
+                "freeze them (layer.trainable = False) to keep them in inference mode"
+            )
+    return out
 
 
 def stale(model: Any) -> list[Any]:

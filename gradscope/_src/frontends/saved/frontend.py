@@ -17,7 +17,13 @@ from gradscope._src.frontends.python.resolve import Resolved
 from gradscope._src.frontends.python.variables import Registry
 from gradscope._src.frontends.saved import SavedTarget, is_keras_model
 from gradscope._src.frontends.saved.load import Signature, load
-from gradscope._src.frontends.saved.model import Built, keras_target, signature_target, tf_ref
+from gradscope._src.frontends.saved.model import (
+    Built,
+    idle_batch_norms,
+    keras_target,
+    signature_target,
+    tf_ref,
+)
 from gradscope._src.frontends.saved.sniff import Kind, Sniffed, sniff
 from gradscope._src.progress import Progress
 from gradscope._src.results.facts import RunFacts
@@ -93,6 +99,10 @@ class SavedFrontend(PythonFrontend):
     def trace(self, request: Trace) -> RunFacts:
         facts = super().trace(request)
         self._loaded = self._facts()
+        keras_model, traced = self.resolved.target.model, self.model
+        if self.saved.options.training and keras_model is not None and traced is not None:
+            idle = idle_batch_norms(keras_model, traced.graph)
+            self.notes += [idle] if idle else []
         return facts
 
     def _facts(self) -> Loaded:

@@ -452,6 +452,38 @@ def _compiled_per_output(user_loss: Any, outputs: Sequence[str]) -> dict[str, An
     return {n: user_loss for n in outputs}
 
 
+def idle_batch_norms(model: Any, graph: Any) -> str | None:
+    """With ``--training``: the trainable BatchNormalization layers whose moving statistics
+    the trace never wrote, so they ran in inference mode (a custom layer calls them with
+    ``training=False``; a functional model's recorded ``training=False`` does not, in Keras
+    3), as a note; None when none."""
+    import keras
+
+    from gradscope._src.frontends.python import isolation
+
+    layers = [
+        layer
+        for layer in model._flatten_layers(include_self=False, recursive=True)
+        if isinstance(layer, keras.layers.BatchNormalization) and layer.trainable
+    ]
+    means = [getattr(layer.moving_mean, "_value", layer.moving_mean) for layer in layers]
+    if not layers or graph is None:
+        return None
+    written = {v.ref() for v in isolation.written(graph, graph.get_operations(), means)}
+    idle = [
+        str(layer.name) for layer, m in zip(layers, means, strict=True) if m.ref() not in written
+    ]
+    if not idle:
+        return None
+    names = ", ".join(idle[:3]) + (f" and {len(idle) - 3} more" if len(idle) > 3 else "")
+    return (
+        f"{_count(len(idle), 'BatchNormalization layer')} ({names}) are trainable but ran in "
+        "inference mode under --training (a layer calls them with training=False): they "
+        "normalize with their moving statistics, which fit never updates; their gamma and "
+        "beta still get gradients"
+    )
+
+
 def _mode_note(training: bool) -> str:
     if training:
         return (
