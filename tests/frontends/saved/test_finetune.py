@@ -17,11 +17,14 @@ import pytest
 
 from tests.conftest import RunCli
 from tests.frontends.saved.conftest import truth_of
-from tests.frontends.saved.truth import statuses
+from tests.frontends.saved.truth import statuses, verdicts
 
 pytestmark = pytest.mark.tf
 
 BASE = "MobileNetV3Small"
+
+
+BLOCKS = ("expanded_conv_9", "expanded_conv_10")  # the schedule's last two blocks
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class FineTune:
     y: np.ndarray
     model: Any  # the reloaded base with a head, fit once, then unfrozen (not compiled again)
     base: Any
+    frozen: dict[str, str]  # bare TensorFlow's verdicts on frozen.keras's model as saved
+    schedule: dict[str, str]  # ... and after the schedule (BLOCKS unfrozen, BN kept frozen)
 
 
 def _head(base: Any, name: str) -> Any:
@@ -61,9 +66,17 @@ def tuned(tmp_path_factory: pytest.TempPathFactory) -> FineTune:
     y = rng.integers(0, 3, size=(4,)).astype("int32")
     np.save(folder / "x.npy", x)
     np.save(folder / "y.npy", y)
+    # bare TensorFlow on the model frozen.keras holds (the same weights and flags)
+    frozen = truth_of(model, lambda: _ce()(y, model(x)))
     model.fit(x, y, epochs=1, verbose=0)  # the head trains; fit's step is built
     base.trainable = True  # ... and the base is unfrozen without compile() again
-    return FineTune(folder, x, y, model, base)
+    # the schedule on frozen.keras loaded again: flags set once, as a script sets them
+    scheduled = keras.models.load_model(folder / "frozen.keras")
+    for layer in scheduled.get_layer(BASE).layers:
+        is_norm = isinstance(layer, keras.layers.BatchNormalization)
+        layer.trainable = layer.name.startswith(BLOCKS) and not is_norm
+    schedule = truth_of(scheduled, lambda: _ce()(y, scheduled(x)))
+    return FineTune(folder, x, y, model, base, frozen, schedule)
 
 
 def _ce() -> Any:
@@ -73,14 +86,11 @@ def _ce() -> Any:
 
 
 def test_frozen_base(tuned: FineTune, run_cli: RunCli) -> None:
-    import keras
-
     result = run_cli("inspect", "frozen.keras", "--inputs", "x.npy", "--labels", "y.npy",
                      "--format", "json", cwd=tuned.folder)  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    model = keras.models.load_model(tuned.folder / "frozen.keras")
-    truth = truth_of(model, lambda: _ce()(tuned.y, model(tuned.x)))
+    truth = tuned.frozen
     assert statuses(report, "compiled") == truth
     assert {s for n, s in truth.items() if not n.startswith("head/")} == {"frozen"}
     assert truth["head/kernel"] == "ok"
@@ -155,11 +165,7 @@ def test_base_wrapped_in_a_lambda(tuned: FineTune, run_cli: RunCli) -> None:
     model = keras.Model(inputs, keras.layers.Dense(3, name="head")(features))
     assert [v.path for v in model.trainable_variables] == ["head/kernel", "head/bias"]
     shown = [v for v in base.variables if v.trainable] + model.trainable_variables
-    truth = truth_of_all = {}
-    from tests.frontends.saved.truth import verdicts
-
-    truth_of_all = verdicts(lambda: _ce()(tuned.y, model(tuned.x)), shown, shown)
-    truth = truth_of_all
+    truth = verdicts(lambda: _ce()(tuned.y, model(tuned.x)), shown, shown)
     assert statuses(report, "ce") == truth  # every base variable gets a gradient ...
     said = (f"{len(base.trainable_variables)} variables (conv/kernel, conv_bn/gamma, "
             f"conv_bn/beta and {len(base.trainable_variables) - 3} more) of {BASE} are read "
@@ -168,19 +174,14 @@ def test_base_wrapped_in_a_lambda(tuned: FineTune, run_cli: RunCli) -> None:
 
 
 def test_layer_wise_unfreeze_schedule(tuned: FineTune, run_cli: RunCli) -> None:
-    import keras
-
-    blocks = ("expanded_conv_9", "expanded_conv_10")  # the last two blocks, BN kept frozen
     result = run_cli("inspect", "frozen.keras", "--freeze", "!expanded_conv_9*", "--freeze",
                      "!expanded_conv_10*", "--freeze", "BatchNormalization", "--inputs", "x.npy",
                      "--labels", "y.npy", "--format", "json", cwd=tuned.folder)  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    model = keras.models.load_model(tuned.folder / "frozen.keras")
-    for layer in model.get_layer(BASE).layers:  # the user's schedule, as a script writes it
-        is_norm = isinstance(layer, keras.layers.BatchNormalization)
-        layer.trainable = layer.name.startswith(blocks) and not is_norm
-    truth = truth_of(model, lambda: _ce()(tuned.y, model(tuned.x)))
-    assert statuses(report, "compiled") == truth
-    unfrozen = {n for n, s in truth.items() if s != "frozen"} - {"head/kernel", "head/bias"}
-    assert unfrozen and all(n.startswith(blocks) and "_bn/" not in n for n in unfrozen)
+    assert statuses(report, "compiled") == tuned.schedule
+    unfrozen = {n for n, s in tuned.schedule.items() if s != "frozen"} - {
+        "head/kernel",
+        "head/bias",
+    }
+    assert unfrozen and all(n.startswith(BLOCKS) and "_bn/" not in n for n in unfrozen)
