@@ -55,6 +55,8 @@ def looks_saved(text: str) -> bool:
     ``saved_model.pb``, or a file whose first bytes are a zip's or an HDF5 file's."""
     if text.endswith(KERAS_SUFFIXES + H5_SUFFIXES):
         return True
+    if text.endswith((".yaml", ".yml", ".json")):  # named a spec: the spec reader says what
+        return False
     try:
         if os.path.isdir(text):
             return any(os.path.isfile(os.path.join(text, n)) for n in SAVED_MODEL_FILES)

@@ -138,9 +138,17 @@ _BINARY_MAGIC = (b"PK\x03\x04", b"\x89HDF\r\n\x1a\n", b"\x1f\x8b", b"\x7fELF", b
 
 
 def _binary(data: bytes) -> bool:
-    """A zip, HDF5, gzip, ELF or PNG file, or one with a NUL byte early on (text never has
-    one; UTF-16 text is refused as binary too, which YAML files never are in practice)."""
-    return data.startswith(_BINARY_MAGIC) or b"\x00" in data[:8192]
+    """A zip, HDF5, gzip, ELF or PNG file, or one whose first line is not text (a NUL byte,
+    bytes that are not UTF-8); a text file with a stray byte further on is YAML with an
+    error at that byte's line."""
+    if data.startswith(_BINARY_MAGIC):
+        return True
+    first = data[:512].split(b"\n", 1)[0]
+    try:
+        first.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(first) - 3  # not a character cut off at the 512th byte
+    return b"\x00" in first
 
 
 def _read_text(path: str) -> str:
@@ -167,7 +175,7 @@ def _read_text(path: str) -> str:
     if _binary(data):  # never parsed as YAML: a model file, an archive, an executable
         raise _fatal(
             path,
-            unread,
+            start,
             "a binary file, not a YAML spec (a saved Keras model is "
             "a .keras or .h5 file; inspect, check, diff and graph load it)",
         )
