@@ -28,7 +28,8 @@ BAD = {
     "noise.h5": "noise.h5: not an HDF5 file, so not a Keras model in the legacy .h5 format",
     "huge.h5": "huge.h5: too large for memory: its weights take 2.0 TiB, and loading holds "
     "them twice (4.0 TiB), more than the ",
-    "blob.bin": "blob.bin: a binary file, not a YAML spec (a saved Keras model is a .keras or "
+    "blob.bin": "blob.bin:1:1: a binary file, not a YAML spec (a saved Keras model is a .keras "
+    "or "
     ".h5 file; inspect, check, diff and graph load it)",
     "missing.keras": "missing.keras: no such file",
 }
