@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import numpy as np
 import pytest
 
-from tests.conftest import RunCli
+from tests.conftest import ROOT, RunCli
 from tests.frontends.saved.conftest import Saved, truth_of
 from tests.frontends.saved.truth import statuses
 
@@ -49,6 +50,7 @@ def test_keras_file_compiled_loss_matches_tensorflow(saved: Saved, run_cli: RunC
         "inputs.npz", "labels.npz", False)  # fmt: skip
     assert loaded["variables"]["frozen"] == ["stem/kernel", "stem/bias"]
     assert report["problems"] == []
+    jsonschema.validate(report, json.loads((ROOT / "schema" / "report-v1.json").read_text()))
     assert hashlib.sha256(saved.keras.read_bytes()).hexdigest() == before  # never written
 
 
