@@ -205,9 +205,13 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
     # already has, for a spec's own); inspect notes it where it stands
     unmatched = unmatched_errors(frontend.file, expect, [v.name for v in facts.variables])
     notes += [str(e) for e in unmatched]
-    if request.losses:
+    partial = getattr(frontend, "partial", "")  # a saved model scored on some outputs only
+    if request.losses or partial:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
-        notes.append("only some losses were inspected, so never-trained variables are not reported")
+        notes.append(
+            partial
+            or "only some losses were inspected, so never-trained variables are not reported"
+        )
     return m.Report(
         spec=frontend.label,
         name=frontend.name,

@@ -117,6 +117,9 @@ LAYERS = """
 
     @keras.saving.register_keras_serializable(package="shop")
     class Doubler(keras.layers.Layer):
+        def build(self, shape):
+            self.spare = self.add_weight(shape=(), name="spare")  # never used: never trained
+
         def call(self, x):
             return x * 2.0
 """
@@ -148,9 +151,11 @@ def test_custom_objects_and_safe_mode(tmp_path: Path, run_cli: RunCli) -> None:
         "Keras cannot find: pass the module that defines it, --custom-objects "
         "my_module:Doubler (or path/to/file.py:Doubler; importing it runs that module's code)\n"
     ))  # fmt: skip
-    given = run_cli("inspect", "custom.keras", "--loss", "mse", "--custom-objects",
-                    "shop_layers:Doubler", "-q", cwd=tmp_path)  # fmt: skip
-    assert given.returncode == 0, given.stderr
+    given = run_cli("check", "custom.keras", "--loss", "mse", "--custom-objects",
+                    "shop_layers:Doubler", "-q", "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert given.returncode == 1, given.stderr  # loaded; the CI gate fails on the spare weight
+    (problem,) = json.loads(given.stdout)["problems"]
+    assert (problem["variable"], problem["kind"]) == ("double/spare", "never-trained")
     keras.saving.get_custom_objects().pop("shop>Doubler", None)  # registered by the import
     typo = run_cli("inspect", "custom.keras", "--custom-objects", "shop_layers:Dubler",
                    cwd=tmp_path)  # fmt: skip

@@ -88,6 +88,21 @@ class SavedFrontend(PythonFrontend):
         self.notes += built.notes + built.changed
         self._resolved = Resolved(built.target, self.label, None)
 
+    @property
+    def partial(self) -> str:
+        """Why never-trained variables are not reported when only some outputs have a loss
+        (``--loss out_a=mse``: the other heads train from losses not computed here)."""
+        built = self._built
+        if built is None or len(built.outputs) < 2:
+            return ""
+        missing = [o for o in built.outputs if o not in built.losses]
+        if not missing:
+            return ""
+        return (
+            f"only some outputs have a loss (not {', '.join(missing)}), so never-trained "
+            "variables are not reported"
+        )
+
     def one_loss_hint(self, names: list[str]) -> str:
         """How to make one loss of several (``graph`` draws one): one output's."""
         outputs = [n for n in names if n in (self._built.outputs if self._built else ())]

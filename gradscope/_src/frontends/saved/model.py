@@ -319,13 +319,42 @@ def freeze(model: Any, globs: Sequence[str], path: str) -> list[str]:
                 f"--freeze {glob!r}: no layer of {printable(path)} matches (layers are "
                 f"matched by path, name or class: {names}, ...)"
             )
+        skipped = [_skip_note(layer, unfreeze) for layer in matched if _would_skip(layer, unfreeze)]
         for layer in matched:
+            layer.trainable = not unfreeze  # twice: see _would_skip
             layer.trainable = unfreeze
         verb = "unfroze" if unfreeze else "froze"
         shown = ", ".join(str(getattr(m, "path", None) or m.name) for m in matched[:3])
         more = f" and {len(matched) - 3} more layers" if len(matched) > 3 else ""
         changed.append(f"--freeze {glob} {verb} {shown}{more}")
+        changed += skipped
     return changed
+
+
+def _would_skip(layer: Any, value: bool) -> bool:
+    """Whether a script's ``layer.trainable = value`` would do nothing though some of its
+    layers differ: Keras' TensorFlow backend skips assigning an attribute the value it holds
+    (``KerasAutoTrackable.__setattr__``), so the setter that sets every sublayer never runs
+    (a base frozen layer by layer, or saved frozen and loaded: its own flag says True)."""
+    if bool(layer.trainable) != value:
+        return False
+    inner = layer._flatten_layers(include_self=False, recursive=True)
+    return any(bool(x.trainable) != value for x in inner)
+
+
+def _skip_note(layer: Any, value: bool) -> str:
+    name = printable(str(layer.name))
+    inner = layer._flatten_layers(include_self=False, recursive=True)
+    differ = sum(bool(x.trainable) != value for x in inner)
+    state = "trainable" if value else "frozen"
+    return (
+        f"in a script, {name}.trainable = {value} would do nothing here: {name}.trainable is "
+        f"already {value} while {_count(differ, 'layer')} inside it "
+        f"{'is' if differ == 1 else 'are'} not {state}, and "
+        "Keras skips assigning an attribute the value it holds, so the layers inside keep "
+        f"their flags; --freeze set them all. Set {name}.trainable = {not value} first, or "
+        "each layer's trainable"
+    )
 
 
 def _matches(layer: Any, pattern: str) -> bool:
