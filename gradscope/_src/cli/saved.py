@@ -20,7 +20,7 @@ LOSS_HELP = (
     "A spec's or Python target's loss to report (repeatable). For a saved model, the loss "
     "to compute: compiled (what compile() saved; the default when there is one), a Keras "
     "loss name for every output (mse; repeated: one per output, in order), OUTPUT=NAME, or "
-    "a name with arguments: 'SparseCategoricalCrossentropy(from_logits=True)'."
+    "a name with arguments: 'Huber(delta=2.0)'."
 )
 
 
