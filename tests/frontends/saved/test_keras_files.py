@@ -66,6 +66,7 @@ def test_keras_loss_names_per_output_and_one_output(saved: Saved, run_cli: RunCl
     )  # fmt: skip (one per output, in the model's order)
     assert list(both["losses"]) == ["price", "kind", "total"]
     assert both["loaded"]["format"] == "h5"
+    assert both["notes"][0].startswith("Keras could not restore this .h5 file's compile() ")
     assert both["loaded"]["losses"]["kind"] == "sparse_categorical_crossentropy on output kind"
     written = "kind=SparseCategoricalCrossentropy(from_logits=False)"
     one = _json(run_cli, "model.keras", "--loss", written, cwd=saved.folder)

@@ -16,7 +16,7 @@ from gradscope._src.frontends.python.frontend import PythonFrontend
 from gradscope._src.frontends.python.resolve import Resolved
 from gradscope._src.frontends.python.variables import Registry
 from gradscope._src.frontends.saved import SavedTarget, is_keras_model
-from gradscope._src.frontends.saved.load import Signature, load
+from gradscope._src.frontends.saved.load import Signature, load, notes_of
 from gradscope._src.frontends.saved.model import (
     Built,
     idle_batch_norms,
@@ -76,6 +76,7 @@ class SavedFrontend(PythonFrontend):
             if sniffed is not None:
                 progress(f"loading {self.label}")
                 source = load(sniffed, options)
+                self.notes += notes_of(source)
             progress("preparing the data")
             if isinstance(source, Signature):
                 self._signature = source.name

@@ -123,7 +123,19 @@ def load_keras(sniffed: Sniffed, options: LoadOptions) -> Any:
         except Exception:
             raise _fail(sniffed.path, _why(sniffed, exc)) from exc
         _compile_h5(model, sniffed.path)
+        model._gradscope_compiled_from_h5 = True  # the note: Keras' own restore failed
         return model
+
+
+def notes_of(model: Any) -> list[str]:
+    """What loading did that the report should say."""
+    if not getattr(model, "_gradscope_compiled_from_h5", False):
+        return []
+    return [
+        "Keras could not restore this .h5 file's compile() configuration (it writes a loss "
+        "given by name, then cannot read it back); gradscope compiled the model with the "
+        "losses the file's training_config names"
+    ]
 
 
 def _compile_h5(model: Any, path: str) -> None:
