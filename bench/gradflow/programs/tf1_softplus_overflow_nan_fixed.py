@@ -1,0 +1,26 @@
+# gradflow: fixed
+# twin of: tf1_softplus_overflow_nan.py
+# change: tf.nn.softplus, which is stable for large inputs
+import numpy as np
+import tensorflow as tf
+
+import _truth
+
+tf.compat.v1.disable_eager_execution()
+v1 = tf.compat.v1
+rng = np.random.default_rng(0)
+
+x = v1.placeholder(tf.float32, [None, 3])
+y = v1.placeholder(tf.float32, [None, 1])
+w = v1.get_variable("w", [3, 1], initializer=v1.ones_initializer())
+z = tf.matmul(x, w)
+activation = tf.nn.softplus(z)
+loss = tf.reduce_mean(tf.square(activation - y))
+optimizer = v1.train.GradientDescentOptimizer(1e-4)
+grads_and_vars = optimizer.compute_gradients(loss)
+train = optimizer.apply_gradients(grads_and_vars)
+feed = {x: 40.0 * np.abs(rng.normal(size=(8, 3))), y: rng.normal(size=(8, 1))}
+with v1.Session() as sess:
+    sess.run(v1.global_variables_initializer())
+    _truth.record(grads_and_vars, session=sess, feed_dict=feed)
+    sess.run(train, feed)

@@ -1,0 +1,313 @@
+"""Run every tool on every program of the gradflow set and write the table.
+
+    python bench/gradflow/run.py                 # everything (make gradflow)
+    python bench/gradflow/run.py --only nan_     # the programs whose name holds nan_
+    python bench/gradflow/run.py --rescore       # the table again from results.json
+
+Each program (buggy and fixed) gets one plain run (``python PROGRAM`` with GRADFLOW_TRUTH set:
+the truth, Keras' messages, the naive tool) and one run per tool that needs its own, at most
+``--jobs`` processes at a time, each killed at ``--timeout`` seconds. Results go to
+``results.json`` (every verdict) and ``RESULTS.md`` (the tables, with the machine and date).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.gradflow import cases as cases_  # noqa: E402
+from bench.gradflow import score as score_  # noqa: E402
+from bench.gradflow import tools as tools_  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+GIVES = {"gradscope": {"cause", "line", "fix"}, "check_numerics": {"cause", "line"},
+         "Keras warning": {"line"}}  # fmt: skip
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.pop("GRADFLOW_TRUTH", None)
+    return env
+
+
+def execute(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
+            output: Path | None = None, truth: Path | None = None) -> tools_.Finished:  # fmt: skip
+    """Run one process in its own session; killed with its group at ``timeout`` seconds."""
+    start = time.monotonic()
+    process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               errors="replace", start_new_session=True)  # fmt: skip
+    code: int | None
+    try:
+        out, err = process.communicate(timeout=timeout)
+        code = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        code = None
+    seconds = time.monotonic() - start
+    records = []
+    if truth is not None and truth.exists():
+        records = [json.loads(line) for line in truth.read_text().splitlines() if line.strip()]
+    text = output.read_text(errors="replace") if output is not None and output.exists() else ""
+    program = Path(argv[-1])
+    return tools_.Finished(program=program, code=code, seconds=seconds, stdout=out, stderr=err,
+                           truth=records, output=text)  # fmt: skip
+
+
+def plain(program: Path, scratch: Path, timeout: float) -> tools_.Finished:
+    """``python PROGRAM`` with the truth hooks writing to a file of ``scratch``."""
+    truth = scratch / f"{program.stem}.truth.jsonl"
+    truth.unlink(missing_ok=True)
+    env = {**_env(), "GRADFLOW_TRUTH": str(truth)}
+    return execute([sys.executable, program.name], program.parent, env, timeout, truth=truth)
+
+
+def apply_edits(program: Path, edits: Sequence[Mapping[str, Any]], scratch: Path) -> Path:
+    """A copy of ``program`` (with the truth hooks beside it) with a fix's text edits made:
+    each edit replaces ``old`` with ``new`` on ``line`` (1-based)."""
+    folder = scratch / f"{program.stem}.edited"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(program.parent / "_truth.py", folder / "_truth.py")
+    lines = program.read_text().splitlines(keepends=True)
+    for edit in edits:
+        index = int(edit["line"]) - 1
+        if edit["old"] not in lines[index]:
+            raise ValueError(f"{program.name}:{edit['line']}: {edit['old']!r} is not there")
+        lines[index] = lines[index].replace(edit["old"], edit["new"], 1)
+    copy = folder / program.name
+    copy.write_text("".join(lines))
+    return copy
+
+
+def run_program(program: Path, tools: Sequence[tools_.Tool], scratch: Path,
+                timeout: float, buggy: bool) -> dict[str, Any]:  # fmt: skip
+    """Every run of one program: its truth and each tool's verdict and seconds."""
+    base = plain(program, scratch, timeout)
+    verdicts: dict[str, Any] = {}
+    for tool in tools:
+        if tool.run == tools_.PLAIN:
+            run = base
+        else:
+            output = scratch / f"{program.stem}.{tool.run}.out"
+            output.unlink(missing_ok=True)
+            argv = tool.argv(Path(program.name), output)
+            run = execute(argv, program.parent, _env(), timeout, output=output)
+        verdict = tool.judge(run)
+        record = asdict(verdict)
+        record["seconds"] = round(run.seconds, 2)
+        if buggy and verdict.fix is not None and verdict.fix.edits:
+            try:
+                edited = plain(apply_edits(program, verdict.fix.edits, scratch), scratch, timeout)
+                clean = not tools_.truth_statuses(edited.truth) & set(score_.BROKEN)
+                record["fix"]["applied"] = bool(edited.code == 0 and edited.truth and clean)
+            except (ValueError, IndexError, KeyError):
+                record["fix"]["applied"] = False
+        verdicts[tool.name] = record
+    return {
+        "truth": sorted(tools_.truth_statuses(base.truth)),
+        "plain": {"code": base.code, "seconds": round(base.seconds, 2)},
+        "verdicts": verdicts,
+    }
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_gib() -> float:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 0.0
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _commit() -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        return done.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpu": _cpu(),
+        "cores": os.cpu_count(),
+        "memory_gib": round(_memory_gib(), 1),
+        "python": platform.python_version(),
+        "tensorflow": _version("tensorflow"),
+        "keras": _version("keras"),
+        "jax": _version("jax"),
+        "gradscope": f"{_version('gradscope')} ({_commit()})",
+    }
+
+
+def skip_reason(case: cases_.Case) -> str:
+    if case.backend == "jax" and importlib.util.find_spec("jax") is None:
+        return "jax is not installed (pip install '.[jax]' to score Keras on JAX)"
+    return ""
+
+
+def row_of(case: cases_.Case, role: str, ran: Mapping[str, Any]) -> dict[str, Any]:
+    path = case.buggy if role == "buggy" else case.fixed
+    return {
+        "file": path.name,
+        "case": case.name,
+        "role": role,
+        "kind": case.kind,
+        "backend": case.backend,
+        "effect": case.effect,
+        "cause": case.cause,
+        "lines": list(case.lines),
+        "fixes": list(case.fixes),
+        "sources": list(case.sources),
+        **ran,
+    }
+
+
+def measure(selected: Sequence[cases_.Case], tools: Sequence[tools_.Tool], jobs: int,
+            timeout: float) -> list[dict[str, Any]]:  # fmt: skip
+    """Every program of ``selected`` through every tool, ``jobs`` programs at a time."""
+    work = [(case, role) for case in selected for role in ("buggy", "fixed")]
+    with tempfile.TemporaryDirectory(prefix="gradflow-") as folder:
+        scratch = Path(folder)
+
+        def one(item: tuple[cases_.Case, str]) -> dict[str, Any]:
+            case, role = item
+            path = case.buggy if role == "buggy" else case.fixed
+            ran = run_program(path, tools, scratch, timeout, role == "buggy")
+            row = row_of(case, role, ran)
+            marks = ", ".join(f"{t}: {score_._mark(row, v)}" for t, v in ran["verdicts"].items())
+            print(f"{path.name:44} truth {','.join(ran['truth']) or '-':16} {marks}", flush=True)
+            return row
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(one, work))
+
+
+def markdown(results: Mapping[str, Any]) -> str:
+    """RESULTS.md: the tables, how they were counted, the machine and date."""
+    rows = results["programs"]
+    tools = [t["name"] for t in results["tools"]]
+    scores = [score_.score(rows, tool) for tool in tools]
+    m = results["machine"]
+    kinds = [k for k in cases_.KINDS if any(r["kind"] == k for r in rows)]
+    counts = ", ".join(f"{sum(r['kind'] == k and r['role'] == 'buggy' for r in rows)} {k}"
+                       for k in kinds)  # fmt: skip
+    pairs = sum(r["role"] == "buggy" for r in rows)
+    wrong = [r for r in rows if not score_.truth_agrees(r)]
+    lines = [
+        "<!-- Written by bench/gradflow/run.py (make gradflow); do not edit by hand. -->",
+        f"Measured on {results['date']} on a {m['cores']}-core {m['cpu']} with "
+        f"{m['memory_gib']} GiB, Python {m['python']}, TensorFlow {m['tensorflow']}, "
+        f"Keras {m['keras']}, gradscope {m['gradscope']}; {results['jobs']} programs at a "
+        f"time, each run killed after {results['timeout']:.0f} s; load average "
+        f"{results['load'][0]:.1f} at the start and {results['load'][1]:.1f} at the end "
+        f"(the machine is shared: seconds are wall time under that load). The whole run took "
+        f"{results['minutes']:.0f} minutes.",
+        "",
+        f"{pairs} buggy programs and their fixed twins ({counts}).",
+    ]
+    if results.get("skipped"):
+        lines += ["", "Not run: " + "; ".join(f"`{s['file']}` ({s['reason']})"
+                                              for s in results["skipped"]) + "."]  # fmt: skip
+    lines += [
+        "",
+        "The truth (what bare TensorFlow returned at each program's own gradient calls) agrees "
+        f"with the labels on {len(rows) - len(wrong)} of {len(rows)} programs"
+        + (": " + ", ".join(f"`{r['file']}`" for r in wrong) + " disagree." if wrong else "."),
+        "",
+        score_.table(scores, GIVES),
+        "",
+        "Recall by kind of program:",
+        "",
+        score_.by_kind(rows, tools, kinds),
+        "",
+        "Every program (found: the tool flagged it; cause, line, fix: it also named the "
+        "labelled cause, line, fix):",
+        "",
+        score_.per_program(rows, tools),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=2, help="programs at a time (default 2)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per run")
+    parser.add_argument("--only", action="append", default=[], help="name substring")
+    parser.add_argument("--tools", default="", help="comma-separated tool names (default all)")
+    parser.add_argument("--results", type=Path, default=HERE / "results.json")
+    parser.add_argument("--markdown", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--rescore", action="store_true", help="only rewrite the Markdown")
+    args = parser.parse_args(argv)
+    if args.rescore:
+        results = json.loads(args.results.read_text())
+        args.markdown.write_text(markdown(results))
+        return 0
+    chosen = [t for t in tools_.TOOLS if not args.tools or t.name in args.tools.split(",")]
+    everything = cases_.load()
+    selected = [c for c in everything if not args.only or any(o in c.name for o in args.only)]
+    skipped = [c for c in selected if skip_reason(c)]
+    todo = [c for c in selected if not skip_reason(c)]
+    load_start = os.getloadavg()[0]
+    start = time.monotonic()
+    rows = measure(todo, chosen, args.jobs, args.timeout)
+    results = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "jobs": args.jobs,
+        "timeout": args.timeout,
+        "load": [load_start, os.getloadavg()[0]],
+        "minutes": (time.monotonic() - start) / 60,
+        "tools": [{"name": t.name, "about": t.about} for t in chosen],
+        "skipped": [{"file": c.buggy.name, "reason": skip_reason(c)} for c in skipped],
+        "programs": rows,
+    }
+    args.results.write_text(json.dumps(results, indent=1) + "\n")
+    args.markdown.write_text(markdown(results))
+    print(f"wrote {args.results} and {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
