@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint fmt bench bench-distribute fuzz clean pictures docs
+.PHONY: demo test test-fast lint fmt bench bench-distribute gradflow fuzz clean pictures docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,3 +68,9 @@ bench: $(STAMP)
 # --strategy against bare tf.distribute (bench/RESULTS.md, "Distributed runs")
 bench-distribute: $(STAMP)
 	$(PY) bench/distribute.py $(BENCH_ARGS)
+
+# The gradient-flow benchmark: every tool on every program, the table in bench/gradflow/RESULTS.md
+# (bench/gradflow/README.md): make gradflow GRADFLOW_ARGS="--only tf1_"
+GRADFLOW_ARGS ?=
+gradflow: $(STAMP)
+	$(PY) bench/gradflow/run.py $(GRADFLOW_ARGS)

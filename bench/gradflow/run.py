@@ -13,6 +13,7 @@ the truth, Keras' messages, the naive tool) and one run per tool that needs its 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib.metadata
 import importlib.util
@@ -24,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -52,27 +54,37 @@ def _env() -> dict[str, str]:
 
 def execute(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
             output: Path | None = None, truth: Path | None = None) -> tools_.Finished:  # fmt: skip
-    """Run one process in its own session; killed with its group at ``timeout`` seconds."""
+    """Run one process in its own session; killed with its group at ``timeout`` seconds. Its
+    CPU seconds (user + system, its children's included) come from ``os.wait4``."""
     start = time.monotonic()
-    process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               errors="replace", start_new_session=True)  # fmt: skip
-    code: int | None
-    try:
-        out, err = process.communicate(timeout=timeout)
-        code = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        code = None
-    seconds = time.monotonic() - start
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+                                   stdout=out, stderr=err, start_new_session=True)  # fmt: skip
+        killed: list[bool] = []
+        killer = threading.Timer(timeout, _kill, (process.pid, killed))
+        killer.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        killer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.monotonic() - start
+        code = None if killed else process.returncode
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
     records = []
     if truth is not None and truth.exists():
         records = [json.loads(line) for line in truth.read_text().splitlines() if line.strip()]
     text = output.read_text(errors="replace") if output is not None and output.exists() else ""
-    program = Path(argv[-1])
-    return tools_.Finished(program=program, code=code, seconds=seconds, stdout=out, stderr=err,
-                           truth=records, output=text)  # fmt: skip
+    return tools_.Finished(program=Path(argv[-1]), code=code, seconds=seconds,
+                           cpu_seconds=usage.ru_utime + usage.ru_stime, stdout=stdout,
+                           stderr=stderr, truth=records, output=text)  # fmt: skip
+
+
+def _kill(pid: int, killed: list[bool]) -> None:
+    killed.append(True)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def plain(program: Path, scratch: Path, timeout: float) -> tools_.Finished:
@@ -116,6 +128,7 @@ def run_program(program: Path, tools: Sequence[tools_.Tool], scratch: Path,
         verdict = tool.judge(run)
         record = asdict(verdict)
         record["seconds"] = round(run.seconds, 2)
+        record["cpu_seconds"] = round(run.cpu_seconds, 2)
         if buggy and verdict.fix is not None and verdict.fix.edits:
             try:
                 edited = plain(apply_edits(program, verdict.fix.edits, scratch), scratch, timeout)
@@ -126,7 +139,11 @@ def run_program(program: Path, tools: Sequence[tools_.Tool], scratch: Path,
         verdicts[tool.name] = record
     return {
         "truth": sorted(tools_.truth_statuses(base.truth)),
-        "plain": {"code": base.code, "seconds": round(base.seconds, 2)},
+        "plain": {
+            "code": base.code,
+            "seconds": round(base.seconds, 2),
+            "cpu_seconds": round(base.cpu_seconds, 2),
+        },
         "verdicts": verdicts,
     }
 
@@ -261,6 +278,7 @@ def markdown(results: Mapping[str, Any]) -> str:
         "",
         score_.by_kind(rows, tools, kinds),
         "",
+        *shortfalls(rows, "gradscope"),
         "Every program (found: the tool flagged it; cause, line, fix: it also named the "
         "labelled cause, line, fix):",
         "",
@@ -268,6 +286,40 @@ def markdown(results: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _fine(row: Mapping[str, Any], verdict: Mapping[str, Any]) -> bool:
+    if row["role"] == "fixed":
+        return not verdict["flagged"]
+    return score_.cause_right(row, verdict) and score_.line_right(row, verdict)
+
+
+def _said(verdict: Mapping[str, Any]) -> str:
+    if verdict.get("error"):
+        return "an error: " + verdict["error"]
+    if not verdict["flagged"]:
+        return "nothing"
+    causes = verdict["causes"] or ["(none)"]
+    lines = verdict["lines"] or ["(none)"]
+    return f"cause {causes[0]}, line {lines[0]}"
+
+
+def shortfalls(rows: Sequence[Mapping[str, Any]], tool: str) -> list[str]:
+    """Where ``tool`` missed a bug, named another cause or line, or flagged a fixed twin."""
+    out = []
+    for row in rows:
+        verdict = row["verdicts"].get(tool)
+        if verdict is None or _fine(row, verdict):
+            continue
+        if row["role"] == "fixed":
+            out.append(f"- `{row['file']}` (a fixed twin): flagged, {_said(verdict)}")
+            continue
+        wanted = ", ".join(str(line) for line in row["lines"])
+        out.append(f"- `{row['file']}` ({row['kind']}; {row['effect']}, cause {row['cause']}, "
+                   f"line {wanted}): {tool} said {_said(verdict)}")  # fmt: skip
+    if not out:
+        return []
+    return [f"Where {tool} falls short (each a program to fix it on):", "", *out, ""]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -61,8 +61,10 @@ class Score:
     fixes: int
     fixes_applied: int
     errors: int
-    median_seconds: float
+    median_seconds: float  # wall time per program, under the machine's load
     total_seconds: float
+    median_cpu: float  # CPU seconds per program (user + system)
+    cpu_ratio: float  # median over programs of CPU seconds / the plain run's CPU seconds
 
     @property
     def recall(self) -> float:
@@ -78,7 +80,14 @@ def score(rows: Sequence[Row], tool: str) -> Score:
     """``tool`` over ``rows`` (the programs it was run on: buggy and fixed)."""
     buggy = [r for r in rows if r["role"] == "buggy" and tool in r["verdicts"]]
     fixed = [r for r in rows if r["role"] == "fixed" and tool in r["verdicts"]]
-    seconds = [r["verdicts"][tool]["seconds"] for r in (*buggy, *fixed)]
+    ran = (*buggy, *fixed)
+    seconds = [r["verdicts"][tool]["seconds"] for r in ran]
+    cpu = [r["verdicts"][tool].get("cpu_seconds", 0.0) for r in ran]
+    ratios = [
+        r["verdicts"][tool].get("cpu_seconds", 0.0) / r["plain"]["cpu_seconds"]
+        for r in ran
+        if r.get("plain", {}).get("cpu_seconds")
+    ]
     return Score(
         tool=tool,
         buggy=len(buggy),
@@ -92,6 +101,8 @@ def score(rows: Sequence[Row], tool: str) -> Score:
         errors=sum(bool(r["verdicts"][tool].get("error")) for r in (*buggy, *fixed)),
         median_seconds=statistics.median(seconds) if seconds else 0.0,
         total_seconds=sum(seconds),
+        median_cpu=statistics.median(cpu) if cpu else 0.0,
+        cpu_ratio=statistics.median(ratios) if ratios else 0.0,
     )
 
 
@@ -103,7 +114,8 @@ def table(scores: Sequence[Score], gives: Mapping[str, set[str]]) -> str:
     """The main table; ``gives`` says per tool which of cause, line, fix it can give at all."""
     out = [
         "| tool | detected (recall) | precision | false alarms on fixed twins "
-        "| cause right | line right | fix right | errors | median s | total s |",
+        "| cause right | line right | fix right | errors | CPU s per program (x plain) "
+        "| wall s per program |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in scores:
@@ -116,7 +128,7 @@ def table(scores: Sequence[Score], gives: Mapping[str, set[str]]) -> str:
             f"| {s.tool} | {_share(s.detected, s.buggy)} | {precision} "
             f"| {_share(s.false_alarms, s.fixed)} | {given('cause', s.causes)} "
             f"| {given('line', s.lines)} | {given('fix', s.fixes)} | {s.errors} "
-            f"| {s.median_seconds:.1f} | {s.total_seconds:.0f} |"
+            f"| {s.median_cpu:.1f} ({s.cpu_ratio:.2f}x) | {s.median_seconds:.1f} |"
         )
     return "\n".join(out)
 

@@ -26,7 +26,8 @@ class Finished:
 
     program: Path
     code: int | None  # None: killed at the time limit
-    seconds: float
+    seconds: float  # wall time
+    cpu_seconds: float  # user + system time of the process and its children
     stdout: str
     stderr: str
     truth: list[dict[str, Any]]  # the JSON lines the program's hooks wrote (plain run)
@@ -95,8 +96,10 @@ class Naive:
 
     name: str = "print None"
     run: str = PLAIN
-    about: str = ("a user printing `[g is None for g in grads]` after each gradient call "
-                  "(the benchmark's own truth hooks): sees None, names no cause or line")  # fmt: skip
+    about: str = (
+        "a user printing `[g is None for g in grads]` after each gradient call "
+        "(the benchmark's own truth hooks): sees None, names no cause or line"
+    )
 
     def argv(self, program: Path, output: Path) -> list[str]:
         return []
@@ -116,8 +119,10 @@ class KerasWarning:
 
     name: str = "Keras warning"
     run: str = PLAIN
-    about: str = ("the plain run's output holds Keras' warning \"Gradients do not exist for "
-                  "variables\" or the error \"No gradients provided for any variable\"")  # fmt: skip
+    about: str = (
+        "the plain run's output holds Keras' warning \"Gradients do not exist for "
+        'variables" or the error "No gradients provided for any variable"'
+    )
 
     def argv(self, program: Path, output: Path) -> list[str]:
         return []
@@ -147,8 +152,10 @@ class CheckNumerics:
 
     name: str = "check_numerics"
     run: str = "numerics"
-    about: str = ("`tf.debugging.enable_check_numerics()` called before the program: flags the "
-                  "first op that outputs a NaN or an infinity, at the line that made it")  # fmt: skip
+    about: str = (
+        "`tf.debugging.enable_check_numerics()` called before the program: flags the "
+        "first op that outputs a NaN or an infinity, at the line that made it"
+    )
 
     def argv(self, program: Path, output: Path) -> list[str]:
         return [sys.executable, "-c", _NUMERICS, str(program)]
@@ -212,8 +219,10 @@ class Gradscope:
 
     name: str = "gradscope"
     run: str = "gradscope"
-    about: str = ("`gradscope run --format json` of the program: its problems, each with the "
-                  "source's status, cut points and fix")  # fmt: skip
+    about: str = (
+        "`gradscope run --format json` of the program: its problems, each with the "
+        "source's status, cut points and fix"
+    )
     command: list[str] = field(default_factory=lambda: [sys.executable, "-m", "gradscope"])
 
     def argv(self, program: Path, output: Path) -> list[str]:

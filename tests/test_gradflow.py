@@ -1,0 +1,198 @@
+"""The gradient-flow benchmark (bench/gradflow): every header, the scoring on hand-made facts,
+and a slice of the set run for real: a few programs forked from a warm TensorFlow driver
+(``tests/forked.py``), their truth against their labels, and gradscope on one of them.
+``make gradflow`` runs the whole table."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.gradflow import cases, score, tools
+from tests.conftest import Processes
+from tests.forked import Driver, programs
+
+ROOT = Path(__file__).resolve().parents[1]
+_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+# The slice of make test: one eager tape, one TensorFlow 1 graph, one Keras fit (warning).
+_SLICE = ("tape_assign_patch", "tf1_where_division_nan", "fit_output_without_loss")
+# gradscope's fix kinds a header may name (schema/run-v1.json lists them; watch is a cut fix).
+_FIX_KINDS = {*tools.GRADSCOPE_FIX_CAUSES, "watch", "-"}
+
+
+def test_gradflow_headers_every_pair() -> None:
+    """At least 60 pairs, every kind, every label from its vocabulary, lines on code."""
+    everything = cases.load()
+    assert len(everything) >= 60
+    assert {c.kind for c in everything} == set(cases.KINDS)
+    assert any(c.backend == "jax" for c in everything)
+    for case in everything:
+        assert set(case.fixes) <= _FIX_KINDS, case.name
+        lines = case.buggy.read_text().splitlines()
+        for number in case.lines:
+            code = lines[number - 1].strip()
+            assert code and not code.startswith("#"), f"{case.buggy.name}:{number}"
+        assert _body(case.fixed) != _body(case.buggy), case.name
+
+
+def _body(path: Path) -> list[str]:
+    lines = path.read_text().splitlines()
+    while lines and lines[0].startswith("#"):
+        lines.pop(0)
+    return lines
+
+
+def test_gradflow_header_errors_name_file_and_line(tmp_path: Path) -> None:
+    program = tmp_path / "bad.py"
+    program.write_text("# gradflow: buggy\n# title: t\nimport os\n")
+    with pytest.raises(cases.HeaderError, match=r"bad\.py:1: the header lacks source"):
+        cases.read_header(program)
+    program.write_text("# gradflow: buggy\n# title: t\n# title: u\n")
+    with pytest.raises(cases.HeaderError, match=r"bad\.py:3: 'title' given twice"):
+        cases.read_header(program)
+
+
+def _report(**source: Any) -> dict[str, Any]:
+    return {
+        "calls": [{"site": "p.py:9", "step": 1, "sources": {"w": source}}],
+        "problems": [{"site": "p.py:9", "step": 1, "variable": "w", "kind": "unexpected-none"}],
+    }
+
+
+def test_gradflow_gradscope_verdict_cause_line_fix() -> None:
+    """The cause comes from the fix's kind, else the status; the fix's line comes first."""
+    fix = {"kind": "move-into-tape", "where": "/abs/p.py:4", "text": "", "candidates": []}
+    cut = {"node": "x", "op": "MatMul", "kind": "stopped", "source": "p.py:6"}
+    verdict = tools.judge_gradscope(_report(status="none:disconnected", cut_points=[cut], fix=fix))
+    assert verdict == tools.Verdict(
+        flagged=True,
+        causes=("outside-tape",),
+        lines=("p.py:4", "p.py:6"),
+        fix=tools.Fix(kind="move-into-tape", where="p.py:4"),
+    )
+    assert tools.judge_gradscope(_report(status="none:stopped")).causes == ("stop-gradient",)
+    quiet = tools.judge_gradscope({"calls": [], "problems": []})
+    assert not quiet.flagged
+
+
+def test_gradflow_builtin_messages_and_check_numerics() -> None:
+    program = Path("prog.py")
+    stderr = (
+        'Traceback (most recent call last):\n  File "/x/prog.py", line 12, in <module>\n'
+        "ValueError: No gradients provided for any variable.\n"
+    )
+    run = tools.Finished(program, 1, 1.0, 1.0, "", stderr, [])
+    assert tools.KerasWarning().judge(run) == tools.Verdict(flagged=True, lines=("prog.py:12",))
+    numerics = (
+        '!!! Detected Infinity or NaN in output 0 of graph op "Log" !!!\n'
+        "  Stack trace of op's creation:\n"
+        '    File "/x/prog.py", line 3, in <module>\n    File "/x/prog.py", line 7, in f\n'
+    )
+    run = tools.Finished(program, 1, 1.0, 1.0, "", numerics, [])
+    verdict = tools.CheckNumerics().judge(run)
+    assert verdict == tools.Verdict(flagged=True, causes=("nan",), lines=("prog.py:7",))
+    truth = [{"site": "prog.py:5", "sources": {"w": "none", "b": "ok"}}]
+    assert tools.Naive().judge(tools.Finished(program, 0, 1.0, 1.0, "", "", truth)).flagged
+
+
+def _row(role: str, flagged: bool, **verdict: Any) -> dict[str, Any]:
+    return {
+        "file": "p.py" if role == "buggy" else "p_fixed.py",
+        "role": role,
+        "kind": "tape",
+        "effect": "none",
+        "cause": "numpy",
+        "lines": [4],
+        "fixes": ["keep-tensorflow-ops"],
+        "truth": ["none"] if role == "buggy" else ["ok"],
+        "plain": {"cpu_seconds": 2.0},
+        "verdicts": {"t": {"flagged": flagged, "seconds": 1.0, "cpu_seconds": 3.0, **verdict}},
+    }
+
+
+def test_gradflow_scores_count_each_column() -> None:
+    """Recall, precision and false alarms over both twins; cause, line and fix only where the
+    tool flagged the buggy program and named the labelled one first."""
+    fix = {"kind": "keep-tensorflow-ops", "where": "p.py:4"}
+    rows = [
+        _row("buggy", True, causes=["numpy"], lines=["p.py:4"], fix=fix),
+        _row("fixed", False),
+        _row(
+            "buggy",
+            True,
+            causes=["unused"],
+            lines=["p.py:9", "p.py:4"],
+            fix={**fix, "applied": False},
+        ),
+        _row("fixed", True),
+        _row("buggy", False, causes=["numpy"], lines=["p.py:4"]),
+        _row("fixed", False),
+    ]
+    s = score.score(rows, "t")
+    assert (s.buggy, s.detected, s.false_alarms, s.causes, s.lines, s.fixes) == (3, 2, 1, 1, 1, 1)
+    assert s.precision == pytest.approx(2 / 3)
+    assert (s.fixes_applied, s.median_cpu, s.cpu_ratio) == (1, 3.0, 1.5)
+    table = score.table([s], {"t": {"cause"}})
+    assert "| t | 2/3 (67%) | 0.67 | 1/3 (33%) | 1/3 (33%) | gives none |" in table
+    assert score.truth_agrees(rows[0]) and score.truth_agrees(rows[1])
+    assert not score.truth_agrees({**rows[1], "truth": ["nan"]})
+
+
+@pytest.fixture(scope="module")
+def python() -> Iterator[Driver]:
+    """``python PROGRAM`` forked from one process that imported TensorFlow."""
+    with programs(_ENV, kill_after=300) as started:
+        yield started
+
+
+def _copy(name: str, folder: Path) -> None:
+    for file in (f"{name}.py", f"{name}_fixed.py", "_truth.py"):
+        shutil.copy(cases.PROGRAMS / file, folder / file)
+
+
+@pytest.mark.tf
+def test_gradflow_slice_truth_agrees_with_labels(python: Driver, tmp_path: Path) -> None:
+    """Bare TensorFlow shows each buggy program's labelled effect and nothing on its twin; the
+    Keras warning and the naive tool read the same runs."""
+    chosen = {c.name: c for c in cases.load() if c.name in _SLICE}
+    for name, case in chosen.items():
+        _copy(name, tmp_path)
+        for role, path in (("buggy", case.buggy), ("fixed", case.fixed)):
+            truth = tmp_path / f"{path.stem}.jsonl"
+            env = {**_ENV, "GRADFLOW_TRUTH": str(truth)}
+            done = python.run([path.name], tmp_path, env, tmp_path / path.stem)
+            records = [json.loads(line) for line in truth.read_text().splitlines()]
+            seen = tools.truth_statuses(records)
+            row = {"role": role, "effect": case.effect, "truth": sorted(seen)}
+            assert score.truth_agrees(row), (path.name, seen, done.stderr[-2000:])
+            run = tools.Finished(Path(path.name), done.code, 0, 0, done.stdout, done.stderr,
+                                 records)  # fmt: skip
+            assert tools.Naive().judge(run).flagged == (role == "buggy" and "none" in seen)
+            if name == "fit_output_without_loss":
+                assert tools.KerasWarning().judge(run).flagged == (role == "buggy")
+
+
+@pytest.mark.tf
+def test_gradflow_slice_gradscope_finds_cause_and_line(
+    gradscope_processes: Processes, tmp_path: Path
+) -> None:
+    """gradscope run, through the adapter the table uses, on one buggy program and its twin."""
+    (case,) = [c for c in cases.load() if c.name == "tape_assign_patch"]
+    _copy(case.name, tmp_path)
+    verdicts = {}
+    for path in (case.buggy, case.fixed):
+        output = tmp_path / f"{path.stem}.json"
+        args = tools.Gradscope().argv(Path(path.name), output)[3:]  # after python -m gradscope
+        gradscope_processes(args, tmp_path, _ENV)
+        run = tools.Finished(Path(path.name), 0, 0, 0, "", "", [], output.read_text())
+        verdicts[path.name] = tools.Gradscope().judge(run)
+    found = verdicts[case.buggy.name]
+    assert found.flagged and found.causes[0] == case.cause
+    assert found.lines[0] == f"{case.buggy.name}:{case.lines[0]}"
+    assert not verdicts[case.fixed.name].flagged
