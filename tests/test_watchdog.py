@@ -43,7 +43,11 @@ def test_timeout_is_said_on_standard_error_while_fd_2_points_elsewhere() -> None
     catches its banners so; a target may point it at /dev/null) still says so on the
     standard error the command started with; it ended with exit 2 and nothing said."""
     done = subprocess.run(
-        [sys.executable, "-c", _HIDDEN], capture_output=True, text=True, timeout=20, check=False,
+        [sys.executable, "-c", _HIDDEN],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2

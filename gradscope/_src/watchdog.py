@@ -27,7 +27,9 @@ def note_node(text: str) -> None:
 def message(command: str, seconds: float) -> str:
     """``gradscope inspect: stopped after 900 s (--timeout) while computing gradients; ...``."""
     where = f"; its costliest node is {_STATE['node']}" if _STATE["node"] else ""
-    advice = "raise --timeout or make the spec smaller" if where else "raise --timeout (0: no limit)"
+    advice = (
+        "raise --timeout or make the spec smaller" if where else "raise --timeout (0: no limit)"
+    )
     return (
         f"gradscope {command}: stopped after {seconds:g} s (--timeout) while "
         f"{_STATE['phase']}{where}; {advice}"

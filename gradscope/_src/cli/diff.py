@@ -16,7 +16,7 @@ from gradscope._src.cli.common import (
     strategy_options,
     width,
 )
-from gradscope._src.cli.output import emit
+from gradscope._src.cli.output import OutputsFirst, emit
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode
 from gradscope._src.report import DIFF_FORMATS
@@ -37,7 +37,7 @@ Numbers, per variable both losses reach (gA, gB: the densified gradients):
 )
 
 
-@click.command(short_help=summary("diff"), epilog=_HELP_EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("diff"), epilog=_HELP_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.argument("losses", nargs=-1, metavar="[LOSS_A LOSS_B]")
 @format_option([f.value for f in DIFF_FORMATS])

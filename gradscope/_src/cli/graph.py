@@ -8,7 +8,7 @@ import click
 
 from gradscope._src.cli.commands import summary
 from gradscope._src.cli.common import progress, run_options
-from gradscope._src.cli.output import emit, write_atomic_bytes
+from gradscope._src.cli.output import OutputPath, OutputsFirst, emit, write_atomic_bytes
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode, UsageError
 
@@ -41,13 +41,14 @@ Examples:
 )
 
 
-@click.command(short_help=summary("graph"), epilog=_EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("graph"), epilog=_EPILOG)
 @click.argument("target", metavar="SPEC_OR_TARGET")
 @click.option("--loss", "-l", metavar="L", help="The loss to draw (needed when there are several).")
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputPath(),
+    metavar="FILE",
     default=None,
     help="Write the picture to FILE (atomically); its extension picks the format: "
     ".dot, .mmd (Mermaid), .svg, .png or .html (the last three need Graphviz).",

@@ -17,7 +17,7 @@ from gradscope._src.cli.common import (
     table_render_options,
     width,
 )
-from gradscope._src.cli.output import emit
+from gradscope._src.cli.output import OutputsFirst, emit
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode
 from gradscope._src.report import INSPECT_FORMATS
@@ -31,7 +31,7 @@ _EPILOG = exit_codes(
 )
 
 
-@click.command(short_help=summary("inspect"), epilog=_EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("inspect"), epilog=_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
 @format_option([f.value for f in INSPECT_FORMATS])
