@@ -132,6 +132,14 @@ def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
     return fixes.finding_fix(kind, variable, site, evidence)
 
 
+def none_fix(site: str, variable: str, status: str, cause: str,
+             cut_points: Sequence[Mapping[str, Any]]) -> Fix | None:  # fmt: skip
+    """The fix of a ``none`` finding no record shows (a step that raised: ``failed.py``),
+    decided as a recorded one's is."""
+    return _fix("none", site, variable, Point(0, status, None, None, None, False, cause,
+                                              tuple(cut_points)))  # fmt: skip
+
+
 def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:
     """The records of each (site, variable), in step order."""
     out: dict[tuple[str, str], list[Point]] = {}
