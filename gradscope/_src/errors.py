@@ -16,7 +16,8 @@ class ExitCode(enum.IntEnum):
     PROBLEMS = 1
     """``check`` found unexpected gradients (nan, a contradicted ``expect``, never trained)."""
     USAGE = 2
-    """A bad spec, a bad target or a bad command line."""
+    """A bad spec, a bad target or a bad command line; or a program or target that computes
+    its gradients with JAX or PyTorch (gradscope watches TensorFlow only: refused at once)."""
     INTERNAL = 3
     """gradscope itself failed; re-run with ``--traceback`` and report it."""
     PROGRAM_RAISED = 4

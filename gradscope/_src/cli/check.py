@@ -37,7 +37,9 @@ EPILOG = (
         (
             ExitCode.USAGE,
             "a bad spec, target, baseline or command line (all errors listed; sarif, junit: a "
-            "report)",
+            "report);\n"
+            "a target that computes its gradients with JAX or PyTorch (gradscope watches "
+            "TensorFlow only)",
         ),
         ExitCode.INTERNAL,
         ExitCode.TARGET_ENDED,

@@ -30,7 +30,12 @@ Numbers, per variable both losses reach (gA, gB: the densified gradients):
 
 """ + exit_codes(
     (ExitCode.OK, "done"),
-    (ExitCode.USAGE, "bad spec, target or usage (an unknown loss name lists the spec's losses)"),
+    (
+        ExitCode.USAGE,
+        "bad spec, target or usage (an unknown loss name lists the spec's losses);\n"
+        "a target that computes its gradients with JAX or PyTorch (gradscope watches "
+        "TensorFlow only)",
+    ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,
     ExitCode.INTERRUPTED,

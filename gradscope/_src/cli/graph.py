@@ -33,7 +33,9 @@ Examples:
     (ExitCode.OK, "the picture was written"),
     (
         ExitCode.USAGE,
-        "bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html",
+        "bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html;\n"
+        "a target that computes its gradients with JAX or PyTorch (gradscope watches "
+        "TensorFlow only)",
     ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,

@@ -24,7 +24,11 @@ from gradscope._src.report import INSPECT_FORMATS
 
 _EPILOG = exit_codes(
     (ExitCode.OK, "the report was written (its problems do not fail inspect: use gradscope check)"),
-    (ExitCode.USAGE, "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN)"),
+    (
+        ExitCode.USAGE,
+        "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN);\na target "
+        "that computes its gradients with JAX or PyTorch (gradscope watches TensorFlow only)",
+    ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,
     ExitCode.INTERRUPTED,

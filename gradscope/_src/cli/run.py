@@ -48,7 +48,9 @@ Where the report goes:
             ExitCode.USAGE,
             "bad usage, or a program that cannot start (no such file, a syntax "
             "error, no module);\nor an output that could not be written (a full disk): said after "
-            "the report",
+            "the report;\nor a program that computes its gradients with JAX or PyTorch (Keras 3 "
+            "on its jax or\ntorch backend, jax.grad, loss.backward()): stopped there, one line, "
+            "no report\n(gradscope watches TensorFlow only)",
         ),
         ExitCode.INTERNAL,
         (

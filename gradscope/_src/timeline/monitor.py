@@ -40,6 +40,7 @@ from typing import Any
 
 import keras
 
+from gradscope._src.frontends import backend
 from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.location import Location
 from gradscope._src.results import words
@@ -69,6 +70,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         ValueError: ``every`` below 1.
         OSError: ``timeline`` or ``tensorboard`` cannot be written (also checked when a
             ``fit`` begins, before its first step).
+        gradscope.UsageError: Keras runs on its JAX or PyTorch backend: gradscope watches
+            TensorFlow only (``NotTensorFlow``; also checked when a ``fit`` begins).
     """
 
     def __init__(
@@ -83,6 +86,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     ) -> None:
         super().__init__()
         check_arguments(every, timeline, tensorboard, thresholds, histograms, per_loss)
+        backend.check_keras(door=_WHO)  # Keras on JAX or PyTorch: refused at once
         self.recorder = Recorder(
             every, timeline, tensorboard, thresholds=thresholds, histograms=histograms
         )
@@ -132,6 +136,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
                 self._collect()
 
     def on_train_begin(self, logs: Any = None) -> None:
+        backend.check_keras(door=_WHO)
         self._settle()  # what a fit that raised left behind
         check_writable(*self._outputs)  # before any step: none is trained for nothing
         self.site = _user_line()
@@ -309,6 +314,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
 
 
 _ACTIVE = "_gradscope_monitor"  # the model's _Installed while a Monitor's fit runs
+_WHO = "gradscope.keras.Monitor"
 
 
 class _Installed:

@@ -230,7 +230,7 @@ class _OnImport(importlib.abc.MetaPathFinder):
         self.armed = True  # until the first import of tensorflow or keras starts
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if not self.armed or name not in ("tensorflow", "keras"):
+        if not self.armed or name not in _WATCHED_IMPORTS:
             return None
         self.armed = False
         for finder in sys.meta_path:
@@ -246,8 +246,12 @@ class _OnImport(importlib.abc.MetaPathFinder):
         return spec
 
     def _enter(self) -> None:
+        from gradscope._src.frontends.backend import NotTensorFlow
+
         try:
             self.block.__enter__()
+        except NotTensorFlow:  # Keras on JAX or PyTorch: the test is refused, not passed
+            raise
         except Exception:  # gradscope's failure never stops the test: it runs unwatched
             return
         self.entered = True
@@ -283,7 +287,10 @@ class _Then(importlib.abc.Loader):
         self.then()
 
 
-_NAMES = re.compile(rb"\b(tensorflow|keras)\b")
+#: The imports that start the watch of a test whose file names none of them (JAX and PyTorch
+#: too: their gradients are refused, never a green test: ``frontends/backend.py``).
+_WATCHED_IMPORTS = ("tensorflow", "keras", "jax", "torch")
+_NAMES = re.compile(rb"\b(tensorflow|keras|jax|torch)\b")
 
 
 def _uses_tensorflow(item: pytest.Item) -> bool:
