@@ -227,3 +227,32 @@ def test_a_wrong_argument_is_a_usage_error_naming_it_and_what_was_received(
     message = str(raised.value)
     assert message.startswith(starts), message
     assert received in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize(
+    ("given", "builtin", "said"),
+    [
+        ({"patience": 0}, ValueError, "patience must be a whole number of at least 1, saw 0"),
+        ({"patience": "3"}, TypeError, "patience must be a whole number of at least 1, saw '3'"),
+        ({"warmup": 1.5}, TypeError, "warmup must be a whole number of at least 0, saw 1.5"),
+        (
+            {"dead_fraction": 2.0},
+            ValueError,
+            "dead_fraction must be a number above 0 and at most 1, saw 2.0",
+        ),
+        (
+            {"vanishing_ratio": float("nan")},
+            ValueError,
+            "vanishing_ratio must be a number above 0, saw nan",
+        ),
+        ({"exploding_factor": 1}, ValueError, "exploding_factor must be a number above 1, saw 1"),
+    ],
+)
+def test_thresholds_are_checked_when_made(given: dict[str, Any], builtin: type, said: str) -> None:
+    """``Thresholds(patience=0)`` was accepted; the Monitor then never found anything (or
+    raised from inside a fit). The error is a ``UsageError`` and the ``TypeError`` or
+    ``ValueError`` a Python function raises (the Monitor's own arguments are the same)."""
+    with pytest.raises(gradscope.UsageError) as raised:
+        gradscope.Thresholds(**given)
+    assert isinstance(raised.value, builtin)
+    assert str(raised.value) == f"gradscope.Thresholds: {said}"

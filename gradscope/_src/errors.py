@@ -144,6 +144,16 @@ class UsageError(GradscopeError):
     """A command-line or API argument that makes no sense (an unknown loss name, ...)."""
 
 
+class ArgumentTypeError(UsageError, TypeError):
+    """A public argument of the wrong type: a :class:`UsageError`, and the ``TypeError`` a
+    Python function raises for it (``gradscope.keras.Monitor(every="10")``)."""
+
+
+class ArgumentValueError(UsageError, ValueError):
+    """A public argument of the right type and a wrong value: a :class:`UsageError`, and the
+    ``ValueError`` a Python function raises for it (``Monitor(every=0)``)."""
+
+
 class AlreadyWatching(UsageError):
     """A second watcher in one process: a ``gradscope.watch()`` block inside another, one in
     another thread at the same time, or one inside a program ``gradscope run`` watches. The
