@@ -286,3 +286,13 @@ def test_load_keeps_names_as_written_and_shown_escapes_them(tmp_path: Path) -> N
     assert seen["steps"][0]["site"] == "train.py\\n::error file=x.py::forged:20"
     assert "d\\ud800/kernel" in seen["steps"][0]["variables"]
     json.dumps(seen, ensure_ascii=False).encode("utf-8")  # nothing left UTF-8 cannot hold
+
+
+def test_thresholds_out_of_their_range_are_an_error_at_their_place(tmp_path: Path) -> None:
+    """A timeline whose ``thresholds.patience`` is 0 (no finding could ever be made) is
+    refused where it is, as gradscope.Thresholds refuses it; it was read."""
+    timeline = _timeline()
+    timeline["thresholds"] = {"patience": 0}
+    with pytest.raises(TimelineError, match=r"thresholds: patience must be a whole number of "
+                       r"at least 1, saw 0"):  # fmt: skip
+        load(_write(tmp_path, timeline))

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gradscope._src.errors import UsageError
 from gradscope._src.results.status import Status
 from gradscope._src.timeline.findings import KINDS, Thresholds
 
@@ -189,6 +190,10 @@ def _thresholds(value: Any, where: str) -> Error:
         error = _optional(value, name, check, where)
         if error is not None:
             return error
+    try:  # each in its range, as gradscope.Thresholds takes them
+        Thresholds(**{k: v for k, v in value.items() if k in THRESHOLDS})
+    except UsageError as exc:
+        return where, str(exc).removeprefix("gradscope.Thresholds: ")
     return None
 
 
