@@ -187,9 +187,8 @@ import gradscope.keras
 
 class Net(keras.Model):
     def train_step(self, data):
-        out = super().train_step(data)
-        tf.debugging.check_numerics(out["loss"], "loss is not finite")  # a NaN check
-        return out
+        tf.debugging.check_numerics(self.trainable_variables[0], "weights not finite")  # a check
+        return super().train_step(data)
 
 
 keras.utils.set_random_seed(3)
@@ -198,7 +197,7 @@ model = Net(inputs, keras.layers.Dense(1, name="d")(inputs))
 model.compile(optimizer="sgd", loss="mse")
 x = np.random.RandomState(0).randn(24, 3).astype("float32")
 y = np.random.RandomState(1).randn(24, 1).astype("float32")
-x[20] = np.nan  # the third batch of eight
+x[12] = np.nan  # the second batch of eight: its gradient is NaN, so are the weights after it
 monitor = gradscope.keras.Monitor(every=1, timeline=TIMELINE)
 model.fit(x, y, epochs=1, batch_size=8, shuffle=False, verbose=0, callbacks=[monitor])
 """
@@ -207,20 +206,34 @@ model.fit(x, y, epochs=1, batch_size=8, shuffle=False, verbose=0, callbacks=[mon
 def test_a_step_that_fails_later_keeps_the_steps_before_and_writes_the_timeline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A NaN check fails step 3: the exception is the check's, steps 1 and 2 are recorded,
-    and the timeline holding them is written when the fit raises (it was written only when
-    the process ended: a notebook never had it). No gradient is missing: nothing is said."""
+    """A NaN check fails step 3 (the weights step 2's NaN gradient made): the exception is
+    the check's, steps 1 and 2 are recorded, the NaN finding of step 2 is said, and the
+    timeline holding them is written when the fit raises (it was written only when the
+    process ended: a notebook never had it; and nothing was said)."""
+    import numpy as np
     import tensorflow as tf
+
+    x = np.zeros((8, 3), "float32")
+    x[4] = np.nan
+    w = tf.Variable(tf.ones((3, 1)))
+    with tf.GradientTape() as tape:  # bare TensorFlow: a NaN input gives a NaN gradient
+        loss = tf.reduce_mean((tf.constant(x) @ w) ** 2)
+    assert np.isnan(tape.gradient(loss, w).numpy()).any()
 
     program = tmp_path / "nan.py"
     timeline = tmp_path / "t.json"
     program.write_text(FAILS_LATER.replace("TIMELINE", repr(str(timeline))), encoding="utf-8")
     names, raised = _run_program(program)
     assert isinstance(raised, tf.errors.InvalidArgumentError)
-    assert "loss is not finite" in str(raised)
-    assert "gradscope.keras.Monitor" not in capsys.readouterr().err
+    assert "weights not finite" in str(raised)
+    said = capsys.readouterr().err
+    site = names["monitor"].site
+    assert (f"gradscope.keras.Monitor: fit at {site} raised InvalidArgumentError in step 3; "
+            "the steps recorded before it show:\n") in said  # fmt: skip
+    assert "\n  d/kernel: the gradient has a NaN or an infinity from step 2" in said
     written = json.loads(timeline.read_text())
     assert [s["step"] for s in written["steps"]] == [1, 2]
+    assert written["steps"][1]["variables"]["d/kernel"]["status"] == "nan"
     assert [s["step"] for s in names["monitor"].steps] == [1, 2]
     assert not hasattr(names["model"], "_gradscope_monitor")
 

@@ -89,3 +89,22 @@ def message(site: str, error: str, step: int, nones: Sequence[str],
             shown.add(fix)
             lines.append(f"  fix: {fix}")
     return "\n".join(printable(line) for line in lines)
+
+
+#: The findings that may explain a step that raised for want of a number (a NaN check).
+BEFORE = ("nan", "exploding", "none")
+
+
+def before(site: str, error: str, step: int, found: Sequence[Mapping[str, Any]]) -> str:
+    """What the Monitor prints when a step raised with every gradient there (a NaN check,
+    ``tf.debugging.check_numerics``): the findings of the steps recorded before it that can
+    explain it (NaN, exploding, missing gradients), one a line; "" when there are none."""
+    shown = [f for f in found if f.get("kind") in BEFORE and int(f["from_step"]) < step]
+    if not shown:
+        return ""
+    lines = [f"gradscope.keras.Monitor: fit at {site} raised {error} in step {step}; the steps "
+             "recorded before it show:"]  # fmt: skip
+    lines += [f"  {f['message']}" for f in shown[:NAMED]]
+    if len(shown) > NAMED:
+        lines.append(f"  and {len(shown) - NAMED} more findings (monitor.findings)")
+    return "\n".join(printable(line) for line in lines)

@@ -256,6 +256,11 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
                     said = failed.message(self.site, type(error).__name__, step, failure.nones,
                                           failure.causes)  # fmt: skip
                     print(said, file=sys.stderr, flush=True)
+            elif not isinstance(error, KeyboardInterrupt):  # a NaN check: what came before
+                before = failed.before(self.site, type(error).__name__, step,
+                                       self.recorder.findings())  # fmt: skip
+                if before:
+                    print(before, file=sys.stderr, flush=True)
         with contextlib.suppress(Exception):
             installed.undo(self.model)
         self._kept = None
