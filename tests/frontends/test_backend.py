@@ -117,12 +117,9 @@ def test_python_targets_on_jax_are_refused(
 
 
 @pytest.mark.tf
-def test_keras_on_jax_is_refused_by_the_monitor_the_watch_and_the_magic(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The doors that find Keras imported already ask which backend it runs on
-    (``keras.backend.backend()``; this process's Keras runs on TensorFlow, so the answer is
-    set here)."""
+def test_keras_on_jax_is_refused_by_the_monitor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Monitor asks the backend of the Keras it is handed (``keras.backend.backend()``;
+    this process's Keras runs on TensorFlow, so the answer is set here)."""
     import gradscope
     from gradscope.keras import Monitor
 
@@ -132,21 +129,26 @@ def test_keras_on_jax_is_refused_by_the_monitor_the_watch_and_the_magic(
         gradscope.UsageError, match=rf"^gradscope.keras.Monitor: the program {said}"
     ):
         Monitor(every=1)
-    watched = pytest.raises(gradscope.UsageError, match=rf"^gradscope.watch\(\) at .*{said}")
-    with watched, gradscope.watch():
-        pass
+    monkeypatch.setattr(backend, "keras_backend", lambda: "tensorflow")
+    Monitor(every=1)  # on TensorFlow: no refusal
+
+
+@pytest.mark.tf
+def test_the_notebook_magic_refuses_a_cell_that_computes_with_jax() -> None:
     from IPython.core.error import UsageError as Said
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "gradscope")
-    result = shell.run_cell("%%gradscope\nx = 1\n")
-    assert isinstance(result.error_in_exec, Said)  # IPython shows its message alone, one line
-    assert "computes its gradients with JAX (Keras 3 on its 'jax' backend)" in str(
-        result.error_in_exec
+    result = shell.run_cell(
+        "%%gradscope\nimport jax, jax.numpy as jnp\n"
+        "g = jax.grad(lambda w: jnp.sum(w * w))(jnp.ones(2))\n"
     )
-    monkeypatch.setattr(backend, "keras_backend", lambda: "tensorflow")
-    Monitor(every=1)  # on TensorFlow: no refusal
+    assert isinstance(result.error_in_exec, Said)  # IPython shows its message alone, one line
+    assert str(result.error_in_exec).endswith(
+        f"the code in the block computes its gradients with JAX (jax.grad called), {TAIL}"
+    )
+    assert "g" not in shell.user_ns  # stopped at jax.grad
 
 
 @pytest.mark.tf
@@ -187,19 +189,54 @@ model.fit(x, y, epochs=1, verbose=0)
 """
 
 
+KERAS_TARGET = """\
+import keras
+import numpy as np
+
+
+def build():
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    x = np.ones((4, 4), "float32")
+    return {"losses": {"main": lambda: keras.ops.sum(model(x))}, "model": model}
+"""
+
+TF_ONLY = """\
+import tensorflow as tf
+
+w = tf.Variable([1.0, 2.0], name="w")
+with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(w * 3.0)
+print(tape.gradient(loss, w).numpy().tolist())
+"""
+
+
 @pytest.mark.tf
-def test_run_refuses_a_keras_fit_on_the_jax_backend(
+def test_keras_on_the_jax_backend_is_refused_by_run_and_inspect(
     tmp_path: Path, gradscope_processes: Processes
 ) -> None:
-    """``KERAS_BACKEND=jax``: Keras computes the fit's gradients with JAX."""
+    """``KERAS_BACKEND=jax``: Keras computes the fit's gradients with JAX, refused at its
+    first ``jax.value_and_grad``; a target's model holds JAX arrays. The variable alone
+    decides nothing: a program that uses TensorFlow only is watched as ever (gradscope's own
+    import of Keras, with the environment's backend, is not read as the program's)."""
     (tmp_path / "fit.py").write_text(FIT, encoding="utf-8")
+    (tmp_path / "t.py").write_text(KERAS_TARGET, encoding="utf-8")
+    (tmp_path / "tf_only.py").write_text(TF_ONLY, encoding="utf-8")
     env = {**os.environ, "KERAS_BACKEND": "jax"}
     done = gradscope_processes(["run", "fit.py"], tmp_path, env)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.splitlines()[-1] == (
-        f"gradscope run: fit.py computes its gradients with JAX (Keras 3 on its 'jax' "
-        f"backend), {TAIL}"
+        f"gradscope run: fit.py computes its gradients with JAX (jax.value_and_grad, called "
+        f"by Keras 3 on its 'jax' backend), {TAIL}"
     )
+    done = gradscope_processes(["inspect", "t.py:build"], tmp_path, env)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr[-2000:]
+    assert done.stderr.splitlines()[-1] == (
+        f"gradscope inspect: the target t.py:build computes its gradients with JAX (Keras 3 "
+        f"on its 'jax' backend), {TAIL}"
+    )
+    done = gradscope_processes(["run", "tf_only.py"], tmp_path, env)
+    assert (done.returncode, done.stdout) == (0, "[3.0, 3.0]\n"), done.stderr[-2000:]
+    assert "1 call(s) at 1 site(s) · 0 problems" in done.stderr
 
 
 @pytest.fixture

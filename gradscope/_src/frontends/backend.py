@@ -13,7 +13,8 @@ What is read is what actually ran, never the environment alone:
 
 - the backend of the Keras the program imported (``keras.backend.backend()``:
   ``KERAS_BACKEND``, or ``os.environ["KERAS_BACKEND"]`` set by the program before its import,
-  or ``~/.keras/keras.json``), read once Keras is imported (:func:`keras_backend`);
+  or ``~/.keras/keras.json``), read when the program's own ``import keras`` has run, and when
+  a ``Monitor`` is made or a fit starts (:func:`keras_backend`);
 - a gradient API of JAX or PyTorch called while a door watches (:func:`refusing`: the
   APIs of :data:`GRAD_APIS` raise :class:`Refused` into the program, a ``BaseException``
   that its ``except Exception`` does not swallow, and the door says :class:`NotTensorFlow`);
@@ -130,7 +131,9 @@ def check_values(values: Any, what: str, role: str) -> None:
         framework = framework_of(value)
         if framework is not None and framework in REFUSED:
             kind = f"{type(value).__module__}.{type(value).__qualname__}"
-            raise NotTensorFlow(framework, f"{role} a {kind}", what)
+            keras = kind.startswith("keras.") and keras_backend()
+            how = f"Keras 3 on its {keras!r} backend" if keras else f"{role} a {kind}"
+            raise NotTensorFlow(framework, how, what)
 
 
 @contextlib.contextmanager
@@ -180,14 +183,14 @@ _LOCK = threading.Lock()
 def refusing(what: str = "the program", door: str = "") -> Iterator[None]:
     """While inside, the gradient APIs of JAX and PyTorch (:data:`GRAD_APIS`) raise
     :class:`Refused`, those imported already and those imported later (a finder sees the
-    import), and so does an import of Keras 3 on another backend than TensorFlow; every
-    attribute is put back at the end, unless something else replaced it meanwhile (never
-    undo what the program did).
+    import), and so does the program's own import of Keras 3 on another backend than
+    TensorFlow; every attribute is put back at the end, unless something else replaced it
+    meanwhile (never undo what the program did).
 
-    Raises:
-        NotTensorFlow: on entering, when the Keras imported already runs on another backend.
+    A Keras imported before (by gradscope itself, to import TensorFlow quietly, with the
+    environment's ``KERAS_BACKEND``) is not read: that is the environment, not the program;
+    a fit on its JAX backend is refused at its first ``jax.value_and_grad``.
     """
-    check_keras(what, door)
     patched: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, wrapper)
 
     def patch(module_name: str) -> None:

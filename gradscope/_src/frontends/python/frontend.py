@@ -88,8 +88,9 @@ class PythonFrontend:
             with backend.refused(f"the target {self.label}"):
                 self._resolved = resolve(self.obj, self.registry.recording)
             what = f"the target {self.label}"
-            backend.check_keras(what)  # Keras 3 on JAX or PyTorch: refused, never "no variables"
-            variables = self._resolved.target.variables or ()
+            target = self._resolved.target  # Keras 3 on JAX or PyTorch: never "no variables"
+            model = getattr(target, "model", None)
+            variables = [*(target.variables or ()), *getattr(model, "variables", ())]
             backend.check_values(variables, what, "its variables include")
 
     def loss_names(self) -> list[str]:
