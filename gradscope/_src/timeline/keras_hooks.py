@@ -199,9 +199,10 @@ class Hooks:
             with (tape if tape is not None else contextlib.nullcontext(), _tapes(trace),
                   _model_calls(self.model, trace)):  # fmt: skip
                 logs = step(data)
-        except BaseException:  # the step's own exception goes on unchanged, after a look
+        except BaseException as error:  # the step's own exception goes on unchanged, after a look
             self._trace = None
-            self._failed(trace, step, data)
+            if not isinstance(error, KeyboardInterrupt):  # Ctrl-C: at once, no more tracing
+                self._failed(trace, step, data)
             raise
         finally:
             self._trace = None
