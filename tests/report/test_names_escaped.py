@@ -133,11 +133,15 @@ def test_a_name_with_a_newline_is_itself_in_json_and_escaped_in_every_other_form
     assert list(call["sources"]) == [name, "v"]
     timeline = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
     assert list(timeline["steps"][0]["variables"]) == [name, "v"]
+    import gradscope
+    from gradscope._src.report import render
+
+    report = gradscope.run(str(tmp_path / "train.py"))  # the same run, as the API gives it
+    assert [s.name for s in report.calls[0].sources] == [name, "v"]
     for fmt in ("table", "markdown", "github", "junit", "sarif"):
-        done = run_in_process("run", "--format", fmt, "-o", f"r.{fmt}", "train.py", cwd=tmp_path)
-        shown_text = (tmp_path / f"r.{fmt}").read_text(encoding="utf-8")
+        shown_text = render(report, fmt)
         assert "w\\nx" in shown_text, fmt  # one line: the escape, as printable writes it
         assert not any(line.lstrip(" |`[<\"'").startswith("x") and "w" not in line
                        for line in shown_text.splitlines()), fmt  # fmt: skip
-    sarif = json.loads((tmp_path / "r.sarif").read_text(encoding="utf-8"))
+    sarif = json.loads(render(report, "sarif"))
     assert any(name in text for text in _strings(sarif))  # JSON: the name itself
