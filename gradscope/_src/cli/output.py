@@ -192,10 +192,13 @@ def _check_target(path: str, option: str = "--output", inputs: Sequence[str] | N
 
 
 def _inputs() -> list[str]:
-    """The files the running command reads (its spec, specs, baseline, timeline)."""
+    """The files the running command reads (its spec, specs, baseline, timeline): never a
+    parameter the command writes (``run --timeline`` is an output, ``check --timeline`` an
+    input)."""
     ctx = click.get_current_context(silent=True)
     found: list[str] = []
     while ctx is not None:
+        written = {p.name for p in ctx.command.params if isinstance(p.type, OutputPath)}
         for key in (
             "spec",
             "specs",
@@ -207,6 +210,8 @@ def _inputs() -> list[str]:
             "script",
             "program",
         ):
+            if key in written:
+                continue
             value = ctx.params.get(key)
             values = value if isinstance(value, (list, tuple)) else [value]
             for v in values:
