@@ -21,6 +21,7 @@ from gradscope._src.frontends.program import (
     graphs,
     names,
     origin,
+    reads,
     session,
     sites,
     thrown_away,
@@ -59,7 +60,7 @@ class Calls:
         self._local = threading.local()
         self.flags = Flags()
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
-        self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
+        self.pending: dict[int, list[Callable[[reads.Program], None]]] = {}  # id(graph) -> adds
         #: id(graph) -> whether TensorFlow throws that trace away (``thrown_away.py``)
         self.thrown_away: dict[int, Callable[[], bool]] = {}
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
@@ -386,7 +387,7 @@ class Calls:
 
         graph = flat_t[0].graph
 
-        def add() -> None:
+        def add(program: reads.Program) -> None:
             with self.watcher.own_work():
                 weights, raw = None, False
                 if watcher.timeline is not None and sources is not None:
@@ -395,13 +396,13 @@ class Calls:
                 if len(parts) > 1:
                     rows = [(p.targets, p.grads) for p in parts]
                     values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
-                                             weights, raw, box)  # fmt: skip
+                                             weights, raw, box, program)  # fmt: skip
                     return
                 values.in_graph(flag, flat_t, grads, sink, scale, weights, raw, box,
-                                None if box is not None else origins)  # fmt: skip
+                                None if box is not None else origins, program)  # fmt: skip
 
         if getattr(graph, "experimental_acd_manager", None) is None:
-            add()  # a branch of a cond or a loop: no end of trace to wait for
+            add(reads.Program(graph))  # no end of trace to wait for
         else:
             self.pending.setdefault(id(graph), []).append(add)
             self.thrown_away.setdefault(id(graph), thrown_away.check(graph))
@@ -414,10 +415,14 @@ class Calls:
         adds = self.pending.pop(id(graph), [])
         if self.thrown_away.pop(id(graph), lambda: False)():
             return
+        if not adds:
+            return
+        # the tensors it returns (``mark_as_return``): with its stateful ops, what runs
+        manager = getattr(graph, "experimental_acd_manager", None)
+        program = reads.Program(graph, getattr(manager, "_returned_tensors", ()))
         for add in adds:
-            add()
-        if adds:
-            graphs.captures_last(graph)
+            add(program)
+        graphs.captures_last(graph)
 
     def forget(self, graph: Any) -> None:
         """A trace that failed: its measuring ops are never added."""
