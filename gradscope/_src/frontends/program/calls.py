@@ -290,19 +290,22 @@ class Calls:
             return False
         if not self.recorder.installed:
             self.recorder.install()
+            state.unrecorded += 1  # its ops were not recorded: the next execution is watched
             return False
         return True
 
     def _recorder_off(self) -> None:
-        """Stop recording eager ops once every eager site has had its ``--steps``."""
-        if self.recorder.installed:
+        """Stop recording eager ops once every eager site has had its ``--steps`` and no
+        tape is open: an open tape may be asked at a site not seen yet (MAML's outer tape,
+        asked after the inner tapes' sites are done), whose execution needs its ops."""
+        if self.recorder.installed and not self.open_eager:
             eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
             if all(self.watcher.done(s) for s in eager):
                 self.recorder.uninstall()
 
     def _next_eager(self) -> None:
         if self.watcher.timeline is not None:
-            every.next_eager(self.watcher, self.recorder)
+            every.next_eager(self.watcher, self.recorder, self.open_eager > 0)
 
     def _function_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
         import tensorflow as tf
