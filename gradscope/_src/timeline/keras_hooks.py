@@ -232,12 +232,11 @@ class Hooks:
             # what the step computes as it would unwatched: the recording reads copies of
             # the tensors fewer than two of the step's ops read (``reads.py``)
             program = reads.Program(tf.compat.v1.get_default_graph())
-            done = tf.cond(
-                due,
-                reads.branch(program, lambda: self._store(trace, step_grads.of_step(tape, handles),
-                                                          iterations)),  # fmt: skip
-                lambda: tf.constant(False),
-            )
+
+            def record() -> Any:
+                return self._store(trace, step_grads.of_step(tape, handles), iterations)
+
+            done = tf.cond(due, reads.branch(program, record), lambda: tf.constant(False))
             _unlowered(done)
         if tape is not None and (self.nones or self.part_nones) and not self._eager_causes:
             self._eager_causes = True  # once: an eager step leaves no graph, one is traced

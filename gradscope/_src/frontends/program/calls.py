@@ -183,7 +183,10 @@ class Calls:
             )
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
-            return orig(tape, target, sources, output_gradients, unconnected)
+            answer = orig(tape, target, sources, output_gradients, unconnected)
+            if not eager:  # what Keras' traced step trains, known however its analysis went
+                self.traces.gradients(flat_s, tf.nest.flatten(answer))
+            return answer
         with self.watcher.own_work():
             tensors = names.tensors_watched(tape, flat_s)  # before a non-persistent tape ends
             held = names.held_as(flat_s, sys._getframe(1))  # the user's names of tensors
@@ -192,6 +195,8 @@ class Calls:
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
+        if not eager:  # what Keras' traced step trains, known however its analysis goes
+            self.traces.gradients(flat_s, user)
         zero = unconnected == tf.UnconnectedGradients.ZERO  # TF fills zeros: the program's
         filled = [tf.zeros_like(s) if g is None and zero else g
                   for s, g in zip(flat_s, user, strict=True)]  # fmt: skip
@@ -253,7 +258,6 @@ class Calls:
             if not tape._persistent:
                 self._release_after(tape)
         else:
-            self.traces.gradients(flat_s, user)
             self.watcher.trace(state, static)
             state.unrun.append(static)
             self._in_functions(state)

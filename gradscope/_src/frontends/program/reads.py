@@ -53,8 +53,10 @@ class Program:
         prunes the others before it rewrites anything."""
         if self._live is None:
             ops = [op for op in self.graph.get_operations() if op._id <= self.last]
-            stack = [op for op in ops
-                     if _stateful(op) or any(id(t) in self._returned for t in op.outputs)]  # fmt: skip
+            returned = self._returned
+            stack = [
+                op for op in ops if _stateful(op) or any(id(t) in returned for t in op.outputs)
+            ]
             seen: set[int] = set()
             while stack:
                 op = stack.pop()

@@ -284,10 +284,14 @@ def distiller() -> keras.Model:
     teacher, student = small_cnn("teacher", 8), small_cnn("student", 4)
     teacher.trainable = False
     model = Distiller(student=student, teacher=teacher)
-    model.compile(optimizer=keras.optimizers.Adam(),
-                  metrics=[keras.metrics.SparseCategoricalAccuracy()],
-                  student_loss_fn=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  distillation_loss_fn=keras.losses.KLDivergence(), alpha=0.1, temperature=10)
+    model.compile(
+        optimizer=keras.optimizers.Adam(),
+        metrics=[keras.metrics.SparseCategoricalAccuracy()],
+        student_loss_fn=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        distillation_loss_fn=keras.losses.KLDivergence(),
+        alpha=0.1,
+        temperature=10,
+    )
     model.fit(x, y, batch_size=8, epochs=2, verbose=0, callbacks=callbacks("distiller", True))
     return model
 
@@ -295,6 +299,7 @@ def distiller() -> keras.Model:
 CASES = {f.__name__: f for f in (frozen, unfrozen, watched_then_frozen, eager, dropout, mixed,
                                  per_execution, xla, mirrored, transformer,
                                  distiller)}  # fmt: skip
+
 
 def run(name: str) -> None:
     """Run case ``name`` from seed 0 and write its weights (a failing case writes none: the

@@ -16,8 +16,8 @@ if __name__ == "__main__":
     sys.argv[:] = [sys.argv[0].replace("_pytest", ""), *sys.argv[1:]]  # what same_weights reads
     sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--gradscope", __file__]))
 
-import pytest  # noqa: E402
-import same_weights  # noqa: E402
+import pytest
+import same_weights
 
 
 @pytest.mark.parametrize("case", same_weights.CHOSEN or list(same_weights.CASES))
