@@ -395,6 +395,12 @@ class Calls:
         graph = flat_t[0].graph
 
         def add(program: reads.Program) -> None:
+            try:
+                measure(program)
+            except Exception as exc:  # gradscope's failure, never the program's
+                self._failed(state, exc)
+
+        def measure(program: reads.Program) -> None:
             with self.watcher.own_work():
                 weights, raw = None, False
                 if watcher.timeline is not None and sources is not None:
