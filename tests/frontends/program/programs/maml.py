@@ -33,7 +33,7 @@ def keep(site: str, value: tf.Tensor, grads: list[tf.Tensor]) -> None:
 def tasks(step: int) -> list[tuple[tf.Tensor, ...]]:
     r = np.random.default_rng(step)
     out = []
-    for _ in range(3):
+    for _ in range(2):
         a, phase = r.uniform(0.1, 5.0), r.uniform(0, np.pi)
         xs, xq = (r.uniform(-5, 5, size=(10, 1)).astype("float32") for _ in range(2))
         out.append(tuple(tf.constant(v) for v in
@@ -41,7 +41,7 @@ def tasks(step: int) -> list[tuple[tf.Tensor, ...]]:
     return out
 
 
-for step in range(3):
+for step in range(2):
     with tf.GradientTape() as outer:
         total = tf.constant(0.0)
         for xs, ys, xq, yq in tasks(step):
@@ -51,7 +51,7 @@ for step in range(3):
             keep("inner", inner_loss, grads)
             fast = [p - 0.01 * g for p, g in zip(params, grads, strict=True)]
             total += tf.reduce_mean(tf.square(forward(xq, fast) - yq))
-        loss = total / 3.0
+        loss = total / 2.0
     outer_grads = outer.gradient(loss, params)
     keep("outer", loss, outer_grads)
     opt.apply_gradients(zip(outer_grads, params, strict=True))
