@@ -94,6 +94,8 @@ class Hooks:
         #: the traced step's tape call, its variables and their Nones (``zero_notes``)
         self._zero_call: tuple[Any, list[Any], list[bool]] | None = None
         self._zero_notes: dict[str, str] | None = None
+        #: what the last step that raised asked gradients for, and which it got none for
+        self.failure: Failure | None = None
         self.install()
 
     @property
@@ -203,6 +205,11 @@ class Hooks:
             with (tape if tape is not None else contextlib.nullcontext(), _tapes(trace),
                   _model_calls(self.model, trace)):  # fmt: skip
                 logs = step(data)
+        except BaseException as error:  # the step's own exception goes on unchanged, after a look
+            self._trace = None
+            if not isinstance(error, KeyboardInterrupt):  # Ctrl-C: at once, no more tracing
+                self._failed(trace, step, data)
+            raise
         finally:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
@@ -243,6 +250,32 @@ class Hooks:
             self._explain_eagerly(step, data)
         return logs
 
+    def _failed(self, trace: _Trace, step: Any, data: Any) -> None:
+        """What a step that raised asked gradients for and got none for, and why, kept in
+        :attr:`failure` for the Monitor to say before the exception goes on (Keras' "No
+        gradients provided for any variable", a custom step's ``g * 0.5`` on a None): the
+        pairs the optimizer was handed, or else the last ``tape.gradient`` that gave a None.
+        Eagerly (``run_eagerly``) the step is traced once more for the causes, never run.
+        gradscope's own failure here never replaces the step's exception."""
+        self.failure = None
+        try:
+            if tf.executing_eagerly():  # no graph: the step traced once more, never run
+                seen = self._traced_once(step, data, partial=True)
+                if seen is None:
+                    return
+                trace = seen
+            _asked_pairs(trace)
+            nones = [g is None for g, _ in trace.applied]
+            if not any(nones):
+                return
+            self.causes = {}
+            self._explain(trace)
+            names = [variable_name(v) for _, v in trace.applied]
+            self.failure = Failure(tuple(n for n, none in zip(names, nones, strict=True) if none),
+                                   dict(self.causes))  # fmt: skip
+        except Exception:  # the program's exception is what goes on
+            self.failure = None
+
     def _explain(self, trace: _Trace) -> None:
         """The cause of each None gradient, from the traced step (eagerly, from a trace made
         for it: :meth:`_explain_eagerly`), asked of the watcher's analysis of a traced step
@@ -250,10 +283,11 @@ class Hooks:
         from gradscope._src.frontends.program.graph_calls import step_causes, tape_causes
 
         nones = [g is None for g, _ in trace.applied]
-        if not any(nones) or trace.loss is None or not tf.is_symbolic_tensor(trace.loss):
-            return
         variables = [v for _, v in trace.applied]
         asked = _asked(trace.tapes, variables)
+        symbolic = trace.loss is not None and tf.is_symbolic_tensor(trace.loss)
+        if not any(nones) or (asked is None and not symbolic):
+            return
         # a custom train_step need not call compute_loss: its own call of the model made
         # the predictions, so an output no loss reads is named as `gradscope run` names it
         y_pred = trace.y_pred if trace.y_pred is not None else trace.called
@@ -330,8 +364,9 @@ class Hooks:
                 nones = [(part.name, n) in self.part_nones for n in names]
                 self._explain_part(part, variables, nones, traced)
 
-    def _traced_once(self, step: Any, data: Any) -> _Trace | None:
-        """What the hooks saw while ``step`` was traced on ``data`` (None: it could not be)."""
+    def _traced_once(self, step: Any, data: Any, partial: bool = False) -> _Trace | None:
+        """What the hooks saw while ``step`` was traced on ``data`` (None: it could not be;
+        with ``partial``, what they saw up to where the trace raised)."""
         seen = []
 
         def traced_step(batch: Any) -> Any:
@@ -339,15 +374,16 @@ class Hooks:
             try:
                 with _tapes(trace):
                     step(batch)
-            finally:
+            finally:  # a step that raises is seen up to where it raised
                 self._trace = None
-            seen.append(trace)
+                seen.append(trace)
             return tf.constant(0)
 
         try:
             tf.function(traced_step, autograph=False).get_concrete_function(data)
         except Exception:  # gradscope's failure never stops training: the Nones stay unexplained
-            return None
+            if not partial:  # (a step that raises eagerly raises traced too: seen up to there)
+                return None
         return seen[-1] if seen else None
 
     def _store(self, trace: _Trace, gradients: Any, iterations: Any, when: Any = None) -> Any:
@@ -470,6 +506,19 @@ class Hooks:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """A step that raised: the variables it got no gradient for, and why (by name; a
+    variable without a cause was not explained)."""
+
+    nones: tuple[str, ...]
+    causes: dict[str, Cause]
+
+
+#: Stands for a gradient a step that raised did get (its value was never computed).
+_GOT = object()
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """A due step: its number, ``sums`` ("total" [n, 3], "parts" [P, n, 2], "dots" [pairs,
     n]), the loss parts' values, the loss, and with ``raw`` the gradients by (part or "", path)."""
@@ -493,8 +542,10 @@ def _tapes(trace: _Trace) -> Any:
     from gradscope._src.frontends.program.graph_calls import tape_calls
 
     with tape_calls() as seen:
-        yield
-    trace.tapes = seen
+        try:
+            yield
+        finally:  # a step that raised keeps the calls it made (``Hooks._failed``)
+            trace.tapes = seen
 
 
 @contextlib.contextmanager
@@ -545,6 +596,21 @@ def _unapplied(trace: _Trace) -> None:
         if none and id(source) not in applied and hasattr(source, "handle"):
             trace.applied.append((None, source))
             applied.add(id(source))
+
+
+def _asked_pairs(trace: _Trace) -> None:
+    """Make ``trace.applied`` every pair a step that raised asked a gradient for: those
+    handed to the optimizer (with the None pairs it left out), or, when it raised before
+    (a custom step's ``g * 0.5`` on a None), the sources of its last ``tape.gradient`` that
+    gave a None (:data:`_GOT` for those that got one)."""
+    _unapplied(trace)
+    if trace.applied:
+        return
+    call = next((c for c in reversed(trace.tapes) if any(c.nones)), None)
+    if call is not None:
+        trace.applied = [(None if none else _GOT, source) for source, none
+                         in zip(call.sources, call.nones, strict=True)
+                         if hasattr(source, "handle")]  # fmt: skip
 
 
 def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:
