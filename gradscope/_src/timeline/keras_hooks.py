@@ -39,6 +39,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from gradscope._src.frontends.program import reads
 from gradscope._src.frontends.program.analyse import Cause
 from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.timeline import step_grads
@@ -56,6 +57,8 @@ class _Trace:
     y_pred: Any = None  # the predictions compute_loss received
     called: Any = None  # what the model's last call in the step returned (a custom step)
     reduced: list[tuple[Any, Any]] = field(default_factory=list)  # all-reduced (grad, tf var)
+    scale: Any = None  # the loss scale applied gradients are divided by (mixed precision)
+    summed: list[bool] = field(default_factory=list)  # per applied: the replicas' sum
     tapes: list[Any] = field(default_factory=list)  # the step's tape.gradient calls (traced)
 
 
@@ -172,8 +175,11 @@ class Hooks:
     def _apply(self, apply: Any, grads: Any, variables: Any) -> Any:
         if self._trace is not None and variables is not None:
             grads, variables = list(grads), list(variables)
-            self._trace.applied.extend(zip(step_grads.unscaled(self.optimizer, grads, variables),
-                                           variables, strict=False))  # fmt: skip
+            # unscaled on due steps only, inside the recording (a division here would be one
+            # more reader of each gradient: ``reads.py``); the scale is read now, before the
+            # optimizer updates it
+            self._trace.scale = step_grads.scale(self.optimizer)
+            self._trace.applied.extend(zip(grads, variables, strict=False))
         return apply(grads, variables)
 
     def _all_reduced(self, reduce: Any, pairs: Any) -> Any:
@@ -213,6 +219,7 @@ class Hooks:
             return logs
         if trace.reduced:  # replicas: record the sum the optimizer applies, not this replica's
             summed = {id(v): g for g, v in trace.reduced}
+            trace.summed = [id(getattr(v, "value", v)) in summed for _, v in trace.applied]
             trace.applied = [(summed.get(id(getattr(v, "value", v)), g), v)
                              for g, v in trace.applied]  # fmt: skip
         if self._variables(trace) and not tf.executing_eagerly():
@@ -229,11 +236,14 @@ class Hooks:
         if _compiled(self.model):
             self._store(trace, step_grads.of_step(tape, handles), iterations, due)
         else:
-            done = tf.cond(
-                due,
-                lambda: self._store(trace, step_grads.of_step(tape, handles), iterations),
-                lambda: tf.constant(False),
-            )
+            # what the step computes as it would unwatched: the recording reads copies of
+            # the tensors fewer than two of the step's ops read (``reads.py``)
+            program = reads.Program(tf.compat.v1.get_default_graph())
+
+            def record() -> Any:
+                return self._store(trace, step_grads.of_step(tape, handles), iterations)
+
+            done = tf.cond(due, reads.branch(program, record), lambda: tf.constant(False))
             _unlowered(done)
         if tape is not None and (self.nones or self.part_nones) and not self._eager_causes:
             self._eager_causes = True  # once: an eager step leaves no graph, one is traced
@@ -382,6 +392,10 @@ class Hooks:
         (and, with ``raw``, the gradients themselves for histograms). Few ops per variable:
         tracing them costs little."""
         grads, variables = [g for g, _ in trace.applied], [v for _, v in trace.applied]
+        unscaled = step_grads.unscaled(self.optimizer, grads, variables, trace.scale)
+        grads = [g if summed else u  # a replicas' sum: as the optimizer applies it
+                 for g, u, summed in zip(grads, unscaled, trace.summed or [False] * len(grads),
+                                         strict=True)]  # fmt: skip
         self.names = [variable_name(v) for v in variables]
         row = (iterations - 1) % self.rows  # the step's row within its execution
         for grad, variable, path in zip(grads, variables, self.names, strict=True):
