@@ -5,6 +5,7 @@ and a slice of the set run for real: a few programs forked from a warm TensorFlo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from bench.gradflow import cases, score, tools
-from tests.conftest import Processes
+from bench.gradflow import run as runner
 from tests.forked import Driver, programs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +80,48 @@ def test_gradflow_gradscope_verdict_cause_line_fix() -> None:
     assert tools.judge_gradscope(_report(status="none:stopped")).causes == ("stop-gradient",)
     quiet = tools.judge_gradscope({"calls": [], "problems": []})
     assert not quiet.flagged
+
+
+def test_gradflow_gradscope_on_another_backend_is_a_miss() -> None:
+    """A Keras-on-JAX program: gradscope's refusal (exit 2, one line) and a report of
+    TensorFlow gradient calls (the program was watched on another backend) both score as not
+    detected, with what happened as the error."""
+    program = Path("jax_p.py")
+    refusal = (
+        "gradscope run: the program computes its gradients with JAX (...): nothing was checked"
+    )
+    refused = tools.Finished(program, 2, 1.0, 1.0, "", f"banner\n{refusal}\n", [], "", "jax")
+    verdict = tools.Gradscope().judge(refused)
+    assert not verdict.flagged and verdict.error == f"no report (exit code 2): {refusal}"
+    report = json.dumps(_report(status="none:nondifferentiable"))
+    watched = tools.Finished(program, 1, 1.0, 1.0, "", "", [], report, "jax")
+    verdict = tools.Gradscope().judge(watched)
+    assert not verdict.flagged and "TensorFlow backend, not the jax backend" in verdict.error
+    assert tools.Gradscope().judge(dataclasses.replace(watched, backend="tensorflow")).flagged
+
+
+def test_gradflow_rejudge_reads_kept_runs(tmp_path: Path) -> None:
+    """--rejudge: a tool's own run judged again from the --keep folder; a fix's applied stays
+    when its edits are the same; the plain run's tools are left as they were."""
+    report = _report(status="none:stopped")
+    fix = {"kind": "remove-stop-gradient", "where": "p.py:9",
+           "edits": [{"line": 9, "old": "a", "new": "b"}]}  # fmt: skip
+    report["problems"][0]["fix"] = fix
+    (tmp_path / "p.gradscope.out").write_text(json.dumps(report))
+    kept = {"code": 0, "seconds": 4.0, "cpu_seconds": 3.0, "stdout": "", "stderr": ""}
+    (tmp_path / "p.gradscope.run.json").write_text(json.dumps(kept))
+    old = {"flagged": False, "seconds": 4.0, "cpu_seconds": 3.0, "fix": {**fix, "applied": True}}
+    naive = {"flagged": True, "seconds": 1.0, "cpu_seconds": 1.0}
+    row = {
+        "file": "p.py",
+        "backend": "tensorflow",
+        "verdicts": {"gradscope": old, "print None": naive},
+    }
+    assert runner.rejudge([row], tmp_path, tools.TOOLS) == 1
+    new = row["verdicts"]["gradscope"]
+    assert new["flagged"] and new["causes"] == ["stop-gradient"] and new["lines"] == ["p.py:9"]
+    assert new["fix"]["applied"] is True and new["cpu_seconds"] == 3.0
+    assert row["verdicts"]["print None"] is naive
 
 
 def test_gradflow_builtin_messages_and_check_numerics() -> None:
@@ -179,20 +222,19 @@ def test_gradflow_slice_truth_agrees_with_labels(python: Driver, tmp_path: Path)
 
 
 @pytest.mark.tf
-def test_gradflow_slice_gradscope_finds_cause_and_line(
-    gradscope_processes: Processes, tmp_path: Path
-) -> None:
-    """gradscope run, through the adapter the table uses, on one buggy program and its twin."""
+def test_gradflow_slice_gradscope_finds_cause_and_line() -> None:
+    """gradscope on one buggy program and its twin, judged by the adapter the table uses
+    (gradscope.run in this process: its report is what ``run --format json`` writes)."""
+    import gradscope
+
     (case,) = [c for c in cases.load() if c.name == "tape_assign_patch"]
-    _copy(case.name, tmp_path)
     verdicts = {}
     for path in (case.buggy, case.fixed):
-        output = tmp_path / f"{path.stem}.json"
-        args = tools.Gradscope().argv(Path(path.name), output)[3:]  # after python -m gradscope
-        gradscope_processes(args, tmp_path, _ENV)
-        run = tools.Finished(Path(path.name), 0, 0, 0, "", "", [], output.read_text())
+        report = gradscope.run(str(path)).to_dict()
+        run = tools.Finished(path, 0, 0, 0, "", "", [], json.dumps(report))
         verdicts[path.name] = tools.Gradscope().judge(run)
     found = verdicts[case.buggy.name]
     assert found.flagged and found.causes[0] == case.cause
     assert found.lines[0] == f"{case.buggy.name}:{case.lines[0]}"
+    assert found.fix is not None and found.fix.kind in case.fixes
     assert not verdicts[case.fixed.name].flagged

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime
 import importlib.metadata
 import importlib.util
+import itertools
 import json
 import os
 import platform
@@ -53,7 +55,8 @@ def _env() -> dict[str, str]:
 
 
 def execute(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
-            output: Path | None = None, truth: Path | None = None) -> tools_.Finished:  # fmt: skip
+            output: Path | None = None, truth: Path | None = None,
+            keep: Path | None = None) -> tools_.Finished:  # fmt: skip
     """Run one process in its own session; killed with its group at ``timeout`` seconds. Its
     CPU seconds (user + system, its children's included) come from ``os.wait4``."""
     start = time.monotonic()
@@ -72,6 +75,11 @@ def execute(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: flo
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
+    if keep is not None:  # what --rejudge reads again
+        record = {"argv": list(argv), "code": code, "seconds": seconds,
+                  "cpu_seconds": usage.ru_utime + usage.ru_stime, "stdout": stdout,
+                  "stderr": stderr}  # fmt: skip
+        keep.write_text(json.dumps(record) + "\n")
     records = []
     if truth is not None and truth.exists():
         records = [json.loads(line) for line in truth.read_text().splitlines() if line.strip()]
@@ -87,12 +95,14 @@ def _kill(pid: int, killed: list[bool]) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def plain(program: Path, scratch: Path, timeout: float) -> tools_.Finished:
+def plain(program: Path, scratch: Path, timeout: float, stem: str = "") -> tools_.Finished:
     """``python PROGRAM`` with the truth hooks writing to a file of ``scratch``."""
-    truth = scratch / f"{program.stem}.truth.jsonl"
+    stem = stem or program.stem
+    truth = scratch / f"{stem}.truth.jsonl"
     truth.unlink(missing_ok=True)
     env = {**_env(), "GRADFLOW_TRUTH": str(truth)}
-    return execute([sys.executable, program.name], program.parent, env, timeout, truth=truth)
+    return execute([sys.executable, program.name], program.parent, env, timeout, truth=truth,
+                   keep=scratch / f"{stem}.plain.run.json")  # fmt: skip
 
 
 def apply_edits(program: Path, edits: Sequence[Mapping[str, Any]], scratch: Path) -> Path:
@@ -112,10 +122,10 @@ def apply_edits(program: Path, edits: Sequence[Mapping[str, Any]], scratch: Path
     return copy
 
 
-def run_program(program: Path, tools: Sequence[tools_.Tool], scratch: Path,
-                timeout: float, buggy: bool) -> dict[str, Any]:  # fmt: skip
+def run_program(program: Path, tools: Sequence[tools_.Tool], scratch: Path, timeout: float,
+                buggy: bool, backend: str = "tensorflow") -> dict[str, Any]:  # fmt: skip
     """Every run of one program: its truth and each tool's verdict and seconds."""
-    base = plain(program, scratch, timeout)
+    base = dataclasses.replace(plain(program, scratch, timeout), backend=backend)
     verdicts: dict[str, Any] = {}
     for tool in tools:
         if tool.run == tools_.PLAIN:
@@ -124,14 +134,23 @@ def run_program(program: Path, tools: Sequence[tools_.Tool], scratch: Path,
             output = scratch / f"{program.stem}.{tool.run}.out"
             output.unlink(missing_ok=True)
             argv = tool.argv(Path(program.name), output)
-            run = execute(argv, program.parent, _env(), timeout, output=output)
+            run = execute(
+                argv,
+                program.parent,
+                _env(),
+                timeout,
+                output=output,
+                keep=scratch / f"{program.stem}.{tool.run}.run.json",
+            )
+            run = dataclasses.replace(run, backend=backend)
         verdict = tool.judge(run)
         record = asdict(verdict)
         record["seconds"] = round(run.seconds, 2)
         record["cpu_seconds"] = round(run.cpu_seconds, 2)
         if buggy and verdict.fix is not None and verdict.fix.edits:
             try:
-                edited = plain(apply_edits(program, verdict.fix.edits, scratch), scratch, timeout)
+                copy = apply_edits(program, verdict.fix.edits, scratch)
+                edited = plain(copy, scratch, timeout, f"{program.stem}.{tool.run}.fixed")
                 clean = not tools_.truth_statuses(edited.truth) & set(score_.BROKEN)
                 record["fix"]["applied"] = bool(edited.code == 0 and edited.truth and clean)
             except (ValueError, IndexError, KeyError):
@@ -145,6 +164,70 @@ def run_program(program: Path, tools: Sequence[tools_.Tool], scratch: Path,
             "cpu_seconds": round(base.cpu_seconds, 2),
         },
         "verdicts": verdicts,
+    }
+
+
+def _kept(keep: Path, row: Mapping[str, Any], run: str) -> tools_.Finished | None:
+    """A tool's own run of one program as ``--keep`` left it (None when it is not there)."""
+    stem = Path(row["file"]).stem
+    try:
+        done = json.loads((keep / f"{stem}.{run}.run.json").read_text())
+    except (OSError, ValueError):
+        return None
+    output = keep / f"{stem}.{run}.out"
+    return tools_.Finished(program=Path(row["file"]), code=done["code"],
+                           seconds=done["seconds"], cpu_seconds=done["cpu_seconds"],
+                           stdout=done["stdout"], stderr=done["stderr"], truth=[],
+                           output=output.read_text(errors="replace") if output.exists() else "",
+                           backend=row.get("backend", "tensorflow"))  # fmt: skip
+
+
+def rejudge(rows: Sequence[dict[str, Any]], keep: Path, tools: Sequence[tools_.Tool]) -> int:
+    """Each verdict of a tool with a run of its own judged again from what ``--keep`` kept
+    (an adapter changed; nothing runs again). A fix's ``applied`` stays when its edits are
+    the same. Returns how many verdicts were judged again."""
+    count = 0
+    for row in rows:
+        for tool in tools:
+            old = row["verdicts"].get(tool.name)
+            run = None if old is None or tool.run == tools_.PLAIN else _kept(keep, row, tool.run)
+            if run is None:
+                continue
+            new = json.loads(json.dumps(asdict(tool.judge(run))))
+            new["seconds"], new["cpu_seconds"] = old["seconds"], old["cpu_seconds"]
+            before = old.get("fix") or {}
+            if new["fix"] and "applied" in before and before.get("edits") == new["fix"]["edits"]:
+                new["fix"]["applied"] = before["applied"]
+            row["verdicts"][tool.name] = new
+            count += 1
+    return count
+
+
+def stopped_run(keep: Path, why: str, tools: Sequence[tools_.Tool]) -> dict[str, Any]:
+    """The results of a run stopped early, from the rows its ``--keep`` folder holds: the
+    pairs with both programs measured; the others listed as not measured, with ``why``."""
+    rows = [json.loads(line) for line in (keep / "rows.jsonl").read_text().splitlines()]
+    roles: dict[str, set[str]] = {}
+    for row in rows:
+        roles.setdefault(row["case"], set()).add(row["role"])
+    whole = {case for case, seen in roles.items() if seen == {"buggy", "fixed"}}
+    kept = sorted(keep.glob("*.run.json"), key=lambda path: path.stat().st_mtime)
+    first, last = kept[0].stat(), kept[-1].stat()
+    started = datetime.datetime.fromtimestamp(
+        first.st_mtime - json.loads(kept[0].read_text())["seconds"], datetime.timezone.utc
+    )
+    return {
+        "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "jobs": 2,
+        "timeout": 300,
+        "load": None,
+        "minutes": (last.st_mtime - started.timestamp()) / 60,
+        "tools": [{"name": t.name, "about": t.about} for t in tools],
+        "skipped": [],
+        "not_run": sorted(c.name for c in cases_.load() if c.name not in whole),
+        "why_not_run": why,
+        "programs": [row for row in rows if row["case"] in whole],
     }
 
 
@@ -221,18 +304,29 @@ def row_of(case: cases_.Case, role: str, ran: Mapping[str, Any]) -> dict[str, An
 
 
 def measure(selected: Sequence[cases_.Case], tools: Sequence[tools_.Tool], jobs: int,
-            timeout: float) -> list[dict[str, Any]]:  # fmt: skip
-    """Every program of ``selected`` through every tool, ``jobs`` programs at a time."""
-    work = [(case, role) for case in selected for role in ("buggy", "fixed")]
-    with tempfile.TemporaryDirectory(prefix="gradflow-") as folder:
-        scratch = Path(folder)
+            timeout: float, keep: Path | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Every program of ``selected`` through every tool, ``jobs`` programs at a time; the
+    tools' outputs and the truth files stay in ``keep`` when given."""
+    # Round-robin over the kinds, so that a run stopped early has some of each.
+    by_kind = [[c for c in selected if c.kind == kind] for kind in cases_.KINDS]
+    order = [c for group in itertools.zip_longest(*by_kind) for c in group if c is not None]
+    work = [(case, role) for case in order for role in ("buggy", "fixed")]
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        if keep is None:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gradflow-")))
+        else:
+            scratch = keep
 
         def one(item: tuple[cases_.Case, str]) -> dict[str, Any]:
             case, role = item
             path = case.buggy if role == "buggy" else case.fixed
-            ran = run_program(path, tools, scratch, timeout, role == "buggy")
+            ran = run_program(path, tools, scratch, timeout, role == "buggy", case.backend)
             row = row_of(case, role, ran)
             marks = ", ".join(f"{t}: {score_._mark(row, v)}" for t, v in ran["verdicts"].items())
+            with open(scratch / "rows.jsonl", "a") as rows:
+                rows.write(json.dumps(row) + "\n")
             print(f"{path.name:44} truth {','.join(ran['truth']) or '-':16} {marks}", flush=True)
             return row
 
@@ -250,19 +344,26 @@ def markdown(results: Mapping[str, Any]) -> str:
     counts = ", ".join(f"{sum(r['kind'] == k and r['role'] == 'buggy' for r in rows)} {k}"
                        for k in kinds)  # fmt: skip
     pairs = sum(r["role"] == "buggy" for r in rows)
+    jax = sum(r["role"] == "buggy" and r["backend"] == "jax" for r in rows)
     wrong = [r for r in rows if not score_.truth_agrees(r)]
+    load = (f"load average {results['load'][0]:.1f} at the start and "
+            f"{results['load'][1]:.1f} at the end" if results.get("load")
+            else "load average not recorded")  # fmt: skip
     lines = [
         "<!-- Written by bench/gradflow/run.py (make gradflow); do not edit by hand. -->",
         f"Measured on {results['date']} on a {m['cores']}-core {m['cpu']} with "
         f"{m['memory_gib']} GiB, Python {m['python']}, TensorFlow {m['tensorflow']}, "
         f"Keras {m['keras']}, gradscope {m['gradscope']}; {results['jobs']} programs at a "
-        f"time, each run killed after {results['timeout']:.0f} s; load average "
-        f"{results['load'][0]:.1f} at the start and {results['load'][1]:.1f} at the end "
-        f"(the machine is shared: seconds are wall time under that load). The whole run took "
-        f"{results['minutes']:.0f} minutes.",
+        f"time, each run killed after {results['timeout']:.0f} s; {load} (the machine is "
+        f"shared: wall seconds are under that load, CPU seconds are the programs' own). The "
+        f"whole run took {results['minutes']:.0f} minutes.",
         "",
-        f"{pairs} buggy programs and their fixed twins ({counts}).",
+        f"{pairs} buggy programs and their fixed twins ({counts}; {jax} of them on Keras' JAX "
+        "backend).",
     ]
+    if results.get("not_run"):
+        lines += ["", f"Not measured ({len(results['not_run'])} pairs: {results['why_not_run']}): "
+                  + ", ".join(f"`{name}`" for name in results["not_run"]) + "."]  # fmt: skip
     if results.get("skipped"):
         lines += ["", "Not run: " + "; ".join(f"`{s['file']}` ({s['reason']})"
                                               for s in results["skipped"]) + "."]  # fmt: skip
@@ -296,7 +397,7 @@ def _fine(row: Mapping[str, Any], verdict: Mapping[str, Any]) -> bool:
 
 def _said(verdict: Mapping[str, Any]) -> str:
     if verdict.get("error"):
-        return "an error: " + verdict["error"]
+        return f"an error: {verdict['error']}"
     if not verdict["flagged"]:
         return "nothing"
     causes = verdict["causes"] or ["(none)"]
@@ -331,22 +432,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=HERE / "results.json")
     parser.add_argument("--markdown", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--rescore", action="store_true", help="only rewrite the Markdown")
+    parser.add_argument("--keep", type=Path, help="keep every run's outputs in this folder")
+    parser.add_argument("--stopped", type=Path, metavar="KEPT",
+                        help="results.json from the rows a stopped run left in its --keep "
+                        "folder (with --rejudge KEPT: judged again)")  # fmt: skip
+    parser.add_argument(
+        "--stopped-note",
+        default="the run was stopped before them",
+        help="why the pairs left were not measured (said in RESULTS.md)",
+    )
+    parser.add_argument("--rejudge", type=Path, metavar="KEPT",
+                        help="judge results.json's runs again from a --keep folder")  # fmt: skip
     args = parser.parse_args(argv)
-    if args.rescore:
+    chosen = [t for t in tools_.TOOLS if not args.tools or t.name in args.tools.split(",")]
+    if args.stopped:
+        results = stopped_run(args.stopped, args.stopped_note, chosen)
+        args.results.write_text(json.dumps(results, indent=1) + "\n")
+    if args.rescore or args.rejudge:
         results = json.loads(args.results.read_text())
+        if args.rejudge:
+            count = rejudge(results["programs"], args.rejudge, chosen)
+            args.results.write_text(json.dumps(results, indent=1) + "\n")
+            print(f"judged {count} verdicts again from {args.rejudge}")
         args.markdown.write_text(markdown(results))
         return 0
-    chosen = [t for t in tools_.TOOLS if not args.tools or t.name in args.tools.split(",")]
     everything = cases_.load()
     selected = [c for c in everything if not args.only or any(o in c.name for o in args.only)]
     skipped = [c for c in selected if skip_reason(c)]
     todo = [c for c in selected if not skip_reason(c)]
     load_start = os.getloadavg()[0]
     start = time.monotonic()
-    rows = measure(todo, chosen, args.jobs, args.timeout)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    before = machine()  # gradscope's commit as the run starts
+    rows = measure(todo, chosen, args.jobs, args.timeout, args.keep)
     results = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
+        "date": date,
+        "machine": before,
         "jobs": args.jobs,
         "timeout": args.timeout,
         "load": [load_start, os.getloadavg()[0]],

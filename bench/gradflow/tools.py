@@ -32,6 +32,7 @@ class Finished:
     stderr: str
     truth: list[dict[str, Any]]  # the JSON lines the program's hooks wrote (plain run)
     output: str = ""  # a file the tool wrote (gradscope's --output), as text
+    backend: str = "tensorflow"  # the Keras backend the program chooses (its header's)
 
 
 @dataclass(frozen=True)
@@ -233,14 +234,27 @@ class Gradscope:
             report = json.loads(run.output)
         except ValueError:
             reason = "timed out" if run.code is None else f"no report (exit code {run.code})"
-            return Verdict(flagged=False, error=reason)
+            said = _last_line(run.stderr)
+            return Verdict(flagged=False, error=f"{reason}: {said}" if said else reason)
+        if run.backend != "tensorflow" and report.get("calls"):
+            # Its gradient calls are TensorFlow's: the program did not run as its user wrote it.
+            return Verdict(flagged=False, error=(
+                f"watched the program on Keras' TensorFlow backend, not the {run.backend} "
+                "backend it chooses"))  # fmt: skip
         return judge_gradscope(report)
+
+
+def _last_line(text: str) -> str:
+    """The last line a tool said (its one-line refusal or error), shortened."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
 
 
 def _source_of(report: Mapping[str, Any], problem: Mapping[str, Any]) -> Mapping[str, Any]:
     for call in report.get("calls", []):
         if call.get("site") == problem.get("site") and call.get("step") == problem.get("step"):
-            return call.get("sources", {}).get(problem.get("variable"), {})
+            found: Mapping[str, Any] = call.get("sources", {}).get(problem.get("variable"), {})
+            return found
     return {}
 
 
