@@ -115,6 +115,7 @@ def test_gradflow_rejudge_reads_kept_runs(tmp_path: Path) -> None:
     row = {
         "file": "p.py",
         "backend": "tensorflow",
+        "plain": {"code": 0},
         "verdicts": {"gradscope": old, "print None": naive},
     }
     assert runner.rejudge([row], tmp_path, tools.TOOLS) == 1
@@ -140,6 +141,10 @@ def test_gradflow_builtin_messages_and_check_numerics() -> None:
     run = tools.Finished(program, 1, 1.0, 1.0, "", numerics, [])
     verdict = tools.CheckNumerics().judge(run)
     assert verdict == tools.Verdict(flagged=True, causes=("nan",), lines=("prog.py:7",))
+    broken = tools.Finished(program, 1, 1.0, 1.0, "", "TypeError: not a valid JAX type\n", [],
+                            alone=0)  # fmt: skip
+    verdict = tools.CheckNumerics().judge(broken)
+    assert verdict.error == "the program exits 1 under it, 0 alone: TypeError: not a valid JAX type"
     truth = [{"site": "prog.py:5", "sources": {"w": "none", "b": "ok"}}]
     assert tools.Naive().judge(tools.Finished(program, 0, 1.0, 1.0, "", "", truth)).flagged
 

@@ -142,7 +142,7 @@ def run_program(program: Path, tools: Sequence[tools_.Tool], scratch: Path, time
                 output=output,
                 keep=scratch / f"{program.stem}.{tool.run}.run.json",
             )
-            run = dataclasses.replace(run, backend=backend)
+            run = dataclasses.replace(run, backend=backend, alone=base.code)
         verdict = tool.judge(run)
         record = asdict(verdict)
         record["seconds"] = round(run.seconds, 2)
@@ -179,7 +179,8 @@ def _kept(keep: Path, row: Mapping[str, Any], run: str) -> tools_.Finished | Non
                            seconds=done["seconds"], cpu_seconds=done["cpu_seconds"],
                            stdout=done["stdout"], stderr=done["stderr"], truth=[],
                            output=output.read_text(errors="replace") if output.exists() else "",
-                           backend=row.get("backend", "tensorflow"))  # fmt: skip
+                           backend=row.get("backend", "tensorflow"),
+                           alone=row["plain"]["code"])  # fmt: skip
 
 
 def rejudge(rows: Sequence[dict[str, Any]], keep: Path, tools: Sequence[tools_.Tool]) -> int:

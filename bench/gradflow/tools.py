@@ -33,6 +33,7 @@ class Finished:
     truth: list[dict[str, Any]]  # the JSON lines the program's hooks wrote (plain run)
     output: str = ""  # a file the tool wrote (gradscope's --output), as text
     backend: str = "tensorflow"  # the Keras backend the program chooses (its header's)
+    alone: int | None = 0  # the exit code of the program's plain run
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,9 @@ class CheckNumerics:
         text = run.stderr
         if "Detected Infinity or NaN" not in text and "had NaN values" not in text:
             error = "timed out" if run.code is None else ""
+            if run.code is not None and run.code != run.alone:  # it broke the program
+                error = f"the program exits {run.code} under it, {run.alone} alone: "
+                error += _last_line(text)
             return Verdict(flagged=False, error=error)
         creation = text.split("Stack trace of op's creation", 1)
         lines = _program_lines(creation[1] if len(creation) == 2 else text, run.program)
