@@ -8,7 +8,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import runpy
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +23,9 @@ from tests.forked import Driver, programs
 
 ROOT = Path(__file__).resolve().parents[1]
 _ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
-# The slice of make test: one eager tape, one TensorFlow 1 graph, one Keras fit (warning).
-_SLICE = ("tape_assign_patch", "tf1_where_division_nan", "fit_output_without_loss")
+# The forked slice of make test: one TensorFlow 1 graph, one Keras fit (its warning); the eager
+# tape's pair runs in the test process (test_gradflow_slice_gradscope_finds_cause_and_line).
+_SLICE = ("tf1_where_division_nan", "fit_output_without_loss")
 # gradscope's fix kinds a header may name (schema/run-v1.json lists them; watch is a cut fix).
 _FIX_KINDS = {*tools.GRADSCOPE_FIX_CAUSES, "watch", "-"}
 
@@ -226,15 +229,34 @@ def test_gradflow_slice_truth_agrees_with_labels(python: Driver, tmp_path: Path)
                 assert tools.KerasWarning().judge(run).flagged == (role == "buggy")
 
 
+def _truth_here(path: Path, folder: Path) -> set[str]:
+    """What bare TensorFlow returns at the program's gradient calls, the program run in this
+    process as ``python PROGRAM`` (an eager one: nothing of it outlives the run)."""
+    truth = folder / f"{path.stem}.jsonl"
+    os.environ["GRADFLOW_TRUTH"] = str(truth)
+    sys.path.insert(0, str(path.parent))
+    sys.modules.pop("_truth", None)  # its hooks read GRADFLOW_TRUTH when imported
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    finally:
+        sys.modules.pop("_truth", None)
+        sys.path.remove(str(path.parent))
+        del os.environ["GRADFLOW_TRUTH"]
+    return tools.truth_statuses(json.loads(line) for line in truth.read_text().splitlines())
+
+
 @pytest.mark.tf
-def test_gradflow_slice_gradscope_finds_cause_and_line() -> None:
-    """gradscope on one buggy program and its twin, judged by the adapter the table uses
-    (gradscope.run in this process: its report is what ``run --format json`` writes)."""
+def test_gradflow_slice_gradscope_finds_cause_and_line(tmp_path: Path) -> None:
+    """An eager pair in this process: bare TensorFlow's truth agrees with its labels, and
+    gradscope (gradscope.run: its report is what ``run --format json`` writes), judged by the
+    adapter the table uses, names the labelled cause, line and fix, and is quiet on the twin."""
     import gradscope
 
     (case,) = [c for c in cases.load() if c.name == "tape_assign_patch"]
     verdicts = {}
-    for path in (case.buggy, case.fixed):
+    for role, path in (("buggy", case.buggy), ("fixed", case.fixed)):
+        seen = _truth_here(path, tmp_path)
+        assert score.truth_agrees({"role": role, "effect": case.effect, "truth": sorted(seen)})
         report = gradscope.run(str(path)).to_dict()
         run = tools.Finished(path, 0, 0, 0, "", "", [], json.dumps(report))
         verdicts[path.name] = tools.Gradscope().judge(run)
