@@ -260,9 +260,10 @@ def _version(package: str) -> str:
 
 
 def _commit() -> str:
+    """The last commit that changed gradscope's own code (the benchmark's commits do not)."""
     try:
-        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True)  # fmt: skip
+        command = ["git", "-C", str(ROOT), "log", "-1", "--format=%h", "--", "gradscope"]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
         return done.stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -277,7 +278,7 @@ def machine() -> dict[str, Any]:
         "tensorflow": _version("tensorflow"),
         "keras": _version("keras"),
         "jax": _version("jax"),
-        "gradscope": f"{_version('gradscope')} ({_commit()})",
+        "gradscope": f"{_version('gradscope-tf')} ({_commit()})",
     }
 
 
@@ -350,6 +351,19 @@ def markdown(results: Mapping[str, Any]) -> str:
     load = (f"load average {results['load'][0]:.1f} at the start and "
             f"{results['load'][1]:.1f} at the end" if results.get("load")
             else "load average not recorded")  # fmt: skip
+    applied = ", ".join(
+        f"{s.tool} {s.fixes_applied} applied as edits and checked by running them, the rest "
+        "judged by the labelled fix kinds"
+        for s in scores
+        if "fix" in GIVES.get(s.tool, set())
+    )
+    fixes_said = (
+        f"Fix right: {applied}. CPU seconds: the median per program of the tool's own run (user "
+        "and system, the process and its children), and the median ratio to the plain run "
+        "(`python PROGRAM` with the truth hooks); Keras warning and print None read the plain "
+        "run itself. An error is a run the tool could not judge (it refused, timed out or "
+        "broke the program); it counts as not flagged."
+    )
     lines = [
         "<!-- Written by bench/gradflow/run.py (make gradflow); do not edit by hand. -->",
         f"Measured on {results['date']} on a {m['cores']}-core {m['cpu']} with "
@@ -375,6 +389,8 @@ def markdown(results: Mapping[str, Any]) -> str:
         + (": " + ", ".join(f"`{r['file']}`" for r in wrong) + " disagree." if wrong else "."),
         "",
         score_.table(scores, GIVES),
+        "",
+        fixes_said,
         "",
         "Recall by kind of program:",
         "",
