@@ -172,7 +172,11 @@ def per_program(rows: Sequence[Row], tools: Sequence[str]) -> str:
         "|---|---|---|" + "---|" * len(tools),
     ]
     for row in rows:
-        truth = ", ".join(sorted(set(row["truth"]) - {"ok"})) or "ok"
+        seen = set(row["truth"])
+        truth = ", ".join(sorted(seen - {"ok", "unknown"}))
+        # "unknown": a TensorFlow 1 graph's None-ness only (its values were never read)
+        if not truth:
+            truth = "ok" if "ok" in seen else "no None (graph only)" if seen else "nothing recorded"
         if not truth_agrees(row):
             truth += " (disagrees with its label)"
         cells = [_mark(row, row["verdicts"].get(tool)) for tool in tools]
