@@ -193,6 +193,7 @@ def test_gradflow_scores_count_each_column() -> None:
     assert "| t | 2/3 (67%) | 0.67 | 1/3 (33%) | 1/3 (33%) | gives none |" in table
     assert score.truth_agrees(rows[0]) and score.truth_agrees(rows[1])
     assert not score.truth_agrees({**rows[1], "truth": ["nan"]})
+    assert not score.truth_agrees({**rows[1], "truth": []})  # a twin that recorded nothing
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,12 @@ BROKEN = ("none", "nan", "zero", "untrained")
 
 
 def truth_agrees(row: Row) -> bool:
-    """The buggy program shows its labelled effect; its fixed twin shows none of them."""
+    """The buggy program shows its labelled effect; its fixed twin recorded its gradients and
+    shows none of them."""
     seen = set(row["truth"])
     if row["role"] == "buggy":
         return row["effect"] in seen
-    return not seen & set(BROKEN)
+    return bool(seen) and not seen & set(BROKEN)
 
 
 def line_right(row: Row, verdict: Mapping[str, Any]) -> bool:
