@@ -17,6 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
 
+pytest_plugins = ["tests.timing"]
+
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
 # The signal tests assert what a process does on SIGHUP by default (Python ends on the spot;

@@ -45,6 +45,9 @@ def become(args, cwd, env, out, err, fsize):
     os.environ.update(env)
     if fsize is not None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        # Python writes a module's bytecode with one unchecked write: cut short by the limit,
+        # it would leave a truncated .pyc that breaks every later import of that module
+        sys.dont_write_bytecode = True
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)

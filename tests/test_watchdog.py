@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
+import threading
+import time
+
+import pytest
 
 _SCRIPT = """
 import time
@@ -27,10 +32,23 @@ def test_timeout_exits_2_naming_the_phase_and_node() -> None:
     )
 
 
-def test_no_timeout_when_the_body_ends_in_time() -> None:
+def test_no_timeout_when_the_body_ends_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body that ends in time: its timer is cancelled (no message, no exit after the limit
+    passed); no limit (0): no timer at all."""
     from gradscope._src import watchdog
 
-    with watchdog.limit(5.0, "inspect"):
-        pass
+    ended: list[int] = []
+    monkeypatch.setattr(watchdog.os, "_exit", ended.append)  # the timer's way out, recorded
+    monkeypatch.setattr(watchdog.sys, "stderr", io.StringIO())
+    threads = set(threading.enumerate())
+    with watchdog.limit(0.05, "inspect"):
+        ran = True
+    time.sleep(0.25)  # five times the limit
+    assert ran and ended == [] and watchdog.sys.stderr.getvalue() == ""
+    assert set(threading.enumerate()) <= threads  # the timer's thread is gone
     with watchdog.limit(0, "inspect"):
-        pass
+        assert set(threading.enumerate()) <= threads  # no timer started
+    # the same limit around a body that overruns it does end (what the asserts above exclude)
+    with watchdog.limit(0.05, "inspect"):
+        time.sleep(0.25)
+    assert ended == [2] and "stopped after 0.05 s (--timeout)" in watchdog.sys.stderr.getvalue()

@@ -34,11 +34,6 @@ def is_printable(text: str) -> bool:
     return printable(text) == text
 
 
-def printable_or_none(text: str | None) -> str | None:
-    """:func:`printable`, passing None through (a problem with no loss)."""
-    return None if text is None else printable(text)
-
-
 def escape_fields(record: object, *names: str) -> None:
     """In a frozen dataclass's ``__post_init__``: each named ``str`` field (or tuple of them)
     made :func:`printable` in place."""

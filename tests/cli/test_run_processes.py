@@ -87,6 +87,8 @@ def _both(reference: Driver | None, script: Path, *options: str, fsize: int | No
 
     args = [sys.executable, "-m", "gradscope", "run", *options, script.name]
     limits = {"preexec_fn": limited} if fsize is not None else {}
+    if fsize is not None:  # no bytecode written: a .pyc cut short by the limit breaks imports
+        env = {**env, "PYTHONDONTWRITEBYTECODE": "1"}
     with _started(args, script.parent, env=env, **limits) as proc:
         out, err = proc.communicate(timeout=300)
     return plain, (proc.returncode, out, err)
