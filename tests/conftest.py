@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import signal
@@ -11,8 +12,12 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.forked import Driver
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
@@ -141,38 +146,83 @@ def run_subprocess() -> RunCli:
     return run_process
 
 
+#: Variables a forked process reads only once it runs (``tests/forked.py`` sets its whole
+#: environment then), never at its driver's imports: environments that differ only in these
+#: share a driver. Any other difference (``PYTHONPATH``, TensorFlow's variables, ``HOME``, where
+#: Keras looks for its configuration) starts a driver of its own.
+RUN_TIME_ONLY = frozenset({"PYTEST_CURRENT_TEST", "COLUMNS", "LINES", "NO_COLOR", "TERM", "MODE"})
+
+
+class Drivers:
+    """The session's drivers (``tests/forked.py``), one per kind and environment as its
+    imports see it (:data:`RUN_TIME_ONLY` aside): each started when first asked, shared by
+    every test file of the worker after, stopped at the session's end. Each child still gets
+    the whole environment it was asked with."""
+
+    #: the longest any child may run, in seconds; a test asks for less per run
+    KILL_AFTER = 300.0
+
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self._stack = stack
+        self._started: dict[tuple[str, tuple[tuple[str, str], ...]], Driver] = {}
+
+    def _get(self, kind: str, env: Mapping[str, str]) -> Driver:
+        from tests import forked
+
+        key = (kind, tuple(sorted((k, v) for k, v in env.items() if k not in RUN_TIME_ONLY)))
+        if key not in self._started:
+            start = {
+                "process": functools.partial(forked.processes, env),
+                "python": functools.partial(forked.programs, env),
+                "tensorflow": functools.partial(forked.driver, env, tensorflow=True),
+                "cli": functools.partial(forked.driver, env, tensorflow=False),
+            }[kind]
+            self._started[key] = self._stack.enter_context(start(kill_after=self.KILL_AFTER))
+        return self._started[key]
+
+    def processes(self, env: Mapping[str, str]) -> Driver:
+        """Whole ``gradscope ARGS`` processes (``tests/forked.py``: ``processes``)."""
+        return self._get("process", env)
+
+    def programs(self, env: Mapping[str, str]) -> Driver:
+        """``python SCRIPT ARGS`` processes of programs that import TensorFlow (``programs``)."""
+        return self._get("python", env)
+
+    def cli(self, env: Mapping[str, str], *, tensorflow: bool) -> Driver:
+        """``gradscope ARGS`` run by ``main()`` in a child (``driver``)."""
+        return self._get("tensorflow" if tensorflow else "cli", env)
+
+
+@pytest.fixture(scope="session")
+def drivers() -> Iterator[Drivers]:
+    """The worker's :class:`Drivers`, stopped on every way out of the session."""
+    with contextlib.ExitStack() as stack:
+        yield Drivers(stack)
+
+
 #: A whole ``gradscope ARGS`` process forked by :func:`gradscope_processes`: ``(args, cwd,
 #: env)`` -> the finished process (``fsize``: its files' size limit in bytes, when given).
 Processes = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="session")
-def gradscope_processes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Processes]:
+def gradscope_processes(drivers: Drivers, tmp_path_factory: pytest.TempPathFactory) -> Processes:
     """Run ``gradscope ARGS`` as a process of its own, as ``python -m gradscope ARGS`` in
     ``cwd`` with ``env`` would (exit code, standard output and error, signals, atexit), but
     forked (``tests/forked.py``: ``processes``) from a driver that imported TensorFlow and
-    gradscope once for the session: one driver per distinct environment, each started when
-    first asked and stopped at the session's end. A ``gradscope run`` then costs its program,
-    not TensorFlow's import again (a five-line program: 5.0 s of CPU -> 0.4 s). Its standard
-    output and error are files, not pipes (``fsize`` limits them too). Not for tests of the
-    process's start (banners, start-up logs, import costs, ``--replicas`` devices)."""
-    from tests.forked import Driver, processes
+    gradscope once for the session (:class:`Drivers`). A ``gradscope run`` then costs its
+    program, not TensorFlow's import again (a five-line program: 5.0 s of CPU -> 0.4 s). Its
+    standard output and error are files, not pipes (``fsize`` limits them too). Not for tests
+    of the process's start (banners, start-up logs, import costs)."""
 
-    drivers: dict[tuple[tuple[str, str], ...], Driver] = {}
-    with contextlib.ExitStack() as stack:
+    def run(args: list[str], cwd: Path, env: Mapping[str, str], *,
+            fsize: int | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        logs = tmp_path_factory.mktemp("gradscope-process")
+        done = drivers.processes(env).run(list(args), cwd, env, logs, fsize=fsize)
+        return subprocess.CompletedProcess(["gradscope", *args], done.code, done.stdout,
+                                           done.stderr)  # fmt: skip
 
-        def run(args: list[str], cwd: Path, env: Mapping[str, str], *,
-                fsize: int | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-            # (pytest's PYTEST_CURRENT_TEST names each test: no new driver per test for it)
-            key = tuple(sorted((k, v) for k, v in env.items() if k != "PYTEST_CURRENT_TEST"))
-            if key not in drivers:
-                drivers[key] = stack.enter_context(processes(env, kill_after=300))
-            logs = tmp_path_factory.mktemp("gradscope-process")
-            done = drivers[key].run(list(args), cwd, env, logs, fsize=fsize)
-            return subprocess.CompletedProcess(["gradscope", *args], done.code, done.stdout,
-                                               done.stderr)  # fmt: skip
-
-        yield run
+    return run
 
 
 #: Logical CPU devices a ``replicas`` test may use (``--strategy mirrored --replicas 2``).
