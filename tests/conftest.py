@@ -225,6 +225,29 @@ def gradscope_processes(drivers: Drivers, tmp_path_factory: pytest.TempPathFacto
     return run
 
 
+@pytest.fixture(scope="session")
+def python_processes(drivers: Drivers, tmp_path_factory: pytest.TempPathFactory) -> Processes:
+    """Run ``python ARGS`` (a script and its arguments; ``["-c", CODE]`` runs CODE from a
+    script file) in ``cwd`` with ``env`` as a process of its own, forked from a driver that
+    imported TensorFlow (:meth:`Drivers.programs`): for programs that import TensorFlow
+    (TensorFlow 1 behaviour, which no process can undo, included) whose start is not the
+    point. The script's folder is first on ``sys.path`` (``-c``: a temporary one, not
+    ``cwd``); standard output and error are files; ``kill_after`` bounds it in seconds."""
+
+    def run(args: list[str], cwd: Path, env: Mapping[str, str], *,
+            kill_after: float | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        logs = tmp_path_factory.mktemp("python-process")
+        if args[0] == "-c":
+            script = logs / "code.py"
+            script.write_text(args[1], encoding="utf-8")
+            args = [str(script), *args[2:]]
+        done = drivers.programs(env).run(list(args), cwd, env, logs, kill_after=kill_after)
+        return subprocess.CompletedProcess(["python", *args], done.code, done.stdout,
+                                           done.stderr)  # fmt: skip
+
+    return run
+
+
 #: Logical CPU devices a ``replicas`` test may use (``--strategy mirrored --replicas 2``).
 REPLICAS = 2
 
