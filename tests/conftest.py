@@ -150,7 +150,9 @@ def run_subprocess() -> RunCli:
 #: environment then), never at its driver's imports: environments that differ only in these
 #: share a driver. Any other difference (``PYTHONPATH``, TensorFlow's variables, ``HOME``, where
 #: Keras looks for its configuration) starts a driver of its own.
-RUN_TIME_ONLY = frozenset({"PYTEST_CURRENT_TEST", "COLUMNS", "LINES", "NO_COLOR", "TERM", "MODE"})
+RUN_TIME_ONLY = frozenset(
+    {"PYTEST_CURRENT_TEST", "COLUMNS", "LINES", "NO_COLOR", "TERM", "MODE", "READY"}
+)  # fmt: skip  (the last two: test programs')
 
 
 class Drivers:
