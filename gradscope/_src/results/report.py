@@ -13,7 +13,6 @@ from typing import Any
 
 from gradscope._src.errors import SpecError
 from gradscope._src.location import Location
-from gradscope._src.printable import escape_fields
 from gradscope._src.results.display import Displayed, rich_renderable
 from gradscope._src.results.expect import Pattern
 from gradscope._src.results.facts import REPORT_VERSION as REPORT_VERSION
@@ -108,9 +107,6 @@ class PairResult:
     #: JSON, as a ``gradscope run`` source's)
     cause: str = ""
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "variable")  # one escaping of names
-
     def to_dict(self) -> dict[str, Any]:
         """A pair; ``nan_origin`` on every ``nan`` pair (null when it could not be found),
         ``numeric`` on every ``ok`` pair of a ``--numeric`` run."""
@@ -144,9 +140,6 @@ class LossResult:
     source: str = ""
     notes: tuple[str, ...] = ()
     fix: Fix | None = None  # what its ``grad_loss`` multiplier does (``analysis/fixes``)
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "name", "source", "notes")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -184,9 +177,6 @@ class Problem:
     line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
     known: bool = False  # already in the baseline
     fix: Fix | None = None  # what to change (``analysis/fixes.py``)
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "loss", "variable", "message", "spec")  # one escaping of names
 
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
@@ -242,9 +232,6 @@ class Report(Displayed):
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
     loaded: Loaded | None = None  # a .keras, .h5 or SavedModel target: how it was loaded
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "spec", "name", "notes")  # one escaping of names
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:
