@@ -261,30 +261,32 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
 
 
-#: Test files that cost the most CPU or wall time (processes of their own, a module fixture
-#: that runs several): first in the collection. ``make test`` hands whole files to its workers
-#: (``--dist loadfile``, so a module fixture runs once, not once per worker that got one of its
-#: tests) in this order, so none of these is left to run alone at the end.
-FIRST = (
-    "tests/test_same_weights.py",
-    "tests/watch/test_notebook.py",
-    "tests/watch/test_pytest_plugin.py",
-    "tests/cli/test_run_processes.py",
-    "tests/frontends/program/test_replicas.py",
-    "tests/cli/test_run_exits.py",
-    "tests/test_hostile.py",
-    "tests/distribute/test_target.py",
-    "tests/distribute/test_workers.py",
-    "tests/distribute/test_run.py",
-    "tests/cli/test_progress.py",
-    "tests/frontends/saved/test_finetune.py",  # ~30 s of CPU: MobileNetV3Small, loaded 5 times
-)
+#: Each test file's CPU seconds (its processes' too) in the last recorded full run (``make
+#: times``; ``tests/timing.py``). ``make test`` hands whole files to its workers (``--dist
+#: loadfile``: a module fixture runs once, not once per worker that got one of its tests), each
+#: worker taking the next file as it runs out: in this order, the costliest first, no costly
+#: file is left to run alone at the end.
+TIMES = ROOT / "tests" / "times.json"
+
+
+def recorded_costs() -> dict[str, float]:
+    """:data:`TIMES`: test file -> CPU seconds (empty when there is no record)."""
+    import json
+
+    try:
+        costs = json.loads(TIMES.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(name): float(seconds) for name, seconds in costs.get("files", {}).items()}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files of :data:`FIRST` first, in its order; every other test as collected."""
-    rank = {name: i for i, name in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(FIRST)))
+    """Whole files, the costliest recorded first; a file not in the record (new since) before
+    them all: its cost is unknown, and a costly one left to the end would run alone. A file's
+    tests keep their order."""
+    costs = recorded_costs()
+    unknown = float("inf")
+    items.sort(key=lambda item: -costs.get(item.nodeid.partition("::")[0], unknown))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -103,9 +103,15 @@ class _Recorder:
                     "cpu": round(own + children, 3),
                     "children": round(children, 3),
                 }
+                self._write()  # as it goes: a run stopped early leaves what it measured
+
+    def _write(self) -> None:
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_text(json.dumps(self.times, indent=0, sort_keys=True) + "\n")
+        partial.replace(self.path)
 
     def pytest_sessionfinish(self) -> None:
-        self.path.write_text(json.dumps(self.times, indent=0, sort_keys=True) + "\n")
+        self._write()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -113,3 +119,41 @@ def pytest_configure(config: pytest.Config) -> None:
     # the controller (or a run without xdist) writes the record; xdist's workers measure
     if path and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_Recorder(Path(path)), "gradscope-record-times")
+
+
+def per_file(record: dict[str, dict[str, float]]) -> dict[str, float]:
+    """A :option:`--record-times` record summed per test file: file -> CPU seconds."""
+    files: dict[str, float] = {}
+    for nodeid, times in record.items():
+        name = nodeid.partition("::")[0]
+        files[name] = files.get(name, 0.0) + times["cpu"]
+    return {name: round(cpu, 1) for name, cpu in sorted(files.items(), key=lambda f: -f[1])}
+
+
+def main(argv: list[str]) -> int:
+    """``python tests/timing.py RECORD [TIMES]``: RECORD (``--record-times``) summed per file
+    into TIMES (``tests/times.json``, which ``make test`` orders its files by), with the total
+    CPU and an estimate of an idle 2-core run's wall time (half the total: the costliest
+    file alone is less); the ten costliest files on standard output."""
+    record = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    files = per_file(record)
+    total = sum(files.values())
+    out = {
+        "about": "CPU seconds per test file in a full run (make times); make test runs the "
+        "costliest first",
+        "total_cpu": round(total, 1),
+        "files": files,
+    }
+    target = Path(argv[1]) if len(argv) > 1 else Path(__file__).with_name("times.json")
+    target.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(f"{len(record)} tests, {len(files)} files, {total:.0f} s of CPU "
+          f"(2 cores: ~{max(total / 2, max(files.values(), default=0)):.0f} s)")  # fmt: skip
+    for name, cpu in list(files.items())[:10]:
+        print(f"{cpu:8.1f}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
