@@ -269,23 +269,24 @@ def pytest_configure(config: pytest.Config) -> None:
 TIMES = ROOT / "tests" / "times.json"
 
 
-def recorded_costs() -> dict[str, float]:
-    """:data:`TIMES`: test file -> CPU seconds (empty when there is no record)."""
+def recorded_costs() -> tuple[dict[str, float], float]:
+    """:data:`TIMES`: test file -> CPU seconds, and what a file not in it is taken to cost
+    (its ``unknown_cpu``; the costliest recorded when absent: a new file may be costly, and
+    one left to the end would run alone). Nothing recorded: no order."""
     import json
 
     try:
-        costs = json.loads(TIMES.read_text(encoding="utf-8"))
+        record = json.loads(TIMES.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return {str(name): float(seconds) for name, seconds in costs.get("files", {}).items()}
+        return {}, 0.0
+    costs = {str(name): float(cpu) for name, cpu in record.get("files", {}).items()}
+    return costs, float(record.get("unknown_cpu", max(costs.values(), default=0.0)))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Whole files, the costliest recorded first; a file not in the record (new since) before
-    them all: its cost is unknown, and a costly one left to the end would run alone. A file's
-    tests keep their order."""
-    costs = recorded_costs()
-    unknown = float("inf")
+    """Whole files, the costliest recorded first (:func:`recorded_costs`); a file's tests keep
+    their order, and files of the same cost theirs."""
+    costs, unknown = recorded_costs()
     items.sort(key=lambda item: -costs.get(item.nodeid.partition("::")[0], unknown))
 
 
