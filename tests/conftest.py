@@ -151,8 +151,17 @@ def run_subprocess() -> RunCli:
 #: share a driver. Any other difference (``PYTHONPATH``, TensorFlow's variables, ``HOME``, where
 #: Keras looks for its configuration) starts a driver of its own.
 RUN_TIME_ONLY = frozenset(
-    {"PYTEST_CURRENT_TEST", "COLUMNS", "LINES", "NO_COLOR", "TERM", "MODE", "READY"}
-)  # fmt: skip  (the last two: test programs')
+    {
+        "PYTEST_CURRENT_TEST",
+        "COLUMNS",
+        "LINES",
+        "NO_COLOR",
+        "TERM",
+        "MODE",
+        "READY",
+        "GRADFLOW_TRUTH",
+    }
+)  # fmt: skip  (MODE, READY: test programs'; GRADFLOW_TRUTH: the gradflow benchmark's)
 
 
 class Drivers:

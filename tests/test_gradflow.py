@@ -11,7 +11,7 @@ import os
 import runpy
 import shutil
 import sys
-from collections.abc import Iterator
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +19,11 @@ import pytest
 
 from bench.gradflow import cases, score, tools
 from bench.gradflow import run as runner
-from tests.forked import Driver, programs
+from tests.conftest import Processes
 
-ROOT = Path(__file__).resolve().parents[1]
-_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
-# The forked slice of make test: one TensorFlow 1 graph, one Keras fit (its warning); the eager
-# tape's pair runs in the test process (test_gradflow_slice_gradscope_finds_cause_and_line).
-_SLICE = ("tf1_where_division_nan", "fit_output_without_loss")
+# The forked slice of make test: a TensorFlow 1 graph (it turns eager execution off for good);
+# an eager tape's pair and a Keras fit's run in the test process.
+_SLICE = ("tf1_where_division_nan",)
 # gradscope's fix kinds a header may name (schema/run-v1.json lists them; watch is a cut fix).
 _FIX_KINDS = {*tools.GRADSCOPE_FIX_CAUSES, "watch", "-"}
 
@@ -196,54 +194,65 @@ def test_gradflow_scores_count_each_column() -> None:
     assert not score.truth_agrees({**rows[1], "truth": []})  # a twin that recorded nothing
 
 
-@pytest.fixture(scope="module")
-def python() -> Iterator[Driver]:
-    """``python PROGRAM`` forked from one process that imported TensorFlow."""
-    with programs(_ENV, kill_after=300) as started:
-        yield started
-
-
 def _copy(name: str, folder: Path) -> None:
     for file in (f"{name}.py", f"{name}_fixed.py", "_truth.py"):
         shutil.copy(cases.PROGRAMS / file, folder / file)
 
 
 @pytest.mark.tf
-def test_gradflow_slice_truth_agrees_with_labels(python: Driver, tmp_path: Path) -> None:
-    """Bare TensorFlow shows each buggy program's labelled effect and nothing on its twin; the
-    Keras warning and the naive tool read the same runs."""
+def test_gradflow_slice_truth_agrees_with_labels(
+    python_processes: Processes, tmp_path: Path
+) -> None:
+    """Bare TensorFlow shows each buggy program's labelled effect and nothing on its twin (the
+    program's own session reads the gradients); the naive tool reads the same runs."""
     chosen = {c.name: c for c in cases.load() if c.name in _SLICE}
     for name, case in chosen.items():
         _copy(name, tmp_path)
         for role, path in (("buggy", case.buggy), ("fixed", case.fixed)):
             truth = tmp_path / f"{path.stem}.jsonl"
-            env = {**_ENV, "GRADFLOW_TRUTH": str(truth)}
-            done = python.run([path.name], tmp_path, env, tmp_path / path.stem)
+            env = {**os.environ, "GRADFLOW_TRUTH": str(truth)}  # the session's driver's
+            done = python_processes([str(tmp_path / path.name)], tmp_path, env, kill_after=300)
             records = [json.loads(line) for line in truth.read_text().splitlines()]
             seen = tools.truth_statuses(records)
             row = {"role": role, "effect": case.effect, "truth": sorted(seen)}
             assert score.truth_agrees(row), (path.name, seen, done.stderr[-2000:])
-            run = tools.Finished(Path(path.name), done.code, 0, 0, done.stdout, done.stderr,
+            run = tools.Finished(Path(path.name), done.returncode, 0, 0, done.stdout, done.stderr,
                                  records)  # fmt: skip
             assert tools.Naive().judge(run).flagged == (role == "buggy" and "none" in seen)
-            if name == "fit_output_without_loss":
-                assert tools.KerasWarning().judge(run).flagged == (role == "buggy")
 
 
-def _truth_here(path: Path, folder: Path) -> set[str]:
-    """What bare TensorFlow returns at the program's gradient calls, the program run in this
-    process as ``python PROGRAM`` (an eager one: nothing of it outlives the run)."""
+def _truth_here(path: Path, folder: Path) -> tools.Finished:
+    """The plain run of an eager program in this process, as ``python PROGRAM`` with
+    GRADFLOW_TRUTH set: the truth its hooks wrote and the warnings it gave (as its stderr)."""
     truth = folder / f"{path.stem}.jsonl"
     os.environ["GRADFLOW_TRUTH"] = str(truth)
     sys.path.insert(0, str(path.parent))
     sys.modules.pop("_truth", None)  # its hooks read GRADFLOW_TRUTH when imported
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            runpy.run_path(str(path), run_name="__main__")
     finally:
         sys.modules.pop("_truth", None)
         sys.path.remove(str(path.parent))
         del os.environ["GRADFLOW_TRUTH"]
-    return tools.truth_statuses(json.loads(line) for line in truth.read_text().splitlines())
+    records = [json.loads(line) for line in truth.read_text().splitlines()]
+    stderr = "".join(f"{w.filename}:{w.lineno}: {w.message}\n" for w in said)
+    return tools.Finished(path, 0, 0, 0, "", stderr, records)
+
+
+@pytest.mark.tf
+def test_gradflow_slice_keras_fit_truth_and_warning(tmp_path: Path) -> None:
+    """A Keras fit's pair in this process: what fit's train step hands the optimizer (the
+    truth hook on apply_gradients) shows the labelled None, nothing on the twin; Keras' own
+    warning and the naive tool read the same runs."""
+    (case,) = [c for c in cases.load() if c.name == "fit_output_without_loss"]
+    for role, path in (("buggy", case.buggy), ("fixed", case.fixed)):
+        run = _truth_here(path, tmp_path)
+        seen = tools.truth_statuses(run.truth)
+        assert score.truth_agrees({"role": role, "effect": case.effect, "truth": sorted(seen)})
+        assert tools.Naive().judge(run).flagged == (role == "buggy")
+        assert tools.KerasWarning().judge(run).flagged == (role == "buggy"), run.stderr
 
 
 @pytest.mark.tf
@@ -256,7 +265,7 @@ def test_gradflow_slice_gradscope_finds_cause_and_line(tmp_path: Path) -> None:
     (case,) = [c for c in cases.load() if c.name == "tape_assign_patch"]
     verdicts = {}
     for role, path in (("buggy", case.buggy), ("fixed", case.fixed)):
-        seen = _truth_here(path, tmp_path)
+        seen = tools.truth_statuses(_truth_here(path, tmp_path).truth)
         assert score.truth_agrees({"role": role, "effect": case.effect, "truth": sorted(seen)})
         report = gradscope.run(str(path)).to_dict()
         run = tools.Finished(path, 0, 0, 0, "", "", [], json.dumps(report))
