@@ -219,7 +219,7 @@ def stopped_run(keep: Path, why: str, tools: Sequence[tools_.Tool]) -> dict[str,
     )
     return {
         "date": started.strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
+        "machine": machine(started.isoformat()),
         "jobs": 2,
         "timeout": 300,
         "load": None,
@@ -259,17 +259,23 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def _commit() -> str:
-    """The last commit that changed gradscope's own code (the benchmark's commits do not)."""
+def _commit(before: str = "") -> str:
+    """The last commit that changed gradscope's own code (the benchmark's commits do not), in
+    the branch as it was at ``before`` (an ISO date) when given."""
+    git = ["git", "-C", str(ROOT), "log", "-1", "--format=%h"]
     try:
-        command = ["git", "-C", str(ROOT), "log", "-1", "--format=%h", "--", "gradscope"]
+        head = "HEAD"
+        if before:
+            at = [*git, "--first-parent", f"--before={before}", "HEAD"]
+            head = subprocess.run(at, capture_output=True, text=True, check=True).stdout.strip()
+        command = [*git, head, "--", "gradscope"]
         done = subprocess.run(command, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
+        return done.stdout.strip() or "unknown"
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
-def machine() -> dict[str, Any]:
+def machine(before: str = "") -> dict[str, Any]:
     return {
         "cpu": _cpu(),
         "cores": os.cpu_count(),
@@ -278,7 +284,7 @@ def machine() -> dict[str, Any]:
         "tensorflow": _version("tensorflow"),
         "keras": _version("keras"),
         "jax": _version("jax"),
-        "gradscope": f"{_version('gradscope-tf')} ({_commit()})",
+        "gradscope": f"{_version('gradscope-tf')} ({_commit(before)})",
     }
 
 
