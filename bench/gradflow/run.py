@@ -392,7 +392,13 @@ def markdown(results: Mapping[str, Any]) -> str:
         "",
         "The truth (what bare TensorFlow returned at each program's own gradient calls) agrees "
         f"with the labels on {len(rows) - len(wrong)} of {len(rows)} programs"
-        + (": " + ", ".join(f"`{r['file']}`" for r in wrong) + " disagree." if wrong else "."),
+        + (
+            ": "
+            + ", ".join(f"`{r['file']}`" for r in wrong)
+            + (" disagree." if len(wrong) > 1 else " disagrees.")
+            if wrong
+            else "."
+        ),
         "",
         score_.table(scores, GIVES),
         "",
