@@ -46,7 +46,7 @@ ENTRIES = [
      "`tf.argmax` returns integer indices; casting them back to float does not bring the "
      "gradient back, and a later `tf.cast(..., tf.int32)` loses it again. gradscope names "
      "the `argmax`, the first op where the gradient was lost, and lists the later cast.",
-     "Use the probabilities, a Gumbel-softmax sample, or a straight-through one-hot."),
+     "A straight-through one-hot: the same index forward, the softmax's gradient back."),
     ("one-hot", "`one_hot` of predicted indices",
      "`tf.one_hot(tf.argmax(logits))` is the same cut: the indices carry no gradient.",
      "A straight-through one-hot: `probs + tf.stop_gradient(hard - probs)`."),
@@ -55,10 +55,10 @@ ENTRIES = [
      "Pass the gradient straight through: `x + tf.stop_gradient(tf.round(x) - x)`."),
     ("cast-int", "A cast to an integer type",
      "A float cast to `int32` carries no gradient.",
-     "Keep the value floating, rounded straight through where it must be whole."),
+     "Keep the cast's value (it truncates toward 0) and pass the gradient straight through."),
     ("comparison", "A comparison used as a value",
      "`tf.cast(h > 0.5, tf.float32)`: a boolean carries no gradient.",
-     "A smooth stand-in (`tf.sigmoid((h - 0.5) / t)`), or the same straight through."),
+     "Keep the comparison's value; pass a smooth stand-in's gradient straight through."),
     ("batch-norm", "A batch norm's `mean` and `variance`",
      "A fused batch norm (`tf.compat.v1.nn.fused_batch_norm`, TensorFlow 1's `tf.layers` "
      "and Keras 2's `BatchNormalization`) gives its `scale` and `offset` a gradient, but "
@@ -76,7 +76,8 @@ ENTRIES = [
     ("assign", "`Variable.assign` in the forward pass",
      "Seed 003: `x[:2, :2].assign(patch)` copies values; TensorFlow passes no gradient "
      "through an assignment, so `patch` gets None.",
-     "Compute the value as a tensor (`tf.pad` the patch and add it) and use that downstream."),
+     "Compute the assigned value as a tensor (the patch padded in, the rest of `x` masked) "
+     "and use that downstream."),
     ("numpy", "A NumPy round trip inside the tape",
      "`np.tanh(h.numpy())` leaves TensorFlow; what comes back is a new constant.",
      "Keep TensorFlow ops (`tf.math.tanh`)."),
@@ -99,9 +100,9 @@ ENTRIES = [
      "The gradient of `sqrt(x)` is `1 / (2 sqrt(x))`: infinite at 0.",
      "The double-where pattern (or an epsilon) at that line."),
     ("nan-log", "NaN from `log` at 0", "`log(0)` is -inf, and its gradient infinite.",
-     "An epsilon (`tf.math.log(p + 1e-7)`), or clip the input."),
+     "Clip the input, `tf.math.log(tf.maximum(p, 1e-7))`: every value from 1e-7 up stays."),
     ("nan-divide", "NaN from a division by 0", "`x / s` with `s = 0`.",
-     "`tf.math.divide_no_nan(x, s)`, or an epsilon in the denominator."),
+     "`tf.math.divide_no_nan(x, s)`: `x / s` wherever `s` is not 0."),
 ]  # fmt: skip
 
 HEAD = """# Causes and fixes
@@ -110,7 +111,8 @@ Every cause gradscope finds comes with a **fix**: what to change, at your own li
 lists them, each with a minimal broken program, what gradscope prints for it, the fix, and
 the fixed program. Every example here is a test (`tests/analysis/test_fixes_proven.py`): bare
 TensorFlow gives the broken program no gradient (or a NaN) and the fixed one a finite
-gradient, and gradscope names the fix's kind and line.
+gradient, the fixed one computes the same values forward (a fix changes how the gradient
+flows, not what the program computes), and gradscope names the fix's kind and line.
 
 The fix is in every output: a `fix:` line in the table, a `fix` field in JSON (pairs,
 sources, problems, timeline findings; `schema/`), the SARIF result's message and a related

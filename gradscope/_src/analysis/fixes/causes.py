@@ -83,8 +83,9 @@ def _off_path(e: Evidence, found: re.Match[str]) -> Fix:
         "off-path-layer",
         e.site,
         f"The layer of {name(e.variable)} is not called between the model's inputs and "
-        f"outputs ({found['model']}): call it in `call()` (or in the functional graph "
-        "that builds the outputs), or remove it.",
+        f"outputs ({found['model']}): remove it if it is unused (the outputs stay the "
+        "same), or call it in `call()` (or in the functional graph that builds the outputs), "
+        "which changes what the model computes.",
     )
 
 

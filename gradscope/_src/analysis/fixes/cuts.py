@@ -95,43 +95,66 @@ def _none_input(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> 
 def _argmax(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
     if e.spec:
         text = (
-            f"{at(c)} `{c.node}` (argmax) gives integer indices, which carry no gradient: "
-            f"read the probabilities instead (`op: nn.softmax` on the logits).{also}"
+            f"{at(c)} `{c.node}` (argmax) gives integer indices, which carry no gradient: keep "
+            "its value and pass the softmax's gradient straight through, `probs + "
+            "stop_gradient(one_hot(argmax(logits), depth) - probs)` (nodes `op: nn.softmax`, "
+            "`op: one_hot`, `op: subtract`, `op: stop_gradient`, `op: add`), whose value is "
+            f"the one-hot of the same index.{also}"
         )
     else:
         text = (
             f"{at(c)} `tf.argmax` gives integer indices, which carry no gradient{then(later)}: "
-            "use the probabilities (`probs = tf.nn.softmax(logits)`), a Gumbel-softmax "
-            "sample, or a straight-through one-hot: `hard = tf.one_hot(tf.argmax(logits, "
-            f"-1), depth); y = probs + tf.stop_gradient(hard - probs)`.{also}"
+            "keep the value and pass the softmax's gradient straight through, `probs = "
+            "tf.nn.softmax(logits); hard = probs + tf.stop_gradient(tf.one_hot(tf.argmax("
+            "logits, -1), depth) - probs)` (the one-hot of the same index; the index itself "
+            "is `tf.reduce_sum(hard * tf.range(depth, dtype=hard.dtype), -1)`). The "
+            "probabilities themselves, or a Gumbel-softmax sample, train too but change the "
+            f"values the loss reads.{also}"
         )
     return Fix("soft-argmax", c.source, text, (), later)
 
 
+#: What each rounding op computes, as the TensorFlow call that computes the same (``Round``
+#: rounds half to even, as ``tf.round`` does; a ``Cast`` to an integer truncates toward 0).
+ROUNDING_CALLS = {
+    "Round": "tf.round(x)",
+    "Floor": "tf.floor(x)",
+    "Ceil": "tf.math.ceil(x)",
+    "Rint": "tf.math.rint(x)",
+    "Cast": "tf.cast(tf.cast(x, tf.int32), x.dtype)",
+}
+
+
 def _rounding(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
-    what = "a cast to an integer type" if c.op == "Cast" else f"`tf.{c.op.lower()}`"
-    fn = "tf.round" if c.op == "Cast" else f"tf.{c.op.lower()}"
+    same = ROUNDING_CALLS.get(c.op, f"{op_code(c)}(x)")
+    what = "a cast to an integer type" if c.op == "Cast" else f"`{same.removesuffix('(x)')}`"
+    dtype = (
+        " (with the integer dtype your cast names: the cast truncates toward 0, and so does this)"
+        if c.op == "Cast"
+        else ""
+    )
     if e.spec:
         text = (
-            f"{at(c)} `{c.node}` ({what}) has no gradient: keep the value floating, and "
-            "where it must be whole pass the gradient straight through (`x + "
-            f"stop_gradient({fn.removeprefix('tf.')}(x) - x)`).{also}"
+            f"{at(c)} `{c.node}` ({what}) has no gradient: keep its value and pass the "
+            f"gradient straight through, `x + stop_gradient({same.replace('tf.', '')} - x)`"
+            f"{dtype}, as nodes (`op: subtract`, `op: stop_gradient`, `op: add`).{also}"
         )
     else:
-        keep = "keep the value floating and, where it must be whole, " if c.op == "Cast" else ""
         text = (
-            f"{at(c)} {what} has no gradient{then(later)}: {keep}pass the gradient "
-            f"straight through with `x + tf.stop_gradient({fn}(x) - x)`.{also}"
+            f"{at(c)} {what} has no gradient{then(later)}: keep its value and pass the "
+            f"gradient straight through with `x + tf.stop_gradient({same} - x)`{dtype}, "
+            f"a float with the same values.{also}"
         )
     return Fix("straight-through", c.source, text, (), later)
 
 
 def _comparison(e: Evidence, c: CutPoint, also: str, later: tuple[str, ...]) -> Fix:
     text = (
-        f"{at(c)} {op(c)} gives a boolean, which carries no gradient{then(later)}: use a "
-        "smooth stand-in such as `tf.sigmoid((a - b) / temperature)` for `a > b`, or pass "
-        "the gradient straight through: `soft + tf.stop_gradient(tf.cast(a > b, "
-        f"soft.dtype) - soft)`.{also}"
+        f"{at(c)} {op(c)} gives a boolean, which carries no gradient{then(later)}: keep its "
+        "value and pass a smooth stand-in's gradient straight through, `soft = "
+        "tf.sigmoid((a - b) / temperature); mask = soft + tf.stop_gradient(tf.cast(a > b, "
+        "soft.dtype) - soft)` for `a > b` (the stand-in alone, `soft`, trains too but "
+        f"changes the values the loss reads).{also}"
     )
     return Fix("soft-comparison", c.source, text, (), later)
 
@@ -183,16 +206,19 @@ def _assign(e: Evidence, c: CutPoint, also: str) -> Fix:
     if e.spec:
         text = (
             f"{at(c)} `{c.node}` copies {name(e.variable)} into another variable, and "
-            "TensorFlow passes no gradient through an assignment: compute the new value as "
-            "a tensor (`op: pad` the patch, then `op: add` it) and read that "
-            f"downstream.{also}"
+            "TensorFlow passes no gradient through an assignment: compute the variable's new "
+            "value as a tensor and read that downstream, `x * (1 - pad(ones_like(patch))) + "
+            "pad(patch)` (nodes `op: pad` with the slice's `paddings`, `op: multiply`, `op: "
+            f"add`), which holds the values the assign writes.{also}"
         )
     else:
         text = (
             f"{at(c)} `assign` copies {name(e.variable)}'s value into a variable, and "
-            "TensorFlow passes no gradient through an assignment: compute the value as a "
-            "tensor and use it downstream, e.g. `x_new = x + tf.pad(patch, paddings)` "
-            f"instead of `x[:2, :2].assign(patch)`.{also}"
+            "TensorFlow passes no gradient through an assignment: compute the new value as a "
+            "tensor and use it downstream, `mask = tf.pad(tf.ones_like(patch), paddings); "
+            "x_new = x * (1 - mask) + tf.pad(patch, paddings)` for `x[:2, :2].assign(patch)` "
+            "(the same values the assign writes; keep the assign too if later steps read "
+            f"`x`).{also}"
         )
     return Fix("assign-as-tensor", c.source, text)
 

@@ -34,24 +34,18 @@ def nan_fix(e: Evidence) -> Fix:
         return Fix(
             "safe-log",
             o.source,
-            f"{at} {op(o)} makes {where} non-finite at 0: add an epsilon, "
-            "`tf.math.log(x + 1e-7)`, or clip, `tf.math.log(tf.maximum(x, 1e-7))`.",
+            f"{at} {op(o)} makes {where} non-finite at 0: clip its input, "
+            f"`{_LOGS.get(o.op, _LOGS['Log'])}`, which keeps every value of x from the bound "
+            "up (an epsilon, `x + 1e-7`, shifts them all).",
         )
     if o.op in NAN_ROOT:
-        return Fix(
-            "double-where",
-            o.source,
-            f"{at} {op(o)} makes {where} non-finite at 0 (sqrt's gradient is "
-            "1/(2·sqrt(x))): guard it with the double-where pattern, `ok = x > 0; y = "
-            "tf.where(ok, tf.sqrt(tf.where(ok, x, 1.0)), 0.0)`, or add an epsilon, "
-            "`tf.sqrt(x + 1e-12)`.",
-        )
+        return Fix("double-where", o.source, f"{at} {op(o)} {_double_where(o.op, where)}")
     if o.op in NAN_DIVIDE:
         return Fix(
             "divide-no-nan",
             o.source,
-            f"{at} {op(o)} divides by 0: use `tf.math.divide_no_nan(a, b)`, "
-            "or add an epsilon to the denominator, `a / (b + 1e-7)`.",
+            f"{at} {op(o)} divides by 0: use `tf.math.divide_no_nan(a, b)`, which is `a / b` "
+            "wherever `b` is not 0, and 0 there.",
         )
     return Fix(
         "nan-candidates",
@@ -61,6 +55,39 @@ def nan_fix(e: Evidence) -> Fix:
             "keep its input inside the op's domain (`tf.clip_by_value`)",
             "the double-where pattern: compute it only where the input is safe",
         ),
+    )
+
+
+#: Each log-like op with its input clipped above the point where it is not finite.
+_LOGS = {"Log": "tf.math.log(tf.maximum(x, 1e-7))",
+         "Log1p": "tf.math.log1p(tf.maximum(x, 1e-7 - 1.0))",
+         "Xlogy": "tf.math.xlogy(a, tf.maximum(x, 1e-7))",
+         "Digamma": "tf.math.digamma(tf.maximum(x, 1e-7))",
+         "Lgamma": "tf.math.lgamma(tf.maximum(x, 1e-7))"}  # fmt: skip
+
+#: The call each root-like op is written with, and the input it is safe at.
+_ROOTS = {"Sqrt": ("tf.sqrt", "1.0"), "Rsqrt": ("tf.math.rsqrt", "1.0"),
+          "Pow": ("tf.pow", "1.0"), "Acos": ("tf.acos", "0.0"), "Asin": ("tf.asin", "0.0"),
+          "Atanh": ("tf.atanh", "0.0")}  # fmt: skip
+
+
+def _double_where(op_type: str, where: str) -> str:
+    """The double-where guard of a root-like op, written so the values stay what they were:
+    ``sqrt`` is 0 at 0, so the guard gives 0 there; any other op keeps its own value where
+    the input is outside the safe set, with no gradient through it."""
+    if op_type == "Sqrt":
+        return (
+            f"makes {where} non-finite at 0 (its gradient is 1/(2·sqrt(x))): guard it with the "
+            "double-where pattern, `ok = x > 0; y = tf.where(ok, tf.sqrt(tf.where(ok, x, 1.0)), "
+            "0.0)`, which has sqrt's values (0 at 0) and a finite gradient."
+        )
+    fn, safe = _ROOTS.get(op_type, ("f", "safe"))
+    args = ", a" if op_type == "Pow" else ""
+    return (
+        f"makes {where} non-finite at the edge of its domain: guard it with the double-where "
+        f"pattern, `ok = <x strictly inside the domain>; y = tf.where(ok, {fn}(tf.where(ok, "
+        f"x, {safe}){args}), {fn}(tf.stop_gradient(x){args}))`, which keeps every value and "
+        "gives a finite gradient."
     )
 
 
