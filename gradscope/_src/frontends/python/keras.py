@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gradscope._src.errors import TargetError
+from gradscope._src.frontends.python import frames
 from gradscope._src.frontends.python.target import Target
 
 
@@ -119,7 +120,7 @@ def _loss(single: Any, model: Any, x: Any, y: Any, sample_weight: Any) -> Callab
     def loss() -> Any:
         return single(y, model(x, training=True), sample_weight)
 
-    return loss
+    return frames.made_for(loss)  # made at the user's targets(...) line, not here
 
 
 def _total(model: Any, x: Any, y: Any, sample_weight: Any) -> Callable[[], Any]:
@@ -131,4 +132,4 @@ def _total(model: Any, x: Any, y: Any, sample_weight: Any) -> Callable[[], Any]:
             x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True
         )
 
-    return loss
+    return frames.made_for(loss)
