@@ -128,9 +128,23 @@ CAUSES: tuple[tuple[re.Pattern[str], Callable[[Evidence, re.Match[str]], Fix]], 
 EVERY_VARIABLE = ("compute_gradients", "minimize")
 
 
+#: The most names a fix lists of the variables a loss reads: the rest are counted, so a fix
+#: stays one sentence however many variables the model has.
+SHOWN = 3
+
+
+def reads_list(reads: tuple[str, ...], what: str = "variables the loss reads") -> str:
+    """The variables a loss reads, as a fix names them: ``[a, b]``, or past ``SHOWN``, ``the
+    9900 variables the loss reads (`a`, `b`, `c` and 9897 more)``."""
+    if len(reads) <= SHOWN:
+        return f"[{', '.join(reads)}]"
+    return f"the {len(reads)} {what} ({words([f'`{r}`' for r in reads])})"
+
+
 def disconnected(e: Evidence) -> Fix:
-    own = f"[{', '.join(e.reads)}]" if e.reads else "the variables it reads"
-    arg = f"`var_list={own}`" if e.reads else "`var_list=`"
+    own = reads_list(e.reads) if e.reads else "the variables it reads"
+    arg = (f"`var_list={own}`" if len(e.reads) <= SHOWN else f"`var_list=` {own}") if (
+        e.reads) else "`var_list=`"  # fmt: skip
     if e.api in EVERY_VARIABLE and not e.spec:
         also = f"; {name(e.variable)} gets its gradient from {words(e.reached_by)}" if (
             e.reached_by) else ""  # fmt: skip
@@ -152,7 +166,8 @@ def disconnected(e: Evidence) -> Fix:
         elif e.api in ("compute_gradients", "minimize"):
             how = "pass only the loss's own variables, `compute_gradients(loss, var_list=...)`"
         else:
-            how = f"pass only the variables the loss reads, {own}"
+            how = (f"pass only the variables the loss reads, {own}" if len(e.reads) <= SHOWN
+                   else f"pass only {own}")  # fmt: skip
         return Fix(
             "var-list",
             e.site,
@@ -170,7 +185,12 @@ def disconnected(e: Evidence) -> Fix:
             "remove it if it is unused",
             "freeze it (`trainable=False`) if it is meant to stay as it is",
             *(
-                [f"leave it out of this call's sources (the loss reads {own})"]
+                [
+                    f"leave it out of this call's sources (the loss reads {own})"
+                    if len(e.reads) <= SHOWN
+                    else f"leave it out of this call's sources (the loss reads "
+                    f"{reads_list(e.reads, 'others')})"
+                ]
                 if e.reads and not e.spec
                 else []
             ),
