@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gradscope._src.analysis import run as run_policy
 from gradscope._src.location import Location
+from gradscope._src.results import causes
 from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
 from gradscope._src.results.facts import CutPoint
@@ -12,6 +13,7 @@ from gradscope._src.results.status import FindingKind, ProblemKind
 from tests import checks
 
 UNREAD = "reaches only output 'aux' of model 'detector', which the loss does not read"
+UNREAD_CAUSE = causes.UnreadOutput(names=("aux",), model="detector")
 
 
 def test_finding_of_a_check_problem_carries_its_pairs_cause() -> None:
@@ -19,7 +21,7 @@ def test_finding_of_a_check_problem_carries_its_pairs_cause() -> None:
     variable (the loss's own ``unexpected-none`` when ``expect`` lists it, else the model's
     ``never-trained``) gives it; a problem of another variable has none."""
     variables = [checks.variable("body/w", 8), checks.variable("aux/w", 9)]
-    pair = m.PairResult("aux/w", m.DISCONNECTED, None, (3,), False, cause=UNREAD)
+    pair = m.PairResult("aux/w", m.DISCONNECTED, None, (3,), False, cause=UNREAD_CAUSE)
     loss = m.LossResult("loss", 1.0, (checks.pair("body/w", m.NAN), pair))
     expected = checks.report([loss], variables, [checks.expectation("loss", connected=["aux/*"])])
     unexpected = {(f.kind, f.variable): f for f in expected.findings()}
@@ -40,7 +42,7 @@ def test_finding_of_a_run_problem_is_at_its_site_about_its_call() -> None:
     calls = (
         rr.CallResult("train.py:12", "GradientTape.gradient", rr.EAGER, 3, "train.py:11", 2.5,
                       (rr.SourceResult("g/kernel", "none:disconnected", None, (4, 8), False,
-                                       note=note),
+                                       cause=causes.OutsideTape(line="train.py:5", op="MatMul")),
                        rr.SourceResult("w", "none:stopped", None, (2,), False, (cut,)))),
     )  # fmt: skip
     run = rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls,

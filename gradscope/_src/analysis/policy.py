@@ -38,6 +38,7 @@ from gradscope._src.analysis.numeric import describe
 from gradscope._src.location import Location
 from gradscope._src.results import report as m
 from gradscope._src.results import words
+from gradscope._src.results.causes import NotFloating
 from gradscope._src.results.expect import Expectation, Pattern, PatternUse, glob_matches
 from gradscope._src.results.facts import VariableFacts
 
@@ -124,7 +125,7 @@ def _pair_problem(
     connected = _first(e.connected, name)
     if connected is None or pair.status == m.OK:
         return None
-    why = words.why_none(pair.status, pair.cut_points, pair.cause)
+    why = words.why_none(pair.status, pair.cut_points, pair.note)
     what = (
         f"an all-zero gradient from `{loss.name}`, which trains nothing"
         if pair.status == m.ZERO
@@ -171,13 +172,14 @@ def _never_trained(
             continue
         cuts = tuple(dict.fromkeys(c for p in pairs for c in p.cut_points))
         message = f"`{v.name}` is trainable but no loss gives it a gradient"
-        if not v.dtype.startswith(("float", "bfloat", "complex")):  # TensorFlow dtype names
+        floating = v.dtype.startswith(("float", "bfloat", "complex"))  # TensorFlow dtype names
+        if not floating:
             message += (
                 f": it holds {v.dtype} values, and TensorFlow gives no gradient to a variable "
                 "that is not floating-point (declare it `trainable: false`)"
             )
         else:
-            cause = next((p.cause for p in pairs if p.cause), "")
+            cause = next((p.note for p in pairs if p.cause), "")
             if cuts:
                 message += f"; its paths are cut at {words.cuts_quoted(cuts)}"
             elif cause:
@@ -185,7 +187,8 @@ def _never_trained(
             elif pairs and all(p.status == m.EXCLUDED for p in pairs):
                 message += "; it is outside every loss's `vars`"
             message += " (list it under expect.<loss>.none if it is meant to be unused)"
-        problem = m.Problem(None, v.name, m.NEVER_TRAINED, message, cuts, *located_at(v, spec))
+        problem = m.Problem(None, v.name, m.NEVER_TRAINED, message, cuts, *located_at(v, spec),
+                            cause=None if floating else NotFloating())  # fmt: skip
         out.append(problem)
     return out
 

@@ -11,13 +11,10 @@ from dataclasses import replace
 from gradscope._src.analysis.replicas import replica_words
 from gradscope._src.results import report as m
 from gradscope._src.results import words
+from gradscope._src.results.causes import OverflowSkipped
 from gradscope._src.results.run import CallResult, RunProblem, SourceResult
 from gradscope._src.results.status import ProblemKind, overflow_skipped
 
-#: A non-finite gradient a loss scale explains, told on its source.
-SKIPPED = ("the gradients overflowed at loss scale {scale:g}: Keras' LossScaleOptimizer skipped "
-           "this step and lowered its scale, as dynamic loss scaling does (step {finite} is "
-           "finite)")  # fmt: skip
 #: Said of a non-finite gradient under a loss scale that no later watched step showed finite.
 UNTOLD = ("; under loss scale {scale:g} an overflow Keras' LossScaleOptimizer skips (lowering its "
           "scale) looks the same at one step: watch more steps (--steps 10), a gradient that "
@@ -56,8 +53,8 @@ def explained(calls: Sequence[CallResult]) -> list[CallResult]:
         sources = []
         for s in call.sources:
             finite = found.get(((call.site, call.via, s.name), call.step))
-            if finite is not None and not s.note:
-                s = replace(s, note=SKIPPED.format(scale=call.loss_scale, finite=finite))
+            if finite is not None and not s.cause and call.loss_scale is not None:
+                s = replace(s, cause=OverflowSkipped(scale=call.loss_scale, finite=finite))
             sources.append(s)
         out.append(replace(call, sources=tuple(sources)))
     return out
@@ -150,5 +147,5 @@ def _message(call: CallResult, source: SourceResult, kind: str) -> str:
         return f"{call.api} at {call.where} still trains {source.name}: {source.note}"
     why = source.status.removeprefix("none:")
     text = f"{call.api} at {call.where} gives {source.name} no gradient ({why})"
-    cause = words.cause(source.cut_points[:1], source.note)
+    cause = words.cause(source.cut_points[:1], source.note)  # the first cut, else the cause
     return f"{text}: {cause}" if cause else text

@@ -69,6 +69,19 @@ class Cut:
     #: ops further on the same path that lose the gradient again (a later cast to an integer
     #: of a value made from the ``argmax`` at ``op``): fixing ``op`` alone leaves them
     later: tuple[int, ...] = ()
+    #: the id of the cause the cut stands for where the op's type alone does not say it
+    #: (``CAUSE_RULES``; "" otherwise): the cut point carries it (``listed``)
+    cause: str = ""
+
+
+#: Rules that name the cause of a cut from the graph around its op, where the op's type alone
+#: does not say it: ``(graph, op index) -> cause id or ""`` (``results/causes.py``'s ids).
+CAUSE_RULES: list[Callable[[Graph, int], str]] = []
+
+
+def cause_of(graph: Graph, index: int) -> str:
+    """The cause the first rule names for a cut at op ``index`` ("" when none does)."""
+    return next((found for rule in CAUSE_RULES if (found := rule(graph, index))), "")
 
 
 def source_bits(ids: Sequence[int | None]) -> dict[int, int]:
@@ -224,7 +237,7 @@ def find_cuts(
         live[index] = passed
     return [
         Cut(op, kind, bits, tuple(sorted(set(later.get(op, ())))) if kind == NONDIFFERENTIABLE
-            else ())
+            else (), cause_of(graph, op))
         for (op, kind), bits in cuts.items()
     ]  # fmt: skip
 
@@ -333,6 +346,8 @@ def listed(index: int, located: Sequence[tuple[Any, CutPoint]], cut_all: bool,
     """
     out: list[CutPoint] = []
     for cut, point in located:
+        said = getattr(cut, "cause", "")
+        point = replace(point, cause=said) if said and not point.cause else point
         if not cut.variables >> index & 1 or point in out:
             continue
         if cut_all or shown_with_gradient(cut.kind, visible(cut.op)):

@@ -73,10 +73,11 @@ def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: st
                 sparse=pair.sparse,
                 cut_points=cuts,
                 nan_origin=pair.nan_origin if status == m.NAN else None,
-                cause=pair.cause if status == m.DISCONNECTED else "",
+                cause=pair.cause if status == m.DISCONNECTED else None,
             )
         )
-    return m.LossResult(loss.name, loss.value, tuple(pairs), source, loss.notes)
+    return m.LossResult(loss.name, loss.value, tuple(pairs), source, loss.notes,
+                        causes=loss.causes)  # fmt: skip
 
 
 def classify(run: RunFacts, loss_sources: dict[str, str] | None = None) -> list[m.LossResult]:

@@ -216,7 +216,7 @@ def _inspect(report: m.Report) -> str:
                              else group_label([p.variable for p in run]))  # fmt: skip
             rows.append([_code(label), _e(detail), _status(first.status),
                          _norm(first.status, first.norm, first.sparse)])  # fmt: skip
-            whys.append(_why(first.cut_points, first.cause))
+            whys.append(_why(first.cut_points, first.note))
         parts += [_title(f"loss {loss.name}", f"value {style.number(loss.value)}"),
                   _explained(["variable", "shape", "status", "norm", "cut at / why"], rows,
                              whys),

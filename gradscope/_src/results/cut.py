@@ -42,6 +42,9 @@ class CutPoint:
     #: further places on the same path that lose the gradient again, ``"Cast at f.py:8"``
     #: (a later cast to an integer of a value made from this ``argmax``)
     later: tuple[str, ...] = ()
+    #: the id of the cause (``results/causes.py``) the engine found the cut stands for, where
+    #: its op type alone does not say it ("": the op type says it)
+    cause: str = ""
 
     def __post_init__(self) -> None:
         escape_fields(self, "node", "source", "later")  # one escaping of names
@@ -52,4 +55,6 @@ class CutPoint:
                                "source": self.source}  # fmt: skip
         if self.later:
             out["later"] = list(self.later)
+        if self.cause:
+            out["cause"] = self.cause
         return out

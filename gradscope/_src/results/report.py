@@ -14,6 +14,7 @@ from typing import Any
 from gradscope._src.errors import SpecError
 from gradscope._src.location import Location
 from gradscope._src.printable import escape_fields
+from gradscope._src.results.causes import Cause
 from gradscope._src.results.display import Displayed, rich_renderable
 from gradscope._src.results.expect import Pattern
 from gradscope._src.results.facts import REPORT_VERSION as REPORT_VERSION
@@ -103,12 +104,17 @@ class PairResult:
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
-    #: why a ``none:disconnected`` pair has no path, when the front-end knows (``note`` in
-    #: JSON, as a ``gradscope run`` source's)
-    cause: str = ""
+    #: why a ``none:disconnected`` pair has no path, when the front-end knows (its words are
+    #: ``note`` in JSON, as a ``gradscope run`` source's)
+    cause: Cause | None = None
 
     def __post_init__(self) -> None:
         escape_fields(self, "variable")  # one escaping of names
+
+    @property
+    def note(self) -> str:
+        """The cause in words ("" when none is known)."""
+        return str(self.cause) if self.cause is not None else ""
 
     def to_dict(self) -> dict[str, Any]:
         """A pair; ``nan_origin`` on every ``nan`` pair (null when it could not be found),
@@ -128,8 +134,9 @@ class PairResult:
             out["replicas"] = [r.to_dict() for r in self.replicas]
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()
-        if self.cause:
-            out["note"] = self.cause
+        if self.cause is not None:
+            out["note"] = str(self.cause)
+            out["cause"] = self.cause.to_dict()
         return out
 
 
@@ -143,6 +150,8 @@ class LossResult:
     source: str = ""
     notes: tuple[str, ...] = ()
     fix: Fix | None = None  # what its ``grad_loss`` multiplier does (``analysis/fixes``)
+    #: the loss's own causes (a variable it makes on every call), each also in ``notes``
+    causes: tuple[Cause, ...] = ()
 
     def __post_init__(self) -> None:
         escape_fields(self, "name", "source", "notes")  # one escaping of names
@@ -183,6 +192,7 @@ class Problem:
     line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
     known: bool = False  # already in the baseline
     fix: Fix | None = None  # what to change (``analysis/fixes.py``)
+    cause: Cause | None = None  # why, when it is not the pair's (an integer variable)
 
     def __post_init__(self) -> None:
         escape_fields(self, "loss", "variable", "message", "spec")  # one escaping of names
@@ -281,7 +291,7 @@ class Report(Displayed):
             if problem.variable is not None
             else ()
         )
-        return next((p.cause for p in pairs if p.variable == problem.variable and p.cause), "")
+        return next((p.note for p in pairs if p.variable == problem.variable and p.cause), "")
 
     def header(self) -> dict[str, Any]:
         """The first keys of the JSON report (also of ``diff``'s)."""

@@ -14,6 +14,7 @@ from typing import Any
 from gradscope._src.errors import ExitCode
 from gradscope._src.location import Location, line_of
 from gradscope._src.printable import escape_fields, printable
+from gradscope._src.results.causes import Cause
 from gradscope._src.results.display import Displayed
 from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope._src.results.finding import Finding
@@ -50,7 +51,9 @@ class SourceResult:
     shape: tuple[int | None, ...]
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
-    note: str = ""  # why, where the cut points cannot say (read before the tape started)
+    #: why, where the cut points cannot say (read before the tape started): a cause of
+    #: ``results/causes.py``, its words the ``note``
+    cause: Cause | None = None
     # a changed ``trainable`` flag the traced Keras train step disagrees with (trainable.py)
     trainable_changed: bool = False
     #: inside ``strategy.run``: every replica's status and norm (the source's own are
@@ -67,7 +70,12 @@ class SourceResult:
     copy_of: tuple[str, str] = ("", "")
 
     def __post_init__(self) -> None:
-        escape_fields(self, "name", "note", "attribute", "copy_of")  # one escaping of names
+        escape_fields(self, "name", "attribute", "copy_of")  # one escaping of names
+
+    @property
+    def note(self) -> str:
+        """The cause in words ("" when none is known)."""
+        return str(self.cause) if self.cause is not None else ""
 
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
@@ -78,8 +86,9 @@ class SourceResult:
             "sparse": self.sparse,
             "cut_points": [c.to_dict() for c in self.cut_points],
         }
-        if self.note:
-            out["note"] = self.note
+        if self.cause is not None:
+            out["note"] = str(self.cause)
+            out["cause"] = self.cause.to_dict()
         if self.attribute:
             out["attribute"] = self.attribute
         if self.copy_of[0]:

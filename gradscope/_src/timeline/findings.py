@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from gradscope._src.analysis import fixes
+from gradscope._src.results.causes import Cause, from_dict
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
 from gradscope._src.results.status import overflow_skipped
@@ -73,6 +74,7 @@ class Point:
     cut_points: tuple[Mapping[str, Any], ...] = ()  # where its path was cut, likewise
     allowed: bool = False  # a None gradient the run was told to expect (--allow-none)
     skipped: bool = False  # a loss scale overflowed: the optimizer skipped this step
+    why: Cause | None = None  # the cause itself (the record's ``why``), which its fix is from
 
 
 def find(
@@ -128,8 +130,8 @@ def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
         for c in point.cut_points
     )  # fmt: skip
     status = point.status if point.status.startswith("none") else "none:unexplained"
-    evidence = fixes.Evidence(status, variable, cuts, point.cause, site=site)
-    return fixes.finding_fix(kind, variable, site, evidence)
+    context = fixes.Context(status, variable, cuts, site=site, cause=point.why)
+    return fixes.finding_fix(kind, variable, site, context)
 
 
 def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:
@@ -148,6 +150,7 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
                 tuple(v.get("cut_points") or ()),
                 v.get("allowed") is True,
                 record.get("skipped") is True,
+                from_dict(v.get("why")),
             )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out

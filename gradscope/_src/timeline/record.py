@@ -20,7 +20,8 @@ Each entry is ``(variable name, gradient or None, variable value or None)``; a N
 is recorded with status ``none:unexplained`` unless a fourth item gives the status (a
 front-end that knows the cause), a fifth the cause in words (``cause``: the cut points as
 ``node (Op) at FILE:LINE``, or why there is no path) and a sixth the cut points
-(``cut_points``: ``node``, ``op``, ``kind``, ``source`` each, as contract section 2).
+(``cut_points``: ``node``, ``op``, ``kind``, ``source`` each, as contract section 2), and a
+seventh the cause itself (``results/causes.py``; its id and facts are the record's ``why``).
 ``losses`` is optional: per-loss gradients when a step has several, for their norms and the
 cosine between every two losses' gradients on each variable both reach (a negative cosine:
 the losses pull that variable in opposite directions).
@@ -314,6 +315,8 @@ def _stats(entry: Entry) -> dict[str, Any]:
         stats["cause"] = str(entry[4])  # why no gradient, or why it is all zero
     if entry[1] is None and len(entry) > 5 and entry[5]:
         stats["cut_points"] = [dict(c) for c in entry[5]]
+    if entry[1] is None and len(entry) > 6 and entry[6] is not None:
+        stats["why"] = entry[6].to_dict()  # the cause itself: its id and facts, for its fix
     return stats
 
 
