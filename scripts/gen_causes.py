@@ -172,8 +172,11 @@ def schema_text(text: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--keep-printed", action="store_true",
-                        help="keep what the page holds as printed (no gradscope runs)")
+    parser.add_argument(
+        "--keep-printed",
+        action="store_true",
+        help="keep what the page holds as printed (no gradscope runs)",
+    )
     args = parser.parse_args()
     for case, data in cases():  # a case names a cause of the registry and one of its fixes
         cls = causes.CAUSES.get(data.get("cause", ""))
@@ -189,8 +192,8 @@ def main() -> int:
         found = PAGE.read_text() if PAGE.exists() else ""
         if _without_printed(page({})) != _without_printed(found):
             stale.append(str(PAGE))
-        bundled = subprocess.run([sys.executable, str(ROOT / "scripts" / "bundle_schemas.py"),
-                                  "--check"], capture_output=True, text=True, check=False)  # fmt: skip
+        bundle = [sys.executable, str(ROOT / "scripts" / "bundle_schemas.py"), "--check"]
+        bundled = subprocess.run(bundle, capture_output=True, text=True, check=False)
         if stale or bundled.returncode:
             print(f"not made from the registry: {', '.join(stale) or bundled.stdout.strip()} "
                   f"(run python {Path(__file__).relative_to(ROOT)})")  # fmt: skip
