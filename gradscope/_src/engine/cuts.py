@@ -74,9 +74,24 @@ class Cut:
     cause: str = ""
 
 
+#: Ops that draw random values.
+RANDOM_OPS = frozenset({"RandomUniform", "StatelessRandomUniformV2", "StatelessRandomUniform",
+                        "RandomStandardNormal", "StatelessRandomNormalV2",
+                        "StatelessRandomNormal"})  # fmt: skip
+#: Comparisons that draw a 0/1 sample when one side is a uniform draw.
+SAMPLING = frozenset({"Less", "LessEqual", "Greater", "GreaterEqual"})
+
+
+def _bernoulli(graph: Graph, index: int) -> str:
+    """A comparison with a random draw (``tf.random.uniform(...) < p``): a Bernoulli sample."""
+    op = graph.ops[index]
+    drawn = any(graph.ops[graph.producer[t]].type in RANDOM_OPS for t in op.inputs)
+    return "sample" if op.type in SAMPLING and drawn else ""
+
+
 #: Rules that name the cause of a cut from the graph around its op, where the op's type alone
 #: does not say it: ``(graph, op index) -> cause id or ""`` (``results/causes.py``'s ids).
-CAUSE_RULES: list[Callable[[Graph, int], str]] = []
+CAUSE_RULES: list[Callable[[Graph, int], str]] = [_bernoulli]
 
 
 def cause_of(graph: Graph, index: int) -> str:

@@ -414,6 +414,55 @@ class Assign(CutCause):
         return Fix("assign-as-tensor", self.line, text)
 
 
+@registered
+@dataclass(frozen=True, kw_only=True)
+class Sample(CutCause):
+    """A value sampled from a distribution whose parameters the variables are: the sample (an
+    index, a 0/1) carries no gradient back to them. A categorical sample is its op
+    (``Multinomial``); a Bernoulli one, a comparison with a uniform draw, is named by the
+    engine (``engine/cuts.py``, ``CAUSE_RULES``)."""
+
+    id = "sample"
+    status = Status.NONDIFFERENTIABLE
+    rule = "SampleWithoutReparameterisation"
+    title = "A sample without reparameterisation in the loss path"
+    help = (
+        "tf.random.categorical, a Bernoulli draw (tf.cast(tf.random.uniform(...) < p)) or a "
+        "multinomial returns a sample, which carries no gradient to the distribution's "
+        "parameters: add the score-function (REINFORCE) term, or draw a reparameterised "
+        "sample (a straight-through Gumbel-softmax)."
+    )
+    fixes = ("score-function",)
+    ops = frozenset({"Multinomial", "StatelessMultinomial"})
+
+    def fix(self, c: Context) -> Fix:
+        if self.op in self.ops:
+            logp = (
+                "`logp = tf.reduce_sum(tf.one_hot(sample, depth) * tf.nn.log_softmax(logits), -1)`"
+            )
+        else:
+            logp = "`logp = b * tf.math.log(p) + (1 - b) * tf.math.log(1 - p)` for the 0/1 `b`"
+        drawn = (
+            "`tf.random.categorical` draws a sample"
+            if self.op in self.ops
+            else f"a comparison with a uniform draw ({self.op}) draws a 0/1 sample"
+        )
+        return Fix(
+            "score-function",
+            self.line,
+            f"{self.at()} {drawn}, which carries no gradient to the parameters it is drawn "
+            f"with{_then(self.later)}: add the score-function term, "
+            f"which keeps the loss's value and gives it the gradient of its expectation: "
+            f"{logp}; `surrogate = tf.reduce_mean(tf.stop_gradient(per_sample_loss) * logp)` "
+            "(reduced as the loss is; subtract a baseline from `per_sample_loss` to lower the "
+            "variance); `loss = loss + (surrogate - tf.stop_gradient(surrogate))`. A "
+            "reparameterised sample (a straight-through Gumbel-softmax) trains too, but draws "
+            f"other values.{_more(c.cut_points[1:])}",
+            (),
+            self.later,
+        )
+
+
 #: Ops that pick an index: their result is an integer with no gradient.
 ARGMAX = frozenset({"ArgMax", "ArgMin"})
 
