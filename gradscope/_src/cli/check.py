@@ -22,6 +22,7 @@ from gradscope._src.cli.common import (
 )
 from gradscope._src.cli.output import check_writable, emit, write_atomic
 from gradscope._src.cli.plot import read_timeline
+from gradscope._src.cli.saved import loss_option, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode, GradscopeError, SpecError, SpecErrors, UsageError
 from gradscope._src.report import CHECK_FORMATS
@@ -78,10 +79,13 @@ Examples:
 @numeric_option
 @strategy_options
 @table_options
+@loss_option
+@saved_options
 @run_options
 @click.pass_context
 def check(
     ctx: click.Context,
+    /,
     specs: tuple[str, ...],
     fmt: str,
     output: str | None,
@@ -97,6 +101,7 @@ def check(
     group: str,
     problems_only: bool,
     timelines: tuple[str, ...],
+    **saved: Any,
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
@@ -111,7 +116,9 @@ def check(
     scanning), github (annotations in Actions logs), markdown (pull-request comments).
 
     SPEC is a YAML spec file (`gradscope schema` prints its JSON Schema; the specs
-    guide is docs/guides/specs.md), or anything else `inspect` accepts.
+    guide is docs/guides/specs.md), or anything else `inspect` accepts (a Python target,
+    a .keras or .h5 file, a SavedModel directory: its --loss and other options apply to
+    every saved model given).
 
     Whenever the report is not the table on standard output (--output, or a machine
     format), the verdict and every problem are also printed to standard error, so a CI log
@@ -128,7 +135,8 @@ def check(
     if output is not None and write_baseline is not None and _same(output, write_baseline):
         raise UsageError(f"--write-baseline {write_baseline}: is also --output; name two files")
     loaded = {path: read_timeline(path, "check") for path in timelines}  # bad files: exit 2 first
-    run = Run(baseline, device, quiet, max_elements, numeric, strategy, replicas)
+    run = Run(baseline, device, quiet, max_elements, numeric, strategy, replicas,
+              saved_arguments(saved))  # fmt: skip
     result = _check_specs(specs, run, fmt, output, source_root)
     if timelines:
         from gradscope._src.timeline.check import with_timelines
@@ -168,6 +176,7 @@ class Run:
     numeric: bool
     strategy: str
     replicas: int | None
+    saved: dict[str, Any]  # the options of a saved model (``cli/saved.py``)
 
 
 def _check_specs(
@@ -184,7 +193,7 @@ def _check_specs(
             return api.check(
                 list(specs), baseline=run.baseline, device=run.device,
                 max_elements=run.max_elements, progress=report_progress, numeric=run.numeric,
-                strategy=run.strategy, replicas=run.replicas,
+                strategy=run.strategy, replicas=run.replicas, **run.saved,
             )  # fmt: skip
     except GradscopeError as error:
         if error.exit_code == ExitCode.USAGE:

@@ -17,6 +17,7 @@ from gradscope._src.cli.common import (
     width,
 )
 from gradscope._src.cli.output import emit
+from gradscope._src.cli.saved import loss_option, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode
 from gradscope._src.report import DIFF_FORMATS
@@ -43,6 +44,8 @@ Numbers, per variable both losses reach (gA, gB: the densified gradients):
 @format_option([f.value for f in DIFF_FORMATS])
 @output_option
 @strategy_options
+@loss_option
+@saved_options
 @run_options
 def diff(
     spec: str,
@@ -54,6 +57,7 @@ def diff(
     max_elements: int,
     strategy: str,
     replicas: int | None,
+    **saved: Any,
 ) -> None:
     """Two losses of SPEC side by side: which variables each reaches, and where their
     gradients pull against each other.
@@ -72,6 +76,7 @@ def diff(
 
     options: dict[str, Any] = {"device": device, "max_elements": max_elements,
                                "strategy": strategy, "replicas": replicas}  # fmt: skip
+    options.update(saved_arguments(saved))
     with progress(quiet) as report_progress:
         options["progress"] = report_progress
         if len(losses) == 2:

@@ -28,6 +28,7 @@ from gradscope._src.results.facts import (
 )
 from gradscope._src.results.finding import Finding
 from gradscope._src.results.fix import Fix
+from gradscope._src.results.loaded import Loaded
 from gradscope._src.results.picture import Picture
 from gradscope._src.results.replicas import DistributedFacts, ReplicaResult
 from gradscope._src.results.status import FindingKind, ProblemKind, Status, Verdict
@@ -250,6 +251,7 @@ class Report(Displayed):
     unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
+    loaded: Loaded | None = None  # a .keras, .h5 or SavedModel target: how it was loaded
 
     def __post_init__(self) -> None:
         escape_fields(self, "spec", "name", "notes")  # one escaping of names
@@ -263,6 +265,10 @@ class Report(Displayed):
     def picture(self, loss: str) -> Picture | None:
         """The gradient-flow picture of ``loss``, if the run drew one."""
         return next((p for p in self.pictures if p.loss == loss), None)
+
+    def loss_option(self, loss: str) -> str:
+        """What ``--loss`` says to pick ``loss`` again (a saved model's: what computes it)."""
+        return self.loaded.loss_option(loss) if self.loaded is not None else loss
 
     def pairs(self) -> Iterator[tuple[LossResult, PairResult]]:
         for loss in self.losses:
@@ -315,6 +321,8 @@ class Report(Displayed):
             out["numeric"] = self.numeric.to_dict()
         if self.distributed is not None:
             out["distribution"] = self.distributed.to_dict()
+        if self.loaded is not None:
+            out["loaded"] = self.loaded.to_dict()
         return out
 
     def __rich__(self) -> Any:

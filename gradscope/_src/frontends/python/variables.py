@@ -27,7 +27,10 @@ from gradscope._src.frontends.python.target import article
 from gradscope._src.printable import printable
 
 _DEVICE_SUFFIX = re.compile(r":\d+$")
-_WRAPPER_DEPTH = 12  # frames between keras.Variable._initialize and a variable creator
+_WRAPPER_DEPTH = 12
+_SAVED_MODEL_LOAD = "/".join(
+    ("tensorflow", "python", "saved_model", "load.py")
+)  # frames between keras.Variable._initialize and a variable creator
 
 
 def tf_variable(tf: Any, value: Any) -> Any | None:
@@ -73,6 +76,11 @@ class Registry:
         # variable -> (how many variables its model has, the attribute it is reached by in the
         # largest model holding it: ``box_head.kernel``; ``keras_names.attributes``)
         self.attributes: dict[Any, tuple[int, str]] = {}
+        # variables a front-end knows to be frozen whatever their flags say (a Keras model's
+        # weights outside its trainable_variables; a SavedModel's non_trainable_variables)
+        self.frozen: set[Any] = set()
+        # variables tf.saved_model.load restored (a SavedModel's, which no Keras object holds)
+        self.restored: set[Any] = set()
         self._sinks: list[list[tuple[Any, str]]] = []
 
     @contextlib.contextmanager
@@ -96,7 +104,10 @@ class Registry:
         from tensorflow.python.util import tf_stack
 
         variable = next_creator(**kwargs)
-        site = frames.of_traceback(tf_stack.extract_stack())
+        stack = tf_stack.extract_stack()
+        site = frames.of_traceback(stack)
+        if any(str(getattr(f, "filename", "")).endswith(_SAVED_MODEL_LOAD) for f in stack):
+            self.restored.add(variable.ref())
         key = variable.ref()
         if site is not None:
             self.sources.setdefault(key, str(site))
@@ -164,6 +175,8 @@ class Registry:
 
     def trainable(self, variable: Any) -> bool:
         """Keras' flag when known: ``layer.trainable = False`` leaves the tf.Variable's set."""
+        if variable.ref() in self.frozen:
+            return False
         wrapper = self.wrappers.get(variable.ref())
         return bool(wrapper.trainable if wrapper is not None else variable.trainable)
 
