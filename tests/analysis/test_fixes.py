@@ -174,7 +174,9 @@ def test_fix_run_sources_and_problems_other_call_named() -> None:
     fix = calls[0].sources[0].fix
     assert fix is not None and fix.kind == "var-list" and "t.py:10" in fix.text
     assert calls[1].sources[0].fix is None
-    problem = rr.RunProblem("t.py:9", 1, "task2/w", m.UNEXPECTED_NONE, "gives no gradient")
+    problem = rr.RunProblem.run_problem(
+        "t.py:9", 1, "task2/w", m.UNEXPECTED_NONE, "gives no gradient"
+    )
     (fixed,) = fixes.fixed_run_problems([problem], calls)
     assert fixed.fix == fix
 

@@ -27,7 +27,7 @@ def inspect_report() -> m.Report:
             m.PairResult("spare", m.DISCONNECTED, None, (3,), False),
         ),
     )
-    problem = m.Problem(
+    problem = m.Problem.problem(
         None,
         "spare",
         m.NEVER_TRAINED,

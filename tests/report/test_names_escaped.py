@@ -24,7 +24,7 @@ def test_results_hold_names_escaped_once() -> None:
     cut = CutPoint(FORGED, "StopGradient", "stopped", f"{FORGED}.py:3")
     pair = m.PairResult(FORGED, Status.STOPPED, None, (), False, (cut,))
     loss = m.LossResult(FORGED, 1.0, (pair,), source=FORGED, notes=(FORGED,))
-    problem = m.Problem(FORGED, FORGED, ProblemKind.UNEXPECTED_NONE, f"{FORGED} has none")
+    problem = m.Problem.problem(FORGED, FORGED, ProblemKind.UNEXPECTED_NONE, f"{FORGED} has none")
     report = m.Report(FORGED, FORGED, "2", "CPU:0", (), (loss,), (problem,), (FORGED,))
     assert (report.spec, report.name, report.notes) == (SHOWN, SHOWN, (SHOWN,))
     assert (loss.name, loss.source, loss.notes, pair.variable) == (SHOWN, SHOWN, (SHOWN,), SHOWN)
@@ -33,8 +33,9 @@ def test_results_hold_names_escaped_once() -> None:
     source = SourceResult(FORGED, Status.OK, 1.0, (), False)
     call = CallResult(f"{FORGED}.py:5", "GradientTape.gradient", "eager", 1, f"{FORGED}.py:4",
                       1.0, (source,))  # fmt: skip
+    problem = RunProblem.run_problem(call.site, 1, FORGED, ProblemKind.NAN, FORGED)
     run = RunReport(f"{FORGED}.py", (f"{FORGED}.py", "--x\n"), "2", "CPU:0", (call,),
-                    (RunProblem(call.site, 1, FORGED, ProblemKind.NAN, FORGED),))  # fmt: skip
+                    (problem,))  # fmt: skip
     assert (source.name, call.site, call.target_source) == (SHOWN, f"{SHOWN}.py:5", f"{SHOWN}.py:4")
     assert (run.program, run.argv) == (f"{SHOWN}.py", (f"{SHOWN}.py", "--x\\n"))
     assert (run.problems[0].variable, run.problems[0].message) == (SHOWN, SHOWN)

@@ -26,10 +26,10 @@ def test_finding_of_a_check_problem_carries_its_pairs_cause() -> None:
     expected = checks.report([loss], variables, [checks.expectation("loss", connected=["aux/*"])])
     unexpected = {(f.kind, f.variable): f for f in expected.findings()}
     assert set(unexpected) == {(ProblemKind.UNEXPECTED_NONE, "aux/w"), (ProblemKind.NAN, "body/w")}
-    assert unexpected[(ProblemKind.UNEXPECTED_NONE, "aux/w")].cause == UNREAD
-    assert unexpected[(ProblemKind.NAN, "body/w")].cause == ""
+    assert unexpected[(ProblemKind.UNEXPECTED_NONE, "aux/w")].note == UNREAD
+    assert unexpected[(ProblemKind.NAN, "body/w")].cause is None
     (never,) = [f for f in checks.report([loss], variables).findings() if f.variable == "aux/w"]
-    assert (never.kind, never.loss, never.cause) == (ProblemKind.NEVER_TRAINED, None, UNREAD)
+    assert (never.kind, never.loss, never.note) == (ProblemKind.NEVER_TRAINED, None, UNREAD)
     problem = next(p for p in expected.problems if p.variable == "aux/w")
     found = unexpected[(ProblemKind.UNEXPECTED_NONE, "aux/w")]
     assert found.location == Location(problem.spec, problem.line)
@@ -38,11 +38,12 @@ def test_finding_of_a_check_problem_carries_its_pairs_cause() -> None:
 
 def test_finding_of_a_run_problem_is_at_its_site_about_its_call() -> None:
     note = "used only through train.py:5 (MatMul), run while the tape was not recording"
+    outside = causes.OutsideTape(line="train.py:5", op="MatMul")
     cut = CutPoint("frozen", "StopGradient", "stopped", "train.py:9")
     calls = (
         rr.CallResult("train.py:12", "GradientTape.gradient", rr.EAGER, 3, "train.py:11", 2.5,
                       (rr.SourceResult("g/kernel", "none:disconnected", None, (4, 8), False,
-                                       cause=causes.OutsideTape(line="train.py:5", op="MatMul")),
+                                       cause=outside),
                        rr.SourceResult("w", "none:stopped", None, (2,), False, (cut,)))),
     )  # fmt: skip
     run = rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls,
@@ -52,13 +53,14 @@ def test_finding_of_a_run_problem_is_at_its_site_about_its_call() -> None:
         ProblemKind.UNEXPECTED_NONE,
         Location("train.py", 12),
         run.problems[0].message,
-        cause=note,
+        cause=outside,
         loss="GradientTape.gradient at line 12 (step 3)",
         variable="g/kernel",
         report="train.py",
         step=3,  # the call's third execution
     )
-    assert (second.variable, second.cut_points, second.cause) == ("w", (cut,), "")
+    assert first.note == note  # its cause, in the words of the source's note
+    assert (second.variable, second.cut_points, second.cause) == ("w", (cut,), None)
 
 
 def test_finding_from_a_timeline_dict_keeps_its_kind_and_place() -> None:

@@ -104,7 +104,7 @@ def _pair_problem(
     name = pair.variable
     if pair.status == m.NAN:
         origin = f": {words.origin_text(pair.nan_origin, quoted=True)}" if pair.nan_origin else ""
-        return m.Problem(loss.name, name, m.NAN_PROBLEM,
+        return m.Problem.problem(loss.name, name, m.NAN_PROBLEM,
                          f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`{origin}",
                          pair.cut_points, *located_at(variable, spec))  # fmt: skip
     if e is None:
@@ -118,7 +118,7 @@ def _pair_problem(
             if pair.status == m.ZERO
             else f"a gradient from `{loss.name}` (norm {_norm(pair.norm)})"
         )
-        return m.Problem(loss.name, name, m.UNEXPECTED_CONNECTED,
+        return m.Problem.problem(loss.name, name, m.UNEXPECTED_CONNECTED,
                          f"`{name}` gets {what}, "
                          f"but expect.{loss.name}.none lists `{none.glob}`",
                          pair.cut_points, spec, none.pos.line)  # fmt: skip
@@ -131,10 +131,10 @@ def _pair_problem(
         if pair.status == m.ZERO
         else f"no gradient from `{loss.name}`: {why}"
     )
-    return m.Problem(loss.name, name, m.UNEXPECTED_NONE,
+    return m.Problem.problem(loss.name, name, m.UNEXPECTED_NONE,
                      f"`{name}` gets {what}, but expect.{loss.name}.connected lists "
                      f"`{connected.glob}`",
-                     pair.cut_points, spec, connected.pos.line)  # fmt: skip
+                     pair.cut_points, spec, connected.pos.line, cause=pair.cause)  # fmt: skip
 
 
 def _numeric_problem(
@@ -153,7 +153,7 @@ def _numeric_problem(
         message += f"; expect.{loss.name}.numeric lists `{result.pattern.glob}`"
         message += f", and {result.reason}" if result.reason else ""
     where = (spec, result.pattern.pos.line) if result.pattern else located_at(variable, spec)
-    return m.Problem(loss.name, name, m.NUMERIC_DIFFERS, message, pair.cut_points, *where)
+    return m.Problem.problem(loss.name, name, m.NUMERIC_DIFFERS, message, pair.cut_points, *where)
 
 
 def _never_trained(
@@ -187,8 +187,9 @@ def _never_trained(
             elif pairs and all(p.status == m.EXCLUDED for p in pairs):
                 message += "; it is outside every loss's `vars`"
             message += " (list it under expect.<loss>.none if it is meant to be unused)"
-        problem = m.Problem(None, v.name, m.NEVER_TRAINED, message, cuts, *located_at(v, spec),
-                            cause=None if floating else NotFloating())  # fmt: skip
+        said = next((p.cause for p in pairs if p.cause), None) if floating else NotFloating()
+        problem = m.Problem.problem(None, v.name, m.NEVER_TRAINED, message, cuts,
+                                    *located_at(v, spec), cause=said)  # fmt: skip
         out.append(problem)
     return out
 

@@ -80,8 +80,9 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
             allowed = any(fnmatch.fnmatchcase(name, p) for p in allow_none)
             once: tuple[str, tuple[str, ...], str, str] = ("", (), name, m.NEVER_TRAINED)
             if name not in asked and not allowed and once not in seen:
-                seen[once] = RunProblem(call.site, call.step, name, m.NEVER_TRAINED,
-                                       _untracked(call, name, attribute), (), call.via)  # fmt: skip
+                seen[once] = RunProblem.run_problem(
+                    call.site, call.step, name, m.NEVER_TRAINED,
+                    _untracked(call, name, attribute), (), call.via, call=call.label)  # fmt: skip
     for call in calls:
         for s in call.sources:
             kind = _kind(s, allow_none)
@@ -89,13 +90,14 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
                 kind = None
             key = (call.site, call.via, s.name, kind or "")
             if kind is not None and key not in seen:
-                seen[key] = RunProblem(call.site, call.step, s.name, kind,
-                                       _message(call, s, kind), s.cut_points,
-                                       call.via)  # fmt: skip
+                seen[key] = RunProblem.run_problem(
+                    call.site, call.step, s.name, kind, _message(call, s, kind), s.cut_points,
+                    call.via, call=call.label, cause=s.cause)  # fmt: skip
             key = (call.site, call.via, s.name, m.REPLICA_MISMATCH)
             if len({r.status for r in s.replicas}) > 1 and key not in seen:
-                seen[key] = RunProblem(call.site, call.step, s.name, m.REPLICA_MISMATCH,
-                                       _mismatch(call, s), s.cut_points, call.via)  # fmt: skip
+                seen[key] = RunProblem.run_problem(
+                    call.site, call.step, s.name, m.REPLICA_MISMATCH, _mismatch(call, s),
+                    s.cut_points, call.via, call=call.label, cause=s.cause)  # fmt: skip
     return list(seen.values())
 
 

@@ -137,8 +137,8 @@ class CheckResult(Displayed):
             "tensorflow": first.tensorflow if first else None,
             "device": first.device if first else None,
             "reports": [r.to_dict() for r in self.reports],
-            "problems": [p.to_dict() for p in self.failures],
-            "known_problems": [p.to_dict() for p in self.known],
+            "problems": [p.problem_dict() for p in self.failures],
+            "known_problems": [p.problem_dict() for p in self.known],
             "check": self.summary(),
         }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gradscope._src.errors import SpecError
@@ -31,7 +31,8 @@ from gradscope._src.results.fix import Fix
 from gradscope._src.results.loaded import Loaded
 from gradscope._src.results.picture import Picture
 from gradscope._src.results.replicas import DistributedFacts, ReplicaResult
-from gradscope._src.results.status import FindingKind, ProblemKind, Status, Verdict
+from gradscope._src.results.status import PROBLEM_KINDS as _PROBLEM_KINDS
+from gradscope._src.results.status import ProblemKind, Status, Verdict
 from gradscope._src.results.status import has_gradient as has_gradient
 from gradscope._src.results.status import is_none as is_none
 
@@ -52,7 +53,7 @@ NUMERIC_DIFFERS = ProblemKind.NUMERIC_DIFFERS
 REPLICA_MISMATCH, REPLICA_LOSS_SCALE = ProblemKind.REPLICA_MISMATCH, ProblemKind.REPLICA_LOSS_SCALE
 REPLICA_GRADIENT_DIFFERS = ProblemKind.REPLICA_GRADIENT_DIFFERS
 REPLICA_VARIABLES_DIFFER = ProblemKind.REPLICA_VARIABLES_DIFFER
-PROBLEM_KINDS = tuple(ProblemKind)
+PROBLEM_KINDS = _PROBLEM_KINDS
 
 AGREES, DIFFERS = Verdict.AGREES, Verdict.DIFFERS
 EXPECTED_DIFFERENCE, SKIPPED = Verdict.EXPECTED_DIFFERENCE, Verdict.SKIPPED
@@ -180,56 +181,9 @@ class LossResult:
         return index
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something ``check`` fails on, with the place a reviewer should look."""
-
-    loss: str | None
-    variable: str | None
-    kind: ProblemKind | FindingKind
-    message: str
-    cut_points: tuple[CutPoint, ...] = ()
-    spec: str = ""
-    line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
-    known: bool = False  # already in the baseline
-    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
-    cause: Cause | None = None  # why, when it is not the pair's (an integer variable)
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "loss", "variable", "message", "spec")  # one escaping of names
-
-    def key(self) -> tuple[str, str | None, str | None, str]:
-        """What identifies a problem across runs (for baselines)."""
-        return (self.spec, self.loss, self.variable, self.kind)
-
-    @classmethod
-    def of(cls, finding: Finding) -> Problem:
-        """A finding as a report's problem (a timeline's, under ``check --timeline``): the
-        same kind, place, message, cut points and fix."""
-        return cls(finding.loss, finding.variable, finding.kind, finding.message,
-                   finding.cut_points, finding.file, finding.location.line, finding.known,
-                   finding.fix)  # fmt: skip
-
-    def finding(self, report: str = "", cause: str = "") -> Finding:
-        """The problem as a finding of the report for ``report`` (its spec or target), which
-        it points into when it names no file of its own; ``cause``: why, when the report
-        knows (``Report.findings``)."""
-        return Finding(self.kind, Location(self.spec or report, self.line), self.message,
-                       cause, self.cut_points, self.fix, self.loss, self.variable, self.known,
-                       report or self.spec)  # fmt: skip
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "loss": self.loss,
-            "variable": self.variable,
-            "kind": str(self.kind),
-            "message": self.message,
-            "cut_points": [c.to_dict() for c in self.cut_points],
-            "spec": self.spec,
-            "source": f"{self.spec}:{self.line}",
-            "known": self.known,
-            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
-        }
+#: Something ``check`` fails on: a :class:`Finding` (one type for every result's problems),
+#: made by ``Finding.problem(loss, variable, kind, message, cut_points, spec, line, ...)``.
+Problem = Finding
 
 
 @dataclass(frozen=True)
@@ -286,18 +240,14 @@ class Report(Displayed):
         return tuple(p for p in self.problems if p.known)
 
     def findings(self) -> tuple[Finding, ...]:
-        """Every problem as a finding (known ones included), in the report's order, with the
-        cause of its pair when the front-end knew it (a Keras output no loss reads): the
-        pair's own, or for a problem of no one loss (``never-trained``) the first pair's."""
-        return tuple(p.finding(self.spec, self._cause(p)) for p in self.problems)
-
-    def _cause(self, problem: Problem) -> str:
-        pairs = (
-            (pair for loss, pair in self.pairs() if problem.loss in (None, loss.name))
-            if problem.variable is not None
-            else ()
-        )
-        return next((p.note for p in pairs if p.variable == problem.variable and p.cause), "")
+        """Every problem (known ones included), in the report's order, each in the report's
+        file when it names none of its own (a Python target's), and belonging to it."""
+        return tuple(
+            p if p.location.file and p.report else replace(
+                p, location=Location(p.location.file or self.spec, p.location.line),
+                report=p.report or self.spec)
+            for p in self.problems
+        )  # fmt: skip
 
     def header(self) -> dict[str, Any]:
         """The first keys of the JSON report (also of ``diff``'s)."""
@@ -310,11 +260,11 @@ class Report(Displayed):
         are any)."""
         out = self.header()
         out["losses"] = {x.name: x.to_dict() for x in self.losses}
-        out["problems"] = [p.to_dict() for p in self.failures]
+        out["problems"] = [p.problem_dict() for p in self.failures]
         out["route"] = self.route
         out["variables"] = {v.name: v.to_dict() for v in self.variables}
         if self.known:
-            out["known_problems"] = [p.to_dict() for p in self.known]
+            out["known_problems"] = [p.problem_dict() for p in self.known]
         if self.notes:
             out["notes"] = list(self.notes)
         if self.numeric is not None:

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.errors import ExitCode
-from gradscope._src.location import Location, line_of
+from gradscope._src.location import line_of
 from gradscope._src.printable import escape_fields, printable
 from gradscope._src.results.causes import Cause
 from gradscope._src.results.display import Displayed
 from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
-from gradscope._src.results.finding import Finding
+from gradscope._src.results.finding import Finding, file_of
 from gradscope._src.results.fix import Fix
 from gradscope._src.results.replicas import Distribution, ReplicaResult
-from gradscope._src.results.status import ProblemKind, Status
+from gradscope._src.results.status import Status
 
 #: ``mode`` of a watched call.
 EAGER = "eager"
@@ -178,38 +178,9 @@ class CallResult:
         return out
 
 
-@dataclass(frozen=True)
-class RunProblem:
-    """A source whose gradient the run fails on: ``unexpected-none`` or ``nan``."""
-
-    site: str
-    step: int
-    variable: str
-    kind: ProblemKind
-    message: str
-    cut_points: tuple[CutPoint, ...] = ()
-    via: tuple[str, ...] = ()  # the call's ``via``
-    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "site", "variable", "message", "via")  # one escaping of names
-
-    @property
-    def where(self) -> str:
-        """``site``, and ``via`` when there is one (``CallResult.where``)."""
-        return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "site": self.site,
-            "step": self.step,
-            "variable": self.variable,
-            "kind": str(self.kind),
-            "message": self.message,
-            "cut_points": [c.to_dict() for c in self.cut_points],
-            **({"via": list(self.via)} if self.via else {}),
-            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
-        }
+#: A source whose gradient the run fails on: a :class:`Finding` (one type for every result's
+#: problems), made by ``Finding.run_problem(site, step, variable, kind, message, ...)``.
+RunProblem = Finding
 
 
 @dataclass(frozen=True)
@@ -287,28 +258,11 @@ class RunReport(Displayed):
         return {path: tuple(calls) for path, calls in out.items()}
 
     def findings(self) -> tuple[Finding, ...]:
-        """Every problem as a finding at its call site's line (``via`` the lines that called
-        it), about the watched call (``CallResult.label``), in the run's order; its cause is
-        its source's note (why, where the cut points cannot say). A site that names no line
-        (no frame of the user's was found) is the finding's file, at line 0: unknown."""
-        labels = {(c.site, c.step): c.label for c in self.calls}
-        notes = {(c.site, c.via, c.step, s.name): s.note for c in self.calls for s in c.sources}
-        return tuple(
-            Finding(
-                p.kind,
-                Location.parse(p.site) or Location(p.site),
-                p.message,
-                cause=notes.get((p.site, p.via, p.step, p.variable), ""),
-                cut_points=p.cut_points,
-                fix=p.fix,
-                loss=labels.get((p.site, p.step)),
-                variable=p.variable,
-                report=file_of(p.site),
-                via=p.via,
-                step=p.step,
-            )
-            for p in self.problems
-        )
+        """Every problem, at its call site's line (``via`` the lines that called it), about
+        the watched call (``CallResult.label``), in the run's order; its cause is its
+        source's (why, where the cut points cannot say). A site that names no line (no frame
+        of the user's was found) is the finding's file, at line 0: unknown."""
+        return self.problems
 
     def sites(self) -> Iterator[str]:
         """Every call site, in the order first seen (a helper's line reached from two
@@ -328,7 +282,7 @@ class RunReport(Displayed):
             **({"exit_status": self.exit_status} if self.exit_status is not None else {}),
             **({"signal": self.signal} if self.signal is not None else {}),
             "calls": [c.to_dict() for c in self.calls],
-            "problems": [p.to_dict() for p in self.problems],
+            "problems": [p.run_dict() for p in self.problems],
         }
         if self.notes:
             out["notes"] = list(self.notes)
@@ -342,9 +296,3 @@ class RunReport(Displayed):
             out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,
                                    "devices": list(self.devices)}  # fmt: skip
         return out
-
-
-def file_of(site: str) -> str:
-    """The file of a ``FILE:LINE`` call site (the site itself when it names no line)."""
-    found = Location.parse(site)
-    return found.file if found is not None else site

@@ -48,8 +48,10 @@ class Status(_Word):
         return self in (Status.OK, Status.ZERO, Status.NAN)
 
 
-class ProblemKind(_Word):
-    """What ``check`` fails on (contract section 5)."""
+class FindingKind(_Word):
+    """Every kind of finding, one enum: what ``check`` fails on (contract section 5), what a
+    run fails on (section 6), and what a timeline finds over training (section 7). The
+    registry of kinds (``results/kinds.py``) holds each one's words."""
 
     UNEXPECTED_NONE = "unexpected-none"
     UNEXPECTED_CONNECTED = "unexpected-connected"
@@ -61,16 +63,28 @@ class ProblemKind(_Word):
     REPLICA_LOSS_SCALE = "replica-loss-scale"
     REPLICA_GRADIENT_DIFFERS = "replica-gradient-differs"
     REPLICA_VARIABLES_DIFFER = "replica-variables-differ"
-
-
-class FindingKind(_Word):
-    """What a timeline finds over training (contract section 7) besides ``nan``; ``check
-    --timeline`` fails on them as it does on a ``ProblemKind``."""
-
+    # over training: a timeline's (contract section 7); ``check --timeline`` fails on them
     DEAD = "dead"
     VANISHING = "vanishing"
     EXPLODING = "exploding"
     NO_GRADIENT = "none"
+
+
+#: The same enum under the name ``check``'s problems have always had.
+ProblemKind = FindingKind
+
+#: What ``check`` fails on (contract section 5), in the contract's order.
+PROBLEM_KINDS: tuple[FindingKind, ...] = (
+    FindingKind.UNEXPECTED_NONE,
+    FindingKind.UNEXPECTED_CONNECTED,
+    FindingKind.NAN,
+    FindingKind.NEVER_TRAINED,
+    FindingKind.NUMERIC_DIFFERS,
+    FindingKind.REPLICA_MISMATCH,
+    FindingKind.REPLICA_LOSS_SCALE,
+    FindingKind.REPLICA_GRADIENT_DIFFERS,
+    FindingKind.REPLICA_VARIABLES_DIFFER,
+)
 
 
 class Verdict(_Word):

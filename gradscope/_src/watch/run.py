@@ -118,7 +118,7 @@ def run(
         made = _report(program, tf, steps, allow_none, distribution, devices, watcher, calls,
                        outcome, status, stop)  # fmt: skip
         if recorder is not None:  # the timeline carries every problem the run reports
-            recorder.keep([p.to_dict() for p in made.problems])
+            recorder.keep([p.run_dict() for p in made.problems])
         close()
         if signal is not None:
             made = dataclasses.replace(made, signal=signal)
