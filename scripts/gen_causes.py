@@ -56,7 +56,7 @@ flows, not what the program computes), and gradscope names the fix's kind and li
 The fix is in every output: a `fix:` line in the table, a `fix` field in JSON (pairs,
 sources, problems, timeline findings; `schema/`), the SARIF result's message and a related
 location at the line to change, a GitHub notice on that line, Markdown and JUnit text, and
-`.fix` on the Python API's results (`PairResult`, `Problem`, `SourceResult`, `RunProblem`).
+`.fix` on the Python API's results (`PairResult`, `SourceResult`, and every `Finding`).
 Where the evidence does not single out one fix (a NaN whose op is unknown, a dead or
 exploding layer over training, a gradient TensorFlow drops for no cause gradscope can see),
 the fix says so and lists the candidates. A source's or a pair's cause is in JSON too:

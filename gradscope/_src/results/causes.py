@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from gradscope._src.printable import printable
+from gradscope._src.printable import escape_fields
 from gradscope._src.results import words as wording
 from gradscope._src.results.cut import NONE_INPUT_NAMES, STOP_TYPES, CutPoint
 from gradscope._src.results.fix import INTENDED, Fix
@@ -105,16 +105,7 @@ class Cause:
     also: tuple[Cause, ...] = ()
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):  # one escaping of names, for every fact
-            value = getattr(self, f.name)
-            if isinstance(value, str):
-                fixed: object = printable(value)
-            elif isinstance(value, tuple) and all(isinstance(v, str) for v in value):
-                fixed = tuple(printable(v) for v in value)
-            else:
-                continue
-            if fixed != value:
-                object.__setattr__(self, f.name, fixed)
+        escape_fields(self, *(f.name for f in dataclasses.fields(self)))  # every fact, once
 
     def message(self) -> str:
         """Why, in one clause (its ``note``)."""
