@@ -1,159 +1,98 @@
-"""Regenerate docs/reference/causes-and-fixes.md: each cause, its broken example, what gradscope
-prints for it, the fix, and the fixed example, from the proven cases in tests/cases/fixes/.
+"""Regenerate what is made from the registry of causes (``gradscope/_src/results/causes.py``):
+docs/reference/causes-and-fixes.md and the fix kinds the JSON schemas list.
 
-Every example on the page is a file that ``tests/analysis/test_fixes_proven.py`` runs: bare
-TensorFlow gives the broken one no (or a NaN) gradient and the fixed one a finite one, and
-gradscope names the fix's kind and line. What gradscope prints is produced by running it
-here (``gradscope run broken.py``, or ``gradscope inspect broken.py:build``, in the case's
-folder, at 88 columns).
+The page: each cause that has a proven case in tests/cases/fixes/ (its title and help from the
+registry; per case, from its ``case.yaml``, what goes wrong there, the broken example, what
+gradscope prints for it, the fix in words and the fixed example), then every cause of the
+registry in a table (id, status, SARIF rule, fix kinds). Every example on the page is a file
+``tests/analysis/test_fixes_proven.py`` runs: bare TensorFlow gives the broken one no (or a
+NaN) gradient and the fixed one a finite one with the same forward values, and gradscope names
+the fix's kind and line. What gradscope prints is produced by running it here (``gradscope run
+broken.py``, or ``gradscope inspect broken.py:build``, in the case's folder, at 88 columns).
 
-Usage: ``python scripts/gen_causes.py`` rewrites the page; ``--check`` exits 1 when the
-page's examples differ from the case files (the printed output is not compared: it holds
-numbers that vary across machines).
+The schemas: the ``kind`` of ``$defs.fix`` in schema/report-v1.json lists
+``causes.fix_kinds()``; ``scripts/bundle_schemas.py`` copies it into run-v1.json and
+check-v1.json.
+
+Usage: ``python scripts/gen_causes.py`` rewrites them; ``--check`` exits 1 when one differs
+from what the registry and the cases make (the printed output is not compared: it holds
+numbers that vary across machines). ``tests/results/test_causes.py`` runs ``--check``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gradscope._src.results import causes  # noqa: E402
+
 CASES = ROOT / "tests" / "cases" / "fixes"
 PAGE = ROOT / "docs" / "reference" / "causes-and-fixes.md"
-
-#: (case, title, what goes wrong, the fix in words), in the order of the page.
-ENTRIES = [
-    ("outside-tape", "The forward pass runs outside the tape",
-     "A GAN's generator output is computed before `with tf.GradientTape()`: the tape never "
-     "sees the generator's variables used, so they get None.",
-     "Move the line inside the `with tape:` block whose loss reads it."),
-    ("unwatched-tensor", "A tensor source the tape never watched",
-     "A tape follows variables on its own, but a plain tensor only after `tape.watch()`.",
-     "Call `tape.watch(x)` inside the tape, or make the value a `tf.Variable`."),
-    ("var-list", "Gradients asked for variables the loss does not read",
-     "A multi-task model: `loss1` does not read `task2`, which `loss2` trains (seed 000's "
-     "`compute_gradients(loss)` without `var_list` is the TensorFlow 1 form).",
-     "Ask each loss only for its own variables (`var_list=` / the sources of `tape.gradient`)."),
-    ("unread-output", "An output no loss reads",
-     "`compile(loss=['mse', None])` leaves output `b` without a loss: Keras warns that "
-     "gradients do not exist for `b/kernel` and `b/bias`.",
-     "Give the output a loss, drop it from the model, or freeze its layer."),
-    ("argmax-cast", "`argmax`, then a cast (the first cut is named)",
-     "`tf.argmax` returns integer indices; casting them back to float does not bring the "
-     "gradient back, and a later `tf.cast(..., tf.int32)` loses it again. gradscope names "
-     "the `argmax`, the first op where the gradient was lost, and lists the later cast.",
-     "Use the probabilities, a Gumbel-softmax sample, or a straight-through one-hot."),
-    ("one-hot", "`one_hot` of predicted indices",
-     "`tf.one_hot(tf.argmax(logits))` is the same cut: the indices carry no gradient.",
-     "A straight-through one-hot: `probs + tf.stop_gradient(hard - probs)`."),
-    ("round", "`round` (or `floor`, `ceil`)",
-     "TensorFlow gives `tf.round` no gradient.",
-     "Pass the gradient straight through: `x + tf.stop_gradient(tf.round(x) - x)`."),
-    ("cast-int", "A cast to an integer type",
-     "A float cast to `int32` carries no gradient.",
-     "Keep the value floating, rounded straight through where it must be whole."),
-    ("comparison", "A comparison used as a value",
-     "`tf.cast(h > 0.5, tf.float32)`: a boolean carries no gradient.",
-     "A smooth stand-in (`tf.sigmoid((h - 0.5) / t)`), or the same straight through."),
-    ("batch-norm", "A batch norm's `mean` and `variance`",
-     "A fused batch norm (`tf.compat.v1.nn.fused_batch_norm`, TensorFlow 1's `tf.layers` "
-     "and Keras 2's `BatchNormalization`) gives its `scale` and `offset` a gradient, but "
-     "reads `mean` and `variance` as constants: variables fed there get None.",
-     "Normalize with differentiable ops: `tf.nn.batch_normalization` computes the same."),
-    ("pad-constant", "`tf.pad`'s `constant_values`",
-     "`tf.pad` passes the gradient to the padded tensor, not to the value it pads with.",
-     "Pad with zeros and add the value through a constant mask: the same values, and the "
-     "value gets its gradient."),
-    ("stop-gradient", "`stop_gradient` between chained heads",
-     "Seed 001: the second head reads the first head's output through `tf.stop_gradient`, "
-     "so `loss2` never reaches `output1`. (A target network's `stop_gradient`, or a "
-     "straight-through estimator's, is intended: gradscope says so.)",
-     "Remove the `stop_gradient` if the first head should learn from `loss2`."),
-    ("assign", "`Variable.assign` in the forward pass",
-     "Seed 003: `x[:2, :2].assign(patch)` copies values; TensorFlow passes no gradient "
-     "through an assignment, so `patch` gets None.",
-     "Compute the value as a tensor (`tf.pad` the patch and add it) and use that downstream."),
-    ("numpy", "A NumPy round trip inside the tape",
-     "`np.tanh(h.numpy())` leaves TensorFlow; what comes back is a new constant.",
-     "Keep TensorFlow ops (`tf.math.tanh`)."),
-    ("custom-gradient", "A `tf.custom_gradient` whose `grad_fn` returns None for variables",
-     "The second list `grad_fn` returns holds one gradient per variable the function reads; "
-     "None there means no gradient for that variable.",
-     "Return the variable's gradient (`dy * x` here)."),
-    ("variable-per-call", "A variable made on every call of the loss",
-     "The loss makes its `tf.Variable` each time it runs (as a layer that makes one in "
-     "`call()` does): a gradient comes back every step, but the update goes with the "
-     "variable, so the loss never goes down. `gradscope run` also names a `tf.Variable` a "
-     "Keras layer keeps where Keras 3 does not track it (an attribute, a plain dict).",
-     "Make it once: outside the loss, or in a layer's `build()` with `self.add_weight()`."),
-    ("trainable-after-compile", "A `trainable` flag changed after `compile()`",
-     "Fine-tuning: the base is unfrozen and the head frozen after the first `fit()`. Keras "
-     "reads `trainable` when it traces the train step, so the second `fit()` still trains "
-     "the head and leaves the base out (the program's `changed` lists which weights moved).",
-     "Call `compile()` again after changing `trainable`, before the `fit()`."),
-    ("nan-sqrt", "NaN from `sqrt` at 0",
-     "The gradient of `sqrt(x)` is `1 / (2 sqrt(x))`: infinite at 0.",
-     "The double-where pattern (or an epsilon) at that line."),
-    ("nan-log", "NaN from `log` at 0", "`log(0)` is -inf, and its gradient infinite.",
-     "An epsilon (`tf.math.log(p + 1e-7)`), or clip the input."),
-    ("nan-divide", "NaN from a division by 0", "`x / s` with `s = 0`.",
-     "`tf.math.divide_no_nan(x, s)`, or an epsilon in the denominator."),
-]  # fmt: skip
+SCHEMA = ROOT / "schema" / "report-v1.json"
 
 HEAD = """# Causes and fixes
+
+<!-- Made by scripts/gen_causes.py from gradscope/_src/results/causes.py and
+tests/cases/fixes/: edit those, then run it. -->
 
 Every cause gradscope finds comes with a **fix**: what to change, at your own line. This page
 lists them, each with a minimal broken program, what gradscope prints for it, the fix, and
 the fixed program. Every example here is a test (`tests/analysis/test_fixes_proven.py`): bare
 TensorFlow gives the broken program no gradient (or a NaN) and the fixed one a finite
-gradient, and gradscope names the fix's kind and line.
+gradient, the fixed one computes the same values forward (a fix changes how the gradient
+flows, not what the program computes), and gradscope names the fix's kind and line.
 
 The fix is in every output: a `fix:` line in the table, a `fix` field in JSON (pairs,
 sources, problems, timeline findings; `schema/`), the SARIF result's message and a related
 location at the line to change, a GitHub notice on that line, Markdown and JUnit text, and
-`.fix` on the Python API's results (`PairResult`, `Problem`, `SourceResult`, `RunProblem`).
+`.fix` on the Python API's results (`PairResult`, `SourceResult`, and every `Finding`).
 Where the evidence does not single out one fix (a NaN whose op is unknown, a dead or
 exploding layer over training, a gradient TensorFlow drops for no cause gradscope can see),
-the fix says so and lists the candidates.
+the fix says so and lists the candidates. A source's or a pair's cause is in JSON too:
+`note` in words, `cause` as its id and facts.
 """
 
-TAIL = """## Over training (timelines and the Monitor)
+TAIL_HEAD = """## Every cause
 
-Findings of `gradscope run --timeline` and `gradscope.keras.Monitor` carry a fix too. A
-timeline sees norms, not their cause, so these list candidates, naming the layer:
+Each cause gradscope knows, as the registry holds it: the status it explains, its rule in
+SARIF, and the fixes it gives. A cause without a section above has no proven case of its own
+yet (a timeline's trends, a distributed run's replicas, notes that explain a status).
 
-- **dead** (the gradient is all zeros): LeakyReLU or ELU, He initialisation, a lower learning rate.
-- **vanishing**: normalisation (BatchNormalization, LayerNormalization), He initialisation and
-  non-saturating activations, residual connections.
-- **exploding**: `clipnorm=1.0` on the optimizer, a lower learning rate, normalisation.
-- **none** and **nan**: as above, from the cause the records hold.
-
-## Distributed runs and upstream gradients
-
-- A loss averaged over each replica's own batch (`replica-loss-scale`): use
-  `tf.nn.compute_average_loss(per_example_loss, global_batch_size=...)`.
-- A `grad_loss` (`output_gradients`) multiplier is explained, not changed: `-1` flips every
-  gradient, so the optimizer ascends the loss (seed 002's GAN trick); writing the loss the
-  model minimises does the same and reads plainly.
+| cause | status | SARIF rule | fixes | what it is |
+|---|---|---|---|---|
 """
+
+
+def cases() -> list[tuple[str, dict[str, Any]]]:
+    """Every proven case with its ``case.yaml``, in folder order."""
+    return [(p.name, yaml.safe_load((p / "case.yaml").read_text()))
+            for p in sorted(CASES.iterdir()) if (p / "case.yaml").exists()]  # fmt: skip
 
 
 def _code(path: Path) -> str:
-    text = path.read_text().rstrip("\n")
-    return re.sub(r"  # <- (fix|later)$", r"  # <- \1", text, flags=re.MULTILINE)
+    return path.read_text().rstrip("\n")
 
 
 def _printed(case: str) -> str:
     """What gradscope prints for the broken program, run in the case's folder."""
     folder = CASES / case
-    target = (
-        ["inspect", "broken.py:build"] if "def build" in (folder / "broken.py").read_text()
-        else ["run", "--continue", "broken.py"]
-    )  # fmt: skip
+    if not (folder / "broken.py").exists() or (folder / "broken.yaml").exists():
+        target = ["inspect", "--strategy", "mirrored", "broken.yaml"]
+    elif "def build" in (folder / "broken.py").read_text():
+        target = ["inspect", "broken.py:build"]
+    else:
+        target = ["run", "--continue", "broken.py"]
     env = dict(os.environ, COLUMNS="88", TF_CPP_MIN_LOG_LEVEL="3", PYTHONWARNINGS="ignore")
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run([sys.executable, "-m", "gradscope", *target], cwd=folder, env=env,
@@ -168,38 +107,105 @@ def _printed(case: str) -> str:
 _NOISE = ("gradscope: ", "  warnings.warn", "WARNING", "E0000", "I0000", "W0000")
 
 
+def _case(case: str, data: dict[str, Any], printed: str) -> str:
+    folder = CASES / case
+    broken = folder / ("broken.yaml" if (folder / "broken.yaml").exists() else "broken.py")
+    fixed = broken.with_stem("fixed")
+    lang = "yaml" if broken.suffix == ".yaml" else "python"
+    return (
+        f"<!-- case: {case} -->\n{data['about']}\n\n```{lang}\n{_code(broken)}\n```\n\n"
+        f"gradscope prints:\n\n```text\n{printed}\n```\n\n"
+        f"**Fix.** {data['fixed']}\n\n```{lang}\n{_code(fixed)}\n```\n"
+    )
+
+
 def page(printed: dict[str, str]) -> str:
+    """The page, with ``printed[case]`` as what gradscope prints for each case ("" unknown)."""
+    by_cause: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for case, data in cases():
+        by_cause.setdefault(data["cause"], []).append((case, data))
     parts = [HEAD]
-    for case, title, wrong, fix in ENTRIES:
-        broken, fixed = _code(CASES / case / "broken.py"), _code(CASES / case / "fixed.py")
-        parts.append(
-            f"## {title}\n\n{wrong}\n\n```python\n{broken}\n```\n\n"
-            f"gradscope prints:\n\n```text\n{printed.get(case, '')}\n```\n\n"
-            f"**Fix.** {fix}\n\n```python\n{fixed}\n```\n"
-        )
-    parts.append(TAIL)
+    for cause_id, cls in causes.CAUSES.items():
+        for i, (case, data) in enumerate(by_cause.get(cause_id, [])):
+            head = f"## {cls.title}\n\n{cls.help}\n\n" if i == 0 else ""
+            parts.append(head + _case(case, data, printed.get(case, "")))
+    rows = []
+    for cls in causes.CAUSES.values():
+        title = cls.title.replace("|", r"\|")
+        fixes = ", ".join(f"`{k}`" for k in cls.fixes)
+        rows.append(f"| `{cls.id}` | `{cls.status}` | {cls.rule} | {fixes} | {title} |")
+    parts.append(TAIL_HEAD + "\n".join(rows) + "\n")
     return "\n".join(parts)
 
 
-def _blocks(text: str) -> list[str]:
-    return re.findall(r"```python\n(.*?)\n```", text, flags=re.DOTALL)
+#: What gradscope printed, on the page: left out when pages are compared.
+_PRINTED = re.compile(r"(gradscope prints:\n\n```text\n).*?(\n```)", re.DOTALL)
+
+
+def _without_printed(text: str) -> str:
+    return _PRINTED.sub(r"\1\2", text)
+
+
+def _kept() -> dict[str, str]:
+    """What the page holds as printed for each case (``--keep-printed``)."""
+    text = PAGE.read_text() if PAGE.exists() else ""
+    out = {}
+    for part in text.split("<!-- case: ")[1:]:
+        case, _, rest = part.partition(" -->")
+        found = _PRINTED.search(rest)
+        out[case] = found.group(0)[len("gradscope prints:\n\n```text\n") : -len("\n```")] if (
+            found) else ""  # fmt: skip
+    return out
+
+
+def fix_kinds_description() -> str:
+    return f"Which fix: {', '.join(causes.fix_kinds())} (new kinds may be added)."
+
+
+def schema_text(text: str) -> str:
+    """report-v1.json's text with ``$defs.fix.properties.kind`` listing the registry's."""
+    data = json.loads(text)
+    old = data["$defs"]["fix"]["properties"]["kind"]["description"]
+    return text.replace(json.dumps(old, ensure_ascii=False)[1:-1], fix_kinds_description(), 1)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true")
+    parser.add_argument(
+        "--keep-printed",
+        action="store_true",
+        help="keep what the page holds as printed (no gradscope runs)",
+    )
     args = parser.parse_args()
+    for case, data in cases():  # a case names a cause of the registry and one of its fixes
+        cls = causes.CAUSES.get(data.get("cause", ""))
+        if cls is None or data["fix"] not in cls.fixes:
+            print(f"{CASES / case / 'case.yaml'}: cause {data.get('cause')!r} gives no fix "
+                  f"{data['fix']!r}")  # fmt: skip
+            return 1
+    schema = SCHEMA.read_text(encoding="utf-8")
     if args.check:
-        wanted = _blocks(page({}))
-        found = _blocks(PAGE.read_text()) if PAGE.exists() else []
-        if wanted != found:
-            print(f"{PAGE}: its examples differ from tests/cases/fixes (run {__file__})")
+        stale = []
+        if schema_text(schema) != schema:
+            stale.append(str(SCHEMA))
+        found = PAGE.read_text() if PAGE.exists() else ""
+        if _without_printed(page({})) != _without_printed(found):
+            stale.append(str(PAGE))
+        bundle = [sys.executable, str(ROOT / "scripts" / "bundle_schemas.py"), "--check"]
+        bundled = subprocess.run(bundle, capture_output=True, text=True, check=False)
+        if stale or bundled.returncode:
+            print(f"not made from the registry: {', '.join(stale) or bundled.stdout.strip()} "
+                  f"(run python {Path(__file__).relative_to(ROOT)})")  # fmt: skip
             return 1
         return 0
-    printed = {case: _printed(case) for case, *_ in ENTRIES}
+    SCHEMA.write_text(schema_text(schema), encoding="utf-8")
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "bundle_schemas.py")], check=True)
+    kept = _kept() if args.keep_printed else {}
+    printed = {case: kept[case] if case in kept else _printed(case) for case, _ in cases()}
     PAGE.parent.mkdir(parents=True, exist_ok=True)
     PAGE.write_text(page(printed))
-    print(f"wrote {PAGE}")
+    print(f"wrote {PAGE} and the schemas' fix kinds")
     return 0
 
 

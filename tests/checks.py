@@ -102,7 +102,7 @@ def every_kind(numeric: bool = False, replicas: bool = False) -> m.Report:
     if not replicas:
         return made
     distributed = tuple(
-        m.Problem(loss, name, kind, f"{kind}: {loss} x {name}", (), SPEC, line)
+        m.Problem.problem(loss, name, kind, f"{kind}: {loss} x {name}", (), SPEC, line)
         for loss, name, kind, line in (
             ("loss_1", "body/w", m.REPLICA_MISMATCH, 8),
             ("loss_1", None, m.REPLICA_LOSS_SCALE, 30),

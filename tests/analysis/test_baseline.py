@@ -18,6 +18,7 @@ from gradscope._src.analysis.baseline import (
 )
 from gradscope._src.analysis.check import check_reports
 from gradscope._src.errors import UsageError
+from gradscope._src.location import Location
 from gradscope._src.results import report as m
 from tests.checks import SPEC, clean, every_kind
 
@@ -70,8 +71,9 @@ def test_baseline_known_problem_passes_and_new_one_fails() -> None:
 
 def test_baseline_ignores_messages_and_lines() -> None:
     r = every_kind()
-    moved = replace(r, problems=tuple(replace(p, message="reworded", line=p.line + 7)
-                                      for p in r.problems))  # fmt: skip
+    moved = replace(r, problems=tuple(
+        replace(p, message="reworded", location=Location(p.spec, p.line + 7)) for p in r.problems
+    ))  # fmt: skip
     held = Baseline("b.json", frozenset(key_of(p) for p in r.problems))
     assert check_reports([moved], held).passed
 
@@ -113,7 +115,9 @@ def test_baseline_missing_file_is_a_usage_error(tmp_path: Path) -> None:
 def test_baseline_tells_two_targets_of_one_file_apart(tmp_path: Path) -> None:
     """A target's problems are located in its file, which other targets share: the baseline
     keys them by the target (`twin.py:t1`), so t1's problems never hide t2's."""
-    problem = m.Problem(None, "w", m.NEVER_TRAINED, "`w` is never trained", (), "twin.py", 3)
+    problem = m.Problem.problem(
+        None, "w", m.NEVER_TRAINED, "`w` is never trained", (), "twin.py", 3
+    )
     t1 = replace(clean(), spec="twin.py:t1", problems=(problem,))
     t2 = replace(clean(), spec="twin.py:t2", problems=(problem,))
     baseline = load_baseline(_write(tmp_path, check_reports([t1]).to_dict()))
@@ -130,13 +134,13 @@ def test_baseline_written_in_another_directory_still_matches(
     the spec is also read relative to the baseline file's folder."""
     folder = tmp_path / "bl"
     folder.mkdir()
-    problem = m.Problem(None, "w", m.NEVER_TRAINED, "`w` is never trained", (), "s.yaml", 3)
+    problem = m.Problem.problem(None, "w", m.NEVER_TRAINED, "`w` is never trained", (), "s.yaml", 3)
     there = replace(clean(), spec="s.yaml", problems=(problem,))
     monkeypatch.chdir(folder)
     path = _write(folder, check_reports([there]).to_dict(), "base.json")
     monkeypatch.chdir(tmp_path)
     baseline = load_baseline("bl/base.json")
-    moved = replace(problem, spec="bl/s.yaml")
+    moved = replace(problem, location=Location("bl/s.yaml", problem.line), report="bl/s.yaml")
     here = replace(clean(), spec="bl/s.yaml", problems=(moved,))
     assert check_reports([here], baseline).passed
     assert check_reports([replace(here, problems=())], baseline).fixed == (
@@ -144,9 +148,23 @@ def test_baseline_written_in_another_directory_still_matches(
     )
     (folder / "sub").mkdir()
     monkeypatch.chdir(folder / "sub")  # below the spec: `../s.yaml`
-    below = replace(clean(), spec="../s.yaml", problems=(replace(problem, spec="../s.yaml"),))
+    below = replace(
+        clean(),
+        spec="../s.yaml",
+        problems=(
+            replace(problem, location=Location("../s.yaml", problem.line), report="../s.yaml"),
+        ),
+    )
     assert check_reports([below], load_baseline("../base.json")).passed
     monkeypatch.chdir(tmp_path)
-    other = replace(clean(), spec="other/s.yaml", problems=(replace(problem, spec="other/s.yaml"),))
+    other = replace(
+        clean(),
+        spec="other/s.yaml",
+        problems=(
+            replace(
+                problem, location=Location("other/s.yaml", problem.line), report="other/s.yaml"
+            ),
+        ),
+    )
     assert not check_reports([other], baseline).passed
     assert path.endswith("base.json")

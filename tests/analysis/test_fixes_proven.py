@@ -1,12 +1,26 @@
 """Every fix gradscope suggests is proven: on a broken program it names the right kind of fix at
-the right line, and the same program with that fix applied gets a gradient from bare
-TensorFlow (or a finite one, for NaN) where the broken one gets None (or NaN).
+the right line, and the same program with that fix applied computes what the broken one
+computed forward and gets a gradient from bare TensorFlow (or a finite one, for NaN) where the
+broken one gets None (or NaN).
 
 The programs are in ``tests/cases/fixes/<case>/``: ``broken.py`` marks the line the fix must
 name with ``# <- fix`` (and a later place on the same path with ``# <- later``); ``fixed.py``
-is the broken program with the fix applied. ``gradscope run`` watches the programs that call
-``tape.gradient`` themselves (they leave the result in ``grads``); ``inspect`` reads the
-Python targets (``build()``) whose NaN needs the op where it first appeared.
+is the broken program with the fix applied as gradscope words it; ``case.yaml`` says how to
+prove it:
+
+- ``fix``: the fix kind gradscope must name at the marked line;
+- ``door``: ``run`` (a program ``gradscope run`` watches, leaving its gradients in ``grads``),
+  ``inspect`` (a Python target's ``build()``), ``mirrored`` (a spec, ``broken.yaml``,
+  inspected under ``--strategy mirrored``; its ``broken.py`` the same step in bare TensorFlow);
+- ``forward``: the value the fix keeps, a name the program leaves (``losses``: every loss of a
+  target), and ``exact``: whether it is kept bit for bit (false: to float tolerance, where the
+  fixed program computes the same math with other ops);
+- ``changed`` (a program that leaves no ``grads``: what its weights did, broken and fixed; a
+  target's: whether each loss went down) and ``on_loss`` (the fix is the loss's own).
+
+A value the broken program computes as NaN or an infinity has nothing to keep: the fix must
+make it finite, and keep it where it is finite, with every variable moved off the point
+(``+ 1``).
 """
 
 from __future__ import annotations
@@ -15,8 +29,10 @@ import math
 import runpy
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.tf
 
@@ -27,15 +43,20 @@ CASES_DIR = Path(__file__).resolve().parents[1] / "cases" / "fixes"
 class Case:
     name: str
     kind: str  # the fix kind gradscope must suggest
-    #: "run": a program; "inspect": a Python target's build(); "mirrored": a spec
-    #: (``broken.yaml``) inspected under ``--strategy mirrored``, its ``broken.py`` the same
-    #: training step in bare TensorFlow
     door: str = "run"
-    #: for a program that leaves no ``grads`` (a fit): what its weights did, broken and fixed;
-    #: for a target whose gradients are all there (``trains``): whether each loss went down
+    forward: str = "loss"
+    exact: bool = True
     changed: tuple[tuple[bool, ...], tuple[bool, ...]] | None = None
-    #: the fix is the loss's own (``LossResult.fix``), not a pair's: every pair may be ok
     on_loss: bool = False
+
+    @classmethod
+    def load(cls, folder: Path) -> Case:
+        data = yaml.safe_load((folder / "case.yaml").read_text())
+        changed = data.get("changed")
+        return cls(folder.name, data["fix"], data.get("door", "run"),
+                   data.get("forward", "loss"), bool(data.get("exact", True)),
+                   (tuple(changed[0]), tuple(changed[1])) if changed else None,
+                   bool(data.get("on_loss", False)))  # fmt: skip
 
     def path(self, which: str) -> Path:
         return CASES_DIR / self.name / f"{which}.py"
@@ -49,39 +70,7 @@ class Case:
         return [i for i, line in enumerate(text, 1) if line.rstrip().endswith(f"# <- {mark}")]
 
 
-CASES = [
-    Case("argmax-cast", "soft-argmax"),
-    Case("one-hot", "soft-argmax"),
-    Case("round", "straight-through"),
-    Case("cast-int", "straight-through"),
-    Case("comparison", "soft-comparison"),
-    Case("batch-norm", "differentiable-op"),
-    Case("pad-constant", "differentiable-op"),
-    Case("stop-gradient", "remove-stop-gradient"),
-    Case("assign", "assign-as-tensor"),
-    Case("numpy", "keep-tensorflow-ops"),
-    Case("outside-tape", "move-into-tape"),
-    Case("unwatched-tensor", "watch"),
-    Case("custom-gradient", "custom-gradient"),
-    Case("var-list", "var-list"),
-    Case("unread-output", "unread-output"),
-    Case("nan-sqrt", "double-where", "inspect"),
-    Case("nan-log", "safe-log", "inspect"),
-    Case("nan-divide", "divide-no-nan", "inspect"),
-    # base unfrozen and head frozen after compile(): the broken fit trains the head and not
-    # the base (kernel, bias, kernel, bias); once compiled again, the base and not the head
-    Case(
-        "trainable-after-compile",
-        "compile-again",
-        changed=((False, False, True, True), (True, True, False, False)),
-    ),
-    # every call of the loss makes its variable again: a gradient comes back every step, but
-    # the update is thrown away with the variable, so the loss never goes down
-    Case("variable-per-call", "build-add-weight", "inspect", ((False,), (True,)), on_loss=True),
-    # a mean per replica: the replicas' summed gradient is twice the whole batch's (the loss's
-    # entry is the line named: a spec's loss is where the problem is located)
-    Case("per-replica-mean", "compute-average-loss", "mirrored", ((False, False), (True, True))),
-]
+CASES = [Case.load(p) for p in sorted(CASES_DIR.iterdir()) if (p / "case.yaml").exists()]
 
 
 def _params() -> list[object]:
@@ -94,25 +83,69 @@ def _params() -> list[object]:
 STEPS = 3
 
 
-def _bare_gradients(case: Case, which: str) -> list[object]:
-    """What bare TensorFlow returns: a program's own ``grads``, or for a target the gradient
-    of each loss with respect to the variables it reads, under one plain tape."""
+@dataclass(frozen=True)
+class Ran:
+    """What bare TensorFlow computed: the gradients (or what trained), and the forward value
+    the fix must keep (``forward``: a list of arrays)."""
+
+    gradients: list[object]
+    forward: list[Any]
+    moved: list[Any]  # ``forward`` with every variable moved off the point (``inspect``)
+    #: every trainable variable the program made eagerly (the model's, not an optimizer's),
+    #: by name, with the value it started from: a fix changes the code, never the values it
+    #: starts from
+    started: dict[str, Any]
+
+
+def _bare(case: Case, which: str) -> Ran:
+    """What bare TensorFlow returns: a program's own ``grads`` and ``forward`` value, or for a
+    target the gradient of each loss with respect to the variables it reads, under one plain
+    tape, and each loss's value. Seeded the same for the broken and the fixed program."""
     import keras
+    import numpy as np
     import tensorflow as tf
 
     keras.backend.clear_session()
-    if case.door in ("run", "mirrored"):
-        found = runpy.run_path(str(case.path(which)), run_name="__main__")
-        return list(found["grads"]) if "grads" in found else list(found["changed"])
-    target = runpy.run_path(str(case.path(which)))["build"]()
+    keras.utils.set_random_seed(0)
+    started: dict[str, Any] = {}
+
+    def made(next_creator: Any, **kwargs: Any) -> Any:
+        v = next_creator(**kwargs)
+        if v.trainable and tf.executing_eagerly():
+            started.setdefault(v.name, v.numpy())
+        return v
+
+    with tf.variable_creator_scope(made):
+        if case.door in ("run", "mirrored"):
+            found = runpy.run_path(str(case.path(which)), run_name="__main__")
+            grads = list(found["grads"]) if "grads" in found else list(found["changed"])
+            return Ran(grads, _arrays(found[case.forward]), [], started)
+        losses = runpy.run_path(str(case.path(which)))["build"]()["losses"]
+        forward = [np.asarray(loss()) for loss in losses.values()]
+    moved = []
+    for loss in losses.values():
+        with tf.GradientTape() as tape:
+            loss()
+        for v in tape.watched_variables():
+            v.assign_add(tf.ones_like(v))
+        moved.append(np.asarray(loss()))
+    keras.utils.set_random_seed(0)
+    losses = runpy.run_path(str(case.path(which)))["build"]()["losses"]
     if case.changed is not None:
-        return [_trains(loss) for loss in target["losses"].values()]
+        return Ran([_trains(loss) for loss in losses.values()], forward, moved, started)
     out: list[object] = []
-    for loss in target["losses"].values():
+    for loss in losses.values():
         with tf.GradientTape() as tape:
             value = loss()
         out += tape.gradient(value, list(tape.watched_variables()))
-    return out
+    return Ran(out, forward, moved, started)
+
+
+def _arrays(value: Any) -> list[Any]:
+    import numpy as np
+
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [np.asarray(v) for v in items]
 
 
 def _trains(loss: object) -> bool:
@@ -135,6 +168,21 @@ def _usable(grad: object) -> bool:
     import numpy as np
 
     return grad is not None and bool(np.all(np.isfinite(np.asarray(grad))))
+
+
+def _same(broken: list[Any], fixed: list[Any], exact: bool) -> bool:
+    """Whether the fixed program computed the broken one's values: bit for bit, or to float
+    tolerance."""
+    import numpy as np
+
+    if len(broken) != len(fixed):
+        return False
+    for a, b in zip(broken, fixed, strict=True):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if not (np.array_equal(a, b) if exact else np.allclose(a, b, rtol=1e-6, atol=1e-6)):
+            return False
+    return True
 
 
 def _fixes(case: Case) -> list[tuple[str, object]]:
@@ -161,14 +209,27 @@ def _fixes(case: Case) -> list[tuple[str, object]]:
 
 
 @pytest.mark.parametrize("case", _params())
-def test_fix_bare_tensorflow_gets_a_gradient_once_fixed(case: Case) -> None:
-    broken = _bare_gradients(case, "broken")
-    fixed = _bare_gradients(case, "fixed")
+def test_fix_keeps_the_forward_value_and_bare_tensorflow_gets_a_gradient(case: Case) -> None:
+    import numpy as np
+
+    broken, fixed = _bare(case, "broken"), _bare(case, "fixed")
+    assert broken.started.keys() == fixed.started.keys(), "the fix makes other variables"
+    for name, value in broken.started.items():
+        assert np.array_equal(value, fixed.started[name]), f"the fix starts {name} elsewhere"
+    finite = all(np.all(np.isfinite(v)) for v in broken.forward)
+    if finite:
+        assert _same(broken.forward, fixed.forward, case.exact), (broken.forward, fixed.forward)
+    else:  # nothing to keep where it is not finite: finite once fixed, the same elsewhere
+        assert all(np.all(np.isfinite(v)) for v in fixed.forward), fixed.forward
+        assert broken.moved and all(np.all(np.isfinite(v)) for v in broken.moved)
+        assert _same(broken.moved, fixed.moved, case.exact), (broken.moved, fixed.moved)
     if case.changed is not None:  # what trained, as Keras ran it
-        assert (tuple(broken), tuple(fixed)) == case.changed
+        assert (tuple(broken.gradients), tuple(fixed.gradients)) == case.changed
         return
-    assert not all(_usable(g) for g in broken), "the broken program already trains"
-    assert fixed and all(_usable(g) for g in fixed), "the fix leaves a None or NaN gradient"
+    assert not all(_usable(g) for g in broken.gradients), "the broken program already trains"
+    assert fixed.gradients and all(_usable(g) for g in fixed.gradients), (
+        "the fix leaves a None or NaN gradient"
+    )
 
 
 @pytest.mark.parametrize("case", _params())
@@ -189,7 +250,7 @@ def test_fix_names_the_kind_and_the_line(case: Case) -> None:
 
 def test_fix_cases_each_have_both_programs() -> None:
     names = {p.name for p in CASES_DIR.iterdir() if p.is_dir()}
-    assert names == {c.name for c in CASES}
+    assert names == {c.name for c in CASES}, "a case folder without case.yaml"
     for case in CASES:
         assert case.path("broken").exists() and case.path("fixed").exists()
         assert case.read().exists() and case.read().with_stem("fixed").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gradscope._src.analysis import run as run_policy
 from gradscope._src.analysis.diff import compare, matrix
+from gradscope._src.results import causes
 from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
 from gradscope._src.results.diff import DiffMatrix, DiffReport
@@ -26,7 +27,7 @@ def inspect_report() -> m.Report:
             m.PairResult("spare", m.DISCONNECTED, None, (3,), False),
         ),
     )
-    problem = m.Problem(
+    problem = m.Problem.problem(
         None,
         "spare",
         m.NEVER_TRAINED,
@@ -105,8 +106,7 @@ def run_report(outcome: str = rr.STOPPED) -> rr.RunReport:
             (rr.SourceResult("w", "ok", 0.5, (2, 3), False),
              rr.SourceResult("patch", "none:assign", None, (2, 2), False, (CUT,)),
              rr.SourceResult("g/kernel", "none:disconnected", None, (4, 8), False,
-                             note="used only through train.py:5 (MatMul), run while the "
-                                  "tape was not recording")),
+                             cause=causes.OutsideTape(line="train.py:5", op="MatMul"))),
         ),
         rr.CallResult("model.py:40", "fit", rr.FUNCTION, 1, "model.py:40", 0.25,
                       (rr.SourceResult("d/kernel", "nan", None, (3, 1), False),), (),
@@ -120,11 +120,12 @@ def run_report(outcome: str = rr.STOPPED) -> rr.RunReport:
 
 def trainable_run() -> rr.RunReport:
     """A fit() whose traced train step leaves an unfrozen layer out and trains a frozen one."""
-    note = "made trainable after the train step was traced at train.py:19, which leaves it out"
+    left_out = causes.ChangedAfterTrace(line="train.py:19")
+    trained = causes.ChangedAfterTrace(line="train.py:19", trained=True)
     calls = (
         rr.CallResult("train.py:23", "fit", rr.FUNCTION, 1, "", None, (
-            rr.SourceResult("base/kernel", "excluded", None, (4, 8), False, (), note, True),
-            rr.SourceResult("head/kernel", "ok", None, (8, 1), False, (), "frozen after", True),
+            rr.SourceResult("base/kernel", "excluded", None, (4, 8), False, (), left_out, True),
+            rr.SourceResult("head/kernel", "ok", None, (8, 1), False, (), trained, True),
         ), ("this fit() reuses the train step traced at train.py:19",)),
     )  # fmt: skip
     return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls,

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from gradscope._src.analysis.check import check_reports
+from gradscope._src.location import Location
 from gradscope._src.report import Format, render
 from gradscope._src.report.sarif import artifact, source_root, to_sarif, uri
 from gradscope._src.results import report as m
@@ -93,7 +94,12 @@ def test_sarif_known_problems_are_unchanged_notes() -> None:
 
 def test_sarif_fingerprints_survive_rewording_and_moves() -> None:
     r = checks.every_kind()
-    moved = replace(r, problems=tuple(replace(p, message="x", line=p.line + 3) for p in r.problems))
+    moved = replace(
+        r,
+        problems=tuple(
+            replace(p, message="x", location=Location(p.spec, p.line + 3)) for p in r.problems
+        ),
+    )
     before = [x["partialFingerprints"] for x in to_sarif(check_reports([r]))["runs"][0]["results"]]
     after = [
         x["partialFingerprints"] for x in to_sarif(check_reports([moved]))["runs"][0]["results"]

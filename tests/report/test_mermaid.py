@@ -92,7 +92,7 @@ def test_mermaid_straight_through_one_cut_and_the_other_path_flows() -> None:
 
 
 def _with_problem(report: m.Report, loss: str, variable: str) -> m.Report:
-    problem = m.Problem(loss, variable, m.UNEXPECTED_NONE, f"`{variable}` gets no gradient")
+    problem = m.Problem.problem(loss, variable, m.UNEXPECTED_NONE, f"`{variable}` gets no gradient")
     return dataclasses.replace(report, problems=(problem,))
 
 
@@ -113,7 +113,7 @@ def test_mermaid_embedded_in_markdown_only_for_losses_with_problems() -> None:
 @pytest.mark.tf
 def test_mermaid_never_trained_variable_pictures_the_losses_that_differentiate_it() -> None:
     report = seed_report("chained-heads")
-    never = m.Problem(None, "output1", m.NEVER_TRAINED, "`output1` never trains")
+    never = m.Problem.problem(None, "output1", m.NEVER_TRAINED, "`output1` never trains")
     broken = dataclasses.replace(report, problems=(never,))
     # output1 is on a path to every loss but output2's own; excluded (vars) from three
     assert set(seed_reference("chained-heads")["loss2_own"]) == {"output2"}

@@ -28,7 +28,7 @@ def test_results_hold_names_as_they_are_and_shown_escapes_them() -> None:
     cut = CutPoint(FORGED, "StopGradient", "stopped", f"{FORGED}.py:3")
     pair = m.PairResult(FORGED, Status.STOPPED, None, (), False, (cut,))
     loss = m.LossResult(FORGED, 1.0, (pair,), source=FORGED, notes=(FORGED,))
-    problem = m.Problem(FORGED, FORGED, ProblemKind.UNEXPECTED_NONE, f"{FORGED} has none")
+    problem = m.Problem.problem(FORGED, FORGED, ProblemKind.UNEXPECTED_NONE, f"{FORGED} has none")
     report = m.Report(FORGED, FORGED, "2", "CPU:0", (), (loss,), (problem,), (FORGED,))
     assert (report.spec, pair.variable, cut.node, problem.message) == (
         FORGED, FORGED, FORGED, f"{FORGED} has none")  # fmt: skip
@@ -46,8 +46,9 @@ def test_results_hold_names_as_they_are_and_shown_escapes_them() -> None:
     source = SourceResult(FORGED, Status.OK, 1.0, (), False)
     call = CallResult(f"{FORGED}.py:5", "GradientTape.gradient", "eager", 1, f"{FORGED}.py:4",
                       1.0, (source,))  # fmt: skip
+    problem = RunProblem.run_problem(call.site, 1, FORGED, ProblemKind.NAN, FORGED)
     run = RunReport(f"{FORGED}.py", (f"{FORGED}.py", "--x\n"), "2", "CPU:0", (call,),
-                    (RunProblem(call.site, 1, FORGED, ProblemKind.NAN, FORGED),))  # fmt: skip
+                    (problem,))  # fmt: skip
     assert (run.program, run.calls[0].sources[0].name) == (f"{FORGED}.py", FORGED)
     seen_run = shown(run)
     assert (seen_run.program, seen_run.argv) == (f"{SHOWN}.py", (f"{SHOWN}.py", "--x\\n"))

@@ -7,12 +7,10 @@ import pytest
 
 from gradscope._src.analysis import run as run_policy
 from gradscope._src.report import render
+from gradscope._src.results import causes
 from gradscope._src.results import run as rr
 
-HEAD = (
-    "reaches only output 'aux' of model 'detector', which the loss made at train.py:41 does not "
-    "read"
-)
+HEAD = causes.UnreadOutput(names=("aux",), model="detector", line="train.py:41")
 
 
 def _report(blocks: int = 100) -> rr.RunReport:
@@ -24,7 +22,7 @@ def _report(blocks: int = 100) -> rr.RunReport:
         for part in ("kernel", "bias")
     ]
     sources += [
-        rr.SourceResult(f"aux/{part}", "none:disconnected", None, (8, 3), False, note=HEAD)
+        rr.SourceResult(f"aux/{part}", "none:disconnected", None, (8, 3), False, cause=HEAD)
         for part in ("kernel", "bias")
     ]
     call = rr.CallResult(
@@ -87,7 +85,7 @@ def test_run_table_long_names_get_their_own_line_and_the_columns_stay_aligned(wi
     report = _report()
     call = report.calls[0]
     long = [rr.SourceResult(f"a_rather_long_model_name/{s.name}", s.status, s.norm, s.shape,
-                            s.sparse, note=s.note, attribute=f"blocks[{i // 2}].{s.name[-4:]}")
+                            s.sparse, cause=s.cause, attribute=f"blocks[{i // 2}].{s.name[-4:]}")
             for i, s in enumerate(call.sources)]  # fmt: skip
     call = rr.CallResult(**{**call.__dict__, "sources": tuple(long)})
     problems = tuple(run_policy.problems_of((call,), []))

@@ -161,39 +161,16 @@ def _literals(text: str) -> list[str]:
 
 
 def test_run_causes_are_worded_only_in_words() -> None:
-    """No module but results/words.py writes a cause of ``gradscope run`` (the front-end asks
-    words.py; the Monitor's trainable-flag findings ask the same function). The fixes read
-    the causes back by pattern (analysis/fixes/causes.py: a known leftover), the registry of
-    kinds (results/kinds.py) says what each kind means in general, and report/ only draws
-    them."""
+    """No module but the registry of causes (results/causes.py) writes a cause of ``gradscope
+    run`` (the front-ends make cause objects; results/words.py words a watched call's own
+    notes), the registry of kinds (results/kinds.py) says what each kind means in general,
+    and report/ only draws them."""
     places = sorted(
         f"{p.relative_to(ROOT)}: {phrase}"
         for p, text in _sources().items()
-        if p.name not in ("words.py", "kinds.py") and "fixes" not in p.parts
+        if p.name not in ("words.py", "kinds.py", "causes.py")
         for literal in _literals(text)
         for phrase in CAUSE_PHRASES
         if phrase in literal
     )
     assert places == []
-
-
-def test_words_run_causes() -> None:
-    assert words.outside_tape("t.py:4", "MatMul") == (
-        "used only through t.py:4 (MatMul), run while the tape was not recording"
-    )
-    assert words.filled("") == (
-        "no gradient flows; TensorFlow filled zeros (unconnected_gradients=ZERO)"
-    )
-    assert words.filled("never watched").startswith("no gradient flows: never watched; ")
-    assert words.also("", "b") == "b" and words.also("a", "b") == "a; b"
-    assert words.path_ends("t.py:9", "Mean", alone=False) == "its last path ends at t.py:9 (Mean)"
-    assert words.multiplied(Status.OK, (1.0,), "t.py:3") == ""
-    assert words.multiplied(Status.ZERO, (0.0,), "t.py:3") == (
-        "zeroed by output_gradients=0 at t.py:3: every gradient of this call is 0"
-    )
-    assert words.multiplied(Status.OK, (-1.0, 2.0), "t.py:3").startswith(
-        "flipped where its weight is negative by output_gradients=-1, 2 at t.py:3"
-    )
-    assert words.changed_after_trace(True, "t.py:7").startswith(
-        "frozen after the train step was traced at t.py:7"
-    )

@@ -105,6 +105,6 @@ def test_timeline_findings_in_a_notebook_are_findings() -> None:
     assert cells == [
         "none", "train.py:9", "<code>d/kernel</code>", "4", "d/kernel: no gradient",
         "x[:2, :2].assign(patch) (ResourceStridedSliceAssign) at train.py:9",
-        "Use a copy.",
     ]  # fmt: skip
+    assert page.count("Use a copy.") == 1 and "fix (d/kernel): Use a copy." in page
     assert timeline_text(timeline).splitlines()[1:] == ["none: d/kernel: no gradient", "1 finding"]

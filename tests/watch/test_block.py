@@ -352,3 +352,42 @@ def test_a_gradscope_failure_never_stops_the_block(
     assert block.report.notes == (
         "gradscope could not make this report (RuntimeError: a gradscope bug); please report it",
     )
+
+
+def test_a_model_built_in_an_imported_module_gets_the_users_lines(
+    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A functional model built (before the block) in a module the user imports, with an
+    output no loss reads: every line the report names is the user's own, never gradscope's
+    and never "an unknown line" (the Keras step ran under watch()'s own wrapper of fit)."""
+    import json
+    import re
+
+    (tmp_path / "heads.py").write_text(
+        "import keras\n\n\n"
+        "def two_heads():\n"
+        "    inputs = keras.Input((4,))\n"
+        "    h = keras.layers.Dense(8, name='body')(inputs)\n"
+        "    a = keras.layers.Dense(1, name='a')(h)\n"
+        "    b = keras.layers.Dense(1, name='b')(h) + 1.0\n"
+        "    model = keras.Model(inputs, [a, b])\n"
+        "    model.compile(optimizer='sgd', loss=['mse', None])\n"
+        "    return model\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import heads  # type: ignore[import-not-found]
+
+    model = heads.two_heads()
+    x, y = np.ones((8, 4), np.float32), np.ones((8, 1), np.float32)
+    with gradscope.watch() as w:
+        model.fit(x, [y, y], epochs=1, verbose=0)
+    (call,) = w.report.calls
+    assert [s.name for s in call.sources if s.status == "none:disconnected"] == [
+        "b/kernel",
+        "b/bias",
+    ]
+    text = json.dumps(w.report.to_dict())
+    assert "unknown line" not in text
+    here = Path(__file__).name
+    for file in re.findall(r"([\w./\\-]+\.py):\d+", text):
+        assert Path(file).name in (here, "heads.py"), file

@@ -44,8 +44,9 @@ def test_cell_magic_watches_the_cell_and_shows_its_report(shell: Any, capsys: An
     assert [(s.name, s.status) for s in call.sources] == [("w", "ok"), ("b", "none:stopped")]
     assert call.sources[0].norm == pytest.approx(float(tf_norm(grads[0])))
     cell = report.program.rpartition(" in ")[2]  # the cell, as IPython numbers it
-    assert cell.startswith("In[") and report.program.startswith("%%gradscope in ")
-    assert call.site == f"{cell}:3" and call.sources[1].cut_points[0].source == f"{cell}:2"
+    assert cell == f"In[{result.execution_count}]" and report.program.startswith("%%gradscope in ")
+    # lines as the notebook shows the cell: the %%gradscope line is its line 1
+    assert call.site == f"{cell}:4" and call.sources[1].cut_points[0].source == f"{cell}:3"
     assert "gradscope watch · %%gradscope in" in out and "StopGradient" in out  # the table
     assert report.steps == 2
 
@@ -66,10 +67,14 @@ def test_a_failing_cell_shows_its_report_and_raises(shell: Any, capsys: Any) -> 
 
 
 def test_line_magic_watches_one_statement(shell: Any, capsys: Any) -> None:
-    shell.run_cell("def step():\n" + "".join(f"    {line}\n" for line in CUT.splitlines())
-                   + "    return grads\n")  # fmt: skip
-    result = shell.run_cell("%gradscope --allow-none 'b' -- got = step()")
+    defined = shell.run_cell("def step():\n" + "".join(f"    {line}\n" for line in CUT.splitlines())
+                             + "    return grads\n", store_history=True)  # fmt: skip
+    result = shell.run_cell("x = 1\n%gradscope --allow-none 'b' -- got = step()\n",
+                            store_history=True)  # fmt: skip
     assert result.success
+    # the call is in the cell that defined step(), the watch in the line's own cell and line
+    assert shell.user_ns["_gradscope"].calls[0].site == f"In[{defined.execution_count}]:4"
+    assert shell.user_ns["_gradscope"].program.endswith(f"In[{result.execution_count}]")
     assert shell.user_ns["got"][1] is None
     report = shell.user_ns["_gradscope"]
     assert [s.status for s in report.calls[0].sources] == ["ok", "none:stopped"]

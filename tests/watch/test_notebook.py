@@ -4,6 +4,7 @@ outputs checked: the magic's report, watch()'s report, the inline timeline pictu
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,9 @@ def test_cell_magic_shows_the_report_as_html_and_text(executed: Any) -> None:
     for shown in (page, text):
         assert "aux/kernel" in shown and "none:disconnected" in shown
         assert "reaches only output 'aux', which no loss reads" in shown.replace("&#x27;", "'")
-        assert "In[" in shown  # the site is the cell
+        # the site is the cell, numbered as the notebook shows it (IPython 9 counts a cell
+        # before it runs it: ``execution_count`` is the next one's)
+        assert set(re.findall(r"In\[\d+\]", shown)) == {f"In[{cell.execution_count}]"}
     assert "<table" in page and "unexpected-none" in page
     assert "score/kernel" in text and " ok " in text
     assert "2 problems" in text
@@ -71,6 +74,8 @@ def test_watch_report_of_a_model_trained_before(executed: Any) -> None:
     cell = _cell(executed, "with gradscope.watch(")
     (bundle,) = _bundles(cell)
     assert "aux/kernel" in bundle["text/html"] and "0 problems" in bundle["text/plain"]
+    shown = set(re.findall(r"In\[\d+\]", bundle["text/plain"]))
+    assert shown == {f"In[{cell.execution_count}]"}
 
 
 def test_plot_shows_inline(executed: Any) -> None:

@@ -38,6 +38,7 @@ from gradscope._src.analysis.numeric import describe
 from gradscope._src.location import Location
 from gradscope._src.results import report as m
 from gradscope._src.results import words
+from gradscope._src.results.causes import NotFloating
 from gradscope._src.results.expect import Expectation, Pattern, PatternUse, glob_matches
 from gradscope._src.results.facts import VariableFacts
 
@@ -103,7 +104,7 @@ def _pair_problem(
     name = pair.variable
     if pair.status == m.NAN:
         origin = f": {words.origin_text(pair.nan_origin, quoted=True)}" if pair.nan_origin else ""
-        return m.Problem(loss.name, name, m.NAN_PROBLEM,
+        return m.Problem.problem(loss.name, name, m.NAN_PROBLEM,
                          f"`{name}` gets a gradient with NaN or Inf from `{loss.name}`{origin}",
                          pair.cut_points, *located_at(variable, spec))  # fmt: skip
     if e is None:
@@ -117,23 +118,23 @@ def _pair_problem(
             if pair.status == m.ZERO
             else f"a gradient from `{loss.name}` (norm {_norm(pair.norm)})"
         )
-        return m.Problem(loss.name, name, m.UNEXPECTED_CONNECTED,
+        return m.Problem.problem(loss.name, name, m.UNEXPECTED_CONNECTED,
                          f"`{name}` gets {what}, "
                          f"but expect.{loss.name}.none lists `{none.glob}`",
                          pair.cut_points, spec, none.pos.line)  # fmt: skip
     connected = _first(e.connected, name)
     if connected is None or pair.status == m.OK:
         return None
-    why = words.why_none(pair.status, pair.cut_points, pair.cause)
+    why = words.why_none(pair.status, pair.cut_points, pair.note)
     what = (
         f"an all-zero gradient from `{loss.name}`, which trains nothing"
         if pair.status == m.ZERO
         else f"no gradient from `{loss.name}`: {why}"
     )
-    return m.Problem(loss.name, name, m.UNEXPECTED_NONE,
+    return m.Problem.problem(loss.name, name, m.UNEXPECTED_NONE,
                      f"`{name}` gets {what}, but expect.{loss.name}.connected lists "
                      f"`{connected.glob}`",
-                     pair.cut_points, spec, connected.pos.line)  # fmt: skip
+                     pair.cut_points, spec, connected.pos.line, cause=pair.cause)  # fmt: skip
 
 
 def _numeric_problem(
@@ -152,7 +153,7 @@ def _numeric_problem(
         message += f"; expect.{loss.name}.numeric lists `{result.pattern.glob}`"
         message += f", and {result.reason}" if result.reason else ""
     where = (spec, result.pattern.pos.line) if result.pattern else located_at(variable, spec)
-    return m.Problem(loss.name, name, m.NUMERIC_DIFFERS, message, pair.cut_points, *where)
+    return m.Problem.problem(loss.name, name, m.NUMERIC_DIFFERS, message, pair.cut_points, *where)
 
 
 def _never_trained(
@@ -171,13 +172,14 @@ def _never_trained(
             continue
         cuts = tuple(dict.fromkeys(c for p in pairs for c in p.cut_points))
         message = f"`{v.name}` is trainable but no loss gives it a gradient"
-        if not v.dtype.startswith(("float", "bfloat", "complex")):  # TensorFlow dtype names
+        floating = v.dtype.startswith(("float", "bfloat", "complex"))  # TensorFlow dtype names
+        if not floating:
             message += (
                 f": it holds {v.dtype} values, and TensorFlow gives no gradient to a variable "
                 "that is not floating-point (declare it `trainable: false`)"
             )
         else:
-            cause = next((p.cause for p in pairs if p.cause), "")
+            cause = next((p.note for p in pairs if p.cause), "")
             if cuts:
                 message += f"; its paths are cut at {words.cuts_quoted(cuts)}"
             elif cause:
@@ -185,7 +187,9 @@ def _never_trained(
             elif pairs and all(p.status == m.EXCLUDED for p in pairs):
                 message += "; it is outside every loss's `vars`"
             message += " (list it under expect.<loss>.none if it is meant to be unused)"
-        problem = m.Problem(None, v.name, m.NEVER_TRAINED, message, cuts, *located_at(v, spec))
+        said = next((p.cause for p in pairs if p.cause), None) if floating else NotFloating()
+        problem = m.Problem.problem(None, v.name, m.NEVER_TRAINED, message, cuts,
+                                    *located_at(v, spec), cause=said)  # fmt: skip
         out.append(problem)
     return out
 

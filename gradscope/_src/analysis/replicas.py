@@ -61,7 +61,7 @@ def _mismatch(spec: str, loss: m.LossResult, pair: m.PairResult,
         "share of the batch takes a different path to the loss (a data-dependent mask or "
         "branch), what PyTorch DDP reports as unused parameters"
     )
-    return m.Problem(loss.name, pair.variable, ProblemKind.REPLICA_MISMATCH, message,
+    return m.Problem.problem(loss.name, pair.variable, ProblemKind.REPLICA_MISMATCH, message,
                      pair.cut_points, *located_at(variable, spec))  # fmt: skip
 
 
@@ -92,8 +92,9 @@ def _agreement_problems(spec: str, losses: Sequence[m.LossResult], run: Distribu
             f"no multiple of it: the loss is not a sum over examples (a mean over unevenly "
             "split shares, batch statistics, a reduction across the batch axis)"
         )
-        out.append(m.Problem(a.loss, a.variable, ProblemKind.REPLICA_GRADIENT_DIFFERS, message,
-                             (), *located_at(variables[a.variable], spec)))  # fmt: skip
+        kind = ProblemKind.REPLICA_GRADIENT_DIFFERS
+        out.append(m.Problem.problem(a.loss, a.variable, kind, message, (),
+                                     *located_at(variables[a.variable], spec)))  # fmt: skip
     for loss in scaled:
         message = (
             f"the all-reduced gradient of `{loss}` is {n}x the one-device gradient of the whole "
@@ -102,7 +103,7 @@ def _agreement_problems(spec: str, losses: Sequence[m.LossResult], run: Distribu
             "batch instead (tf.nn.compute_average_loss; a loss of no per-example input, a "
             "weight penalty: tf.nn.scale_regularization_loss)"
         )
-        out.append(m.Problem(loss, None, ProblemKind.REPLICA_LOSS_SCALE, message, (), spec,
+        out.append(m.Problem.problem(loss, None, ProblemKind.REPLICA_LOSS_SCALE, message, (), spec,
                              line_of(sources.get(loss, ""))))  # fmt: skip
     return out
 
@@ -120,6 +121,7 @@ def _spread_problems(spec: str, run: DistributedFacts,
             f"of `{s.variable}` {differ} from replica 0's by up to {s.spread:.3g}: the copies "
             "were written per replica (an assign of per-replica data), so they drift apart"
         )
-        out.append(m.Problem(None, s.variable, ProblemKind.REPLICA_VARIABLES_DIFFER, message,
-                             (), *located_at(variables[s.variable], spec)))  # fmt: skip
+        kind = ProblemKind.REPLICA_VARIABLES_DIFFER
+        out.append(m.Problem.problem(None, s.variable, kind, message, (),
+                                     *located_at(variables[s.variable], spec)))  # fmt: skip
     return out

@@ -11,13 +11,10 @@ from dataclasses import replace
 from gradscope._src.analysis.replicas import replica_words
 from gradscope._src.results import report as m
 from gradscope._src.results import words
+from gradscope._src.results.causes import OverflowSkipped
 from gradscope._src.results.run import CallResult, RunProblem, SourceResult
 from gradscope._src.results.status import ProblemKind, overflow_skipped
 
-#: A non-finite gradient a loss scale explains, told on its source.
-SKIPPED = ("the gradients overflowed at loss scale {scale:g}: Keras' LossScaleOptimizer skipped "
-           "this step and lowered its scale, as dynamic loss scaling does (step {finite} is "
-           "finite)")  # fmt: skip
 #: Said of a non-finite gradient under a loss scale that no later watched step showed finite.
 UNTOLD = ("; under loss scale {scale:g} an overflow Keras' LossScaleOptimizer skips (lowering its "
           "scale) looks the same at one step: watch more steps (--steps 10), a gradient that "
@@ -56,8 +53,8 @@ def explained(calls: Sequence[CallResult]) -> list[CallResult]:
         sources = []
         for s in call.sources:
             finite = found.get(((call.site, call.via, s.name), call.step))
-            if finite is not None and not s.note:
-                s = replace(s, note=SKIPPED.format(scale=call.loss_scale, finite=finite))
+            if finite is not None and not s.cause and call.loss_scale is not None:
+                s = replace(s, cause=OverflowSkipped(scale=call.loss_scale, finite=finite))
             sources.append(s)
         out.append(replace(call, sources=tuple(sources)))
     return out
@@ -83,8 +80,9 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
             allowed = any(fnmatch.fnmatchcase(name, p) for p in allow_none)
             once: tuple[str, tuple[str, ...], str, str] = ("", (), name, m.NEVER_TRAINED)
             if name not in asked and not allowed and once not in seen:
-                seen[once] = RunProblem(call.site, call.step, name, m.NEVER_TRAINED,
-                                       _untracked(call, name, attribute), (), call.via)  # fmt: skip
+                seen[once] = RunProblem.run_problem(
+                    call.site, call.step, name, m.NEVER_TRAINED,
+                    _untracked(call, name, attribute), (), call.via, call=call.label)  # fmt: skip
     for call in calls:
         for s in call.sources:
             kind = _kind(s, allow_none)
@@ -92,13 +90,14 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
                 kind = None
             key = (call.site, call.via, s.name, kind or "")
             if kind is not None and key not in seen:
-                seen[key] = RunProblem(call.site, call.step, s.name, kind,
-                                       _message(call, s, kind), s.cut_points,
-                                       call.via)  # fmt: skip
+                seen[key] = RunProblem.run_problem(
+                    call.site, call.step, s.name, kind, _message(call, s, kind), s.cut_points,
+                    call.via, call=call.label, cause=s.cause)  # fmt: skip
             key = (call.site, call.via, s.name, m.REPLICA_MISMATCH)
             if len({r.status for r in s.replicas}) > 1 and key not in seen:
-                seen[key] = RunProblem(call.site, call.step, s.name, m.REPLICA_MISMATCH,
-                                       _mismatch(call, s), s.cut_points, call.via)  # fmt: skip
+                seen[key] = RunProblem.run_problem(
+                    call.site, call.step, s.name, m.REPLICA_MISMATCH, _mismatch(call, s),
+                    s.cut_points, call.via, call=call.label, cause=s.cause)  # fmt: skip
     return list(seen.values())
 
 
@@ -150,5 +149,5 @@ def _message(call: CallResult, source: SourceResult, kind: str) -> str:
         return f"{call.api} at {call.where} still trains {source.name}: {source.note}"
     why = source.status.removeprefix("none:")
     text = f"{call.api} at {call.where} gives {source.name} no gradient ({why})"
-    cause = words.cause(source.cut_points[:1], source.note)
+    cause = words.cause(source.cut_points[:1], source.note)  # the first cut, else the cause
     return f"{text}: {cause}" if cause else text

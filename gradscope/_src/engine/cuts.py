@@ -23,7 +23,6 @@ from gradscope._src.results.cut import STOP_TYPES, CutPoint
 STOPPED = "stopped"
 ASSIGN = "assign"
 NONDIFFERENTIABLE = "nondifferentiable"
-KIND_ORDER = (STOPPED, ASSIGN, NONDIFFERENTIABLE)
 #: Not a cut kind: the value is not differentiable (an integer); the cut is where it was made.
 INTEGER = "integer"
 
@@ -69,6 +68,34 @@ class Cut:
     #: ops further on the same path that lose the gradient again (a later cast to an integer
     #: of a value made from the ``argmax`` at ``op``): fixing ``op`` alone leaves them
     later: tuple[int, ...] = ()
+    #: the id of the cause the cut stands for where the op's type alone does not say it
+    #: (``CAUSE_RULES``; "" otherwise): the cut point carries it (``listed``)
+    cause: str = ""
+
+
+#: Ops that draw random values.
+RANDOM_OPS = frozenset({"RandomUniform", "StatelessRandomUniformV2", "StatelessRandomUniform",
+                        "RandomStandardNormal", "StatelessRandomNormalV2",
+                        "StatelessRandomNormal"})  # fmt: skip
+#: Comparisons that draw a 0/1 sample when one side is a uniform draw.
+SAMPLING = frozenset({"Less", "LessEqual", "Greater", "GreaterEqual"})
+
+
+def _bernoulli(graph: Graph, index: int) -> str:
+    """A comparison with a random draw (``tf.random.uniform(...) < p``): a Bernoulli sample."""
+    op = graph.ops[index]
+    drawn = any(graph.ops[graph.producer[t]].type in RANDOM_OPS for t in op.inputs)
+    return "sample" if op.type in SAMPLING and drawn else ""
+
+
+#: Rules that name the cause of a cut from the graph around its op, where the op's type alone
+#: does not say it: ``(graph, op index) -> cause id or ""`` (``results/causes.py``'s ids).
+CAUSE_RULES: list[Callable[[Graph, int], str]] = [_bernoulli]
+
+
+def cause_of(graph: Graph, index: int) -> str:
+    """The cause the first rule names for a cut at op ``index`` ("" when none does)."""
+    return next((found for rule in CAUSE_RULES if (found := rule(graph, index))), "")
 
 
 def source_bits(ids: Sequence[int | None]) -> dict[int, int]:
@@ -224,7 +251,7 @@ def find_cuts(
         live[index] = passed
     return [
         Cut(op, kind, bits, tuple(sorted(set(later.get(op, ())))) if kind == NONDIFFERENTIABLE
-            else ())
+            else (), cause_of(graph, op))
         for (op, kind), bits in cuts.items()
     ]  # fmt: skip
 
@@ -333,6 +360,8 @@ def listed(index: int, located: Sequence[tuple[Any, CutPoint]], cut_all: bool,
     """
     out: list[CutPoint] = []
     for cut, point in located:
+        said = getattr(cut, "cause", "")
+        point = replace(point, cause=said) if said and not point.cause else point
         if not cut.variables >> index & 1 or point in out:
             continue
         if cut_all or shown_with_gradient(cut.kind, visible(cut.op)):

@@ -38,8 +38,7 @@ from gradscope._src.results import words
 from gradscope._src.results.check import CheckResult
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.diff import DiffMatrix, DiffReport
-from gradscope._src.results.finding import Finding
-from gradscope._src.results.run import file_of
+from gradscope._src.results.finding import Finding, file_of
 
 if TYPE_CHECKING:
     from gradscope._src.report.formats import Result

@@ -4,13 +4,22 @@ and cut points; check's verdict, every problem with its line and each spec folde
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gradscope._src.report import diff_style as ds
 from gradscope._src.report import mermaid, style
 from gradscope._src.report.formats import assert_never
 from gradscope._src.report.md import code, html, prose
-from gradscope._src.report.table import ending, fixes, heading, run_summary, why
+from gradscope._src.report.rows import fix_groups, problem_rows
+from gradscope._src.report.table import (
+    ending,
+    fixes,
+    heading,
+    run_summary,
+    unshown_run_fixes,
+    why,
+)
 from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
 from gradscope._src.results.check import CheckResult
@@ -117,10 +126,7 @@ def sections(report: m.Report, *, problems: bool = True) -> list[str]:
         ]
     if problems and report.problems:
         lines += ["", "**Problems**", ""]
-        for f in report.findings():
-            known = " (known)" if f.known else ""
-            lines.append(f"- **{f.kind}**{known}: {prose(f.message)}")
-            lines += fix_item(f.fix)
+        lines += problem_items(report.findings(), shown_under_cuts=True)
     lines += mermaid.sections(report)  # a picture per loss with a problem, when drawn
     notes = style.note_rows(report)
     if notes:
@@ -146,10 +152,28 @@ def report_document(report: m.Report, *, color: bool = False, width: int = 120) 
 # -- check -----------------------------------------------------------------------------------
 
 
-def _finding(f: Finding) -> str:
+def problem_items(found: Sequence[Finding], *, shown_under_cuts: bool = False) -> list[str]:
+    """Problems, alike ones gathered (``rows.problem_rows``), then each fix once, naming what
+    it covers (``rows.fix_groups``); ``shown_under_cuts``: a problem with cut points has its
+    fix under *Where the gradient was cut* already."""
+    lines = []
+    for row in problem_rows(found):
+        known = " (known)" if row.finding.known else ""
+        lines.append(f"- **{row.finding.kind}**{known}: {prose(row.message)}")
+    fixes = [(str(f.variable or ""), None if shown_under_cuts and f.cut_points else f.fix)
+             for f in found]  # fmt: skip
+    return lines + [fix_entry(names, fix) for names, fix in fix_groups(fixes)]
+
+
+def fix_entry(names: Sequence[str], fix: Fix) -> str:
+    """A fix said once, as a list item naming what it covers."""
+    covered = f" ({escape(', '.join(n for n in names if n))})" if any(names) else ""
+    return f"- **fix**{covered}: {prose(fix.sentence())}"
+
+
+def _finding(f: Finding, message: str) -> str:
     mark = "☑️ **known**" if f.known else "❌"
-    line = f"- {mark} **{f.kind}** {code(f'{f.file}:{f.location.line}')}: {prose(f.message)}"
-    return "\n".join([line, *fix_item(f.fix)])
+    return f"- {mark} **{f.kind}** {code(f'{f.file}:{f.location.line}')}: {prose(message)}"
 
 
 def _specs(result: CheckResult) -> list[str]:
@@ -183,7 +207,11 @@ def check_document(result: CheckResult, *, color: bool = False, width: int = 120
     lines = [f"### {icon} gradscope check {prose(result.verdict())}", "", where, ""]
     if result.problems:
         ordered = sorted(result.findings(), key=lambda f: f.known)
-        lines += ["**Problems**", "", *[_finding(f) for f in ordered], ""]
+        lines += ["**Problems**", ""]
+        lines += [_finding(r.finding, r.message) for r in problem_rows(ordered)]
+        lines += [fix_entry(n, fix) for n, fix in fix_groups((str(f.variable or ""), f.fix)
+                                                             for f in ordered)]  # fmt: skip
+        lines.append("")
     if result.fixed:
         lines += ["**Fixed since the baseline**", ""]
         lines += [f"- {kind} {code(loss or '-')} × {code(var or '-')} in {code(spec)}"
@@ -337,8 +365,7 @@ def _call(call: rr.CallResult) -> list[str]:
         lines.append("| " + " | ".join(cells) + " |")
     found = fixes(call.sources)
     if found:
-        lines += [""] + [f"- **fix** ({escape(names)}): {escape(fix.sentence())}"
-                         for names, fix in found]  # fmt: skip
+        lines += [""] + [fix_entry(names, fix) for names, fix in found]
     lines += ["", *[f"> {escape(n)}" for n in call.notes]]
     return lines
 
@@ -356,8 +383,9 @@ def run_document(report: rr.RunReport, *, color: bool = False, width: int = 120)
     found = report.findings()
     if found:
         lines += ["### Problems", ""]
-        for f in found:
-            lines += [f"- **{f.kind}**: {escape(f.message)}", *fix_item(f.fix)]
+        for row in problem_rows(found):
+            lines.append(f"- **{row.finding.kind}**: {escape(row.message)}")
+        lines += [fix_entry(names, fix) for names, fix in unshown_run_fixes(report, found)]
         lines.append("")
     lines += [f"> {escape(n)}" for n in report.notes]
     lines.append(f"**{escape(run_summary(report))}**")

@@ -103,19 +103,23 @@ def _why(cut_points: Sequence[Any], note: str = "") -> str:
     return _e(note)
 
 
-def _fix(finding: Any) -> str:
-    """A finding's (or a row's) suggested fix, when it has one."""
-    fix = getattr(finding, "fix", None)
-    return _e(fix.sentence()) if isinstance(fix, Fix) else ""
+def _explained(head: Sequence[str], rows: list[list[str]], whys: Sequence[str]) -> str:
+    """A table whose last column is each row's explanation (HTML): one that several rows share
+    is written once below the table as ``[n]`` (a model's 100 unread variables say their
+    cause once, as the terminal table does)."""
+    shared = [w for w in dict.fromkeys(whys) if w and whys.count(w) > 1]
+    cells = [[*row, f"[{shared.index(w) + 1}]" if w in shared else w]
+             for row, w in zip(rows, whys, strict=True)]  # fmt: skip
+    notes = "".join(f'<div style="{_DIM}">[{n}] {w}</div>' for n, w in enumerate(shared, 1))
+    return _table(head, cells) + notes
 
 
-def _with_fixes(head: Sequence[str], rows: list[list[str]], items: Sequence[Any]) -> str:
-    """A table, with a fix column when any of its items carries one."""
-    fixes = [_fix(i) for i in items]
-    if any(fixes):
-        head = [*head, "fix"]
-        rows = [[*row, fix] for row, fix in zip(rows, fixes, strict=True)]
-    return _table(head, rows)
+def _fixes(items: Iterable[tuple[str, Fix | None]]) -> str:
+    """Each fix once, naming what it covers (``rows.fix_groups``)."""
+    from gradscope._src.report.rows import fix_groups, fix_line
+
+    return "".join(f'<div style="color:#2e7d32;margin:.2em 0">{_e(fix_line(names, fix))}</div>'
+                   for names, fix in fix_groups(items))  # fmt: skip
 
 
 def _title(words: str, dim: str = "") -> str:
@@ -136,63 +140,120 @@ def _wrap(parts: Iterable[str]) -> str:
     return '<div class="gradscope">' + "".join(parts) + "</div>"
 
 
-def _problems(head: Sequence[str], rows: list[list[str]], findings: Sequence[Any]) -> str:
-    return _title("Problems") + _with_fixes(head, rows, findings)
+def _problems(head: Sequence[str], rows: list[list[str]], fixes: str = "") -> str:
+    return _title("Problems") + _table(head, rows) + fixes
 
 
 # -- results ---------------------------------------------------------------------------------
 
 
 def _run(report: rr.RunReport) -> str:
-    from gradscope._src.report.table import heading, run_summary
+    from gradscope._src.report.table import (
+        heading,
+        run_summary,
+        source_rows,
+        unshown_run_fixes,
+        why,
+    )
 
     what = " ".join(report.argv) if report.argv else report.program
     parts = [_title(f"gradscope {report.entry} · {what}",
                     f"TensorFlow {report.tensorflow} · {report.device}")]  # fmt: skip
     if not report.calls:
         parts.append("<div>No gradient call was made.</div>")
-    for call in report.calls:
-        rows = [[_code(s.name), _e(style.shape(s.shape)), _status(s.status),
-                 _norm(s.status, s.norm, s.sparse), _why(s.cut_points, s.note)]
-                for s in call.sources]  # fmt: skip
-        parts += [_title(heading(call)),
-                  _with_fixes(["source", "shape", "status", "norm", "cut at / why"], rows,
-                              call.sources),
-                  _notes(call.notes)]  # fmt: skip
     found = report.findings()
+    for call in report.calls:
+        named = {str(f.variable) for f in found if (f.where, f.loss) == (call.where, call.label)}
+        grouped = source_rows(call, named)  # a big model's healthy runs gathered, as the table
+        rows = [[_code(r.label()), _e(r.shape()), _status(r.first.status),
+                 _e(r.norm())] for r in grouped]  # fmt: skip
+        whys = [_e(why(r.first)) for r in grouped]
+        parts += [_title(heading(call)),
+                  _explained(["source", "shape", "status", "norm", "cut at / why"], rows, whys),
+                  _fixes((s.name, s.fix) for s in call.sources),
+                  _notes(call.notes)]  # fmt: skip
     if found:
-        rows = [[_e(f.kind), _e(f.location), _e(f.step), _code(str(f.variable)), _e(f.message)]
-                for f in found]  # fmt: skip
-        parts.append(_problems(["kind", "site", "step", "source", "message"], rows, found))
+        sites: dict[tuple[str, str], list[str]] = {}
+        for f in found:
+            sites.setdefault((f.kind, f.where), []).append(str(f.variable))
+        rows = [[_e(kind), _e(site), ", ".join(_code(n) for n in names)]
+                for (kind, site), names in sites.items()]  # fmt: skip
+        unshown = "".join(
+            f'<div style="color:#2e7d32;margin:.2em 0">{_e(_fix_line(names, fix))}</div>'
+            for names, fix in unshown_run_fixes(report, found)
+        )
+        parts.append(_problems(["kind", "site", "sources"], rows, unshown))
     parts += [_notes(report.notes), _line(run_summary(report), bool(report.exit_code))]
     return _wrap(parts)
 
 
+def _fix_line(names: Sequence[str], fix: Fix) -> str:
+    from gradscope._src.report.rows import fix_line
+
+    return fix_line(names, fix)
+
+
 def _inspect(report: m.Report) -> str:
+    from gradscope._src.report.rows import group_label
+
     parts = [_title(f"gradscope inspect · {report.name or report.spec}",
                     f"TensorFlow {report.tensorflow} · {report.device}")]  # fmt: skip
+    wrong = {(p.loss, p.variable) for p in report.problems}
     for loss in report.losses:
-        rows = [[_code(p.variable), _e(style.shape(p.shape)), _status(p.status),
-                 _norm(p.status, p.norm, p.sparse), _why(p.cut_points)]
-                for p in loss.pairs]  # fmt: skip
+        runs: list[list[m.PairResult]] = []  # consecutive alike pairs, as the table gathers
+        for p in loss.pairs:
+            last = runs[-1][0] if runs else None
+            if (last is not None and len(loss.pairs) >= _GATHER_FROM and _alike(last, p)
+                    and (loss.name, p.variable) not in wrong
+                    and (loss.name, last.variable) not in wrong):  # fmt: skip
+                runs[-1].append(p)
+            else:
+                runs.append([p])
+        rows, whys = [], []
+        for run in runs:
+            first = run[0]
+            label, detail = ((first.variable, style.shape(first.shape)) if len(run) == 1
+                             else group_label([p.variable for p in run]))  # fmt: skip
+            rows.append([_code(label), _e(detail), _status(first.status),
+                         _norm(first.status, first.norm, first.sparse)])  # fmt: skip
+            whys.append(_why(first.cut_points, first.note))
         parts += [_title(f"loss {loss.name}", f"value {style.number(loss.value)}"),
-                  _with_fixes(["variable", "shape", "status", "norm", "cut at / why"], rows,
-                              loss.pairs),
+                  _explained(["variable", "shape", "status", "norm", "cut at / why"], rows,
+                             whys),
+                  _fixes((p.variable, p.fix) for p in loss.pairs if p.cut_points),
                   _notes(loss.notes)]  # fmt: skip
-    parts.append(_findings(report.problems))
+    parts.append(_findings(report.findings(), shown=True))
     parts.append(_notes(report.notes))
     count = len(report.failures)
     parts.append(_line(f"{count} problem{'s' if count != 1 else ''}", bool(count)))
     return _wrap(parts)
 
 
-def _findings(problems: Sequence[m.Problem]) -> str:
-    if not problems:
+#: A loss's pairs are gathered into runs from this many on (``rows.AUTO_GROUP_FROM``).
+_GATHER_FROM = 40
+
+
+def _alike(a: m.PairResult, b: m.PairResult) -> bool:
+    """Pairs a run gathers: the same status and the same explanation, never a nan or an
+    unexplained None (each its own row, as in the table)."""
+    return (a.status == b.status and a.status not in (m.NAN, m.UNEXPLAINED)
+            and a.cut_points == b.cut_points and a.cause == b.cause)  # fmt: skip
+
+
+def _findings(found: Sequence[Finding], shown: bool = False) -> str:
+    """Problems, alike ones gathered (``rows.problem_rows``), then each fix once; ``shown``:
+    a problem with cut points has its fix under its loss already (as the table shows it under
+    *Where the gradient was cut*)."""
+    if not found:
         return ""
-    rows = [[_e(p.kind) + (" (known)" if p.known else ""), _e(p.loss or ""),
-             _code(p.variable or ""), _e(p.message),
-             _why(p.cut_points)] for p in problems]  # fmt: skip
-    return _problems(["kind", "loss", "variable", "message", "cut at"], rows, problems)
+    from gradscope._src.report.rows import problem_rows
+
+    rows = [[_e(r.finding.kind) + (" (known)" if r.finding.known else ""),
+             _e(r.finding.loss or ""), _code(", ".join(r.variables)), _e(r.message),
+             _why(r.finding.cut_points)] for r in problem_rows(found)]  # fmt: skip
+    fixes = _fixes((str(f.variable or ""), None if shown and f.cut_points else f.fix)
+                   for f in found)  # fmt: skip
+    return _problems(["kind", "loss", "variable", "message", "cut at"], rows, fixes)
 
 
 def _check(result: Any) -> str:
@@ -203,7 +264,7 @@ def _check(result: Any) -> str:
              _table(["model", "file", "losses", "pairs", "problems", "known"], rows)]  # fmt: skip
     for report in result.reports:
         if report.problems:
-            parts += [_title(report.spec), _findings(report.problems)]
+            parts += [_title(report.spec), _findings(report.findings())]
     parts.append(_line(result.verdict(), not result.passed))
     return _wrap(parts)
 
@@ -257,8 +318,9 @@ def _timeline(timeline: Mapping[str, Any], svg: str) -> str:
         rows = [[_e(f.kind), _e(f.loss), _code(f.variable), _e("" if f.step is None else f.step),
                  _e(f.message), "<br>".join(_e(words.cut_text(c)) for c in f.cut_points)]
                 for f in findings]  # fmt: skip
-        parts.append(_problems(["kind", "site", "variable", "from step", "message", "cut at"],
-                               rows, findings))  # fmt: skip
+        fixes = _fixes((str(f.variable or ""), f.fix) for f in findings)
+        head = ["kind", "site", "variable", "from step", "message", "cut at"]
+        parts.append(_problems(head, rows, fixes))
     count = len(findings)
     parts.append(_line(f"{count} finding{'s' if count != 1 else ''}", bool(count)))
     return _wrap(parts)

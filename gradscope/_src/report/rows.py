@@ -12,7 +12,7 @@ variables a problem names.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gradscope._src.report import style
@@ -20,6 +20,7 @@ from gradscope._src.results import report as m
 from gradscope._src.results import words
 from gradscope._src.results.facts import CutPoint, VariableFacts
 from gradscope._src.results.finding import Finding
+from gradscope._src.results.fix import Fix
 
 #: ``--group auto`` collapses layers from this many variables on.
 AUTO_GROUP_FROM = 40
@@ -301,3 +302,25 @@ def problem_rows(findings: Sequence[Finding], group: str | Group = Group.AUTO) -
         else:
             rows.append(ProblemRow(members[0], tuple(f.variable or "" for f in members)))
     return rows
+
+
+def fix_groups(items: Iterable[tuple[str, Fix | None]]) -> list[tuple[tuple[str, ...], Fix]]:
+    """Each fix once, with the names it is for (``b/kernel, b/bias``), in the order first
+    seen: fixes of one kind whose words differ only in the name they are for are one fix,
+    said once (its words name the first). A report of 10,000 variables with 100 unread says
+    its one fix once, naming the 100, whatever the format."""
+    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    for name, fix in items:
+        if fix is None:
+            continue
+        key = (fix.kind, fix.text.replace(f"`{name}`", "`…`") if name else fix.text)
+        names = found.setdefault(key, ([], fix))[0]
+        if name not in names:
+            names.append(name)
+    return [(tuple(names), fix) for names, fix in found.values()]
+
+
+def fix_line(names: Sequence[str], fix: Fix) -> str:
+    """A fix said once for what it covers: ``fix (b/kernel, b/bias): ...``."""
+    covered = f" ({', '.join(n for n in names if n)})" if any(names) else ""
+    return f"fix{covered}: {fix.sentence()}"

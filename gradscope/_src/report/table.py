@@ -5,7 +5,7 @@ losses side by side or the cosine matrix; run's watched calls, each source's sta
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -178,13 +178,24 @@ def _replicas(report: m.Report) -> Group | None:
 def _problems(report: m.Report, group: str = "auto") -> Lines | None:
     if not report.problems:
         return None
+    found = report.findings()
     table = [
         [(f"{'known ' if r.finding.known else ''}{r.finding.kind}",
-          "dim" if r.finding.known else "red"),
-         (style.with_fix(r.message, _unshown(r.finding)), "")]
-        for r in rows.problem_rows(report.findings(), group)
+          "dim" if r.finding.known else "red"), (r.message, "")]
+        for r in rows.problem_rows(found, group)
     ]  # fmt: skip
-    return Lines(lambda width: grid.columns(None, table, width), "Problems")
+
+    def lines(width: int) -> list[Text]:
+        return grid.columns(None, table, width) + _fix_lines(
+            (str(f.variable or ""), _unshown(f)) for f in found
+        )
+
+    return Lines(lines, "Problems")
+
+
+def _fix_lines(items: Iterable[tuple[str, Fix | None]]) -> list[Text]:
+    """Each fix once, naming what it covers (``rows.fix_groups``)."""
+    return [Text(rows.fix_line(names, fix), style="green") for names, fix in rows.fix_groups(items)]
 
 
 def _notes(report: m.Report) -> Lines | None:
@@ -257,11 +268,12 @@ def problems_table(findings: Sequence[Finding], group: str = "auto") -> Any:
     rows = [
         [("known", "dim") if r.finding.known else ("✗", "bold red"),
          (r.finding.kind, "dim" if r.finding.known else "red"),
-         (f"{r.finding.file}:{r.finding.location.line}", "dim"),
-         (style.with_fix(r.message, r.finding.fix), "")]
+         (f"{r.finding.file}:{r.finding.location.line}", "dim"), (r.message, "")]
         for r in problem_rows(ordered, group)
     ]  # fmt: skip
-    return Lines(lambda width: grid.columns(None, rows, width, indent=0), "Problems")
+    fixes = [(str(f.variable or ""), f.fix) for f in ordered]
+    return Lines(lambda width: grid.columns(None, rows, width, indent=0) + _fix_lines(fixes),
+                 "Problems")  # fmt: skip
 
 
 def _specs_table(result: CheckResult) -> Table:
@@ -541,14 +553,9 @@ def why(source: rr.SourceResult) -> str:
     return source.note
 
 
-def fixes(sources: Sequence[rr.SourceResult]) -> list[tuple[str, Fix]]:
-    """Each fix of a call's sources once, with the sources it is for (``b/kernel, b/bias``):
-    sources fixed the same way at the same line share one (its words name the first)."""
-    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
-    for s in sources:
-        if s.fix is not None:
-            found.setdefault((s.fix.kind, s.fix.where), ([], s.fix))[0].append(s.name)
-    return [(", ".join(names), fix) for names, fix in found.values()]
+def fixes(sources: Sequence[rr.SourceResult]) -> list[tuple[tuple[str, ...], Fix]]:
+    """Each fix of a call's sources once, with the sources it is for (``rows.fix_groups``)."""
+    return rows.fix_groups((s.name, s.fix) for s in sources)
 
 
 @dataclass(frozen=True)
@@ -590,7 +597,9 @@ class _Row:
         return text + (" (sparse)" if any(x.sparse for x in self.sources) else "")
 
 
-def _rows(call: rr.CallResult, named: set[str], group: str, problems_only: bool) -> list[_Row]:
+def source_rows(
+    call: rr.CallResult, named: set[str], group: str = "auto", problems_only: bool = False
+) -> list[_Row]:
     """The call's rows: only those worth a look with ``problems_only``; consecutive sources
     with the same status and the same explanation collapsed (``group``: ``layer``, or
     ``auto`` from ``rows.AUTO_GROUP_FROM`` sources on). A nan, an unexplained None and a
@@ -633,7 +642,7 @@ def _joins(run: _Row, row: _Row) -> bool:
 def _call(
     call: rr.CallResult, named: set[str], group: str = "auto", problems_only: bool = False
 ) -> Group:
-    found = _rows(call, named, group, problems_only)
+    found = source_rows(call, named, group, problems_only)
     parts: list[Any] = [Text(heading(call), style="bold")]
     hidden = len(call.sources) - sum(len(r.sources) for r in found)
     if found:
@@ -641,8 +650,7 @@ def _call(
     elif hidden:
         parts.append(_hidden(hidden))
     shown = [s for r in found for s in r.sources]
-    parts += [Text(f"fix ({names}): {fix.sentence()}", style="green")
-              for names, fix in fixes(shown)]  # fmt: skip
+    parts += _fix_lines((s.name, s.fix) for s in shown)
     parts += [Text(f"note: {n}", style="dim") for n in call.notes]
     return Group(*parts)
 
@@ -691,15 +699,15 @@ def _of_call(finding: Finding, call: rr.CallResult) -> bool:
     return (finding.where, finding.loss) == (call.where, call.label)
 
 
-def _unshown_run_fixes(report: rr.RunReport, found: Sequence[Finding]) -> list[tuple[str, Fix]]:
+def unshown_run_fixes(
+    report: rr.RunReport, found: Sequence[Finding]
+) -> list[tuple[tuple[str, ...], Fix]]:
     """The fixes of findings about no source of their call (an untracked variable the call
     read and did not ask for), each once: a source's fix is shown under its call already."""
-    sources = {(c.where, c.label, s.name) for c in report.calls for s in c.sources}
-    fixes: dict[tuple[str, str], tuple[list[str], Fix]] = {}
-    for f in found:
-        if f.fix is not None and (f.where, f.loss, f.variable) not in sources:
-            fixes.setdefault((f.fix.kind, f.fix.where), ([], f.fix))[0].append(str(f.variable))
-    return [(", ".join(names), fix) for names, fix in fixes.values()]
+    sources = {(c.where, c.label, s.name) for c in report.calls for s in c.sources
+               if s.fix is not None}  # fmt: skip
+    return rows.fix_groups((str(f.variable), f.fix) for f in found
+                           if (f.where, f.loss, f.variable) not in sources)  # fmt: skip
 
 
 def _run_problems(found: Sequence[Finding]) -> Table:
@@ -775,8 +783,8 @@ def run_renderable(report: rr.RunReport, group: str = "auto", problems_only: boo
         parts += [Text(), _call(call, named, group, problems_only)]
     if found:
         parts += [Text(), _run_problems(found)]
-        parts += [Text(f"fix ({names}): {fix.sentence()}", style="green")
-                  for names, fix in _unshown_run_fixes(report, found)]  # fmt: skip
+        parts += [Text(rows.fix_line(names, fix), style="green")
+                  for names, fix in unshown_run_fixes(report, found)]  # fmt: skip
     parts += [Text(f"note: {n}", style="dim") for n in report.notes]
     parts += [Text(), Text(run_summary(report), style=f"bold {run_tone(report)}")]
     return Group(*parts)

@@ -40,6 +40,9 @@ class CutPoint:
     #: further places on the same path that lose the gradient again, ``"Cast at f.py:8"``
     #: (a later cast to an integer of a value made from this ``argmax``)
     later: tuple[str, ...] = ()
+    #: the id of the cause (``results/causes.py``) the engine found the cut stands for, where
+    #: its op type alone does not say it ("": the op type says it)
+    cause: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The cut point as JSON (contract section 2); ``later`` only when there are some."""
@@ -47,4 +50,6 @@ class CutPoint:
                                "source": self.source}  # fmt: skip
         if self.later:
             out["later"] = list(self.later)
+        if self.cause:
+            out["cause"] = self.cause
         return out

@@ -11,6 +11,7 @@ from gradscope._src.results.cut import CutPoint as CutPoint
 from gradscope._src.results.picture import Picture
 
 if TYPE_CHECKING:
+    from gradscope._src.results.causes import Cause
     from gradscope._src.results.replicas import DistributedFacts, ReplicaFacts
 
 #: The version of every JSON report (the contract's): its ``gradscope`` key.
@@ -136,8 +137,8 @@ class PairFacts:
     #: graph-mode call no ``Session.run`` ran, a function traced and never called)
     measured: bool = True
     #: why there is no path, when the front-end knows (a Keras output no loss reads, a
-    #: layer the model's call skips), worded by ``results/words.py``
-    cause: str = ""
+    #: layer the model's call skips): a cause of ``results/causes.py``
+    cause: Cause | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,8 @@ class LossFacts:
     pairs: tuple[PairFacts, ...]
     notes: tuple[str, ...] = ()
     picture: Picture | None = None  # the gradient-flow picture, when asked for
+    #: the loss's own causes (a variable it makes on every call), each also in ``notes``
+    causes: tuple[Cause, ...] = ()
 
     def pair(self, variable: str) -> PairFacts:
         for p in self.pairs:

@@ -1,6 +1,7 @@
 """A fix: what to change at the user's own line so the gradient flows; plain data.
 
-``analysis/fixes.py`` decides every fix; reports only print it.
+A cause of the registry (``results/causes.py``) builds it from its facts; ``analysis/fixes``
+decides which cause a pair's fix comes from; reports only print it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ class Fix:
     """What to change, and where.
 
     Attributes:
-        kind: which fix (``soft-argmax``, ``move-into-tape``, ...: ``analysis/fixes.KINDS``).
+        kind: which fix (``soft-argmax``, ``move-into-tape``, ...: ``causes.fix_kinds()``).
         where: the ``FILE:LINE`` the change goes at ("" when the evidence names no line).
         text: one or two sentences naming the line and the change, with code where short.
         candidates: when the evidence does not single out one fix, the ones it allows

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gradscope._src.results.status import FindingKind, ProblemKind
+from gradscope._src.results.status import PROBLEM_KINDS, FindingKind, ProblemKind
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ KINDS: Mapping[str, Kind] = _kinds(
 )
 
 #: The kinds ``check`` (and ``inspect``) report, every one listed in its SARIF rules.
-CHECK: tuple[str, ...] = tuple(ProblemKind)
+CHECK: tuple[str, ...] = PROBLEM_KINDS
 #: The kinds ``gradscope run`` reports.
 RUN: tuple[str, ...] = (
     ProblemKind.UNEXPECTED_NONE,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gradscope._src.errors import SpecError
 from gradscope._src.location import Location
+from gradscope._src.results.causes import Cause
 from gradscope._src.results.display import Displayed, rich_renderable
 from gradscope._src.results.expect import Pattern
 from gradscope._src.results.facts import REPORT_VERSION as REPORT_VERSION
@@ -29,7 +30,8 @@ from gradscope._src.results.fix import Fix
 from gradscope._src.results.loaded import Loaded
 from gradscope._src.results.picture import Picture
 from gradscope._src.results.replicas import DistributedFacts, ReplicaResult
-from gradscope._src.results.status import FindingKind, ProblemKind, Status, Verdict
+from gradscope._src.results.status import PROBLEM_KINDS as _PROBLEM_KINDS
+from gradscope._src.results.status import ProblemKind, Status, Verdict
 from gradscope._src.results.status import has_gradient as has_gradient
 from gradscope._src.results.status import is_none as is_none
 
@@ -50,7 +52,7 @@ NUMERIC_DIFFERS = ProblemKind.NUMERIC_DIFFERS
 REPLICA_MISMATCH, REPLICA_LOSS_SCALE = ProblemKind.REPLICA_MISMATCH, ProblemKind.REPLICA_LOSS_SCALE
 REPLICA_GRADIENT_DIFFERS = ProblemKind.REPLICA_GRADIENT_DIFFERS
 REPLICA_VARIABLES_DIFFER = ProblemKind.REPLICA_VARIABLES_DIFFER
-PROBLEM_KINDS = tuple(ProblemKind)
+PROBLEM_KINDS = _PROBLEM_KINDS
 
 AGREES, DIFFERS = Verdict.AGREES, Verdict.DIFFERS
 EXPECTED_DIFFERENCE, SKIPPED = Verdict.EXPECTED_DIFFERENCE, Verdict.SKIPPED
@@ -103,9 +105,14 @@ class PairResult:
     numeric: NumericResult | None = None  # ``ok`` pairs of a ``--numeric`` run
     replicas: tuple[ReplicaResult, ...] = ()  # each replica's status, under ``--strategy``
     fix: Fix | None = None  # what to change so the gradient flows (``analysis/fixes.py``)
-    #: why a ``none:disconnected`` pair has no path, when the front-end knows (``note`` in
-    #: JSON, as a ``gradscope run`` source's)
-    cause: str = ""
+    #: why a ``none:disconnected`` pair has no path, when the front-end knows (its words are
+    #: ``note`` in JSON, as a ``gradscope run`` source's)
+    cause: Cause | None = None
+
+    @property
+    def note(self) -> str:
+        """The cause in words ("" when none is known)."""
+        return str(self.cause) if self.cause is not None else ""
 
     def to_dict(self) -> dict[str, Any]:
         """A pair; ``nan_origin`` on every ``nan`` pair (null when it could not be found),
@@ -125,8 +132,9 @@ class PairResult:
             out["replicas"] = [r.to_dict() for r in self.replicas]
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()
-        if self.cause:
-            out["note"] = self.cause
+        if self.cause is not None:
+            out["note"] = str(self.cause)
+            out["cause"] = self.cause.to_dict()
         return out
 
 
@@ -140,6 +148,8 @@ class LossResult:
     source: str = ""
     notes: tuple[str, ...] = ()
     fix: Fix | None = None  # what its ``grad_loss`` multiplier does (``analysis/fixes``)
+    #: the loss's own causes (a variable it makes on every call), each also in ``notes``
+    causes: tuple[Cause, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -164,52 +174,9 @@ class LossResult:
         return index
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something ``check`` fails on, with the place a reviewer should look."""
-
-    loss: str | None
-    variable: str | None
-    kind: ProblemKind | FindingKind
-    message: str
-    cut_points: tuple[CutPoint, ...] = ()
-    spec: str = ""
-    line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
-    known: bool = False  # already in the baseline
-    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
-
-    def key(self) -> tuple[str, str | None, str | None, str]:
-        """What identifies a problem across runs (for baselines)."""
-        return (self.spec, self.loss, self.variable, self.kind)
-
-    @classmethod
-    def of(cls, finding: Finding) -> Problem:
-        """A finding as a report's problem (a timeline's, under ``check --timeline``): the
-        same kind, place, message, cut points and fix."""
-        return cls(finding.loss, finding.variable, finding.kind, finding.message,
-                   finding.cut_points, finding.file, finding.location.line, finding.known,
-                   finding.fix)  # fmt: skip
-
-    def finding(self, report: str = "", cause: str = "") -> Finding:
-        """The problem as a finding of the report for ``report`` (its spec or target), which
-        it points into when it names no file of its own; ``cause``: why, when the report
-        knows (``Report.findings``)."""
-        return Finding(self.kind, Location(self.spec or report, self.line), self.message,
-                       cause, self.cut_points, self.fix, self.loss, self.variable, self.known,
-                       report or self.spec)  # fmt: skip
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "loss": self.loss,
-            "variable": self.variable,
-            "kind": str(self.kind),
-            "message": self.message,
-            "cut_points": [c.to_dict() for c in self.cut_points],
-            "spec": self.spec,
-            "source": f"{self.spec}:{self.line}",
-            "known": self.known,
-            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
-        }
+#: Something ``check`` fails on: a :class:`Finding` (one type for every result's problems),
+#: made by ``Finding.problem(loss, variable, kind, message, cut_points, spec, line, ...)``.
+Problem = Finding
 
 
 @dataclass(frozen=True)
@@ -263,18 +230,14 @@ class Report(Displayed):
         return tuple(p for p in self.problems if p.known)
 
     def findings(self) -> tuple[Finding, ...]:
-        """Every problem as a finding (known ones included), in the report's order, with the
-        cause of its pair when the front-end knew it (a Keras output no loss reads): the
-        pair's own, or for a problem of no one loss (``never-trained``) the first pair's."""
-        return tuple(p.finding(self.spec, self._cause(p)) for p in self.problems)
-
-    def _cause(self, problem: Problem) -> str:
-        pairs = (
-            (pair for loss, pair in self.pairs() if problem.loss in (None, loss.name))
-            if problem.variable is not None
-            else ()
-        )
-        return next((p.cause for p in pairs if p.variable == problem.variable and p.cause), "")
+        """Every problem (known ones included), in the report's order, each in the report's
+        file when it names none of its own (a Python target's), and belonging to it."""
+        return tuple(
+            p if p.location.file and p.report else replace(
+                p, location=Location(p.location.file or self.spec, p.location.line),
+                report=p.report or self.spec)
+            for p in self.problems
+        )  # fmt: skip
 
     def header(self) -> dict[str, Any]:
         """The first keys of the JSON report (also of ``diff``'s)."""
@@ -287,11 +250,11 @@ class Report(Displayed):
         are any)."""
         out = self.header()
         out["losses"] = {x.name: x.to_dict() for x in self.losses}
-        out["problems"] = [p.to_dict() for p in self.failures]
+        out["problems"] = [p.problem_dict() for p in self.failures]
         out["route"] = self.route
         out["variables"] = {v.name: v.to_dict() for v in self.variables}
         if self.known:
-            out["known_problems"] = [p.to_dict() for p in self.known]
+            out["known_problems"] = [p.problem_dict() for p in self.known]
         if self.notes:
             out["notes"] = list(self.notes)
         if self.numeric is not None:

@@ -11,27 +11,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope._src.errors import ExitCode
-from gradscope._src.location import Location, line_of
+from gradscope._src.location import line_of
+from gradscope._src.results import exits
+from gradscope._src.results.causes import Cause
 from gradscope._src.results.display import Displayed
+from gradscope._src.results.exits import EXITED as EXITED
+from gradscope._src.results.exits import FINISHED as FINISHED
+from gradscope._src.results.exits import INTERRUPTED as INTERRUPTED
+from gradscope._src.results.exits import RAISED as RAISED
+from gradscope._src.results.exits import REPLACED as REPLACED
+from gradscope._src.results.exits import STOPPED as STOPPED
 from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
-from gradscope._src.results.finding import Finding
+from gradscope._src.results.finding import Finding, file_of
 from gradscope._src.results.fix import Fix
 from gradscope._src.results.replicas import Distribution, ReplicaResult
-from gradscope._src.results.status import ProblemKind, Status
+from gradscope._src.results.status import Status
 
 #: ``mode`` of a watched call.
 EAGER = "eager"
 FUNCTION = "function"
 GRAPH = "graph"
 
-#: How the program ended.
-FINISHED = "finished"  # ran to its end (or sys.exit(0))
-STOPPED = "stopped"  # --stop: gradscope stopped it after --steps executions of a site
-RAISED = "raised"  # the program raised; exit code 4
-INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
-EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
-REPLACED = "replaced"  # os.exec*: the process became another program (report written first)
 
 #: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
 #: block of code, a notebook cell, a test).
@@ -49,7 +49,9 @@ class SourceResult:
     shape: tuple[int | None, ...]
     sparse: bool
     cut_points: tuple[CutPoint, ...] = ()
-    note: str = ""  # why, where the cut points cannot say (read before the tape started)
+    #: why, where the cut points cannot say (read before the tape started): a cause of
+    #: ``results/causes.py``, its words the ``note``
+    cause: Cause | None = None
     # a changed ``trainable`` flag the traced Keras train step disagrees with (trainable.py)
     trainable_changed: bool = False
     #: inside ``strategy.run``: every replica's status and norm (the source's own are
@@ -65,6 +67,11 @@ class SourceResult:
     #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
     copy_of: tuple[str, str] = ("", "")
 
+    @property
+    def note(self) -> str:
+        """The cause in words ("" when none is known)."""
+        return str(self.cause) if self.cause is not None else ""
+
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
         out: dict[str, Any] = {
@@ -74,8 +81,9 @@ class SourceResult:
             "sparse": self.sparse,
             "cut_points": [c.to_dict() for c in self.cut_points],
         }
-        if self.note:
-            out["note"] = self.note
+        if self.cause is not None:
+            out["note"] = str(self.cause)
+            out["cause"] = self.cause.to_dict()
         if self.attribute:
             out["attribute"] = self.attribute
         if self.copy_of[0]:
@@ -159,35 +167,9 @@ class CallResult:
         return out
 
 
-@dataclass(frozen=True)
-class RunProblem:
-    """A source whose gradient the run fails on: ``unexpected-none`` or ``nan``."""
-
-    site: str
-    step: int
-    variable: str
-    kind: ProblemKind
-    message: str
-    cut_points: tuple[CutPoint, ...] = ()
-    via: tuple[str, ...] = ()  # the call's ``via``
-    fix: Fix | None = None  # what to change (``analysis/fixes.py``)
-
-    @property
-    def where(self) -> str:
-        """``site``, and ``via`` when there is one (``CallResult.where``)."""
-        return f"{self.site} (via {', '.join(self.via)})" if self.via else self.site
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "site": self.site,
-            "step": self.step,
-            "variable": self.variable,
-            "kind": str(self.kind),
-            "message": self.message,
-            "cut_points": [c.to_dict() for c in self.cut_points],
-            **({"via": list(self.via)} if self.via else {}),
-            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
-        }
+#: A source whose gradient the run fails on: a :class:`Finding` (one type for every result's
+#: problems), made by ``Finding.run_problem(site, step, variable, kind, message, ...)``.
+RunProblem = Finding
 
 
 @dataclass(frozen=True)
@@ -230,19 +212,9 @@ class RunReport(Displayed):
     @property
     def exit_code(self) -> int:
         """0 no problems, 1 problems, 4 the program raised or ended itself with a nonzero
-        status (``sys.exit(3)``, ``os._exit(3)``: contract section 6's codes keep their
-        meaning, so a program's own 1 or 2 is never read as gradscope's; the status is in
-        ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended by signal N (SIGTERM
-        143, SIGHUP 129), as a shell reports a process the signal ended."""
-        if self.outcome in (RAISED, EXITED):
-            return int(ExitCode.PROGRAM_RAISED)
-        if self.outcome == INTERRUPTED and self.signal is not None:
-            import signal
-
-            return 128 + int(signal.Signals[self.signal])
-        if self.outcome == INTERRUPTED:
-            return int(ExitCode.INTERRUPTED)
-        return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
+        status (the status is in ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended
+        by signal N: the one rule's (``results/exits.exit_code``)."""
+        return exits.exit_code(len(self.problems), self.outcome, self.signal)
 
     def title(self) -> str:
         """``gradscope run train.py --epochs 1``: the command that made the report (a
@@ -259,28 +231,11 @@ class RunReport(Displayed):
         return {path: tuple(calls) for path, calls in out.items()}
 
     def findings(self) -> tuple[Finding, ...]:
-        """Every problem as a finding at its call site's line (``via`` the lines that called
-        it), about the watched call (``CallResult.label``), in the run's order; its cause is
-        its source's note (why, where the cut points cannot say). A site that names no line
-        (no frame of the user's was found) is the finding's file, at line 0: unknown."""
-        labels = {(c.site, c.step): c.label for c in self.calls}
-        notes = {(c.site, c.via, c.step, s.name): s.note for c in self.calls for s in c.sources}
-        return tuple(
-            Finding(
-                p.kind,
-                Location.parse(p.site) or Location(p.site),
-                p.message,
-                cause=notes.get((p.site, p.via, p.step, p.variable), ""),
-                cut_points=p.cut_points,
-                fix=p.fix,
-                loss=labels.get((p.site, p.step)),
-                variable=p.variable,
-                report=file_of(p.site),
-                via=p.via,
-                step=p.step,
-            )
-            for p in self.problems
-        )
+        """Every problem, at its call site's line (``via`` the lines that called it), about
+        the watched call (``CallResult.label``), in the run's order; its cause is its
+        source's (why, where the cut points cannot say). A site that names no line (no frame
+        of the user's was found) is the finding's file, at line 0: unknown."""
+        return self.problems
 
     def sites(self) -> Iterator[str]:
         """Every call site, in the order first seen (a helper's line reached from two
@@ -300,7 +255,7 @@ class RunReport(Displayed):
             **({"exit_status": self.exit_status} if self.exit_status is not None else {}),
             **({"signal": self.signal} if self.signal is not None else {}),
             "calls": [c.to_dict() for c in self.calls],
-            "problems": [p.to_dict() for p in self.problems],
+            "problems": [p.run_dict() for p in self.problems],
         }
         if self.notes:
             out["notes"] = list(self.notes)
@@ -314,9 +269,3 @@ class RunReport(Displayed):
             out["distribution"] = {"strategy": d.strategy, "replicas": d.replicas,
                                    "devices": list(self.devices)}  # fmt: skip
         return out
-
-
-def file_of(site: str) -> str:
-    """The file of a ``FILE:LINE`` call site (the site itself when it names no line)."""
-    found = Location.parse(site)
-    return found.file if found is not None else site

@@ -64,7 +64,7 @@ class TimelineResult:
             device=self.device,
             variables=self.variables,
             losses=self.sites,
-            problems=tuple(m.Problem.of(f) for f in self.found),
+            problems=self.found,
             notes=self.notes(),
             route="timeline",  # recorded in training: no NaN origin was searched
         )

@@ -13,7 +13,8 @@ unchanged::
 
 Each variable is also a ``none`` finding of the Monitor (``monitor.findings``, the timeline),
 worded as ``gradscope run`` words its ``unexpected-none`` problem (``analysis/run.py``).
-Pure: the causes come in as data (``frontends/program/analyse.Cause``).
+Pure: the causes come in as data (``frontends/program/analyse.Recorded``, each with its
+:class:`~gradscope._src.results.causes.Cause`, which the fix is built from).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gradscope._src.printable import printable
+from gradscope._src.results.causes import Cause
+from gradscope._src.results.status import decide
 from gradscope._src.timeline.findings import none_fix
 
 #: The variables one line names before it says how many more.
@@ -34,25 +37,27 @@ def findings(site: str, step: int, nones: Sequence[str],
     ``message`` as ``gradscope run`` words it, with the cut points and the fix."""
     out = []
     for name in nones:
-        status, why, cuts = _cause(causes.get(name))
+        status, why, cuts, cause = _cause(causes.get(name))
         finding: dict[str, Any] = {
             "kind": "none", "site": site, "variable": name, "from_step": int(step),
             "message": _sentence(site, name, status, why),
         }  # fmt: skip
         if cuts:
             finding["cut_points"] = [dict(c) for c in cuts]
-        fix = none_fix(site, name, status, why, cuts)
+        fix = none_fix(site, name, status, cause, cuts)
         if fix is not None:
             finding["fix"] = fix.to_dict()
         out.append(finding)
     return out
 
 
-def _cause(cause: Any) -> tuple[str, str, tuple[Mapping[str, Any], ...]]:
-    """A cause's status, words and cut points (``none:unexplained`` without one)."""
-    if cause is None:
-        return "none:unexplained", "", ()
-    return str(cause.status), str(cause.why), tuple(cause.cut_points)
+def _cause(recorded: Any) -> tuple[str, str, tuple[Mapping[str, Any], ...], Cause | None]:
+    """A recorded cause's status, words, cut points and cause (``none:unexplained`` without
+    one)."""
+    if recorded is None:
+        return str(decide(has_gradient=False)), "", (), None  # nothing known: the rule's
+    return (str(recorded.status), str(recorded.why), tuple(recorded.cut_points),
+            recorded.cause)  # fmt: skip
 
 
 def _sentence(site: str, names: str, status: str, why: str) -> str:
@@ -68,9 +73,9 @@ def message(site: str, error: str, step: int, nones: Sequence[str],
     groups: dict[tuple[str, str], list[str]] = {}
     fixes: dict[tuple[str, str], str] = {}
     for name in nones:
-        status, why, cuts = _cause(causes.get(name))
+        status, why, cuts, cause = _cause(causes.get(name))
         groups.setdefault((status, why), []).append(name)
-        decided = none_fix(site, name, status, why, cuts)
+        decided = none_fix(site, name, status, cause, cuts)
         if decided is not None:
             fixes.setdefault((status, why), decided.sentence())
     count = len(nones)

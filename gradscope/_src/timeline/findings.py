@@ -29,9 +29,10 @@ from typing import Any
 
 from gradscope._src.analysis import fixes
 from gradscope._src.errors import ArgumentTypeError, ArgumentValueError
+from gradscope._src.results.causes import Cause, from_dict
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.status import overflow_skipped
+from gradscope._src.results.status import decide, has_gradient, is_none, overflow_skipped
 
 #: A ``trainable`` flag that changed after the train step was traced, so the step still trains
 #: the variable or leaves it out (the Monitor notices it when a ``fit()`` begins; no detector).
@@ -112,6 +113,7 @@ class Point:
     cut_points: tuple[Mapping[str, Any], ...] = ()  # where its path was cut, likewise
     allowed: bool = False  # a None gradient the run was told to expect (--allow-none)
     skipped: bool = False  # a loss scale overflowed: the optimizer skipped this step
+    why: Cause | None = None  # the cause itself (the record's ``why``), which its fix is from
 
 
 def find(
@@ -166,17 +168,18 @@ def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
                  str(c.get("source", "")), tuple(c.get("later") or ()))
         for c in point.cut_points
     )  # fmt: skip
-    status = point.status if point.status.startswith("none") else "none:unexplained"
-    evidence = fixes.Evidence(status, variable, cuts, point.cause, site=site)
-    return fixes.finding_fix(kind, variable, site, evidence)
+    # a None whose record says no more: what the one rule gives a None with nothing known
+    status = point.status if is_none(point.status) else str(decide(has_gradient=False))
+    context = fixes.Context(status, variable, cuts, site=site, cause=point.why)
+    return fixes.finding_fix(kind, variable, site, context)
 
 
-def none_fix(site: str, variable: str, status: str, cause: str,
+def none_fix(site: str, variable: str, status: str, cause: Cause | None,
              cut_points: Sequence[Mapping[str, Any]]) -> Fix | None:  # fmt: skip
     """The fix of a ``none`` finding no record shows (a step that raised: ``failed.py``),
-    decided as a recorded one's is."""
-    return _fix("none", site, variable, Point(0, status, None, None, None, False, cause,
-                                              tuple(cut_points)))  # fmt: skip
+    decided as a recorded one's is, from its ``cause``."""
+    return _fix("none", site, variable, Point(0, status, None, None, None, False, str(cause or ""),
+                                              tuple(cut_points), why=cause))  # fmt: skip
 
 
 def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:
@@ -195,6 +198,7 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
                 tuple(v.get("cut_points") or ()),
                 v.get("allowed") is True,
                 record.get("skipped") is True,
+                from_dict(v.get("why")),
             )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out
@@ -359,5 +363,5 @@ def _none(points: Sequence[Point], limits: Thresholds) -> Found:
                 f"no gradient reaches it (from step {p.step}): it never trains; "
                 + (why or "`gradscope inspect` or `gradscope run` names where the path is cut"),
             )
-        had = had or p.status in ("ok", "zero", "nan")
+        had = had or has_gradient(p.status)
     return None

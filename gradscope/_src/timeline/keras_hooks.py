@@ -40,8 +40,9 @@ from typing import Any
 import tensorflow as tf
 
 from gradscope._src.frontends.program import reads
-from gradscope._src.frontends.program.analyse import Cause
+from gradscope._src.frontends.program.analyse import Recorded
 from gradscope._src.frontends.program.sites import variable_name
+from gradscope._src.results.causes import NeverRead
 from gradscope._src.timeline import step_grads
 from gradscope._src.timeline import step_ops as ops
 
@@ -83,8 +84,8 @@ class Hooks:
         self.names: list[str] = []  # paths of the variables the step applies, in order
         self.nones: set[str] = set()
         self.part_nones: set[tuple[str, str]] = set()  # (loss part, variable): no gradient
-        self.part_causes: dict[tuple[str, str], Cause] = {}  # why (graph mode)
-        self.causes: dict[str, Cause] = {}  # why a variable gets no gradient (graph mode)
+        self.part_causes: dict[tuple[str, str], Recorded] = {}  # why (graph mode)
+        self.causes: dict[str, Recorded] = {}  # why a variable gets no gradient (graph mode)
         self.sparse: set[str] = set()
         self.parts: list[str] = []
         self._local = threading.local()  # the trace of this thread (a replica's, mirrored)
@@ -335,8 +336,8 @@ class Hooks:
             return
         for i, cause in found.items():
             if added and not cause.why:
-                why = "no regularizer or add_loss term depends on it"
-                cause = Cause(cause.status, why, cause.cut_points)
+                said = NeverRead(added=True)
+                cause = Recorded(cause.status, str(said), cause.cut_points, said)
             self.part_causes[(part.name, variable_name(variables[i]))] = cause
 
     def _explain_eagerly(self, step: Any, data: Any) -> None:
@@ -511,7 +512,7 @@ class Failure:
     variable without a cause was not explained)."""
 
     nones: tuple[str, ...]
-    causes: dict[str, Cause]
+    causes: dict[str, Recorded]
 
 
 #: Stands for a gradient a step that raised did get (its value was never computed).

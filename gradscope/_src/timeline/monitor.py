@@ -43,7 +43,6 @@ import keras
 from gradscope._src.frontends import backend
 from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.location import Location
-from gradscope._src.results import words
 from gradscope._src.timeline import failed, traced
 from gradscope._src.timeline.findings import Thresholds
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
@@ -196,14 +195,19 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     def _changed(self, model: Any, flags: traced.Flags) -> None:
         """A finding for each variable whose ``trainable`` flag changed after the step this
         fit runs was traced, as ``gradscope run`` reports it: still trained, or left out."""
-        from gradscope._src.analysis.fixes import fix_for
-        from gradscope._src.analysis.fixes.evidence import Evidence
+        from gradscope._src.analysis.fixes import Context, fix_for
+        from gradscope._src.results.causes import ChangedAfterTrace
+        from gradscope._src.results.status import decide
 
         where = flags.site or "an earlier fit()"
         for variable, trained in traced.changes(model, flags):
-            name, note = variable_name(variable), words.changed_after_trace(trained, where)
-            status = "ok" if trained else "none:disconnected"
-            fix = fix_for(Evidence(status, name, note=note, site=self.site, trainable_changed=True))
+            name = variable_name(variable)
+            said = ChangedAfterTrace(line=where, trained=trained)
+            note = str(said)
+            # the status the traced step gives it, as ``gradscope run`` decides it
+            status = decide(has_gradient=trained, requested=trained,
+                            trainable=bool(variable.trainable), reachable=trained)  # fmt: skip
+            fix = fix_for(Context(str(status), name, site=self.site, cause=said))
             self.recorder.notices.append({
                 "kind": "unexpected-connected" if trained else "never-trained",
                 "site": self.site, "variable": name, "from_step": self._next,
@@ -389,10 +393,10 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
         if name not in hooks.nones:
             grad = Summary(float(total[i, 0]), int(total[i, 1]), shape, name in hooks.sparse)
         cause = hooks.causes.get(name)
-        why = (cause.status, cause.why, cause.cut_points) if cause is not None else ()
+        why = (cause.status, cause.why, cause.cut_points, cause.cause) if cause else ()
         if grad is not None and grad.size and grad.zeros == grad.size:  # all zero: say why
             note = hooks.zero_notes().get(name, "")
-            why = ("zero", note, ()) if note else ()
+            why = ("zero", note, (), None) if note else ()
         entries.append((name, grad, Summary(float(total[i, 2]), 0, shape), *why))
     for p, part in enumerate(hooks.parts):
         rows, part_entries = snap.sums["parts"][p], []
@@ -403,7 +407,7 @@ def _summaries(hooks: Any, snap: Any) -> tuple[list[Any], dict[str, Any], dict[A
                 )
                 continue
             cause = hooks.part_causes.get((part, n))
-            why = (cause.status, cause.why, cause.cut_points) if cause is not None else ()
+            why = (cause.status, cause.why, cause.cut_points, cause.cause) if cause else ()
             part_entries.append((n, None, None, *why))
         losses[part] = (snap.parts[part], part_entries)
     pairs = [(a, b) for i, a in enumerate(hooks.parts) for b in hooks.parts[i + 1 :]]

@@ -139,6 +139,7 @@ def _gradient(value: Any, where: str) -> Error:
         or _optional(value, "sparse", _flag, where)
         or _optional(value, "shape", _shape, where)
         or _optional(value, "cause", _text, where)
+        or _optional(value, "why", _object, where)
         or _optional(value, "allowed", _flag, where)
         or _optional(value, "cut_points", lambda v, w: _items(v, w, _cut_point), where)
     )

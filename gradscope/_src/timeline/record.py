@@ -20,7 +20,8 @@ Each entry is ``(variable name, gradient or None, variable value or None)``; a N
 is recorded with status ``none:unexplained`` unless a fourth item gives the status (a
 front-end that knows the cause), a fifth the cause in words (``cause``: the cut points as
 ``node (Op) at FILE:LINE``, or why there is no path) and a sixth the cut points
-(``cut_points``: ``node``, ``op``, ``kind``, ``source`` each, as contract section 2).
+(``cut_points``: ``node``, ``op``, ``kind``, ``source`` each, as contract section 2), and a
+seventh the cause itself (``results/causes.py``; its id and facts are the record's ``why``).
 ``losses`` is optional: per-loss gradients when a step has several, for their norms and the
 cosine between every two losses' gradients on each variable both reach (a negative cosine:
 the losses pull that variable in opposite directions).
@@ -50,13 +51,15 @@ from typing import Any
 
 import numpy as np
 
+from gradscope._src.results.status import decide
 from gradscope._src.results.summary import Summary as Summary
 from gradscope._src.timeline.arrays import dense as dense
 from gradscope._src.timeline.arrays import is_sparse as is_sparse
 from gradscope._src.timeline.findings import Thresholds, find, ordered, same_kind
 
 TIMELINE_VERSION = 1
-NONE_STATUS = "none:unexplained"
+#: A None gradient's status when nothing more is known of it (the one rule's, ``decide``).
+NONE_STATUS = str(decide(has_gradient=False))
 
 #: ``(name, gradient, value)``, then optionally ``status``, ``cause`` and ``cut_points``.
 Entry = Sequence[Any]
@@ -92,9 +95,9 @@ def gradient_stats(gradient: Any) -> dict[str, Any]:
         array = dense(gradient)
         size, zeros = array.size, int(array.size - np.count_nonzero(array))
         value = norm(array)  # finite exactly when every element is (NaN or Inf: not finite)
-    status = "nan" if value is None else ("zero" if zeros == size else "ok")
+    status = decide(has_gradient=True, finite=value is not None, all_zero=zeros == size)
     return {
-        "status": status,
+        "status": str(status),
         "norm": value,
         "zero_fraction": zeros / size if size else 0.0,
         "sparse": gradient.sparse if isinstance(gradient, Summary) else is_sparse(gradient),
@@ -314,6 +317,8 @@ def _stats(entry: Entry) -> dict[str, Any]:
         stats["cause"] = str(entry[4])  # why no gradient, or why it is all zero
     if entry[1] is None and len(entry) > 5 and entry[5]:
         stats["cut_points"] = [dict(c) for c in entry[5]]
+    if entry[1] is None and len(entry) > 6 and entry[6] is not None:
+        stats["why"] = entry[6].to_dict()  # the cause itself: its id and facts, for its fix
     return stats
 
 

@@ -91,20 +91,47 @@ def _magic(ipython: Any) -> Any:
         if not source.strip():
             print(f"Error: {name}: nothing to watch (give a statement)", file=sys.stderr)
             return
-        _watched(ipython, source, options, name)
+        _watched(ipython, source, options, name, cell is not None)
 
     return gradscope
 
 
-def _watched(ipython: Any, source: str, options: dict[str, Any], name: str) -> None:
-    """Run ``source`` in the notebook's namespace inside ``watch()``; show the report."""
+def cell_number(ipython: Any) -> int:
+    """The number IPython gives the running cell, ``In [N]``: its ``ExecutionResult``'s.
+    IPython 9 counts a cell before it runs it (``execution_count`` is then already the next
+    cell's; IPython 8 counted after), and a cell run without history keeps the count."""
+    result = getattr(getattr(ipython, "displayhook", None), "exec_result", None)
+    number = getattr(result, "execution_count", None)
+    return number if isinstance(number, int) else int(ipython.execution_count)
+
+
+def _line_in_cell(ipython: Any, number: int) -> int:
+    """The line of the running cell (``In [number]``) that called the magic, counted as the
+    notebook shows the cell (1: its first line), or 1 when no frame of the cell is found."""
+    names = getattr(getattr(ipython, "compile", None), "_filename_map", None) or {}
+    frame = sys._getframe(1)
+    while frame is not None:
+        if names.get(frame.f_code.co_filename) == number:
+            return int(frame.f_lineno)
+        frame = frame.f_back  # type: ignore[assignment]
+    return 1
+
+
+def _watched(ipython: Any, source: str, options: dict[str, Any], name: str, cell: bool) -> None:
+    """Run ``source`` in the notebook's namespace inside ``watch()``; show the report.
+
+    Its lines are numbered as the notebook shows the cell: a cell magic's body from line 2
+    (the ``%%gradscope`` line is 1), a line magic's statement at the line that holds it.
+    """
     from IPython.display import display
 
     from gradscope._src.watch.block import watching
 
-    number = ipython.execution_count
-    code = ipython.transform_cell(source)
-    filename = ipython.compile.cache(source, number)  # its lines for tracebacks and sites
+    number = cell_number(ipython)
+    before = 1 if cell else _line_in_cell(ipython, number) - 1
+    code = "\n" * before + ipython.transform_cell(source)
+    # its lines for tracebacks and sites, under In[number]
+    filename = ipython.compile.cache("\n" * before + source, number)
     compiled = compile(code, filename, "exec")
     from IPython.core.error import UsageError as Said
 

@@ -5,15 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from gradscope._src.analysis.fixes import causes
 from gradscope._src.analysis.fixes.decide import fix_for
-from gradscope._src.analysis.fixes.evidence import Evidence
-from gradscope._src.analysis.fixes.values import multiplier, per_replica_mean
+from gradscope._src.results import causes, words
 from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
-from gradscope._src.results import words
+from gradscope._src.results.causes import Cause, Context
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.status import ProblemKind
+from gradscope._src.results.status import ProblemKind, decide
+
+
+def _with(cause: Cause | None, more: Sequence[Cause]) -> Cause | None:
+    """A pair's cause, with its loss's own causes said after it (a loss that converts a
+    tensor to NumPy: its pairs' fix, when they have none of their own)."""
+    for said in more:
+        cause = said if cause is None else cause.then(said)
+    return cause
 
 
 def fixed_losses(
@@ -25,33 +31,24 @@ def fixed_losses(
     variable another loss reaches is named so (``var-list``, seed 000's multi-task heads)."""
     out = []
     for loss in losses:
-        note = " ".join(loss.notes)
         pairs = []
         reads = tuple(p.variable for p in loss.pairs if p.status.has_gradient)
+        target = f"loss `{loss.name}`"
         for pair in loss.pairs:
             reached = tuple(
                 f"loss `{other.name}`"
                 for other in losses
                 if other is not loss and _flows(other, pair.variable)
             )
-            e = Evidence(
-                str(pair.status),
-                pair.variable,
-                pair.cut_points,
-                f"{pair.cause} {note}" if pair.cause else note,
-                f"loss `{loss.name}`",
-                loss.source,
-                "",
-                reached,
-                pair.nan_origin,
-                spec,
-                reads=reads,
-            )
-            pairs.append(replace(pair, fix=fix_for(e)))
+            c = Context(str(pair.status), pair.variable, pair.cut_points, target, loss.source,
+                        "", reached, pair.nan_origin, spec, reads=reads,
+                        cause=_with(pair.cause, loss.causes))  # fmt: skip
+            pairs.append(replace(pair, fix=fix_for(c)))
         given = (multipliers or {}).get(loss.name)
-        said = multiplier(f"loss `{loss.name}`", loss.source, given) if given else None
-        said = said or causes.loss_fix(note, loss.source)
-        out.append(replace(loss, pairs=tuple(pairs), fix=said))
+        c = Context("ok", target=target, site=loss.source)
+        said = causes.GradientMultiplier(values=tuple(given)).fix(c) if given else None
+        own = (cause.fix(c) for cause in loss.causes if cause.fixes)
+        out.append(replace(loss, pairs=tuple(pairs), fix=said or next(own, None)))
     return out
 
 
@@ -64,68 +61,35 @@ def fixed_problems(
     ]
 
 
+#: The cause of each kind of problem that is not a pair's.
+_PROBLEM_CAUSES: dict[str, type[Cause]] = {
+    ProblemKind.REPLICA_LOSS_SCALE: causes.ReplicaLossScale,
+    ProblemKind.REPLICA_MISMATCH: causes.ReplicasDisagree,
+    ProblemKind.REPLICA_GRADIENT_DIFFERS: causes.ReplicasDisagree,
+    ProblemKind.REPLICA_VARIABLES_DIFFER: causes.ReplicasDisagree,
+    ProblemKind.UNEXPECTED_CONNECTED: causes.UnexpectedGradient,
+    ProblemKind.NUMERIC_DIFFERS: causes.NumericDiffers,
+}
+
+
 def _problem_fix(p: m.Problem, losses: Sequence[m.LossResult], spec: bool) -> Fix | None:
     where = f"{p.spec}:{p.line}" if p.spec else ""
+    target = f"loss `{p.loss}`" if p.loss else "the loss"
+    made = _PROBLEM_CAUSES.get(p.kind)
+    if made is not None:
+        return made().fix(Context("ok", p.variable or "", target=target, site=where))
     pair = _pair(losses, p.loss, p.variable)
-    if p.kind == ProblemKind.REPLICA_LOSS_SCALE:
-        return per_replica_mean(f"loss `{p.loss}`" if p.loss else "the loss", where)
-    if p.kind in (
-        ProblemKind.REPLICA_MISMATCH,
-        ProblemKind.REPLICA_GRADIENT_DIFFERS,
-        ProblemKind.REPLICA_VARIABLES_DIFFER,
-    ):
-        return Fix(
-            "replica-candidates",
-            where,
-            "The replicas disagree; the evidence does not single out why.",
-            (
-                "a data-dependent mask or branch: make every replica take the same ops",
-                "a loss averaged per replica: `tf.nn.compute_average_loss`",
-                "a variable updated outside the strategy's `apply_gradients`",
-            ),
-        )
-    if p.kind == ProblemKind.UNEXPECTED_CONNECTED:
-        return Fix(
-            "expectation",
-            where,
-            f"`{p.variable}` gets a gradient that expect.{p.loss}.none rules out: if it "
-            "must not learn from this loss, cut its path where it enters "
-            "(`stop_gradient`) or leave it out of the loss's variables; if it may, drop "
-            "the pattern from `expect`.",
-        )
-    if p.kind == ProblemKind.NUMERIC_DIFFERS:
-        return Fix(
-            "numeric-candidates",
-            where,
-            f"The gradient of `{p.variable}` is not the derivative of the loss; the "
-            "evidence does not single out why.",
-            (
-                "a `tf.custom_gradient` whose `grad_fn` computes another derivative",
-                "a straight-through estimator, meant: list it under expect.<loss>.numeric",
-                "float32 round-off: run with --numeric in float64",
-            ),
-        )
     if p.kind == ProblemKind.NEVER_TRAINED:
-        if "not floating-point" in p.message:
-            return Fix(
-                "not-floating",
-                where,
-                f"`{p.variable}` holds integers, which get no gradient: declare it "
-                "not trainable (`trainable: false`, `trainable=False`).",
-            )
-        cause = next((c for c in (_cause(r, p.variable) for r in losses) if c), "")
-        e = Evidence(
-            "none:disconnected" if not p.cut_points else "none:stopped",
-            p.variable or "",
-            p.cut_points,
-            cause,
-            "every loss",
-            where,
-            spec=spec,
-        )
-        return fix_for(e)
+        if isinstance(p.cause, causes.NotFloating):
+            return p.cause.fix(Context("frozen", p.variable or "", site=where))
+        cause = next((c for c in (_cause(r, p.variable) for r in losses) if c), None)
+        # no loss gives it a gradient: the status the one rule gives such a pair
+        status = decide(has_gradient=False, reachable=bool(p.cut_points), cut_points=p.cut_points)
+        c = Context(str(status), p.variable or "", p.cut_points, "every loss", where, spec=spec,
+                    cause=cause)  # fmt: skip
+        return fix_for(c)
     if pair is not None and pair.status == m.ZERO and pair.fix is None:
-        return causes.zero(Evidence(str(pair.status), pair.variable, site=where))
+        return causes.ZeroGradient().fix(Context(str(pair.status), pair.variable, site=where))
     return pair.fix if pair is not None else None
 
 
@@ -141,12 +105,12 @@ def _pair(
     return None
 
 
-def _cause(loss: m.LossResult, variable: str | None) -> str:
+def _cause(loss: m.LossResult, variable: str | None) -> Cause | None:
     """Why no path joins ``variable`` to ``loss``, when the front-end knows."""
     try:
-        return loss.pair(variable).cause if variable is not None else ""
+        return loss.pair(variable).cause if variable is not None else None
     except KeyError:
-        return ""
+        return None
 
 
 def _flows(loss: m.LossResult, variable: str) -> bool:
@@ -167,27 +131,20 @@ def fixed_calls(calls: Sequence[rr.CallResult]) -> list[rr.CallResult]:
     out = []
     for call in calls:
         target = words.loss_made_at(call.target_source)
-        said = multiplier(target, call.site, call.multiplier) if call.multiplier else None
+        said = (
+            causes.GradientMultiplier(values=call.multiplier).fix(
+                Context("ok", target=target, site=call.site))
+            if call.multiplier else None
+        )  # fmt: skip
         sources = []
         reads = tuple(s.name for s in call.sources if s.status.has_gradient)
         for s in call.sources:
             here = f"{call.api} at {call.site}"
             reached = tuple(w for w in dict.fromkeys(trained.get(s.name, ())) if w != here)
-            e = Evidence(
-                str(s.status),
-                s.name,
-                s.cut_points,
-                s.note,
-                target,
-                call.site,
-                call.api,
-                reached,
-                reads=reads,
-                trainable_changed=s.trainable_changed,
-                nan_origin=s.nan_origin,
-                copy_of=s.copy_of,
-            )
-            fix = fix_for(e)
+            c = Context(str(s.status), s.name, s.cut_points, target, call.site, call.api,
+                        reached, s.nan_origin, reads=reads, copy_of=s.copy_of,
+                        cause=s.cause)  # fmt: skip
+            fix = fix_for(c)
             if fix is None and s.status in ("ok", "zero") and said is not None:
                 fix = said  # what the output_gradients did to it
             sources.append(replace(s, fix=fix))
@@ -202,12 +159,12 @@ def fixed_run_problems(
     fixes = {(c.site, c.step, s.name): s.fix for c in calls for s in c.sources}
     out = []
     for p in problems:
-        fix = fixes.get((p.site, p.step, p.variable))
+        fix = fixes.get((p.site, p.step or 0, p.variable or ""))
         if p.kind == ProblemKind.REPLICA_MISMATCH:
-            fix = _problem_fix(m.Problem(None, p.variable, p.kind, p.message), (), False)
-            fix = replace(fix, where=p.site) if fix is not None else None
+            fix = causes.ReplicasDisagree().fix(Context("ok", p.variable or "", site=p.site))
         held = {n: a for c in calls if c.site == p.site for n, a in c.unasked}
         if fix is None and p.kind == ProblemKind.NEVER_TRAINED and p.variable in held:
-            fix = causes.untracked(p.variable, held[p.variable], p.site)
+            untracked = causes.Untracked(names=(p.variable, held[p.variable]), line=p.site)
+            fix = untracked.fix(Context("excluded", p.variable, site=p.site))
         out.append(replace(p, fix=fix))
     return out

@@ -8,14 +8,14 @@ themselves are decided by ``engine/cuts.py`` as for specs and Python targets.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope._src.engine import cuts as flow
 from gradscope._src.engine import status as statuses
-from gradscope._src.results import words
+from gradscope._src.results import causes, words
+from gradscope._src.results.causes import Cause
 from gradscope._src.results.cut import STOP_TYPES
 from gradscope._src.results.facts import CutPoint, NanOrigin, PairFacts, VariableFacts
 from gradscope._src.results.status import Status
@@ -31,7 +31,7 @@ class SourceStatic:
     sparse: bool = False
     reachable: bool = False
     cut_points: list[CutPoint] = field(default_factory=list)
-    note: str = ""
+    cause: Cause | None = None  # why, where the cut points cannot say
     trainable: bool = True
     half_path: bool = False  # a float16 value lies on a path to the target (underflow)
     requested: bool | None = None  # None: asked for when trainable or given a gradient
@@ -44,7 +44,7 @@ class SourceStatic:
 
 
 @dataclass(frozen=True)
-class Cause:
+class Recorded:
     """Why one source gets no gradient, as a timeline records it (``gradscope run --timeline``
     and the Keras ``Monitor`` alike).
 
@@ -59,13 +59,14 @@ class Cause:
     status: str
     why: str
     cut_points: tuple[dict[str, str], ...] = ()
+    cause: Cause | None = None  # the cause itself, which a timeline keeps (``why``) for its fix
 
 
-def cause(status: str, cut_points: Sequence[CutPoint], note: str) -> Cause:
-    """A source's :class:`Cause` from its status, cut points and note."""
+def recorded(status: str, cut_points: Sequence[CutPoint], cause: Cause | None) -> Recorded:
+    """A source's :class:`Recorded` from its status, cut points and cause."""
     points = tuple({"node": c.node, "op": c.op, "kind": c.kind, "source": c.source}
                    for c in cut_points)  # fmt: skip
-    return Cause(str(status), words.cause(cut_points, note), points)
+    return Recorded(str(status), words.cause(cut_points, str(cause or "")), points, cause)
 
 
 #: ``(cuts, live, received, reach) -> [(cut, its cut point)]``: a call's cuts as the ops that
@@ -267,9 +268,9 @@ def unwatched(statics: Sequence[SourceStatic], watched: Sequence[bool | None],
         static.cut_points.clear()
         if not can:
             static.trainable = static.requested = False
-            static.note = words.NOT_TRAINABLE
+            static.cause = causes.NotTrainable()
         else:
-            static.note = words.UNWATCHED_VARIABLE
+            static.cause = causes.UnwatchedVariable()
 
 
 def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | None]) -> None:
@@ -285,7 +286,7 @@ def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | 
             continue
         static.reachable = False
         static.cut_points.clear()
-        static.note = words.UNWATCHED_TENSOR
+        static.cause = causes.UnwatchedTensor()
 
 
 def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
@@ -300,7 +301,7 @@ def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
     for static, grad in zip(statics, received, strict=True):
         if grad is not None and not static.has_gradient:
             static.has_gradient = True
-            static.note = words.filled(static.note)
+            static.cause = causes.Filled(also=(static.cause,) if static.cause else ())
 
 
 def outside_notes(
@@ -326,14 +327,13 @@ def outside_notes(
     vsets = flow.variable_sets(graph, sources)
     reach = reaching(full)
     for i, static in enumerate(statics):
-        if static.reachable or static.has_gradient or static.note or full.sources[i] is None:
+        if static.reachable or static.has_gradient or static.cause or full.sources[i] is None:
             continue
         outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
                    and not recorded(k) and graph.ops[k].inputs]  # fmt: skip
         if outside:
-            line = where(outside[-1]) or "an unknown line"
-            op = graph.ops[outside[-1]].type
-            static.note = words.outside_tape(line, op)
+            static.cause = causes.OutsideTape(line=where(outside[-1]),
+                                              op=graph.ops[outside[-1]].type)  # fmt: skip
 
 
 def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
@@ -354,14 +354,14 @@ def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
     sources = flow.source_bits(full.sources)
     vsets = flow.variable_sets(graph, sources)
     for i, static in enumerate(statics):
-        if static.reachable or static.has_gradient or static.note:
+        if static.reachable or static.has_gradient or static.cause:
             continue
         exits = [(t, line, how) for t, (line, how) in left.items()
                  if vsets[graph.producer[t]] >> i & 1]  # fmt: skip
         if not exits:
             continue
         t, line, how = exits[-1]
-        static.note = words.left_tensorflow(line, how)
+        static.cause = causes.LeftTensorFlow(line=line, how=how)
         op = graph.ops[graph.producer[t]].type
         op = "PartitionedCall" if op.startswith("__") else op  # a tf.function called eagerly
         static.cut_points.append(CutPoint(how, op, flow.NONDIFFERENTIABLE, line))
@@ -375,7 +375,7 @@ def dead_end_notes(
     came_back: Callable[[int], str | None] = lambda k: None,
     left_only: bool = False,
     used: Callable[[int], bool] = lambda t: False,
-    unread: str = "",
+    unread: Cause | None = None,
     site: str = "",
 ) -> None:
     """Name the line where a disconnected source's last path ends: a value made from it that
@@ -399,7 +399,7 @@ def dead_end_notes(
             others'); the rest are left to a later call.
         used: whether the program used tensor ``t`` outside TensorFlow's ops (printed it,
             asked a gradient of it): no value thrown away.
-        unread: the note of a source no recorded op reads at all ("": none).
+        unread: the cause of a source no recorded op reads at all (None: none).
         site: the call's own ``FILE:LINE``: a path that ends there (inside Keras' ``fit``)
             adds nothing to a cause already said without a line.
     """
@@ -416,33 +416,35 @@ def dead_end_notes(
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or full.sources[i] is None:
             continue
-        if static.note and (left_only or static.cut_points or _LINE.search(static.note)):
+        said = static.cause
+        if said and (left_only or static.cut_points or said.line or _lined(said)):
             continue
         mine = [k for k in ends if vsets[k] >> i & 1]
         if not mine:
             read_it = any(vsets[k] >> i & 1 and recorded(k) and op.inputs
                           for k, op in enumerate(graph.ops))  # fmt: skip
-            if unread and not left_only and not static.note and not read_it:
-                static.note = unread
+            if unread and not left_only and not said and not read_it:
+                static.cause = unread
             continue
         k = mine[-1]
-        line, op = where(k) or "an unknown line", graph.ops[k].type
+        line, op = where(k), graph.ops[k].type
         back = came_back(k)
-        if back is not None and not static.note:
-            static.note = words.came_back(line, op, back)
+        if back is not None and not said:
+            static.cause = causes.LeftTensorFlow(line=line, op=op, back=back)
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
         elif left_only:
             continue
-        elif static.note and line == site:
+        elif said and line == site:
             continue  # the call's own line (Keras' step): the cause says it all
-        elif static.note:  # a cause without a line (a layer off its model's path): the line
-            static.note = words.also(static.note, words.path_ends(line, op, alone=False))
+        elif said:  # a cause without a line (a layer off its model's path): the line
+            static.cause = said.then(causes.PathEnds(line=line, op=op))
         else:
-            static.note = words.path_ends(line, op)
+            static.cause = causes.PathEnds(line=line, op=op)
 
 
-#: A ``FILE:LINE`` in a note.
-_LINE = re.compile(r"\.py:\d+")
+def _lined(cause: Cause) -> bool:
+    """Whether a cause names a line of its own (the loss's, an output's model's)."""
+    return bool(cause.line) or any(_lined(a) for a in cause.also)
 
 
 #: The ops of ``tf.cond`` and ``tf.switch_case`` in a traced function, and of
@@ -484,15 +486,15 @@ def through_branches(problem: Problem, statics: Sequence[SourceStatic],
             static.branch_op = graph.ops[crossed[-1]].type
 
 
-def zero_note(static: SourceStatic) -> str:
-    """Why a source's gradient that is all zero may be (``""``: nothing known): a float16
+def zero_cause(static: SourceStatic) -> Cause | None:
+    """Why a source's gradient that is all zero may be (None: nothing known): a float16
     value on its paths underflowed, or every path crosses a ``tf.cond`` (or
     ``tf.py_function``) whose branch that reads it was not taken (``through_branches``)."""
     if static.half_path:
-        return words.UNDERFLOW
+        return causes.Underflow()
     if static.branch:
-        return words.branch_zero(static.branch, py_function=static.branch_op == "EagerPyFunc")
-    return ""
+        return causes.BranchZero(line=static.branch, op=static.branch_op)
+    return None
 
 
 def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:
@@ -509,6 +511,6 @@ def no_var_list(statics: Sequence[SourceStatic], api: str) -> None:
     if len(reached) == len(statics):
         return
     for static in statics:
-        if static.reachable or static.has_gradient or static.note:
+        if static.reachable or static.has_gradient or static.cause:
             continue
-        static.note = words.no_var_list(api, reached)
+        static.cause = causes.NoVarList(api=api, names=tuple(reached))

@@ -40,7 +40,7 @@ from gradscope._src.frontends.program.replicas import (
 from gradscope._src.frontends.program.trainable import Traces
 from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
 from gradscope._src.frontends.program.xla import Boxes
-from gradscope._src.results import words
+from gradscope._src.results import causes
 from gradscope._src.results.report import NAN
 from gradscope._src.results.run import EAGER, FUNCTION
 
@@ -349,7 +349,7 @@ class Calls:
             used = full.used(self.asked)
             analyse.dead_end_notes(full.problem, statics, recorded, where, back, True, used)
             return lambda: analyse.dead_end_notes(full.problem, statics, recorded, where,
-                                                  used=used, unread=words.UNREAD,
+                                                  used=used, unread=causes.Unread(),
                                                   site=site)  # fmt: skip
         import tensorflow as tf
 
@@ -465,7 +465,7 @@ class Calls:
             shape = tuple(v.shape.as_list()) if hasattr(v.shape, "as_list") else tuple(v.shape)
             static = SourceStatic(name, shape, g is not None, reachable=True)
             if g is None:
-                static.note = words.PASSED_NONE
+                static.cause = causes.PassedNone()
             statics.append(static)
         static_call = Static(statics, "")
         if eager:

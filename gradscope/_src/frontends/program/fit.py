@@ -18,7 +18,7 @@ from typing import Any
 from gradscope._src.engine import cuts as flow
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.python import heads
-from gradscope._src.results import words
+from gradscope._src.results.causes import Cause
 
 _local = threading.local()
 
@@ -139,7 +139,7 @@ def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any
              target_source: str, outputs: list[tuple[Any, Any]],
              compiled: bool, part: str = "") -> None:  # fmt: skip
     missing = [i for i, s in enumerate(statics)
-               if not s.has_gradient and not s.reachable and not s.note]  # fmt: skip
+               if not s.has_gradient and not s.reachable and not s.cause]  # fmt: skip
     seen = [(m, named) for m, out in outputs
             if (named := _in_call(call, _outputs(m, out)))]  # fmt: skip
     if not missing or not seen:
@@ -151,21 +151,20 @@ def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any
         reached = [(m, name) for m, named in seen for name, t in named
                    if vsets[graph.producer[t]] >> i & 1]  # fmt: skip
         if reached:
-            statics[i].note = _unread(reached, compiled, target_source, part)
+            statics[i].cause = _unread(reached, compiled, target_source, part)
             continue
         owner = [m for m, _ in seen if any(v is variables[i] for v in m.variables)]
         if owner:
-            statics[i].note = heads.no_path([], owner[0].name, "")
+            statics[i].cause = heads.no_path([], owner[0].name, "")
 
 
 def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
-            part: str = "") -> str:  # fmt: skip
-    """The note of a source whose model outputs no loss reads: those of the model called
+            part: str = "") -> Cause:  # fmt: skip
+    """The cause of a source whose model outputs no loss reads: those of the model called
     last (nearest the loss), each named once (a model called twice)."""
     last = reached[-1][0]
     outputs = [n for m, n in reached if m is last]
-    loss = words.loss_made_at(target_source)
-    return heads.no_path(outputs, last.name, loss, compiled=compiled, part=part)
+    return heads.no_path(outputs, last.name, target_source, compiled=compiled, part=part)
 
 
 def _keras_step(model: Any) -> bool:

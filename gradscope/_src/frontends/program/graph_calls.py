@@ -4,7 +4,7 @@ Keras train step whose optimizer got a None gradient (the Keras ``Monitor``'s ca
 
 Both ask :func:`in_copy` which tensors receive a gradient, and the cut analysis
 (``analyse.py``) and the Keras causes (``fit.py``) decide each source's cause and cut points,
-as for every other watched call; ``analyse.cause`` words it for a timeline.
+as for every other watched call; ``analyse.recorded`` words it for a timeline.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from gradscope._src.frontends.program import analyse, fit, graphs, names, sites
 from gradscope._src.frontends.program.replicas import Part, combined
 from gradscope._src.frontends.program.watch import Static
 from gradscope._src.frontends.python import frames
-from gradscope._src.results import words
+from gradscope._src.results import causes
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.run import FUNCTION, GRAPH
 
@@ -109,7 +109,7 @@ def in_copy(call: graphs.GraphCall, graph: Any, ys: Sequence[Any], stops: Sequen
 
 
 def step_causes(loss: Any, variables: Sequence[Any], nones: Sequence[bool], model: Any = None,
-                y_pred: Any = None, part: str = "") -> dict[int, analyse.Cause]:  # fmt: skip
+                y_pred: Any = None, part: str = "") -> dict[int, analyse.Recorded]:  # fmt: skip
     """Why a traced train step gives each variable its None gradient: the Keras ``Monitor``
     sees the step's gradients where the optimizer gets them, and asks here about the traced
     step, as a watched call's sources are analysed. The path from the variable to the loss
@@ -145,7 +145,7 @@ def step_causes(loss: Any, variables: Sequence[Any], nones: Sequence[bool], mode
     analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
     if model is not None and y_pred is not None:
         fit.explain(call, statics, variables, model, y_pred, part)
-    return {i: analyse.cause(analyse.status(s, None, None), s.cut_points, s.note)
+    return {i: analyse.recorded(analyse.status(s, None, None), s.cut_points, s.cause)
             for i, s in enumerate(statics) if nones[i]}  # fmt: skip
 
 
@@ -220,7 +220,7 @@ _SPANS = "_gradscope_step_spans"
 
 
 def tape_causes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
-                model: Any = None, y_pred: Any = None) -> dict[int, analyse.Cause]:  # fmt: skip
+                model: Any = None, y_pred: Any = None) -> dict[int, analyse.Recorded]:  # fmt: skip
     """Why a tape in a traced train step gives each variable its None gradient, by the passes
     ``gradscope run`` makes for a watched ``tape.gradient`` in a ``tf.function``: the cut
     analysis of the ops the tape recorded, the ``tf.cond`` every path crosses, a path the
@@ -238,7 +238,7 @@ def tape_causes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
         Index in ``variables`` -> its cause, for each None gradient.
     """
     statics = _tape_statics(call, variables, nones, model, y_pred)
-    return {i: analyse.cause(analyse.status(s, None, None), s.cut_points, s.note)
+    return {i: analyse.recorded(analyse.status(s, None, None), s.cut_points, s.cause)
             for i, s in enumerate(statics) if nones[i]}  # fmt: skip
 
 
@@ -257,8 +257,8 @@ def tape_zero_notes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bo
         Index in ``variables`` -> the note, for each variable that has one.
     """
     statics = _tape_statics(call, variables, nones)
-    notes = {i: analyse.zero_note(s) for i, s in enumerate(statics) if not nones[i]}
-    return {i: note for i, note in notes.items() if note}
+    found = {i: analyse.zero_cause(s) for i, s in enumerate(statics) if not nones[i]}
+    return {i: str(cause) for i, cause in found.items() if cause is not None}
 
 
 def _tape_statics(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
@@ -331,11 +331,10 @@ def _fed(statics: Sequence[Any], tensors: Sequence[Any], graph: Any,
     for static, tensor in zip(statics, tensors, strict=True):
         if tensor is None or static.reachable or static.has_gradient:
             continue
-        if static.note and not every:
+        if static.cause and not every:
             continue
-        ends = _ends(tensor, graph, before)
-        static.note = (words.also(static.note, words.feeds(ends)) if static.note
-                       else words.never_read(ends))  # fmt: skip
+        ends = causes.NeverRead(ends=tuple(_ends(tensor, graph, before)))
+        static.cause = static.cause.then(ends) if static.cause else ends
 
 
 def _ends(tensor: Any, graph: Any, before: int | None) -> list[CutPoint]:

@@ -27,7 +27,7 @@ from typing import Any
 from gradscope._src.frontends.program import fit, sites
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.program.watch import Static, Watcher
-from gradscope._src.results import words
+from gradscope._src.results import causes, words
 from gradscope._src.results.run import FUNCTION, CallResult
 
 #: The ``where`` of the sites these calls are recorded at (apart from the step's own calls),
@@ -167,7 +167,7 @@ def merged(calls: Sequence[CallResult], traces: Traces) -> list[CallResult]:
         if step is None:
             continue
         changed = {s.name: s for s in extra.sources}
-        sources = [replace(s, note=changed[s.name].note,
+        sources = [replace(s, cause=changed[s.name].cause,
                            trainable_changed=changed[s.name].trainable_changed)
                    if s.name in changed else s for s in step.sources]  # fmt: skip
         names = {s.name for s in step.sources}
@@ -243,8 +243,8 @@ def _order(model: Any) -> list[str]:
 def _static(name: str, variable: Any, trained: bool, trainable: bool, traced: str,
             during: bool) -> SourceStatic:  # fmt: skip
     shape = tuple(variable.shape)
-    note = words.changed_after_trace(trained, traced, during=during)
-    return SourceStatic(name, shape, trained, reachable=trained, note=note,
+    cause = causes.ChangedAfterTrace(line=traced, trained=trained, during=during)
+    return SourceStatic(name, shape, trained, reachable=trained, cause=cause,
                         trainable=trainable, requested=trained,
                         trainable_changed=True)  # fmt: skip
 
@@ -253,8 +253,8 @@ def _compiled_static(name: str, variable: Any, trainable: bool, line: str, api: 
                      idle: bool) -> SourceStatic:  # fmt: skip
     shape = tuple(variable.shape)
     if trainable:
-        note = words.since_compile(line, api, trainable=True)
-        return SourceStatic(name, shape, True, reachable=True, note=note)
-    note = words.since_compile(line, api, trainable=False, idle=idle)
-    return SourceStatic(name, shape, False, note=note, trainable=False, requested=False,
+        cause = causes.SinceCompile(line=line, api=api, trainable=True)
+        return SourceStatic(name, shape, True, reachable=True, cause=cause)
+    cause = causes.SinceCompile(line=line, api=api, idle=idle)
+    return SourceStatic(name, shape, False, cause=cause, trainable=False, requested=False,
                         trainable_changed=idle)  # fmt: skip

@@ -12,7 +12,8 @@ from typing import Any, Protocol
 from gradscope._src.frontends.program import analyse, process
 from gradscope._src.frontends.program.sites import Chain
 from gradscope._src.frontends.program.values import Numbers
-from gradscope._src.results import words
+from gradscope._src.results import causes, words
+from gradscope._src.results.causes import Cause
 from gradscope._src.results.replicas import ReplicaResult
 from gradscope._src.results.run import EAGER, GRAPH, CallResult, SourceResult
 
@@ -255,16 +256,16 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         norm, largest = measured if measured is not None else (None, None)
         status = analyse.status(s, norm, largest, not never_run)
         cuts = () if status in ("excluded", "frozen") else tuple(s.cut_points)
-        note = s.note or (analyse.zero_note(s) if status == "zero" else "")
-        note = note or words.multiplied(status, static.multiplier, state.site)
+        cause = s.cause or (analyse.zero_cause(s) if status == "zero" else None)
+        cause = cause or causes.multiplied(status, static.multiplier, state.site)
         replicas = tuple(_replica(r, mine[i], each[r][1][i] if each else None)
                          for r, mine in enumerate(static.replicas))  # fmt: skip
         norm = norm if s.has_gradient else None
         origin = s.nan_origin if status == "nan" else None
-        sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, note,
+        sources.append(SourceResult(s.name, status, norm, s.shape, s.sparse, cuts, cause,
                                     s.trainable_changed, replicas, nan_origin=origin,
                                     attribute=s.attribute, copy_of=s.copy_of))  # fmt: skip
-    notes = static.notes + tuple(words.untracked(n, a) for n, a in static.unasked)
+    notes = static.notes + tuple(str(causes.Untracked(names=(n, a))) for n, a in static.unasked)
     if numbers is None and state.mode == GRAPH:
         notes += (words.NEVER_RUN_GRAPH,)
     elif numbers is None and static.measured:
@@ -275,11 +276,12 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
                       multiplier=static.multiplier, unasked=static.unasked)  # fmt: skip
 
 
-def _cause(source: SourceResult) -> tuple[str, str, tuple[dict[str, str], ...]]:
-    """The timeline's ``status``, ``cause`` and ``cut_points`` of a source, as the Monitor
-    records them (``analyse.cause``); ``recorder`` keeps them only for a None gradient."""
-    said = analyse.cause(source.status, source.cut_points, source.note)
-    return said.status, said.why, said.cut_points
+def _cause(source: SourceResult) -> tuple[str, str, tuple[dict[str, str], ...], Cause | None]:
+    """The timeline's ``status``, ``cause``, ``cut_points`` and the cause itself of a source,
+    as the Monitor records them (``analyse.recorded``); ``recorder`` keeps them only for a
+    None gradient."""
+    said = analyse.recorded(source.status, source.cut_points, source.cause)
+    return said.status, said.why, said.cut_points, said.cause
 
 
 def _replica(replica: int, static: analyse.SourceStatic,

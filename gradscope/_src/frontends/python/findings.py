@@ -25,6 +25,7 @@ from gradscope._src.frontends.python.eager import EagerLoss
 from gradscope._src.frontends.python.model import PythonModel
 from gradscope._src.frontends.python.variables import Chosen
 from gradscope._src.results import words
+from gradscope._src.results.causes import Cause, Untraceable, VariablePerCall
 from gradscope._src.results.facts import LossFacts, PairFacts
 
 _TO_NUMPY = (
@@ -34,32 +35,34 @@ _TO_NUMPY = (
 )
 
 
-def _listed(created: Sequence[tuple[Any, str]], name_of: Callable[[Any], str]) -> str:
-    shown = ", ".join(
-        f"`{name_of(v)}`" + (f" at {source}" if source else "") for v, source in created[:3]
-    )
-    return shown + (f" and {len(created) - 3} more" if len(created) > 3 else "")
+def _created(
+    created: Sequence[tuple[Any, str]], name_of: Callable[[Any], str], untraceable: bool = False
+) -> VariablePerCall:
+    """The cause of a loss that creates ``created`` (``(variable, FILE:LINE)``) on every call."""
+    return VariablePerCall(names=tuple(name_of(v) for v, _ in created),
+                           lines=tuple(source for _, source in created),
+                           line=next((source for _, source in created if source), ""),
+                           untraceable=untraceable)  # fmt: skip
 
 
-def untraceable(exc: BaseException, eager: EagerLoss, name_of: Callable[[Any], str]) -> str:
+def untraceable(exc: BaseException, eager: EagerLoss, name_of: Callable[[Any], str]) -> Cause:
     """Why a loss could not be traced, and where; its answer comes from the eager pass."""
     site = frames.of_exception(exc)
-    at = f" at {site}" if site else ""
+    line = str(site) if site else ""
     message = frames.first_message_line(exc)
     text = str(exc)
     # The path is cut only where a variable the loss read gets no gradient: a value that was
     # only printed (print(loss.numpy())) cuts nothing.
     cut = any(eager.grads.get(ref, False) is None for ref in eager.reads)
     if any(marker in text for marker in _TO_NUMPY):
-        return words.untraceable("numpy", at, message, cut=cut)
+        return Untraceable(how="numpy", line=line, said=message, cut=cut)
     if isinstance(exc, TypeError) and "SymbolicTensor" in text:
-        return words.untraceable("number", at, message, cut=cut)
+        return Untraceable(how="number", line=line, said=message, cut=cut)
     if "tf.Variables created on the first call" in text:
-        listed = _listed(eager.created, name_of) or "a variable"
-        return words.untraceable("variables", at, message, listed=listed)
+        return _created(eager.created, name_of, untraceable=True)
     if type(exc).__name__ == "OperatorNotAllowedInGraphError":
-        return words.untraceable("bool", at, message)
-    return words.untraceable("other", at, message)
+        return Untraceable(how="bool", line=line, said=message)
+    return Untraceable(how="other", line=line, said=message)
 
 
 def eager_pairs(loss: LossFacts, eager: EagerLoss, chosen: Sequence[Chosen]) -> LossFacts:
@@ -121,12 +124,12 @@ def disagreement(
     return words.disagree(traced_only, eager_only)
 
 
-def per_call_variables(model: PythonModel, name: str, eager: EagerLoss | None) -> str | None:
-    """A note when a loss created variables both in the trace and in the eager pass."""
+def per_call_variables(model: PythonModel, name: str, eager: EagerLoss | None) -> Cause | None:
+    """The cause of a loss that created variables both in the trace and in the eager pass."""
     traced = model.created.get(name, [])
     if not traced or eager is None or not eager.created:
         return None
-    return words.per_call_variables(_listed(traced, model.registry.name))
+    return _created(traced, model.registry.name)
 
 
 def numpy_inputs(fn: Callable[[], Any]) -> list[str]:
@@ -144,10 +147,10 @@ def numpy_inputs(fn: Callable[[], Any]) -> list[str]:
 
 def notes_for(
     model: PythonModel, loss: LossFacts, eager: EagerLoss | None, chosen: Sequence[Chosen]
-) -> list[str]:
-    """Every Python-only note for one traced loss."""
+) -> list[str | Cause]:
+    """Every Python-only note for one traced loss (a cause, where it has one)."""
     name = loss.name
-    notes = []
+    notes: list[str | Cause] = []
     if name in model.returned:
         notes.append(words.returns_untensor(model.returned[name]))
     shape = _shape(loss, eager)

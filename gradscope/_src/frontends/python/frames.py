@@ -18,7 +18,9 @@ import os
 import re
 import sys
 import sysconfig
+import traceback
 import types
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,23 +100,19 @@ def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
 
 #: The name IPython's terminal gives a cell's code (a notebook kernel's is a temporary file).
 _IPYTHON_INPUT = re.compile(r"^<ipython-input-(\d+)-[0-9a-f]+>$")
-_CELLS: dict[str, str] = {}  # file name -> In[N], once IPython has said
 
 
 def _cell(filename: str) -> str | None:
-    """``In[N]`` for the code of IPython's (or a notebook's) cell N, else None."""
-    if filename in _CELLS:
-        return _CELLS[filename]
+    """``In[N]`` for the code of IPython's (or a notebook's) cell N, else None: asked of
+    IPython each time, never kept (a notebook kernel names a cell's file after its text, so
+    the same text run again as another cell is that cell now, in IPython's tracebacks too)."""
     match = _IPYTHON_INPUT.match(filename)
     number = int(match.group(1)) if match else None
     if number is None and "IPython" in sys.modules:
         shell = sys.modules["IPython"].get_ipython()
         names = getattr(getattr(shell, "compile", None), "_filename_map", None)
         number = names.get(filename) if isinstance(names, dict) else None
-    if number is None:
-        return None
-    _CELLS[filename] = f"In[{number}]"
-    return _CELLS[filename]
+    return None if number is None else f"In[{number}]"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -222,12 +220,14 @@ def of_op(op: object) -> Site | None:
     own = str(Path(__file__).resolve().parents[3]) + os.sep
     # `gradscope run` wraps the program's own calls (a traced function, a tape); a target's
     # Keras model calls (heads.py) and Keras operations (keras_ops.py) are wrapped too, and
-    # so is the train step the Keras Monitor watches (timeline/): their frames stand
-    # between the user's line and TensorFlow, and say nothing of who made the op
+    # so are the train step the Keras Monitor watches (timeline/) and a model's fit inside
+    # `watch()` (watch/): their frames stand between the user's line and TensorFlow, and
+    # say nothing of who made the op
     wrappers = (os.path.join(own, "_src", "frontends", "program") + os.sep,
                 os.path.join(own, "_src", "frontends", "python", "heads.py"),
                 os.path.join(own, "_src", "frontends", "python", "keras_ops.py"),
-                os.path.join(own, "_src", "timeline") + os.sep)  # fmt: skip
+                os.path.join(own, "_src", "timeline") + os.sep,
+                os.path.join(own, "_src", "watch") + os.sep)  # fmt: skip
     for frame in reversed(frames):  # innermost first
         name = str(getattr(frame, "filename", ""))
         if name.startswith(wrappers):
@@ -266,15 +266,38 @@ def of_exception(exc: BaseException) -> Site | None:
 
 
 def of_code(fn: object) -> Site | None:
-    """Where a function (or a callable object's ``__call__``) is defined."""
+    """Where a function (or a callable object's ``__call__``) is defined, when that is the
+    user's code (or another installed package's); a function gradscope made for the user
+    (``made_for``) is at the line that asked for it; None for TensorFlow's, Keras', gradscope's
+    or Python's own (a ``keras.losses`` object): never a library's line as the user's."""
+    try:
+        made = _MADE_FOR.get(fn)
+    except TypeError:  # not weakly referenceable
+        made = None
+    if made is not None:
+        return made
     target = getattr(fn, "__func__", fn)
     code = getattr(target, "__code__", None)
     if code is None:
         method = vars(type(fn)).get("__call__")  # a callable object: its __call__
         code = getattr(method, "__code__", None)
-    if code is None:
+    if code is None or _kind(code.co_filename) == 2:
         return None
     return Site(code.co_filename, code.co_firstlineno)
+
+
+#: Functions gradscope made for the user (a Keras target's losses) -> the user's line that
+#: asked for them.
+_MADE_FOR: weakref.WeakKeyDictionary[Any, Site] = weakref.WeakKeyDictionary()
+
+
+def made_for(fn: T) -> T:
+    """``fn``, made by gradscope for the user's call on the current stack: ``of_code`` names
+    that call's line for it (the ``gradscope.keras.targets(...)`` line), not gradscope's."""
+    site = innermost([Site(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack()])
+    if site is not None:
+        _MADE_FOR[fn] = site
+    return fn
 
 
 def first_message_line(exc: BaseException, limit: int = 300) -> str:

@@ -26,6 +26,7 @@ from gradscope._src.frontends.python.precheck import precheck
 from gradscope._src.frontends.python.resolve import Resolved, resolve
 from gradscope._src.frontends.python.variables import Registry
 from gradscope._src.progress import Progress
+from gradscope._src.results.causes import Cause
 from gradscope._src.results.expect import Expectation, PatternUse
 from gradscope._src.results.facts import LossFacts, RunFacts
 
@@ -240,6 +241,7 @@ def _with_eager(
 def _answer(model: PythonModel, loss: LossFacts, found: eager_pass.EagerLoss | None) -> LossFacts:
     """One loss with its notes; an untraceable one answered from the eager pass."""
     failure = model.failed.get(loss.name)
+    notes: list[str | Cause]
     if failure is None:
         if modes.current() == modes.EAGER and found is not None and found.error is None:
             # the statuses shown are the eager ones: no "traced ones are shown" note
@@ -247,7 +249,7 @@ def _answer(model: PythonModel, loss: LossFacts, found: eager_pass.EagerLoss | N
             loss = findings.eager_mode(loss, found, model.chosen)
         else:
             notes = findings.notes_for(model, loss, found, model.chosen)
-        return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
+        return _noted(loss, notes)
     if found is None or found.error is not None:  # broken both ways: the user's bug
         site = frames.of_exception(failure) or model.loss_site(loss.name)
         raise TargetError(
@@ -260,10 +262,18 @@ def _answer(model: PythonModel, loss: LossFacts, found: eager_pass.EagerLoss | N
     if found.returned:
         model.returned[loss.name] = found.returned
     notes += findings.notes_for(model, loss, None, model.chosen)
-    return dataclasses.replace(loss, notes=loss.notes + tuple(notes))
+    return _noted(loss, notes)
 
 
-def _with_causes(facts: RunFacts, causes: dict[str, dict[str, str]]) -> RunFacts:
+def _noted(loss: LossFacts, notes: Sequence[str | Cause]) -> LossFacts:
+    """``loss`` with its notes in words, and those that are causes kept as causes (a variable
+    it makes on every call: the loss's fix comes from it)."""
+    said = tuple(n for n in notes if isinstance(n, Cause))
+    return dataclasses.replace(loss, notes=loss.notes + tuple(map(str, notes)),
+                               causes=loss.causes + said)  # fmt: skip
+
+
+def _with_causes(facts: RunFacts, causes: dict[str, dict[str, Cause]]) -> RunFacts:
     """``facts`` with the cause of each pair no path joins (``heads.py``), where known."""
     if not any(causes.values()):
         return facts

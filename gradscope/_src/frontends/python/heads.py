@@ -1,6 +1,6 @@
 """Keras models a target's losses call: which of their outputs each variable reaches, so a
 variable with no path to a loss gets the cause ``gradscope run`` gives it (an output no loss
-reads, a layer the model's ``call`` skips), worded by ``results/words.py``.
+reads, a layer the model's ``call`` skips), as causes of ``results/causes.py``.
 
 While the losses are traced, each outermost Keras model call is recorded with its outputs
 (:func:`recording`); afterwards the traced graph is walked back from each output and from
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from gradscope._src.engine.retrace import handle
-from gradscope._src.results import words
+from gradscope._src.results.causes import Cause, OffPath, UnreadOutput
 
 #: (model, its outputs) of each outermost Keras model call, in call order.
 Calls = list[tuple[Any, Any]]
@@ -57,7 +57,7 @@ def recording(calls: Calls) -> Iterator[None]:
 
 def causes(
     graph: Any, calls: Calls, loss: Any, names: Mapping[int | None, str], loss_site: str
-) -> dict[str, str]:
+) -> dict[str, Cause]:
     """The cause of each variable of a called model that ``loss`` does not read.
 
     Args:
@@ -72,8 +72,7 @@ def causes(
     """
     captured = {id(inner): id(outer) for outer, inner in _captures(graph)}
     read = _variables(loss, captured)
-    out: dict[str, str] = {}
-    said = words.loss_made_at(loss_site)
+    out: dict[str, Cause] = {}
     for model, outputs in calls:
         named = [(n, t) for n, t in _outputs(model, outputs) if getattr(t, "graph", None) is graph]
         if not named:
@@ -87,12 +86,12 @@ def causes(
             if name is None or name in out:
                 continue
             heads = [n for n, handles in reached.items() if unread in handles]
-            out[name] = no_path(heads, model.name, said)
+            out[name] = no_path(heads, model.name, loss_site)
     return out
 
 
 def no_path(heads: Sequence[str], model: str, loss: str, *, compiled: bool = False,
-            part: str = "") -> str:  # fmt: skip
+            part: str = "") -> Cause:  # fmt: skip
     """Why a variable of Keras model ``model`` that no path leads from to ``loss`` gets no
     gradient: the outputs it reaches (``heads``) no loss reads, or it reaches none (its layer
     is off the path from the model's inputs to its outputs). The one rule for a Python
@@ -101,13 +100,14 @@ def no_path(heads: Sequence[str], model: str, loss: str, *, compiled: bool = Fal
     Args:
         heads: the model's outputs the variable reaches, each once.
         model: the model's name.
-        loss: the loss as the cause names it (``the loss made at FILE:LINE``).
+        loss: the line that made the loss (``FILE:LINE``; "" unknown).
         compiled: the model trains with Keras' own step, whose loss is ``compile()``'s.
         part: the loss is that compiled loss alone (one output's).
     """
     if not heads:
-        return words.off_path(model)
-    return words.unread_outputs(heads, model, loss, compiled=compiled, part=part)
+        return OffPath(model=model)
+    return UnreadOutput(names=tuple(dict.fromkeys(heads)), model=model, line=loss,
+                        compiled=compiled, part=part)  # fmt: skip
 
 
 def handle_id(variable: Any) -> int | None:

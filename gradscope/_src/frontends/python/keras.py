@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gradscope._src.errors import TargetError
+from gradscope._src.frontends.python import frames
 from gradscope._src.frontends.python.target import Target
 
 
@@ -124,7 +125,7 @@ def _loss(
     def loss() -> Any:
         return single(y, model(x, training=training), sample_weight)
 
-    return loss
+    return frames.made_for(loss)  # made at the user's targets(...) line, not here
 
 
 def _total(
@@ -138,4 +139,4 @@ def _total(
             x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training
         )
 
-    return loss
+    return frames.made_for(loss)

@@ -27,6 +27,7 @@ from gradscope._src.frontends.python.ending import TargetEnded
 from gradscope._src.frontends.python.resolve import Resolved
 from gradscope._src.frontends.python.target import article
 from gradscope._src.location import Location
+from gradscope._src.results.causes import Cause
 
 _NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}")
 
@@ -177,7 +178,7 @@ class PythonModel:
             for c in self.chosen
         ]
 
-    def causes(self) -> dict[str, dict[str, str]]:
+    def causes(self) -> dict[str, dict[str, Cause]]:
         """Per traced loss, the cause of each variable of a Keras model it called that it
         does not read (``heads.py``): an output no loss reads, a layer ``call`` skips."""
         names = {heads.handle_id(c.variable): c.name for c in self.chosen}

@@ -8,5 +8,6 @@ with tf.GradientTape() as tape:
     hard = probs + tf.stop_gradient(tf.one_hot(tf.argmax(logits, -1), 4) - probs)
     idx = tf.reduce_sum(hard * tf.range(4, dtype=tf.float32), axis=1)
     scaled = idx * 2.0
-    loss = tf.reduce_sum(scaled)
+    back = scaled + tf.stop_gradient(tf.cast(tf.cast(scaled, tf.int32), scaled.dtype) - scaled)
+    loss = tf.reduce_sum(back)
 grads = tape.gradient(loss, [w])

@@ -23,6 +23,8 @@ def gradient(xs, ys):
 
 
 replicas = [gradient(x[i : i + 4], labels[i : i + 4]) for i in (0, 4)]
+# the loss the program reports: the replicas' mean (ReduceOp.MEAN)
+reported = tf.reduce_mean([loss(x[i : i + 4], labels[i : i + 4]) for i in (0, 4)])
 step = [a + c for a, c in zip(*replicas, strict=True)]
 with tf.GradientTape() as tape:  # one device, the whole batch
     whole = tf.reduce_mean(

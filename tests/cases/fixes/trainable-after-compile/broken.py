@@ -15,5 +15,6 @@ model.fit(x, y, batch_size=16, epochs=1, verbose=0)
 base.trainable = True  # fine-tune the base, the head kept as it is
 head.trainable = False
 before = [w.copy() for w in model.get_weights()]
+outputs = model(x).numpy()
 model.fit(x, y, batch_size=16, epochs=1, verbose=0)  # <- fix
 changed = [bool(np.any(a != b)) for a, b in zip(before, model.get_weights(), strict=True)]

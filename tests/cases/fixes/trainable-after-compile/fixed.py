@@ -16,5 +16,6 @@ base.trainable = True  # fine-tune the base, the head kept as it is
 head.trainable = False
 model.compile(optimizer="sgd", loss="mse")
 before = [w.copy() for w in model.get_weights()]
+outputs = model(x).numpy()
 model.fit(x, y, batch_size=16, epochs=1, verbose=0)
 changed = [bool(np.any(a != b)) for a, b in zip(before, model.get_weights(), strict=True)]
