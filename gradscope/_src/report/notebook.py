@@ -148,7 +148,7 @@ def _run(report: rr.RunReport) -> str:
 
     what = " ".join(report.argv) if report.argv else report.program
     parts = [_title(f"gradscope {report.entry} · {what}",
-                    f"TensorFlow {report.tensorflow} · {report.device}")]  # fmt: skip
+                    f"{report.framework} · {report.device}")]  # fmt: skip
     if not report.calls:
         parts.append("<div>No gradient call was made.</div>")
     for call in report.calls:
@@ -170,7 +170,7 @@ def _run(report: rr.RunReport) -> str:
 
 def _inspect(report: m.Report) -> str:
     parts = [_title(f"gradscope inspect · {report.name or report.spec}",
-                    f"TensorFlow {report.tensorflow} · {report.device}")]  # fmt: skip
+                    f"{report.framework} · {report.device}")]  # fmt: skip
     for loss in report.losses:
         rows = [[_code(p.variable), _e(style.shape(p.shape)), _status(p.status),
                  _norm(p.status, p.norm, p.sparse), _why(p.cut_points)]

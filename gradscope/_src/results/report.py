@@ -240,9 +240,17 @@ class Report(Displayed):
     unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
+    #: a target on JAX (Keras' JAX backend): JAX's version; ``tensorflow`` is then ``""``
+    jax: str = ""
 
     def __post_init__(self) -> None:
         escape_fields(self, "spec", "name", "notes")  # one escaping of names
+
+    @property
+    def framework(self) -> str:
+        """What computed the gradients, as report headers name it: ``TensorFlow 2.21.0``,
+        ``JAX 0.10.2``."""
+        return f"JAX {self.jax}" if self.jax else f"TensorFlow {self.tensorflow}"
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:
@@ -285,8 +293,11 @@ class Report(Displayed):
 
     def header(self) -> dict[str, Any]:
         """The first keys of the JSON report (also of ``diff``'s)."""
-        return {"gradscope": REPORT_VERSION, "spec": self.spec, "name": self.name,
-                "tensorflow": self.tensorflow, "device": self.device}  # fmt: skip
+        out = {"gradscope": REPORT_VERSION, "spec": self.spec, "name": self.name,
+               "tensorflow": self.tensorflow, "device": self.device}  # fmt: skip
+        if self.jax:
+            out.update(backend="jax", jax=self.jax)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (contract section 5): ``problems`` holds what ``check`` fails on;

@@ -242,6 +242,15 @@ class RunReport(Displayed):
     entry: str = RUN
     #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
     signal: str | None = None
+    #: a program on JAX (Keras' JAX backend, or JAX itself): JAX's version; ``tensorflow``
+    #: is then ``""``
+    jax: str = ""
+
+    @property
+    def framework(self) -> str:
+        """What computed the gradients, as report headers name it: ``TensorFlow 2.21.0``,
+        ``JAX 0.10.2``."""
+        return f"JAX {self.jax}" if self.jax else f"TensorFlow {self.tensorflow}"
 
     def __post_init__(self) -> None:
         escape_fields(self, "program", "argv", "notes")  # one escaping of names
@@ -314,6 +323,7 @@ class RunReport(Displayed):
             **({"entry": self.entry} if self.entry != RUN else {}),
             "argv": list(self.argv),
             "tensorflow": self.tensorflow,
+            **({"backend": "jax", "jax": self.jax} if self.jax else {}),
             "device": self.device,
             "outcome": self.outcome,
             **({"exit_status": self.exit_status} if self.exit_status is not None else {}),

@@ -75,10 +75,15 @@ def run(
         ProgramError: the program cannot be started (exit code 2).
     """
     launch.check(program)
-    from gradscope._src.engine.tf_import import import_tensorflow
+    from gradscope._src.frontends.program import jax_hooks
 
     environ = dict(os.environ)
-    tf = import_tensorflow()  # once, without its banners: the program's own import is then free
+    on_jax = jax_hooks.wanted()  # Keras on JAX: TensorFlow is neither imported nor watched
+    tf = None
+    if not on_jax:
+        from gradscope._src.engine.tf_import import import_tensorflow
+
+        tf = import_tensorflow()  # once, without its banners: the program's import is then free
     devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
 
     from gradscope._src.frontends.program import trainable
@@ -110,7 +115,7 @@ def run(
     def report(outcome: str, error: BaseException | None, status: int | None,
                signal: str | None = None, caught: bool = True) -> Outcome:  # fmt: skip
         calls = watcher.finish()
-        if hooks:  # a trainable flag's call folded into its fit()'s own
+        if hooks and not on_jax:  # a trainable flag's call folded into its fit()'s own
             calls = trainable.merged(calls, hooks[0].traces)
         stop = _stop(watcher, caught, outcome == rr.FINISHED)
         if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
@@ -139,7 +144,8 @@ def run(
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
     try:
-        with installed(watcher) as calls, ends, _programs_logging(tf, watcher, environ):
+        hooked = jax_hooks.installed(watcher) if on_jax else installed(watcher)
+        with hooked as calls, ends, _programs_logging(tf, watcher, environ):
             hooks.append(calls)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
@@ -160,6 +166,13 @@ def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterato
     added = {k: v for k, v in os.environ.items() if k not in environ}
     for key in added:
         del os.environ[key]
+    if tf is None:  # a JAX program: no TensorFlow logger to show
+        try:
+            yield
+        finally:
+            for key, value in added.items():
+                os.environ.setdefault(key, value)
+        return
     logger = tf.get_logger()
     level = logger.level
 
@@ -194,14 +207,14 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
                     else None, devices=devices, exit_status=status, stop=stop)  # fmt: skip
 
 
-def reported(tf: Any, watcher: Any, calls: Sequence[rr.CallResult], allow_none: Sequence[str],
+def reported(tf: Any | None, watcher: Any, calls: Sequence[rr.CallResult], allow_none: Sequence[str],
              outcome: str, steps: int, notes: tuple[str, ...] = (),
              **fields: Any) -> rr.RunReport:  # fmt: skip
     """The report of the calls a watcher saw (``gradscope run``, ``gradscope.watch()``): each
     call's sources explained and given their fixes, the problems the policy finds in them.
 
     Args:
-        tf: TensorFlow, imported.
+        tf: TensorFlow, imported; None for a JAX program's report.
         watcher: the ``Watcher`` that saw the calls (its notes are the report's).
         calls: the calls, as ``Watcher.finish`` and ``trainable.merged`` give them.
         allow_none: globs of sources whose missing gradient is not a problem.
@@ -213,13 +226,23 @@ def reported(tf: Any, watcher: Any, calls: Sequence[rr.CallResult], allow_none: 
     calls = run_policy.explained(fixes.fixed_calls(calls))
     problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     fields.setdefault("argv", ())
-    return rr.RunReport(tensorflow=tf.__version__, device=device(tf), calls=tuple(calls),
+    if tf is None:  # a JAX program's report (frontends/program/jax_hooks.py)
+        from gradscope._src.frontends.program.jax_hooks import versions
+
+        fields.setdefault("jax", versions())
+    return rr.RunReport(tensorflow=tf.__version__ if tf is not None else "", device=device(tf),
+                        calls=tuple(calls),
                         problems=tuple(problems), outcome=outcome, steps=steps,
                         notes=tuple(watcher.notes) + notes, **fields)  # fmt: skip
 
 
 def device(tf: Any) -> str:
-    """The device a report names: ``GPU:0`` when TensorFlow has one, else ``CPU:0``."""
+    """The device a report names: ``GPU:0`` when TensorFlow (or JAX, for ``tf`` None) has
+    one, else ``CPU:0``."""
+    if tf is None:
+        from gradscope._src.frontends.program.jax_hooks import device as jax_device
+
+        return jax_device()
     return "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
 
 

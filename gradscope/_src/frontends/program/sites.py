@@ -19,9 +19,19 @@ def current() -> frames.Site | None:
     """The user's innermost line on the current stack, through autograph's source maps (the
     line the user wrote, not autograph's generated copy); in a thread working for another
     (a replica's, inside ``strategy.run``) with no user line of its own, the other's."""
+    return frames.of_traceback(_stack()) or getattr(_local, "outer", None)
+
+
+def _stack() -> list[Any]:
+    """The current stack, outermost first, as TensorFlow reads it (through autograph's source
+    maps) once TensorFlow is imported; as Python's own frames before (a JAX program's)."""
+    if "tensorflow" not in sys.modules:
+        import traceback
+
+        return list(traceback.extract_stack(sys._getframe(2)))
     from tensorflow.python.util import tf_stack
 
-    return frames.of_traceback(tf_stack.extract_stack()) or getattr(_local, "outer", None)
+    return list(tf_stack.extract_stack())
 
 
 def set_outer(site: frames.Site | None) -> None:
@@ -141,9 +151,7 @@ def described() -> tuple[str, tuple[str, ...]]:
     """The site of the call being made (``current``) and, innermost first, the user's lines
     that called it (its helpers' callers, inside the trace when one runs): what tells two
     calls of one helper apart in a report."""
-    from tensorflow.python.util import tf_stack
-
-    stack = list(tf_stack.extract_stack())
+    stack = _stack()
     site = frames.of_traceback(stack) or getattr(_local, "outer", None)
     start = max((i + 1 for i, f in enumerate(stack)
                  if f.name == _TRACE[1] and f.filename.endswith(_TRACE[0])), default=0)  # fmt: skip

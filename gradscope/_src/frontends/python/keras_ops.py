@@ -10,7 +10,9 @@ layer notes the user's line when it is applied to symbolic tensors (a functional
 definition); when it runs later, TensorFlow's own stack mapper (the one autograph uses to show
 a converted function's lines) shows the lines of the operation's ``call`` as that user's line.
 ``frames.of_op`` then finds it like any user frame: the same answer for ``run``, ``inspect``,
-``watch()`` and the Monitor. Layers are left alone: their ops already have their own names and
+``watch()`` and the Monitor. On JAX the operation keeps JAX's record of the stack that
+applied it, and the equations it makes when it runs keep that record as theirs
+(``engine/jax/compat.made_at``), so a jaxpr's equation names the same line. Layers are left alone: their ops already have their own names and
 a custom layer's ``call`` is the user's code. Nothing computed changes: the wrappers pass their
 arguments, results and exceptions through.
 """
@@ -31,6 +33,8 @@ from gradscope._src.frontends.python import frames
 
 #: Operation -> where the user applied it to symbolic tensors.
 _SITES: weakref.WeakKeyDictionary[Any, frames.Site] = weakref.WeakKeyDictionary()
+#: Operation -> JAX's record of the stack that applied it (the JAX backend only).
+_TRACEBACKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 #: Operation class -> (file, first line, last line) of its ``call``; None when unknown.
 _CALLS: dict[type, tuple[str, int, int] | None] = {}
 #: The code of those ``call``s: an eager op's line is read from Python's own frames
@@ -92,12 +96,22 @@ def _patch() -> None:
             if site is not None:
                 with contextlib.suppress(TypeError):
                     _SITES[self] = site
+                    if _on_jax():
+                        _TRACEBACKS[self] = _jax_compat().traceback_now()
         return symbolic_call(self, *args, **kwargs)
 
     def mapped_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(self, Layer) and _TRACEBACKS:
+            try:
+                made = _TRACEBACKS.get(self)
+            except TypeError:  # an operation that cannot be a weak key
+                made = None
+            if made is not None:
+                with _jax_compat().made_at(made):
+                    return call(self, *args, **kwargs)
         site = _SITES.get(self) if not isinstance(self, Layer) else None
         lines = _call_lines(type(self)) if site is not None else None
-        if site is None or lines is None:
+        if site is None or lines is None or _on_jax():  # TensorFlow's stack mapper only
             return call(self, *args, **kwargs)
         with _mapper(lines, site):
             return call(self, *args, **kwargs)
@@ -107,6 +121,22 @@ def _patch() -> None:
     _originals.update(symbolic_call=symbolic_call, call=call, owner=Operation)
     Operation.symbolic_call = noted_symbolic_call
     Operation.__call__ = mapped_call
+
+
+def _on_jax() -> bool:
+    """Whether Keras runs on JAX (read from Keras, which is imported by now)."""
+    try:
+        from keras.src.backend import backend
+
+        return bool(backend() == "jax")
+    except ImportError:  # pragma: no cover - a Keras that moved it
+        return False
+
+
+def _jax_compat() -> Any:
+    from gradscope._src.engine.jax import compat
+
+    return compat
 
 
 def _restore() -> None:

@@ -1,0 +1,386 @@
+"""One watched JAX gradient call: ``jax.grad``, ``jax.value_and_grad``, ``jax.vjp``.
+
+The program's own call always runs as written and its result goes back unchanged. Beside it,
+``jax.make_jaxpr`` of the same function at the same arguments gives the computation JAX
+differentiates, and the cut analysis reads it (``engine/jax``): which leaves a path leads
+from to the loss, which would get no gradient on TensorFlow (JAX hands them zeros), and the
+user's line where each last path was cut. The real gradients' norms say ``ok``, ``zero`` or
+``nan``: eagerly at once, inside ``jax.jit`` (Keras' train step) through
+``jax.debug.callback`` at each execution.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gradscope._src.frontends.program import fit, jax_names, sites
+from gradscope._src.frontends.program.analyse import SourceStatic
+from gradscope._src.frontends.program.watch import SiteState, Static, StopProgram, Watcher
+from gradscope._src.frontends.python import frames, heads
+from gradscope._src.results import words
+from gradscope._src.results.run import EAGER, FUNCTION
+
+#: Keras' JAX trainer: a gradient call from its own ``train_step`` is ``fit``'s.
+_KERAS_TRAINER = ("keras", "src", "backend", "jax", "trainer.py")
+
+_local = threading.local()
+
+
+@dataclass
+class _Request:
+    """What the program asked: the function, what it differentiates, and how."""
+
+    api: str  # jax.grad, jax.value_and_grad, jax.vjp
+    fun: Callable[..., Any]
+    argnums: int | tuple[int, ...]
+    has_aux: bool
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    keras_step: bool  # called by Keras' own train step (fit's)
+
+
+class JaxCalls:
+    """Handles every watched JAX call of one run (``jax_hooks.installed``)."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+        #: ``--stop`` asked inside a compiled step (a callback cannot stop the program): raised
+        #: at the program's next watched call or Keras step
+        self.stop_pending = False
+        self.optimizers = None  # set by jax_hooks: the optimizer findings (44.3)
+
+    # -- the program's calls ----------------------------------------------------------------
+
+    def grad(self, original: Callable[..., Any], request: _Request, returns_value: bool) -> Any:
+        """``jax.grad(fun, ...)(*args)`` (``returns_value`` False) or ``jax.value_and_grad``:
+        the program's result, the call watched beside it. ``original`` is JAX's own
+        ``value_and_grad`` bound to the program's arguments (``jax.grad`` is that, without the
+        value)."""
+        watcher = self.watcher
+        if watcher.busy or _inside_own():
+            return _as_asked(original(*request.args, **request.kwargs), request, returns_value)
+        self._raise_pending()
+        traced = _traced(request.args, request.kwargs)
+        state = self._site(request, FUNCTION if traced else EAGER)
+        if not traced:
+            if watcher.unwatched(state) or not watcher.before_execution(state):
+                return _as_asked(original(*request.args, **request.kwargs), request, returns_value)
+        with watcher.own_work():
+            static = self._static(request)
+        result = original(*request.args, **request.kwargs)
+        if static is not None:
+            with watcher.own_work():
+                self._numbers(state, static, request, result, traced)
+        return _as_asked(result, request, returns_value)
+
+    def vjp(self, original: Callable[..., Any], fun: Callable[..., Any], primals: tuple[Any, ...],
+            has_aux: bool, kwargs: dict[str, Any]) -> Any:  # fmt: skip
+        """``jax.vjp(fun, *primals)``: the program's ``(out, vjp_fn[, aux])``, its ``vjp_fn``
+        watched when called (the gradient is computed then)."""
+        result = original(fun, *primals, has_aux=has_aux, **kwargs)
+        watcher = self.watcher
+        if watcher.busy or _inside_own():
+            return result
+        argnums = tuple(range(len(primals)))
+        request = _Request("jax.vjp", fun, argnums, has_aux, primals, {}, False)
+        traced = _traced(primals, {})
+        state = self._site(request, FUNCTION if traced else EAGER)
+        if not traced and watcher.unwatched(state):
+            return result
+        with watcher.own_work():
+            static = self._static(request, every_output=True)
+        if static is None:
+            return result
+        out, vjp_fn = result[0], result[1]
+
+        @functools.wraps(vjp_fn)
+        def watched(*cotangents: Any) -> Any:
+            grads = vjp_fn(*cotangents)
+            if not traced and not watcher.before_execution(state):
+                return grads
+            with watcher.own_work():
+                self._measured(state, static, _total(out), list(grads), traced)
+            return grads
+
+        return (out, watched, *result[2:])
+
+    # -- where and what ---------------------------------------------------------------------
+
+    def _site(self, request: _Request, mode: str) -> SiteState:
+        api = request.api
+        if request.keras_step and fit.api():
+            api = fit.api()
+        state = self.watcher.at(sites.chain(), api, mode)
+        return state
+
+    def _static(self, request: _Request, every_output: bool = False) -> _Static | None:
+        """The call's sources, analysed from the jaxpr of the function it differentiates."""
+        import jax
+
+        from gradscope._src.engine.jax.analysis import analyse
+
+        argnums = request.argnums
+        positions = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        differentiated = tuple(request.args[i] for i in positions)
+        recorded: list[tuple[Any, Any]] = []
+
+        def only(*values: Any) -> Any:
+            full = list(request.args)
+            for i, v in zip(positions, values, strict=True):
+                full[i] = v
+            with _recording_models(recorded):
+                out = request.fun(*full, **request.kwargs)
+            return out, [o for _, o in recorded[:1]]
+
+        try:
+            closed, shape = jax.make_jaxpr(only, return_shape=True)(*differentiated)
+        except Exception as exc:  # the program's own call raises it too, as JAX says it
+            self.watcher.notes.append(f"{request.api}: gradscope could not trace the "
+                                      f"differentiated function ({type(exc).__name__})")  # fmt: skip
+            return None
+        flat, _ = jax.tree_util.tree_flatten_with_path(
+            differentiated[0] if isinstance(argnums, int) else differentiated
+        )
+        leaves = [leaf for _, leaf in flat]
+        outputs, models = shape
+        n_out = len(jax.tree_util.tree_leaves(outputs))
+        n_loss = 1 if not every_output else n_out
+        if request.has_aux and every_output:
+            n_loss = len(jax.tree_util.tree_leaves(outputs[0]))
+        n_models = len(jax.tree_util.tree_leaves(models))
+        targets = list(range(n_loss))
+        others = list(range(n_out, n_out + n_models))
+        outer = _outer_stack()
+
+        def locate(stack: list[tuple[str, int, str]], op_type: str) -> tuple[str, bool]:
+            return _locate(outer + stack, op_type)
+
+        analysed = analyse(closed, list(range(len(leaves))), targets, locate, others)
+        variables = jax_names.keras_variables(request.fun, leaves) if isinstance(argnums, int) \
+            else None  # fmt: skip
+        if variables is not None:
+            names = [sites.variable_name(v) for v in variables]
+        else:
+            names = jax_names.leaf_names(request.fun, argnums, [p for p, _ in flat])
+        statics = []
+        for name, leaf, facts in zip(names, leaves, analysed.leaves, strict=True):
+            shape_ = tuple(int(d) for d in getattr(leaf, "shape", ()))
+            statics.append(SourceStatic(name, shape_, facts.has_gradient,
+                                        reachable=facts.reachable,
+                                        cut_points=list(facts.cut_points), requested=True))  # fmt: skip
+        target_source = _loss_line(analysed, targets, locate)
+        if recorded:
+            _unread_outputs(statics, analysed, recorded[0], variables, request.keras_step,
+                            target_source)  # fmt: skip
+        static = Static(statics, target_source)
+        return _Static(static, [v is not None for v in (variables or [])], variables)
+
+    # -- numbers ----------------------------------------------------------------------------
+
+    def _numbers(self, state: SiteState, static: _Static, request: _Request, result: Any,
+                 traced: bool) -> None:  # fmt: skip
+        import jax
+
+        value, grads = result
+        if request.has_aux:
+            value = value[0]
+        self._measured(state, static, value, jax.tree_util.tree_leaves(grads), traced)
+
+    def _measured(self, state: SiteState, static: _Static, value: Any, grads: list[Any],
+                  traced: bool) -> None:  # fmt: skip
+        import jax
+        import numpy as np
+
+        from gradscope._src.engine.jax import numbers
+
+        kept = [i for i, g in enumerate(grads) if numbers.measurable(g)]
+        norms, largest = numbers.norms_and_maxima([grads[i] for i in kept])
+        total = numbers.value_of(value)
+        if not traced:
+            self._record(state, static, kept, np.asarray(total), np.asarray(norms),
+                         np.asarray(largest))  # fmt: skip
+            return
+        self.watcher.trace(state, static.static)
+        jax.debug.callback(functools.partial(self._executed, state, static, kept),
+                           total, norms, largest)  # fmt: skip
+
+    def _executed(self, state: SiteState, static: _Static, kept: list[int], total: Any,
+                  norms: Any, largest: Any) -> None:  # fmt: skip
+        """One execution of a compiled step (called by ``jax.debug.callback``): never raises
+        into XLA; ``--stop`` is raised at the program's next call instead."""
+        watcher = self.watcher
+        try:
+            with watcher.lock:
+                state = fit.running(state, lambda s, a, m: watcher.site(s, a, m))
+                if not watcher.before_execution(state):
+                    return
+                self._record(state, static, kept, total, norms, largest)
+        except StopProgram:
+            self.stop_pending = True
+        except Exception as exc:  # noqa: BLE001  (gradscope's failure never stops the step)
+            note = f"gradscope could not read a step's gradients ({type(exc).__name__}: {exc})"
+            if note not in watcher.notes:
+                watcher.notes.append(note)
+
+    def _record(self, state: SiteState, static: _Static, kept: list[int], total: Any,
+                norms: Any, largest: Any) -> None:  # fmt: skip
+        stats: list[tuple[float, float] | None] = [None] * len(static.static.sources)
+        for k, i in enumerate(kept):
+            stats[i] = (float(norms[k]), float(largest[k]))
+        self.watcher.record(state, static.static, (float(total), stats, None))
+
+    def _raise_pending(self) -> None:
+        if self.stop_pending:
+            self.stop_pending = False
+            from gradscope._src.frontends.program import process
+
+            if process.can_stop():
+                self.watcher.refused.append(next(iter(self.watcher.sites.values())).site)
+                raise StopProgram
+
+
+@dataclass
+class _Static:
+    static: Static
+    keras: list[bool]
+    variables: list[Any] | None
+
+
+def _as_asked(result: Any, request: _Request, returns_value: bool) -> Any:
+    """``value_and_grad``'s result as the program's call returns it: unchanged, or without
+    the value for ``jax.grad`` (``(grads, aux)`` with ``has_aux``)."""
+    if returns_value:
+        return result
+    value, grads = result
+    return (grads, value[1]) if request.has_aux else grads
+
+
+def _traced(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    import jax
+
+    leaves = jax.tree_util.tree_leaves((tuple(args), kwargs))
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in leaves)
+
+
+def _total(out: Any) -> Any:
+    import jax
+    import jax.numpy as jnp
+
+    leaves = [x for x in jax.tree_util.tree_leaves(out) if jnp.issubdtype(x.dtype, jnp.inexact)]
+    return sum((jnp.sum(x) for x in leaves), jnp.zeros(()))
+
+
+def called_by_keras_step(frame: Any) -> bool:
+    """Whether ``frame`` (the caller of the JAX API) is Keras' own JAX ``train_step``."""
+    if frame is None:
+        return False
+    name = frame.f_code.co_filename.replace("\\", "/")
+    return frame.f_code.co_name == "train_step" and name.endswith("/".join(_KERAS_TRAINER))
+
+
+@contextlib.contextmanager
+def _own() -> Iterator[None]:
+    _local.own = getattr(_local, "own", 0) + 1
+    try:
+        yield
+    finally:
+        _local.own -= 1
+
+
+def _inside_own() -> bool:
+    """Whether gradscope's own trace of a watched function is running in this thread (a
+    ``jax.grad`` inside the function the program differentiates is then part of it)."""
+    return bool(getattr(_local, "own", 0))
+
+
+@contextlib.contextmanager
+def _recording_models(into: list[tuple[Any, Any]]) -> Iterator[None]:
+    """While gradscope traces a watched function: the outermost Keras model call's outputs
+    (``stateless_call`` or ``__call__``) go into ``into`` (``jax_hooks`` reads
+    :func:`recording`)."""
+    before = getattr(_local, "models", None)
+    _local.models = into
+    try:
+        with _own():
+            yield
+    finally:
+        _local.models = before
+
+
+def model_called(model: Any, outputs: Any) -> None:
+    """A Keras model's outermost call returned ``outputs`` (``jax_hooks``' patches)."""
+    into = getattr(_local, "models", None)
+    if into is not None and not into:
+        into.append((model, outputs))
+
+
+def _locate(stack: list[tuple[str, int, str]], op_type: str) -> tuple[str, bool]:
+    """The user's line in an equation's stack, and whether it names the op (a cut of a
+    gradient that still flows is listed only then, as on TensorFlow)."""
+    from gradscope._src.frontends.program.graphs import visible
+
+    site = frames.innermost([frames.Site(f, line, fn) for f, line, fn in stack])
+    return ("" if site is None else str(site)), visible(op_type, site)
+
+
+def _outer_stack() -> list[tuple[str, int, str]]:
+    """The Python stack of the watched call, outermost first: what an equation's own stack
+    continues. JAX keeps an equation's stack only up to the nearest call from compiled code
+    (a ``jax.jit`` boundary), so Keras' train step, traced inside ``fit``'s compiled
+    function, would otherwise have no user line at all: the line is then the ``fit()``'s,
+    as on TensorFlow."""
+    import traceback
+
+    return [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(sys._getframe(2))]
+
+
+def _loss_line(analysed: Any, targets: Sequence[int],
+               locate: Callable[[list[tuple[str, int, str]], str], tuple[str, bool]]) -> str:
+    """The user's line that made the loss: the first target's equation's."""
+    from gradscope._src.engine.jax import compat
+
+    g = analysed.graph
+    for i in targets:
+        t = g.outputs[i]
+        if t is None:
+            continue
+        eqn = g.eqns[g.graph.producer[t]]
+        if eqn is not None:
+            site, _ = locate(compat.frames_of(eqn.source_info), "")
+            if site:
+                return site
+    return ""
+
+
+def _unread_outputs(statics: Sequence[SourceStatic], analysed: Any, called: tuple[Any, Any],
+                    variables: list[Any] | None, compiled: bool,
+                    target_source: str) -> None:  # fmt: skip
+    """The cause of each source with no path to the loss that a Keras model holds: the
+    outputs it reaches no loss reads, or its layer is on no path to an output (as
+    ``frontends/program/fit.py`` says on TensorFlow)."""
+    model, _ = called
+    names = list(getattr(model, "output_names", None) or [])
+    n_outputs = len(analysed.leaves[0].outputs) if analysed.leaves else 0
+    if len(names) != n_outputs:
+        names = [f"output {k}" for k in range(n_outputs)]
+    own = {id(v) for v in getattr(model, "variables", ())}
+    loss = words.loss_made_at(target_source)
+    for i, (static, facts) in enumerate(zip(statics, analysed.leaves, strict=True)):
+        if static.has_gradient or static.reachable or static.note:
+            continue
+        reached = [n for n, hit in zip(names, facts.outputs, strict=True) if hit]
+        if reached:
+            static.note = heads.no_path(reached, model.name, loss, compiled=compiled)
+        elif variables is not None and id(variables[i]) in own:
+            static.note = heads.no_path([], model.name, "")
+
+
+def caller_frame() -> Any:
+    """The frame that called the patched JAX API (two up from the patch)."""
+    return sys._getframe(2)

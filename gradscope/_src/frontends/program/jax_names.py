@@ -1,0 +1,79 @@
+"""How a watched JAX call names the leaves it differentiates.
+
+Keras' JAX trainer differentiates ``compute_loss_and_updates(trainable_variables, ...)``: a
+list of arrays, one per ``model.trainable_variables``, so each leaf is named by its
+variable's Keras ``path``, as on TensorFlow (``dense/kernel``). Any other function's
+parameters are named by their pytree path, keys joined with ``/`` (``params/dense/w``,
+``layers/0/b``); with several ``argnums`` each starts with its parameter's name.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+
+def keras_variables(fun: Any, leaves: Sequence[Any]) -> list[Any] | None:
+    """The Keras variables the leaves stand for, when ``fun`` is a method of a Keras model
+    (its own ``compute_loss_and_updates``, a custom one) differentiated with respect to one
+    value per ``trainable_variables`` of the same shapes; None otherwise."""
+    owner = getattr(fun, "__self__", None)
+    while owner is None and hasattr(fun, "func"):  # functools.partial of a method
+        fun = fun.func
+        owner = getattr(fun, "__self__", None)
+    variables = list(getattr(owner, "trainable_variables", None) or ())
+    if not variables or len(variables) != len(leaves):
+        return None
+    for variable, leaf in zip(variables, leaves, strict=True):
+        if tuple(getattr(variable, "shape", ())) != tuple(getattr(leaf, "shape", ())):
+            return None
+    return variables
+
+
+def leaf_names(fun: Any, argnums: int | Sequence[int], paths: Sequence[Any]) -> list[str]:
+    """Each leaf's name from its pytree path (``jax.tree_util.tree_flatten_with_path`` of the
+    differentiated arguments: one argument, or a tuple of them for several ``argnums``)."""
+    several = not isinstance(argnums, int)
+    params = _parameters(fun)
+    out = []
+    for path in paths:
+        keys = list(path)
+        head = ""
+        if several and keys:
+            position = _key(keys.pop(0))
+            index = list(argnums)[int(position)] if position.isdigit() else position
+            head = params[index] if isinstance(index, int) and index < len(params) else f"arg{index}"
+        elif not several:
+            index = int(argnums)
+            head = params[index] if index < len(params) else f"arg{index}"
+        parts = [_key(k) for k in keys]
+        if not parts or several:
+            parts.insert(0, head)
+        out.append("/".join(p for p in parts if p) or head or "param")
+    return _unique(out)
+
+
+def _key(key: Any) -> str:
+    """One step of a pytree path as a name part: a dict key, an index, an attribute."""
+    for attr in ("key", "idx", "name"):
+        if hasattr(key, attr):
+            return str(getattr(key, attr))
+    return str(key).strip(".[]'\"")
+
+
+def _parameters(fun: Any) -> list[str]:
+    try:
+        return [p.name for p in inspect.signature(fun).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+    except (TypeError, ValueError):
+        return []
+
+
+def _unique(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
