@@ -87,7 +87,6 @@ def run(
     devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
 
     from gradscope._src.frontends.program import trainable
-    from gradscope._src.frontends.program.hooks import installed
     from gradscope._src.frontends.program.watch import Watcher
 
     recorder = None
@@ -144,8 +143,7 @@ def run(
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
     try:
-        hooked = jax_hooks.installed(watcher) if on_jax else installed(watcher)
-        with hooked as calls, ends, _programs_logging(tf, watcher, environ):
+        with _hooks(watcher, on_jax) as calls, ends, _programs_logging(tf, watcher, environ):
             hooks.append(calls)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
@@ -154,6 +152,23 @@ def run(
     status = launch.exit_status(error) if outcome == rr.EXITED else None
     caught = outcome != rr.STOPPED or len(watcher.refused) > 1  # by the program's except:
     return report(outcome, error, status, caught=caught)
+
+
+@contextlib.contextmanager
+def _hooks(watcher: Any, on_jax: bool) -> Iterator[Any]:
+    """The watched APIs: JAX's alone for Keras on JAX; TensorFlow's, and JAX's once the
+    program imports it (a plain JAX program), otherwise. Yields the TensorFlow hooks' calls
+    (None on JAX)."""
+    from gradscope._src.frontends.program import jax_hooks
+
+    if on_jax:
+        with jax_hooks.installed(watcher):
+            yield None
+        return
+    from gradscope._src.frontends.program.hooks import installed
+
+    with installed(watcher) as calls, jax_hooks.installed(watcher):
+        yield calls
 
 
 @contextlib.contextmanager
@@ -226,9 +241,9 @@ def reported(tf: Any | None, watcher: Any, calls: Sequence[rr.CallResult], allow
     calls = run_policy.explained(fixes.fixed_calls(calls))
     problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     fields.setdefault("argv", ())
-    if tf is None:  # a JAX program's report (frontends/program/jax_hooks.py)
-        from gradscope._src.frontends.program.jax_hooks import versions
+    from gradscope._src.frontends.program.jax_hooks import versions
 
+    if tf is None or any(c.api.startswith("jax.") for c in calls):  # JAX computed them
         fields.setdefault("jax", versions())
     return rr.RunReport(tensorflow=tf.__version__ if tf is not None else "", device=device(tf),
                         calls=tuple(calls),

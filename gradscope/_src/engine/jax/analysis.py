@@ -88,6 +88,15 @@ def analyse(closed: Any, sources: Sequence[int], targets: Sequence[int], locate:
     return Analysed(leaves, g)
 
 
+def stack(g: JaxGraph, index: int) -> list[tuple[str, int, str]]:
+    """The whole stack op ``index`` of ``g`` was made in, outermost first: those of the
+    equations around it, then its own (``JaxGraph.stack_of``)."""
+    out: list[tuple[str, int, str]] = []
+    for eqn in g.stack_of(index):
+        out += compat.frames_of(getattr(eqn, "source_info", None))
+    return out
+
+
 class _Where:
     """Cut points and visibility of the ops of one graph, each equation's stack read once."""
 
@@ -98,9 +107,8 @@ class _Where:
 
     def _at(self, index: int) -> tuple[str, bool]:
         if index not in self.seen:
-            eqn = self.g.eqns[index]
             op = self.g.graph.ops[index]
-            frames = compat.frames_of(getattr(eqn, "source_info", None)) if eqn else []
+            frames = stack(self.g, index)
             self.seen[index] = self.locate(frames, op.type) if frames else ("", False)
         return self.seen[index]
 

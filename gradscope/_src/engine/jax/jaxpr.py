@@ -38,6 +38,16 @@ class JaxGraph:
     outputs: list[int | None]  # tensor id of each output leaf (None: a literal)
     #: per op: the primitive's name (``"dot_general"``; ``""`` for gradscope's own ops)
     primitives: list[str] = field(default_factory=list)
+    #: per op: the equations whose bodies hold it, outermost first (a ``jnp`` function's
+    #: ``pjit``, a ``cond``): JAX keeps each equation's stack only up to its body's boundary,
+    #: so the user's line of an equation inside one is on the stack of the one around it
+    outer: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def stack_of(self, index: int) -> list[Any]:
+        """The equations whose stacks, outermost first, make op ``index``'s whole stack (its
+        own last); empty for gradscope's own ops."""
+        eqn = self.eqns[index]
+        return [] if eqn is None else [*self.outer[index], eqn]
 
 
 class _Builder:
@@ -45,6 +55,8 @@ class _Builder:
         self.ops: list[flow.Op] = []
         self.eqns: list[Any] = []
         self.prims: list[str] = []
+        self.outer: list[tuple[Any, ...]] = []
+        self.around: tuple[Any, ...] = ()  # the equations whose bodies are being walked
         self.producer: list[int] = []
         self.differentiable: list[bool] = []
 
@@ -60,6 +72,7 @@ class _Builder:
         self.ops.append(flow.Op(name, type_, inputs, outputs, no_gradient=no_gradient))
         self.eqns.append(eqn)
         self.prims.append(primitive)
+        self.outer.append(self.around)
         return outputs
 
     def placeholder(self, aval: Any, name: str = "input") -> int:
@@ -130,7 +143,13 @@ class _Builder:
         jaxpr, consts = _open(body)
         inputs = [t if t is not None else self.placeholder(v.aval, "const")
                   for t, v in zip(ins, jaxpr.invars, strict=True)]  # fmt: skip
-        outs = self.walk(jaxpr, consts, inputs)
+        around = self.around
+        if hasattr(eqn, "primitive"):  # a real equation (a loop body's copy is not)
+            self.around = (*around, eqn)
+        try:
+            outs = self.walk(jaxpr, consts, inputs)
+        finally:
+            self.around = around
         return [t if t is not None else self.placeholder(v.aval, "const")
                 for t, v in zip(outs, eqn.outvars, strict=True)]  # fmt: skip
 
@@ -209,7 +228,7 @@ def build(closed: Any) -> JaxGraph:
     inputs = [b.placeholder(v.aval) for v in jaxpr.invars]
     outputs = b.walk(jaxpr, consts, inputs)
     graph = flow.Graph(b.ops, b.producer, b.differentiable)
-    return JaxGraph(graph, b.eqns, inputs, outputs, b.prims)
+    return JaxGraph(graph, b.eqns, inputs, outputs, b.prims, b.outer)
 
 
 def dependencies(jaxpr: Any) -> list[int]:

@@ -343,16 +343,16 @@ def _outer_stack() -> list[tuple[str, int, str]]:
 def _loss_line(analysed: Any, targets: Sequence[int],
                locate: Callable[[list[tuple[str, int, str]], str], tuple[str, bool]]) -> str:
     """The user's line that made the loss: the first target's equation's."""
-    from gradscope._src.engine.jax import compat
+    from gradscope._src.engine.jax.analysis import stack
 
     g = analysed.graph
     for i in targets:
         t = g.outputs[i]
         if t is None:
             continue
-        eqn = g.eqns[g.graph.producer[t]]
-        if eqn is not None:
-            site, _ = locate(compat.frames_of(eqn.source_info), "")
+        frames = stack(g, g.graph.producer[t])
+        if frames:
+            site, _ = locate(frames, "")
             if site:
                 return site
     return ""
