@@ -75,6 +75,7 @@ class Watch:
         self.where = where  # FILE:LINE of the watch() call
         self._report: rr.RunReport | None = None
         self._open: Any = None  # (watcher, hooks' context manager, Calls) while inside
+        self.on_jax = False  # Keras runs on JAX (decided on entering)
         self._lock = threading.Lock()
 
     @property
@@ -99,14 +100,18 @@ class Watch:
             if self._open is not None or self._report is not None:
                 raise UsageError(f"gradscope.watch() at {self.where}: this watch() was "
                                  "entered already; make a new one for each block")  # fmt: skip
-            from gradscope._src.engine.tf_import import import_tensorflow
+            from gradscope._src.frontends.program import jax_hooks
 
-            import_tensorflow()  # once, without its banners
-            from gradscope._src.frontends.program.hooks import installed
+            self.on_jax = jax_hooks.wanted()  # Keras on JAX: no TensorFlow
+            if not self.on_jax:
+                from gradscope._src.engine.tf_import import import_tensorflow
+
+                import_tensorflow()  # once, without its banners
             from gradscope._src.frontends.program.watch import Watcher
+            from gradscope._src.watch.run import installed_for
 
             watcher = Watcher(self.steps)  # never stops: later calls run unwatched
-            hooks = installed(watcher)
+            hooks = installed_for(watcher, self.on_jax)
             calls = hooks.__enter__()  # AlreadyWatching: nothing was patched
             self._open = (watcher, hooks, calls, _Retraced())
         return self
@@ -134,12 +139,15 @@ class Watch:
                                    "report it",), entry=rr.WATCH)  # fmt: skip
 
     def _made(self, watcher: Any, calls: Any, outcome: str) -> rr.RunReport:
-        import tensorflow as tf
-
         from gradscope._src.frontends.program import trainable
         from gradscope._src.watch.run import reported
 
         found = trainable.merged(watcher.finish(), calls.traces)
+        if self.on_jax:  # Keras on JAX (frontends/program/jax_hooks.py)
+            return reported(None, watcher, found, self.allow_none, outcome, self.steps,
+                            program=self.where, entry=rr.WATCH)  # fmt: skip
+        import tensorflow as tf
+
         return reported(tf, watcher, found, self.allow_none, outcome, self.steps,
                         program=self.where, entry=rr.WATCH)  # fmt: skip
 

@@ -114,7 +114,7 @@ def run(
     def report(outcome: str, error: BaseException | None, status: int | None,
                signal: str | None = None, caught: bool = True) -> Outcome:  # fmt: skip
         calls = watcher.finish()
-        if hooks and not on_jax:  # a trainable flag's call folded into its fit()'s own
+        if hooks:  # a trainable flag's call folded into its fit()'s own
             calls = trainable.merged(calls, hooks[0].traces)
         stop = _stop(watcher, caught, outcome == rr.FINISHED)
         if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
@@ -143,7 +143,7 @@ def run(
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
     try:
-        with _hooks(watcher, on_jax) as calls, ends, _programs_logging(tf, watcher, environ):
+        with installed_for(watcher, on_jax) as calls, ends, _programs_logging(tf, watcher, environ):
             hooks.append(calls)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
@@ -155,15 +155,15 @@ def run(
 
 
 @contextlib.contextmanager
-def _hooks(watcher: Any, on_jax: bool) -> Iterator[Any]:
+def installed_for(watcher: Any, on_jax: bool) -> Iterator[Any]:
     """The watched APIs: JAX's alone for Keras on JAX; TensorFlow's, and JAX's once the
     program imports it (a plain JAX program), otherwise. Yields the TensorFlow hooks' calls
-    (None on JAX)."""
+    (JAX's on JAX)."""
     from gradscope._src.frontends.program import jax_hooks
 
     if on_jax:
-        with jax_hooks.installed(watcher):
-            yield None
+        with jax_hooks.installed(watcher) as calls:
+            yield calls
         return
     from gradscope._src.frontends.program.hooks import installed
 

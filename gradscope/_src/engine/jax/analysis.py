@@ -93,7 +93,11 @@ def stack(g: JaxGraph, index: int) -> list[tuple[str, int, str]]:
     equations around it, then its own (``JaxGraph.stack_of``)."""
     out: list[tuple[str, int, str]] = []
     for eqn in g.stack_of(index):
-        out += compat.frames_of(getattr(eqn, "source_info", None))
+        info = getattr(eqn, "source_info", None)
+        out += compat.frames_of(info)
+        written = compat.written(info)
+        if written is not None:  # a Keras operation of a functional model: its line
+            return [*out, (written[0], written[1], "<keras operation>")]
     return out
 
 

@@ -47,34 +47,49 @@ def name_stack(source_info: Any) -> str:
     return str(getattr(source_info, "name_stack", "") or "")
 
 
-def traceback_now() -> Any:
-    """JAX's record of the Python stack here (what an equation made now would keep), or None."""
-    try:
-        from jax._src.lib import xla_client
-
-        return xla_client.Traceback.get_traceback()
-    except (ImportError, AttributeError):  # pragma: no cover - a JAX that moved it
-        return None
+#: The name scope that marks the equations of a Keras operation replayed by a functional
+#: model with the user's line that wrote it (``frontends/python/keras_ops.py``).
+MARK = "gradscope@"
 
 
 @contextlib.contextmanager
-def made_at(traceback: Any) -> Iterator[None]:
-    """Equations made inside the block keep ``traceback`` as the stack they were made in: a
-    Keras operation of a functional model, replayed by Keras, at the line that wrote it.
-
-    Only the traceback JAX keeps changes (what its errors and HLO metadata cite), and only
-    for equations made inside; nothing computed, and no exception, is touched (JAX's own
-    ``user_context`` would also rewrite the exceptions raised inside)."""
+def written_at(filename: str, line: int) -> Iterator[None]:
+    """Equations made inside the block carry ``filename:line`` as a name scope (``jax.named_scope``,
+    metadata only: what profilers show); :func:`written` reads it back. A name scope, not a
+    stack: JAX caches the bodies of its ``jit``-wrapped functions with the stacks of their
+    first trace, so a stack set here would follow a ``jnp`` function to its later uses."""
     try:
-        from jax._src import source_info_util as siu
+        import jax
 
-        local = siu._source_info_context
-        previous = local.context
-    except (ImportError, AttributeError):  # pragma: no cover - a JAX that moved it
+        scope = jax.named_scope(f"{MARK}{filename}:{line}")
+    except (ImportError, AttributeError, TypeError, ValueError):  # pragma: no cover
         yield
         return
-    local.context = previous.replace(traceback=traceback)
-    try:
+    with scope:
         yield
-    finally:
-        local.context = previous
+
+
+def written(source_info: Any) -> tuple[str, int] | None:
+    """``(file, line)`` of the outermost :func:`written_at` scope an equation was made in."""
+    stack = getattr(getattr(source_info, "name_stack", None), "stack", ())
+    for entry in stack:
+        name = getattr(entry, "name", "")
+        if isinstance(name, str) and name.startswith(MARK):
+            filename, _, line = name[len(MARK) :].rpartition(":")
+            if line.isdigit():
+                return filename, int(line)
+    return None
+
+
+def shown_scopes(source_info: Any) -> str:
+    """The name scopes of an equation as a node name shows them (``dense``), without
+    :func:`written_at`'s."""
+    stack = getattr(getattr(source_info, "name_stack", None), "stack", None)
+    if stack is None:
+        return name_stack(source_info)
+    parts = []
+    for entry in stack:
+        name = getattr(entry, "name", "")
+        if isinstance(name, str) and name and not name.startswith(MARK):
+            parts.append(name if type(entry).__name__ == "Scope" else f"{name}()")
+    return "/".join(parts)

@@ -285,5 +285,5 @@ def _node(eqn: Any, type_: str) -> str:
     """How a cut point names an equation: its name scopes and op type (``head/ArgMax``)."""
     from gradscope._src.engine.jax import compat
 
-    scope = compat.name_stack(getattr(eqn, "source_info", None)).strip("/")
+    scope = compat.shown_scopes(getattr(eqn, "source_info", None)).strip("/")
     return f"{scope}/{type_}" if scope else type_

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope._src.frontends.program import fit, jax_names, sites
+from gradscope._src.frontends.program import fit, jax_names, sites, trainable
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.program.watch import SiteState, Static, StopProgram, Watcher
 from gradscope._src.frontends.python import frames, heads
@@ -53,7 +53,8 @@ class JaxCalls:
         #: ``--stop`` asked inside a compiled step (a callback cannot stop the program): raised
         #: at the program's next watched call or Keras step
         self.stop_pending = False
-        self.optimizers = None  # set by jax_hooks: the optimizer findings (44.3)
+        #: each Keras model's train step: its ``trainable`` flags against compile()'s
+        self.traces = trainable.Traces(watcher)
 
     # -- the program's calls ----------------------------------------------------------------
 
@@ -162,8 +163,9 @@ class JaxCalls:
             return _locate(outer + stack, op_type)
 
         analysed = analyse(closed, list(range(len(leaves))), targets, locate, others)
-        variables = jax_names.keras_variables(request.fun, leaves) if isinstance(argnums, int) \
-            else None  # fmt: skip
+        found = jax_names.keras_variables(request.fun, leaves, _models()) \
+            if isinstance(argnums, int) else None  # fmt: skip
+        model, variables = found if found is not None else (None, None)
         if variables is not None:
             names = [sites.variable_name(v) for v in variables]
         else:
@@ -179,7 +181,18 @@ class JaxCalls:
             _unread_outputs(statics, analysed, recorded[0], variables, request.keras_step,
                             target_source)  # fmt: skip
         static = Static(statics, target_source)
+        if request.keras_step and variables is not None:
+            self._flags(model, variables, statics)
         return _Static(static, [v is not None for v in (variables or [])], variables)
+
+    def _flags(self, model: Any, variables: list[Any], statics: list[SourceStatic]) -> None:
+        """Keras' own step of ``model`` is being traced: the variables whose ``trainable``
+        flag changed since ``compile()`` get a call at the ``fit()`` line, as on TensorFlow
+        (``trainable.py``; Keras' JAX trainer reads the flags at each ``fit()``)."""
+        flags = {id(v): (v, bool(v.trainable)) for v in model.variables}
+        trained = {id(v): s.has_gradient for v, s in zip(variables, statics, strict=True)}
+        trace = trainable.Trace(model, None, sites.text(sites.current()), flags, trained)
+        self.traces.since_compile(trace)
 
     # -- numbers ----------------------------------------------------------------------------
 
@@ -250,6 +263,12 @@ class _Static:
     static: Static
     keras: list[bool]
     variables: list[Any] | None
+
+
+def _models() -> list[Any]:
+    """The Keras model ``fit()`` (or ``train_on_batch()``) trains now, if any."""
+    model = getattr(fit._local, "model", None) if fit.active() else None
+    return [model] if model is not None else []
 
 
 def _as_asked(result: Any, request: _Request, returns_value: bool) -> Any:

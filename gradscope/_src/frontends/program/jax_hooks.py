@@ -241,6 +241,15 @@ def _keras(patches: _Patches, calls: JaxCalls) -> None:
 
         return patched
 
+    def make_compile(original: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(self, *args, **kwargs)
+            calls.traces.compile(self)
+            return result
+
+        return patched
+
+    patches.replace(keras.Model, "compile", make_compile)
     patches.replace(keras.Model, "fit", training("fit"))
     patches.replace(keras.Model, "train_on_batch", training("train_on_batch"))
     patches.replace(keras.Model, "__call__", make_call)

@@ -14,21 +14,25 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def keras_variables(fun: Any, leaves: Sequence[Any]) -> list[Any] | None:
-    """The Keras variables the leaves stand for, when ``fun`` is a method of a Keras model
-    (its own ``compute_loss_and_updates``, a custom one) differentiated with respect to one
-    value per ``trainable_variables`` of the same shapes; None otherwise."""
+def keras_variables(fun: Any, leaves: Sequence[Any],
+                    models: Sequence[Any] = ()) -> tuple[Any, list[Any]] | None:  # fmt: skip
+    """``(model, its variables)`` the leaves stand for: one value per ``trainable_variables``
+    of a Keras model, of the same shapes, as Keras' stateless calls take them. The model is
+    ``fun``'s own (a method: its ``compute_loss_and_updates``, a custom one), else the first
+    of ``models`` that fits (the one ``fit()`` trains: a custom step's closure); None when
+    none does."""
     owner = getattr(fun, "__self__", None)
     while owner is None and hasattr(fun, "func"):  # functools.partial of a method
         fun = fun.func
         owner = getattr(fun, "__self__", None)
-    variables = list(getattr(owner, "trainable_variables", None) or ())
-    if not variables or len(variables) != len(leaves):
-        return None
-    for variable, leaf in zip(variables, leaves, strict=True):
-        if tuple(getattr(variable, "shape", ())) != tuple(getattr(leaf, "shape", ())):
-            return None
-    return variables
+    for model in (owner, *models):
+        variables = list(getattr(model, "trainable_variables", None) or ())
+        if variables and len(variables) == len(leaves) and all(
+            tuple(getattr(v, "shape", ())) == tuple(getattr(leaf, "shape", ()))
+            for v, leaf in zip(variables, leaves, strict=True)
+        ):
+            return model, variables
+    return None
 
 
 def leaf_names(fun: Any, argnums: int | Sequence[int], paths: Sequence[Any]) -> list[str]:

@@ -10,9 +10,8 @@ layer notes the user's line when it is applied to symbolic tensors (a functional
 definition); when it runs later, TensorFlow's own stack mapper (the one autograph uses to show
 a converted function's lines) shows the lines of the operation's ``call`` as that user's line.
 ``frames.of_op`` then finds it like any user frame: the same answer for ``run``, ``inspect``,
-``watch()`` and the Monitor. On JAX the operation keeps JAX's record of the stack that
-applied it, and the equations it makes when it runs keep that record as theirs
-(``engine/jax/compat.made_at``), so a jaxpr's equation names the same line. Layers are left alone: their ops already have their own names and
+``watch()`` and the Monitor. On JAX the equations an operation makes when it runs carry its
+line as a name scope (``engine/jax/compat.written_at``), which the jaxpr walk reads. Layers are left alone: their ops already have their own names and
 a custom layer's ``call`` is the user's code. Nothing computed changes: the wrappers pass their
 arguments, results and exceptions through.
 """
@@ -33,8 +32,6 @@ from gradscope._src.frontends.python import frames
 
 #: Operation -> where the user applied it to symbolic tensors.
 _SITES: weakref.WeakKeyDictionary[Any, frames.Site] = weakref.WeakKeyDictionary()
-#: Operation -> JAX's record of the stack that applied it (the JAX backend only).
-_TRACEBACKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 #: Operation class -> (file, first line, last line) of its ``call``; None when unknown.
 _CALLS: dict[type, tuple[str, int, int] | None] = {}
 #: The code of those ``call``s: an eager op's line is read from Python's own frames
@@ -96,22 +93,15 @@ def _patch() -> None:
             if site is not None:
                 with contextlib.suppress(TypeError):
                     _SITES[self] = site
-                    if _on_jax():
-                        _TRACEBACKS[self] = _jax_compat().traceback_now()
         return symbolic_call(self, *args, **kwargs)
 
     def mapped_call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not isinstance(self, Layer) and _TRACEBACKS:
-            try:
-                made = _TRACEBACKS.get(self)
-            except TypeError:  # an operation that cannot be a weak key
-                made = None
-            if made is not None:
-                with _jax_compat().made_at(made):
-                    return call(self, *args, **kwargs)
         site = _SITES.get(self) if not isinstance(self, Layer) else None
+        if site is not None and _on_jax():
+            with _jax_compat().written_at(site.filename, site.line):
+                return call(self, *args, **kwargs)
         lines = _call_lines(type(self)) if site is not None else None
-        if site is None or lines is None or _on_jax():  # TensorFlow's stack mapper only
+        if site is None or lines is None:
             return call(self, *args, **kwargs)
         with _mapper(lines, site):
             return call(self, *args, **kwargs)
