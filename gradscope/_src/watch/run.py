@@ -222,7 +222,8 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
                     else None, devices=devices, exit_status=status, stop=stop)  # fmt: skip
 
 
-def reported(tf: Any | None, watcher: Any, calls: Sequence[rr.CallResult], allow_none: Sequence[str],
+def reported(tf: Any | None, watcher: Any, calls: Sequence[rr.CallResult],
+             allow_none: Sequence[str],
              outcome: str, steps: int, notes: tuple[str, ...] = (),
              **fields: Any) -> rr.RunReport:  # fmt: skip
     """The report of the calls a watcher saw (``gradscope run``, ``gradscope.watch()``): each

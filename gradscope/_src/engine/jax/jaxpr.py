@@ -80,9 +80,9 @@ class _Builder:
 
     # -- walking a jaxpr ---------------------------------------------------------------------
 
-    def walk(self, jaxpr: Any, consts: Sequence[Any], inputs: Sequence[int]) -> list[int | None]:
+    def walk(self, jaxpr: Any, inputs: Sequence[int]) -> list[int | None]:
         """Add the equations of ``jaxpr`` (an open ``Jaxpr``) reading ``inputs``; its
-        ``constvars`` become constants. Returns its outputs' tensor ids."""
+        ``constvars`` become constants. Returns its outputs' tensor ids (None: a literal)."""
         env: dict[Any, int] = {}
         for var in jaxpr.constvars:
             env[var] = self.placeholder(var.aval, "const")
@@ -91,12 +91,13 @@ class _Builder:
         for eqn in jaxpr.eqns:
             ins = [self.read(env, v) for v in eqn.invars]
             outs = self.equation(eqn, ins)
-            for var, t in zip(eqn.outvars, outs, strict=True):
-                if t is not None:
-                    env[var] = t
-        return [self.read(env, v, allow_literal=True) for v in jaxpr.outvars]
+            for var, out in zip(eqn.outvars, outs, strict=True):
+                if out is not None:
+                    env[var] = out
+        return [self.read(env, v) for v in jaxpr.outvars]
 
-    def read(self, env: dict[Any, int], var: Any, allow_literal: bool = False) -> Any:
+    def read(self, env: dict[Any, int], var: Any) -> int | None:
+        """The tensor of ``var`` (None for a literal, which carries no variable)."""
         if _is_literal(var):
             return None
         found = env.get(var)
@@ -140,14 +141,14 @@ class _Builder:
                             no_gradient=no_grad))  # fmt: skip
 
     def call(self, body: Any, ins: list[int | None], eqn: Any) -> list[int | None]:
-        jaxpr, consts = _open(body)
+        jaxpr, _ = _open(body)
         inputs = [t if t is not None else self.placeholder(v.aval, "const")
                   for t, v in zip(ins, jaxpr.invars, strict=True)]  # fmt: skip
         around = self.around
         if hasattr(eqn, "primitive"):  # a real equation (a loop body's copy is not)
             self.around = (*around, eqn)
         try:
-            outs = self.walk(jaxpr, consts, inputs)
+            outs = self.walk(jaxpr, inputs)
         finally:
             self.around = around
         return [t if t is not None else self.placeholder(v.aval, "const")
@@ -178,7 +179,7 @@ class _Builder:
              type_: str) -> list[int | None]:  # fmt: skip
         outs: list[int | None] = []
         for k, var in enumerate(eqn.outvars):
-            reads = [r[k] for r in results if r[k] is not None]
+            reads = [t for r in results if (t := r[k]) is not None]
             outs += self.op(_node(eqn, type_), JOIN, reads, [var.aval], eqn, eqn.primitive.name)
         return outs
 
@@ -188,7 +189,11 @@ class _Builder:
         times (at most ``MAX_COPIES``), each copy's carry read by the next; the final carry
         and each ``ys`` join every copy's."""
         jaxpr, _ = _open(body)
-        consts, carry, xs = ins[:n_consts], ins[n_consts : n_consts + n_carry], ins[n_consts + n_carry :]
+        consts, carry, xs = (
+            ins[:n_consts],
+            ins[n_consts : n_consts + n_carry],
+            ins[n_consts + n_carry :],
+        )
         copies: list[list[int | None]] = []
         for _ in range(min(n_carry + 1, MAX_COPIES)):
             outs = self.call(body, [*consts, *carry, *xs], _Outs(jaxpr.outvars))
@@ -224,9 +229,9 @@ def build(closed: Any) -> JaxGraph:
     """The graph of a ``ClosedJaxpr`` (``jax.make_jaxpr``'s result): one placeholder per
     input leaf, then every equation."""
     b = _Builder()
-    jaxpr, consts = _open(closed)
+    jaxpr, _ = _open(closed)
     inputs = [b.placeholder(v.aval) for v in jaxpr.invars]
-    outputs = b.walk(jaxpr, consts, inputs)
+    outputs = b.walk(jaxpr, inputs)
     graph = flow.Graph(b.ops, b.producer, b.differentiable)
     return JaxGraph(graph, b.eqns, inputs, outputs, b.prims, b.outer)
 
@@ -235,7 +240,7 @@ def dependencies(jaxpr: Any) -> list[int]:
     """Per output of an open ``jaxpr``, the bitset of its inputs it is made from."""
     b = _Builder()
     inputs = [b.placeholder(v.aval) for v in jaxpr.invars]
-    outputs = b.walk(jaxpr, (), inputs)
+    outputs = b.walk(jaxpr, inputs)
     vsets = flow.variable_sets(flow.Graph(b.ops, b.producer, b.differentiable),
                                {t: 1 << i for i, t in enumerate(inputs)})  # fmt: skip
     return [0 if t is None else vsets[b.producer[t]] for t in outputs]

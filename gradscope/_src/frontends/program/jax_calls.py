@@ -69,9 +69,8 @@ class JaxCalls:
         self._raise_pending()
         traced = _traced(request.args, request.kwargs)
         state = self._site(request, FUNCTION if traced else EAGER)
-        if not traced:
-            if watcher.unwatched(state) or not watcher.before_execution(state):
-                return _as_asked(original(*request.args, **request.kwargs), request, returns_value)
+        if not traced and (watcher.unwatched(state) or not watcher.before_execution(state)):
+            return _as_asked(original(*request.args, **request.kwargs), request, returns_value)
         with watcher.own_work():
             static = self._static(request)
         result = original(*request.args, **request.kwargs)
@@ -142,8 +141,8 @@ class JaxCalls:
         try:
             closed, shape = jax.make_jaxpr(only, return_shape=True)(*differentiated)
         except Exception as exc:  # the program's own call raises it too, as JAX says it
-            self.watcher.notes.append(f"{request.api}: gradscope could not trace the "
-                                      f"differentiated function ({type(exc).__name__})")  # fmt: skip
+            said = f"{request.api}: gradscope could not trace the differentiated function"
+            self.watcher.notes.append(f"{said} ({type(exc).__name__})")
             return None
         flat, _ = jax.tree_util.tree_flatten_with_path(
             differentiated[0] if isinstance(argnums, int) else differentiated
@@ -173,9 +172,9 @@ class JaxCalls:
         statics = []
         for name, leaf, facts in zip(names, leaves, analysed.leaves, strict=True):
             shape_ = tuple(int(d) for d in getattr(leaf, "shape", ()))
-            statics.append(SourceStatic(name, shape_, facts.has_gradient,
+            statics.append(SourceStatic(name, shape_, facts.has_gradient, requested=True,
                                         reachable=facts.reachable,
-                                        cut_points=list(facts.cut_points), requested=True))  # fmt: skip
+                                        cut_points=list(facts.cut_points)))  # fmt: skip
         target_source = _loss_line(analysed, targets, locate)
         if recorded:
             _unread_outputs(statics, analysed, recorded[0], variables, request.keras_step,
@@ -236,7 +235,7 @@ class JaxCalls:
                 self._record(state, static, kept, total, norms, largest)
         except StopProgram:
             self.stop_pending = True
-        except Exception as exc:  # noqa: BLE001  (gradscope's failure never stops the step)
+        except Exception as exc:  # gradscope's failure never stops the step
             note = f"gradscope could not read a step's gradients ({type(exc).__name__}: {exc})"
             if note not in watcher.notes:
                 watcher.notes.append(note)
@@ -299,8 +298,8 @@ def called_by_keras_step(frame: Any) -> bool:
     """Whether ``frame`` (the caller of the JAX API) is Keras' own JAX ``train_step``."""
     if frame is None:
         return False
-    name = frame.f_code.co_filename.replace("\\", "/")
-    return frame.f_code.co_name == "train_step" and name.endswith("/".join(_KERAS_TRAINER))
+    name = str(frame.f_code.co_filename).replace("\\", "/")
+    return bool(frame.f_code.co_name == "train_step") and name.endswith("/".join(_KERAS_TRAINER))
 
 
 @contextlib.contextmanager
@@ -359,8 +358,11 @@ def _outer_stack() -> list[tuple[str, int, str]]:
     return [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(sys._getframe(2))]
 
 
-def _loss_line(analysed: Any, targets: Sequence[int],
-               locate: Callable[[list[tuple[str, int, str]], str], tuple[str, bool]]) -> str:
+def _loss_line(
+    analysed: Any,
+    targets: Sequence[int],
+    locate: Callable[[list[tuple[str, int, str]], str], tuple[str, bool]],
+) -> str:
     """The user's line that made the loss: the first target's equation's."""
     from gradscope._src.engine.jax.analysis import stack
 

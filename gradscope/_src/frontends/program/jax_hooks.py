@@ -268,12 +268,10 @@ def wanted() -> bool:
             return bool(keras.backend.backend() == "jax")
     backend = os.environ.get("KERAS_BACKEND")
     if backend is None:
-        home = os.environ.get("KERAS_HOME") or os.path.join(
-            os.path.expanduser("~"), ".keras"
-        )
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            with open(os.path.join(home, "keras.json"), encoding="utf-8") as f:
-                backend = json.load(f).get("backend")
+        home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+        with (contextlib.suppress(OSError, ValueError, AttributeError),
+              open(os.path.join(home, "keras.json"), encoding="utf-8") as f):  # fmt: skip
+            backend = json.load(f).get("backend")
     return backend == "jax"
 
 

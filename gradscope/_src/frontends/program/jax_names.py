@@ -27,9 +27,13 @@ def keras_variables(fun: Any, leaves: Sequence[Any],
         owner = getattr(fun, "__self__", None)
     for model in (owner, *models):
         variables = list(getattr(model, "trainable_variables", None) or ())
-        if variables and len(variables) == len(leaves) and all(
-            tuple(getattr(v, "shape", ())) == tuple(getattr(leaf, "shape", ()))
-            for v, leaf in zip(variables, leaves, strict=True)
+        if (
+            variables
+            and len(variables) == len(leaves)
+            and all(
+                tuple(getattr(v, "shape", ())) == tuple(getattr(leaf, "shape", ()))
+                for v, leaf in zip(variables, leaves, strict=True)
+            )
         ):
             return model, variables
     return None
@@ -38,6 +42,7 @@ def keras_variables(fun: Any, leaves: Sequence[Any],
 def leaf_names(fun: Any, argnums: int | Sequence[int], paths: Sequence[Any]) -> list[str]:
     """Each leaf's name from its pytree path (``jax.tree_util.tree_flatten_with_path`` of the
     differentiated arguments: one argument, or a tuple of them for several ``argnums``)."""
+    positions = [argnums] if isinstance(argnums, int) else list(argnums)
     several = not isinstance(argnums, int)
     params = _parameters(fun)
     out = []
@@ -46,10 +51,10 @@ def leaf_names(fun: Any, argnums: int | Sequence[int], paths: Sequence[Any]) -> 
         head = ""
         if several and keys:
             position = _key(keys.pop(0))
-            index = list(argnums)[int(position)] if position.isdigit() else position
-            head = params[index] if isinstance(index, int) and index < len(params) else f"arg{index}"
+            index = positions[int(position)] if position.isdigit() else -1
+            head = params[index] if 0 <= index < len(params) else f"arg{position}"
         elif not several:
-            index = int(argnums)
+            index = positions[0]
             head = params[index] if index < len(params) else f"arg{index}"
         parts = [_key(k) for k in keys]
         if not parts or several:

@@ -289,7 +289,8 @@ def _as_python(program: Program, main: str) -> Iterator[None]:
 
 
 #: Packages the watcher itself runs on while the program does: never forgotten.
-_WATCHER_NEEDS = frozenset({"gradscope", "tensorflow", "keras", "tf_keras", "numpy", "absl", "jax", "jaxlib",
+_WATCHER_NEEDS = frozenset({"gradscope", "tensorflow", "keras", "tf_keras", "numpy", "absl",
+                            "jax", "jaxlib",
                             "google", "ml_dtypes", "wrapt", "opt_einsum"})  # fmt: skip
 
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 #: Packages whose frames are never the user's code.
-_OWN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "gradscope", "numpy", "absl", "jax", "jaxlib",
-                  "optax", "flax")
+_OWN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "gradscope", "numpy", "absl", "jax",
+                  "jaxlib", "optax", "flax")  # fmt: skip
 _AUTOGRAPH_FILE = "__autograph_generated_file"
 T = TypeVar("T")
 _MESSAGE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')

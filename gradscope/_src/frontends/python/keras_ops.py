@@ -11,8 +11,9 @@ definition); when it runs later, TensorFlow's own stack mapper (the one autograp
 a converted function's lines) shows the lines of the operation's ``call`` as that user's line.
 ``frames.of_op`` then finds it like any user frame: the same answer for ``run``, ``inspect``,
 ``watch()`` and the Monitor. On JAX the equations an operation makes when it runs carry its
-line as a name scope (``engine/jax/compat.written_at``), which the jaxpr walk reads. Layers are left alone: their ops already have their own names and
-a custom layer's ``call`` is the user's code. Nothing computed changes: the wrappers pass their
+line as a name scope (``engine/jax/compat.written_at``), which the jaxpr walk reads. Layers
+are left alone: their ops already have their own names and a custom layer's ``call`` is the
+user's code. Nothing computed changes: the wrappers pass their
 arguments, results and exceptions through.
 """
 
