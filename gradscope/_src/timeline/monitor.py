@@ -103,6 +103,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._kept: tuple[Any, Any, Any, Any, Any] | None = None
         self._pin: traced.Flags | None = None  # set while the hooked function first traces
         self._flags: traced.Flags | None = None
+        self._jax: Any = None  # on Keras' JAX backend: the recording (timeline/jax_monitor.py)
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -125,6 +126,13 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         at = Location.parse(self.site)
         self.recorder.program = at.file if at is not None else self.recorder.program
         model = self.model
+        if keras.backend.backend() == "jax":  # Keras' JAX trainer: its value_and_grad watched
+            from gradscope._src.timeline.jax_monitor import JaxRecording
+
+            self._jax = self._jax or JaxRecording(self.recorder)
+            self.recorder.device = "CPU:0"
+            self._jax.begin(model, self.site)
+            return
         # One train function: Keras' own step with the hooks, traced once (Keras traces its
         # own on the first step, so a first fit traces exactly as often as without the
         # Monitor). Recording runs inside it, in a tf.cond on the step, so the steps not
@@ -217,7 +225,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         # The execution before has finished: collect it here rather than in on_train_batch_end,
         # which would make Keras turn every step's logs into Python numbers synchronously.
         self._stepping = True
-        if self._hooks is None:
+        if self._hooks is None or self._jax is not None:
             return
         self._batches += self._per_call
         if self._pending:
@@ -243,6 +251,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             )  # fmt: skip
 
     def on_train_end(self, logs: Any = None) -> None:
+        if self._jax is not None:
+            self._jax.end(self.model)
         installed = self._installed
         if self._hooks is not None and installed is not None:
             if self._pending:

@@ -124,6 +124,10 @@ def observe(user_line: Callable[[], str]) -> None:
         if _observing:
             return
         try:
+            from keras.src.backend import backend
+
+            if backend() != "tensorflow":  # JAX's trainer: importing TensorFlow's would
+                return  # import TensorFlow (timeline/jax_monitor.py watches JAX's step)
             from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
         except ImportError:  # pragma: no cover - another Keras backend: nothing traced here
             return

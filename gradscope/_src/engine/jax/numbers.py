@@ -48,3 +48,25 @@ def value_of(loss: Any) -> Any:
 
     value = jnp.real(loss) if jnp.iscomplexobj(loss) else loss
     return jnp.sum(value.astype(jnp.float32) if value.dtype != jnp.float64 else value)
+
+
+def summaries(grads: Sequence[Any], values: Sequence[Any]) -> tuple[Any, Any, Any]:
+    """What a timeline records of each gradient and its variable, reduced where they live:
+    the gradient's sum of squares and count of exact zeros, the value's sum of squares
+    (float32 vectors, float64 when any gradient is; ``results/summary.py``)."""
+    import jax.numpy as jnp
+
+    def squares(x: Any) -> Any:
+        f = jnp.abs(x) if jnp.iscomplexobj(x) else x
+        f = f.astype(jnp.float32) if f.dtype in (jnp.float16, jnp.bfloat16) else f
+        return jnp.sum(jnp.square(f))
+
+    wide = any(g.dtype == jnp.float64 for g in grads)
+    dtype = jnp.float64 if wide else jnp.float32
+    if not grads:
+        empty = jnp.zeros((0,), dtype)
+        return empty, jnp.zeros((0,), jnp.int32), empty
+    g_sq = jnp.stack([squares(g).astype(dtype) for g in grads])
+    zeros = jnp.stack([jnp.sum(g == 0).astype(jnp.int32) for g in grads])
+    v_sq = jnp.stack([squares(v).astype(dtype) for v in values])
+    return g_sq, zeros, v_sq

@@ -12,6 +12,7 @@ user's line where each last path was cut. The real gradients' norms say ``ok``, 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import sys
 import threading
@@ -73,6 +74,7 @@ class JaxCalls:
             return _as_asked(original(*request.args, **request.kwargs), request, returns_value)
         with watcher.own_work():
             static = self._static(request)
+        _local.state = state
         result = original(*request.args, **request.kwargs)
         if static is not None:
             with watcher.own_work():
@@ -182,7 +184,9 @@ class JaxCalls:
         static = Static(statics, target_source)
         if request.keras_step and variables is not None:
             self._flags(model, variables, statics)
-        return _Static(static, [v is not None for v in (variables or [])], variables)
+        if variables is not None:
+            _local.last = (static, len(variables))  # for the optimizer's step that follows
+        return _Static(static, [v is not None for v in (variables or [])], variables, leaves)
 
     def _flags(self, model: Any, variables: list[Any], statics: list[SourceStatic]) -> None:
         """Keras' own step of ``model`` is being traced: the variables whose ``trainable``
@@ -214,16 +218,20 @@ class JaxCalls:
         kept = [i for i, g in enumerate(grads) if numbers.measurable(g)]
         norms, largest = numbers.norms_and_maxima([grads[i] for i in kept])
         total = numbers.value_of(value)
+        extra: tuple[Any, ...] = ()
+        if self.watcher.timeline is not None:  # what the timeline records of each
+            values = static.values or grads
+            extra = numbers.summaries([grads[i] for i in kept], [values[i] for i in kept])
         if not traced:
             self._record(state, static, kept, np.asarray(total), np.asarray(norms),
-                         np.asarray(largest))  # fmt: skip
+                         np.asarray(largest), *(np.asarray(e) for e in extra))  # fmt: skip
             return
         self.watcher.trace(state, static.static)
         jax.debug.callback(functools.partial(self._executed, state, static, kept),
-                           total, norms, largest)  # fmt: skip
+                           total, norms, largest, *extra)  # fmt: skip
 
     def _executed(self, state: SiteState, static: _Static, kept: list[int], total: Any,
-                  norms: Any, largest: Any) -> None:  # fmt: skip
+                  norms: Any, largest: Any, *extra: Any) -> None:  # fmt: skip
         """One execution of a compiled step (called by ``jax.debug.callback``): never raises
         into XLA; ``--stop`` is raised at the program's next call instead."""
         watcher = self.watcher
@@ -232,7 +240,7 @@ class JaxCalls:
                 state = fit.running(state, lambda s, a, m: watcher.site(s, a, m))
                 if not watcher.before_execution(state):
                     return
-                self._record(state, static, kept, total, norms, largest)
+                self._record(state, static, kept, total, norms, largest, *extra)
         except StopProgram:
             self.stop_pending = True
         except Exception as exc:  # gradscope's failure never stops the step
@@ -240,12 +248,70 @@ class JaxCalls:
             if note not in watcher.notes:
                 watcher.notes.append(note)
 
+    # -- what only JAX has: an optimizer moving what no gradient reaches ---------------------
+
+    def applied(self, optimizer: Any, old: Sequence[Any], new: Sequence[Any]) -> None:
+        """Keras' ``optimizer.stateless_apply`` just stepped the variables the last watched
+        call differentiated (``old`` -> ``new``): those with no gradient that moved are
+        named, with the optimizer, in that call's notes (``words.moved_without_gradient``)."""
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        last = getattr(_local, "last", None)
+        _local.last = None
+        state = getattr(_local, "state", None)
+        if last is None or state is None or last[1] != len(old) or len(old) != len(new):
+            return
+        static, _ = last
+        idle = [i for i, s in enumerate(static.sources) if not s.has_gradient]
+        if not idle:
+            return
+        moved = jnp.stack([jnp.any(new[i] != old[i]) for i in idle])
+        names = [static.sources[i].name for i in idle]
+        said = _optimizer(optimizer)
+        if _traced(tuple(old), {}):
+            jax.debug.callback(functools.partial(self._moved, state, names, said), moved)
+        else:
+            self._moved(state, names, said, np.asarray(moved))
+
+    def _moved(self, state: SiteState, names: list[str], optimizer: str, moved: Any) -> None:
+        try:
+            which = [n for n, m in zip(names, moved, strict=True) if bool(m)]
+            if not which:
+                return
+            note = words.moved_without_gradient(optimizer, which)
+            watcher = self.watcher
+            with watcher.lock:
+                for k in range(len(watcher.calls) - 1, -1, -1):
+                    call = watcher.calls[k]
+                    if call.site == state.site and call.api == state.api:
+                        if call.step == state.count and note not in call.notes:
+                            watcher.calls[k] = dataclasses.replace(call, notes=(*call.notes, note))
+                        break
+        except Exception as exc:  # gradscope's failure never stops the step
+            said = f"gradscope could not compare the optimizer's step ({type(exc).__name__})"
+            if said not in self.watcher.notes:
+                self.watcher.notes.append(said)
+
     def _record(self, state: SiteState, static: _Static, kept: list[int], total: Any,
-                norms: Any, largest: Any) -> None:  # fmt: skip
-        stats: list[tuple[float, float] | None] = [None] * len(static.static.sources)
+                norms: Any, largest: Any, *extra: Any) -> None:  # fmt: skip
+        from gradscope._src.results.summary import Summary
+
+        sources = static.static.sources
+        stats: list[tuple[float, float] | None] = [None] * len(sources)
         for k, i in enumerate(kept):
             stats[i] = (float(norms[k]), float(largest[k]))
-        self.watcher.record(state, static.static, (float(total), stats, None))
+        arrays: list[tuple[Summary | None, Summary | None]] | None = None
+        if extra:  # the timeline's: each gradient and value reduced (a None gradient: none)
+            g_sq, zeros, v_sq = extra
+            arrays = [(None, None)] * len(sources)
+            for k, i in enumerate(kept):
+                shape = tuple(int(d or 0) for d in sources[i].shape)
+                grad = Summary(float(g_sq[k]), int(zeros[k]), shape)
+                arrays[i] = (grad if sources[i].has_gradient else None,
+                             Summary(float(v_sq[k]), 0, shape))  # fmt: skip
+        self.watcher.record(state, static.static, (float(total), stats, None), arrays)
 
     def _raise_pending(self) -> None:
         if self.stop_pending:
@@ -262,6 +328,22 @@ class _Static:
     static: Static
     keras: list[bool]
     variables: list[Any] | None
+    #: each differentiated leaf's value (the weights a timeline records the norms of)
+    values: list[Any] | None = None
+
+
+def _optimizer(optimizer: Any) -> str:
+    """``AdamW (weight_decay=0.1)``: the optimizer and what makes it move a weight on a zero
+    gradient (weight decay; momentum carried from earlier steps)."""
+    inner = getattr(optimizer, "inner_optimizer", None)  # a LossScaleOptimizer's own
+    optimizer = inner if inner is not None else optimizer
+    parts = []
+    for name in ("weight_decay", "momentum", "beta_1"):
+        value = getattr(optimizer, name, None)
+        if isinstance(value, (int, float)) and value:
+            parts.append(f"{name}={value:g}")
+    said = type(optimizer).__name__
+    return f"{said} ({', '.join(parts)})" if parts else said
 
 
 def _models() -> list[Any]:

@@ -249,6 +249,20 @@ def _keras(patches: _Patches, calls: JaxCalls) -> None:
 
         return patched
 
+    def make_apply(original: Any) -> Any:
+        def patched(self: Any, optimizer_variables: Any, grads: Any,
+                    trainable_variables: Any) -> Any:  # fmt: skip
+            result = original(self, optimizer_variables, grads, trainable_variables)
+            if not calls.watcher.busy:
+                with contextlib.suppress(Exception):  # never a failure of the step
+                    calls.applied(self, list(trainable_variables), list(result[0]))
+            return result
+
+        return patched
+
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+    patches.replace(BaseOptimizer, "stateless_apply", make_apply)
     patches.replace(keras.Model, "compile", make_compile)
     patches.replace(keras.Model, "fit", training("fit"))
     patches.replace(keras.Model, "train_on_batch", training("train_on_batch"))
