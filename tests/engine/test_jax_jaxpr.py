@@ -37,11 +37,11 @@ def _analysed(fn: Callable[..., Any], *args: Any) -> Any:
     import jax
 
     from gradscope._src.engine.jax.analysis import analyse
-    from gradscope._src.frontends.program.jax_calls import _locate
+    from gradscope._src.frontends.python.jax_lines import locate
 
     closed = jax.make_jaxpr(fn)(*args)
     n = len(jax.tree_util.tree_leaves(args))
-    return analyse(closed, list(range(n)), [0], _locate)
+    return analyse(closed, list(range(n)), [0], locate)
 
 
 def _jax_none(fn: Callable[..., Any], *args: Any) -> list[bool]:
@@ -153,7 +153,8 @@ def cases() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
 # ``scan_stopped`` is left out: JAX's JVP carries the initial carry's tangent into the scan
 # (its carry is live, from ``w``), though the body drops it; bare TensorFlow is its reference
 NAMES = ["stopped", "argmax", "rounded", "floored_sign", "cast", "compared", "straight_through",
-         "unused", "branches", "scanned", "looped", "remat", "custom", "jitted", "dict"]  # fmt: skip
+         "unused", "branches", "scanned", "looped", "remat", "custom", "jitted",
+         "dict"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -32,6 +32,12 @@ def open_frontend(target: Any, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> F
     from gradscope._src.frontends.python import is_python_target
 
     if is_python_target(target):
+        from gradscope._src.frontends.python.jax_lines import wanted
+
+        if wanted():  # Keras on JAX: the target's losses run on JAX (no TensorFlow)
+            from gradscope._src.frontends.python.jax_frontend import JaxPythonFrontend
+
+            return JaxPythonFrontend(target)
         from gradscope._src.frontends.python.frontend import PythonFrontend
 
         return PythonFrontend(target)

@@ -100,9 +100,9 @@ class Watch:
             if self._open is not None or self._report is not None:
                 raise UsageError(f"gradscope.watch() at {self.where}: this watch() was "
                                  "entered already; make a new one for each block")  # fmt: skip
-            from gradscope._src.frontends.program import jax_hooks
+            from gradscope._src.frontends.python import jax_lines
 
-            self.on_jax = jax_hooks.wanted()  # Keras on JAX: no TensorFlow
+            self.on_jax = jax_lines.wanted()  # Keras on JAX: no TensorFlow
             if not self.on_jax:
                 from gradscope._src.engine.tf_import import import_tensorflow
 

@@ -75,10 +75,10 @@ def run(
         ProgramError: the program cannot be started (exit code 2).
     """
     launch.check(program)
-    from gradscope._src.frontends.program import jax_hooks
+    from gradscope._src.frontends.python import jax_lines
 
     environ = dict(os.environ)
-    on_jax = jax_hooks.wanted()  # Keras on JAX: TensorFlow is neither imported nor watched
+    on_jax = jax_lines.wanted()  # Keras on JAX: TensorFlow is neither imported nor watched
     tf = None
     if not on_jax:
         from gradscope._src.engine.tf_import import import_tensorflow
@@ -242,7 +242,7 @@ def reported(tf: Any | None, watcher: Any, calls: Sequence[rr.CallResult],
     calls = run_policy.explained(fixes.fixed_calls(calls))
     problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     fields.setdefault("argv", ())
-    from gradscope._src.frontends.program.jax_hooks import versions
+    from gradscope._src.frontends.python.jax_lines import versions
 
     if tf is None or any(c.api.startswith("jax.") for c in calls):  # JAX computed them
         fields.setdefault("jax", versions())
@@ -256,7 +256,7 @@ def device(tf: Any) -> str:
     """The device a report names: ``GPU:0`` when TensorFlow (or JAX, for ``tf`` None) has
     one, else ``CPU:0``."""
     if tf is None:
-        from gradscope._src.frontends.program.jax_hooks import device as jax_device
+        from gradscope._src.frontends.python.jax_lines import device as jax_device
 
         return jax_device()
     return "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"

@@ -23,7 +23,7 @@ from typing import Any
 from gradscope._src.frontends.program import fit, jax_names, sites, trainable
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.program.watch import SiteState, Static, StopProgram, Watcher
-from gradscope._src.frontends.python import frames, heads
+from gradscope._src.frontends.python import heads, jax_lines
 from gradscope._src.results import words
 from gradscope._src.results.run import EAGER, FUNCTION
 
@@ -161,7 +161,7 @@ class JaxCalls:
         outer = _outer_stack()
 
         def locate(stack: list[tuple[str, int, str]], op_type: str) -> tuple[str, bool]:
-            return _locate(outer + stack, op_type)
+            return jax_lines.locate(outer + stack, op_type)
 
         analysed = analyse(closed, list(range(len(leaves))), targets, locate, others)
         found = jax_names.keras_variables(request.fun, leaves, _models()) \
@@ -177,7 +177,7 @@ class JaxCalls:
             statics.append(SourceStatic(name, shape_, facts.has_gradient, requested=True,
                                         reachable=facts.reachable,
                                         cut_points=list(facts.cut_points)))  # fmt: skip
-        target_source = _loss_line(analysed, targets, locate)
+        target_source = jax_lines.loss_line(analysed, targets, locate)
         if recorded:
             _unread_outputs(statics, analysed, recorded[0], variables, request.keras_step,
                             target_source)  # fmt: skip
@@ -420,15 +420,6 @@ def model_called(model: Any, outputs: Any) -> None:
         into.append((model, outputs))
 
 
-def _locate(stack: list[tuple[str, int, str]], op_type: str) -> tuple[str, bool]:
-    """The user's line in an equation's stack, and whether it names the op (a cut of a
-    gradient that still flows is listed only then, as on TensorFlow)."""
-    from gradscope._src.frontends.program.graphs import visible
-
-    site = frames.innermost([frames.Site(f, line, fn) for f, line, fn in stack])
-    return ("" if site is None else str(site)), visible(op_type, site)
-
-
 def _outer_stack() -> list[tuple[str, int, str]]:
     """The Python stack of the watched call, outermost first: what an equation's own stack
     continues. JAX keeps an equation's stack only up to the nearest call from compiled code
@@ -438,27 +429,6 @@ def _outer_stack() -> list[tuple[str, int, str]]:
     import traceback
 
     return [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(sys._getframe(2))]
-
-
-def _loss_line(
-    analysed: Any,
-    targets: Sequence[int],
-    locate: Callable[[list[tuple[str, int, str]], str], tuple[str, bool]],
-) -> str:
-    """The user's line that made the loss: the first target's equation's."""
-    from gradscope._src.engine.jax.analysis import stack
-
-    g = analysed.graph
-    for i in targets:
-        t = g.outputs[i]
-        if t is None:
-            continue
-        frames = stack(g, g.graph.producer[t])
-        if frames:
-            site, _ = locate(frames, "")
-            if site:
-                return site
-    return ""
 
 
 def _unread_outputs(statics: Sequence[SourceStatic], analysed: Any, called: tuple[Any, Any],
