@@ -41,6 +41,16 @@ class Analysed:
 
     leaves: list[LeafFacts]
     graph: JaxGraph
+    #: what a picture is drawn from (``engine/picture/scene.py``): per op, the sources that
+    #: reach it (bitsets), whether it reaches a target, and the variables no earlier cut
+    #: took; the tensors that receive a gradient; the cuts; the target's op
+    vsets: list[int] = field(default_factory=list)
+    reach: list[bool] = field(default_factory=list)
+    live: list[int] = field(default_factory=list)
+    received: set[int] = field(default_factory=set)
+    cuts: list[flow.Cut] = field(default_factory=list)
+    target_op: int = -1
+    where: Any = None  # the cut points and lines of ops (``_Where``)
 
 
 def analyse(closed: Any, sources: Sequence[int], targets: Sequence[int], locate: Locate,
@@ -66,7 +76,8 @@ def analyse(closed: Any, sources: Sequence[int], targets: Sequence[int], locate:
         for i, r in enumerate(flow.reaching(graph, graph.producer[t])):
             reach[i] = reach[i] or r
     grads = received(graph, target_ids)
-    cuts = flow.find_cuts(graph, vsets, reach, grads, set())
+    live: list[int] = []
+    cuts = flow.find_cuts(graph, vsets, reach, grads, set(), live)
     where = _Where(g, locate)
     located = [
         (c, flow.with_later(where.point(c.op, c.kind), [where.point(i, c.kind) for i in c.later]))
@@ -85,7 +96,8 @@ def analyse(closed: Any, sources: Sequence[int], targets: Sequence[int], locate:
             if point not in leaf.cut_points:
                 leaf.cut_points.append(point)
         leaves.append(leaf)
-    return Analysed(leaves, g)
+    target_op = graph.producer[target_ids[0]] if target_ids else -1
+    return Analysed(leaves, g, vsets, reach, live, grads, cuts, target_op, where)
 
 
 def stack(g: JaxGraph, index: int) -> list[tuple[str, int, str]]:
@@ -115,6 +127,11 @@ class _Where:
             frames = stack(self.g, index)
             self.seen[index] = self.locate(frames, op.type) if frames else ("", False)
         return self.seen[index]
+
+    def located(self, index: int) -> tuple[str, str] | None:
+        """``(node, "FILE:LINE")`` of op ``index``, as a picture's box names it."""
+        source = self._at(index)[0]
+        return (self.g.graph.ops[index].name, source) if source else None
 
     def point(self, index: int, kind: str) -> CutPoint:
         op = self.g.graph.ops[index]

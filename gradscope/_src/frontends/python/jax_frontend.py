@@ -42,6 +42,7 @@ class JaxPythonFrontend:
         self._sites: dict[str, str] = {}
         #: id of each Keras variable the target made -> the user's line that made it
         self._sites_of: dict[int, str] = {}
+        self._pictures = (False, False)  # (draw each loss's picture, one box per op)
 
     @property
     def resolved(self) -> Resolved:
@@ -100,11 +101,7 @@ class JaxPythonFrontend:
 
         from gradscope._src.frontends.python.jax_lines import device, versions
 
-        if request.pictures:
-            raise UsageError(
-                f"{self.label}: gradscope graph draws TensorFlow's graphs; a target on Keras' "
-                "JAX backend is not drawn yet (inspect and check report its cuts)"
-            )
+        self._pictures = (request.pictures, request.expand)
         target = self.resolved.target
         if target.stop_gradients:
             self.notes.append("stop_gradients names TensorFlow ops; on JAX it is not applied")
@@ -227,7 +224,37 @@ class JaxPythonFrontend:
                                    cut_points=tuple(leaf.cut_points), cause=cause))  # fmt: skip
         total = float(np.sum(np.asarray(value, dtype=np.float64)))
         dims = tuple(int(d) for d in getattr(shape, "shape", ()))
-        return LossFacts(name, total, dims, tuple(pairs)), by_name
+        picture = self._picture(name, analysed) if self._pictures[0] else None
+        return LossFacts(name, total, dims, tuple(pairs), picture=picture), by_name
+
+    def _picture(self, name: str, analysed: Any) -> Any:
+        """The loss's gradient-flow picture, drawn from the jaxpr's graph as a TensorFlow
+        graph's is (``engine/picture``): one box per Keras layer (its name scope), the
+        red links the report's cuts. (Its links are not checked for NaN on JAX.)"""
+        from gradscope._src.engine.picture.draw import Scene, draw
+
+        g = analysed.graph
+        ops = g.graph.ops
+        mask = sum(1 << i for i, v in enumerate(self._variables) if v.trainable)
+        where = analysed.where
+        names = [f"{op.name}/{op.type}" for op in ops]
+
+        def located(index: int) -> tuple[str, str] | None:
+            found = where.located(index)
+            return None if found is None else (names[index], found[1])
+
+        scene = Scene(
+            # each op one scope deeper (``dense/MatMul/MatMul``), as TensorFlow's ops are
+            # (``dense/MatMul/ReadVariableOp``): a layer's ops then make one box
+            loss=name, graph=g.graph, names=names, variables=self._names,
+            handle_ops={g.graph.producer[t]: i for i, t in enumerate(g.inputs)},
+            all_sets=analysed.vsets, mask=mask, reach=analysed.reach,
+            received=analysed.received, cuts=analysed.cuts, stop_ops=set(),
+            target_op=analysed.target_op, locate=located, visible=where.visible,
+            cut_point=where.point, live=analysed.live,
+        )  # fmt: skip
+        draft = draw(scene, expand=self._pictures[1])
+        return draft.finish([True] * len(draft.checks))
 
     def _check(self, name: str, shape: Any, site: Any) -> None:
         import numpy as np
