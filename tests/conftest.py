@@ -189,6 +189,7 @@ def pytest_configure(config: pytest.Config) -> None:
 #: (``--dist loadfile``, so a module fixture runs once, not once per worker that got one of its
 #: tests) in this order, so none of these is left to run alone at the end.
 FIRST = (
+    "tests/frontends/program/test_jax_doors.py",  # its JAX child runs while the file does
     "tests/test_same_weights.py",
     "tests/watch/test_notebook.py",
     "tests/watch/test_pytest_plugin.py",

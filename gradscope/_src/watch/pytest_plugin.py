@@ -223,7 +223,7 @@ class _OnImport(importlib.abc.MetaPathFinder):
         self.armed = True  # until the first import of tensorflow or keras starts
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if not self.armed or name not in ("tensorflow", "keras"):
+        if not self.armed or name not in ("tensorflow", "keras", "jax"):
             return None
         self.armed = False
         for finder in sys.meta_path:
@@ -276,7 +276,7 @@ class _Then(importlib.abc.Loader):
         self.then()
 
 
-_NAMES = re.compile(rb"\b(tensorflow|keras)\b")
+_NAMES = re.compile(rb"\b(tensorflow|keras|jax)\b")
 
 
 def _uses_tensorflow(item: pytest.Item) -> bool:

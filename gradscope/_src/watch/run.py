@@ -78,7 +78,8 @@ def run(
     from gradscope._src.frontends.python import jax_lines
 
     environ = dict(os.environ)
-    on_jax = jax_lines.wanted()  # Keras on JAX: TensorFlow is neither imported nor watched
+    # Keras on JAX, or a plain JAX script: TensorFlow is neither imported nor watched
+    on_jax = jax_lines.wanted(None if program.module else program.target)
     tf = None
     if not on_jax:
         from gradscope._src.engine.tf_import import import_tensorflow

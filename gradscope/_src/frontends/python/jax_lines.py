@@ -5,6 +5,7 @@ JAX: a program that never imports them never pays for them."""
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,12 +16,17 @@ from gradscope._src.frontends.python import frames
 Locate = Callable[[list[tuple[str, int, str]], str], tuple[str, bool]]
 
 
-def wanted() -> bool:
-    """Whether the program runs Keras on JAX: ``KERAS_BACKEND=jax``, or Keras (imported, or
-    configured in ``~/.keras/keras.json``) set to JAX. Read without importing Keras or JAX."""
+def wanted(script: str | None = None) -> bool:
+    """Whether the gradients to watch are JAX's, so TensorFlow need not be imported: Keras
+    runs on JAX (``KERAS_BACKEND=jax``, or Keras, imported or configured in
+    ``~/.keras/keras.json``, set to JAX), or the process (or the program ``script``, read as
+    text) uses JAX and never names TensorFlow or Keras. Read without importing Keras or JAX.
+    """
     import json
     import os
 
+    if "keras" not in sys.modules and "tensorflow" not in sys.modules and _plain_jax(script):
+        return True
     keras = sys.modules.get("keras")
     if keras is not None:
         with contextlib.suppress(Exception):
@@ -32,6 +38,24 @@ def wanted() -> bool:
               open(os.path.join(home, "keras.json"), encoding="utf-8") as f):  # fmt: skip
             backend = json.load(f).get("backend")
     return backend == "jax"
+
+
+_JAX = re.compile(r"^\s*(?:import|from)\s+(?:jax|flax|optax)\b", re.MULTILINE)
+_TENSORFLOW = re.compile(r"\b(?:tensorflow|keras|tf_keras)\b")
+
+
+def _plain_jax(script: str | None) -> bool:
+    """A plain JAX process or program: JAX imported (or the script imports it) and nothing
+    names TensorFlow or Keras. A script whose own modules import TensorFlow would be missed,
+    so any mention of it in the script keeps TensorFlow watched."""
+    if script is None:
+        return "jax" in sys.modules
+    try:
+        with open(script, encoding="utf-8") as f:
+            text = f.read(1 << 20)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(_JAX.search(text)) and not _TENSORFLOW.search(text)
 
 
 def versions() -> str:
