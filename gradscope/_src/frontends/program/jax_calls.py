@@ -186,7 +186,11 @@ class JaxCalls:
             self._flags(model, variables, statics)
         if variables is not None:
             _local.last = (static, len(variables))  # for the optimizer's step that follows
-        return _Static(static, [v is not None for v in (variables or [])], variables, leaves)
+        scaled = request.keras_step and type(getattr(model, "optimizer", None)).__name__ == (
+            "LossScaleOptimizer"
+        )
+        return _Static(static, [v is not None for v in (variables or [])], variables, leaves,
+                       scaled)  # fmt: skip
 
     def _flags(self, model: Any, variables: list[Any], statics: list[SourceStatic]) -> None:
         """Keras' own step of ``model`` is being traced: the variables whose ``trainable``
@@ -204,20 +208,30 @@ class JaxCalls:
         import jax
 
         value, grads = result
+        scale = None
         if request.has_aux:
-            value = value[0]
-        self._measured(state, static, value, jax.tree_util.tree_leaves(grads), traced)
+            value, aux = value
+            if static.loss_scaled:  # Keras' own step under mixed precision: aux[0] unscaled
+                scale = value / aux[0]
+        self._measured(state, static, value, jax.tree_util.tree_leaves(grads), traced, scale)
 
     def _measured(self, state: SiteState, static: _Static, value: Any, grads: list[Any],
-                  traced: bool) -> None:  # fmt: skip
+                  traced: bool, scale: Any = None) -> None:  # fmt: skip
+        """Measure the gradients (of the scaled loss, divided by ``scale``: mixed precision's
+        loss scale, reported as TensorFlow's ``LossScaleOptimizer`` gradients are)."""
         import jax
+        import jax.numpy as jnp
         import numpy as np
 
         from gradscope._src.engine.jax import numbers
 
         kept = [i for i, g in enumerate(grads) if numbers.measurable(g)]
+        if scale is not None:
+            grads = [g / scale.astype(g.dtype) if numbers.measurable(g) else g for g in grads]
+            value = value / scale
         norms, largest = numbers.norms_and_maxima([grads[i] for i in kept])
-        total = numbers.value_of(value)
+        total = jnp.stack([numbers.value_of(value), jnp.asarray(1.0 if scale is None else scale,
+                                                                jnp.float32)])  # fmt: skip
         extra: tuple[Any, ...] = ()
         if self.watcher.timeline is not None:  # what the timeline records of each
             values = static.values or grads
@@ -300,6 +314,7 @@ class JaxCalls:
 
         sources = static.static.sources
         stats: list[tuple[float, float] | None] = [None] * len(sources)
+        value, scale = float(total[0]), float(total[1])
         for k, i in enumerate(kept):
             stats[i] = (float(norms[k]), float(largest[k]))
         arrays: list[tuple[Summary | None, Summary | None]] | None = None
@@ -311,7 +326,8 @@ class JaxCalls:
                 grad = Summary(float(g_sq[k]), int(zeros[k]), shape)
                 arrays[i] = (grad if sources[i].has_gradient else None,
                              Summary(float(v_sq[k]), 0, shape))  # fmt: skip
-        self.watcher.record(state, static.static, (float(total), stats, None), arrays)
+        numbers = (value, stats, scale if static.loss_scaled else None)
+        self.watcher.record(state, static.static, numbers, arrays)
 
     def _raise_pending(self) -> None:
         if self.stop_pending:
@@ -330,6 +346,8 @@ class _Static:
     variables: list[Any] | None
     #: each differentiated leaf's value (the weights a timeline records the norms of)
     values: list[Any] | None = None
+    #: Keras' own step of a model whose optimizer scales the loss (mixed precision)
+    loss_scaled: bool = False
 
 
 def _optimizer(optimizer: Any) -> str:
