@@ -160,12 +160,15 @@ class _Retraced:
     its stateful random ops; define or first call it inside the block.)"""
 
     def __init__(self) -> None:
-        import keras
-
         self.models: dict[int, tuple[Any, Any]] = {}  # id -> (model, its train function)
         self.restore: list[Any] = []
+        keras = sys.modules.get("keras")  # a plain JAX block imports no Keras (nor TensorFlow)
+        if keras is None:
+            return
         for name in ("fit", "train_on_batch"):
-            watched = keras.Model.__dict__[name]  # the hooks' own patch
+            watched = keras.Model.__dict__.get(name)  # the hooks' own patch
+            if watched is None:  # Keras on JAX imported after the hooks: patched on import
+                continue
             setattr(keras.Model, name, self._fresh(watched))
             self.restore.append((keras.Model, name, watched))
 
