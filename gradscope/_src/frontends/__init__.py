@@ -32,8 +32,9 @@ def open_frontend(target: Any, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> F
     from gradscope._src.frontends.python import is_python_target
 
     if is_python_target(target):
-        from gradscope._src.frontends.python.jax_lines import wanted
+        from gradscope._src.frontends.python.jax_lines import refuse, wanted
 
+        refuse()  # Keras on PyTorch
         if wanted():  # Keras on JAX: the target's losses run on JAX (no TensorFlow)
             from gradscope._src.frontends.python.jax_frontend import JaxPythonFrontend
 

@@ -102,6 +102,7 @@ class Watch:
                                  "entered already; make a new one for each block")  # fmt: skip
             from gradscope._src.frontends.python import jax_lines
 
+            jax_lines.refuse()  # Keras on PyTorch
             self.on_jax = jax_lines.wanted()  # Keras on JAX: no TensorFlow
             if not self.on_jax:
                 from gradscope._src.engine.tf_import import import_tensorflow

@@ -78,6 +78,7 @@ def run(
     from gradscope._src.frontends.python import jax_lines
 
     environ = dict(os.environ)
+    jax_lines.refuse()  # Keras on PyTorch: one line, exit code 2
     # Keras on JAX, or a plain JAX script: TensorFlow is neither imported nor watched
     on_jax = jax_lines.wanted(None if program.module else program.target)
     tf = None

@@ -340,3 +340,15 @@ def test_graph_on_jax_cuts_where_tensorflow_cuts(
     cut = [(s, d) for s, d, flow in jax["targets"]["graph"]["links"] if flow == "cut"]
     tf_cut = [(link.src, link.dst) for link in picture.links if link.flow == "cut"]
     assert len(cut) == len(tf_cut) == 1
+
+
+def test_guide_shows_what_jax_reports(jax: dict[str, Any]) -> None:
+    """The Keras-on-JAX guide's console block (``tests/docblocks.py`` leaves it to this test:
+    it needs a JAX process) shows lines of the real report."""
+    from tests import docblocks
+
+    page = ROOT / "docs" / "guides" / "keras-jax.md"
+    (command,) = [c for b in docblocks.blocks(page) for c in b.commands
+                  if c.text.startswith("KERAS_BACKEND=jax gradscope run")]  # fmt: skip
+    assert command.text in docblocks.NOT_RUN
+    assert docblocks.missing(command.shown, jax["guide"]) == []

@@ -22,22 +22,50 @@ def wanted(script: str | None = None) -> bool:
     ``~/.keras/keras.json``, set to JAX), or the process (or the program ``script``, read as
     text) uses JAX and never names TensorFlow or Keras. Read without importing Keras or JAX.
     """
+    if "keras" not in sys.modules and "tensorflow" not in sys.modules and _plain_jax(script):
+        return True
+    return keras_backend() == "jax"
+
+
+def keras_backend() -> str:
+    """Keras' backend, as Keras will read it: the imported Keras', else ``KERAS_BACKEND``,
+    else ``~/.keras/keras.json``'s, else ``tensorflow`` (Keras' default)."""
     import json
     import os
 
-    if "keras" not in sys.modules and "tensorflow" not in sys.modules and _plain_jax(script):
-        return True
     keras = sys.modules.get("keras")
     if keras is not None:
         with contextlib.suppress(Exception):
-            return bool(keras.backend.backend() == "jax")
+            return str(keras.backend.backend())
     backend = os.environ.get("KERAS_BACKEND")
     if backend is None:
         home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
         with (contextlib.suppress(OSError, ValueError, AttributeError),
               open(os.path.join(home, "keras.json"), encoding="utf-8") as f):  # fmt: skip
             backend = json.load(f).get("backend")
-    return backend == "jax"
+    return str(backend or "tensorflow")
+
+
+#: What gradscope says of a Keras backend whose gradients it cannot read (PyTorch: its
+#: autograd graph is not read yet; docs/guides/keras-jax.md#pytorch).
+REFUSED = {
+    "torch": "Keras' torch backend (KERAS_BACKEND=torch) is not supported: gradscope reads "
+    "TensorFlow's and JAX's gradients, not PyTorch's autograd; run with "
+    "KERAS_BACKEND=tensorflow or KERAS_BACKEND=jax",
+}
+
+
+def refuse() -> None:
+    """Refuse, in one line, a program whose Keras runs on a backend gradscope cannot read.
+
+    Raises:
+        UsageError: Keras' backend is PyTorch (or another gradscope does not read).
+    """
+    from gradscope._src.errors import UsageError
+
+    said = REFUSED.get(keras_backend())
+    if said is not None:
+        raise UsageError(f"gradscope: {said}")
 
 
 _JAX = re.compile(r"^\s*(?:import|from)\s+(?:jax|flax|optax)\b", re.MULTILINE)

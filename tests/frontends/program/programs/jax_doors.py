@@ -34,6 +34,18 @@ def _run(program: str, **options: Any) -> dict[str, Any]:
     return outcome.report.to_dict()
 
 
+def _guide() -> str:
+    """``KERAS_BACKEND=jax gradscope run docs/examples/keras_jax.py`` as the guide shows it
+    (from the repository's root, 120 columns)."""
+    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.report import render
+    from gradscope._src.watch.run import run
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        outcome = run(Program("docs/examples/keras_jax.py", ()))
+    return render(outcome.report, "table", width=120)
+
+
 def _bare_plain() -> dict[str, Any]:
     """JAX's own gradients of the plain program's last eager call, unwatched: the norms
     gradscope must report (its None-ness comes from bare TensorFlow, in the test)."""
@@ -151,6 +163,7 @@ def main(out: Path) -> dict[str, Any]:
     found["targets"] = _targets()
     found["pytest"] = _pytest()
     found["magic"] = _magic()
+    found["guide"] = _guide()
     found["tensorflow_imported"] = "tensorflow" in sys.modules
     return found
 
