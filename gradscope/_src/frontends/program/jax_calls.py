@@ -44,6 +44,11 @@ class _Request:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     keras_step: bool  # called by Keras' own train step (fit's)
+    #: JAX's own transformation (``value_and_grad``, ``vjp``) and the program's other
+    #: arguments to it (``holomorphic``, ``allow_int``, ...)
+    make: Callable[..., Any] | None = None
+    rest: tuple[Any, ...] = ()
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 class JaxCalls:
@@ -75,7 +80,10 @@ class JaxCalls:
         with watcher.own_work():
             static = self._static(request)
         _local.state = state
-        result = original(*request.args, **request.kwargs)
+        if static is None or request.make is None:  # not traced: the program's call as it was
+            result = original(*request.args, **request.kwargs)
+        else:  # the program's own transformation of the function it traced once
+            result = self._replayed(request, static)
         if static is not None:
             with watcher.own_work():
                 self._numbers(state, static, request, result, traced)
@@ -85,20 +93,20 @@ class JaxCalls:
             has_aux: bool, kwargs: dict[str, Any]) -> Any:  # fmt: skip
         """``jax.vjp(fun, *primals)``: the program's ``(out, vjp_fn[, aux])``, its ``vjp_fn``
         watched when called (the gradient is computed then)."""
-        result = original(fun, *primals, has_aux=has_aux, **kwargs)
         watcher = self.watcher
         if watcher.busy or _inside_own():
-            return result
+            return original(fun, *primals, has_aux=has_aux, **kwargs)
         argnums = tuple(range(len(primals)))
         request = _Request("jax.vjp", fun, argnums, has_aux, primals, {}, False)
         traced = _traced(primals, {})
         state = self._site(request, FUNCTION if traced else EAGER)
         if not traced and watcher.unwatched(state):
-            return result
+            return original(fun, *primals, has_aux=has_aux, **kwargs)
         with watcher.own_work():
             static = self._static(request, every_output=True)
         if static is None:
-            return result
+            return original(fun, *primals, has_aux=has_aux, **kwargs)
+        result = original(_once(static), *primals, has_aux=has_aux, **kwargs)
         out, vjp_fn = result[0], result[1]
 
         @functools.wraps(vjp_fn)
@@ -111,6 +119,17 @@ class JaxCalls:
             return grads
 
         return (out, watched, *result[2:])
+
+    def _replayed(self, request: _Request, static: _Static) -> Any:
+        """What the program's ``value_and_grad`` returns, computed by JAX's own
+        ``value_and_grad`` of the function gradscope traced (its jaxpr, evaluated): the
+        program's function runs once, as it would under JAX alone. (Tracing it a second time
+        breaks functions that keep state across their one call: Flax NNX's transforms.)"""
+        assert request.make is not None
+        argnums = 0 if isinstance(request.argnums, int) else tuple(range(len(request.argnums)))
+        transformed = request.make(_once(static), argnums, request.has_aux, *request.rest,
+                                   **request.options)  # fmt: skip
+        return transformed(*static.differentiated)
 
     # -- where and what ---------------------------------------------------------------------
 
@@ -190,7 +209,8 @@ class JaxCalls:
             "LossScaleOptimizer"
         )
         return _Static(static, [v is not None for v in (variables or [])], variables, leaves,
-                       scaled)  # fmt: skip
+                       scaled, closed, jax.tree_util.tree_structure(shape),
+                       differentiated)  # fmt: skip
 
     def _flags(self, model: Any, variables: list[Any], statics: list[SourceStatic]) -> None:
         """Keras' own step of ``model`` is being traced: the variables whose ``trainable``
@@ -348,6 +368,27 @@ class _Static:
     values: list[Any] | None = None
     #: Keras' own step of a model whose optimizer scales the loss (mixed precision)
     loss_scaled: bool = False
+    #: the differentiated function, traced once (with the outermost model call's outputs
+    #: after its own), the structure of its outputs, and the arguments it was traced at
+    closed: Any = None
+    out_tree: Any = None
+    differentiated: tuple[Any, ...] = ()
+
+
+def _once(static: _Static) -> Callable[..., Any]:
+    """The differentiated function as gradscope traced it: its jaxpr, evaluated (the model
+    outputs gradscope added to it dropped)."""
+    import jax
+    from jax.extend.core import jaxpr_as_fun
+
+    run = jaxpr_as_fun(static.closed)
+
+    def once(*values: Any) -> Any:
+        outs = run(*jax.tree_util.tree_leaves(values))
+        out, _ = jax.tree_util.tree_unflatten(static.out_tree, outs)
+        return out
+
+    return once
 
 
 def _optimizer(optimizer: Any) -> str:

@@ -160,7 +160,18 @@ def _jax(patches: _Patches, calls: JaxCalls) -> None:
                     name = api_name
                     if not returns_value and _via_grad(sys._getframe(1)):
                         name = "jax.grad"
-                    request = _Request(name, fun, argnums, has_aux, args, kwargs, keras_step)
+                    request = _Request(
+                        name,
+                        fun,
+                        argnums,
+                        has_aux,
+                        args,
+                        kwargs,
+                        keras_step,
+                        api_originals["value_and_grad"],
+                        rest,
+                        options,
+                    )
                     return calls.grad(vg, request, returns_value)
 
                 try:

@@ -45,9 +45,18 @@ def leaf_names(fun: Any, argnums: int | Sequence[int], paths: Sequence[Any]) -> 
     positions = [argnums] if isinstance(argnums, int) else list(argnums)
     several = not isinstance(argnums, int)
     params = _parameters(fun)
+    # Flax NNX's nnx.grad calls jax.grad with its own function of ``*states``: its leaves are
+    # the module's own paths, under the position of the states they came in
+    nnx = type(fun).__module__.startswith("flax.")
     out = []
     for path in paths:
         keys = list(path)
+        if keys and _key(keys[-1]) == "value" and type(keys[-1]).__name__ == "GetAttrKey":
+            keys.pop()  # an NNX Variable's value: the Variable's own path names it
+        if nnx and len(keys) > 2:
+            keys = keys[2:]
+            several = False
+            params = []
         head = ""
         if several and keys:
             position = _key(keys.pop(0))
