@@ -124,9 +124,9 @@ def observe(user_line: Callable[[], str]) -> None:
         if _observing:
             return
         try:
-            from keras.src.backend import backend
+            from gradscope._src.frontends.backend import keras_backend
 
-            if backend() != "tensorflow":  # JAX's trainer: importing TensorFlow's would
+            if keras_backend() != "tensorflow":  # JAX's trainer: importing TensorFlow's would
                 return  # import TensorFlow (timeline/jax_monitor.py watches JAX's step)
             from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
         except ImportError:  # pragma: no cover - another Keras backend: nothing traced here

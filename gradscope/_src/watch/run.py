@@ -18,6 +18,7 @@ from typing import Any
 from gradscope._src.analysis import fixes
 from gradscope._src.analysis import run as run_policy
 from gradscope._src.errors import ExitCode, GradscopeError
+from gradscope._src.frontends import backend
 from gradscope._src.frontends.program import endings, launch
 from gradscope._src.frontends.program.launch import Program
 from gradscope._src.results import run as rr
@@ -73,14 +74,15 @@ def run(
 
     Raises:
         ProgramError: the program cannot be started (exit code 2).
+        NotTensorFlow: the program computes its gradients with PyTorch (Keras 3 on its
+            ``torch`` backend, ``loss.backward()``): stopped there, at once
+            (``frontends/backend.py``; exit code 2).
     """
     launch.check(program)
-    from gradscope._src.frontends.python import jax_lines
-
     environ = dict(os.environ)
-    jax_lines.refuse()  # Keras on PyTorch: one line, exit code 2
-    # Keras on JAX, or a plain JAX script: TensorFlow is neither imported nor watched
-    on_jax = jax_lines.wanted(None if program.module else program.target)
+    # Keras on JAX, or a plain JAX program: TensorFlow is neither imported nor watched
+    on_jax = (backend.jax_only(module=program.target) if program.module else
+              backend.jax_only(program.target))  # fmt: skip
     tf = None
     if not on_jax:
         from gradscope._src.engine.tf_import import import_tensorflow
@@ -144,13 +146,22 @@ def run(
         return exit_code(said)
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
+    what = program.target if not program.module else f"-m {program.target}"
     try:
-        with installed_for(watcher, on_jax) as calls, ends, _programs_logging(tf, watcher, environ):
+        with (backend.refusing(what), installed_for(watcher, on_jax) as calls, ends,
+              _programs_logging(tf, watcher, environ)):  # fmt: skip
             hooks.append(calls)
             outcome, error = launch.execute(program)
+    except backend.NotTensorFlow:  # refused before it started: nothing to write
+        raise
     except BaseException:  # gradscope's own failure: the timeline is written all the same
         close()
         raise
+    refused = error.error if isinstance(error, backend.Refused) else None
+    if refused is None and not watcher.sites:  # it trained with no call gradscope could see
+        refused = backend.refusal(what)
+    if refused is not None:  # one line, exit 2: no report of a program gradscope cannot watch
+        raise refused from None
     status = launch.exit_status(error) if outcome == rr.EXITED else None
     caught = outcome != rr.STOPPED or len(watcher.refused) > 1  # by the program's except:
     return report(outcome, error, status, caught=caught)

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from gradscope._src.frontends import keras_names
+from gradscope._src.frontends import backend, keras_names
 from gradscope._src.frontends.program import fit, jax_calls, sites
 from gradscope._src.frontends.program.jax_calls import JaxCalls, _Request
 from gradscope._src.frontends.program.watch import Watcher
@@ -213,7 +213,7 @@ def _keras(patches: _Patches, calls: JaxCalls) -> None:
         from keras.src.layers.layer import Layer
     except ImportError:  # pragma: no cover - no Keras: plain JAX
         return
-    if keras.backend.backend() != "jax":
+    if backend.keras_backend() != "jax":
         return
     keras_ops.install()
     calls._keras_ops = True  # type: ignore[attr-defined]

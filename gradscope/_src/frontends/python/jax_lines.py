@@ -1,6 +1,7 @@
-"""Keras on JAX, for every door: whether a program runs Keras on JAX, JAX's version and
-device for reports, and the user's line of a jaxpr equation. Read without importing Keras or
-JAX: a program that never imports them never pays for them."""
+"""Keras on JAX, for every door: JAX's version and device for reports, and the user's line
+of a jaxpr equation. Read without importing Keras or JAX: a program that never imports them
+never pays for them. (Whether a program's gradients are JAX's is ``frontends/backend.py``'s
+question.)"""
 
 from __future__ import annotations
 
@@ -14,76 +15,6 @@ from gradscope._src.frontends.python import frames
 
 #: ``(stack, op type) -> (FILE:LINE, whether the line names the op)``
 Locate = Callable[[list[tuple[str, int, str]], str], tuple[str, bool]]
-
-
-def wanted(script: str | None = None) -> bool:
-    """Whether the gradients to watch are JAX's, so TensorFlow need not be imported: Keras
-    runs on JAX (``KERAS_BACKEND=jax``, or Keras, imported or configured in
-    ``~/.keras/keras.json``, set to JAX), or the process (or the program ``script``, read as
-    text) uses JAX and never names TensorFlow or Keras. Read without importing Keras or JAX.
-    """
-    if "keras" not in sys.modules and "tensorflow" not in sys.modules and _plain_jax(script):
-        return True
-    return keras_backend() == "jax"
-
-
-def keras_backend() -> str:
-    """Keras' backend, as Keras will read it: the imported Keras', else ``KERAS_BACKEND``,
-    else ``~/.keras/keras.json``'s, else ``tensorflow`` (Keras' default)."""
-    import json
-    import os
-
-    keras = sys.modules.get("keras")
-    if keras is not None:
-        with contextlib.suppress(Exception):
-            return str(keras.backend.backend())
-    backend = os.environ.get("KERAS_BACKEND")
-    if backend is None:
-        home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
-        with (contextlib.suppress(OSError, ValueError, AttributeError),
-              open(os.path.join(home, "keras.json"), encoding="utf-8") as f):  # fmt: skip
-            backend = json.load(f).get("backend")
-    return str(backend or "tensorflow")
-
-
-#: What gradscope says of a Keras backend whose gradients it cannot read (PyTorch: its
-#: autograd graph is not read yet; docs/guides/keras-jax.md#pytorch).
-REFUSED = {
-    "torch": "Keras' torch backend (KERAS_BACKEND=torch) is not supported: gradscope reads "
-    "TensorFlow's and JAX's gradients, not PyTorch's autograd; run with "
-    "KERAS_BACKEND=tensorflow or KERAS_BACKEND=jax",
-}
-
-
-def refuse() -> None:
-    """Refuse, in one line, a program whose Keras runs on a backend gradscope cannot read.
-
-    Raises:
-        UsageError: Keras' backend is PyTorch (or another gradscope does not read).
-    """
-    from gradscope._src.errors import UsageError
-
-    said = REFUSED.get(keras_backend())
-    if said is not None:
-        raise UsageError(f"gradscope: {said}")
-
-
-_JAX = re.compile(r"^\s*(?:import|from)\s+(?:jax|flax|optax)\b", re.MULTILINE)
-_TENSORFLOW = re.compile(r"\b(?:tensorflow|keras|tf_keras)\b")
-
-
-def _plain_jax(script: str | None) -> bool:
-    """A plain JAX process or program: JAX imported (or the script imports it) and nothing
-    names TensorFlow or Keras. A script whose own modules import TensorFlow would be missed,
-    so any mention of it in the script keeps TensorFlow watched."""
-    if script is None:
-        return "jax" in sys.modules
-    try:
-        with open(script, encoding="utf-8") as f:
-            text = f.read(1 << 20)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return bool(_JAX.search(text)) and not _TENSORFLOW.search(text)
 
 
 def versions() -> str:

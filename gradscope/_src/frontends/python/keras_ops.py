@@ -115,13 +115,10 @@ def _patch() -> None:
 
 
 def _on_jax() -> bool:
-    """Whether Keras runs on JAX (read from Keras, which is imported by now)."""
-    try:
-        from keras.src.backend import backend
+    """Whether Keras runs on JAX (``frontends/backend.py``; Keras is imported by now)."""
+    from gradscope._src.frontends.backend import keras_backend
 
-        return bool(backend() == "jax")
-    except ImportError:  # pragma: no cover - a Keras that moved it
-        return False
+    return keras_backend() == "jax"
 
 
 def _jax_compat() -> Any:
