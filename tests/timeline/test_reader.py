@@ -109,7 +109,7 @@ def test_load_refuses_a_timeline_without_version(tmp_path: Path) -> None:
             ("findings", 0, "kind"),
             "bad",
             "expected one of nan, exploding, dead, vanishing, none, unexpected-connected, "
-            "never-trained, unexpected-none, replica-mismatch;",
+            "never-trained, unexpected-none, replica-mismatch, moved-without-gradient;",
         ),
         (("thresholds", "patience"), 1.5, "thresholds.patience: expected an integer"),
         (("every",), 0, "every: expected an integer from 1 to 2**63-1, saw 0"),

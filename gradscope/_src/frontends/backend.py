@@ -166,12 +166,30 @@ def jax_only(script: str | None = None, module: str | None = None) -> bool:
         return False
     if script is None and module is None:
         return "jax" in sys.modules or keras_backend() == "jax"
-    text = _text(script if script is not None else _module_file(module or ""))
+    text = _program_text(script, module)
     if text is None or _TENSORFLOW.search(text):
         return False
     if _KERAS.search(text):  # Keras on TensorFlow imports TensorFlow
         return configured_keras_backend(text) == "jax"
     return bool(_JAX.search(text))
+
+
+def check_program(script: str | None = None, module: str | None = None,
+                  what: str = "the program") -> None:  # fmt: skip
+    """Refuse, before it starts, a program whose text imports Keras configured on a refused
+    backend (``KERAS_BACKEND=torch``): nothing of it runs. (Its import of Keras is refused
+    too, should this reading miss it: :func:`refusing`.)
+
+    Raises:
+        NotTensorFlow: it would run Keras 3 on PyTorch (or NumPy, OpenVINO).
+    """
+    text = _program_text(script, module)
+    if text is None or not _KERAS.search(text):
+        return
+    configured = configured_keras_backend(text)
+    framework = KERAS_BACKENDS.get(configured)
+    if framework in REFUSED:
+        raise NotTensorFlow(str(framework), f"Keras 3 on its {configured!r} backend", what)
 
 
 def keras_on_jax() -> bool:
@@ -184,6 +202,11 @@ _JAX = re.compile(r"^\s*(?:import|from)\s+(?:jax|flax|optax)\b", re.MULTILINE)
 _KERAS = re.compile(r"^\s*(?:import|from)\s+keras\b", re.MULTILINE)
 _TENSORFLOW = re.compile(r"\b(?:tensorflow|tf_keras)\b")
 _SETS_BACKEND = re.compile(r"""KERAS_BACKEND["']\s*\]?\s*(?:=|,)\s*["'](\w+)["']""")
+
+
+def _program_text(script: str | None, module: str | None) -> str | None:
+    """The program's own text: the script's, or the module's file's (never run)."""
+    return _text(script if script is not None else _module_file(module or ""))
 
 
 def _text(path: str | None) -> str | None:
@@ -360,8 +383,8 @@ def _refuser(original: Callable[..., Any], framework: str, api: str, what: str,
 
 
 class _OnImport(importlib.abc.MetaPathFinder):
-    """Calls ``then(name)`` once a module of :data:`GRAD_APIS` (``jax``, ``torch``) or
-    ``keras`` has been imported, before the importer's next line runs (so its ``from jax
+    """Calls ``then(name)`` once a refused framework's module of :data:`GRAD_APIS`
+    (``torch``) or ``keras`` has been imported, before the importer's next line runs (so its ``from jax
     import grad`` gets what ``then`` put there)."""
 
     def __init__(self, then: Callable[[str], None]) -> None:
@@ -369,7 +392,7 @@ class _OnImport(importlib.abc.MetaPathFinder):
         self.busy: set[str] = set()
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if (name not in GRAD_APIS and name != "keras") or name in self.busy:
+        if name in self.busy or not (name == "keras" or FRAMEWORKS.get(name) in REFUSED):
             return None
         self.busy.add(name)
         try:

@@ -64,6 +64,9 @@ class SourceResult:
     #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
     #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
     copy_of: tuple[str, str] = ("", "")
+    #: on JAX: the optimizer (``AdamW (weight_decay=0.1, ...)``) whose step right after this
+    #: call changed this variable though no gradient reaches it (JAX hands it zeros)
+    moved_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
@@ -84,6 +87,8 @@ class SourceResult:
             out["nan_origin"] = self.nan_origin.to_dict()
         if self.trainable_changed:
             out["trainable_changed"] = True
+        if self.moved_by:
+            out["moved_by"] = self.moved_by
         if self.replicas:
             out["replicas"] = [r.to_dict() for r in self.replicas]
         if self.fix is not None:

@@ -61,6 +61,8 @@ class ProblemKind(_Word):
     REPLICA_LOSS_SCALE = "replica-loss-scale"
     REPLICA_GRADIENT_DIFFERS = "replica-gradient-differs"
     REPLICA_VARIABLES_DIFFER = "replica-variables-differ"
+    # only on JAX (gradscope run): an optimizer moved a variable no gradient reaches
+    MOVED_WITHOUT_GRADIENT = "moved-without-gradient"
 
 
 class FindingKind(_Word):

@@ -80,9 +80,11 @@ def run(
     """
     launch.check(program)
     environ = dict(os.environ)
+    what = program.target if not program.module else f"-m {program.target}"
+    script, module = (None, program.target) if program.module else (program.target, None)
+    backend.check_program(script, module, what)  # Keras on PyTorch: nothing runs
     # Keras on JAX, or a plain JAX program: TensorFlow is neither imported nor watched
-    on_jax = (backend.jax_only(module=program.target) if program.module else
-              backend.jax_only(program.target))  # fmt: skip
+    on_jax = backend.jax_only(script, module)
     tf = None
     if not on_jax:
         from gradscope._src.engine.tf_import import import_tensorflow
@@ -146,7 +148,6 @@ def run(
         return exit_code(said)
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
-    what = program.target if not program.module else f"-m {program.target}"
     try:
         with (backend.refusing(what), installed_for(watcher, on_jax) as calls, ends,
               _programs_logging(tf, watcher, environ)):  # fmt: skip

@@ -286,8 +286,9 @@ class JaxCalls:
 
     def applied(self, optimizer: Any, old: Sequence[Any], new: Sequence[Any]) -> None:
         """Keras' ``optimizer.stateless_apply`` just stepped the variables the last watched
-        call differentiated (``old`` -> ``new``): those with no gradient that moved are
-        named, with the optimizer, in that call's notes (``words.moved_without_gradient``)."""
+        call differentiated (``old`` -> ``new``): each with no gradient that moved gets the
+        optimizer as its ``moved_by`` (a ``moved-without-gradient`` problem:
+        ``analysis/run.py``)."""
         import jax
         import jax.numpy as jnp
         import numpy as np
@@ -311,17 +312,19 @@ class JaxCalls:
 
     def _moved(self, state: SiteState, names: list[str], optimizer: str, moved: Any) -> None:
         try:
-            which = [n for n, m in zip(names, moved, strict=True) if bool(m)]
+            which = {n for n, m in zip(names, moved, strict=True) if bool(m)}
             if not which:
                 return
-            note = words.moved_without_gradient(optimizer, which)
             watcher = self.watcher
             with watcher.lock:
                 for k in range(len(watcher.calls) - 1, -1, -1):
                     call = watcher.calls[k]
                     if call.site == state.site and call.api == state.api:
-                        if call.step == state.count and note not in call.notes:
-                            watcher.calls[k] = dataclasses.replace(call, notes=(*call.notes, note))
+                        if call.step == state.count:
+                            sources = tuple(dataclasses.replace(s, moved_by=optimizer)
+                                            if s.name in which else s
+                                            for s in call.sources)  # fmt: skip
+                            watcher.calls[k] = dataclasses.replace(call, sources=sources)
                         break
         except Exception as exc:  # gradscope's failure never stops the step
             said = f"gradscope could not compare the optimizer's step ({type(exc).__name__})"

@@ -70,17 +70,24 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
     def __init__(self, names: dict[str, Callable[[], None]]) -> None:
         self.names = names
+        self.busy: set[str] = set()
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in self.names:
+        if fullname not in self.names or fullname in self.busy:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _Loader(spec.loader, self.names.pop(fullname))
-                return spec
+        self.busy.add(fullname)  # another finder may ask the meta path again
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None and spec.loader is not None:
+                    then = self.names.pop(fullname, None)
+                    if then is not None:
+                        spec.loader = _Loader(spec.loader, then)
+                    return spec
+        finally:
+            self.busy.discard(fullname)
         return None
 
 

@@ -6,7 +6,6 @@ question.)"""
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
