@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,11 +76,17 @@ def run(
         ProgramError: the program cannot be started (exit code 2).
     """
     launch.check(program)
-    from gradscope._src.engine.tf_import import import_tensorflow
-
     environ = dict(os.environ)
-    tf = import_tensorflow()  # once, without its banners: the program's own import is then free
-    devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
+    # TensorFlow is the program's to import, as under python: Keras (which TensorFlow imports)
+    # reads KERAS_BACKEND then, and the hooks are set once it has (hooks.py). Only devices
+    # for --replicas must be made before the program starts TensorFlow.
+    from gradscope._src import patching
+    from gradscope._src.engine.tf_import import import_tensorflow, program_import
+
+    devices: tuple[str, ...] = ()
+    if distribution.active:
+        devices = _devices(import_tensorflow(), distribution)
+    waiting = patching.after_import(("tensorflow", "keras"), lambda: None, around=program_import)
 
     from gradscope._src.frontends.program import trainable
     from gradscope._src.frontends.program.hooks import installed
@@ -97,7 +104,7 @@ def run(
 
     def close() -> None:
         if recorder is not None:
-            recorder.device = device(tf)
+            recorder.device = device(_imported())
             try:  # the file is written however the program ended (idempotent)
                 recorder.close()
             except (OSError, GradscopeError) as exc:  # a full disk: said after the report
@@ -115,8 +122,8 @@ def run(
         stop = _stop(watcher, caught, outcome == rr.FINISHED)
         if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
             outcome = rr.STOPPED
-        made = _report(program, tf, steps, allow_none, distribution, devices, watcher, calls,
-                       outcome, status, stop)  # fmt: skip
+        made = _report(program, _imported(), steps, allow_none, distribution, devices, watcher,
+                       calls, outcome, status, stop)  # fmt: skip
         if recorder is not None:  # the timeline carries every problem the run reports
             recorder.keep([p.to_dict() for p in made.problems])
         close()
@@ -139,19 +146,27 @@ def run(
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
     try:
-        with installed(watcher) as calls, ends, _programs_logging(tf, watcher, environ):
+        with installed(watcher) as calls, ends, _programs_logging(watcher, environ):
             hooks.append(calls)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
         close()
         raise
+    finally:
+        if waiting is not None:
+            waiting.cancel()
     status = launch.exit_status(error) if outcome == rr.EXITED else None
     caught = outcome != rr.STOPPED or len(watcher.refused) > 1  # by the program's except:
     return report(outcome, error, status, caught=caught)
 
 
+def _imported() -> Any:
+    """TensorFlow, when the program (or ``--replicas``) imported it; else None."""
+    return sys.modules.get("tensorflow")
+
+
 @contextlib.contextmanager
-def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterator[None]:
+def _programs_logging(watcher: Any, environ: dict[str, str]) -> Iterator[None]:
     """The environment and TensorFlow's Python logger as the program finds them under
     ``python``: without the ``TF_CPP_MIN_LOG_LEVEL`` gradscope set to import TensorFlow
     quietly (the program and its children read the environment), and with TensorFlow's
@@ -160,7 +175,7 @@ def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterato
     added = {k: v for k, v in os.environ.items() if k not in environ}
     for key in added:
         del os.environ[key]
-    logger = tf.get_logger()
+    logger = logging.getLogger("tensorflow")  # tf.get_logger()'s, TensorFlow imported or not
     level = logger.level
 
     def not_gradscopes(record: Any) -> bool:
@@ -201,7 +216,7 @@ def reported(tf: Any, watcher: Any, calls: Sequence[rr.CallResult], allow_none: 
     call's sources explained and given their fixes, the problems the policy finds in them.
 
     Args:
-        tf: TensorFlow, imported.
+        tf: TensorFlow, imported; None when the watched code never imported it.
         watcher: the ``Watcher`` that saw the calls (its notes are the report's).
         calls: the calls, as ``Watcher.finish`` and ``trainable.merged`` give them.
         allow_none: globs of sources whose missing gradient is not a problem.
@@ -213,14 +228,29 @@ def reported(tf: Any, watcher: Any, calls: Sequence[rr.CallResult], allow_none: 
     calls = run_policy.explained(fixes.fixed_calls(calls))
     problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     fields.setdefault("argv", ())
-    return rr.RunReport(tensorflow=tf.__version__, device=device(tf), calls=tuple(calls),
+    return rr.RunReport(tensorflow=_version(tf), device=device(tf), calls=tuple(calls),
                         problems=tuple(problems), outcome=outcome, steps=steps,
                         notes=tuple(watcher.notes) + notes, **fields)  # fmt: skip
 
 
 def device(tf: Any) -> str:
-    """The device a report names: ``GPU:0`` when TensorFlow has one, else ``CPU:0``."""
+    """The device a report names: ``GPU:0`` when TensorFlow has one, else ``CPU:0`` (also
+    when TensorFlow was never imported)."""
+    if tf is None:
+        return "CPU:0"
     return "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
+
+
+def _version(tf: Any) -> str:
+    """TensorFlow's version: the imported module's, or the installed package's."""
+    if tf is not None:
+        return str(tf.__version__)
+    from importlib import metadata
+
+    try:
+        return metadata.version("tensorflow")
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def _stop(watcher: Any, caught: bool, finished: bool) -> rr.Stop | None:

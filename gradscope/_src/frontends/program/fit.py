@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.engine import cuts as flow
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.python import heads
@@ -171,7 +172,7 @@ def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
 def _keras_step(model: Any) -> bool:
     """Whether ``model`` trains with Keras' own ``train_step`` (its loss from compile())."""
     try:
-        from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+        TensorFlowTrainer = tfcompat.get("TensorFlowTrainer")
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
         return False
     return model is not None and type(model).train_step is TensorFlowTrainer.train_step

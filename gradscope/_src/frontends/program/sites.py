@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from types import CodeType
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.frontends.python import frames, keras_ops
 
 _local = threading.local()
@@ -19,7 +20,7 @@ def current() -> frames.Site | None:
     """The user's innermost line on the current stack, through autograph's source maps (the
     line the user wrote, not autograph's generated copy); in a thread working for another
     (a replica's, inside ``strategy.run``) with no user line of its own, the other's."""
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     return frames.of_traceback(tf_stack.extract_stack()) or getattr(_local, "outer", None)
 
@@ -31,7 +32,7 @@ def set_outer(site: frames.Site | None) -> None:
 
 def source_maps() -> list[Any]:
     """This thread's autograph source maps: what ``current`` reads the user's lines through."""
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     return list(tf_stack._source_mapper_stacks[threading.get_ident()])
 
@@ -41,7 +42,7 @@ def mapped_as(maps: list[Any] | None) -> Iterator[None]:
     """Read this thread's lines through another thread's source maps while the block runs
     (a replica thread, inside ``strategy.run``, runs the user's function as autograph
     converted it, with no maps of its own); forgotten after."""
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     stacks, key = tf_stack._source_mapper_stacks, threading.get_ident()
     if maps:
@@ -141,7 +142,7 @@ def described() -> tuple[str, tuple[str, ...]]:
     """The site of the call being made (``current``) and, innermost first, the user's lines
     that called it (its helpers' callers, inside the trace when one runs): what tells two
     calls of one helper apart in a report."""
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     stack = list(tf_stack.extract_stack())
     site = frames.of_traceback(stack) or getattr(_local, "outer", None)
