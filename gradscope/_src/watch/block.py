@@ -31,7 +31,13 @@ def watch(steps: int = 1, allow_none: Sequence[str] = ()) -> Watch:
     ``compute_gradients``/``minimize`` of ``tf.compat.v1`` optimizers in graph mode, Keras'
     ``apply_gradients``. TensorFlow is restored exactly when the block ends, also when it
     raises; the block's own exception passes through unchanged (``w.report`` then has outcome
-    ``raised``). Watching changes no random draw, loss or update.
+    ``raised``). Watching changes no random draw, loss or update, nor what numpy computes.
+
+    A block inside another watch (an outer ``watch()``, ``gradscope run``, ``pytest
+    --gradscope``, another thread's block) joins it: its report holds the calls of its own
+    block (its thread's), counted as the outer watch counts them (its ``steps``), and the
+    code runs as it would without the outer one. TensorFlow and Keras are not imported by
+    ``watch()``: they are watched from the moment the code imports them.
 
     A Keras model trained before the block (an earlier ``fit`` in a notebook) has its train
     step traced again in the block, so that it is seen, and its own back after. A
@@ -50,8 +56,6 @@ def watch(steps: int = 1, allow_none: Sequence[str] = ()) -> Watch:
     Raises:
         UsageError: ``steps`` is not a whole number of at least 1, or ``allow_none`` is not
             a list of strings.
-        AlreadyWatching: (on entering) another ``watch()`` block, in this thread or another,
-            or ``gradscope run`` is watching this process.
     """
     return watching(steps, allow_none, _caller(sys._getframe(1)))
 
