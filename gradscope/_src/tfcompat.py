@@ -21,7 +21,6 @@ PRIVATE: dict[str, tuple[str, ...]] = {
     "pywrap_tfe": ("tensorflow.python.pywrap_tfe",),
     "context": ("tensorflow.python.eager.context",),
     "tape": ("tensorflow.python.eager.tape",),
-    "backprop": ("tensorflow.python.eager.backprop",),
     "GradientTape": ("tensorflow.python.eager.backprop:GradientTape",),
     "FallbackException": ("tensorflow.python.eager.core:_FallbackException",),
     "Function": (

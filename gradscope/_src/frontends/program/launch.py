@@ -260,7 +260,7 @@ def _as_python(program: Program, main: str) -> Iterator[None]:
     ``-m``, the working directory); the modules gradscope imported that a file beside the
     script would shadow forgotten; the recursion limit raised by the frames gradscope
     stands on; Ctrl-C raising ``KeyboardInterrupt`` as Python's own handler does."""
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    saved_argv, saved_path = sys.argv, sys.path[:]  # (gradscope's own list back after)
     sys.argv = program.argv
     if program.module:
         first = os.getcwd()
