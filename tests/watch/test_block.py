@@ -251,6 +251,21 @@ def test_a_watch_inside_a_watch_joins_it_and_reports_its_own_block(fresh: None) 
     assert issubclass(AlreadyWatching, GradscopeError)  # kept for programs that catch it
 
 
+def test_a_script_that_watches_itself_runs_to_its_end_under_gradscope_run(fresh: None) -> None:
+    """Issue 42 point 4: a script with a watch() block of its own (a notebook exported) got
+    AlreadyWatching raised into it under gradscope run (exit 4) where python runs it to its
+    end. It prints what python prints, its block reports its own call, run reports both."""
+    from tests.frontends.program.test_run import unwatched
+
+    plain = unwatched("uses_watch.py")
+    assert plain.splitlines()[-2:] == ["block [[('w', 'ok')]]", "end"]
+    outcome, printed = watched("uses_watch.py")
+    assert printed == plain
+    assert outcome.error is None and outcome.report.outcome == rr.FINISHED
+    assert [[s.name for s in c.sources] for c in outcome.report.calls] == [["v"], ["w"]]
+    assert outcome.report.exit_code == 0
+
+
 def test_two_threads_each_in_a_watch_block_report_their_own_calls(fresh: None) -> None:
     import tensorflow as tf
 

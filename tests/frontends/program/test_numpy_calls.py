@@ -89,8 +89,9 @@ def test_a_value_taken_out_by_numpy_is_named_at_the_program_line() -> None:
     outcome, _ = watched("causes_exits.py")
     named = {(c.node, c.source) for call in outcome.report.calls
              for s in call.sources for c in s.cut_points}  # fmt: skip
-    for how, text in (("np.tanh()", "t = np.tanh(model(x))"), ("np.asarray()", "arr = np.asarray("),
-                      ("np.mean()", "t = np.mean(w * 2.0)"), ("np.array()", "m = np.array(")):  # fmt: skip
+    exits = [("np.tanh()", "t = np.tanh(model(x))"), ("np.asarray()", "arr = np.asarray("),
+             ("np.mean()", "t = np.mean(w * 2.0)"), ("np.array()", "m = np.array(")]  # fmt: skip
+    for how, text in exits:
         assert (how, site("causes_exits.py", text)) in named
 
 
