@@ -12,6 +12,11 @@ which fills the buffer as always. Nothing numpy dispatches on changes (no
 ``sum([a, t])``, masked arrays, ``ndarray`` subclasses and pandas compute exactly what they
 compute unwatched; only the reads numpy makes are seen.
 
+One thing a ctypes callback cannot do is hand TensorFlow's own refusal back with its
+exception: a buffer TensorFlow refuses (a resource handle's, a writable one) fails as it
+does unwatched, without the ``BufferError``; numpy clears it and reads the tensor another way,
+as it does unwatched, and only a direct ``memoryview(handle)`` sees a ``SystemError``.
+
 The slot is set only where its layout is checked first: CPython, the type's own name, basic
 size, item size and flags read where ``PyTypeObject`` keeps them (:func:`_layout`); anywhere
 else nothing is patched and numpy's reads are not seen (:data:`UNSEEN` says so in the
@@ -74,27 +79,35 @@ class _Slot:
         self.local = threading.local()
 
     def _getbuffer(self, obj: Any, view: int, flags: int) -> int:
-        note = self.note
-        if note is not None and not flags & _WRITABLE and not getattr(self.local, "in", False):
-            self.local.__dict__["in"] = True
-            try:
-                note(obj, sys._getframe(1))
-            except KeyboardInterrupt:  # Ctrl-C while noting: the program gets it just after
-                _thread.interrupt_main()
-            except BaseException:  # gradscope's failure never reaches numpy
-                pass
-            finally:
-                self.local.__dict__["in"] = False
+        field = None
         try:
+            field = ctypes.c_void_p.from_address(view + _POINTER)  # Py_buffer.obj
+            field.value = None  # what a refused export leaves: told apart from a filled one
+            self._note(obj, flags)
             return int(self.original(obj, view, flags))
-        except KeyboardInterrupt:
+        except BaseException as exc:
+            # TensorFlow refused (a writable buffer, a resource tensor): its exception cannot
+            # cross a ctypes callback back into C, and the caller gets the failure without
+            # it (numpy clears it and reads the tensor another way). Or Ctrl-C came while
+            # this ran: the program gets it just after.
+            if isinstance(exc, KeyboardInterrupt):
+                _thread.interrupt_main()
+            return 0 if field is not None and field.value else -1
+
+    def _note(self, obj: Any, flags: int) -> None:
+        """``note`` the read (not a request to write; not gradscope's own, while noting)."""
+        note = self.note
+        if note is None or flags & _WRITABLE or getattr(self.local, "in", False):
+            return
+        self.local.__dict__["in"] = True
+        try:
+            note(obj, sys._getframe(2))
+        except KeyboardInterrupt:  # Ctrl-C while noting: the program gets it just after
             _thread.interrupt_main()
-            return int(self.original(obj, view, flags))
-        except BaseException:
-            # TensorFlow refused (a writable buffer, a resource tensor). Its exception
-            # cannot cross a ctypes callback back into C: the caller gets the failure
-            # without it (numpy, which clears it, then reads the tensor another way).
-            return -1
+        except BaseException:  # gradscope's failure never reaches numpy
+            pass
+        finally:
+            self.local.__dict__["in"] = False
 
     def own(self) -> bool:
         return bool(ctypes.c_void_p.from_address(self.address).value == ctypes.addressof(self.mine))
