@@ -266,6 +266,19 @@ def test_a_script_that_watches_itself_runs_to_its_end_under_gradscope_run(fresh:
     assert outcome.report.exit_code == 0
 
 
+def test_gradscope_run_inside_a_watch_block_reports_its_program(fresh: None) -> None:
+    """``gradscope.run()`` of a program (itself with a watch() block) inside a watch() block
+    (a test under pytest --gradscope): three blocks of one watch, each reporting its own."""
+    from tests.frontends.program.test_run import unwatched
+
+    plain = unwatched("uses_watch.py")
+    with gradscope.watch() as outer:
+        outcome, printed = watched("uses_watch.py")
+    assert printed == plain
+    assert [[s.name for s in c.sources] for c in outcome.report.calls] == [["v"], ["w"]]
+    assert [[s.name for s in c.sources] for c in outer.report.calls] == [["v"], ["w"]]
+
+
 def test_two_threads_each_in_a_watch_block_report_their_own_calls(fresh: None) -> None:
     import tensorflow as tf
 

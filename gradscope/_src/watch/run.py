@@ -112,13 +112,17 @@ def run(
                 said = f"--timeline {timeline}" if timeline else f"--tensorboard {tensorboard}"
                 unwritten.append(f"cannot write {said}: {why}")
 
-    hooks: list[Any] = []  # the run's Calls, once installed
+    hooks: list[Any] = []  # the run's block of the watch (hooks.Member), once entered
 
     def report(outcome: str, error: BaseException | None, status: int | None,
                signal: str | None = None, caught: bool = True) -> Outcome:  # fmt: skip
-        calls = watcher.finish()
-        if hooks:  # a trainable flag's call folded into its fit()'s own
-            calls = trainable.merged(calls, hooks[0].traces)
+        member = hooks[0] if hooks else None
+        if member is None or member.first:
+            calls = watcher.finish()
+        else:  # run inside another watch (a test under pytest --gradscope): it joined it
+            calls = member.session.watcher.finish(member.thread, member.start, member.sites)
+        if member is not None:  # a trainable flag's call folded into its fit()'s own
+            calls = trainable.merged(calls, member.calls.traces)
         stop = _stop(watcher, caught, outcome == rr.FINISHED)
         if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
             outcome = rr.STOPPED
@@ -146,8 +150,8 @@ def run(
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
     try:
-        with installed(watcher) as calls, ends, _programs_logging(watcher, environ):
-            hooks.append(calls)
+        with installed(watcher) as member, ends, _programs_logging(watcher, environ):
+            hooks.append(member)
             outcome, error = launch.execute(program)
     except BaseException:  # gradscope's own failure: the timeline is written all the same
         close()

@@ -114,14 +114,15 @@ def leave(member: Member) -> None:
 
 
 @contextmanager
-def installed(watcher: Watcher) -> Iterator[Calls]:
+def installed(watcher: Watcher) -> Iterator[Member]:
     """Watch this thread while the block runs: the watched APIs patched (now, or when the
     program imports TensorFlow), eager ops recorded until every eager call site has had its
     ``--steps``; calls are watched in this thread of this process only (``process.py``), and
-    in the threads of blocks that join it."""
+    in the threads of blocks that join it. Inside another watch, ``watcher`` is not used:
+    the block joins that watch (its member says so)."""
     member = enter(lambda: watcher)
     try:
-        yield member.calls
+        yield member
     finally:
         leave(member)
 
