@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope._src.results.facts import NanOrigin
     from gradscope._src.results.finding import Finding
     from gradscope._src.results.fix import Fix
+    from gradscope._src.results.loaded import Loaded
     from gradscope._src.results.picture import Picture
     from gradscope._src.results.report import LossResult, PairResult, Problem, Report
     from gradscope._src.results.run import CallResult, RunProblem, RunReport, SourceResult
@@ -100,6 +101,7 @@ _LAZY = {
     "CutPoint": "gradscope._src.results.cut",
     "Fix": "gradscope._src.results.fix",
     "NanOrigin": "gradscope._src.results.facts",
+    "Loaded": "gradscope._src.results.loaded",
     "Picture": "gradscope._src.results.picture",
     "TimelinePlot": "gradscope._src.timeline.inline",
     "Target": "gradscope._src.frontends.python.target",
@@ -132,6 +134,7 @@ __all__ = [
     "FindingKind",
     "Fix",
     "GradscopeError",
+    "Loaded",
     "Location",
     "LossResult",
     "NanOrigin",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from gradscope._src import arguments as given
 from gradscope._src import pipeline
 from gradscope._src.analysis.check import ExpectMap
 from gradscope._src.errors import GradscopeError, UsageError
@@ -34,6 +36,49 @@ def _run(target: Any, **fields: Any) -> pipeline.Outcome:
     return pipeline.run(target, pipeline.Request(**fields))
 
 
+#: How the command line and the API spell the options of a saved model, for errors.
+_SPELLED = {"safe_mode": "--no-safe-mode (safe_mode=False)", "loss": "--loss (loss=)"}
+
+
+def _same(value: Any, default: Any) -> bool:
+    return isinstance(value, bool) and value == default  # arrays compare element-wise
+
+
+def saved_target(target: Any, **given: Any) -> Any:
+    """A saved model with its options (``loss=``, ``inputs=``, ... as ``inspect`` takes them);
+    any other target as it is, refused when given options only a saved model takes.
+
+    Raises:
+        UsageError: saved-model options for a target that is not one.
+    """
+    from gradscope._src.frontends.saved import LoadOptions, SavedTarget, is_saved_target
+    from gradscope._src.frontends.saved.options import freeze_globs, loss_choices
+
+    defaults = {"training": False, "safe_mode": True}
+    named = [k for k, v in given.items() if v is not None and not _same(v, defaults.get(k))]
+    if not is_saved_target(target):
+        if named:
+            spelled = [_SPELLED.get(k, f"--{k.replace('_', '-')} ({k}=)") for k in named]
+            raise UsageError(
+                f"{', '.join(spelled)}: only for a saved model (a .keras or .h5 file, a "
+                f"SavedModel directory, a Keras model); {getattr(target, 'path', target)} is "
+                "not one"
+            )
+        return target
+    objects = given["custom_objects"]
+    mapping = tuple(objects.items()) if isinstance(objects, Mapping) else ()
+    strings = () if objects is None or mapping else tuple(
+        [objects] if isinstance(objects, str) else objects)  # fmt: skip
+    options = LoadOptions(
+        losses=loss_choices(given["loss"]), inputs=given["inputs"], labels=given["labels"],
+        freeze=freeze_globs(given["freeze"]), training=bool(given["training"]),
+        custom_objects=strings, custom_mapping=mapping, safe_mode=bool(given["safe_mode"]),
+        signature=given["signature"],
+    )  # fmt: skip
+    source = target.source if isinstance(target, SavedTarget) else target
+    return SavedTarget(source, options)
+
+
 def inspect(
     target: Any,
     *,
@@ -46,14 +91,24 @@ def inspect(
     strategy: str = "default",
     replicas: int | None = None,
     mode: str | Sequence[str] = "function",
+    loss: Any = None,
+    inputs: Any = None,
+    labels: Any = None,
+    freeze: str | Sequence[str] | None = None,
+    training: bool = False,
+    custom_objects: Sequence[str] | Mapping[str, Any] | None = None,
+    safe_mode: bool = True,
+    signature: str | None = None,
 ) -> m.Report:
-    """Every loss x every variable of a spec or a Python target: status, norm, cut points.
+    """Every loss x every variable of a spec, a Python target or a saved model: status,
+    norm, cut points.
 
     Args:
-        target: a spec path (``configs/multitask.yaml``) or a loaded ``Spec``; or a Python
+        target: a spec path (``configs/multitask.yaml``) or a loaded ``Spec``; a Python
             target: ``"my_pkg.models:build"``, ``"path/to/train.py:build"``, a
             ``gradscope.Target``, a mapping with its fields, or a zero-argument function
-            returning one of those.
+            returning one of those; or a saved model: a ``.keras`` or ``.h5`` file, a
+            SavedModel directory, or a Keras model object.
         losses: only these losses (default: all).
         device: ``"auto"`` (TensorFlow's placement), ``"cpu"``, ``"gpu"`` or ``"GPU:1"``.
         max_elements: the largest tensor a spec may ask for (specs only).
@@ -77,6 +132,30 @@ def inspect(
             ``"eager"`` (a ``GradientTape`` run eagerly). Several modes: the report is the
             first's, and its notes name every pair whose status or norm differs between
             them (a parity check).
+        loss: a saved model's loss: ``"compiled"`` (what ``compile()`` saved; the default
+            when there is one), a Keras loss name (``"mse"``,
+            ``"SparseCategoricalCrossentropy(from_logits=True)"``) for every output, a list
+            of them (one per output, in order), ``"OUTPUT=NAME"`` or a mapping
+            ``{output: name or callable}``, or a callable ``loss(y_true, y_pred)``. A
+            one-output model gets one loss, named as written; several outputs get one loss
+            per output and ``total``, their sum.
+        inputs: a saved model's inputs: a ``.npy``/``.npz`` path, an array, a list or a
+            mapping by input name (default: random values of the inputs' shapes, said in a
+            note).
+        labels: the same for its outputs (default: random labels each loss accepts).
+        freeze: globs over a saved model's layers (path, name or class, as
+            ``"MobileNetV3Small"`` or ``"BatchNormalization"``), frozen in order as a
+            script's ``layer.trainable = False`` would; ``"!GLOB"`` unfreezes. A SavedModel's
+            globs match its variables' names.
+        training: run a Keras model's layers in training mode (Dropout, BatchNormalization
+            by the batch), as ``fit`` does; default inference mode.
+        custom_objects: the custom classes and functions a saved model needs:
+            ``"my_pkg.layers:MyLayer"`` / ``"path/to/layers.py:MyLayer"`` strings (imported,
+            which runs that module) or a mapping ``{name: class}``.
+        safe_mode: keep Keras' safe_mode on (the default): a ``Lambda`` layer's bytecode or
+            a ``TFSMLayer`` in the file is refused, as are SavedModel ops that touch files or
+            run Python. False runs them: only for files you trust as your own code.
+        signature: the SavedModel signature to call (default ``serving_default``).
 
     Returns:
         The ``Report``; ``report.to_dict()`` is the JSON report, and rich consoles and
@@ -97,7 +176,25 @@ def inspect(
         >>> gradscope.inspect(build).loss("frozen").pair("w").cut_points[0].op
         'StopGradient'
     """
-    wanted = [mode] if isinstance(mode, str) else list(mode)
+    who = "gradscope.inspect"
+    given.target(who, target)
+    losses = given.strings(who, "losses", losses, optional=True)
+    given.check_common(who, device=device, max_elements=max_elements, progress=progress,
+                       strategy=strategy, replicas=replicas)  # fmt: skip
+    given.flag(who, "pictures", pictures)
+    given.flag(who, "numeric", numeric)
+    wanted = given.modes(who, mode)
+    target = saved_target(
+        target,
+        loss=loss,
+        inputs=inputs,
+        labels=labels,
+        freeze=freeze,
+        training=training,
+        custom_objects=custom_objects,
+        safe_mode=safe_mode,
+        signature=signature,
+    )
     return pipeline.in_modes(
         lambda: _run(
             target, losses=losses, device=device, max_elements=max_elements, progress=progress,
@@ -147,6 +244,14 @@ def diff(
     progress: Progress = _quiet,
     strategy: str = "default",
     replicas: int | None = None,
+    loss: Any = None,
+    inputs: Any = None,
+    labels: Any = None,
+    freeze: str | Sequence[str] | None = None,
+    training: bool = False,
+    custom_objects: Sequence[str] | Mapping[str, Any] | None = None,
+    safe_mode: bool = True,
+    signature: str | None = None,
 ) -> DiffReport | DiffMatrix:
     """Two losses side by side, or the whole-model cosine of every pair of losses.
 
@@ -164,6 +269,16 @@ def diff(
         strategy: as for ``inspect``: statuses and norms are the all-reduced gradients';
             cosines compare the one-device gradients of the whole batch.
         replicas: as for ``inspect``.
+        loss: a saved model's loss, as for ``inspect`` (``loss_a`` and ``loss_b`` then name
+            two of the losses it makes: two outputs, or an output and ``total``).
+        inputs: as for ``inspect``; so are ``labels``, ``freeze``, ``training``,
+            ``custom_objects``, ``safe_mode`` and ``signature``.
+        labels: as for ``inspect``.
+        freeze: as for ``inspect``.
+        training: as for ``inspect``.
+        custom_objects: as for ``inspect``.
+        safe_mode: as for ``inspect``.
+        signature: as for ``inspect``.
 
     Returns:
         A ``DiffReport`` for two losses, a ``DiffMatrix`` otherwise; ``.to_dict()`` of either
@@ -183,9 +298,27 @@ def diff(
     from gradscope._src.analysis.diff import compare, matrix
     from gradscope._src.results.diff import DiffReport
 
+    who = "gradscope.diff"
+    given.target(who, target)
+    given.text(who, "loss_a", loss_a, optional=True)
+    given.text(who, "loss_b", loss_b, optional=True)
+    losses = given.strings(who, "losses", losses, optional=True)
+    given.check_common(who, device=device, max_elements=max_elements, progress=progress,
+                       strategy=strategy, replicas=replicas)  # fmt: skip
     options: dict[str, Any] = {"device": device, "max_elements": max_elements,
                                "strategy": strategy, "replicas": replicas}  # fmt: skip
     options["progress"] = progress
+    target = saved_target(
+        target,
+        loss=loss,
+        inputs=inputs,
+        labels=labels,
+        freeze=freeze,
+        training=training,
+        custom_objects=custom_objects,
+        safe_mode=safe_mode,
+        signature=signature,
+    )
     if losses and (loss_a is not None or loss_b is not None):
         raise UsageError("diff: give two losses (loss_a, loss_b) or losses=, not both")
     if loss_a is not None and loss_b is not None:
@@ -213,6 +346,14 @@ def check(
     numeric: bool = False,
     strategy: str = "default",
     replicas: int | None = None,
+    loss: Any = None,
+    inputs: Any = None,
+    labels: Any = None,
+    freeze: str | Sequence[str] | None = None,
+    training: bool = False,
+    custom_objects: Sequence[str] | Mapping[str, Any] | None = None,
+    safe_mode: bool = True,
+    signature: str | None = None,
 ) -> CheckResult:
     """The CI gate: run every target once and hold it to its ``expect`` and the policy.
 
@@ -233,6 +374,14 @@ def check(
             ``numeric-differs`` (see ``inspect``).
         strategy: as for ``inspect``; also fails on the ``replica-*`` problems.
         replicas: as for ``inspect``.
+        loss: for the saved models among ``targets``, as for ``inspect``.
+        inputs: as for ``inspect``.
+        labels: as for ``inspect``.
+        freeze: as for ``inspect``.
+        training: as for ``inspect``.
+        custom_objects: as for ``inspect``.
+        safe_mode: as for ``inspect``.
+        signature: as for ``inspect``.
 
     Returns:
         The ``CheckResult``: ``passed``, ``exit_code``, ``failures``, ``to_dict()``.
@@ -250,10 +399,30 @@ def check(
     from gradscope._src.analysis.check import check_reports
     from gradscope._src.errors import SpecError, SpecErrors, TargetError
 
-    held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
+    who = "gradscope.check"
+    given.expect(who, expect)
+    given.path(who, "baseline", baseline, optional=True)
+    given.check_common(who, device=device, max_elements=max_elements, progress=progress,
+                       strategy=strategy, replicas=replicas)  # fmt: skip
+    given.flag(who, "numeric", numeric)
     items = _unique(targets) if isinstance(targets, (list, tuple)) else [targets]
     if not items:
-        raise UsageError("check needs at least one spec or target")
+        raise UsageError(f"{who}: targets must name at least one spec or target, saw []")
+    for item in items:
+        given.target(who, item, "each of targets" if isinstance(targets, (list, tuple)) else
+                     "targets")  # fmt: skip
+    held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
+    items = _saved_items(
+        items,
+        loss=loss,
+        inputs=inputs,
+        labels=labels,
+        freeze=freeze,
+        training=training,
+        custom_objects=custom_objects,
+        safe_mode=safe_mode,
+        signature=signature,
+    )
     reports: list[m.Report] = []
     errors: list[GradscopeError] = []
     for index, target in enumerate(items):
@@ -274,6 +443,16 @@ def check(
     if errors:
         raise _combined(errors)
     return check_reports(reports, held)
+
+
+def _saved_items(items: list[Any], **given: Any) -> list[Any]:
+    """``check``'s targets, the saved models among them with their options (which are
+    refused only when no target is a saved model)."""
+    from gradscope._src.frontends.saved import is_saved_target
+
+    if not any(is_saved_target(t) for t in items):
+        return [saved_target(t, **given) for t in items]  # refused if any option was given
+    return [saved_target(t, **given) if is_saved_target(t) else t for t in items]
 
 
 def _unique(targets: Sequence[Any]) -> list[Any]:
@@ -313,16 +492,33 @@ def graph(
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     progress: Progress = _quiet,
+    inputs: Any = None,
+    labels: Any = None,
+    freeze: str | Sequence[str] | None = None,
+    training: bool = False,
+    custom_objects: Sequence[str] | Mapping[str, Any] | None = None,
+    safe_mode: bool = True,
+    signature: str | None = None,
 ) -> Picture:
     """The gradient-flow picture of one loss, as ``gradscope graph`` draws it.
 
     Args:
         target: anything ``inspect`` accepts.
-        loss: the loss to draw; may be left out when the target has exactly one.
+        loss: the loss to draw; may be left out when the target has exactly one. For a
+            saved model, the loss to compute, as ``inspect``'s ``loss`` (one that makes a
+            single loss: ``"mse"`` on a one-output model, ``"out_a=compiled"``).
         expand: one box per TensorFlow op, not per spec node or layer.
         device: as for ``inspect``.
         max_elements: the largest tensor a spec may ask for.
         progress: called with a short phase description as work proceeds.
+        inputs: for a saved model, as for ``inspect``; so are ``labels``, ``freeze``,
+            ``training``, ``custom_objects``, ``safe_mode`` and ``signature``.
+        labels: as for ``inspect``.
+        freeze: as for ``inspect``.
+        training: as for ``inspect``.
+        custom_objects: as for ``inspect``.
+        safe_mode: as for ``inspect``.
+        signature: as for ``inspect``.
 
     Returns:
         The ``Picture`` (boxes, links, cut points); ``gradscope.draw`` draws a report's pictures as
@@ -331,9 +527,22 @@ def graph(
     Raises:
         UsageError: no ``loss`` given and the target has several, or an unknown loss.
     """
+    who = "gradscope.graph"
+    given.target(who, target)
+    given.text(who, "loss", loss, optional=True)
+    given.flag(who, "expand", expand)
+    given.check_common(who, device=device, max_elements=max_elements, progress=progress)
+    from gradscope._src.frontends.saved import is_saved_target
+
+    saved = is_saved_target(target)
+    target = saved_target(
+        target, loss=loss if saved else None, inputs=inputs, labels=labels, freeze=freeze,
+        training=training, custom_objects=custom_objects, safe_mode=safe_mode,
+        signature=signature,
+    )  # fmt: skip
     report = _run(
-        target, losses=[loss] if loss else None, device=device, max_elements=max_elements,
-        progress=progress, pictures=True, expand=expand,
+        target, losses=[loss] if loss and not saved else None, device=device,
+        max_elements=max_elements, progress=progress, pictures=True, expand=expand,
     ).report  # fmt: skip
     names = [x.name for x in report.losses]
     if len(names) != 1:
@@ -396,11 +605,24 @@ def run(
     from gradscope._src.frontends.program.launch import Program, ProgramRaised
     from gradscope._src.watch import run as program_run
 
+    who = "gradscope.run"
+    given.path(who, "script", script)
+    for arg in args:
+        given.text(who, "each of the program's arguments", arg)
+    given.flag(who, "module", module)
+    given.whole(who, "steps", steps)
+    given.flag(who, "stop", stop)
+    allow_none = given.strings(who, "allow_none", allow_none)
+    if strategy is not None:
+        given.one_of(who, "strategy", strategy, given.STRATEGIES)
+    given.whole(who, "replicas", replicas, optional=True)
+    if keep_going is not None:
+        given.flag(who, "keep_going", keep_going)
     if stop and keep_going:
         raise UsageError("gradscope.run: stop=True and keep_going=True contradict each other")
     with keras_names.fresh():  # the names the program gets when run alone
         outcome = program_run.run(
-            Program(script, tuple(args), module), steps=steps,
+            Program(os.fspath(script), tuple(args), module), steps=steps,
             stop=stop or keep_going is False,
             allow_none=allow_none, distribution=for_program(strategy, replicas),
         )  # fmt: skip
@@ -424,6 +646,11 @@ def draw(report: m.Report, loss: str, fmt: str = "mermaid") -> str | bytes:
     """
     from gradscope._src.report.draw import PictureFormat
     from gradscope._src.report.draw import draw as drawn
+
+    if not isinstance(report, m.Report):
+        raise given.refused("gradscope.draw", "report", "a Report (inspect(..., pictures=True))",
+                            report)  # fmt: skip
+    given.text("gradscope.draw", "loss", loss)
 
     try:
         chosen = PictureFormat(fmt)

@@ -159,9 +159,10 @@ def _check_losses(frontend: Frontend, names: Sequence[str]) -> None:
 def _check_one_loss(frontend: Frontend) -> None:
     names = frontend.loss_names()
     if len(names) != 1:
-        raise UsageError(
-            f"{frontend.label} has {len(names)} losses; pick one with --loss: {', '.join(names)}"
-        )
+        # a saved model's --loss computes its losses: it says how to compute one
+        hint = getattr(frontend, "one_loss_hint", None)
+        said = hint(names) if hint else f"pick one with --loss: {', '.join(names)}"
+        raise UsageError(f"{frontend.label} has {len(names)} losses; {said}")
 
 
 def _diagnosed(frontend: Frontend, facts: RunFacts, request: Request) -> RunFacts:
@@ -204,9 +205,13 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
     # already has, for a spec's own); inspect notes it where it stands
     unmatched = unmatched_errors(frontend.file, expect, [v.name for v in facts.variables])
     notes += [str(e) for e in unmatched]
-    if request.losses:
+    partial = getattr(frontend, "partial", "")  # a saved model scored on some outputs only
+    if request.losses or partial:
         problems = [p for p in problems if p.kind != m.NEVER_TRAINED]
-        notes.append("only some losses were inspected, so never-trained variables are not reported")
+        notes.append(
+            partial
+            or "only some losses were inspected, so never-trained variables are not reported"
+        )
     return m.Report(
         spec=frontend.label,
         name=frontend.name,
@@ -221,6 +226,7 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         distributed=facts.distributed,
         unmatched=tuple(unmatched),
         route=facts.route,
+        loaded=getattr(frontend, "loaded", None),  # a saved model: how it was loaded
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from gradscope._src.printable import shown
 from gradscope._src.report import Format, render
 from gradscope._src.report.github import annotation, escape_data, escape_property
 from gradscope._src.results import report as m
@@ -52,11 +53,12 @@ def test_github_escapes_as_the_actions_toolkit_does() -> None:
     assert escape_data("100% a\r\nb:c,d") == "100%25 a%0D%0Ab:c,d"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
     p = replace(checks.every_kind().problems[0], spec="dir,x/sp:ec.yaml", message="50%\nnext")
-    line = annotation(p.finding())
+    assert p.message == "50%\nnext"  # the problem holds its text as it is (JSON: faithful)
+    line = annotation(shown(p).finding())  # what render(result, "github") draws
     assert line.startswith("::error file=dir%2Cx/sp%3Aec.yaml,line=41,")
-    # the newline was escaped once, when the problem was made (gradscope._src.printable)
-    assert p.message == "50%\\nnext" and line.endswith("::50%25\\nnext")
-    assert "\n" not in line
+    # the newline escaped once, as every line-based format shows it (gradscope._src.printable)
+    assert line.endswith("::50%25\\nnext")
+    assert "\n" not in line and "\n" not in annotation(p.finding())  # raw: %0A, one line too
 
 
 def test_github_kinds_have_titles() -> None:

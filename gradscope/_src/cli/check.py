@@ -20,10 +20,11 @@ from gradscope._src.cli.common import (
     table_render_options,
     width,
 )
-from gradscope._src.cli.output import check_writable, emit, write_atomic
+from gradscope._src.cli.output import OutputPath, OutputsFirst, emit, write_atomic
 from gradscope._src.cli.plot import read_timeline
+from gradscope._src.cli.saved import loss_option, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
-from gradscope._src.errors import ExitCode, GradscopeError, SpecError, SpecErrors, UsageError
+from gradscope._src.errors import ExitCode, GradscopeError, SpecError, SpecErrors
 from gradscope._src.report import CHECK_FORMATS
 
 EPILOG = (
@@ -37,7 +38,9 @@ EPILOG = (
         (
             ExitCode.USAGE,
             "a bad spec, target, baseline or command line (all errors listed; sarif, junit: a "
-            "report)",
+            "report);\n"
+            "a target that computes its gradients with JAX or PyTorch (gradscope watches "
+            "TensorFlow only)",
         ),
         ExitCode.INTERNAL,
         ExitCode.TARGET_ENDED,
@@ -58,14 +61,14 @@ Examples:
 )
 
 
-@click.command(short_help=summary("check"), epilog=EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("check"), epilog=EPILOG)
 @click.argument("specs", nargs=-1, metavar="SPEC...")
 @format_option([f.value for f in CHECK_FORMATS])
 @output_option
 @click.option("--baseline", metavar="REPORT.json", type=click.Path(dir_okay=False),
               help="A JSON report from inspect or check: the problems it holds are shown as "
                    "known and do not fail.")  # fmt: skip
-@click.option("--write-baseline", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--write-baseline", metavar="FILE", type=OutputPath(),
               help="Also write the JSON report (every current problem) to FILE, atomically, "
                    "for a later --baseline; the exit code follows the rules as usual.")  # fmt: skip
 @click.option("--source-root", metavar="DIR", type=click.Path(file_okay=False),
@@ -78,10 +81,13 @@ Examples:
 @numeric_option
 @strategy_options
 @table_options
+@loss_option
+@saved_options
 @run_options
 @click.pass_context
 def check(
     ctx: click.Context,
+    /,
     specs: tuple[str, ...],
     fmt: str,
     output: str | None,
@@ -97,6 +103,7 @@ def check(
     group: str,
     problems_only: bool,
     timelines: tuple[str, ...],
+    **saved: Any,
 ) -> None:
     """Fail when gradients are not what the specs say: the CI gate.
 
@@ -111,7 +118,9 @@ def check(
     scanning), github (annotations in Actions logs), markdown (pull-request comments).
 
     SPEC is a YAML spec file (`gradscope schema` prints its JSON Schema; the specs
-    guide is docs/guides/specs.md), or anything else `inspect` accepts.
+    guide is docs/guides/specs.md), or anything else `inspect` accepts (a Python target,
+    a .keras or .h5 file, a SavedModel directory: its --loss and other options apply to
+    every saved model given).
 
     Whenever the report is not the table on standard output (--output, or a machine
     format), the verdict and every problem are also printed to standard error, so a CI log
@@ -122,13 +131,9 @@ def check(
 
     if not specs and not timelines:
         raise click.UsageError("Missing argument 'SPEC...' (or --timeline FILE).")
-    for option, path in (("--output", output), ("--write-baseline", write_baseline)):
-        if path is not None:  # an input, a device, a link: refused before any work
-            check_writable(option, path, parents=False)
-    if output is not None and write_baseline is not None and _same(output, write_baseline):
-        raise UsageError(f"--write-baseline {write_baseline}: is also --output; name two files")
     loaded = {path: read_timeline(path, "check") for path in timelines}  # bad files: exit 2 first
-    run = Run(baseline, device, quiet, max_elements, numeric, strategy, replicas)
+    run = Run(baseline, device, quiet, max_elements, numeric, strategy, replicas,
+              saved_arguments(saved))  # fmt: skip
     result = _check_specs(specs, run, fmt, output, source_root)
     if timelines:
         from gradscope._src.timeline.check import with_timelines
@@ -147,16 +152,6 @@ def check(
     ctx.exit(int(result.exit_code))
 
 
-def _same(a: str, b: str) -> bool:
-    """Whether two paths name one file (the same path, or two names of an existing file)."""
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
 @dataclass(frozen=True)
 class Run:
     """How to run the specs: the options of ``check`` that reach ``api.check``."""
@@ -168,6 +163,7 @@ class Run:
     numeric: bool
     strategy: str
     replicas: int | None
+    saved: dict[str, Any]  # the options of a saved model (``cli/saved.py``)
 
 
 def _check_specs(
@@ -184,7 +180,7 @@ def _check_specs(
             return api.check(
                 list(specs), baseline=run.baseline, device=run.device,
                 max_elements=run.max_elements, progress=report_progress, numeric=run.numeric,
-                strategy=run.strategy, replicas=run.replicas,
+                strategy=run.strategy, replicas=run.replicas, **run.saved,
             )  # fmt: skip
     except GradscopeError as error:
         if error.exit_code == ExitCode.USAGE:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from gradscope._src.cli.commands import summary
 from gradscope._src.cli.common import progress, run_options
-from gradscope._src.cli.output import emit, write_atomic_bytes
+from gradscope._src.cli.output import OutputPath, OutputsFirst, emit, write_atomic_bytes
+from gradscope._src.cli.saved import is_saved, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode, UsageError
 
@@ -33,7 +35,9 @@ Examples:
     (ExitCode.OK, "the picture was written"),
     (
         ExitCode.USAGE,
-        "bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html",
+        "bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html;\n"
+        "a target that computes its gradients with JAX or PyTorch (gradscope watches "
+        "TensorFlow only)",
     ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,
@@ -41,13 +45,16 @@ Examples:
 )
 
 
-@click.command(short_help=summary("graph"), epilog=_EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("graph"), epilog=_EPILOG)
 @click.argument("target", metavar="SPEC_OR_TARGET")
-@click.option("--loss", "-l", metavar="L", help="The loss to draw (needed when there are several).")
+@click.option("--loss", "-l", metavar="L",
+              help="The loss to draw (needed when there are several); for a saved model, the "
+              "loss to compute, as inspect's --loss (mse; out_a=compiled).")  # fmt: skip
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputPath(),
+    metavar="FILE",
     default=None,
     help="Write the picture to FILE (atomically); its extension picks the format: "
     ".dot, .mmd (Mermaid), .svg, .png or .html (the last three need Graphviz).",
@@ -61,6 +68,7 @@ Examples:
     "that contradicts the extension is an error.",
 )
 @click.option("--expand", is_flag=True, help="One box per TensorFlow op, not per node or layer.")
+@saved_options
 @run_options
 def graph(
     target: str,
@@ -71,29 +79,33 @@ def graph(
     device: str,
     quiet: bool,
     max_elements: int,
+    **saved: Any,
 ) -> None:
     """Draw the gradient flow from every variable to loss L: where it flows, and where and
     why it was cut.
 
-    SPEC_OR_TARGET is a YAML spec file (`gradscope schema` prints its JSON Schema) or a
-    Python target, module.path:function or path/to/file.py:function (see gradscope
-    inspect --help).
+    SPEC_OR_TARGET is a YAML spec file (`gradscope schema` prints its JSON Schema), a
+    Python target, module.path:function or path/to/file.py:function, or a saved model
+    (model.keras, model.h5, a SavedModel directory; see gradscope inspect --help).
     """
-    from gradscope._src import pipeline
+    from gradscope._src import api, pipeline
     from gradscope._src.report import draw, graphviz
 
     chosen = draw.choose(output, fmt)
     if chosen.needs_graphviz:
         graphviz.require(f".{chosen.value} pictures")
-    losses = [loss] if loss else None  # without --loss the target must have one (checked
-    # by the pipeline once the loss names are known, before anything is traced)
+    computed = is_saved(target)  # a saved model's --loss is the loss to compute
+    runnable = api.saved_target(target, **saved_arguments(saved),
+                                loss=[loss] if loss and computed else None)  # fmt: skip
+    losses = [loss] if loss and not computed else None  # without --loss the target must
+    # have one (checked by the pipeline once the loss names are known, before tracing)
     with progress(quiet) as report_progress:
         request = pipeline.Request(
             losses=tuple(losses) if losses else None, device=pipeline.device_name(device),
             max_elements=max_elements, progress=report_progress, pictures=True, expand=expand,
             one_loss=True,
         )  # fmt: skip
-        report = pipeline.run(target, request).report
+        report = pipeline.run(runnable, request).report
         name = _one([loss.name for loss in report.losses], target)
         report_progress("drawing the picture")
         picture = draw.draw(report, name, chosen)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from gradscope._src.cli.commands import summary
@@ -17,23 +19,28 @@ from gradscope._src.cli.common import (
     table_render_options,
     width,
 )
-from gradscope._src.cli.output import emit
+from gradscope._src.cli.output import OutputsFirst, emit
+from gradscope._src.cli.saved import LOSS_HELP, pick_or_compute, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode
 from gradscope._src.report import INSPECT_FORMATS
 
 _EPILOG = exit_codes(
     (ExitCode.OK, "the report was written (its problems do not fail inspect: use gradscope check)"),
-    (ExitCode.USAGE, "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN)"),
+    (
+        ExitCode.USAGE,
+        "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN);\na target "
+        "that computes its gradients with JAX or PyTorch (gradscope watches TensorFlow only)",
+    ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,
     ExitCode.INTERRUPTED,
 )
 
 
-@click.command(short_help=summary("inspect"), epilog=_EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("inspect"), epilog=_EPILOG)
 @click.argument("spec", metavar="SPEC")
-@click.option("--loss", "losses", multiple=True, metavar="L", help="Only this loss (repeatable).")
+@click.option("--loss", "losses", multiple=True, metavar="L", help=LOSS_HELP)
 @format_option([f.value for f in INSPECT_FORMATS])
 @output_option
 @numeric_option
@@ -48,6 +55,7 @@ _EPILOG = exit_codes(
     "notes name every pair whose status or norm differs between the modes.",
 )
 @table_options
+@saved_options
 @run_options
 def inspect(
     spec: str,
@@ -63,18 +71,23 @@ def inspect(
     replicas: int | None,
     group: str,
     problems_only: bool,
+    **saved: Any,
 ) -> None:
     """Every loss x every variable of SPEC: whether a gradient flows, its norm, and where and
     why the path was cut when none does.
 
     \b
-    SPEC is a YAML spec file (`gradscope schema` prints its JSON Schema) or a
-    Python target:
+    SPEC is a YAML spec file (`gradscope schema` prints its JSON Schema), a
+    Python target or a saved model:
       module.path:function      imported from the current directory and sys.path
       path/to/file.py:function  a loose file
+      model.keras, model.h5     a Keras model file (loaded with safe_mode on)
+      saved_model_dir/          a SavedModel directory (one signature is called)
     The function takes no arguments and returns a gradscope.Target (or a mapping
     with "losses", and optionally "variables", "expect", "model"): the guide is
-    docs/guides/python-targets.md in gradscope's repository.
+    docs/guides/python-targets.md in gradscope's repository. A saved model's loss
+    is --loss compiled (the default when compile() saved one), --loss mse or
+    --loss OUTPUT=NAME, on --inputs/--labels or random data.
 
     A nan pair names the node where the NaN or Inf first appeared (a second pass, only
     when a pair is nan). --numeric also compares every ok gradient with central finite
@@ -91,7 +104,8 @@ def inspect(
     with progress(quiet) as report_progress:
         report = api.inspect(
             spec,
-            losses=list(losses) or None,
+            **pick_or_compute(spec, losses),
+            **saved_arguments(saved),
             device=device,
             max_elements=max_elements,
             progress=report_progress,

@@ -28,6 +28,7 @@ from gradscope._src.errors import ExitCode, SpecErrors, UsageError
 def validate(specs: tuple[str, ...], max_elements: int) -> None:
     """Parse and check spec files without importing TensorFlow."""
     from gradscope._src.frontends.python.resolve import is_target_string
+    from gradscope._src.frontends.saved import is_saved_target
     from gradscope._src.frontends.yaml import load_spec
     from gradscope._src.frontends.yaml.summary import summary_line
 
@@ -38,6 +39,12 @@ def validate(specs: tuple[str, ...], max_elements: int) -> None:
             f"{targets[0]} is a Python target: validate reads spec files only, without "
             f"TensorFlow; a target's gradients are checked by running it: gradscope check "
             f"{targets[0]}"
+        )
+    saved = [path for path in specs if is_saved_target(path)]
+    if saved:
+        raise UsageError(
+            f"{saved[0]} is a saved model: validate reads spec files only, without TensorFlow; "
+            f"a saved model's gradients are checked by loading it: gradscope check {saved[0]}"
         )
     for path in specs:
         try:

@@ -90,7 +90,7 @@ def picture(
     loss = report.loss(loss_name)
     cut_boxes = pic.cut_boxes
     lines = [
-        f"// gradscope graph {report.spec} --loss {loss_name}",
+        f"// gradscope graph {report.spec} --loss {report.loss_option(loss_name)}",
         f"digraph {quote(loss_name)} {{",
         "  graph " + _attrs(rankdir="TB" if pic.reduced else "LR", fontname=FONT, fontsize=10,
                             nodesep=0.25,

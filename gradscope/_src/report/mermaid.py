@@ -74,7 +74,10 @@ def picture(report: m.Report, loss_name: str) -> str:
     """The Mermaid flowchart of one loss's picture (from a run with ``pictures=True``)."""
     pic = palette.picture_of(report, loss_name)
     loss = report.loss(loss_name)
-    lines = [f"%% gradscope graph {report.spec} --loss {loss_name}", "flowchart LR"]
+    lines = [
+        f"%% gradscope graph {report.spec} --loss {report.loss_option(loss_name)}",
+        "flowchart LR",
+    ]
     lines += [_box(b, report, loss) for b in pic.boxes]
     lines += [_link(link, report.spec) for link in pic.links]
     lines += _styles(pic, loss)
@@ -129,7 +132,8 @@ def embed(report: m.Report, loss_name: str) -> str:
     if len(pic.links) > MAX_LINKS or len(chart) > MAX_CHARS:
         return (
             f"{head}: {len(pic.boxes)} boxes, too many to draw here; run "
-            f"`gradscope graph {report.spec} --loss {loss_name} -o {loss_name}.svg`\n"
+            f"`gradscope graph {report.spec} --loss {report.loss_option(loss_name)} "
+            f"-o {loss_name}.svg`\n"
         )
     off = palette.off_path_text(pic)
     tail = f"<sub>{palette.LEGEND}{' · ' + off if off else ''}</sub>"

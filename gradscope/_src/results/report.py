@@ -13,7 +13,6 @@ from typing import Any
 
 from gradscope._src.errors import SpecError
 from gradscope._src.location import Location
-from gradscope._src.printable import escape_fields
 from gradscope._src.results.display import Displayed, rich_renderable
 from gradscope._src.results.expect import Pattern
 from gradscope._src.results.facts import REPORT_VERSION as REPORT_VERSION
@@ -27,6 +26,7 @@ from gradscope._src.results.facts import (
 )
 from gradscope._src.results.finding import Finding
 from gradscope._src.results.fix import Fix
+from gradscope._src.results.loaded import Loaded
 from gradscope._src.results.picture import Picture
 from gradscope._src.results.replicas import DistributedFacts, ReplicaResult
 from gradscope._src.results.status import FindingKind, ProblemKind, Status, Verdict
@@ -107,9 +107,6 @@ class PairResult:
     #: JSON, as a ``gradscope run`` source's)
     cause: str = ""
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "variable")  # one escaping of names
-
     def to_dict(self) -> dict[str, Any]:
         """A pair; ``nan_origin`` on every ``nan`` pair (null when it could not be found),
         ``numeric`` on every ``ok`` pair of a ``--numeric`` run."""
@@ -143,9 +140,6 @@ class LossResult:
     source: str = ""
     notes: tuple[str, ...] = ()
     fix: Fix | None = None  # what its ``grad_loss`` multiplier does (``analysis/fixes``)
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "name", "source", "notes")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -183,9 +177,6 @@ class Problem:
     line: int = 1  # the spec line of the variable (never-trained, nan) or of the expectation
     known: bool = False  # already in the baseline
     fix: Fix | None = None  # what to change (``analysis/fixes.py``)
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "loss", "variable", "message", "spec")  # one escaping of names
 
     def key(self) -> tuple[str, str | None, str | None, str]:
         """What identifies a problem across runs (for baselines)."""
@@ -240,9 +231,7 @@ class Report(Displayed):
     unmatched: tuple[SpecError, ...] = ()
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "spec", "name", "notes")  # one escaping of names
+    loaded: Loaded | None = None  # a .keras, .h5 or SavedModel target: how it was loaded
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:
@@ -253,6 +242,10 @@ class Report(Displayed):
     def picture(self, loss: str) -> Picture | None:
         """The gradient-flow picture of ``loss``, if the run drew one."""
         return next((p for p in self.pictures if p.loss == loss), None)
+
+    def loss_option(self, loss: str) -> str:
+        """What ``--loss`` says to pick ``loss`` again (a saved model's: what computes it)."""
+        return self.loaded.loss_option(loss) if self.loaded is not None else loss
 
     def pairs(self) -> Iterator[tuple[LossResult, PairResult]]:
         for loss in self.losses:
@@ -305,6 +298,8 @@ class Report(Displayed):
             out["numeric"] = self.numeric.to_dict()
         if self.distributed is not None:
             out["distribution"] = self.distributed.to_dict()
+        if self.loaded is not None:
+            out["loaded"] = self.loaded.to_dict()
         return out
 
     def __rich__(self) -> Any:

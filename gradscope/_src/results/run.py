@@ -13,7 +13,6 @@ from typing import Any
 
 from gradscope._src.errors import ExitCode
 from gradscope._src.location import Location, line_of
-from gradscope._src.printable import escape_fields, printable
 from gradscope._src.results.display import Displayed
 from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope._src.results.finding import Finding
@@ -65,9 +64,6 @@ class SourceResult:
     #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
     #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
     copy_of: tuple[str, str] = ("", "")
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "name", "note", "attribute", "copy_of")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         """One source of a watched call (``gradscope run``)."""
@@ -137,12 +133,6 @@ class CallResult:
         """The file of the call site (the site itself when it names no line)."""
         return file_of(self.site)
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
-        unasked = tuple(tuple(printable(x) for x in pair) for pair in self.unasked)
-        if unasked != self.unasked:
-            object.__setattr__(self, "unasked", unasked)
-
     def to_dict(self) -> dict[str, Any]:
         target: dict[str, Any] = {"source": self.target_source, "value": json_number(self.value)}
         if self.loss_scale is not None:
@@ -182,9 +172,6 @@ class RunProblem:
     via: tuple[str, ...] = ()  # the call's ``via``
     fix: Fix | None = None  # what to change (``analysis/fixes.py``)
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "site", "variable", "message", "via")  # one escaping of names
-
     @property
     def where(self) -> str:
         """``site``, and ``via`` when there is one (``CallResult.where``)."""
@@ -213,9 +200,6 @@ class Stop:
     caught: bool = False  # the program caught the stop (a bare ``except:``) and went on
     finished: bool = False  # ...and went on to its end (outcome ``stopped`` all the same)
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "site", "sites")  # one escaping of names
-
 
 @dataclass(frozen=True)
 class RunReport(Displayed):
@@ -242,9 +226,6 @@ class RunReport(Displayed):
     entry: str = RUN
     #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
     signal: str | None = None
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "program", "argv", "notes")  # one escaping of names
 
     @property
     def exit_code(self) -> int:

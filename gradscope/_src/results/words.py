@@ -369,10 +369,23 @@ NEVER_RUN_TRACED = "traced, never run: statuses from the trace, no numbers"
 # -- a ``trainable`` flag changed after Keras traced the train step ---------------------------
 
 
-def changed_after_trace(trained: bool, traced: str) -> str:
+def changed_after_trace(trained: bool, traced: str, during: bool = False) -> str:
     """Why a variable whose flag changed after the step was traced at ``traced`` is still
     trained (``trained``: frozen since) or left out (made trainable since): ``gradscope run``
-    and the Monitor's findings say the same."""
+    and the Monitor's findings say the same. ``during``: the flag changed while a ``fit()``
+    ran (a callback), where only a new trace of the step helps."""
+    if during and trained:
+        return (
+            f"frozen while this fit() ran (a callback), after its train step was traced at "
+            f"{traced}, which still updates it: call self.model.make_train_function(force=True) "
+            "after changing trainable"
+        )
+    if during:
+        return (
+            f"made trainable while this fit() ran (a callback), after its train step was traced "
+            f"at {traced}, which leaves it out: end the fit() there and call compile() with a new "
+            "optimizer before the next (the built one knows only its first variables)"
+        )
     if trained:
         return (
             f"frozen after the train step was traced at {traced}, which still updates it: call "
@@ -391,6 +404,16 @@ def reused_step(api: str, traced: str) -> str:
     return (
         f"this {api}() reuses the train step traced at {traced}: Keras reads trainable when it "
         f"traces the step, not at each {api}(), and only compile() makes it trace the step again"
+    )
+
+
+def changed_during(api: str, traced: str) -> str:
+    """A call's note: trainable flags changed while this ``api`` ran, its step traced at
+    ``traced`` before."""
+    return (
+        f"trainable flags changed while this {api}() ran, after its train step was traced at "
+        f"{traced}: Keras reads trainable when it traces the step, and runs that trace until "
+        "compile() or make_train_function(force=True)"
     )
 
 

@@ -21,11 +21,14 @@ was traced before a ``trainable`` flag changed, with the line that traced it (``
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from gradscope._src.analysis import fixes
+from gradscope._src.errors import ArgumentTypeError, ArgumentValueError
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
 from gradscope._src.results.status import overflow_skipped
@@ -55,8 +58,44 @@ class Thresholds:
     patience: int = 3
     warmup: int = 3
 
+    def __post_init__(self) -> None:
+        """Each threshold of the right type and in its range, said before any training.
+
+        Raises:
+            ArgumentTypeError: a threshold that is not a number (a ``TypeError`` and a
+                ``gradscope.UsageError``).
+            ArgumentValueError: one out of its range (``patience=0``, ``dead_fraction=2``).
+        """
+        who = "gradscope.Thresholds"
+        for name, whole, least, above, most in _RANGES:
+            value = getattr(self, name)
+            takes = _takes(whole, least, above, most)
+            number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            if not number or (whole and not isinstance(value, numbers.Integral)):
+                raise ArgumentTypeError(f"{who}: {name} must be {takes}, saw {value!r}")
+            low = value > least if above else value >= least
+            if not (math.isfinite(value) and low and (most is None or value <= most)):
+                raise ArgumentValueError(f"{who}: {name} must be {takes}, saw {value!r}")
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: Each threshold: name, whole number, lowest, whether above it (not at it), highest.
+_RANGES: tuple[tuple[str, bool, float, bool, float | None], ...] = (
+    ("dead_fraction", False, 0.0, True, 1.0),
+    ("vanishing_ratio", False, 0.0, True, None),
+    ("exploding_factor", False, 1.0, True, None),
+    ("patience", True, 1, False, None),
+    ("warmup", True, 0, False, None),
+)
+
+
+def _takes(whole: bool, least: float, above: bool, most: float | None) -> str:
+    """``a number above 0 and at most 1``, ``a whole number of at least 1``."""
+    said = f"{'a whole number' if whole else 'a number'} {'above' if above else 'of at least'} "
+    said += f"{least:g}"
+    return said + (f" and at most {most:g}" if most is not None else "")
 
 
 @dataclass(frozen=True)
@@ -130,6 +169,14 @@ def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
     status = point.status if point.status.startswith("none") else "none:unexplained"
     evidence = fixes.Evidence(status, variable, cuts, point.cause, site=site)
     return fixes.finding_fix(kind, variable, site, evidence)
+
+
+def none_fix(site: str, variable: str, status: str, cause: str,
+             cut_points: Sequence[Mapping[str, Any]]) -> Fix | None:  # fmt: skip
+    """The fix of a ``none`` finding no record shows (a step that raised: ``failed.py``),
+    decided as a recorded one's is."""
+    return _fix("none", site, variable, Point(0, status, None, None, None, False, cause,
+                                              tuple(cut_points)))  # fmt: skip
 
 
 def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:

@@ -103,21 +103,31 @@ class Watch:
             if self._open is not None or self._report is not None:
                 raise UsageError(f"gradscope.watch() at {self.where}: this watch() was "
                                  "entered already; make a new one for each block")  # fmt: skip
+            from gradscope._src.frontends import backend
             from gradscope._src.frontends.program import hooks
             from gradscope._src.frontends.program.watch import Watcher
 
+            # JAX or PyTorch gradients: refused at once (NotTensorFlow), never a green report
+            refusing = backend.refusing("the code in the block", f"gradscope.watch() at "
+                                        f"{self.where}")  # fmt: skip
+            refusing.__enter__()
             # TensorFlow is not imported here: the hooks are set once the program has (Keras
             # reads KERAS_BACKEND at its import). Inside another watch, this block joins it.
-            member = hooks.enter(lambda: Watcher(self.steps))  # never stops the code
-            retraced = _Retraced(member) if member.first else None
-            self._open = (member, retraced)
+            try:
+                member = hooks.enter(lambda: Watcher(self.steps))  # never stops the code
+                retraced = _Retraced(member) if member.first else None
+            except BaseException:
+                refusing.__exit__(None, None, None)
+                raise
+            self._open = (member, retraced, refusing)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
+        from gradscope._src.frontends.backend import Refused
         from gradscope._src.frontends.program import hooks
 
-        member, retraced = self._open
+        member, retraced, refusing = self._open
         notes = len(member.session.watcher.notes) if not member.first else 0
         try:
             if retraced is not None:
@@ -126,12 +136,17 @@ class Watch:
             try:
                 found = self._calls(member)
             finally:
-                hooks.leave(member)  # TensorFlow as it was, whatever happens next
-                self._open = None
+                try:
+                    hooks.leave(member)  # TensorFlow as it was, whatever happens next
+                finally:
+                    self._open = None
+                    refusing.__exit__(None, None, None)
             try:
                 self._report = self._made(member, found, notes, _outcome(kind))
             except Exception as exc:  # gradscope's failure never stops the code it watched
                 self._report = self._failed(exc, _outcome(kind))
+        if isinstance(error, Refused):  # JAX or PyTorch gradients: the block is refused
+            raise error.error from None
         return None  # the block's exception, if any, passes unchanged
 
     def _failed(self, exc: Exception, outcome: str) -> rr.RunReport:

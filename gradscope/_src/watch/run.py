@@ -19,6 +19,7 @@ from typing import Any
 from gradscope._src.analysis import fixes
 from gradscope._src.analysis import run as run_policy
 from gradscope._src.errors import ExitCode, GradscopeError
+from gradscope._src.frontends import backend
 from gradscope._src.frontends.program import endings, launch
 from gradscope._src.frontends.program.launch import Program
 from gradscope._src.results import run as rr
@@ -74,6 +75,9 @@ def run(
 
     Raises:
         ProgramError: the program cannot be started (exit code 2).
+        NotTensorFlow: the program computes its gradients with JAX or PyTorch (Keras 3 on
+            another backend, ``jax.grad``, ``loss.backward()``): stopped there, at once
+            (``frontends/backend.py``; exit code 2).
     """
     launch.check(program)
     environ = dict(os.environ)
@@ -149,16 +153,25 @@ def run(
         return exit_code(said)
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
+    what = program.target if not program.module else f"-m {program.target}"
     try:
-        with installed(watcher) as member, ends, _programs_logging(watcher, environ):
+        with (backend.refusing(what), installed(watcher) as member, ends,
+              _programs_logging(watcher, environ)):  # fmt: skip
             hooks.append(member)
             outcome, error = launch.execute(program)
+    except backend.NotTensorFlow:  # refused before it started: nothing to write
+        raise
     except BaseException:  # gradscope's own failure: the timeline is written all the same
         close()
         raise
     finally:
         if waiting is not None:
             waiting.cancel()
+    refused = error.error if isinstance(error, backend.Refused) else None
+    if refused is None and not watcher.sites:  # it trained with no call gradscope could see
+        refused = backend.refusal(what)
+    if refused is not None:  # one line, exit 2: no report of a program gradscope cannot watch
+        raise refused from None
     status = launch.exit_status(error) if outcome == rr.EXITED else None
     caught = outcome != rr.STOPPED or len(watcher.refused) > 1  # by the program's except:
     return report(outcome, error, status, caught=caught)

@@ -89,6 +89,24 @@ def _off_path(e: Evidence, found: re.Match[str]) -> Fix:
 
 
 def compile_again(e: Evidence, found: re.Match[str] | None) -> Fix:
+    if "frozen while this fit() ran" in e.note:  # a callback froze it: trace the step again
+        return Fix(
+            "compile-again",
+            e.site,
+            f"The `trainable` flag of {name(e.variable)} changed while `fit()` ran (in a "
+            "callback), after Keras traced the train step: call "
+            "`self.model.make_train_function(force=True)` right after changing it, so the "
+            "next step is traced with the new flag.",
+        )
+    if "made trainable while this fit() ran" in e.note:  # the built optimizer cannot take it
+        return Fix(
+            "compile-again",
+            e.site,
+            f"{name(e.variable)} was made trainable while `fit()` ran (in a callback), after "
+            "Keras traced the train step, and the optimizer was built without it: stop that "
+            "`fit()` there (two `fit()` calls, one per phase) and call `compile()` with a new "
+            "optimizer between them.",
+        )
     compiled = f" at {found['line']}" if found and found["line"] else ""
     before = f"the `{e.api or 'fit'}()` at {e.site}" if e.site else "`fit()`"
     return Fix(

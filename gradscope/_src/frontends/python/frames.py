@@ -136,6 +136,17 @@ def _kind(filename: str) -> int:
     return 2 if resolved.startswith(stdlib) else 0
 
 
+def is_ours(filename: str) -> bool:
+    """Whether ``filename`` is TensorFlow's, Keras', gradscope's or numpy's own code (a loss
+    gradscope wrote itself: ``gradscope.keras.targets``, a saved model's)."""
+    if not filename or filename.startswith("<"):
+        return False
+    try:
+        return str(Path(filename).resolve()).startswith(_roots()[0])
+    except OSError:
+        return False
+
+
 def is_user_code(filename: str) -> bool:
     """Whether frames of ``filename`` belong to the user (not TF, Keras, gradscope, stdlib)."""
     return _kind(filename) == 0

@@ -51,6 +51,7 @@ def targets(
     sample_weight: Any = None,
     expect: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     name: str | None = None,
+    training: bool = True,
 ) -> Target:
     """One loss per output of a compiled multi-output Keras model.
 
@@ -61,6 +62,8 @@ def targets(
         sample_weight: optional, as ``model.fit`` takes it.
         expect: optional, as ``Target.expect`` (by output name).
         name: a name for reports (default: the model's name).
+        training: run the model as ``fit`` does (True: Dropout drops, BatchNormalization
+            uses the batch), or in inference mode (False).
 
     Returns:
         A ``Target`` named after the model, with one loss per output (named like the output,
@@ -95,8 +98,8 @@ def targets(
     for flat in compiled._flat_losses:
         single = _one_output(compiled, flat)
         key = str(flat.name) if flat.name not in losses else f"{flat.name}_{len(losses)}"
-        losses[key] = _loss(single, model, x, y, sample_weight)
-    losses[_unused(TOTAL, losses)] = _total(model, x, y, sample_weight)
+        losses[key] = _loss(single, model, x, y, sample_weight, training)
+    losses[_unused(TOTAL, losses)] = _total(model, x, y, sample_weight, training)
     return Target(losses=losses, model=model, expect=expect, name=name or str(model.name))
 
 
@@ -110,25 +113,29 @@ def _unused(name: str, taken: Mapping[str, Any]) -> str:
     return name
 
 
-def _loss(single: Any, model: Any, x: Any, y: Any, sample_weight: Any) -> Callable[[], Any]:
+def _loss(
+    single: Any, model: Any, x: Any, y: Any, sample_weight: Any, training: bool = True
+) -> Callable[[], Any]:
     """One output's term, computed as ``fit`` computes it: the model in training mode (Dropout
     drops, BatchNormalization uses the batch's statistics). The model's own losses
     (``add_loss``, weight regularizers) are in ``total`` only, so a term still shows which
     variables its output reaches."""
 
     def loss() -> Any:
-        return single(y, model(x, training=True), sample_weight)
+        return single(y, model(x, training=training), sample_weight)
 
     return loss
 
 
-def _total(model: Any, x: Any, y: Any, sample_weight: Any) -> Callable[[], Any]:
+def _total(
+    model: Any, x: Any, y: Any, sample_weight: Any, training: bool = True
+) -> Callable[[], Any]:
     """The loss ``fit`` minimizes, as its train step computes it (``Model.compute_loss``)."""
 
     def loss() -> Any:
-        y_pred = model(x, training=True)
+        y_pred = model(x, training=training)
         return model.compute_loss(
-            x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True
+            x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training
         )
 
     return loss

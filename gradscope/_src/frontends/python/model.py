@@ -20,7 +20,8 @@ from gradscope._src.engine.messages import tf_message
 from gradscope._src.engine.protocol import LossEntry, VariableEntry
 from gradscope._src.engine.tf_import import import_tensorflow
 from gradscope._src.errors import TargetError
-from gradscope._src.frontends.python import frames, heads, isolation, keras_ops
+from gradscope._src.frontends import backend
+from gradscope._src.frontends.python import frames, heads, isolation, keras_ops, loaded
 from gradscope._src.frontends.python import variables as tv
 from gradscope._src.frontends.python.ending import TargetEnded
 from gradscope._src.frontends.python.resolve import Resolved
@@ -143,7 +144,9 @@ class PythonModel:
         return self.resolved.label
 
     def loss_site(self, name: str) -> frames.Site | None:
-        return frames.of_code(self.resolved.target.losses[name])
+        """Where the user wrote the loss; None for one gradscope wrote (``keras.targets``)."""
+        site = frames.of_code(self.resolved.target.losses[name])
+        return None if site is None or frames.is_ours(site.filename) else site
 
     def trace(self) -> tuple[list[LossEntry], list[VariableEntry]]:
         """Call every wanted loss; the variables are chosen from what they read."""
@@ -246,6 +249,7 @@ class PythonModel:
                 f"{where}loss {name!r} returned {what}; a loss returns one tensor "
                 "(add several up, e.g. tf.add_n([...]))"
             )
+        backend.check_values([value], f"the target {self.target}", f"its loss {name!r} returns")
         if not (tf.is_tensor(value) or tv.tf_variable(tf, value) is not None):
             self.returned[name] = describe(value)
         try:
@@ -278,7 +282,14 @@ class PythonModel:
         fallback = str(self.resolved.site) if self.resolved.site else label
         out = tv.choose(self.registry, chosen, fallback)
         if not target.variables and self.registry.wrappers:
-            self.notes += [_untracked(c) for c in out if not self.registry.tracked(c.variable)]
+            raw = [c for c in out if not self.registry.tracked(c.variable)]
+            restored = [c for c in raw if c.variable.ref() in self.registry.restored]
+            self.notes += [
+                _untracked(c) for c in raw if c.variable.ref() not in self.registry.restored
+            ]
+            self.notes += loaded.restored_notes(restored)
+        if not target.variables and target.model is not None:
+            self.notes += loaded.notes(tf, self.registry, target.model, out)
         return out
 
     # --- the Traceable protocol -------------------------------------------------------------

@@ -114,6 +114,21 @@ def resolve(obj: Any, recording: Recording = nullcontext) -> Resolved:
     )
 
 
+def import_named(text: str) -> Any:
+    """The object ``module.path:NAME`` or ``path/to/file.py:NAME`` names (a custom Keras class
+    a saved model needs), imported as a target's function is: checked first without running
+    anything, then imported from the current directory and ``sys.path``.
+
+    Raises:
+        TargetError: no such module, file or name, or the import raised.
+    """
+    from gradscope._src.frontends.python.precheck import precheck
+
+    precheck(text)
+    obj, _label, _directory = _load(text, nullcontext)
+    return obj
+
+
 @contextlib.contextmanager
 def _on_sys_path(directory: str) -> Iterator[None]:
     """``directory`` first on ``sys.path`` while the user's module imports its neighbours."""

@@ -25,10 +25,12 @@ from gradscope._src.errors import TargetError
 from gradscope._src.frontends import keras_names
 from gradscope._src.frontends.python import frames
 from gradscope._src.frontends.python.target import article
-from gradscope._src.printable import printable
 
 _DEVICE_SUFFIX = re.compile(r":\d+$")
-_WRAPPER_DEPTH = 12  # frames between keras.Variable._initialize and a variable creator
+_WRAPPER_DEPTH = 12
+_SAVED_MODEL_LOAD = "/".join(
+    ("tensorflow", "python", "saved_model", "load.py")
+)  # frames between keras.Variable._initialize and a variable creator
 
 
 def tf_variable(tf: Any, value: Any) -> Any | None:
@@ -74,6 +76,11 @@ class Registry:
         # variable -> (how many variables its model has, the attribute it is reached by in the
         # largest model holding it: ``box_head.kernel``; ``keras_names.attributes``)
         self.attributes: dict[Any, tuple[int, str]] = {}
+        # variables a front-end knows to be frozen whatever their flags say (a Keras model's
+        # weights outside its trainable_variables; a SavedModel's non_trainable_variables)
+        self.frozen: set[Any] = set()
+        # variables tf.saved_model.load restored (a SavedModel's, which no Keras object holds)
+        self.restored: set[Any] = set()
         self._sinks: list[list[tuple[Any, str]]] = []
 
     @contextlib.contextmanager
@@ -97,7 +104,10 @@ class Registry:
         tf_stack = tfcompat.get("tf_stack")
 
         variable = next_creator(**kwargs)
-        site = frames.of_traceback(tf_stack.extract_stack())
+        stack = tf_stack.extract_stack()
+        site = frames.of_traceback(stack)
+        if any(str(getattr(f, "filename", "")).endswith(_SAVED_MODEL_LOAD) for f in stack):
+            self.restored.add(variable.ref())
         key = variable.ref()
         if site is not None:
             self.sources.setdefault(key, str(site))
@@ -135,7 +145,7 @@ class Registry:
                 name = named.get(id(value))
                 held = self.attributes.get(inner.ref()) if inner is not None else None
                 if inner is not None and name and (held is None or size > held[0]):
-                    self.attributes[inner.ref()] = (size, printable(name))
+                    self.attributes[inner.ref()] = (size, name)
 
     def attribute(self, variable: Any) -> str:
         """The attribute the user's code reaches ``variable`` by, or ``""``."""
@@ -160,11 +170,13 @@ class Registry:
         wrapper = self.wrappers.get(variable.ref())
         path = getattr(wrapper, "path", None)
         if path:
-            return printable(str(path))
-        return printable(_DEVICE_SUFFIX.sub("", str(variable.name)))
+            return str(path)
+        return _DEVICE_SUFFIX.sub("", str(variable.name))
 
     def trainable(self, variable: Any) -> bool:
         """Keras' flag when known: ``layer.trainable = False`` leaves the tf.Variable's set."""
+        if variable.ref() in self.frozen:
+            return False
         wrapper = self.wrappers.get(variable.ref())
         return bool(wrapper.trainable if wrapper is not None else variable.trainable)
 

@@ -133,6 +133,24 @@ def _fatal(path: str, pos: Pos, message: str) -> _Fatal:
     return _Fatal(SpecError(Location(path, pos.line, pos.column), "", message))
 
 
+#: First bytes of files that are binary whatever else they hold (zip, HDF5, gzip, ELF, PNG).
+_BINARY_MAGIC = (b"PK\x03\x04", b"\x89HDF\r\n\x1a\n", b"\x1f\x8b", b"\x7fELF", b"\x89PNG")
+
+
+def _binary(data: bytes) -> bool:
+    """A zip, HDF5, gzip, ELF or PNG file, or one whose first line is not text (a NUL byte,
+    bytes that are not UTF-8); a text file with a stray byte further on is YAML with an
+    error at that byte's line."""
+    if data.startswith(_BINARY_MAGIC):
+        return True
+    first = data[:512].split(b"\n", 1)[0]
+    try:
+        first.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(first) - 3  # not a character cut off at the 512th byte
+    return b"\x00" in first
+
+
 def _read_text(path: str) -> str:
     start = Pos(1, 1)
     unread = Pos(0, 0)  # a file that cannot be read has no line 1: `x.yaml: no such file`
@@ -154,6 +172,13 @@ def _read_text(path: str) -> str:
         raise _fatal(path, unread, "permission denied") from None
     except OSError as exc:
         raise _fatal(path, unread, f"cannot read the file: {exc.strerror or exc}") from None
+    if _binary(data):  # never parsed as YAML: a model file, an archive, an executable
+        raise _fatal(
+            path,
+            start,
+            "a binary file, not a YAML spec (a saved Keras model is "
+            "a .keras or .h5 file; inspect, check, diff and graph load it)",
+        )
     if len(data) > MAX_BYTES:
         message = (
             f"the file is larger than {MAX_BYTES // 2**20} MiB; "
