@@ -155,9 +155,9 @@ class ArgumentValueError(UsageError, ValueError):
 
 
 class AlreadyWatching(UsageError):
-    """A second watcher in one process: a ``gradscope.watch()`` block inside another, one in
-    another thread at the same time, or one inside a program ``gradscope run`` watches. The
-    watched APIs are patched process-wide, so one watcher at a time sees every call."""
+    """No longer raised: a ``gradscope.watch()`` block inside another watch (another block,
+    another thread's, ``gradscope run``, ``pytest --gradscope``) joins it. Kept so that a
+    program that catches it still imports it."""
 
 
 class InternalError(GradscopeError):

@@ -47,7 +47,7 @@ def test_plain_python_computes_the_programs_gradients_with_jax() -> None:
     assert backend.framework_of(g) == "JAX" and g.tolist() == [0.0, 0.0, 0.0]
 
 
-# -- which backend, read without importing Keras, JAX or TensorFlow ---------------------------
+# -- which backend, read without importing Keras, JAX or TensorFlow --------------------------
 
 
 @pytest.fixture
@@ -61,46 +61,26 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(
-    ("text", "environment", "only"),
-    [
-        ("import jax\nimport jax.numpy as jnp\n", None, True),
-        ("from flax import nnx\nimport optax\n", None, True),
-        ("import jax\nimport tensorflow as tf\n", None, False),  # TensorFlow's watched too
-        ("import keras\n", "jax", True),
-        ("import keras\n", None, False),  # Keras' default backend: TensorFlow
-        ("import jax\nfrom keras import layers\n", None, False),  # Keras on TensorFlow
-        ("import os\nos.environ['KERAS_BACKEND'] = 'jax'\nimport keras\n", None, True),
-        ("import os\nos.environ.setdefault(\"KERAS_BACKEND\", \"jax\")\nimport keras\n", None,
-         True),  # fmt: skip
-        ("import keras\nimport tensorflow as tf\n", "jax", False),  # KERAS_BACKEND alone: no
-        ("import numpy as np\n# jax is not imported here\n", None, False),
-    ],
-)
-def test_a_program_is_jax_only_when_its_text_says_so(
-    fresh: Path, monkeypatch: pytest.MonkeyPatch, text: str, environment: str | None,
-    only: bool,
-) -> None:  # fmt: skip
-    if environment is not None:
-        monkeypatch.setenv("KERAS_BACKEND", environment)
-    script = fresh / "train.py"
-    script.write_text(text, encoding="utf-8")
-    assert backend.jax_only(str(script)) is only
-
-
-def test_a_module_is_read_from_its_file_without_running_it(
+def test_keras_on_pytorch_in_a_module_is_refused_reading_its_file_only(
     fresh: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``gradscope run -m pkg.train``: the module's file is read, never run (the package's
+    ``__init__`` would exit); a package runs its ``__main__``."""
+    monkeypatch.setenv("KERAS_BACKEND", "torch")
     package = fresh / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("raise SystemExit('never run')\n", encoding="utf-8")
-    (package / "train.py").write_text("import jax\n", encoding="utf-8")
-    (package / "__main__.py").write_text("import tensorflow\n", encoding="utf-8")
+    (package / "train.py").write_text("import keras\n", encoding="utf-8")
+    (package / "__main__.py").write_text("import numpy\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(fresh))
-    assert backend.jax_only(module="pkg.train") is True
-    assert backend.jax_only(module="pkg") is False  # its __main__ names TensorFlow
-    assert backend.jax_only(module="missing.module") is False
-    assert backend.jax_only(str(fresh / "missing.py")) is False
+    with pytest.raises(backend.NotTensorFlow, match=r"^-m pkg.train computes its gradients "):
+        backend.check_program(module="pkg.train", what="-m pkg.train")
+    backend.check_program(module="pkg", what="-m pkg")  # its __main__ imports no Keras
+    backend.check_program(module="missing.module")
+    backend.check_program(str(fresh / "missing.py"))
+    text = "import os\nos.environ.setdefault('KERAS_BACKEND', 'jax')\nimport keras\n"
+    (package / "train.py").write_text(text, encoding="utf-8")
+    backend.check_program(module="pkg.train")  # the program sets its own backend: JAX
 
 
 def test_keras_home_and_the_environment_configure_the_backend(
@@ -156,7 +136,7 @@ def test_run_watches_a_jax_grad_program_beside_tensorflow(tmp_path: Path) -> Non
 
     g = jax.grad(lambda w: jnp.sum(jax.lax.stop_gradient(w) * 2.0))(jnp.ones(3))
     assert done.stdout.startswith(f"before\nafter {g}\n")  # the program ran as under python
-    report = json.loads(done.stdout[len(f"before\nafter {g}\n"):])
+    report = json.loads(done.stdout[len(f"before\nafter {g}\n") :])
     (call,) = report["calls"]
     assert (call["api"], call["site"]) == ("jax.grad", "train.py:6")
     source = call["sources"]["w"]
@@ -180,7 +160,7 @@ def test_watch_block_reports_jax_gradients() -> None:
     bare = jax.grad(lambda w: jnp.sum(w * w))(w)  # bare JAX, after the block
     assert got.tolist() == bare.tolist() == [2.0, -4.0]
     (call,) = watched.report.calls
-    ((name, source),) = call.sources.items()
+    ((_, source),) = call.sources.items()
     assert source.status == "ok"
     assert source.norm == pytest.approx(float(np.linalg.norm(np.asarray(bare))))
 

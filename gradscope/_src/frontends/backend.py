@@ -5,9 +5,9 @@ gradscope watches TensorFlow and JAX (Keras 3 on its ``jax`` backend, and plain 
 the Keras ``Monitor``, ``pytest --gradscope``, the notebook magic, Python targets of
 ``inspect``, ``check``, ``diff`` and ``graph``) asks this module two questions:
 
-- whether the gradients to watch are JAX's alone, so TensorFlow need not be imported
-  (:func:`jax_only` for a program, :func:`keras_on_jax` for a target): read without importing
-  Keras, JAX or TensorFlow;
+- whether a Python target's losses run on JAX (:func:`keras_on_jax`: Keras configured on
+  its ``jax`` backend), read without importing Keras, JAX or TensorFlow (a program's door
+  imports neither: each framework is watched from the program's own import of it);
 - whether the program computes its gradients with a framework gradscope does not watch
   (:data:`REFUSED`: PyTorch, and Keras 3 on its ``numpy`` or ``openvino`` backend). Such a
   program made no gradient call gradscope can read, and "no gradient call was made · 0
@@ -26,8 +26,8 @@ What is read is what actually ran, never the environment alone:
 - what a Python target hands over: a PyTorch tensor as a loss or a variable
   (:func:`framework_of`).
 
-The environment (``KERAS_BACKEND``) only says where to look first: a program whose text
-names TensorFlow is watched on TensorFlow (and on JAX too, should it call JAX).
+The environment (``KERAS_BACKEND``) alone decides nothing for a program: one that never
+imports Keras is not refused under ``KERAS_BACKEND=torch``.
 """
 
 from __future__ import annotations
@@ -148,32 +148,6 @@ def configured_keras_backend(text: str | None = None) -> str:
     return str(backend or "tensorflow")
 
 
-def jax_only(script: str | None = None, module: str | None = None) -> bool:
-    """Whether a program's gradients are JAX's alone, so TensorFlow need not be imported nor
-    watched (JAX's APIs are watched in every case). Read without importing Keras or JAX:
-
-    - a program (the file ``script``, or the module ``module``, read as text): it imports
-      JAX, Flax or optax, or Keras on its ``jax`` backend (:func:`configured_keras_backend`),
-      and its text never names TensorFlow (a program that does is watched on TensorFlow too:
-      ``KERAS_BACKEND=jax`` alone decides nothing);
-    - a block of the running process (``watch()``, a test, a notebook cell: no script): JAX
-      or Keras on JAX imported, and TensorFlow not.
-
-    A program whose own modules import TensorFlow while its text names neither is the case
-    this misses: its TensorFlow calls are not watched (docs/guides/keras-jax.md).
-    """
-    if "tensorflow" in sys.modules:
-        return False
-    if script is None and module is None:
-        return "jax" in sys.modules or keras_backend() == "jax"
-    text = _program_text(script, module)
-    if text is None or _TENSORFLOW.search(text):
-        return False
-    if _KERAS.search(text):  # Keras on TensorFlow imports TensorFlow
-        return configured_keras_backend(text) == "jax"
-    return bool(_JAX.search(text))
-
-
 def check_program(script: str | None = None, module: str | None = None,
                   what: str = "the program") -> None:  # fmt: skip
     """Refuse, before it starts, a program whose text imports Keras configured on a refused
@@ -198,9 +172,7 @@ def keras_on_jax() -> bool:
     return configured_keras_backend() == "jax"
 
 
-_JAX = re.compile(r"^\s*(?:import|from)\s+(?:jax|flax|optax)\b", re.MULTILINE)
 _KERAS = re.compile(r"^\s*(?:import|from)\s+keras\b", re.MULTILINE)
-_TENSORFLOW = re.compile(r"\b(?:tensorflow|tf_keras)\b")
 _SETS_BACKEND = re.compile(r"""KERAS_BACKEND["']\s*\]?\s*(?:=|,)\s*["'](\w+)["']""")
 
 
@@ -384,8 +356,8 @@ def _refuser(original: Callable[..., Any], framework: str, api: str, what: str,
 
 class _OnImport(importlib.abc.MetaPathFinder):
     """Calls ``then(name)`` once a refused framework's module of :data:`GRAD_APIS`
-    (``torch``) or ``keras`` has been imported, before the importer's next line runs (so its ``from jax
-    import grad`` gets what ``then`` put there)."""
+    (``torch``) or ``keras`` has been imported, before the importer's next line runs (so its
+    ``from torch.autograd import grad`` gets what ``then`` put there)."""
 
     def __init__(self, then: Callable[[str], None]) -> None:
         self.then = then

@@ -35,8 +35,12 @@ class JaxRecording:
 
     def begin(self, model: Any, site: str) -> None:
         """Before the fit's first step: watch its train step (traced afresh, with the hooks)."""
+        from gradscope._src.frontends.program.hooks import watching
+
         hooks = jax_hooks.installed(self.watcher)
         try:
+            if watching():  # gradscope run or watch() watches this fit: they report it
+                raise AlreadyWatching("watched")
             hooks.__enter__()
         except AlreadyWatching:  # gradscope run or watch() holds the hooks: they report it
             at = Location.parse(site) or Location(site)

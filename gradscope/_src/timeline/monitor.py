@@ -444,6 +444,3 @@ def _user_line() -> str:
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]
     return "fit"
-
-
-traced.observe(_user_line)  # from now on each Keras train step's trace is seen (traced.py)

@@ -52,15 +52,15 @@ class _Request:
 
 
 class JaxCalls:
-    """Handles every watched JAX call of one run (``jax_hooks.installed``)."""
+    """Handles every watched JAX call of one watch (``jax_hooks.install``)."""
 
-    def __init__(self, watcher: Watcher) -> None:
+    def __init__(self, watcher: Watcher, traces: Any = None) -> None:
         self.watcher = watcher
         #: ``--stop`` asked inside a compiled step (a callback cannot stop the program): raised
         #: at the program's next watched call or Keras step
         self.stop_pending = False
         #: each Keras model's train step: its ``trainable`` flags against compile()'s
-        self.traces = trainable.Traces(watcher)
+        self.traces = traces if traces is not None else trainable.Traces(watcher)
 
     # -- the program's calls ----------------------------------------------------------------
 
@@ -288,7 +288,7 @@ class JaxCalls:
         """Keras' ``optimizer.stateless_apply`` just stepped the variables the last watched
         call differentiated (``old`` -> ``new``): each with no gradient that moved gets the
         optimizer as its ``moved_by`` (a ``moved-without-gradient`` problem:
-        ``analysis/run.py``)."""
+        ``analysis/run.py``), and the call a note naming them with the optimizer."""
         import jax
         import jax.numpy as jnp
         import numpy as np
@@ -324,7 +324,11 @@ class JaxCalls:
                             sources = tuple(dataclasses.replace(s, moved_by=optimizer)
                                             if s.name in which else s
                                             for s in call.sources)  # fmt: skip
-                            watcher.calls[k] = dataclasses.replace(call, sources=sources)
+                            named = [s.name for s in sources if s.name in which]
+                            note = words.moved_without_gradient(optimizer, named)  # the table's
+                            notes = call.notes if note in call.notes else (*call.notes, note)
+                            watcher.calls[k] = dataclasses.replace(call, sources=sources,
+                                                                   notes=notes)  # fmt: skip
                         break
         except Exception as exc:  # gradscope's failure never stops the step
             said = f"gradscope could not compare the optimizer's step ({type(exc).__name__})"

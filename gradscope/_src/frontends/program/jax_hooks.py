@@ -1,116 +1,75 @@
-"""The watched JAX APIs, patched for the length of a run and restored after.
+"""The watched JAX APIs, patched while a watch lasts and restored after.
 
 ``jax.grad``, ``jax.value_and_grad`` and ``jax.vjp`` (the names a program and Keras' JAX
-trainer call them by; ``jax.grad`` bound before the run reaches JAX's own ``value_and_grad``,
+trainer call them by; ``jax.grad`` bound before the watch reaches JAX's own ``value_and_grad``,
 which is patched too), Keras' ``fit``/``train_on_batch`` (the ``fit()`` line is the site of
 Keras' own step), the outermost Keras model call of a watched function (its outputs name an
-output no loss reads), and Keras' functional operations (their lines, ``keras_ops``). A
-program that imports JAX only later gets the patches when it does. Each patch calls JAX's or
+output no loss reads), the optimizer's ``stateless_apply`` (what it moves without a gradient),
+and Keras' functional operations (their lines, ``keras_ops``). Each patch calls JAX's or
 Keras' own function with the program's arguments and returns its result unchanged.
 
-All patches of this module are kept in one list (:class:`_Patches`) and undone in reverse.
+Every attribute is set through the registry (``patching.py``, where each is declared), in the
+watch's own installation (``hooks.enter``: beside TensorFlow's, one watch per process), and
+JAX's and Keras' are set once the program has imported them: gradscope never imports either.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
-import importlib.machinery
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from gradscope._src import patching
 from gradscope._src.frontends import backend, keras_names
 from gradscope._src.frontends.program import fit, jax_calls, sites
 from gradscope._src.frontends.program.jax_calls import JaxCalls, _Request
 from gradscope._src.frontends.program.watch import Watcher
 from gradscope._src.frontends.python import keras_ops
 
-#: Held while the APIs are patched: one watcher per process.
+#: Held while the Monitor's own installation (:func:`installed`) lasts: one at a time.
 _ONE = threading.Lock()
 
 
-class _Patches:
-    """``setattr``s made, each undone in reverse, and only while it is still ours."""
+def install(watcher: Watcher, patches: patching.Patches, traces: Any,
+            installed: list[str]) -> JaxCalls:  # fmt: skip
+    """Set JAX's watched APIs in ``patches`` (now, or once the program imports JAX), and
+    Keras' when it runs on JAX (once imported); each group set is added to ``installed``
+    (``jax``, ``keras-jax``). Returns the calls' handler.
 
-    def __init__(self) -> None:
-        self.done: list[tuple[Any, str, Any, Any, bool]] = []
-        self.lock = threading.Lock()
+    Args:
+        watcher: the watch's watcher.
+        patches: the watch's installation (its ``when`` says which threads are watched).
+        traces: the Keras train steps' trainable flags (``trainable.Traces``), shared with
+            TensorFlow's hooks.
+        installed: the watch's groups set so far.
+    """
+    calls = JaxCalls(watcher, traces)
 
-    def replace(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
-        with self.lock:
-            own = name in vars(owner)
-            original = vars(owner)[name] if own else getattr(owner, name)
-            patched = make(original)
-            try:
-                patched.__wrapped__ = original
-                for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-                    setattr(patched, attr, getattr(original, attr, None))
-            except (AttributeError, TypeError):
-                pass
-            setattr(owner, name, patched)
-            self.done.append((owner, name, original, patched, own))
+    def jax_now() -> None:
+        if "jax" not in installed:
+            installed.append("jax")
+            _jax(patches, calls)
 
-    def undo(self) -> None:
-        with self.lock:
-            while self.done:
-                owner, name, original, patched, own = self.done.pop()
-                if vars(owner).get(name) is not patched:
-                    continue  # the program replaced it since: leave theirs
-                if own:
-                    setattr(owner, name, original)
-                else:
-                    delattr(owner, name)
+    def keras_now() -> None:
+        if "keras-jax" not in installed and backend.keras_backend() == "jax":
+            installed.append("keras-jax")
+            _keras(patches, calls)
 
-
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs a callback once a module is imported (JAX or Keras imported by the program after
-    the watch began), after the module's own code."""
-
-    def __init__(self, names: dict[str, Callable[[], None]]) -> None:
-        self.names = names
-        self.busy: set[str] = set()
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in self.names or fullname in self.busy:
-            return None
-        self.busy.add(fullname)  # another finder may ask the meta path again
-        try:
-            for finder in sys.meta_path:
-                if finder is self or not hasattr(finder, "find_spec"):
-                    continue
-                spec = finder.find_spec(fullname, path, target)
-                if spec is not None and spec.loader is not None:
-                    then = self.names.pop(fullname, None)
-                    if then is not None:
-                        spec.loader = _Loader(spec.loader, then)
-                    return spec
-        finally:
-            self.busy.discard(fullname)
-        return None
-
-
-class _Loader(importlib.abc.Loader):
-    def __init__(self, loader: Any, then: Callable[[], None]) -> None:
-        self.loader = loader
-        self.then = then
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self.loader.exec_module(module)
-        self.then()
+    patches.wait_for(("jax",), jax_now)
+    patches.wait_for(("keras",), keras_now)
+    return calls
 
 
 @contextlib.contextmanager
 def installed(watcher: Watcher) -> Iterator[JaxCalls]:
-    """Patch the JAX and Keras APIs while the block runs (now, or when the program imports
-    them). Calls are watched in this thread of this process only.
+    """JAX's and Keras' APIs patched for ``watcher`` alone while the block runs (the
+    ``Monitor``'s recording of a fit on JAX), in this thread.
 
     Raises:
-        AlreadyWatching: another watcher has the APIs patched.
+        AlreadyWatching: another Monitor's fit has them (a watch, ``gradscope run`` or
+            ``watch()``, is the caller's to ask first: ``hooks.watching``).
     """
     from gradscope._src.errors import AlreadyWatching
     from gradscope._src.frontends.program import process
@@ -120,37 +79,24 @@ def installed(watcher: Watcher) -> Iterator[JaxCalls]:
             "gradscope is already watching gradient calls in this process (a gradscope.watch() "
             "block, here or in another thread, or gradscope run): one watcher at a time"
         )
-    calls = JaxCalls(watcher)
-    patches = _Patches()
-    later: dict[str, Callable[[], None]] = {}
-    if "jax" in sys.modules:
-        _jax(patches, calls)
-    else:
-        later["jax"] = lambda: _jax(patches, calls)
-    if "keras" in sys.modules:
-        _keras(patches, calls)
-    else:
-        later["keras"] = lambda: _keras(patches, calls)
-    finder = _AfterImport(later)
-    if later:
-        sys.meta_path.insert(0, finder)
+    from gradscope._src.frontends.program import trainable
+
     try:
-        with process.watching():
-            yield calls
-    finally:
+        patches = patching.Patches(when=process.watched_here)
+        calls = install(watcher, patches, trainable.Traces(watcher), [])
         try:
-            with contextlib.suppress(ValueError):
-                sys.meta_path.remove(finder)
-            patches.undo()
+            with process.watching():
+                yield calls
         finally:
-            if getattr(calls, "_keras_ops", False):
-                keras_ops.uninstall()
-            _ONE.release()
+            patches.undo()
+    finally:
+        _ONE.release()
 
 
-def _jax(patches: _Patches, calls: JaxCalls) -> None:
-    import jax
-    from jax._src import api
+def _jax(patches: patching.Patches, calls: JaxCalls) -> None:
+    from gradscope._src import tfcompat
+
+    api = tfcompat.get("jax_api")
 
     def make_value_and_grad(returns_value: bool, api_name: str) -> Callable[[Any], Any]:
         def make(original: Any) -> Any:
@@ -159,7 +105,7 @@ def _jax(patches: _Patches, calls: JaxCalls) -> None:
                 own = original(fun, argnums, has_aux, *rest, **options)
                 vg = own if returns_value else api_originals["value_and_grad"](
                     fun, argnums, has_aux, *rest, **options)  # fmt: skip
-                keras_step = jax_calls.called_by_keras_step(sys._getframe(1))
+                keras_step = jax_calls.called_by_keras_step(patching.caller(sys._getframe(1)))
 
                 def call(*args: Any, **kwargs: Any) -> Any:
                     if calls.watcher.busy or jax_calls._inside_own():
@@ -200,12 +146,14 @@ def _jax(patches: _Patches, calls: JaxCalls) -> None:
 
         return patched
 
-    patches.replace(jax, "value_and_grad", make_value_and_grad(True, "jax.value_and_grad"))
-    patches.replace(jax, "grad", make_value_and_grad(False, "jax.grad"))
-    patches.replace(jax, "vjp", make_vjp)
-    # ``jax.grad`` imported before the run calls api.value_and_grad by its module's name
-    if vars(api).get("value_and_grad") is api_originals["value_and_grad"]:
-        patches.replace(api, "value_and_grad", make_value_and_grad(True, "jax.value_and_grad"))
+    jax = tfcompat.get("jax")
+    own = jax.value_and_grad is api_originals["value_and_grad"]
+    patches.set("jax.value_and_grad", make_value_and_grad(True, "jax.value_and_grad"))
+    patches.set("jax.grad", make_value_and_grad(False, "jax.grad"))
+    patches.set("jax.vjp", make_vjp)
+    # ``jax.grad`` imported before the watch calls api.value_and_grad by its module's name
+    if own and vars(api).get("value_and_grad") is api_originals["value_and_grad"]:
+        patches.set("jax_api.value_and_grad", make_value_and_grad(True, "jax.value_and_grad"))
 
 
 def _via_grad(frame: Any) -> bool:
@@ -214,16 +162,15 @@ def _via_grad(frame: Any) -> bool:
     return frame is not None and frame.f_code.co_name == "grad_f"
 
 
-def _keras(patches: _Patches, calls: JaxCalls) -> None:
+def _keras(patches: patching.Patches, calls: JaxCalls) -> None:
+    from gradscope._src import tfcompat
+
     try:
-        import keras
-        from keras.src.layers.layer import Layer
+        model_class = tfcompat.get("keras.Model")
     except ImportError:  # pragma: no cover - no Keras: plain JAX
         return
-    if backend.keras_backend() != "jax":
-        return
     keras_ops.install()
-    calls._keras_ops = True  # type: ignore[attr-defined]
+    patches.on_undo(keras_ops.uninstall)
 
     def training(api: str) -> Callable[[Any], Any]:
         def make(original: Any) -> Any:
@@ -242,7 +189,7 @@ def _keras(patches: _Patches, calls: JaxCalls) -> None:
     def make_stateless(original: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             result = original(self, *args, **kwargs)
-            if isinstance(self, keras.Model):
+            if isinstance(self, model_class):
                 jax_calls.model_called(self, result[0])
             return result
 
@@ -278,11 +225,9 @@ def _keras(patches: _Patches, calls: JaxCalls) -> None:
 
         return patched
 
-    from keras.src.optimizers.base_optimizer import BaseOptimizer
-
-    patches.replace(BaseOptimizer, "stateless_apply", make_apply)
-    patches.replace(keras.Model, "compile", make_compile)
-    patches.replace(keras.Model, "fit", training("fit"))
-    patches.replace(keras.Model, "train_on_batch", training("train_on_batch"))
-    patches.replace(keras.Model, "__call__", make_call)
-    patches.replace(Layer, "stateless_call", make_stateless)
+    patches.set("BaseOptimizer.stateless_apply", make_apply)
+    patches.set("keras.Model.compile", make_compile)
+    patches.set("keras.Model.fit", training("fit"))
+    patches.set("keras.Model.train_on_batch", training("train_on_batch"))
+    patches.set("keras.Model.__call__", make_call)
+    patches.set("keras.layers.Layer.stateless_call", make_stateless)

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from types import CodeType
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.frontends.python import frames, keras_ops
 
 _local = threading.local()
@@ -29,7 +30,7 @@ def _stack() -> list[Any]:
         import traceback
 
         return list(traceback.extract_stack(sys._getframe(2)))
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     return list(tf_stack.extract_stack())
 
@@ -41,7 +42,7 @@ def set_outer(site: frames.Site | None) -> None:
 
 def source_maps() -> list[Any]:
     """This thread's autograph source maps: what ``current`` reads the user's lines through."""
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     return list(tf_stack._source_mapper_stacks[threading.get_ident()])
 
@@ -51,7 +52,7 @@ def mapped_as(maps: list[Any] | None) -> Iterator[None]:
     """Read this thread's lines through another thread's source maps while the block runs
     (a replica thread, inside ``strategy.run``, runs the user's function as autograph
     converted it, with no maps of its own); forgotten after."""
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     stacks, key = tf_stack._source_mapper_stacks, threading.get_ident()
     if maps:

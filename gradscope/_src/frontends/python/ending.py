@@ -127,7 +127,7 @@ def _theirs(caller: Any) -> bool:
 
 def _exit(status: int) -> NoReturn:
     """``os._exit`` while the target's code runs: said, then exit code 5."""
-    caller = sys._getframe(1)
+    caller = _caller(sys._getframe(1))
     if not _theirs(caller):
         _real_exit(status)
     _last_words(caller, f"os._exit({status}), which ends the process")
@@ -139,7 +139,7 @@ def _exec(name: str) -> Callable[..., NoReturn]:
     real = _real_exec[name]
 
     def exec_(path: Any, *args: Any) -> NoReturn:
-        caller = sys._getframe(1)
+        caller = _caller(sys._getframe(1))
         while caller.f_back is not None and caller.f_code.co_filename == os.__file__:
             caller = caller.f_back  # os.execl, os.execvp: the user's call is above
         if not _theirs(caller):
@@ -153,6 +153,16 @@ def _exec(name: str) -> Callable[..., NoReturn]:
 _PID = [os.getpid()]
 
 
+def _replaced_by(function: Callable[..., NoReturn]) -> Callable[[Any], Any]:
+    return lambda real: function
+
+
+def _caller(frame: Any) -> Any:
+    from gradscope._src import patching
+
+    return patching.caller(frame)
+
+
 @contextlib.contextmanager
 def guarded(
     is_user_code: Callable[[str], bool], display_path: Callable[[str], str]
@@ -164,13 +174,17 @@ def guarded(
         is_user_code: whether a file name is the user's code (the line an error names).
         display_path: a file name as messages show it.
     """
+    from gradscope._src import patching
+
     _FRAMES[:] = [is_user_code, display_path]
     with _lock:
         if _guards[0] == 0:
             _PID[0] = os.getpid()
-            os._exit = _exit
+            patches = patching.Patches()  # every thread: the process ends wherever asked
+            patches.set("os._exit", _replaced_by(_exit), everywhere=True)
             for name in _real_exec:
-                setattr(os, name, _exec(name))
+                patches.set(f"os.{name}", _replaced_by(_exec(name)), everywhere=True)
+            _installed.append(patches)
         _guards[0] += 1
     try:
         with stdout_to_stderr():
@@ -186,10 +200,11 @@ def guarded(
     finally:
         with _lock:
             _guards[0] -= 1
-            if _guards[0] == 0:
-                os._exit = _real_exit
-                for name, real in _real_exec.items():
-                    setattr(os, name, real)
+            if _guards[0] == 0 and _installed:
+                _installed.pop().undo()
+
+
+_installed: list[Any] = []  # the patches while a guard is active
 
 
 @contextlib.contextmanager

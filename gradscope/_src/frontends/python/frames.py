@@ -223,9 +223,12 @@ def of_op(op: object) -> Site | None:
     own = str(Path(__file__).resolve().parents[3]) + os.sep
     # `gradscope run` wraps the program's own calls (a traced function, a tape); a target's
     # Keras model calls (heads.py) and Keras operations (keras_ops.py) are wrapped too, and
-    # so is the train step the Keras Monitor watches (timeline/): their frames stand
-    # between the user's line and TensorFlow, and say nothing of who made the op
+    # so is the train step the Keras Monitor watches (timeline/), and each patched attribute
+    # passes through the registry's switch (patching.py): their frames stand between the
+    # user's line and TensorFlow, and say nothing of who made the op
     wrappers = (os.path.join(own, "_src", "frontends", "program") + os.sep,
+                os.path.join(own, "_src", "patching.py"),
+                os.path.join(own, "_src", "watch", "block.py"),
                 os.path.join(own, "_src", "frontends", "python", "heads.py"),
                 os.path.join(own, "_src", "frontends", "python", "keras_ops.py"),
                 os.path.join(own, "_src", "timeline") + os.sep)  # fmt: skip
