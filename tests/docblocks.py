@@ -40,6 +40,9 @@ NOT_RUN = {
     "process of its own (the backend is read at Keras' first import): the JAX process of "
     "tests/frontends/program/test_jax_doors.py runs it, and test_guide_shows_what_jax_reports "
     "checks the page's output against it",
+    "KERAS_BACKEND=torch gradscope run train.py": "train.py stands for any program importing "
+    "Keras, and PyTorch is not installed here: tests/frontends/test_backend.py "
+    "(test_keras_on_pytorch_is_refused_before_the_program_runs) checks the line word for word",
 }
 
 #: Commands' exit codes where the page says one. Any other command may exit 0 or 1 (it ran and

@@ -17,7 +17,7 @@ class ExitCode(enum.IntEnum):
     """``check`` found unexpected gradients (nan, a contradicted ``expect``, never trained)."""
     USAGE = 2
     """A bad spec, a bad target or a bad command line; or a program or target that computes
-    its gradients with JAX or PyTorch (gradscope watches TensorFlow only: refused at once)."""
+    its gradients with PyTorch (gradscope watches TensorFlow and JAX: refused at once)."""
     INTERNAL = 3
     """gradscope itself failed; re-run with ``--traceback`` and report it."""
     PROGRAM_RAISED = 4

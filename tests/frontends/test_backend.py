@@ -130,6 +130,7 @@ def test_run_watches_a_jax_grad_program_beside_tensorflow(tmp_path: Path) -> Non
     """In a process that imported TensorFlow, ``jax.grad`` is watched too: the cut JAX hides
     behind zeros is the None bare TensorFlow gives for the same computation."""
     (tmp_path / "train.py").write_text(JAX_GRAD, encoding="utf-8")
+    grad = jax.grad
     done = run_in_process("run", "--format", "json", "-o", "-", "train.py", cwd=tmp_path)
     assert done.returncode == 1, done.stderr[-2000:]  # a problem: w's gradient is cut
     import jax.numpy as jnp
@@ -144,8 +145,7 @@ def test_run_watches_a_jax_grad_program_beside_tensorflow(tmp_path: Path) -> Non
     assert [(c["op"], c["source"]) for c in source["cut_points"]] == [
         ("StopGradient", "train.py:6")
     ]
-    assert jax.grad.__module__.startswith("jax")  # put back
-    assert not hasattr(jax.grad, "__wrapped__")
+    assert jax.grad is grad and not getattr(grad, "__gradscope__", False)  # put back
 
 
 @pytest.mark.tf
@@ -160,7 +160,7 @@ def test_watch_block_reports_jax_gradients() -> None:
     bare = jax.grad(lambda w: jnp.sum(w * w))(w)  # bare JAX, after the block
     assert got.tolist() == bare.tolist() == [2.0, -4.0]
     (call,) = watched.report.calls
-    ((_, source),) = call.sources.items()
+    (source,) = call.sources
     assert source.status == "ok"
     assert source.norm == pytest.approx(float(np.linalg.norm(np.asarray(bare))))
 

@@ -139,12 +139,12 @@ class Watching:
             with block:
                 result = yield
         except BaseException:  # the test's own failure stays; the report goes beside it
-            if block.ended and "tensorflow" in sys.modules:
+            if block.ended and _framework():
                 item.stash[_KEY] = block.report
                 if block.report.calls:
                     item.add_report_section("call", "gradscope", self._table(block.report))
             raise
-        if not block.ended or "tensorflow" not in sys.modules:  # no TensorFlow: not watched
+        if not block.ended or not _framework():  # neither TensorFlow nor JAX: not watched
             return result
         item.stash[_KEY] = block.report
         if block.report.problems:
@@ -204,6 +204,12 @@ class Watching:
 
 
 _KEY = pytest.StashKey[Any]()
+
+
+def _framework() -> bool:
+    """Whether a framework gradscope watches was imported (TensorFlow, JAX): a test that
+    imported neither made no gradient call to watch."""
+    return "tensorflow" in sys.modules or "jax" in sys.modules
 
 
 def _kinds(report: Any) -> dict[str, int]:

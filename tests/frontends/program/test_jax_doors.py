@@ -218,8 +218,15 @@ def test_run_of_a_keras_fit_on_jax(jax: dict[str, Any]) -> None:
     moved = [n for n in jax["moved"] if bare[n] == "none"]
     assert moved, "weight decay moves body/kernel on JAX"
     (note,) = [n for n in call["notes"] if "moved" in n]
-    assert note.startswith("AdamW (weight_decay=0.1, beta_1=0.9) moved " + ", ".join(moved[:4]))
-    assert jax["run_fit"]["problems"]  # the None gradients are problems, as on TensorFlow
+    optimizer = "AdamW (weight_decay=0.1, beta_1=0.9)"
+    assert note.startswith(f"{optimizer} moved " + ", ".join(moved[:4]))
+    # a problem each (--allow-none allows the None, not the move), the optimizer named
+    problems = jax["run_fit"]["problems"]
+    assert sorted(p["variable"] for p in problems if p["kind"] == "moved-without-gradient") == (
+        sorted(moved)
+    )
+    assert {n for n, s in call["sources"].items() if s.get("moved_by") == optimizer} == set(moved)
+    assert {p["kind"] for p in problems} == {"unexpected-none", "moved-without-gradient"}
 
 
 def _plain_bare() -> dict[str, bool]:
@@ -352,3 +359,17 @@ def test_guide_shows_what_jax_reports(jax: dict[str, Any]) -> None:
                   if c.text.startswith("KERAS_BACKEND=jax gradscope run")]  # fmt: skip
     assert command.text in docblocks.NOT_RUN
     assert docblocks.missing(command.shown, jax["guide"]) == []
+
+
+def test_jax_reports_follow_the_json_schemas(jax: dict[str, Any]) -> None:
+    """The JSON a JAX run and a JAX target write is what ``schema/`` says (JAX's APIs, the
+    ``backend``/``jax`` keys, route ``jax``, ``moved_by`` and its problem kind)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    run_schema = json.loads((ROOT / "schema" / "run-v1.json").read_text(encoding="utf-8"))
+    report_schema = json.loads((ROOT / "schema" / "report-v1.json").read_text(encoding="utf-8"))
+    for name in ("run_fit", "run_plain"):
+        jsonschema.validate(jax[name], run_schema)
+        assert (jax[name]["backend"], jax[name]["tensorflow"]) == ("jax", "")
+    for name in NAMES:  # watch() blocks: Keras' fit on JAX and a custom train step
+        jsonschema.validate(jax["matrix"][name], run_schema)
+    jsonschema.validate(jax["targets"]["inspect"], report_schema)
