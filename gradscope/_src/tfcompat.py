@@ -66,6 +66,7 @@ PRIVATE: dict[str, tuple[str, ...]] = {
     "BaseOptimizer": ("keras.src.optimizers.base_optimizer:BaseOptimizer",),
     "Functional": ("keras.src.models.functional:Functional",),
     "keras_global_state": ("keras.src.backend.common.global_state",),
+    "SafeModeScope": ("keras.src.saving.serialization_lib:SafeModeScope",),
 }
 
 
