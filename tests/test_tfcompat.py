@@ -51,8 +51,8 @@ FOUND: dict[tuple[str, str], dict[str, str]] = {
         "BaseOptimizer": "keras.src.optimizers.base_optimizer:BaseOptimizer",
         "Functional": "keras.src.models.functional:Functional",
         "keras_global_state": "keras.src.backend.common.global_state",
-        "jax": "jax",  # JAX 0.10 (the [jax] extra; dev installs it)
-        "jax_api": "jax._src.api",
+        "SafeModeScope": "keras.src.saving.serialization_lib:SafeModeScope",
+        "jax_api": "jax._src.api",  # JAX 0.10 (the [jax] extra; dev installs it)
     },
 }
 

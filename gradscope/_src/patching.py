@@ -118,6 +118,10 @@ ATTRIBUTES: dict[str, Attribute] = dict(
         _a("sys", "getrecursionlimit", "sys", "the program's own recursion limit"),
         _a("sys", "setrecursionlimit", "sys", "the program's own recursion limit"),
         _a("sys", "unraisablehook", "sys", "gradscope's stop, never printed"),
+        # PyTorch's gradients refused while a door watches (frontends/backend.py)
+        _a("torch.autograd", "grad", "torch", "PyTorch gradients refused"),
+        _a("torch.autograd", "backward", "torch", "PyTorch gradients refused"),
+        _a("torch.Tensor", "backward", "torch", "PyTorch gradients refused"),
     ]
 )
 
@@ -129,11 +133,15 @@ def owner_of(attribute: Attribute) -> Any:
         return None
     if attribute.module not in sys.modules:
         return None
-    if attribute.owner in ("os", "sys"):
-        return sys.modules[attribute.owner]
     from gradscope._src import tfcompat
 
-    return tfcompat.get(attribute.owner)
+    if attribute.owner in tfcompat.PRIVATE:
+        return tfcompat.get(attribute.owner)
+    head, *rest = attribute.owner.split(".")  # a public name: os, jax, torch.Tensor
+    found: Any = sys.modules.get(head)
+    for part in rest:
+        found = getattr(found, part, None)
+    return found
 
 
 _MISSING = object()
@@ -437,9 +445,16 @@ def _ran(name: str) -> None:
             _waiting.remove(waiting)
         if not _waiting and _FINDER in sys.meta_path:
             sys.meta_path.remove(_FINDER)
+    stopped: BaseException | None = None
     for waiting in due:
-        with contextlib.suppress(Exception):  # gradscope's failure never breaks the import
+        try:
             waiting.install()
+        except Exception:  # gradscope's failure never breaks the import
+            continue
+        except BaseException as exc:  # a refusal meant for the program: after every install
+            stopped = stopped or exc
+    if stopped is not None:
+        raise stopped
 
 
 _FINDER = _Finder()

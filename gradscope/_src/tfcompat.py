@@ -66,9 +66,9 @@ PRIVATE: dict[str, tuple[str, ...]] = {
     "BaseOptimizer": ("keras.src.optimizers.base_optimizer:BaseOptimizer",),
     "Functional": ("keras.src.models.functional:Functional",),
     "keras_global_state": ("keras.src.backend.common.global_state",),
-    # JAX (frontends/program/jax_hooks.py): its public module, and where value_and_grad is
-    # defined (what a jax.grad bound before the watch calls)
-    "jax": ("jax",),
+    "SafeModeScope": ("keras.src.saving.serialization_lib:SafeModeScope",),
+    # JAX (frontends/program/jax_hooks.py): where value_and_grad is defined (what a jax.grad
+    # bound before the watch calls)
     "jax_api": ("jax._src.api",),
 }
 

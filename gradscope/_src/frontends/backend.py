@@ -27,19 +27,20 @@ What is read is what actually ran, never the environment alone:
   (:func:`framework_of`).
 
 The environment (``KERAS_BACKEND``) alone decides nothing for a program: one that never
-imports Keras is not refused under ``KERAS_BACKEND=torch``.
+imports Keras is not refused under ``KERAS_BACKEND=torch``. The gradient APIs refused are
+patched through the registry (``patching.py``), as every attribute gradscope patches.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
+import functools
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from gradscope._src import patching
 from gradscope._src.errors import UsageError
 
 #: The frameworks whose gradient APIs a door patches, by the top-level module that brings
@@ -52,15 +53,13 @@ WATCHED = ("TensorFlow", "JAX")
 #: The frameworks every door refuses: the one switch (JAX was taken out when gradscope
 #: learned to read its jaxprs; PyTorch's autograd is not read: docs/guides/keras-jax.md).
 REFUSED = frozenset({"PyTorch", "NumPy", "OpenVINO"})
-#: The gradient APIs that refuse while a door watches, per module: ``(owner path, name)``.
-_JAX_APIS = ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "linearize")
+#: The gradient APIs that refuse while a door watches, per refused framework's module:
+#: ``(owner path, name)``; declared, as every attribute gradscope patches, in
+#: ``patching.ATTRIBUTES``.
 GRAD_APIS: dict[str, tuple[tuple[str, str], ...]] = {
-    "jax": tuple(("jax", name) for name in _JAX_APIS),
-    "torch": (
-        ("torch.autograd", "grad"),
-        ("torch.autograd", "backward"),
-        ("torch.Tensor", "backward"),
-    ),
+    module: tuple((a.owner, a.name) for a in patching.ATTRIBUTES.values() if a.module == module)
+    for module, framework in FRAMEWORKS.items()
+    if framework in REFUSED
 }
 
 
@@ -281,118 +280,50 @@ def _how(framework: str, api: str) -> str:
     return f"{api} called"
 
 
-_LOCK = threading.Lock()
-
-
 @contextlib.contextmanager
 def refusing(what: str = "the program", door: str = "") -> Iterator[None]:
-    """While inside, the gradient APIs of the refused frameworks (:data:`GRAD_APIS` of those
-    in :data:`REFUSED`: PyTorch's) raise :class:`Refused`, those imported already and those
-    imported later (a finder sees the import), and so does the program's own import of Keras
-    3 on a refused backend; every attribute is put back at the end, unless something else
-    replaced it meanwhile (never undo what the program did).
+    """While inside, the gradient APIs of the refused frameworks (:data:`GRAD_APIS`:
+    PyTorch's) raise :class:`Refused`, those imported already and those imported later, and
+    so does the program's own import of Keras 3 on a refused backend; every attribute is
+    put back at the end, unless something else replaced it meanwhile (never undo what the
+    program did). The attributes are set through the patch registry (``patching.py``, where
+    they are declared), in every thread.
 
-    A Keras imported before (by gradscope itself, to import TensorFlow quietly, with the
-    environment's ``KERAS_BACKEND``) is not read: that is the environment, not the program.
+    A Keras imported before the door opened (an earlier notebook cell) is not read: that is
+    the environment, not the code watched.
     """
-    patched: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, wrapper)
+    patches = patching.Patches()  # every thread: a JAX gradient from a worker thread too
+
+    def refuse_keras() -> None:  # the program's own import of Keras: which backend
+        refused = refusal(what, door)
+        if refused is not None:
+            raise Refused(refused)
 
     def patch(module_name: str) -> None:
-        if module_name == "keras":  # the program's own import of Keras: which backend
-            refused = refusal(what, door)
-            if refused is not None:
-                raise Refused(refused)
-            return
-        if FRAMEWORKS[module_name] not in REFUSED:
-            return
+        framework = FRAMEWORKS[module_name]
         for owner_path, name in GRAD_APIS[module_name]:
-            owner = _resolve(owner_path)
-            original = getattr(owner, name, None) if owner is not None else None
-            if original is None or getattr(original, "__gradscope_refuses__", False):
-                continue
-            api = _api_name(owner_path, name)
-            wrapper = _refuser(original, FRAMEWORKS[module_name], api, what, door)
-            with contextlib.suppress(AttributeError, TypeError):  # a C type's slot: left be
-                setattr(owner, name, wrapper)
-                patched.append((owner, name, original, wrapper))
+            refuser = functools.partial(_refuser, framework=framework, what=what, door=door,
+                                        api=_api_name(owner_path, name))  # fmt: skip
+            with contextlib.suppress(AttributeError, TypeError):  # absent, or a C slot
+                patches.set(f"{owner_path}.{name}", refuser)
 
-    finder = _OnImport(patch)
-    with _LOCK:
-        for module_name in GRAD_APIS:
-            if module_name in sys.modules and FRAMEWORKS[module_name] in REFUSED:
-                patch(module_name)
-        sys.meta_path.insert(0, finder)
+    for module_name in GRAD_APIS:
+        if FRAMEWORKS[module_name] in REFUSED:
+            patches.wait_for((module_name,), functools.partial(patch, module_name))
+    if "keras" not in sys.modules:
+        patches.wait_for(("keras",), refuse_keras)
     try:
         yield
     finally:
-        with _LOCK:
-            if finder in sys.meta_path:
-                sys.meta_path.remove(finder)
-            for owner, name, original, wrapper in reversed(patched):
-                if getattr(owner, name, None) is wrapper:
-                    setattr(owner, name, original)
-
-
-def _resolve(path: str) -> Any:
-    """``torch.autograd`` -> the module (or class) at that dotted path, when imported."""
-    head, *rest = path.split(".")
-    found: Any = sys.modules.get(head)
-    for part in rest:
-        found = getattr(found, part, None)
-    return found
+        patches.undo()
 
 
 def _refuser(original: Callable[..., Any], framework: str, api: str, what: str,
              door: str) -> Callable[..., Any]:  # fmt: skip
+    """What a gradient API of JAX or PyTorch is while a door watches (the registry's switch
+    around it looks like ``original``)."""
+
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise Refused(NotTensorFlow(framework, _how(framework, api), what, door))
 
-    refuse.__gradscope_refuses__ = True  # type: ignore[attr-defined]
-    refuse.__wrapped__ = original  # type: ignore[attr-defined]
-    refuse.__name__ = getattr(original, "__name__", "refuse")
-    refuse.__doc__ = getattr(original, "__doc__", None)
     return refuse
-
-
-class _OnImport(importlib.abc.MetaPathFinder):
-    """Calls ``then(name)`` once a refused framework's module of :data:`GRAD_APIS`
-    (``torch``) or ``keras`` has been imported, before the importer's next line runs (so its
-    ``from torch.autograd import grad`` gets what ``then`` put there)."""
-
-    def __init__(self, then: Callable[[str], None]) -> None:
-        self.then = then
-        self.busy: set[str] = set()
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name in self.busy or not (name == "keras" or FRAMEWORKS.get(name) in REFUSED):
-            return None
-        self.busy.add(name)
-        try:
-            import importlib.util
-
-            spec = importlib.util.find_spec(name)
-        finally:
-            self.busy.discard(name)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = _Then(spec.loader, lambda: self.then(name))
-        return spec
-
-
-class _Then(importlib.abc.Loader):
-    """A module's own loader, then ``then()`` once the module has run; the module gets its
-    own loader back before it runs."""
-
-    def __init__(self, loader: Any, then: Callable[[], None]) -> None:
-        self.loader, self.then = loader, then
-
-    def create_module(self, spec: Any) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        module.__loader__ = self.loader
-        if getattr(module, "__spec__", None) is not None:
-            module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
-        with _LOCK:
-            self.then()

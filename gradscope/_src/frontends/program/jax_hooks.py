@@ -146,7 +146,7 @@ def _jax(patches: patching.Patches, calls: JaxCalls) -> None:
 
         return patched
 
-    jax = tfcompat.get("jax")
+    jax = sys.modules["jax"]  # imported by the program: this runs once it has
     own = jax.value_and_grad is api_originals["value_and_grad"]
     patches.set("jax.value_and_grad", make_value_and_grad(True, "jax.value_and_grad"))
     patches.set("jax.grad", make_value_and_grad(False, "jax.grad"))
