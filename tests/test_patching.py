@@ -328,19 +328,22 @@ def test_nothing_is_patched_at_import() -> None:
 
 
 def test_every_declared_attribute_is_found_here() -> None:
-    """Each class or module attribute of the registry resolves on the installed TensorFlow
-    and Keras (instance ones, ``<model>``..., are given at ``set``)."""
+    """Each class or module attribute of the registry resolves on the installed TensorFlow,
+    Keras and JAX (instance ones, ``<model>``..., are given at ``set``; PyTorch's, when it
+    is installed: ``tests/frontends/test_backend.py`` has them on a module of its names)."""
     import importlib.util
 
+    import jax  # noqa: F401
     import tensorflow as tf  # noqa: F401
 
     from gradscope._src.frontends.program import numpy_calls
 
+    torch = importlib.util.find_spec("torch") is not None
+    if torch:
+        import torch
     for key, attribute in patching.ATTRIBUTES.items():
-        if attribute.owner.startswith("<"):
+        if attribute.owner.startswith("<") or (attribute.module == "torch" and not torch):
             continue
-        if attribute.module == "jax" and importlib.util.find_spec("jax") is None:
-            continue  # the [jax] extra is not installed (dev installs it)
         owner = patching.owner_of(attribute)
         assert owner is not None, key
         if attribute.name == "tp_as_buffer":

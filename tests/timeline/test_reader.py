@@ -223,6 +223,7 @@ def test_every_finding_kind_is_read() -> None:
     assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"} | set(FLAG_KINDS) | {
         "unexpected-none",
         "replica-mismatch",
+        "moved-without-gradient",
     }  # a run's problems its steps do not show
     assert set(FLAG_KINDS) == {"unexpected-connected", "never-trained"}  # the Monitor's
 

@@ -161,6 +161,7 @@ KINDS: Mapping[str, Kind] = _kinds(
 
 #: The kinds ``check`` (and ``inspect``) report, every one listed in its SARIF rules.
 CHECK: tuple[str, ...] = tuple(k for k in ProblemKind if k != ProblemKind.MOVED_WITHOUT_GRADIENT)
+# (moved-without-gradient: gradscope run's, on JAX; a target runs no optimizer)
 #: The kinds ``gradscope run`` reports.
 RUN: tuple[str, ...] = (
     ProblemKind.UNEXPECTED_NONE,

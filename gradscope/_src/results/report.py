@@ -51,7 +51,9 @@ REPLICA_MISMATCH, REPLICA_LOSS_SCALE = ProblemKind.REPLICA_MISMATCH, ProblemKind
 MOVED_WITHOUT_GRADIENT = ProblemKind.MOVED_WITHOUT_GRADIENT
 REPLICA_GRADIENT_DIFFERS = ProblemKind.REPLICA_GRADIENT_DIFFERS
 REPLICA_VARIABLES_DIFFER = ProblemKind.REPLICA_VARIABLES_DIFFER
-PROBLEM_KINDS = tuple(ProblemKind)
+#: The kinds a check (or inspect) report holds (``moved-without-gradient`` is ``gradscope
+#: run``'s, on JAX: a target runs no optimizer).
+PROBLEM_KINDS = tuple(k for k in ProblemKind if k != ProblemKind.MOVED_WITHOUT_GRADIENT)
 
 AGREES, DIFFERS = Verdict.AGREES, Verdict.DIFFERS
 EXPECTED_DIFFERENCE, SKIPPED = Verdict.EXPECTED_DIFFERENCE, Verdict.SKIPPED
