@@ -192,6 +192,19 @@ model.predict(np.ones((2, 2), np.float32), verbose=0)
 """
 
 
+def _no_monitor_yet() -> None:
+    """The process as before its first ``from gradscope.keras import Monitor`` (an earlier
+    test's Monitor asked for the lasting patches): undone, and asked for again next time."""
+    import gradscope.keras
+    from gradscope._src.frontends.python import keras_ops
+    from gradscope._src.timeline import traced
+
+    traced.stop_observing()
+    keras_ops.uninstall()
+    keras_ops.for_good.cache_clear()
+    vars(gradscope.keras).pop("Monitor", None)
+
+
 def test_the_process_is_as_it_was_after_every_door(tmp_path: Path) -> None:
     """``watch()``, ``gradscope run`` and the Monitor, each with eager and traced calls, a
     Keras fit and numpy reads: afterwards every attribute of every owner the registry
@@ -202,12 +215,11 @@ def test_the_process_is_as_it_was_after_every_door(tmp_path: Path) -> None:
 
     import gradscope
     from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.python import keras_ops
-    from gradscope._src.timeline import traced
     from gradscope._src.watch.run import run
 
     (tmp_path / "prog.py").write_text(PROGRAM, encoding="utf-8")
     declared = {(a.owner.rpartition(".")[2], a.name) for a in patching.ATTRIBUTES.values()}
+    _no_monitor_yet()
     before = _state()
     with gradscope.watch():
         exec(compile(PROGRAM, str(tmp_path / "prog.py"), "exec"), {"__name__": "__main__"})
@@ -227,9 +239,7 @@ def test_the_process_is_as_it_was_after_every_door(tmp_path: Path) -> None:
     for owner, name in on_instances:  # the Monitor's wrappers: off the instances again
         instance = model if owner == "<model>" else model.optimizer
         assert name not in vars(instance), (owner, name)
-    traced.stop_observing()
-    keras_ops.uninstall()  # what Monitor's import asked for, once
-    keras_ops.for_good.cache_clear()
+    _no_monitor_yet()  # what Monitor's import asked for, once
     assert _changed(before, _state()) == set()
 
 
@@ -328,14 +338,21 @@ def test_nothing_is_patched_at_import() -> None:
 
 
 def test_every_declared_attribute_is_found_here() -> None:
-    """Each class or module attribute of the registry resolves on the installed TensorFlow
-    and Keras (instance ones, ``<model>``..., are given at ``set``)."""
+    """Each class or module attribute of the registry resolves on the installed TensorFlow,
+    Keras and JAX (instance ones, ``<model>``..., are given at ``set``; PyTorch's, when it
+    is installed: ``tests/frontends/test_backend.py`` has them on a module of its names)."""
+    import importlib.util
+
+    import jax  # noqa: F401
     import tensorflow as tf  # noqa: F401
 
     from gradscope._src.frontends.program import numpy_calls
 
+    torch = importlib.util.find_spec("torch") is not None
+    if torch:
+        import torch
     for key, attribute in patching.ATTRIBUTES.items():
-        if attribute.owner.startswith("<"):
+        if attribute.owner.startswith("<") or (attribute.module == "torch" and not torch):
             continue
         owner = patching.owner_of(attribute)
         assert owner is not None, key
