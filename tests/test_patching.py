@@ -3,6 +3,7 @@ put back there, as pytest's MonkeyPatch does; a patch the program makes meanwhil
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 from pathlib import Path
@@ -269,6 +270,7 @@ import counting_lib
 
 w = tf.Variable(2.0, name="w")
 counting_lib.use_once()
+tf.get_logger().setLevel("CRITICAL")  # the program's own logging, kept after it too
 with tf.GradientTape() as tape:
     loss = w * w
 print("grad", float(tape.gradient(loss, w)), "counted", len(counting_lib.calls))
@@ -279,7 +281,8 @@ print("grad", float(tape.gradient(loss, w)), "counted", len(counting_lib.calls))
 def test_a_library_patch_made_while_watched_stays_after(tmp_path: Path) -> None:
     """Issue 42 point 3: a library patches ``tf.GradientTape.gradient`` on first use inside a
     ``watch()`` block (and under ``gradscope run``): the block's end keeps the library's
-    patch, which goes on working (gradscope's wrapper inside it calls straight through)."""
+    patch, which goes on working (gradscope's wrapper inside it calls straight through); the
+    level the program gave TensorFlow's logger stays after ``run`` too."""
     import tensorflow as tf
 
     import gradscope
@@ -287,6 +290,7 @@ def test_a_library_patch_made_while_watched_stays_after(tmp_path: Path) -> None:
     from gradscope._src.watch.run import run
 
     original = vars(tf.GradientTape)["gradient"]
+    level = tf.get_logger().level
     (tmp_path / "counting_lib.py").write_text(_LIBRARY, encoding="utf-8")
     (tmp_path / "uses.py").write_text(_USES, encoding="utf-8")
     sys.path.insert(0, str(tmp_path))
@@ -310,8 +314,10 @@ def test_a_library_patch_made_while_watched_stays_after(tmp_path: Path) -> None:
         assert outcome.error is None
         assert getattr(vars(tf.GradientTape)["gradient"], "counting", False)
         assert [s.status for c in outcome.report.calls for s in c.sources] == ["ok"]
+        assert tf.get_logger().level == logging.CRITICAL
     finally:
         tf.GradientTape.gradient = original
+        tf.get_logger().setLevel(level)
         sys.path.remove(str(tmp_path))
         sys.modules.pop("counting_lib", None)
 
