@@ -3,6 +3,7 @@ put back there, as pytest's MonkeyPatch does; a patch the program makes meanwhil
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 from pathlib import Path
@@ -192,6 +193,19 @@ model.predict(np.ones((2, 2), np.float32), verbose=0)
 """
 
 
+def _no_monitor_yet() -> None:
+    """The process as before its first ``from gradscope.keras import Monitor`` (an earlier
+    test's Monitor asked for the lasting patches): undone, and asked for again next time."""
+    import gradscope.keras
+    from gradscope._src.frontends.python import keras_ops
+    from gradscope._src.timeline import traced
+
+    traced.stop_observing()
+    keras_ops.uninstall()
+    keras_ops.for_good.cache_clear()
+    vars(gradscope.keras).pop("Monitor", None)
+
+
 def test_the_process_is_as_it_was_after_every_door(tmp_path: Path) -> None:
     """``watch()``, ``gradscope run`` and the Monitor, each with eager and traced calls, a
     Keras fit and numpy reads: afterwards every attribute of every owner the registry
@@ -202,12 +216,11 @@ def test_the_process_is_as_it_was_after_every_door(tmp_path: Path) -> None:
 
     import gradscope
     from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.python import keras_ops
-    from gradscope._src.timeline import traced
     from gradscope._src.watch.run import run
 
     (tmp_path / "prog.py").write_text(PROGRAM, encoding="utf-8")
     declared = {(a.owner.rpartition(".")[2], a.name) for a in patching.ATTRIBUTES.values()}
+    _no_monitor_yet()
     before = _state()
     with gradscope.watch():
         exec(compile(PROGRAM, str(tmp_path / "prog.py"), "exec"), {"__name__": "__main__"})
@@ -227,9 +240,7 @@ def test_the_process_is_as_it_was_after_every_door(tmp_path: Path) -> None:
     for owner, name in on_instances:  # the Monitor's wrappers: off the instances again
         instance = model if owner == "<model>" else model.optimizer
         assert name not in vars(instance), (owner, name)
-    traced.stop_observing()
-    keras_ops.uninstall()  # what Monitor's import asked for, once
-    keras_ops.for_good.cache_clear()
+    _no_monitor_yet()  # what Monitor's import asked for, once
     assert _changed(before, _state()) == set()
 
 
@@ -259,6 +270,7 @@ import counting_lib
 
 w = tf.Variable(2.0, name="w")
 counting_lib.use_once()
+tf.get_logger().setLevel("CRITICAL")  # the program's own logging, kept after it too
 with tf.GradientTape() as tape:
     loss = w * w
 print("grad", float(tape.gradient(loss, w)), "counted", len(counting_lib.calls))
@@ -269,7 +281,8 @@ print("grad", float(tape.gradient(loss, w)), "counted", len(counting_lib.calls))
 def test_a_library_patch_made_while_watched_stays_after(tmp_path: Path) -> None:
     """Issue 42 point 3: a library patches ``tf.GradientTape.gradient`` on first use inside a
     ``watch()`` block (and under ``gradscope run``): the block's end keeps the library's
-    patch, which goes on working (gradscope's wrapper inside it calls straight through)."""
+    patch, which goes on working (gradscope's wrapper inside it calls straight through); the
+    level the program gave TensorFlow's logger stays after ``run`` too."""
     import tensorflow as tf
 
     import gradscope
@@ -277,6 +290,7 @@ def test_a_library_patch_made_while_watched_stays_after(tmp_path: Path) -> None:
     from gradscope._src.watch.run import run
 
     original = vars(tf.GradientTape)["gradient"]
+    level = tf.get_logger().level
     (tmp_path / "counting_lib.py").write_text(_LIBRARY, encoding="utf-8")
     (tmp_path / "uses.py").write_text(_USES, encoding="utf-8")
     sys.path.insert(0, str(tmp_path))
@@ -300,8 +314,10 @@ def test_a_library_patch_made_while_watched_stays_after(tmp_path: Path) -> None:
         assert outcome.error is None
         assert getattr(vars(tf.GradientTape)["gradient"], "counting", False)
         assert [s.status for c in outcome.report.calls for s in c.sources] == ["ok"]
+        assert tf.get_logger().level == logging.CRITICAL
     finally:
         tf.GradientTape.gradient = original
+        tf.get_logger().setLevel(level)
         sys.path.remove(str(tmp_path))
         sys.modules.pop("counting_lib", None)
 

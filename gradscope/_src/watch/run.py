@@ -206,7 +206,8 @@ def _programs_logging(watcher: Any, environ: dict[str, str]) -> Iterator[None]:
         yield
     finally:
         logger.removeFilter(not_gradscopes)
-        logger.setLevel(level)
+        if logger.level == logging.NOTSET:  # a level the program set meanwhile stays
+            logger.setLevel(level)
         for key, value in added.items():
             os.environ.setdefault(key, value)
 

@@ -104,7 +104,6 @@ def _raised_at(exc: BaseException) -> str:
 _real_exit = os._exit
 _real_exec: dict[str, Callable[..., NoReturn]] = {"execv": os.execv, "execve": os.execve}
 _guards = [0]  # how many call_user frames are active (they nest)
-_lock = threading.Lock()
 
 
 def _last_words(caller: Any, what: str) -> NoReturn:
@@ -177,7 +176,7 @@ def guarded(
     from gradscope._src import patching
 
     _FRAMES[:] = [is_user_code, display_path]
-    with _lock:
+    with patching.LOCK:
         if _guards[0] == 0:
             _PID[0] = os.getpid()
             patches = patching.Patches()  # every thread: the process ends wherever asked
@@ -198,7 +197,7 @@ def guarded(
     except BaseException as exc:  # SystemExit and BaseException subclasses
         raise ended(exc, _raised_at(exc)) from None
     finally:
-        with _lock:
+        with patching.LOCK:
             _guards[0] -= 1
             if _guards[0] == 0 and _installed:
                 _installed.pop().undo()
