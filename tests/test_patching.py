@@ -201,8 +201,9 @@ def _no_monitor_yet() -> None:
     from gradscope._src.timeline import traced
 
     traced.stop_observing()
-    keras_ops.uninstall()
-    keras_ops.for_good.cache_clear()
+    if keras_ops.for_good.cache_info().currsize:  # its one install(), undone once
+        keras_ops.uninstall()
+        keras_ops.for_good.cache_clear()
     vars(gradscope.keras).pop("Monitor", None)
 
 
