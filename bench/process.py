@@ -255,8 +255,62 @@ with gradscope.watch():
     runpy.run_path({program!r}, run_name="__main__")
 """
 
+# The MLP on Keras' JAX backend (KERAS_BACKEND=jax, the row's environment): Keras' JAX
+# trainer, its value_and_grad inside jax.jit; no seed (Keras' set_random_seed would import
+# TensorFlow, which neither way imports otherwise).
+JAX_MLP = """
+import sys
+import numpy as np
+import keras
+
+steps = int(sys.argv[1])
+model = keras.Sequential([keras.Input((64,))] +
+                         [keras.layers.Dense(256, activation="relu") for _ in range(3)] +
+                         [keras.layers.Dense(10)])
+model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64 * steps, 64)).astype("float32")
+y = rng.integers(0, 10, 64 * steps)
+model.fit(x, y, batch_size=64, epochs=1, verbose=0)
+"""
+
+# The same MLP in plain JAX: a dict of parameters, jax.value_and_grad inside jax.jit, SGD.
+JAX_PLAIN = """
+import sys
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+steps = int(sys.argv[1])
+sizes = [64, 256, 256, 256, 10]
+keys = jax.random.split(jax.random.PRNGKey(0), len(sizes))
+params = {f"dense_{i}": {"w": jax.random.normal(keys[i], (a, b)) * (2 / a) ** 0.5,
+                         "b": jnp.zeros(b)} for i, (a, b) in enumerate(zip(sizes, sizes[1:]))}
+rng = np.random.default_rng(0)
+x = jnp.asarray(rng.normal(size=(64, 64)).astype("float32"))
+y = jnp.asarray(rng.integers(0, 10, 64))
+
+def loss_fn(p, x, y):
+    h = x
+    for i in range(len(sizes) - 1):
+        h = h @ p[f"dense_{i}"]["w"] + p[f"dense_{i}"]["b"]
+        h = jax.nn.relu(h) if i < len(sizes) - 2 else h
+    return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(h), y[:, None], 1))
+
+@jax.jit
+def step(p, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(p, x, y)
+    return jax.tree_util.tree_map(lambda a, g: a - 0.01 * g, p, grads), loss
+
+for _ in range(steps):
+    params, loss = step(params, x, y)
+loss.block_until_ready()
+"""
+
 PROGRAMS = {"resnet50": RESNET + OPS, "small": SMALL + OPS, "mlp": MLP, "gan": GAN, "tf1": TF1,
-            "eager": EAGER}  # fmt: skip
+            "eager": EAGER, "jax-mlp": JAX_MLP, "jax-plain": JAX_PLAIN}  # fmt: skip
+#: Keras on JAX: the backend is read from the environment at Keras' first import.
+JAX_ENV = {"KERAS_BACKEND": "jax"}
 
 
 @dataclass
@@ -269,6 +323,7 @@ class Row:
     ways: list[str]
     goal: float
     samples: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # the processes' environment, added
 
 
 def rows() -> list[Row]:
@@ -284,6 +339,8 @@ def rows() -> list[Row]:
         Row("monitor", "mlp", ["512"], ["python", "Monitor(every=10, tensorboard)"], 1.10),
         Row("monitor-histograms", "mlp", ["512"],
             ["python", "Monitor(every=10, tensorboard, histograms)"], 1.20),
+        Row("jax-mlp", "jax-mlp", ["512"], [*run, "watch()"], 1.10, env=JAX_ENV),
+        Row("jax-plain", "jax-plain", ["512"], [*run, "watch()"], 1.10),
     ]  # fmt: skip
 
 
@@ -343,7 +400,9 @@ def write_programs(where: Path) -> dict[str, Path]:
         files[name] = where / f"{name}.py"
         files[name].write_text(textwrap.dedent(text))
         files[f"watch-{name}"] = where / f"watch_{name}.py"
-        files[f"watch-{name}"].write_text(WATCH.format(program=str(files[name])))
+        # a JAX script imports JAX before its watch() block, as one that uses watch() does
+        first = "import jax\n" if name.startswith("jax") else ""
+        files[f"watch-{name}"].write_text(first + WATCH.format(program=str(files[name])))
     files["report"] = where / "report.txt"
     files["test"] = where / "test_program.py"
     files["test"].write_text(TEST.format(program=str(files["mlp"]), steps="512"))
@@ -363,7 +422,8 @@ def warm_up(wanted: list[Row], files: dict[str, Path], env: dict[str, str]) -> N
         for way in row.ways:
             if (way, row.program) not in seen:
                 seen.add((way, row.program))
-                measure(command(way, Row(row.name, row.program, ["1"], [], 0), warm), env)
+                short = Row(row.name, row.program, ["1"], [], 0, env=row.env)
+                measure(command(way, short, warm), {**env, **row.env})
 
 
 def environment(device: str) -> dict[str, str]:
@@ -495,7 +555,7 @@ def main() -> None:
             big = row.program == "resnet50" and args.big_runs is not None
             for _ in range(args.big_runs if big else args.runs):
                 for way in row.ways:
-                    got = measure(command(way, row, files), env)
+                    got = measure(command(way, row, files), {**env, **row.env})
                     row.samples.setdefault(way, []).append(got)
                     print(f"{row.name:<20} {way:<44} CPU {got[0]:7.2f} s  wall {got[1]:7.2f} s"
                           f"  {got[2]:6.0f} MB", flush=True)  # fmt: skip

@@ -3,7 +3,6 @@ its finding ``Thresholds``."""
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 from gradscope._src.frontends.python import keras_ops
@@ -15,17 +14,20 @@ if TYPE_CHECKING:
 
 __all__ = ["Monitor", "Thresholds", "targets"]
 
-if "keras" in sys.modules:  # a model built from here on is one the Monitor may watch: note
-    keras_ops.for_good()  # where its Keras operations are written (cheap; nothing computed)
-
 
 def __getattr__(name: str) -> Any:
     # Monitor subclasses keras.callbacks.Callback: Keras (and TensorFlow) are imported when
-    # it is first used, so that `import gradscope.keras` stays light.
+    # it is first used, so that `import gradscope.keras` stays light and patches nothing.
     if name == "Monitor":
-        from gradscope._src.timeline.monitor import Monitor
+        from gradscope._src.timeline import traced
+        from gradscope._src.timeline.monitor import Monitor, _user_line
 
+        # A program that uses the Monitor asks for what it reads as models are built, before
+        # the Monitor is made: where each Keras operation is written (keras_ops.py) and the
+        # flags each train step is traced with (traced.py). Both go through the registry
+        # (patching.py) and pass every call through unchanged.
         keras_ops.for_good()
+        traced.observe(_user_line)
         globals()["Monitor"] = Monitor
         return Monitor
     raise AttributeError(f"module 'gradscope.keras' has no attribute {name!r}")

@@ -36,6 +36,13 @@ NOT_RUN = {
     "pip install ./gradscope": "a CI job's install from a copy of gradscope's source",
     ".venv/bin/pip install 'tensorflow[and-cuda]'": "TensorFlow's GPU build: no GPU here",
     'make bench BENCH_ARGS="--device gpu"': "benchmarks on a GPU: no GPU here",
+    "KERAS_BACKEND=jax gradscope run docs/examples/keras_jax.py": "Keras on JAX needs a "
+    "process of its own (the backend is read at Keras' first import): the JAX process of "
+    "tests/frontends/program/test_jax_doors.py runs it, and test_guide_shows_what_jax_reports "
+    "checks the page's output against it",
+    "KERAS_BACKEND=torch gradscope run train.py": "train.py stands for any program importing "
+    "Keras, and PyTorch is not installed here: tests/frontends/test_backend.py "
+    "(test_keras_on_pytorch_is_refused_before_the_program_runs) checks the line word for word",
 }
 
 #: Commands' exit codes where the page says one. Any other command may exit 0 or 1 (it ran and

@@ -17,7 +17,7 @@ class ExitCode(enum.IntEnum):
     """``check`` found unexpected gradients (nan, a contradicted ``expect``, never trained)."""
     USAGE = 2
     """A bad spec, a bad target or a bad command line; or a program or target that computes
-    its gradients with JAX or PyTorch (gradscope watches TensorFlow only: refused at once)."""
+    its gradients with PyTorch (gradscope watches TensorFlow and JAX: refused at once)."""
     INTERNAL = 3
     """gradscope itself failed; re-run with ``--traceback`` and report it."""
     PROGRAM_RAISED = 4
@@ -155,9 +155,9 @@ class ArgumentValueError(UsageError, ValueError):
 
 
 class AlreadyWatching(UsageError):
-    """A second watcher in one process: a ``gradscope.watch()`` block inside another, one in
-    another thread at the same time, or one inside a program ``gradscope run`` watches. The
-    watched APIs are patched process-wide, so one watcher at a time sees every call."""
+    """No longer raised: a ``gradscope.watch()`` block inside another watch (another block,
+    another thread's, ``gradscope run``, ``pytest --gradscope``) joins it. Kept so that a
+    program that catches it still imports it."""
 
 
 class InternalError(GradscopeError):

@@ -118,13 +118,19 @@ def run(target: object, request: Request = Request()) -> Outcome:
     _check_losses(frontend, asked)  # a spec's loss names are known before TensorFlow starts
     if request.one_loss and request.losses is None:
         _check_one_loss(frontend)
-    if "tensorflow" not in sys.modules:
-        request.progress("importing TensorFlow")
-    import_tensorflow(plots=not hasattr(frontend, "spec"))  # a spec runs no user code
+    on_jax = getattr(frontend, "backend", "") == "jax"  # Keras on JAX: no TensorFlow
+    if on_jax and (request.numeric or request.distribution.active):
+        raise UsageError(f"{frontend.label}: --numeric and --strategy run on TensorFlow; this "
+                         "target's Keras runs on JAX (KERAS_BACKEND=jax)")  # fmt: skip
+    if not on_jax:
+        if "tensorflow" not in sys.modules:
+            request.progress("importing TensorFlow")
+        import_tensorflow(plots=not hasattr(frontend, "spec"))  # a spec runs no user code
     one_tape = not (request.numeric or request.distribution.active)
     trace = Trace(request.losses, compare, request.device, request.progress,
                   request.pictures, request.expand, one_tape)  # fmt: skip
-    facts = _diagnosed(frontend, frontend.trace(trace), request)
+    facts = frontend.trace(trace)
+    facts = facts if on_jax else _diagnosed(frontend, facts, request)
     if request.distribution.active:
         request.progress(f"running on {request.distribution.replicas} replicas")
         facts = distribute.distributed(
@@ -226,6 +232,7 @@ def assemble(frontend: Frontend, facts: RunFacts, request: Request) -> m.Report:
         distributed=facts.distributed,
         unmatched=tuple(unmatched),
         route=facts.route,
+        jax=facts.jax,
         loaded=getattr(frontend, "loaded", None),  # a saved model: how it was loaded
     )
 

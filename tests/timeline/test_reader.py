@@ -109,7 +109,7 @@ def test_load_refuses_a_timeline_without_version(tmp_path: Path) -> None:
             ("findings", 0, "kind"),
             "bad",
             "expected one of nan, exploding, dead, vanishing, none, unexpected-connected, "
-            "never-trained, unexpected-none, replica-mismatch;",
+            "never-trained, unexpected-none, replica-mismatch, moved-without-gradient;",
         ),
         (("thresholds", "patience"), 1.5, "thresholds.patience: expected an integer"),
         (("every",), 0, "every: expected an integer from 1 to 2**63-1, saw 0"),
@@ -223,6 +223,7 @@ def test_every_finding_kind_is_read() -> None:
     assert set(KINDS) == {"nan", "exploding", "dead", "vanishing", "none"} | set(FLAG_KINDS) | {
         "unexpected-none",
         "replica-mismatch",
+        "moved-without-gradient",
     }  # a run's problems its steps do not show
     assert set(FLAG_KINDS) == {"unexpected-connected", "never-trained"}  # the Monitor's
 

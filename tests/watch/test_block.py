@@ -1,5 +1,5 @@
 """``gradscope.watch()``: a block's gradient calls, reported as ``gradscope run`` reports a
-program's, against bare TensorFlow; TensorFlow restored; one watcher at a time."""
+program's, against bare TensorFlow; TensorFlow restored; a block inside another joins it."""
 
 from __future__ import annotations
 
@@ -21,37 +21,14 @@ from tests.frontends.program.test_run import PROGRAMS, norms, watched
 pytestmark = pytest.mark.tf
 
 
-def _patched_places() -> list[tuple[Any, str]]:
-    """Every (class or module, attribute) the watcher patches."""
-    import keras
-    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
-    from keras.src.optimizers.base_optimizer import BaseOptimizer
-    from keras.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
-    from tensorflow.python.client import session
-    from tensorflow.python.eager import backprop
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
-    from tensorflow.python.framework import auto_control_deps, constant_op
-    from tensorflow.python.ops import gradients_util
-    from tensorflow.python.training import optimizer
-
-    tape = backprop.GradientTape
-    return [
-        (tape, "gradient"), (tape, "jacobian"), (tape, "batch_jacobian"),
-        (tape, "_push_tape"), (tape, "_pop_tape"),
-        (gradients_util, "_GradientsHelper"), (optimizer.Optimizer, "compute_gradients"),
-        (session.BaseSession, "run"), (pf.Function, "__call__"),
-        (keras.Model, "fit"), (keras.Model, "__call__"), (keras.Model, "compile"),
-        (keras.Model, "train_on_batch"), (TensorFlowTrainer, "_make_function"),
-        (LossScaleOptimizer, "scale_loss"),
-        (auto_control_deps.AutomaticControlDependencies, "__exit__"),
-        (BaseOptimizer, "apply_gradients"), (constant_op, "convert_to_eager_tensor"),
-        (threading.Thread, "start"), (threading.Thread, "run"),
-    ]  # fmt: skip
-
-
 def _snapshot() -> list[tuple[bool, Any]]:
-    """Each patched place as it is now: own attribute or inherited, and the object."""
-    return [(name in vars(owner), vars(owner).get(name)) for owner, name in _patched_places()]
+    """Each attribute gradscope may patch (``patching.ATTRIBUTES``) as it is now: own
+    attribute or inherited, and the object."""
+    from gradscope._src import patching
+
+    places = [(patching.owner_of(a), a.name) for a in patching.ATTRIBUTES.values()]
+    return [(name in vars(owner), vars(owner).get(name)) for owner, name in places
+            if owner is not None]  # fmt: skip
 
 
 @pytest.fixture
@@ -243,29 +220,99 @@ def test_watch_restores_tensorflow_exactly_also_when_the_block_raises(fresh: Non
     assert [s.status for s in watching.report.calls[0].sources] == ["ok"]
 
 
-def test_nested_and_concurrent_watch_are_refused(fresh: None) -> None:
+def _squared(variable: Any) -> Any:
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        loss = variable * variable
+    return tape.gradient(loss, variable)
+
+
+def test_a_watch_inside_a_watch_joins_it_and_reports_its_own_block(fresh: None) -> None:
+    """Issue 42 point 4: an inner watch() (a notebook's, a test's) inside another joins it:
+    no AlreadyWatching, the code computes what it computes, the inner block reports its own
+    calls and the outer all of them; TensorFlow is restored once the outer ends."""
+    import tensorflow as tf
+
     before = _snapshot()
+    w, v = tf.Variable(2.0, name="w"), tf.Variable(3.0, name="v")
+    bare = [float(_squared(w)), float(_squared(v))]
     with gradscope.watch() as outer:
-        with pytest.raises(AlreadyWatching, match="one watcher at a time"), gradscope.watch():
-            pass
-        errors: list[BaseException] = []
-
-        def other() -> None:
-            try:
-                with gradscope.watch():
-                    pass
-            except BaseException as exc:
-                errors.append(exc)
-
-        thread = threading.Thread(target=other)
-        thread.start()
-        thread.join(timeout=60)
-        assert [type(e) for e in errors] == [AlreadyWatching]
+        first = float(_squared(w))
+        with gradscope.watch(allow_none=["x"]) as inner:
+            second = float(_squared(v))
         assert _snapshot() != before  # the outer block still watches
-    assert _snapshot() == before and outer.report.outcome == rr.FINISHED
-    assert issubclass(AlreadyWatching, GradscopeError)
-    with gradscope.watch():  # free again
-        pass
+    assert _snapshot() == before
+    assert [first, second] == bare == [4.0, 6.0]
+    assert [[s.name for s in c.sources] for c in inner.report.calls] == [["v"]]
+    assert [[s.name for s in c.sources] for c in outer.report.calls] == [["w"], ["v"]]
+    assert inner.report.outcome == outer.report.outcome == rr.FINISHED
+    assert [s.norm for c in outer.report.calls for s in c.sources] == pytest.approx(bare)
+    assert issubclass(AlreadyWatching, GradscopeError)  # kept for programs that catch it
+
+
+def test_a_script_that_watches_itself_runs_to_its_end_under_gradscope_run(fresh: None) -> None:
+    """Issue 42 point 4: a script with a watch() block of its own (a notebook exported) got
+    AlreadyWatching raised into it under gradscope run (exit 4) where python runs it to its
+    end. It prints what python prints, its block reports its own call, run reports both."""
+    from tests.frontends.program.test_run import unwatched
+
+    plain = unwatched("uses_watch.py")
+    assert plain.splitlines()[-2:] == ["block [[('w', 'ok')]]", "end"]
+    outcome, printed = watched("uses_watch.py")
+    assert printed == plain
+    assert outcome.error is None and outcome.report.outcome == rr.FINISHED
+    assert [[s.name for s in c.sources] for c in outcome.report.calls] == [["v"], ["w"]]
+    assert outcome.report.exit_code == 0
+
+
+def test_gradscope_run_inside_a_watch_block_reports_its_program(fresh: None) -> None:
+    """``gradscope.run()`` of a program (itself with a watch() block) inside a watch() block
+    (a test under pytest --gradscope): three blocks of one watch, each reporting its own."""
+    from tests.frontends.program.test_run import unwatched
+
+    plain = unwatched("uses_watch.py")
+    with gradscope.watch() as outer:
+        outcome, printed = watched("uses_watch.py")
+    assert printed == plain
+    assert [[s.name for s in c.sources] for c in outcome.report.calls] == [["v"], ["w"]]
+    assert [[s.name for s in c.sources] for c in outer.report.calls] == [["v"], ["w"]]
+
+
+def test_two_threads_each_in_a_watch_block_report_their_own_calls(fresh: None) -> None:
+    import tensorflow as tf
+
+    before = _snapshot()
+    variables = {"a": tf.Variable(2.0, name="a"), "b": tf.Variable(5.0, name="b")}
+    bare = {n: float(_squared(v)) for n, v in variables.items()}
+    inside, go = threading.Barrier(2), threading.Event()
+    reports: dict[str, rr.RunReport] = {}
+    grads: dict[str, float] = {}
+    errors: list[BaseException] = []
+
+    def worker(name: str) -> None:
+        try:
+            with gradscope.watch() as block:
+                inside.wait(timeout=60)  # both blocks are open at once
+                grads[name] = float(_squared(variables[name]))
+                if name == "a":
+                    go.set()
+                else:
+                    go.wait(timeout=60)
+            reports[name] = block.report
+        except BaseException as exc:  # the test fails below with it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in variables]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == [] and grads == bare
+    for name, report in reports.items():
+        assert [[s.name for s in c.sources] for c in report.calls] == [[name]], name
+        assert report.outcome == rr.FINISHED
+    assert _snapshot() == before
 
 
 @pytest.mark.parametrize(

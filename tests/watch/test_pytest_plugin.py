@@ -63,6 +63,17 @@ def test_explicit(gradscope_watch):
 
 def test_no_gradients():
     assert tf.reduce_sum(tf.ones([3])).numpy() == 3.0
+
+
+def test_watches_itself():  # passes under --gradscope as under pytest: its block joins
+    import gradscope
+
+    w = tf.Variable([1.0], name="own")
+    with gradscope.watch() as block:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * w)
+        assert tape.gradient(loss, w).numpy().tolist() == [2.0]
+    assert [(s.name, s.status) for c in block.report.calls for s in c.sources] == [("own", "ok")]
 """
 
 PURE_PYTHON = """
@@ -114,7 +125,7 @@ def test_plugin_is_off_unless_asked(pytester: pytest.Pytester, drivers: Drivers)
     pytester.makepyfile(test_grads=GRADIENT_TESTS, test_pure=PURE_PYTHON)
     result = _imported(pytester, drivers, "-p", "no:cacheprovider", "test_grads.py")
     # only the marked test is watched (it asked); test_cut passes as in bare pytest
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=7)
     result.stdout.fnmatch_lines(["gradscope: 1 test watched, 1 gradient call; no unexpected "
                                  "None or NaN gradient"])  # fmt: skip
     assert "test_pure.py::test_one PASSED" in _verbose(pytester, "test_pure.py")
@@ -137,7 +148,7 @@ def test_gradscope_fails_a_test_with_an_unexpected_none_or_nan(
 ) -> None:
     pytester.makepyfile(test_grads=GRADIENT_TESTS)
     result = _imported(pytester, drivers, "-p", "no:cacheprovider", "--gradscope", "-rf")
-    result.assert_outcomes(passed=4, failed=2)
+    result.assert_outcomes(passed=5, failed=2)  # test_watches_itself too (issue 42 point 4)
     out = str(result.stdout)
     result.stdout.fnmatch_lines([
         "*gradscope: this test's gradient calls got 1 unexpected-none*",
@@ -146,7 +157,7 @@ def test_gradscope_fails_a_test_with_an_unexpected_none_or_nan(
     cut = out[out.index("_ test_cut _") :]
     assert "none:stopped" in cut and "StopGradient" in cut  # the report, with its cut point
     assert "FAILED test_grads.py::test_cut " in out and "FAILED test_grads.py::test_nan " in out
-    result.stdout.fnmatch_lines(["gradscope: 5 tests watched, 4 gradient calls; 2 failed: "
+    result.stdout.fnmatch_lines(["gradscope: 6 tests watched, 5 gradient calls; 2 failed: "
                                  "1 unexpected-none, 1 nan"])  # fmt: skip
     assert "gradscope watch · test_grads.py::test_cut" in cut
 
@@ -184,8 +195,8 @@ def test_gradscope_in_xdist_workers(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_grads=GRADIENT_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--gradscope", "-n", "2",
                                            timeout=TIMEOUT)  # fmt: skip
-    result.assert_outcomes(passed=4, failed=2)
-    result.stdout.fnmatch_lines(["*2 workers*", "gradscope: 5 tests watched, 4 gradient calls; "
+    result.assert_outcomes(passed=5, failed=2)
+    result.stdout.fnmatch_lines(["*2 workers*", "gradscope: 6 tests watched, 5 gradient calls; "
                                  "2 failed: *"])  # fmt: skip
     assert "got 1 unexpected-none" in str(result.stdout)
 

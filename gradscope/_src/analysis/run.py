@@ -93,6 +93,11 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
                 seen[key] = RunProblem.run_problem(
                     call.site, call.step, s.name, kind, _message(call, s, kind), s.cut_points,
                     call.via, call=call.label, cause=s.cause)  # fmt: skip
+            key = (call.site, call.via, s.name, m.MOVED_WITHOUT_GRADIENT)
+            if s.moved_by and key not in seen:  # --allow-none allows the None, not the move
+                seen[key] = RunProblem.run_problem(
+                    call.site, call.step, s.name, m.MOVED_WITHOUT_GRADIENT, _moved(call, s),
+                    s.cut_points, call.via, call=call.label, cause=s.cause)  # fmt: skip
             key = (call.site, call.via, s.name, m.REPLICA_MISMATCH)
             if len({r.status for r in s.replicas}) > 1 and key not in seen:
                 seen[key] = RunProblem.run_problem(
@@ -107,6 +112,11 @@ def _untracked(call: CallResult, name: str, attribute: str) -> str:
         f"loss of {call.api} at {call.where} reads it, but model.trainable_variables leaves "
         "it out and no gradient call of the program asks for it, so it never trains"
     )
+
+
+def _moved(call: CallResult, source: SourceResult) -> str:
+    said = words.moved_without_gradient(source.moved_by, [source.name])
+    return f"{call.api} at {call.where} (step {call.step}): {said}"
 
 
 def _mismatch(call: CallResult, source: SourceResult) -> str:

@@ -39,8 +39,8 @@ EPILOG = (
             ExitCode.USAGE,
             "a bad spec, target, baseline or command line (all errors listed; sarif, junit: a "
             "report);\n"
-            "a target that computes its gradients with JAX or PyTorch (gradscope watches "
-            "TensorFlow only)",
+            "a target that computes its gradients with PyTorch (gradscope watches "
+            "TensorFlow and JAX only)",
         ),
         ExitCode.INTERNAL,
         ExitCode.TARGET_ENDED,

@@ -34,8 +34,8 @@ Numbers, per variable both losses reach (gA, gB: the densified gradients):
     (
         ExitCode.USAGE,
         "bad spec, target or usage (an unknown loss name lists the spec's losses);\n"
-        "a target that computes its gradients with JAX or PyTorch (gradscope watches "
-        "TensorFlow only)",
+        "a target that computes its gradients with PyTorch (gradscope watches "
+        "TensorFlow and JAX only)",
     ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,

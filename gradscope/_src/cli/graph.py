@@ -36,8 +36,8 @@ Examples:
     (
         ExitCode.USAGE,
         "bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html;\n"
-        "a target that computes its gradients with JAX or PyTorch (gradscope watches "
-        "TensorFlow only)",
+        "a target that computes its gradients with PyTorch (gradscope watches "
+        "TensorFlow and JAX only)",
     ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,

@@ -30,7 +30,7 @@ _EPILOG = exit_codes(
     (
         ExitCode.USAGE,
         "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN);\na target "
-        "that computes its gradients with JAX or PyTorch (gradscope watches TensorFlow only)",
+        "that computes its gradients with PyTorch (gradscope watches TensorFlow and JAX only)",
     ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,

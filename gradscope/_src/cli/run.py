@@ -48,9 +48,9 @@ Where the report goes:
             ExitCode.USAGE,
             "bad usage, or a program that cannot start (no such file, a syntax "
             "error, no module);\nor an output that could not be written (a full disk): said after "
-            "the report;\nor a program that computes its gradients with JAX or PyTorch (Keras 3 "
-            "on its jax or\ntorch backend, jax.grad, loss.backward()): stopped there, one line, "
-            "no report\n(gradscope watches TensorFlow only)",
+            "the report;\nor a program that computes its gradients with PyTorch (Keras 3 on "
+            "its torch backend,\nloss.backward()): stopped there, one line, no report "
+            "(gradscope watches\nTensorFlow and JAX only)",
         ),
         ExitCode.INTERNAL,
         (
@@ -167,9 +167,10 @@ def run(ctx: click.Context, steps: int, stop: bool, keep_going: bool, every: int
 
     Watched: GradientTape.gradient (eager and inside tf.function, so model.fit and custom
     train steps), tf.gradients, compute_gradients/minimize of tf.compat.v1 optimizers in
-    graph mode, model.fit, and Keras' apply_gradients (a None the program passed). For
-    each call, every source (variable or watched tensor) gets a status, a norm and, when
-    no gradient flows, the line where the path was cut.
+    graph mode, model.fit, and Keras' apply_gradients (a None the program passed); on JAX,
+    jax.grad, value_and_grad and vjp (so Keras 3's fit with KERAS_BACKEND=jax). For each
+    call, every source (variable, watched tensor or pytree leaf) gets a status, a norm and,
+    when no gradient flows, the line where the path was cut.
 
     gradscope's options go before SCRIPT (or -m MODULE); every word after it is the
     program's own (gradscope run train.py --steps 5 passes --steps 5 to train.py).

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gradscope._src import tfcompat
+
 
 def has_own_gradient(op: Any) -> bool:
     """``tf.custom_gradient`` (and ``gradient_override_map``) mark the op with its gradient."""
@@ -18,7 +20,7 @@ def function_of(
     op: TensorFlow registers a wrapper under the op's ``_gradient_op_type``, holding the
     user's function in its closure (best effort; None when it is not found)."""
     try:
-        from tensorflow.python.framework import ops as tf_ops
+        tf_ops = tfcompat.get("ops")
 
         wrapper = tf_ops._gradient_registry.lookup(op.get_attr("_gradient_op_type").decode())
     except (LookupError, ValueError, AttributeError, TypeError):

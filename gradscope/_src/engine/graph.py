@@ -6,6 +6,7 @@ import dis
 from collections.abc import Sequence
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.engine import cuts as flow
 from gradscope._src.results.cut import NONE_INPUT_NAMES
 
@@ -121,7 +122,7 @@ class GradientRegistry:
     """Caches, per op type, whether TensorFlow's gradient gives its inputs nothing."""
 
     def __init__(self) -> None:
-        from tensorflow.python.framework import ops as tf_ops
+        tf_ops = tfcompat.get("ops")
 
         self._get = tf_ops.get_gradient_function
         self._by_type: dict[str, bool] = {}

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from gradscope._src import tfcompat
+
 #: Grappler passes turned off while the engine's function is first run (instantiating it is
 #: when TensorFlow optimizes it) on a graph with convolutions. Each walks the whole graph
 #: (forward pass, one backward pass per loss, the norms) to save time on later runs, and
@@ -42,7 +44,7 @@ def optimized_for_one_run(tf: Any, op_types: set[str]) -> Iterator[None]:
         tf: the TensorFlow module.
         op_types: the op types of the graph about to run.
     """
-    from tensorflow.python.eager import context
+    context = tfcompat.get("context")
 
     ctx = context.context()
     # NOTE: the public getter reports an option left at its default as absent, and setting

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.engine import bodies
 from gradscope._src.engine import cuts as flow
 from gradscope._src.engine import graph as graph_tables
@@ -73,7 +74,7 @@ def refusal(x: Extracted, vsets: Sequence[int], reach: Sequence[bool], received:
         reach: per op, whether it has a path to the loss.
         received: ``bodies.static_received`` from the loss.
     """
-    from tensorflow.python.framework import ops as tf_ops
+    tf_ops = tfcompat.get("ops")
 
     graph = x.graph
     for index, node in enumerate(graph.ops):

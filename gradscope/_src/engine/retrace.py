@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.engine.protocol import LossEntry, Traceable, VariableEntry
 from gradscope._src.engine.tf_import import import_tensorflow
 
@@ -87,7 +88,7 @@ def eager_variable(tf: Any, next_creator: Callable[..., Any], kwargs: dict[str, 
     NOTE: ``tf.function`` traces a second time whenever its first trace created a variable
     through its own creator; creating it here, outside the trace, keeps one trace.
     """
-    from tensorflow.python.ops.resource_variable_ops import ResourceVariable
+    ResourceVariable = tfcompat.get("ResourceVariable")
 
     try:
         with tf.init_scope():

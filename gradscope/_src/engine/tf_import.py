@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import re
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -51,6 +53,18 @@ def own_process() -> None:
     """
     global _own_process
     _own_process = True
+
+
+@contextlib.contextmanager
+def program_import() -> Iterator[None]:
+    """Around the program's own first import of TensorFlow (``gradscope run`` leaves it to the
+    program: Keras reads ``KERAS_BACKEND`` then): the cycle collector paused while it runs,
+    as :func:`import_tensorflow` pauses it, and in gradscope's own process what is alive
+    after it frozen (:func:`own_process`)."""
+    with paused():
+        yield
+    if _own_process:
+        gc.freeze()
 
 
 def _is_noise(line: str) -> bool:

@@ -40,6 +40,12 @@ def open_frontend(target: Any, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> F
         saved = target if isinstance(target, SavedTarget) else SavedTarget(target)
         return SavedFrontend(saved)
     if is_python_target(target):
+        from gradscope._src.frontends.backend import keras_on_jax
+
+        if keras_on_jax():  # the target's losses run on JAX (no TensorFlow imported)
+            from gradscope._src.frontends.python.jax_frontend import JaxPythonFrontend
+
+            return JaxPythonFrontend(target)
         from gradscope._src.frontends.python.frontend import PythonFrontend
 
         return PythonFrontend(target)

@@ -1,13 +1,18 @@
-"""Which framework computes a program's gradients: gradscope watches TensorFlow only.
+"""Which framework computes a program's gradients, for every door: the one place.
 
-The one place that decides it, for every door (``gradscope run``, ``gradscope.watch()``, the
-Keras ``Monitor``, ``pytest --gradscope``, the notebook magic, Python targets of ``inspect``,
-``check``, ``diff`` and ``graph``). A program that trains with JAX or PyTorch (Keras 3 on its
-``jax`` or ``torch`` backend, or ``jax.grad`` and ``loss.backward()`` called directly) made no
-TensorFlow gradient call, and "no gradient call was made · 0 problems", exit 0, was the
-verdict on a program whose gradients were cut. Each door now refuses it at once, in one
-line, exit code 2 (:class:`NotTensorFlow`; a program that cannot be watched, as one that
-cannot be started).
+gradscope watches TensorFlow and JAX (Keras 3 on its ``jax`` backend, and plain JAX:
+``jax.grad``, ``value_and_grad``, ``vjp``). Every door (``gradscope run``, ``gradscope.watch()``,
+the Keras ``Monitor``, ``pytest --gradscope``, the notebook magic, Python targets of
+``inspect``, ``check``, ``diff`` and ``graph``) asks this module two questions:
+
+- whether a Python target's losses run on JAX (:func:`keras_on_jax`: Keras configured on
+  its ``jax`` backend), read without importing Keras, JAX or TensorFlow (a program's door
+  imports neither: each framework is watched from the program's own import of it);
+- whether the program computes its gradients with a framework gradscope does not watch
+  (:data:`REFUSED`: PyTorch, and Keras 3 on its ``numpy`` or ``openvino`` backend). Such a
+  program made no gradient call gradscope can read, and "no gradient call was made · 0
+  problems", exit 0, would be the verdict on a program whose gradients were cut; each door
+  refuses it at once, in one line, exit code 2 (:class:`NotTensorFlow`).
 
 What is read is what actually ran, never the environment alone:
 
@@ -15,64 +20,70 @@ What is read is what actually ran, never the environment alone:
   ``KERAS_BACKEND``, or ``os.environ["KERAS_BACKEND"]`` set by the program before its import,
   or ``~/.keras/keras.json``), read when the program's own ``import keras`` has run, and when
   a ``Monitor`` is made or a fit starts (:func:`keras_backend`);
-- a gradient API of JAX or PyTorch called while a door watches (:func:`refusing`: the
+- a gradient API of a refused framework called while a door watches (:func:`refusing`: the
   APIs of :data:`GRAD_APIS` raise :class:`Refused` into the program, a ``BaseException``
   that its ``except Exception`` does not swallow, and the door says :class:`NotTensorFlow`);
-- what a Python target hands over: a JAX array or a PyTorch tensor as a loss or a variable
+- what a Python target hands over: a PyTorch tensor as a loss or a variable
   (:func:`framework_of`).
 
-When JAX support lands (its own modules), this module is where the refusal for JAX is
-lifted: every check asks :data:`REFUSED` (take ``"JAX"`` out of it, and no door refuses a
-JAX program any more).
+The environment (``KERAS_BACKEND``) alone decides nothing for a program: one that never
+imports Keras is not refused under ``KERAS_BACKEND=torch``. The gradient APIs refused are
+patched through the registry (``patching.py``), as every attribute gradscope patches.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
+import functools
+import re
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from gradscope._src import patching
 from gradscope._src.errors import UsageError
 
-#: The frameworks gradscope does not watch, by the top-level module that brings them, as
-#: users know them.
+#: The frameworks whose gradient APIs a door patches, by the top-level module that brings
+#: them, as users know them (JAX's are watched: ``frontends/program/jax_hooks.py``).
 FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch"}
 #: Keras 3's backends and the framework each computes gradients with.
 KERAS_BACKENDS = {"jax": "JAX", "torch": "PyTorch", "numpy": "NumPy", "openvino": "OpenVINO"}
-#: The frameworks every door refuses (gradscope watches TensorFlow only): the one switch.
-REFUSED = frozenset({"JAX", "PyTorch", "NumPy", "OpenVINO"})
-#: The gradient APIs that refuse while a door watches, per module: ``(owner path, name)``.
-_JAX_APIS = ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "linearize")
+#: The frameworks gradscope watches, as its refusals name them.
+WATCHED = ("TensorFlow", "JAX")
+#: The frameworks every door refuses: the one switch (JAX was taken out when gradscope
+#: learned to read its jaxprs; PyTorch's autograd is not read: docs/guides/keras-jax.md).
+REFUSED = frozenset({"PyTorch", "NumPy", "OpenVINO"})
+#: The gradient APIs that refuse while a door watches, per refused framework's module:
+#: ``(owner path, name)``; declared, as every attribute gradscope patches, in
+#: ``patching.ATTRIBUTES``.
 GRAD_APIS: dict[str, tuple[tuple[str, str], ...]] = {
-    "jax": tuple(("jax", name) for name in _JAX_APIS),
-    "torch": (
-        ("torch.autograd", "grad"),
-        ("torch.autograd", "backward"),
-        ("torch.Tensor", "backward"),
-    ),
+    module: tuple((a.owner, a.name) for a in patching.ATTRIBUTES.values() if a.module == module)
+    for module, framework in FRAMEWORKS.items()
+    if framework in REFUSED
 }
 
 
 class NotTensorFlow(UsageError):
-    """A program or target that computes its gradients with another framework than
-    TensorFlow: refused, exit code 2. ``str()`` is the one line each door prints."""
+    """A program or target that computes its gradients with a framework gradscope does not
+    watch (:data:`REFUSED`): refused, exit code 2. ``str()`` is the one line each door
+    prints; Keras 3 on such a backend is told the backends that are watched."""
 
     def __init__(self, framework: str, how: str, what: str = "the program",
                  door: str = "") -> None:  # fmt: skip
         self.framework, self.how = framework, how
+        fix = ("; KERAS_BACKEND=tensorflow or KERAS_BACKEND=jax runs it where gradscope "
+               "watches" if how.startswith("Keras 3") else "")  # fmt: skip
         super().__init__(
             f"{door + ': ' if door else ''}{what} computes its gradients with {framework} "
-            f"({how}), and gradscope watches TensorFlow only: nothing was checked"
+            f"({how}), and gradscope watches {' and '.join(WATCHED)} only: nothing was "
+            f"checked{fix}"
         )
 
 
 class Refused(BaseException):
-    """Raised into the program by a JAX or PyTorch gradient API while a door watches; the
-    door turns it into :class:`NotTensorFlow`. A ``BaseException``, as ``SystemExit`` is:
-    the program's ``except Exception`` lets it through."""
+    """Raised into the program by a refused framework's gradient API (PyTorch's) while a
+    door watches; the door turns it into :class:`NotTensorFlow`. A ``BaseException``, as
+    ``SystemExit`` is: the program's ``except Exception`` lets it through."""
 
     def __init__(self, error: NotTensorFlow) -> None:
         super().__init__(str(error))
@@ -115,9 +126,92 @@ def check_keras(what: str = "the program", door: str = "") -> None:
         raise refused
 
 
+def configured_keras_backend(text: str | None = None) -> str:
+    """Keras' backend as Keras will read it, without importing Keras: the imported Keras',
+    else the one a program's ``text`` sets (``os.environ["KERAS_BACKEND"] = "jax"`` before
+    its import), else ``KERAS_BACKEND``, else ``~/.keras/keras.json``'s, else ``tensorflow``
+    (Keras' default)."""
+    import json
+    import os
+
+    imported = keras_backend()
+    if imported is not None:
+        return imported
+    said = _SETS_BACKEND.search(text) if text is not None else None
+    backend = said.group(1) if said else os.environ.get("KERAS_BACKEND")
+    if backend is None:
+        home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+        with (contextlib.suppress(OSError, ValueError, AttributeError),
+              open(os.path.join(home, "keras.json"), encoding="utf-8") as f):  # fmt: skip
+            backend = json.load(f).get("backend")
+    return str(backend or "tensorflow")
+
+
+def check_program(script: str | None = None, module: str | None = None,
+                  what: str = "the program") -> None:  # fmt: skip
+    """Refuse, before it starts, a program whose text imports Keras configured on a refused
+    backend (``KERAS_BACKEND=torch``): nothing of it runs. (Its import of Keras is refused
+    too, should this reading miss it: :func:`refusing`.)
+
+    Raises:
+        NotTensorFlow: it would run Keras 3 on PyTorch (or NumPy, OpenVINO).
+    """
+    text = _program_text(script, module)
+    if text is None or not _KERAS.search(text):
+        return
+    configured = configured_keras_backend(text)
+    framework = KERAS_BACKENDS.get(configured)
+    if framework in REFUSED:
+        raise NotTensorFlow(str(framework), f"Keras 3 on its {configured!r} backend", what)
+
+
+def keras_on_jax() -> bool:
+    """Whether a Python target's Keras runs on JAX (its losses then run on JAX, and
+    TensorFlow is not imported): the imported Keras', else as configured."""
+    return configured_keras_backend() == "jax"
+
+
+_KERAS = re.compile(r"^\s*(?:import|from)\s+keras\b", re.MULTILINE)
+_SETS_BACKEND = re.compile(r"""KERAS_BACKEND["']\s*\]?\s*(?:=|,)\s*["'](\w+)["']""")
+
+
+def _program_text(script: str | None, module: str | None) -> str | None:
+    """The program's own text: the script's, or the module's file's (never run)."""
+    return _text(script if script is not None else _module_file(module or ""))
+
+
+def _text(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(1 << 20)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _module_file(name: str) -> str | None:
+    """The file of module ``name`` (``-m pkg.train``), found without running any of it."""
+    from importlib.machinery import PathFinder
+
+    path: list[str] | None = None
+    spec = None
+    for part in name.split("."):
+        spec = PathFinder.find_spec(part, path)
+        if spec is None:
+            return None
+        path = list(spec.submodule_search_locations or [])
+    if spec is not None and spec.submodule_search_locations:  # a package: its __main__
+        main = PathFinder.find_spec("__main__", list(spec.submodule_search_locations))
+        return main.origin if main is not None else None
+    return spec.origin if spec is not None else None
+
+
 def check_values(values: Any, what: str, role: str) -> None:
-    """Refuse values (a target's variables, a loss's result) that belong to another
-    framework (:func:`framework_of`).
+    """Refuse values (a target's variables, a loss's result) that the TensorFlow front-end
+    of a Python target cannot differentiate (:func:`framework_of`): a refused framework's,
+    or JAX's when Keras runs on TensorFlow (a target's JAX gradients are read through Keras 3
+    on its ``jax`` backend: ``frontends/python/jax_frontend.py``).
 
     Args:
         values: what the target handed over.
@@ -125,15 +219,25 @@ def check_values(values: Any, what: str, role: str) -> None:
         role: what the values are, before a verb (``its loss 'main' returns``).
 
     Raises:
-        NotTensorFlow: one does.
+        NotTensorFlow: one belongs to a refused framework.
+        UsageError: one is JAX's while Keras runs on TensorFlow.
     """
     for value in values:
         framework = framework_of(value)
-        if framework is not None and framework in REFUSED:
-            kind = f"{type(value).__module__}.{type(value).__qualname__}"
-            keras = kind.startswith("keras.") and keras_backend()
+        if framework is None:
+            continue
+        kind = f"{type(value).__module__}.{type(value).__qualname__}"
+        keras = kind.startswith("keras.") and keras_backend()
+        if framework in REFUSED:
             how = f"Keras 3 on its {keras!r} backend" if keras else f"{role} a {kind}"
             raise NotTensorFlow(framework, how, what)
+        if framework == "JAX":
+            raise UsageError(
+                f"{what}: {role} a {kind} (JAX) while Keras runs on "
+                f"{keras_backend() or 'tensorflow'}: gradscope reads a Python target's JAX "
+                "gradients through Keras 3 on its 'jax' backend (KERAS_BACKEND=jax, the "
+                "variables Keras variables), and a plain JAX program's through gradscope run"
+            )
 
 
 @contextlib.contextmanager
@@ -176,119 +280,50 @@ def _how(framework: str, api: str) -> str:
     return f"{api} called"
 
 
-_LOCK = threading.Lock()
-
-
 @contextlib.contextmanager
 def refusing(what: str = "the program", door: str = "") -> Iterator[None]:
-    """While inside, the gradient APIs of JAX and PyTorch (:data:`GRAD_APIS`) raise
-    :class:`Refused`, those imported already and those imported later (a finder sees the
-    import), and so does the program's own import of Keras 3 on another backend than
-    TensorFlow; every attribute is put back at the end, unless something else replaced it
-    meanwhile (never undo what the program did).
+    """While inside, the gradient APIs of the refused frameworks (:data:`GRAD_APIS`:
+    PyTorch's) raise :class:`Refused`, those imported already and those imported later, and
+    so does the program's own import of Keras 3 on a refused backend; every attribute is
+    put back at the end, unless something else replaced it meanwhile (never undo what the
+    program did). The attributes are set through the patch registry (``patching.py``, where
+    they are declared), in every thread.
 
-    A Keras imported before (by gradscope itself, to import TensorFlow quietly, with the
-    environment's ``KERAS_BACKEND``) is not read: that is the environment, not the program;
-    a fit on its JAX backend is refused at its first ``jax.value_and_grad``.
+    A Keras imported before the door opened (an earlier notebook cell) is not read: that is
+    the environment, not the code watched.
     """
-    patched: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, wrapper)
+    patches = patching.Patches()  # every thread: a JAX gradient from a worker thread too
+
+    def refuse_keras() -> None:  # the program's own import of Keras: which backend
+        refused = refusal(what, door)
+        if refused is not None:
+            raise Refused(refused)
 
     def patch(module_name: str) -> None:
-        if module_name == "keras":  # the program's own import of Keras: which backend
-            refused = refusal(what, door)
-            if refused is not None:
-                raise Refused(refused)
-            return
-        if FRAMEWORKS[module_name] not in REFUSED:
-            return
+        framework = FRAMEWORKS[module_name]
         for owner_path, name in GRAD_APIS[module_name]:
-            owner = _resolve(owner_path)
-            original = getattr(owner, name, None) if owner is not None else None
-            if original is None or getattr(original, "__gradscope_refuses__", False):
-                continue
-            api = _api_name(owner_path, name)
-            wrapper = _refuser(original, FRAMEWORKS[module_name], api, what, door)
-            with contextlib.suppress(AttributeError, TypeError):  # a C type's slot: left be
-                setattr(owner, name, wrapper)
-                patched.append((owner, name, original, wrapper))
+            refuser = functools.partial(_refuser, framework=framework, what=what, door=door,
+                                        api=_api_name(owner_path, name))  # fmt: skip
+            with contextlib.suppress(AttributeError, TypeError):  # absent, or a C slot
+                patches.set(f"{owner_path}.{name}", refuser)
 
-    finder = _OnImport(patch)
-    with _LOCK:
-        for module_name in GRAD_APIS:
-            if module_name in sys.modules and FRAMEWORKS[module_name] in REFUSED:
-                patch(module_name)
-        sys.meta_path.insert(0, finder)
+    for module_name in GRAD_APIS:
+        if FRAMEWORKS[module_name] in REFUSED:
+            patches.wait_for((module_name,), functools.partial(patch, module_name))
+    if "keras" not in sys.modules:
+        patches.wait_for(("keras",), refuse_keras)
     try:
         yield
     finally:
-        with _LOCK:
-            if finder in sys.meta_path:
-                sys.meta_path.remove(finder)
-            for owner, name, original, wrapper in reversed(patched):
-                if getattr(owner, name, None) is wrapper:
-                    setattr(owner, name, original)
-
-
-def _resolve(path: str) -> Any:
-    """``torch.autograd`` -> the module (or class) at that dotted path, when imported."""
-    head, *rest = path.split(".")
-    found: Any = sys.modules.get(head)
-    for part in rest:
-        found = getattr(found, part, None)
-    return found
+        patches.undo()
 
 
 def _refuser(original: Callable[..., Any], framework: str, api: str, what: str,
              door: str) -> Callable[..., Any]:  # fmt: skip
+    """What a gradient API of JAX or PyTorch is while a door watches (the registry's switch
+    around it looks like ``original``)."""
+
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise Refused(NotTensorFlow(framework, _how(framework, api), what, door))
 
-    refuse.__gradscope_refuses__ = True  # type: ignore[attr-defined]
-    refuse.__wrapped__ = original  # type: ignore[attr-defined]
-    refuse.__name__ = getattr(original, "__name__", "refuse")
-    refuse.__doc__ = getattr(original, "__doc__", None)
     return refuse
-
-
-class _OnImport(importlib.abc.MetaPathFinder):
-    """Calls ``then(name)`` once a module of :data:`GRAD_APIS` (``jax``, ``torch``) or
-    ``keras`` has been imported, before the importer's next line runs (so its ``from jax
-    import grad`` gets what ``then`` put there)."""
-
-    def __init__(self, then: Callable[[str], None]) -> None:
-        self.then = then
-        self.busy: set[str] = set()
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if (name not in GRAD_APIS and name != "keras") or name in self.busy:
-            return None
-        self.busy.add(name)
-        try:
-            import importlib.util
-
-            spec = importlib.util.find_spec(name)
-        finally:
-            self.busy.discard(name)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = _Then(spec.loader, lambda: self.then(name))
-        return spec
-
-
-class _Then(importlib.abc.Loader):
-    """A module's own loader, then ``then()`` once the module has run; the module gets its
-    own loader back before it runs."""
-
-    def __init__(self, loader: Any, then: Callable[[], None]) -> None:
-        self.loader, self.then = loader, then
-
-    def create_module(self, spec: Any) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        module.__loader__ = self.loader
-        if getattr(module, "__spec__", None) is not None:
-            module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
-        with _LOCK:
-            self.then()

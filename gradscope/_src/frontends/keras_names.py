@@ -19,6 +19,8 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from gradscope._src import tfcompat
+
 _COUNTERS = "object_name_uids"  # keras.src.utils.naming.uniquify's global attribute
 
 
@@ -43,7 +45,7 @@ def _global_state() -> Any | None:
     if "keras" not in sys.modules:
         return None
     try:
-        from keras.src.backend.common import global_state
+        global_state = tfcompat.get("keras_global_state")
     except ImportError:  # a Keras without it: names are what they are
         return None
     has = hasattr(global_state, "get_global_attribute") and hasattr(
@@ -233,7 +235,7 @@ def _is_raw(value: Any) -> bool:
 def _is_graph_model(value: Any) -> bool:
     """A ``Sequential`` or functional model: its layers are not attributes of it."""
     try:
-        from keras.src.models.functional import Functional
+        Functional = tfcompat.get("Functional")
     except ImportError:  # pragma: no cover - Keras ships with TensorFlow
         return False
     sequential = _keras_class("Sequential")

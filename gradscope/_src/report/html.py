@@ -184,7 +184,7 @@ def page(report: m.Report, svgs: Mapping[str, str | None], *, focus: str | None 
     nav = " ".join(f'<a href="#loss-{escape(n)}">{escape(n)}</a>' for n in drawn)
     body = [
         f"<header><h1>{escape(title)}</h1>",
-        f'<p class="meta">{_code(report.spec)} · TensorFlow {escape(report.tensorflow)} · '
+        f'<p class="meta">{_code(report.spec)} · {escape(report.framework)} · '
         f"{escape(report.device)}</p></header>",
         f'<p class="summary {tone}">{escape(style.summary(report))}</p>',
         *[

@@ -140,7 +140,7 @@ def report_document(report: m.Report, *, color: bool = False, width: int = 120) 
     head = [
         f"### gradscope: {code(title)}",
         "",
-        f"{code(report.spec)} · TensorFlow {report.tensorflow} · {report.device}",
+        f"{code(report.spec)} · {report.framework} · {report.device}",
         "",
     ]
     values = ", ".join(f"{code(loss.name)} = {style.number(loss.value)}" for loss in report.losses)
@@ -201,7 +201,7 @@ def check_document(result: CheckResult, *, color: bool = False, width: int = 120
     """The check result as a pull-request comment."""
     icon = "✅" if result.passed else "❌"
     first = result.reports[0]
-    where = f"TensorFlow {first.tensorflow} · {first.device}"
+    where = f"{first.framework} · {first.device}"
     if result.baseline:
         where += f" · baseline {code(result.baseline)}"
     lines = [f"### {icon} gradscope check {prose(result.verdict())}", "", where, ""]
@@ -236,7 +236,7 @@ def _head(report: m.Report, what: str) -> list[str]:
     return [
         f"### gradscope diff: {what} in {code(title)}",
         "",
-        f"`{report.spec}` · TensorFlow {report.tensorflow} · {report.device}",
+        f"`{report.spec}` · {report.framework} · {report.device}",
         "",
     ]
 
@@ -375,7 +375,7 @@ def run_document(report: rr.RunReport, *, color: bool = False, width: int = 120)
     saying so (GitHub draws ``> [!WARNING]`` as an alert)."""
     what = " ".join(report.argv) if report.entry == rr.RUN else report.program
     lines = [f"## gradscope {report.entry} · `{escape(what)}`", "",
-             f"TensorFlow {report.tensorflow} · {report.device}", ""]  # fmt: skip
+             f"{report.framework} · {report.device}", ""]  # fmt: skip
     if report.stop is not None:  # what did not run was not watched: never a quiet pass
         lines += ["> [!WARNING]", f"> {escape(ending(report))}", ""]
     for call in report.calls:

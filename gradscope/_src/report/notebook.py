@@ -158,7 +158,7 @@ def _run(report: rr.RunReport) -> str:
 
     what = " ".join(report.argv) if report.argv else report.program
     parts = [_title(f"gradscope {report.entry} · {what}",
-                    f"TensorFlow {report.tensorflow} · {report.device}")]  # fmt: skip
+                    f"{report.framework} · {report.device}")]  # fmt: skip
     if not report.calls:
         parts.append("<div>No gradient call was made.</div>")
     found = report.findings()
@@ -197,7 +197,7 @@ def _inspect(report: m.Report) -> str:
     from gradscope._src.report.rows import group_label
 
     parts = [_title(f"gradscope inspect · {report.name or report.spec}",
-                    f"TensorFlow {report.tensorflow} · {report.device}")]  # fmt: skip
+                    f"{report.framework} · {report.device}")]  # fmt: skip
     wrong = {(p.loss, p.variable) for p in report.problems}
     for loss in report.losses:
         runs: list[list[m.PairResult]] = []  # consecutive alike pairs, as the table gathers

@@ -82,7 +82,7 @@ def _title(report: m.Report) -> Text:
     if report.distributed is not None:  # the devices are listed with the replicas
         d = report.distributed.distribution
         where = f"{d.strategy} ×{d.replicas}"
-    title.append(f" · TensorFlow {report.tensorflow} · {where}", style="dim")
+    title.append(f" · {report.framework} · {where}", style="dim")
     return title
 
 
@@ -255,7 +255,7 @@ def _header(result: CheckResult) -> Text:
     text = Text()
     text.append("gradscope check", style="bold")
     text.append(f" · {result.checked()}")
-    text.append(f" · TensorFlow {first.tensorflow} · {first.device}", style="dim")
+    text.append(f" · {first.framework} · {first.device}", style="dim")
     if result.baseline:
         text.append(f" · baseline {result.baseline}", style="dim")
     return text
@@ -337,7 +337,7 @@ def _diff_title(report: m.Report, what: str) -> Text:
     title.append(f" · {what} · {report.name or report.spec}")
     if report.name:
         title.append(f" ({report.spec})", style="dim")
-    title.append(f" · TensorFlow {report.tensorflow} · {report.device}", style="dim")
+    title.append(f" · {report.framework} · {report.device}", style="dim")
     return title
 
 
@@ -773,7 +773,7 @@ def run_renderable(report: rr.RunReport, group: str = "auto", problems_only: boo
     where = report.device
     if report.devices:
         where = f"{len(report.devices)} replicas on {', '.join(report.devices)}"
-    title.append(f" · TensorFlow {report.tensorflow} · {where}", style="dim")
+    title.append(f" · {report.framework} · {where}", style="dim")
     parts: list[Any] = [title]
     if not report.calls:
         parts += [Text(), Text("No gradient call was made.")]

@@ -195,8 +195,11 @@ class RunFacts:
     numeric: NumericRun | None = None  # with ``--numeric``
     distributed: DistributedFacts | None = None  # with ``--strategy``
     #: how the numbers were computed: ``traced`` (one traced function with a backward graph
-    #: per loss) or ``one-tape`` (one eager forward pass under one tape; engine/onetape.py)
+    #: per loss), ``one-tape`` (one eager forward pass under one tape; engine/onetape.py) or
+    #: ``jax`` (Keras on JAX: the jaxpr analysed, ``jax.vjp``; engine/jax)
     route: str = "traced"
+    #: JAX's version when JAX computed the gradients (``tensorflow`` is then ``""``)
+    jax: str = ""
 
     def loss(self, name: str) -> LossFacts:
         for loss in self.losses:

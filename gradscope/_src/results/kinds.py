@@ -117,6 +117,18 @@ KINDS: Mapping[str, Kind] = _kinds(
         "different models.",
     ),
     Kind(
+        ProblemKind.MOVED_WITHOUT_GRADIENT,
+        "MovedWithoutGradient",
+        "An optimizer changes a variable no gradient reaches (JAX).",
+        "On JAX a variable no loss reaches gets a gradient of zeros, never None, and the "
+        "optimizer steps it anyway: weight decay (AdamW) shrinks it and momentum moves it, so it "
+        "changes every step without learning from the loss, and 'did the weights move?' no "
+        "longer tells whether it trains (on TensorFlow the gradient is None and Keras skips the "
+        "variable). Reconnect it; or, when the cut is meant, keep the optimizer off it "
+        "(`trainable = False`, `optimizer.exclude_from_weight_decay(var_names=[...])`). "
+        "--allow-none allows the missing gradient, not the move.",
+    ),
+    Kind(
         FindingKind.EXPLODING,
         "ExplodingGradient",
         "A gradient norm jumped far above its running median.",
@@ -156,6 +168,7 @@ RUN: tuple[str, ...] = (
     ProblemKind.NEVER_TRAINED,
     ProblemKind.UNEXPECTED_CONNECTED,
     ProblemKind.REPLICA_MISMATCH,
+    ProblemKind.MOVED_WITHOUT_GRADIENT,
 )
 #: The kinds only a timeline finds (over training); ``check --timeline`` lists those it holds.
 TIMELINE: tuple[str, ...] = (

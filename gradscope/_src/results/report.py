@@ -50,6 +50,7 @@ UNEXPECTED_NONE, UNEXPECTED_CONNECTED = (
 NAN_PROBLEM, NEVER_TRAINED = ProblemKind.NAN, ProblemKind.NEVER_TRAINED
 NUMERIC_DIFFERS = ProblemKind.NUMERIC_DIFFERS
 REPLICA_MISMATCH, REPLICA_LOSS_SCALE = ProblemKind.REPLICA_MISMATCH, ProblemKind.REPLICA_LOSS_SCALE
+MOVED_WITHOUT_GRADIENT = ProblemKind.MOVED_WITHOUT_GRADIENT
 REPLICA_GRADIENT_DIFFERS = ProblemKind.REPLICA_GRADIENT_DIFFERS
 REPLICA_VARIABLES_DIFFER = ProblemKind.REPLICA_VARIABLES_DIFFER
 PROBLEM_KINDS = _PROBLEM_KINDS
@@ -199,6 +200,14 @@ class Report(Displayed):
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
     loaded: Loaded | None = None  # a .keras, .h5 or SavedModel target: how it was loaded
+    #: a target on JAX (Keras' JAX backend): JAX's version; ``tensorflow`` is then ``""``
+    jax: str = ""
+
+    @property
+    def framework(self) -> str:
+        """What computed the gradients, as report headers name it: ``TensorFlow 2.21.0``,
+        ``JAX 0.10.2``."""
+        return f"JAX {self.jax}" if self.jax else f"TensorFlow {self.tensorflow}"
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:
@@ -241,8 +250,11 @@ class Report(Displayed):
 
     def header(self) -> dict[str, Any]:
         """The first keys of the JSON report (also of ``diff``'s)."""
-        return {"gradscope": REPORT_VERSION, "spec": self.spec, "name": self.name,
-                "tensorflow": self.tensorflow, "device": self.device}  # fmt: skip
+        out = {"gradscope": REPORT_VERSION, "spec": self.spec, "name": self.name,
+               "tensorflow": self.tensorflow, "device": self.device}  # fmt: skip
+        if self.jax:
+            out.update(backend="jax", jax=self.jax)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (contract section 5): ``problems`` holds what ``check`` fails on;

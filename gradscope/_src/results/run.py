@@ -66,6 +66,9 @@ class SourceResult:
     #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
     #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
     copy_of: tuple[str, str] = ("", "")
+    #: on JAX: the optimizer (``AdamW (weight_decay=0.1, ...)``) whose step right after this
+    #: call changed this variable though no gradient reaches it (JAX hands it zeros)
+    moved_by: str = ""
 
     @property
     def note(self) -> str:
@@ -92,6 +95,8 @@ class SourceResult:
             out["nan_origin"] = self.nan_origin.to_dict()
         if self.trainable_changed:
             out["trainable_changed"] = True
+        if self.moved_by:
+            out["moved_by"] = self.moved_by
         if self.replicas:
             out["replicas"] = [r.to_dict() for r in self.replicas]
         if self.fix is not None:
@@ -208,6 +213,15 @@ class RunReport(Displayed):
     entry: str = RUN
     #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
     signal: str | None = None
+    #: a program on JAX (Keras' JAX backend, or JAX itself): JAX's version; ``tensorflow``
+    #: is then ``""``
+    jax: str = ""
+
+    @property
+    def framework(self) -> str:
+        """What computed the gradients, as report headers name it: ``TensorFlow 2.21.0``,
+        ``JAX 0.10.2``."""
+        return f"JAX {self.jax}" if self.jax else f"TensorFlow {self.tensorflow}"
 
     @property
     def exit_code(self) -> int:
@@ -250,6 +264,7 @@ class RunReport(Displayed):
             **({"entry": self.entry} if self.entry != RUN else {}),
             "argv": list(self.argv),
             "tensorflow": self.tensorflow,
+            **({"backend": "jax", "jax": self.jax} if self.jax else {}),
             "device": self.device,
             "outcome": self.outcome,
             **({"exit_status": self.exit_status} if self.exit_status is not None else {}),

@@ -64,6 +64,8 @@ class FindingKind(_Word):
     REPLICA_LOSS_SCALE = "replica-loss-scale"
     REPLICA_GRADIENT_DIFFERS = "replica-gradient-differs"
     REPLICA_VARIABLES_DIFFER = "replica-variables-differ"
+    # only on JAX (gradscope run): an optimizer moved a variable no gradient reaches
+    MOVED_WITHOUT_GRADIENT = "moved-without-gradient"
     # over training: a timeline's (contract section 7); ``check --timeline`` fails on them
     DEAD = "dead"
     VANISHING = "vanishing"

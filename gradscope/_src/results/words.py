@@ -285,3 +285,15 @@ def numpy_read(arrays: Sequence[str]) -> str:
         "into NumPy (.numpy(), np.asarray), the path was cut outside TensorFlow before "
         "the loss ran; keep it a tensor."
     )
+
+
+def moved_without_gradient(optimizer: str, names: Sequence[str]) -> str:
+    """A call's note on JAX: the optimizer moved variables no gradient reaches (JAX hands it
+    zeros for them where TensorFlow hands None, so weight decay and momentum still apply)."""
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    them, change = ("it", "it changes") if len(names) == 1 else ("them", "they change")
+    return (
+        f"{optimizer} moved {shown} though no gradient reaches {them}: JAX hands the optimizer "
+        f"zeros for {them} (TensorFlow hands None, which Keras skips), and its step on zeros "
+        f"still updates weights, so {change} without learning from the loss"
+    )

@@ -39,7 +39,7 @@ from gradscope._src.results.status import decide, has_gradient, is_none, overflo
 FLAG_KINDS = ("unexpected-connected", "never-trained")
 #: A run's other problems a timeline carries when its steps do not show them
 #: (``Recorder.keep``): a None gradient it recorded no step of, replicas that disagree.
-RUN_KINDS = ("unexpected-none", "replica-mismatch")
+RUN_KINDS = ("unexpected-none", "replica-mismatch", "moved-without-gradient")
 KINDS = ("nan", "exploding", "dead", "vanishing", "none", *FLAG_KINDS, *RUN_KINDS)
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from gradscope._src import patching, tfcompat
 from gradscope._src.frontends.program import reads
 from gradscope._src.frontends.program.analyse import Recorded
 from gradscope._src.frontends.program.sites import variable_name
@@ -90,7 +91,7 @@ class Hooks:
         self.parts: list[str] = []
         self._local = threading.local()  # the trace of this thread (a replica's, mirrored)
         self._fetch: tuple[Any, Any] | None = None
-        self._saved: list[tuple[Any, str, Any]] = []
+        self._patches = patching.Patches()  # on the model's and optimizer's instances
         self._eager_causes = False  # run_eagerly: the step traced once for the Nones' causes
         #: the traced step's tape call, its variables and their Nones (``zero_notes``)
         self._zero_call: tuple[Any, list[Any], list[bool]] | None = None
@@ -109,48 +110,42 @@ class Hooks:
 
     # -- installing -------------------------------------------------------------------------
 
-    def _patch(self, owner: Any, name: str, value: Any) -> None:
-        self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
-        object.__setattr__(owner, name, value)
-
     def install(self) -> None:
         """Wrap the model's and optimizer's methods (again, after :meth:`remove`): they act
         only while the train step is traced."""
-        if self._saved:
+        if self._patches.active():
             return
-        apply, step, compute = self.optimizer.apply, self.model.train_step, self.model.compute_loss
-        self._patch(
-            self.optimizer,
-            "apply",
-            lambda grads, variables=None: self._apply(apply, grads, variables),
-        )
-        self._patch(self.model, "train_step", lambda data: self._train_step(step, data))
-        reduce = getattr(self.optimizer, "_all_reduce_sum_gradients", None)
-        if reduce is not None:  # Keras' TensorFlow optimizer: sums the replicas' gradients
-            self._patch(self.optimizer, "_all_reduce_sum_gradients",
-                        lambda pairs: self._all_reduced(reduce, pairs))  # fmt: skip
-        self._patch(self.model, "compute_loss", lambda *a, **k: self._compute_loss(compute, a, k))
-        compiled = getattr(self.model, "_compile_loss", None)
+        patches, model, optimizer = self._patches, self.model, self.optimizer
+        patches.set("<optimizer>.apply", lambda apply: lambda grads, variables=None: (
+            self._apply(apply, grads, variables)), owner=optimizer, everywhere=True)  # fmt: skip
+        patches.set("<model>.train_step", lambda step: lambda data: self._train_step(step, data),
+                    owner=model, everywhere=True)  # fmt: skip
+        if getattr(optimizer, "_all_reduce_sum_gradients", None) is not None:
+            # Keras' TensorFlow optimizer: sums the replicas' gradients
+            patches.set("<optimizer>._all_reduce_sum_gradients",
+                        lambda reduce: lambda pairs: self._all_reduced(reduce, pairs),
+                        owner=optimizer, everywhere=True)  # fmt: skip
+        patches.set("<model>.compute_loss",
+                    lambda compute: lambda *a, **k: self._compute_loss(compute, a, k),
+                    owner=model, everywhere=True)  # fmt: skip
+        compiled = getattr(model, "_compile_loss", None)
         if self.per_loss and compiled is not None and hasattr(compiled, "_flat_losses"):
             if compiled.built:
                 self._wrap_flat_losses(compiled)
             else:
-                build = compiled.build
 
-                def built(*args: Any) -> None:  # Keras builds the compiled loss in the trace
-                    build(*args)
-                    self._wrap_flat_losses(compiled)
+                def building(build: Any) -> Any:
+                    def built(*args: Any) -> None:  # Keras builds the compiled loss in the trace
+                        build(*args)
+                        self._wrap_flat_losses(compiled)
 
-                self._patch(compiled, "build", built)
+                    return built
+
+                patches.set("<compiled loss>.build", building, owner=compiled, everywhere=True)
 
     def remove(self) -> None:
         """Put every wrapped attribute back as it was."""
-        for owner, name, old in reversed(self._saved):
-            if old is _MISSING:
-                object.__delattr__(owner, name)
-            else:
-                object.__setattr__(owner, name, old)
-        self._saved.clear()
+        self._patches.undo()
 
     def _wrap_flat_losses(self, compiled: Any) -> None:
         flat = list(compiled._flat_losses)
@@ -160,7 +155,7 @@ class Hooks:
             )
             for i, entry in enumerate(flat)
         ]
-        self._patch(compiled, "_flat_losses", wrapped)
+        self._patches.set_value("<compiled loss>._flat_losses", wrapped, owner=compiled)
 
     def _part(self, fn: Any, name: str, weight: Any) -> Any:
         def loss(*args: Any, **kwargs: Any) -> Any:
@@ -531,9 +526,6 @@ class Snapshot:
     raw: dict[tuple[str, str], Any]
 
 
-_MISSING = object()
-
-
 @contextlib.contextmanager
 def _tapes(trace: _Trace) -> Any:
     """Record in ``trace`` the ``tape.gradient`` calls a traced step makes (none eagerly)."""
@@ -553,25 +545,21 @@ def _tapes(trace: _Trace) -> Any:
 def _model_calls(model: Any, trace: _Trace) -> Any:
     """Record in ``trace`` what ``model``'s own calls inside the step return (a custom
     ``train_step``'s ``self(x, training=True)``), by its class's ``__call__`` for the step's
-    run only."""
-    cls = type(model)
-    had = "__call__" in cls.__dict__
-    original = cls.__call__
+    run only (in this thread: a replica's step records its own)."""
+    me = threading.get_ident()
 
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        out = original(self, *args, **kwargs)
-        if self is model:
-            trace.called = out
-        return out
+    def make(original: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            out = original(self, *args, **kwargs)
+            if self is model:
+                trace.called = out
+            return out
 
-    cls.__call__ = call
-    try:
+        return call
+
+    with patching.Patches(when=lambda: threading.get_ident() == me) as patches:
+        patches.set("<model class>.__call__", make, owner=type(model))
         yield
-    finally:
-        if had:
-            cls.__call__ = original
-        else:
-            del cls.__call__
 
 
 def _asked(tapes: list[Any], variables: list[Any]) -> Any:
@@ -640,7 +628,7 @@ def _unlowered(output: Any) -> None:
     (~10 microseconds for the condition)."""
     if tf.executing_eagerly():
         return
-    from tensorflow.python.ops import control_flow_util_v2
+    control_flow_util_v2 = tfcompat.get("control_flow_util_v2")
 
     op = output.op
     while op.type == "Identity":

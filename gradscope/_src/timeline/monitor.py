@@ -69,8 +69,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         ValueError: ``every`` below 1.
         OSError: ``timeline`` or ``tensorboard`` cannot be written (also checked when a
             ``fit`` begins, before its first step).
-        gradscope.UsageError: Keras runs on its JAX or PyTorch backend: gradscope watches
-            TensorFlow only (``NotTensorFlow``; also checked when a ``fit`` begins).
+        gradscope.UsageError: Keras runs on its PyTorch backend (or another gradscope does
+            not watch: ``NotTensorFlow``; also checked when a ``fit`` begins).
     """
 
     def __init__(
@@ -85,7 +85,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     ) -> None:
         super().__init__()
         check_arguments(every, timeline, tensorboard, thresholds, histograms, per_loss)
-        backend.check_keras(door=_WHO)  # Keras on JAX or PyTorch: refused at once
+        backend.check_keras(door=_WHO)  # Keras on PyTorch: refused at once
         self.recorder = Recorder(
             every, timeline, tensorboard, thresholds=thresholds, histograms=histograms
         )
@@ -106,6 +106,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._kept: tuple[Any, Any, Any, Any, Any] | None = None
         self._pin: traced.Flags | None = None  # set while the hooked function first traces
         self._flags: traced.Flags | None = None
+        self._jax: Any = None  # on Keras' JAX backend: the recording (timeline/jax_monitor.py)
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -142,6 +143,14 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         at = Location.parse(self.site)
         self.recorder.program = at.file if at is not None else self.recorder.program
         model = self.model
+        if backend.keras_backend() == "jax":  # Keras' JAX trainer: its value_and_grad watched
+            from gradscope._src.frontends.python.jax_lines import device
+            from gradscope._src.timeline.jax_monitor import JaxRecording
+
+            self._jax = self._jax or JaxRecording(self.recorder)
+            self.recorder.device = device()
+            self._jax.begin(model, self.site)
+            return
         # One train function: Keras' own step with the hooks, traced once (Keras traces its
         # own on the first step, so a first fit traces exactly as often as without the
         # Monitor). Recording runs inside it, in a tf.cond on the step, so the steps not
@@ -280,7 +289,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         # The execution before has finished: collect it here rather than in on_train_batch_end,
         # which would make Keras turn every step's logs into Python numbers synchronously.
         self._stepping = True
-        if self._hooks is None:
+        if self._hooks is None or self._jax is not None:
             return
         self._batches += self._per_call
         if self._pending:
@@ -306,6 +315,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             )  # fmt: skip
 
     def on_train_end(self, logs: Any = None) -> None:
+        if self._jax is not None:
+            self._jax.end(self.model)
         installed = self._installed
         if self._hooks is not None and installed is not None:
             if self._pending:
@@ -437,6 +448,3 @@ def _user_line() -> str:
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]
     return "fit"
-
-
-traced.observe(_user_line)  # from now on each Keras train step's trace is seen (traced.py)

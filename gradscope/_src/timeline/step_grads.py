@@ -9,6 +9,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from gradscope._src import tfcompat
+
 
 def of_step(tape: tf.GradientTape | None, handles: list[Any]) -> Any:
     """``gradients(targets, variables)``, of the sum of ``targets`` (tensors the step made):
@@ -16,7 +18,7 @@ def of_step(tape: tf.GradientTape | None, handles: list[Any]) -> Any:
     captured them; the ops go where the caller builds)."""
     if tape is not None:
         return lambda targets, variables: tape.gradient(targets, variables)
-    from tensorflow.python.ops import gradients_util
+    gradients_util = tfcompat.get("gradients_util")
 
     def gradients(targets: Any, variables: Any) -> Any:
         graph = handles[0].graph if handles else None

@@ -17,11 +17,12 @@ variables of the first trace.
 from __future__ import annotations
 
 import contextlib
-import threading
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from gradscope._src import patching, tfcompat
 
 
 @dataclass(frozen=True)
@@ -105,28 +106,24 @@ def reference(model: Any, function: Any) -> Flags | None:
 
 # train function -> the flags of its last trace (None: made while observed, not yet traced)
 _SEEN: weakref.WeakKeyDictionary[Any, Flags | None] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
-_observing = False
+_observing: list[Any] = []  # the installation, once observing
 
 
 def observe(user_line: Callable[[], str]) -> None:
-    """From now on, note the flags each Keras train step is traced with (idempotent). Keras'
-    ``_make_function`` gets the step wrapped in a function that reads the flags while tracing
-    and then calls the step: the graph traced is the same."""
-    global _observing
-    with _lock:
+    """From now on, note the flags each Keras train step is traced with (idempotent; Keras
+    is patched once the program imports it). Keras' ``_make_function`` gets the step wrapped
+    in a function that reads the flags while tracing and then calls the step: the graph
+    traced is the same."""
+    with patching.LOCK:
         if _observing:
             return
-        try:
-            from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
-        except ImportError:  # pragma: no cover - another Keras backend: nothing traced here
-            return
-        _observing = True
-        make = TensorFlowTrainer._make_function
+        patches = patching.Patches()
+        _observing.append(patches)
 
+    def make(original: Any) -> Any:
         def _make_function(self: Any, step_function: Any) -> Any:
             if step_function != self.train_step:  # the test or predict step
-                return make(self, step_function)
+                return original(self, step_function)
             made: list[Any] = []
 
             def step(data: Any) -> Any:
@@ -138,13 +135,27 @@ def observe(user_line: Callable[[], str]) -> None:
                             _SEEN[made[0]] = now(self, user_line())
                 return step_function(data)
 
-            function = make(self, step)
+            function = original(self, step)
             with contextlib.suppress(TypeError):
                 made.append(function)
                 _SEEN[function] = None
             return function
 
-        TensorFlowTrainer._make_function = _make_function
+        return _make_function
+
+    def install() -> None:
+        if tfcompat.keras_on_tensorflow():  # another Keras backend: nothing traced here
+            with contextlib.suppress(ImportError):
+                patches.set("TensorFlowTrainer._make_function", make, everywhere=True)
+
+    patches.wait_for(("tensorflow", "keras"), install)
+
+
+def stop_observing() -> None:
+    """Undo :func:`observe` (a test that checks the process is as it was)."""
+    with patching.LOCK:
+        if _observing:
+            _observing.pop().undo()
 
 
 def _layers(model: Any) -> list[Any]:

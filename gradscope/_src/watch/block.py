@@ -31,7 +31,13 @@ def watch(steps: int = 1, allow_none: Sequence[str] = ()) -> Watch:
     ``compute_gradients``/``minimize`` of ``tf.compat.v1`` optimizers in graph mode, Keras'
     ``apply_gradients``. TensorFlow is restored exactly when the block ends, also when it
     raises; the block's own exception passes through unchanged (``w.report`` then has outcome
-    ``raised``). Watching changes no random draw, loss or update.
+    ``raised``). Watching changes no random draw, loss or update, nor what numpy computes.
+
+    A block inside another watch (an outer ``watch()``, ``gradscope run``, ``pytest
+    --gradscope``, another thread's block) joins it: its report holds the calls of its own
+    block (its thread's), counted as the outer watch counts them (its ``steps``), and the
+    code runs as it would without the outer one. TensorFlow and Keras are not imported by
+    ``watch()``: they are watched from the moment the code imports them.
 
     A Keras model trained before the block (an earlier ``fit`` in a notebook) has its train
     step traced again in the block, so that it is seen, and its own back after. A
@@ -50,8 +56,6 @@ def watch(steps: int = 1, allow_none: Sequence[str] = ()) -> Watch:
     Raises:
         UsageError: ``steps`` is not a whole number of at least 1, or ``allow_none`` is not
             a list of strings.
-        AlreadyWatching: (on entering) another ``watch()`` block, in this thread or another,
-            or ``gradscope run`` is watching this process.
     """
     return watching(steps, allow_none, _caller(sys._getframe(1)))
 
@@ -99,40 +103,46 @@ class Watch:
             if self._open is not None or self._report is not None:
                 raise UsageError(f"gradscope.watch() at {self.where}: this watch() was "
                                  "entered already; make a new one for each block")  # fmt: skip
-            from gradscope._src.engine.tf_import import import_tensorflow
-
-            import_tensorflow()  # once, without its banners
             from gradscope._src.frontends import backend
-            from gradscope._src.frontends.program.hooks import installed
+            from gradscope._src.frontends.program import hooks
             from gradscope._src.frontends.program.watch import Watcher
 
-            # JAX or PyTorch gradients: refused at once (NotTensorFlow), never a green report
+            # PyTorch's gradients: refused at once (NotTensorFlow), never a green report
             refusing = backend.refusing("the code in the block", f"gradscope.watch() at "
                                         f"{self.where}")  # fmt: skip
             refusing.__enter__()
-            watcher = Watcher(self.steps)  # never stops: later calls run unwatched
-            hooks = installed(watcher)
+            # TensorFlow (or JAX) is not imported here: the hooks are set once the program has
+            # (Keras reads KERAS_BACKEND at its import). Inside another watch, this joins it.
             try:
-                calls = hooks.__enter__()  # AlreadyWatching: nothing was patched
+                member = hooks.enter(lambda: Watcher(self.steps))  # never stops the code
+                retraced = _Retraced(member) if member.first else None
             except BaseException:
                 refusing.__exit__(None, None, None)
                 raise
-            self._open = (watcher, hooks, calls, _Retraced(), refusing)
+            self._open = (member, retraced, refusing)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
         from gradscope._src.frontends.backend import Refused
+        from gradscope._src.frontends.program import hooks
 
-        watcher, hooks, calls, retraced, refusing = self._open
+        member, retraced, refusing = self._open
+        notes = len(member.session.watcher.notes) if not member.first else 0
         try:
-            retraced.undo()
-            hooks.__exit__(None, None, None)  # TensorFlow as it was, whatever happens next
+            if retraced is not None:
+                retraced.undo()
         finally:
-            self._open = None
-            refusing.__exit__(None, None, None)
             try:
-                self._report = self._made(watcher, calls, _outcome(kind))
+                found = self._calls(member)
+            finally:
+                try:
+                    hooks.leave(member)  # TensorFlow as it was, whatever happens next
+                finally:
+                    self._open = None
+                    refusing.__exit__(None, None, None)
+            try:
+                self._report = self._made(member, found, notes, _outcome(kind))
             except Exception as exc:  # gradscope's failure never stops the code it watched
                 self._report = self._failed(exc, _outcome(kind))
         if isinstance(error, Refused):  # JAX or PyTorch gradients: the block is refused
@@ -147,15 +157,38 @@ class Watch:
                             notes=(f"gradscope could not make this report ({said}); please "
                                    "report it",), entry=rr.WATCH)  # fmt: skip
 
-    def _made(self, watcher: Any, calls: Any, outcome: str) -> rr.RunReport:
-        import tensorflow as tf
+    def _calls(self, member: Any) -> list[rr.CallResult] | Exception:
+        """The calls made in this block: those of its thread's watch (and of the replica
+        threads working for it) since it began; a block that joined another's watch shares
+        its sites, and reports its own calls."""
+        try:
+            from gradscope._src.frontends.program import trainable
 
-        from gradscope._src.frontends.program import trainable
+            watcher = member.session.watcher
+            made = watcher.finish(member.thread, member.start, member.sites)
+            return list(trainable.merged(made, member.calls.traces))
+        except Exception as exc:  # said in the report (_made)
+            return exc
+
+    def _made(self, member: Any, found: list[rr.CallResult] | Exception, notes: int,
+              outcome: str) -> rr.RunReport:  # fmt: skip
+        import sys
+
         from gradscope._src.watch.run import reported
 
-        found = trainable.merged(watcher.finish(), calls.traces)
-        return reported(tf, watcher, found, self.allow_none, outcome, self.steps,
-                        program=self.where, entry=rr.WATCH)  # fmt: skip
+        if isinstance(found, Exception):
+            raise found
+        watcher = member.session.watcher
+        shown = _Notes(watcher.notes[notes:])
+        return reported(sys.modules.get("tensorflow"), shown, found, self.allow_none, outcome,
+                        watcher.steps, program=self.where, entry=rr.WATCH)  # fmt: skip
+
+
+class _Notes:
+    """What ``reported`` reads of a watcher: the notes a block's report carries."""
+
+    def __init__(self, notes: list[str]) -> None:
+        self.notes = notes
 
 
 class _Retraced:
@@ -165,15 +198,20 @@ class _Retraced:
     the user's traced before the block is not retraced: it would restart the sequences of
     its stateful random ops; define or first call it inside the block.)"""
 
-    def __init__(self) -> None:
-        import keras
+    def __init__(self, member: Any) -> None:
+        from gradscope._src import patching
 
         self.models: dict[int, tuple[Any, Any]] = {}  # id -> (model, its train function)
-        self.restore: list[Any] = []
-        for name in ("fit", "train_on_batch"):
-            watched = keras.Model.__dict__[name]  # the hooks' own patch
-            setattr(keras.Model, name, self._fresh(watched))
-            self.restore.append((keras.Model, name, watched))
+        self.patches = patching.Patches()
+        session = member.session
+
+        def install() -> None:
+            # the hooks' own fit and train_on_batch (Keras on TensorFlow or on JAX)
+            if "keras" in session.installed or "keras-jax" in session.installed:
+                for name in ("fit", "train_on_batch"):
+                    self.patches.set(f"keras.Model.{name}", self._fresh, everywhere=True)
+
+        self.patches.wait_for(("tensorflow", "keras"), install)
 
     def _fresh(self, watched: Any) -> Any:
         def train(model: Any, *args: Any, **kwargs: Any) -> Any:
@@ -185,8 +223,7 @@ class _Retraced:
         return train
 
     def undo(self) -> None:
-        for owner, name, watched in self.restore:
-            setattr(owner, name, watched)
+        self.patches.undo()
         for model, before in self.models.values():
             model.train_function = before
 

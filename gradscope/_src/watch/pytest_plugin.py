@@ -9,6 +9,9 @@ problem of the report. A test that takes the ``gradscope_watch`` fixture watches
 chooses and asserts itself, so it is not watched around as a whole. ``-p no:gradscope``
 removes the plugin.
 
+A test that watches its own block (``gradscope.watch()``, the fixture) under ``--gradscope``
+joins the watch around it and gets its own block's report, as it would under plain pytest.
+
 With ``--gradscope``, the test file (or conftest) that imports TensorFlow does so while the
 cycle collector is paused, and what is alive once it is imported (TensorFlow's modules,
 pytest's own objects, the files collected so far: all alive until pytest ends) is frozen out
@@ -20,13 +23,9 @@ the user's code, when it asks, so environment variables set before the import st
 from __future__ import annotations
 
 import difflib
-import functools
 import gc
-import importlib.abc
-import re
 import sys
 from collections.abc import Generator
-from types import TracebackType
 from typing import Any
 
 import pytest
@@ -133,25 +132,19 @@ class Watching:
             refused = str(exc).removeprefix("gradscope.watch: ")
         if refused is not None:
             pytest.fail(f"@pytest.mark.gradscope: {refused}", pytrace=False)
-        # A test of a file that names neither TensorFlow nor Keras, run while TensorFlow is
-        # not imported, is watched from the moment it imports TensorFlow itself (importing
-        # it for every pure-Python test would cost a suite seconds).
-        late = not options and not _uses_tensorflow(item)
-        opened = _OnImport(block) if late else block
+        # TensorFlow is not imported for the test: a test that imports it itself (a lazy
+        # import, runpy of a training script) is watched from that import on (hooks.py), and
+        # one that imports JAX or PyTorch has its gradients refused (frontends/backend.py).
         try:
-            with opened:
+            with block:
                 result = yield
         except BaseException:  # the test's own failure stays; the report goes beside it
-            if block.ended:
+            if block.ended and _framework():
                 item.stash[_KEY] = block.report
                 if block.report.calls:
                     item.add_report_section("call", "gradscope", self._table(block.report))
-            elif late and "tensorflow" in sys.modules:
-                item.add_report_section("call", "gradscope", _UNWATCHED)
             raise
-        if not block.ended:  # TensorFlow was not imported, or watching it could not start
-            if late and "tensorflow" in sys.modules:
-                item.add_report_section("call", "gradscope", _UNWATCHED)
+        if not block.ended or not _framework():  # neither TensorFlow nor JAX: not watched
             return result
         item.stash[_KEY] = block.report
         from gradscope._src.results import exits
@@ -213,102 +206,12 @@ class Watching:
 
 
 _KEY = pytest.StashKey[Any]()
-_UNWATCHED = ("TensorFlow was first imported inside this test, and gradscope could not start "
-              "watching it there; import tensorflow at the top of the test file, or mark the "
-              "test @pytest.mark.gradscope")  # fmt: skip
 
 
-class _OnImport(importlib.abc.MetaPathFinder):
-    """Around a test whose file names neither TensorFlow nor Keras, run while TensorFlow is
-    not imported: enters ``block`` the moment the test's first import of ``tensorflow`` or
-    ``keras`` has run (the outer one, so Keras is whole when the hooks patch it), and leaves
-    it when the test ends. A test that imports TensorFlow itself (``runpy.run_path`` of a
-    training script, a lazy ``import``) is so watched from its first gradient call on; a
-    pure-Python test pays one more finder asked about each module it imports."""
-
-    def __init__(self, block: Any) -> None:
-        self.block = block
-        self.entered = False
-        self.armed = True  # until the first import of tensorflow or keras starts
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if not self.armed or name not in _WATCHED_IMPORTS:
-            return None
-        self.armed = False
-        for finder in sys.meta_path:
-            found = getattr(finder, "find_spec", None)
-            spec = found(name, path, target) if finder is not self and found else None
-            if spec is not None:
-                break
-        else:
-            return None
-        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = _Then(spec.loader, self._enter)
-        return spec
-
-    def _enter(self) -> None:
-        from gradscope._src.frontends.backend import NotTensorFlow
-
-        try:
-            self.block.__enter__()
-        except NotTensorFlow:  # Keras on JAX or PyTorch: the test is refused, not passed
-            raise
-        except Exception:  # gradscope's failure never stops the test: it runs unwatched
-            return
-        self.entered = True
-
-    def __enter__(self) -> _OnImport:
-        sys.meta_path.insert(0, self)
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:  # fmt: skip
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        if self.entered:
-            self.block.__exit__(kind, error, tb)
-
-
-class _Then(importlib.abc.Loader):
-    """A module's own loader, then ``then()`` once the module has run. The module gets its
-    own loader back before it runs, so nothing after sees this one."""
-
-    def __init__(self, loader: Any, then: Any) -> None:
-        self.loader = loader
-        self.then = then
-
-    def create_module(self, spec: Any) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        module.__loader__ = self.loader
-        if getattr(module, "__spec__", None) is not None:
-            module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
-        self.then()
-
-
-#: The imports that start the watch of a test whose file names none of them (JAX and PyTorch
-#: too: their gradients are refused, never a green test: ``frontends/backend.py``).
-_WATCHED_IMPORTS = ("tensorflow", "keras", "jax", "torch")
-_NAMES = re.compile(rb"\b(tensorflow|keras|jax|torch)\b")
-
-
-def _uses_tensorflow(item: pytest.Item) -> bool:
-    """Whether TensorFlow is imported, or the test's file names it (read once per file)."""
-    if "tensorflow" in sys.modules:
-        return True
-    return _names_tensorflow(str(getattr(item, "path", "")))
-
-
-@functools.lru_cache(maxsize=1024)
-def _names_tensorflow(path: str) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return _NAMES.search(f.read()) is not None
-    except OSError:
-        return True  # cannot tell: watch it
+def _framework() -> bool:
+    """Whether a framework gradscope watches was imported (TensorFlow, JAX): a test that
+    imported neither made no gradient call to watch."""
+    return "tensorflow" in sys.modules or "jax" in sys.modules
 
 
 def _kinds(report: Any) -> dict[str, int]:

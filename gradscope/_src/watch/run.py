@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,16 +76,25 @@ def run(
 
     Raises:
         ProgramError: the program cannot be started (exit code 2).
-        NotTensorFlow: the program computes its gradients with JAX or PyTorch (Keras 3 on
-            another backend, ``jax.grad``, ``loss.backward()``): stopped there, at once
+        NotTensorFlow: the program computes its gradients with PyTorch (Keras 3 on its
+            ``torch`` backend, ``loss.backward()``): stopped there, at once
             (``frontends/backend.py``; exit code 2).
     """
     launch.check(program)
-    from gradscope._src.engine.tf_import import import_tensorflow
-
     environ = dict(os.environ)
-    tf = import_tensorflow()  # once, without its banners: the program's own import is then free
-    devices = _devices(tf, distribution)  # before anything initialises TensorFlow's devices
+    what = program.target if not program.module else f"-m {program.target}"
+    script, module = (None, program.target) if program.module else (program.target, None)
+    backend.check_program(script, module, what)  # Keras on PyTorch: nothing runs
+    # TensorFlow (or JAX) is the program's to import, as under python: Keras (which TensorFlow
+    # imports) reads KERAS_BACKEND then, and the hooks are set once it has (hooks.py). Only
+    # devices for --replicas must be made before the program starts TensorFlow.
+    from gradscope._src import patching
+    from gradscope._src.engine.tf_import import import_tensorflow, program_import
+
+    devices: tuple[str, ...] = ()
+    if distribution.active:
+        devices = _devices(import_tensorflow(), distribution)
+    waiting = patching.after_import(("tensorflow", "keras"), lambda: None, around=program_import)
 
     from gradscope._src.frontends.program import trainable
     from gradscope._src.frontends.program.hooks import installed
@@ -102,7 +112,7 @@ def run(
 
     def close() -> None:
         if recorder is not None:
-            recorder.device = device(tf)
+            recorder.device = device(_imported())
             try:  # the file is written however the program ended (idempotent)
                 recorder.close()
             except (OSError, GradscopeError) as exc:  # a full disk: said after the report
@@ -110,18 +120,22 @@ def run(
                 said = f"--timeline {timeline}" if timeline else f"--tensorboard {tensorboard}"
                 unwritten.append(f"cannot write {said}: {why}")
 
-    hooks: list[Any] = []  # the run's Calls, once installed
+    hooks: list[Any] = []  # the run's block of the watch (hooks.Member), once entered
 
     def report(outcome: str, error: BaseException | None, status: int | None,
                signal: str | None = None, caught: bool = True) -> Outcome:  # fmt: skip
-        calls = watcher.finish()
-        if hooks:  # a trainable flag's call folded into its fit()'s own
-            calls = trainable.merged(calls, hooks[0].traces)
+        member = hooks[0] if hooks else None
+        if member is None or member.first:
+            calls = watcher.finish()
+        else:  # run inside another watch (a test under pytest --gradscope): it joined it
+            calls = member.session.watcher.finish(member.thread, member.start, member.sites)
+        if member is not None:  # a trainable flag's call folded into its fit()'s own
+            calls = trainable.merged(calls, member.calls.traces)
         stop = _stop(watcher, caught, outcome == rr.FINISHED)
         if outcome == rr.FINISHED and stop is not None:  # it caught the stop and ran on
             outcome = rr.STOPPED
-        made = _report(program, tf, steps, allow_none, distribution, devices, watcher, calls,
-                       outcome, status, stop)  # fmt: skip
+        made = _report(program, _imported(), steps, allow_none, distribution, devices, watcher,
+                       calls, outcome, status, stop)  # fmt: skip
         if recorder is not None:  # the timeline carries every problem the run reports
             recorder.keep([p.run_dict() for p in made.problems])
         close()
@@ -143,17 +157,19 @@ def run(
         return exit_code(said)
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
-    what = program.target if not program.module else f"-m {program.target}"
     try:
-        with (backend.refusing(what), installed(watcher) as calls, ends,
-              _programs_logging(tf, watcher, environ)):  # fmt: skip
-            hooks.append(calls)
+        with (backend.refusing(what), installed(watcher) as member, ends,
+              _programs_logging(watcher, environ)):  # fmt: skip
+            hooks.append(member)
             outcome, error = launch.execute(program)
     except backend.NotTensorFlow:  # refused before it started: nothing to write
         raise
     except BaseException:  # gradscope's own failure: the timeline is written all the same
         close()
         raise
+    finally:
+        if waiting is not None:
+            waiting.cancel()
     refused = error.error if isinstance(error, backend.Refused) else None
     if refused is None and not watcher.sites:  # it trained with no call gradscope could see
         refused = backend.refusal(what)
@@ -164,8 +180,13 @@ def run(
     return report(outcome, error, status, caught=caught)
 
 
+def _imported() -> Any:
+    """TensorFlow, when the program (or ``--replicas``) imported it; else None."""
+    return sys.modules.get("tensorflow")
+
+
 @contextlib.contextmanager
-def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterator[None]:
+def _programs_logging(watcher: Any, environ: dict[str, str]) -> Iterator[None]:
     """The environment and TensorFlow's Python logger as the program finds them under
     ``python``: without the ``TF_CPP_MIN_LOG_LEVEL`` gradscope set to import TensorFlow
     quietly (the program and its children read the environment), and with TensorFlow's
@@ -174,7 +195,7 @@ def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterato
     added = {k: v for k, v in os.environ.items() if k not in environ}
     for key in added:
         del os.environ[key]
-    logger = tf.get_logger()
+    logger = logging.getLogger("tensorflow")  # tf.get_logger()'s, TensorFlow imported or not
     level = logger.level
 
     def not_gradscopes(record: Any) -> bool:
@@ -186,7 +207,8 @@ def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterato
         yield
     finally:
         logger.removeFilter(not_gradscopes)
-        logger.setLevel(level)
+        if logger.level == logging.NOTSET:  # a level the program set meanwhile stays
+            logger.setLevel(level)
         for key, value in added.items():
             os.environ.setdefault(key, value)
 
@@ -210,14 +232,15 @@ def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
                     else None, devices=devices, exit_status=status, stop=stop)  # fmt: skip
 
 
-def reported(tf: Any, watcher: Any, calls: Sequence[rr.CallResult], allow_none: Sequence[str],
+def reported(tf: Any | None, watcher: Any, calls: Sequence[rr.CallResult],
+             allow_none: Sequence[str],
              outcome: str, steps: int, notes: tuple[str, ...] = (),
              **fields: Any) -> rr.RunReport:  # fmt: skip
     """The report of the calls a watcher saw (``gradscope run``, ``gradscope.watch()``): each
     call's sources explained and given their fixes, the problems the policy finds in them.
 
     Args:
-        tf: TensorFlow, imported.
+        tf: TensorFlow, imported; None when the watched code never imported it.
         watcher: the ``Watcher`` that saw the calls (its notes are the report's).
         calls: the calls, as ``Watcher.finish`` and ``trainable.merged`` give them.
         allow_none: globs of sources whose missing gradient is not a problem.
@@ -229,14 +252,46 @@ def reported(tf: Any, watcher: Any, calls: Sequence[rr.CallResult], allow_none: 
     calls = run_policy.explained(fixes.fixed_calls(calls))
     problems = fixes.fixed_run_problems(run_policy.problems_of(calls, allow_none), calls)
     fields.setdefault("argv", ())
-    return rr.RunReport(tensorflow=tf.__version__, device=device(tf), calls=tuple(calls),
+    if _on_jax(tf, calls):  # JAX computed them (Keras on JAX, or plain JAX)
+        from gradscope._src.frontends.python.jax_lines import versions
+
+        fields.setdefault("jax", versions())
+        if tf is None:  # TensorFlow never imported: not what ran
+            fields.setdefault("tensorflow", "")
+    fields.setdefault("tensorflow", _version(tf))
+    return rr.RunReport(device=device(tf), calls=tuple(calls),
                         problems=tuple(problems), outcome=outcome, steps=steps,
                         notes=tuple(watcher.notes) + notes, **fields)  # fmt: skip
 
 
 def device(tf: Any) -> str:
-    """The device a report names: ``GPU:0`` when TensorFlow has one, else ``CPU:0``."""
+    """The device a report names: ``GPU:0`` when TensorFlow has one, else ``CPU:0``; when
+    TensorFlow was never imported, JAX's (``CPU:0`` without JAX too)."""
+    if tf is None:
+        from gradscope._src.frontends.python.jax_lines import device as jax_device
+
+        return jax_device()
     return "GPU:0" if tf.config.list_logical_devices("GPU") else "CPU:0"
+
+
+def _on_jax(tf: Any, calls: Sequence[rr.CallResult]) -> bool:
+    """Whether JAX computed the gradients: a JAX API watched, Keras on JAX, or JAX imported
+    where TensorFlow never was."""
+    if any(c.api.startswith("jax.") for c in calls) or backend.keras_backend() == "jax":
+        return True
+    return tf is None and "jax" in sys.modules
+
+
+def _version(tf: Any) -> str:
+    """TensorFlow's version: the imported module's, or the installed package's."""
+    if tf is not None:
+        return str(tf.__version__)
+    from importlib import metadata
+
+    try:
+        return metadata.version("tensorflow")
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def _stop(watcher: Any, caught: bool, finished: bool) -> rr.Stop | None:

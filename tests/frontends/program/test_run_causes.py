@@ -60,8 +60,8 @@ def test_every_way_a_value_leaves_tensorflow_is_named_at_its_line() -> None:
     assert expected[-1] == [False]  # but where numpy hands an operator back to TensorFlow
     assert [s.status for s in calls[-1].sources] == ["ok"]
     exits = [("model.predict()", "out = model.predict("), (".numpy()", "parts = [v for v"),
-             ("numpy", "arr = np.asarray("), ("int()", "n = int("),
-             ("numpy", "m = np.array(model(x))"),
+             ("np.asarray()", "arr = np.asarray("), ("int()", "n = int("),
+             ("np.array()", "m = np.array(model(x))"),
              ("tf.numpy_function()", "y = tf.numpy_function("),
              (".numpy()", "listed = (w * 4.0).numpy()"),
              ("np.tanh()", "t = np.tanh(model(x))"), ("np.mean()", "t = np.mean(w * 2.0)"),

@@ -81,6 +81,7 @@ class Calls:
         if tf.executing_eagerly():
             if not self.recorder.installed:
                 return  # no op is recorded: no span to keep (the program's own speed)
+            self.recorder.add_thread()  # a block that joined from another thread: its ops too
             if not self.open_eager:  # a new step: tapes of earlier ones are done with
                 self.recorder.release(self.recorder.seq)
             self.open_eager += 1

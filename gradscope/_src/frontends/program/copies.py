@@ -69,25 +69,11 @@ def _is_variable(value: Any) -> bool:
     return cls is not None and isinstance(value, cls)
 
 
-def patches() -> list[tuple[Any, str, Callable[[Any], Any]]]:
-    """``(owner, attribute, make)`` of what to patch: ``assign`` of Keras' and TensorFlow's
-    variables, and Keras' ``get_weights``."""
-    out: list[tuple[Any, str, Callable[[Any], Any]]] = []
-    try:
-        from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
-
-        out.append((BaseResourceVariable, "assign", _assign))
-    except ImportError:  # pragma: no cover - TensorFlow keeps it there
-        pass
-    try:
-        import keras
-        from keras.src.backend.common.variables import Variable as KerasVariable
-
-        out.append((KerasVariable, "assign", _assign))
-        out.append((keras.layers.Layer, "get_weights", _get_weights))
-    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
-        pass
-    return out
+def patches() -> list[tuple[str, Callable[[Any], Any]]]:
+    """``(attribute, make)`` of what to patch (``patching.ATTRIBUTES``): ``assign`` of Keras'
+    and TensorFlow's variables, and Keras' ``get_weights``."""
+    return [("BaseResourceVariable.assign", _assign), ("keras.Variable.assign", _assign),
+            ("keras.layers.Layer.get_weights", _get_weights)]  # fmt: skip
 
 
 def _assign(original: Any) -> Any:

@@ -12,11 +12,14 @@ records them; every other op keeps the fast path (the Python path costs each op 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src import patching, tfcompat
 from gradscope._src.engine import custom_gradient
 from gradscope._src.engine import cuts as flow
 from gradscope._src.engine.graph import _OVERWRITES, NONE_INPUTS, is_write
@@ -91,7 +94,10 @@ class Recorder:
         self.constants: dict[int, tuple[tuple[int, int], Any]] = {}
         self._held: list[int] = []  # ids of constants held
         self._ticks = 0  # reads and constants between two ops, in order
-        self._numpy_originals: dict[str, Any] = {}
+        self._patches: patching.Patches | None = None
+        self._threads: set[int] = set()  # the threads whose op callbacks are ours
+        #: what the report says about watching itself (numpy's reads not seen here)
+        self.notes: list[str] = []
         #: output id of a tf.custom_gradient's Identity -> its grad_fn's (name, FILE:LINE) and
         #: the op's ``seq``
         self.custom: dict[int, tuple[str, str, int]] = {}
@@ -103,47 +109,65 @@ class Recorder:
         return (self.seq, self._ticks)
 
     def install(self) -> None:
+        """Record eager ops from now on in this thread (op callbacks are per thread), until
+        :meth:`uninstall`; numpy's reads of eager tensors and the tensor methods by which a
+        value leaves TensorFlow are noted too (:meth:`_note_exits`)."""
         import numpy as np
-        from tensorflow.python import pywrap_tfe
-        from tensorflow.python.eager import core
-        from tensorflow.python.framework import op_callbacks
-        from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
-        fast = self._fast = pywrap_tfe.TFE_Py_FastPathExecute
+        from gradscope._src.frontends.program import process
+
+        fallback = tfcompat.get("FallbackException")
         # What the C fast path converts without a callback: a variable (its read) or a numpy
         # value (its constant, ``_constants`` in hooks.py); every other op keeps the fast path,
         # which calls the recorder as the Python path does.
-        converted = (BaseResourceVariable, np.ndarray, np.generic)
+        converted = (tfcompat.get("BaseResourceVariable"), np.ndarray, np.generic)
 
-        def fast_unless_converted(*args: Any) -> Any:
-            for arg in args:
-                if isinstance(arg, converted) or (
-                    type(arg) in (list, tuple) and any(isinstance(a, converted) for a in arg)
-                ):
-                    raise core._FallbackException("gradscope records this op's conversions")
-            return fast(*args)
+        def fast_path(fast: Any) -> Any:
+            def fast_unless_converted(*args: Any) -> Any:
+                for arg in args:
+                    if isinstance(arg, converted) or (
+                        type(arg) in (list, tuple) and any(isinstance(a, converted) for a in arg)
+                    ):
+                        raise fallback("gradscope records this op's conversions")
+                return fast(*args)
 
-        pywrap_tfe.TFE_Py_FastPathExecute = fast_unless_converted
-        op_callbacks.add_op_callback(self._callback)
-        self._numpy_patch(True)
+            return fast_unless_converted
+
+        patches = self._patches = patching.Patches(when=process.watched_here)
+        patches.set("pywrap_tfe.TFE_Py_FastPathExecute", fast_path)
+        self.add_thread()
+        patches.on_undo(self.remove_thread)
+        self._note_exits(patches)
         self.installed = True
+
+    def add_thread(self) -> None:
+        """Record this thread's eager ops too (a thread that joined the watch)."""
+        me = threading.get_ident()
+        if me not in self._threads:
+            tfcompat.get("op_callbacks").add_op_callback(self._callback)
+            self._threads.add(me)
+
+    def remove_thread(self) -> None:
+        """Stop recording this thread's eager ops (its block ended, or recording did)."""
+        me = threading.get_ident()
+        if me in self._threads:
+            self._threads.discard(me)
+            with contextlib.suppress(KeyError, ValueError):  # gone already
+                tfcompat.get("op_callbacks").remove_op_callback(self._callback)
 
     def uninstall(self) -> None:
         if not self.installed:
             return
-        from tensorflow.python import pywrap_tfe
-        from tensorflow.python.framework import op_callbacks
-
-        pywrap_tfe.TFE_Py_FastPathExecute = self._fast
-        op_callbacks.remove_op_callback(self._callback)
-        self._numpy_patch(False)
+        if self._patches is not None:
+            self._patches.undo()
+            self._patches = None
         self.installed = False
         self.records.clear()
         self.release(self.seq)
 
     def _callback(self, op_type: Any, inputs: Any, attrs: Any, outputs: Any,
                   op_name: Any = None, graph: Any = None) -> None:  # fmt: skip
-        if graph is not None or outputs is None or self._busy():
+        if graph is not None or outputs is None or not self.installed or self._busy():
             return
         kind = op_type.decode() if isinstance(op_type, bytes) else str(op_type)
         kept = self._recording()
@@ -206,43 +230,40 @@ class Recorder:
                 held.append(t)
         self._held = held
 
-    def _numpy_patch(self, on: bool) -> None:
+    def _note_exits(self, patches: patching.Patches) -> None:
         """Note where the program takes a tensor's value out of TensorFlow (``.numpy()``,
-        ``float(t)``, ``int(t)``, ``np.asarray(t)`` and every numpy function given a tensor):
-        a path to the loss that goes through numpy ends there."""
-        from tensorflow.python.framework import ops
-
-        base = ops._EagerTensorBase
-        if not on:
-            for name, original in self._numpy_originals.items():
-                setattr(base, name, original)
-            for name in _NUMPY_PROTOCOLS:
-                if name in base.__dict__:
-                    delattr(base, name)
-            return
-        self._numpy_originals = {n: base.__dict__[n] for n in _TAKEN if n in base.__dict__}
+        ``float(t)``, ``int(t)``, and numpy reading it: ``np.asarray(t)``, ``np.tanh(t)``,
+        ``np.mean(t)``, through its buffer, ``numpy_calls.py``): a path to the loss that goes
+        through numpy ends there."""
         recorder = self
 
-        def wrap(name: str, original: Any) -> Any:
-            def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-                if not recorder._busy():
-                    recorder.took(tensor, recorder.taking or _TAKEN[name])
-                return original(tensor, *args, **kwargs)
+        def wrap(name: str) -> Callable[[Any], Any]:
+            def make(original: Any) -> Any:
+                def taken(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+                    if not recorder._busy():
+                        recorder.took(tensor, recorder.taking or _TAKEN[name])
+                    return original(tensor, *args, **kwargs)
 
-            return taken
+                return taken
 
-        for name, original in self._numpy_originals.items():
-            setattr(base, name, wrap(name, original))
-        if not any(n in base.__dict__ for n in _NUMPY_PROTOCOLS):  # TensorFlow's own: kept
-            base.__array_ufunc__ = numpy_calls.ufunc_override(self._took_all, base)
-            base.__array_function__ = numpy_calls.function_override(self._took_all, base)
+            return make
 
-    def _took_all(self, values: Sequence[Any], how: str) -> None:
-        """Each eager tensor among ``values`` (lists and tuples opened) was read by numpy."""
-        if self._busy():
+        for name in _TAKEN:
+            patches.set(f"_EagerTensorBase.{name}", wrap(name))
+        put_back = numpy_calls.install(tfcompat.get("EagerTensor"), self._read_by_numpy)
+        if put_back is not None:
+            patches.on_undo(put_back)
+        elif numpy_calls.UNSEEN not in self.notes:
+            self.notes.append(numpy_calls.UNSEEN)
+
+    def _read_by_numpy(self, tensor: Any, frame: Any) -> None:
+        """numpy read ``tensor``'s buffer, called from ``frame``: the program's line took its
+        value out (unless TensorFlow or Keras read it for themselves)."""
+        if self._busy() or not hasattr(tensor, "_id"):
             return
-        for tensor in numpy_calls.tensors_in(values, _eager_base()):
-            self.took(tensor, self.taking or how)
+        how = self.taking or numpy_calls.called(frame)
+        if how is not None:
+            self.took(tensor, how)
 
     def took(self, tensor: Any, how: str) -> None:
         """The program took ``tensor``'s value out of TensorFlow, ``how``, at its line now."""
@@ -267,9 +288,9 @@ class Recorder:
         if not op_type.startswith("__"):
             return frozenset()
         if op_type not in self._call_writes:
-            from tensorflow.python.eager import context
-
             from gradscope._src.engine.graph import written_inputs
+
+            context = tfcompat.get("context")
 
             try:
                 definition = context.context().get_function_def(op_type)
@@ -331,9 +352,9 @@ class Recorder:
 
 def _copying_write(function: str) -> tuple[str, str, frames.Site | None] | None:
     """``Recorder.copying_write`` of the function TensorFlow holds by that name."""
-    from tensorflow.python.eager import context
-
     from gradscope._src.engine.graph import copying_writes
+
+    context = tfcompat.get("context")
 
     try:
         definition = context.context().get_function_def(function)
@@ -361,9 +382,8 @@ def _site(info: Any, node: str) -> frames.Site | None:
 def _body(function: str) -> tuple[Any, dict[str, frames.Site | None]] | None:
     """The body of the function TensorFlow holds by that name, rebuilt as a ``FuncGraph``
     from its definition, and the user's line of each of its ops (None: not held)."""
-    from tensorflow.python.eager import context
-    from tensorflow.python.framework.function_def_to_graph import function_def_to_graph
-
+    context = tfcompat.get("context")
+    function_def_to_graph = tfcompat.get("function_def_to_graph")
     try:
         definition = context.context().get_function_def(function)
         info = context.context().get_graph_debug_info(function)
@@ -371,17 +391,6 @@ def _body(function: str) -> tuple[Any, dict[str, frames.Site | None]] | None:
     except Exception:  # a function TensorFlow no longer holds, or cannot rebuild
         return None
     return body, {op.name: _site(info, op.name) for op in body.get_operations()}
-
-
-#: The numpy protocols gradscope gives eager tensors while it watches (``numpy_calls.py``):
-#: numpy reads a tensor through its buffer, with no Python method a report could see.
-_NUMPY_PROTOCOLS = ("__array_ufunc__", "__array_function__")
-
-
-def _eager_base() -> Any:
-    from tensorflow.python.framework import ops
-
-    return ops._EagerTensorBase
 
 
 #: The tensor methods by which a value leaves TensorFlow, and how a report names each.

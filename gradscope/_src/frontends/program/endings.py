@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from gradscope._src import patching
 from gradscope._src.frontends.program import process
 
 #: The signals whose default action ends the process and that a report must outlive.
@@ -44,7 +45,7 @@ class Ending:
 def caught(last_words: Callable[[Ending], int]) -> Iterator[None]:
     """While the block runs, the endings above call ``last_words(ending)`` first (once);
     for ``os._exit`` and a signal it returns the exit code the process then ends with."""
-    real_exit, real_execv, real_execve = os._exit, os.execv, os.execve
+    real_exit = os._exit
     said: list[Ending] = []
 
     def say(ending: Ending) -> int | None:
@@ -53,22 +54,34 @@ def caught(last_words: Callable[[Ending], int]) -> Iterator[None]:
         said.append(ending)
         return last_words(ending)
 
-    def _exit(status: int) -> NoReturn:
-        code = None
-        try:
-            code = say(Ending("os._exit", status=status & 0xFF))
-        finally:
-            real_exit(status if code is None else code)
+    def make_exit(original: Any) -> Any:
+        def _exit(status: int) -> NoReturn:
+            code = None
+            try:
+                code = say(Ending("os._exit", status=status & 0xFF))
+            finally:
+                original(status if code is None else code)
+            raise AssertionError("os._exit returned")  # pragma: no cover
 
-    def execv(path: Any, argv: Any) -> NoReturn:
-        if _runnable(path):
-            say(Ending("exec", argv0=os.fsdecode(path)))
-        real_execv(path, argv)
+        return _exit
 
-    def execve(path: Any, argv: Any, env: Any) -> NoReturn:
-        if _runnable(path):
-            say(Ending("exec", argv0=os.fsdecode(path) if not isinstance(path, int) else ""))
-        real_execve(path, argv, env)
+    def make_execv(original: Any) -> Any:
+        def execv(path: Any, argv: Any) -> NoReturn:
+            if _runnable(path):
+                say(Ending("exec", argv0=os.fsdecode(path)))
+            original(path, argv)
+            raise AssertionError("os.execv returned")  # pragma: no cover
+
+        return execv
+
+    def make_execve(original: Any) -> Any:
+        def execve(path: Any, argv: Any, env: Any) -> NoReturn:
+            if _runnable(path):
+                say(Ending("exec", argv0=os.fsdecode(path) if not isinstance(path, int) else ""))
+            original(path, argv, env)
+            raise AssertionError("os.execve returned")  # pragma: no cover
+
+        return execve
 
     def ended(signum: int, frame: Any) -> None:
         if process.in_child():  # a forked child got gradscope's handler: Python's default
@@ -81,15 +94,18 @@ def caught(last_words: Callable[[Ending], int]) -> Iterator[None]:
         finally:
             real_exit(128 + signum if code is None else code)
 
-    os._exit, os.execv, os.execve = _exit, execv, execve  # os.exec*p* and execl* call these
-    handlers = _install(ended)
-    try:
-        yield
-    finally:
-        os._exit, os.execv, os.execve = real_exit, real_execv, real_execve
-        for signum, (mine, previous) in handlers.items():
-            if signal.getsignal(signum) is mine:  # the program did not replace it
-                signal.signal(signum, previous)
+    # every thread: the process ends wherever it is asked to (os.exec*p* and execl* call these)
+    with patching.Patches() as patches:
+        patches.set("os._exit", make_exit, everywhere=True)
+        patches.set("os.execv", make_execv, everywhere=True)
+        patches.set("os.execve", make_execve, everywhere=True)
+        handlers = _install(ended)
+        try:
+            yield
+        finally:
+            for signum, (mine, previous) in handlers.items():
+                if signal.getsignal(signum) is mine:  # the program did not replace it
+                    signal.signal(signum, previous)
 
 
 def _install(handler: Callable[[int, Any], None]) -> dict[int, tuple[Any, Any]]:

@@ -168,12 +168,17 @@ def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
 
 
 def _keras_step(model: Any) -> bool:
-    """Whether ``model`` trains with Keras' own ``train_step`` (its loss from compile())."""
-    try:
-        from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
-    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
+    """Whether ``model`` trains with Keras' own ``train_step`` (its loss from compile()): the
+    ``train_step`` its class runs is the one of its backend's Keras trainer (TensorFlow's,
+    JAX's), read off the class so no other backend is imported."""
+    if model is None:
         return False
-    return model is not None and type(model).train_step is TensorFlowTrainer.train_step
+    for owner in type(model).__mro__:
+        if "train_step" in vars(owner):
+            return owner.__module__.startswith("keras.src.backend.") and owner.__module__.endswith(
+                ".trainer"
+            )
+    return False
 
 
 def _in_call(call: Any, named: list[tuple[str, Any]]) -> list[tuple[str, int]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradscope._src import tfcompat
+
 #: Sites measured inside ``tf.function`` that can stop measuring after ``--steps``.
 FLAGS = 64
 
@@ -29,9 +31,9 @@ class Flags:
 
         if self.pool is not None or not tf.executing_eagerly():
             return
-        from tensorflow.python.ops import resource_variable_ops
+        ResourceVariable = tfcompat.get("ResourceVariable")
 
-        self.pool = [resource_variable_ops.ResourceVariable(True, trainable=False)
+        self.pool = [ResourceVariable(True, trainable=False)
                      for _ in range(FLAGS)]  # fmt: skip
 
     def take(self) -> Any:

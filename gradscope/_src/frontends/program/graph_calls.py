@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src import patching, tfcompat
 from gradscope._src.frontends.program import analyse, fit, graphs, names, sites
 from gradscope._src.frontends.program.replicas import Part, combined
 from gradscope._src.frontends.program.watch import Static
@@ -129,7 +131,7 @@ def step_causes(loss: Any, variables: Sequence[Any], nones: Sequence[bool], mode
     Returns:
         Index in ``variables`` -> its cause, for each None gradient.
     """
-    from tensorflow.python.ops import gradients_util
+    gradients_util = tfcompat.get("gradients_util")
 
     losses = list(loss) if isinstance(loss, (list, tuple)) else [loss]
     graph = losses[0].graph
@@ -169,50 +171,55 @@ def tape_calls() -> Iterator[list[TapeCall]]:
     the ops each tape recorded, as ``gradscope run``'s hooks do (``hooks._tape``): the Keras
     ``Monitor`` then asks :func:`tape_causes` what ``run`` asks of the same call."""
     import tensorflow as tf
-    from tensorflow.python.eager import backprop
 
-    tape_class = backprop.GradientTape
     seen: list[TapeCall] = []
-    originals = {n: tape_class.__dict__[n] for n in ("_push_tape", "_pop_tape", "gradient")}
+    me = threading.get_ident()  # the thread tracing the step (a replica's, mirrored)
 
-    def push(self: Any) -> Any:
-        result = originals["_push_tape"](self)
-        if not tf.executing_eagerly():
-            graph = tf.compat.v1.get_default_graph()
-            self.__dict__.setdefault(_SPANS, []).append([graph, graphs.mark(graph), None])
-        return result
+    def make_push(original: Any) -> Any:
+        def push(self: Any) -> Any:
+            result = original(self)
+            if not tf.executing_eagerly():
+                graph = tf.compat.v1.get_default_graph()
+                self.__dict__.setdefault(_SPANS, []).append([graph, graphs.mark(graph), None])
+            return result
 
-    def pop(self: Any) -> Any:
-        spans = self.__dict__.get(_SPANS)
-        if spans and spans[-1][2] is None:
-            spans[-1][2] = graphs.mark(spans[-1][0])
-        return originals["_pop_tape"](self)
+        return push
 
-    def gradient(self: Any, target: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:
-        flat_t: list[Any] = []
-        if not tf.executing_eagerly():
-            graph = tf.compat.v1.get_default_graph()
-            spans = tuple((a, graphs.mark(graph) if b is None else b)
-                          for g, a, b in self.__dict__.get(_SPANS, ()) if g is graph)  # fmt: skip
-            flat_t = [t for t in tf.nest.flatten(target) if tf.is_symbolic_tensor(t)]
-            last = graphs.mark(graph) - 1
-        grads = originals["gradient"](self, target, sources, *args, **kwargs)
-        if flat_t:
-            flat_s = tuple(tf.nest.flatten(sources))
-            nones = tuple(g is None for g in tf.nest.flatten(grads, expand_composites=False))
-            nones = nones if len(nones) == len(flat_s) else ()
-            seen.append(TapeCall(spans, flat_s, tuple(flat_t), last, nones,
-                                 sites.described()[0]))  # fmt: skip
-        return grads
+    def make_pop(original: Any) -> Any:
+        def pop(self: Any) -> Any:
+            spans = self.__dict__.get(_SPANS)
+            if spans and spans[-1][2] is None:
+                spans[-1][2] = graphs.mark(spans[-1][0])
+            return original(self)
 
-    patched = {"_push_tape": push, "_pop_tape": pop, "gradient": gradient}
-    for name, fn in patched.items():
-        setattr(tape_class, name, fn)
-    try:
+        return pop
+
+    def make_gradient(original: Any) -> Any:
+        def gradient(self: Any, target: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:
+            flat_t: list[Any] = []
+            if not tf.executing_eagerly():
+                graph = tf.compat.v1.get_default_graph()
+                known = self.__dict__.get(_SPANS, ())
+                spans = tuple((a, graphs.mark(graph) if b is None else b)
+                              for g, a, b in known if g is graph)  # fmt: skip
+                flat_t = [t for t in tf.nest.flatten(target) if tf.is_symbolic_tensor(t)]
+                last = graphs.mark(graph) - 1
+            grads = original(self, target, sources, *args, **kwargs)
+            if flat_t:
+                flat_s = tuple(tf.nest.flatten(sources))
+                nones = tuple(g is None for g in tf.nest.flatten(grads, expand_composites=False))
+                nones = nones if len(nones) == len(flat_s) else ()
+                seen.append(TapeCall(spans, flat_s, tuple(flat_t), last, nones,
+                                     sites.described()[0]))  # fmt: skip
+            return grads
+
+        return gradient
+
+    with patching.Patches(when=lambda: threading.get_ident() == me) as patches:
+        patches.set("GradientTape._push_tape", make_push)
+        patches.set("GradientTape._pop_tape", make_pop)
+        patches.set("GradientTape.gradient", make_gradient)
         yield seen
-    finally:
-        for name, fn in originals.items():
-            setattr(tape_class, name, fn)
 
 
 #: Where :func:`tape_calls` keeps a tape's spans (``gradscope run`` keeps its own).
@@ -264,7 +271,7 @@ def tape_zero_notes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bo
 def _tape_statics(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
                   model: Any = None, y_pred: Any = None) -> list[analyse.SourceStatic]:  # fmt: skip
     """The sources of ``call`` analysed as ``gradscope run`` analyses a watched call."""
-    from tensorflow.python.ops import gradients_util
+    gradients_util = tfcompat.get("gradients_util")
 
     graph = call.targets[0].graph
     tensors = [graphs.source_tensor(graph, v) for v in variables]

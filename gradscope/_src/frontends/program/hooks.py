@@ -1,7 +1,16 @@
-"""The watched APIs, patched for the length of a run and restored after (contract section 6).
+"""The watched APIs, patched while a watch lasts and restored after (contract section 6).
 
 Each patch calls TensorFlow's own function with the program's own arguments and returns its
-result unchanged; what gradscope adds runs beside it (``calls.py``).
+result unchanged; what gradscope adds runs beside it (``calls.py``). Every attribute is set
+through the registry (``patching.py``): one lock, undone in reverse, a patch the program made
+meanwhile kept. TensorFlow's and Keras' are set once the program has imported them: gradscope
+never imports either first (Keras reads ``KERAS_BACKEND`` at its import).
+
+One watch at a time per process: ``gradscope run``, a ``gradscope.watch()`` block or a test
+under ``pytest --gradscope``. A watch entered while another lasts (a notebook's
+``watch()`` exported to a script under ``gradscope run``, a test that watches itself under
+``pytest --gradscope``, a second thread) joins it (:func:`enter`): it shares its patches and
+its watcher, its thread is watched too, and it reports the calls made in its own block.
 """
 
 from __future__ import annotations
@@ -11,10 +20,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
+from gradscope._src import patching, tfcompat
 from gradscope._src.frontends import keras_names
-from gradscope._src.frontends.program import copies, fit, process, sites, trainable
+from gradscope._src.frontends.program import copies, fit, jax_hooks, process, sites, trainable
 from gradscope._src.frontends.program.calls import Calls
 from gradscope._src.frontends.program.watch import Watcher
 from gradscope._src.frontends.python import keras_ops
@@ -22,71 +33,141 @@ from gradscope._src.frontends.python import keras_ops
 _NONE = object()
 #: Lines of eager variables and constants kept at most (``Recorder.created``).
 MADE = 100_000
-#: Held while the APIs are patched: one watcher per process (``AlreadyWatching``).
-_ONE = threading.Lock()
+
+
+@dataclass
+class Session:
+    """One watch of the process: its watcher, its ``Calls``, its patches, and how many
+    blocks share them."""
+
+    watcher: Watcher
+    calls: Calls
+    patches: patching.Patches
+    members: int = 0
+    installed: list[str] = field(default_factory=list)  # the groups set: tensorflow, keras
+    #: JAX's calls (``jax_hooks.install``: JAX, and Keras on JAX, once imported)
+    jax: Any = None
+
+
+@dataclass
+class Member:
+    """One block of a watch: the first (which made it) or one that joined, in ``thread``."""
+
+    session: Session
+    first: bool
+    thread: int
+    start: int  # the watcher's calls before the block
+    sites: int  # its call sites before the block
+    watching: Any = None  # process.watching() of the block's thread
+
+    @property
+    def calls(self) -> Calls:
+        return self.session.calls
+
+
+_session: list[Session] = []  # the watch now, if any (under patching.LOCK)
+
+
+def enter(watcher: Callable[[], Watcher]) -> Member:
+    """Start watching this thread: a new watch with ``watcher()`` when none lasts (its
+    patches set now, or once the program imports TensorFlow), else join the one that does.
+    """
+    with patching.LOCK:
+        first = not _session
+        if first:
+            made = watcher()
+            session = Session(made, Calls(made), patching.Patches(when=process.watched_here))
+            _session.append(session)
+        session = _session[0]
+        session.members += 1
+        member = Member(session, first, threading.get_ident(), len(session.watcher.calls),
+                        len(session.watcher.sites))  # fmt: skip
+    member.watching = process.watching()
+    member.watching.__enter__()
+    try:
+        if first:
+            session.patches.wait_for(("tensorflow", "keras"), lambda: _install(session))
+            session.jax = jax_hooks.install(session.watcher, session.patches,
+                                            session.calls.traces, session.installed)  # fmt: skip
+        elif session.calls.recorder.installed:
+            session.calls.recorder.add_thread()
+    except BaseException:
+        leave(member)
+        raise
+    return member
+
+
+def leave(member: Member) -> None:
+    """End ``member``'s block: its thread is no longer watched (by it); the last block to
+    end takes every patch off."""
+    session = member.session
+    try:
+        member.watching.__exit__(None, None, None)
+        session.calls.recorder.remove_thread()
+    finally:
+        with patching.LOCK:
+            session.members -= 1
+            last = not session.members
+            if last:
+                _session.clear()
+        if last:
+            try:
+                session.calls.recorder.uninstall()
+            finally:
+                session.patches.undo()
+
+
+def watching() -> bool:
+    """Whether a watch lasts in this process (``gradscope run``, a ``watch()`` block)."""
+    with patching.LOCK:
+        return bool(_session)
 
 
 @contextmanager
-def installed(watcher: Watcher) -> Iterator[Calls]:
-    """Patch every watched API while the block runs; eager ops are recorded until every eager
-    call site has had its ``--steps``. Calls are watched in this thread of this process
-    only (``process.py``).
-
-    Args:
-        watcher: where results go.
-
-    Raises:
-        AlreadyWatching: another watcher has the APIs patched (nothing is patched twice).
-    """
-    from gradscope._src.errors import AlreadyWatching
-
-    if not _ONE.acquire(blocking=False):
-        raise AlreadyWatching(
-            "gradscope is already watching gradient calls in this process (a gradscope.watch() "
-            "block, here or in another thread, or gradscope run): one watcher at a time"
-        )
-    calls = Calls(watcher)
-    undo: list[Callable[[], None]] = []
+def installed(watcher: Watcher) -> Iterator[Member]:
+    """Watch this thread while the block runs: the watched APIs patched (now, or when the
+    program imports TensorFlow), eager ops recorded until every eager call site has had its
+    ``--steps``; calls are watched in this thread of this process only (``process.py``), and
+    in the threads of blocks that join it. Inside another watch, ``watcher`` is not used:
+    the block joins that watch (its member says so)."""
+    member = enter(lambda: watcher)
     try:
-        for patch in (_tape, _gradients, _optimizer_v1, _session, _function, _keras,
-                      _loss_scale, _trace_end, _apply_gradients, _replica_threads,
-                      _constants, _numpy_function, _copies, _keras_ops):  # fmt: skip
-            undo.append(patch(calls))
-        calls.recorder.install()
-        with process.watching():  # this thread, this process (process.py)
-            yield calls
+        yield member
     finally:
-        try:
-            calls.recorder.uninstall()
-            for restore in reversed(undo):
-                restore()
-        finally:
-            _ONE.release()
+        leave(member)
 
 
-def _keras_ops(calls: Calls) -> Callable[[], None]:
+def _install(session: Session) -> None:
+    """Set the watched APIs of TensorFlow (and of Keras, when it runs on TensorFlow): once the
+    program has imported them."""
+    if "tensorflow" not in sys.modules or session.installed:
+        return
+    calls, patches = session.calls, session.patches
+    session.installed.append("tensorflow")
+    for patch in (_tape, _gradients, _optimizer_v1, _session_run, _function, _trace_end,
+                  _replica_threads, _constants, _numpy_function):  # fmt: skip
+        patch(calls, patches)
+    if tfcompat.keras_on_tensorflow():
+        session.installed.append("keras")
+        for patch in (_keras, _loss_scale, _apply_gradients, _keras_ops):
+            patch(calls, patches)
+    copies.clear()
+    for key, make in copies.patches():
+        patches.set(key, make)
+    calls.recorder.install()
+    for note in calls.recorder.notes:
+        if note not in calls.watcher.notes:
+            calls.watcher.notes.append(note)
+
+
+def _keras_ops(calls: Calls, patches: patching.Patches) -> None:
     """The lines that wrote a functional model's Keras operations, in their ops' stacks
     (``keras_ops.py``): a cut at ``keras.ops.stop_gradient`` names its line."""
     keras_ops.install()
-    return keras_ops.uninstall
+    patches.on_undo(keras_ops.uninstall)
 
 
-def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:
-    """Set ``owner.name`` to ``make(original)``; returns what restores it."""
-    own = name in owner.__dict__
-    original = owner.__dict__[name] if own else getattr(owner, name)
-    patched = make(original)
-    functools.update_wrapper(patched, original)
-    setattr(owner, name, patched)
-    if own:
-        return lambda: setattr(owner, name, original)
-    return lambda: delattr(owner, name)
-
-
-def _tape(calls: Calls) -> Callable[[], None]:
-    from tensorflow.python.eager import backprop
-
-    tape_class = backprop.GradientTape
+def _tape(calls: Calls, patches: patching.Patches) -> None:
     watcher = calls.watcher
 
     def gradient(orig: Any) -> Any:
@@ -138,19 +219,14 @@ def _tape(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    undo = [
-        _replace(tape_class, "gradient", gradient),
-        _replace(tape_class, "jacobian", unwatched),
-        _replace(tape_class, "batch_jacobian", unwatched),
-        _replace(tape_class, "_push_tape", push),
-        _replace(tape_class, "_pop_tape", pop),
-    ]
-    return _undo_all(undo)
+    patches.set("GradientTape.gradient", gradient, everywhere=True)  # notes other threads'
+    patches.set("GradientTape.jacobian", unwatched)
+    patches.set("GradientTape.batch_jacobian", unwatched)
+    patches.set("GradientTape._push_tape", push)
+    patches.set("GradientTape._pop_tape", pop)
 
 
-def _gradients(calls: Calls) -> Callable[[], None]:
-    from tensorflow.python.ops import gradients_util
-
+def _gradients(calls: Calls, patches: patching.Patches) -> None:
     watcher = calls.watcher
 
     def make(orig: Any) -> Any:
@@ -158,7 +234,11 @@ def _gradients(calls: Calls) -> Callable[[], None]:
             import tensorflow as tf
 
             grads = orig(ys, xs, *args, **kwargs)
-            if watcher.busy or tf.executing_eagerly() or not _from_api(sys._getframe(1)):
+            if (
+                watcher.busy
+                or tf.executing_eagerly()
+                or not _from_api(patching.caller(sys._getframe(1)))
+            ):
                 _elsewhere(watcher)
                 return grads
             stops = kwargs.get("stop_gradients", args[5] if len(args) > 5 else None)
@@ -168,15 +248,10 @@ def _gradients(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(gradients_util, "_GradientsHelper", make)
+    patches.set("gradients_util._GradientsHelper", make, everywhere=True)  # notes others'
 
 
-def _optimizer_v1(calls: Calls) -> Callable[[], None]:
-    import sys
-
-    from tensorflow.python.ops import gradients_util
-    from tensorflow.python.training import optimizer
-
+def _optimizer_v1(calls: Calls, patches: patching.Patches) -> None:
     watcher = calls.watcher
 
     def make(orig: Any) -> Any:
@@ -187,9 +262,9 @@ def _optimizer_v1(calls: Calls) -> Callable[[], None]:
                 return orig(self, loss, var_list, *args, **kwargs)
             with watcher.own_work():
                 pairs = orig(self, loss, var_list, *args, **kwargs)
-            caller = sys._getframe(1).f_code.co_name
+            caller = patching.caller(sys._getframe(1)).f_code.co_name
             api = "minimize" if caller == "minimize" else "compute_gradients"
-            helper = gradients_util._GradientsHelper
+            helper = tfcompat.get("gradients_util")._GradientsHelper
             helper = getattr(helper, "__wrapped__", helper)
             calls.guarded(calls.graph_gradients, helper, api, [loss], [v for _, v in pairs],
                           [g for g, _ in pairs], [], var_list is None)  # fmt: skip
@@ -197,24 +272,20 @@ def _optimizer_v1(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(optimizer.Optimizer, "compute_gradients", make)
+    patches.set("Optimizer.compute_gradients", make)
 
 
-def _session(calls: Calls) -> Callable[[], None]:
-    from tensorflow.python.client import session
-
+def _session_run(calls: Calls, patches: patching.Patches) -> None:
     def make(orig: Any) -> Any:
         def patched(self: Any, fetches: Any, *args: Any, **kwargs: Any) -> Any:
             return calls.sessions.run(orig, self, fetches, *args, **kwargs)
 
         return patched
 
-    return _replace(session.BaseSession, "run", make)
+    patches.set("BaseSession.run", make, everywhere=True)
 
 
-def _function(calls: Calls) -> Callable[[], None]:
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
-
+def _function(calls: Calls, patches: patching.Patches) -> None:
     def make(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             calls.before_function(self)
@@ -229,21 +300,10 @@ def _function(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(pf.Function, "__call__", make)
+    patches.set("Function.__call__", make, everywhere=True)
 
 
-def _copies(calls: Calls) -> Callable[[], None]:
-    """Note variables the program assigns another variable's value (``copies.py``)."""
-    copies.clear()
-    return _undo_all([_replace(owner, name, make) for owner, name, make in copies.patches()])
-
-
-def _keras(calls: Calls) -> Callable[[], None]:
-    try:
-        import keras
-    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
-        return lambda: None
-
+def _keras(calls: Calls, patches: patching.Patches) -> None:
     def make_call(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             with fit.model_call() as outermost:
@@ -267,12 +327,11 @@ def _keras(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    undo = [_replace(keras.Model, "fit", _training(calls, "fit")),
-            _replace(keras.Model, "__call__", make_call),
-            _replace(keras.Model, "predict", make_predict),
-            _replace(keras.Model, "predict_on_batch", make_predict),
-            _trainable(calls)]  # fmt: skip
-    return _undo_all(undo)
+    patches.set("keras.Model.fit", _training(calls, "fit"))
+    patches.set("keras.Model.__call__", make_call)
+    patches.set("keras.Model.predict", make_predict)
+    patches.set("keras.Model.predict_on_batch", make_predict)
+    _trainable(calls, patches)
 
 
 def _training(calls: Calls, api: str) -> Callable[[Any], Any]:
@@ -299,11 +358,9 @@ def _training(calls: Calls, api: str) -> Callable[[Any], Any]:
     return make
 
 
-def _trainable(calls: Calls) -> Callable[[], None]:
+def _trainable(calls: Calls, patches: patching.Patches) -> None:
     """``compile()``, Keras' train step and ``train_on_batch()``: the ``trainable`` flags at
     each, compared where they matter (``trainable.py``); ``fit()`` compares in ``_keras``."""
-    import keras
-    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
 
     def make_compile(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -327,16 +384,14 @@ def _trainable(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    undo = [_replace(keras.Model, "compile", make_compile),
-            _replace(keras.Model, "train_on_batch", _training(calls, "train_on_batch")),
-            _replace(TensorFlowTrainer, "_make_function", make)]  # fmt: skip
-    return _undo_all(undo)
+    patches.set("keras.Model.compile", make_compile)
+    patches.set("keras.Model.train_on_batch", _training(calls, "train_on_batch"))
+    patches.set("TensorFlowTrainer._make_function", make)
 
 
-def _loss_scale(calls: Calls) -> Callable[[], None]:
+def _loss_scale(calls: Calls, patches: patching.Patches) -> None:
     """Keras' ``LossScaleOptimizer.scale_loss``: its result is a scaled loss; the gradients
     of it are reported divided by the scale (unscaled), with the scale shown."""
-    from keras.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 
     def make(orig: Any) -> Any:
         def patched(self: Any, loss: Any) -> Any:
@@ -346,12 +401,11 @@ def _loss_scale(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(LossScaleOptimizer, "scale_loss", make)
+    patches.set("LossScaleOptimizer.scale_loss", make)
 
 
-def _trace_end(calls: Calls) -> Callable[[], None]:
+def _trace_end(calls: Calls, patches: patching.Patches) -> None:
     """The end of a ``tf.function`` body: where the measuring ops are added."""
-    from tensorflow.python.framework import auto_control_deps
 
     def make(orig: Any) -> Any:
         def patched(self: Any, kind: Any, value: Any, tb: Any) -> Any:
@@ -364,13 +418,11 @@ def _trace_end(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(auto_control_deps.AutomaticControlDependencies, "__exit__", make)
+    patches.set("AutomaticControlDependencies.__exit__", make)
 
 
-def _apply_gradients(calls: Calls) -> Callable[[], None]:
+def _apply_gradients(calls: Calls, patches: patching.Patches) -> None:
     """Keras' ``apply_gradients``, where Keras warns "Gradients do not exist for variables"."""
-    from keras.src.optimizers.base_optimizer import BaseOptimizer
-
     watcher = calls.watcher
 
     def make(orig: Any) -> Any:
@@ -383,23 +435,21 @@ def _apply_gradients(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(BaseOptimizer, "apply_gradients", make)
+    patches.set("BaseOptimizer.apply_gradients", make)
 
 
-def _replica_threads(calls: Calls) -> Callable[[], None]:
+def _replica_threads(calls: Calls, patches: patching.Patches) -> None:
     """``MirroredStrategy``'s replica threads start with the ``tf.function`` stack and the
     ``model.fit`` state of the thread running ``strategy.run``."""
     from gradscope._src.frontends.program.replicas import inherit
 
-    return inherit(calls.calling)
+    inherit(calls.calling, patches)
 
 
-def _constants(calls: Calls) -> Callable[[], None]:
+def _constants(calls: Calls, patches: patching.Patches) -> None:
     """Eager constants (``tf.constant``, ``tf.convert_to_tensor`` of numpy) run no op the
     recorder sees: the line that made each is kept while eager ops are recorded, to name a
     watched one ``Const@FILE:LINE`` (``names.source_name``)."""
-    from tensorflow.python.framework import constant_op
-
     recorder, watcher = calls.recorder, calls.watcher
 
     def make(orig: Any) -> Any:
@@ -413,7 +463,7 @@ def _constants(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(constant_op, "convert_to_eager_tensor", make)
+    patches.set("constant_op.convert_to_eager_tensor", make)
 
 
 def _elsewhere(watcher: Watcher) -> None:
@@ -427,12 +477,10 @@ def _elsewhere(watcher: Watcher) -> None:
             watcher.notes.append(note)
 
 
-def _numpy_function(calls: Calls) -> Callable[[], None]:
+def _numpy_function(calls: Calls, patches: patching.Patches) -> None:
     """``tf.numpy_function`` (and TensorFlow 1's ``py_func``) run eagerly: their inputs leave
     TensorFlow as numpy arrays (no gradient passes them back), at the user's line; no op
     the recorder sees says so. ``tf.py_function`` has a gradient and is left alone."""
-    from tensorflow.python.ops import script_ops
-
     recorder, watcher = calls.recorder, calls.watcher
 
     def make(orig: Any) -> Any:
@@ -447,7 +495,7 @@ def _numpy_function(calls: Calls) -> Callable[[], None]:
 
         return patched
 
-    return _replace(script_ops, "py_func_common", make)
+    patches.set("script_ops.py_func_common", make)
 
 
 def _from_api(caller: Any) -> bool:
@@ -460,11 +508,3 @@ def _listed(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def _undo_all(undo: list[Callable[[], None]]) -> Callable[[], None]:
-    def restore() -> None:
-        for u in reversed(undo):
-            u()
-
-    return restore

@@ -260,7 +260,7 @@ def _as_python(program: Program, main: str) -> Iterator[None]:
     ``-m``, the working directory); the modules gradscope imported that a file beside the
     script would shadow forgotten; the recursion limit raised by the frames gradscope
     stands on; Ctrl-C raising ``KeyboardInterrupt`` as Python's own handler does."""
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    saved_argv, saved_path = sys.argv, sys.path[:]  # (gradscope's own list back after)
     sys.argv = program.argv
     if program.module:
         first = os.getcwd()
@@ -290,6 +290,7 @@ def _as_python(program: Program, main: str) -> Iterator[None]:
 
 #: Packages the watcher itself runs on while the program does: never forgotten.
 _WATCHER_NEEDS = frozenset({"gradscope", "tensorflow", "keras", "tf_keras", "numpy", "absl",
+                            "jax", "jaxlib",
                             "google", "ml_dtypes", "wrapt", "opt_einsum"})  # fmt: skip
 
 
@@ -366,23 +367,32 @@ def _recursion(extra: int) -> Iterator[None]:
     """The program's recursion limit counts its own frames, as under ``python``, where its
     module's frame is the first: the limit it sees and sets is raised by the ``extra``
     frames gradscope's start stands on."""
+    from gradscope._src import patching
+
     get, set_ = sys.getrecursionlimit, sys.setrecursionlimit
     saved = get()
 
-    def getrecursionlimit() -> int:
-        return get() - extra
+    def getting(get: Any) -> Any:
+        def getrecursionlimit() -> int:
+            return int(get()) - extra
 
-    def setrecursionlimit(limit: int) -> None:
-        if not isinstance(limit, int) or limit < 1:
-            set_(limit)  # Python's own error
-        set_(limit + extra)
+        return getrecursionlimit
+
+    def setting(set_: Any) -> Any:
+        def setrecursionlimit(limit: int) -> None:
+            if not isinstance(limit, int) or limit < 1:
+                set_(limit)  # Python's own error
+            set_(limit + extra)
+
+        return setrecursionlimit
 
     set_(saved + extra)
-    sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
     try:
-        yield
+        with patching.Patches() as patches:  # the limit is the interpreter's: every thread
+            patches.set("sys.getrecursionlimit", getting, everywhere=True)
+            patches.set("sys.setrecursionlimit", setting, everywhere=True)
+            yield
     finally:
-        sys.getrecursionlimit, sys.setrecursionlimit = get, set_
         set_(saved)
 
 

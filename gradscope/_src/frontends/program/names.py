@@ -113,8 +113,10 @@ def tensors_watched(tape: Any, flat_s: list[Any]) -> list[bool | None]:
     a variable, or when it cannot be told. Asked before ``tape.gradient`` runs: a
     non-persistent tape forgets what it watched once it has answered."""
     import tensorflow as tf
-    from tensorflow.python import pywrap_tfe
-    from tensorflow.python.eager import tape as tape_lib
+
+    from gradscope._src import tfcompat
+
+    pywrap_tfe, tape_lib = tfcompat.get("pywrap_tfe"), tfcompat.get("tape")
 
     out: list[bool | None] = [None] * len(flat_s)
     variable = [isinstance(s, tf.Variable) or hasattr(s, "path") for s in flat_s]

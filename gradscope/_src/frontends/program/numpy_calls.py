@@ -1,117 +1,263 @@
-"""numpy functions and ufuncs given an eager tensor: seen, and computed as they were before.
+"""numpy reading an eager tensor: seen at the user's line, numpy's dispatch untouched.
 
-numpy reads an eager tensor through the buffer protocol: ``np.tanh(model(x))`` or
-``np.mean(w * 2.0)`` runs no Python method of the tensor, so nothing would say that the value
-left TensorFlow there (and the loss rebuilt from it by ``tf.convert_to_tensor`` gets None).
-While gradscope watches, eager tensors get numpy's two override protocols, NEP 13's
-``__array_ufunc__`` and NEP 18's ``__array_function__``: each notes the tensors it is given,
-then computes exactly what numpy computed without it:
+numpy reads an eager tensor through the buffer protocol (PEP 3118): ``np.tanh(model(x))``,
+``np.asarray(t)`` and ``np.mean(w * 2.0)`` run no Python method of the tensor, so nothing
+would say that the value left TensorFlow there (and a loss rebuilt from it by
+``tf.convert_to_tensor`` gets None). numpy asks for the buffer through the tensor type's
+``tp_as_buffer`` slot, before any other protocol (``__array__`` is never called). While
+gradscope watches, that slot points at a ``PyBufferProcs`` of gradscope's own whose
+``bf_getbuffer`` notes the read (:func:`install`'s ``note``), then calls TensorFlow's own,
+which fills the buffer as always. Nothing numpy dispatches on changes (no
+``__array_ufunc__``, no ``__array_function__``, no priority): ``a + t``, ``a.__add__(t)``,
+``sum([a, t])``, masked arrays, ``ndarray`` subclasses and pandas compute exactly what they
+compute unwatched; only the reads numpy makes are seen.
 
-- an array function (``np.mean``, ``np.concatenate``): its own implementation, which numpy's
-  default dispatch calls;
-- a ufunc (``np.tanh``, ``np.maximum``, ``np.add.reduce``): the ufunc on the tensors' numpy
-  values (the same coercion numpy made), except where numpy, without the override, handed the
-  operation back to the tensor: a binary operator with a numpy array or scalar on its left
-  (``a + t``, ``a < t``, ``a += t`` too). numpy defers there to the tensor's
-  ``__array_priority__``; a type with an ``__array_ufunc__`` is deferred to only when it is
-  None, so the override does what Python did next: the tensor's reflected operator
-  (``t.__radd__(a)``, ``t.__gt__(a)``), a tensor as before. An operator is told from a call
-  (``np.add(a, t)``, numpy's result) by the instruction the calling frame runs (a binary
-  operator or a comparison); the one case told wrongly is an operator applied by C code
-  (``operator.add(a, t)``, ``sum([a, t])``) to a numpy value and a tensor in that order,
-  which then gets numpy's result.
+One thing a ctypes callback cannot do is hand TensorFlow's own refusal back with its
+exception: a buffer TensorFlow refuses (a resource handle's, a writable one) fails as it
+does unwatched, without the ``BufferError``; numpy clears it and reads the tensor another way,
+as it does unwatched, and only a direct ``memoryview(handle)`` sees a ``SystemError``.
 
-A call that also involves another type with its own override (a pandas object, a dask array)
-is left to that type, as before: the override returns ``NotImplemented``.
+The slot is set only where its layout is checked first: CPython, the type's own name, basic
+size, item size and flags read where ``PyTypeObject`` keeps them (:func:`_layout`); anywhere
+else nothing is patched and numpy's reads are not seen (:data:`UNSEEN` says so in the
+report). What the program called is read from its line: the call the user's frame runs
+(``np.tanh()``, ``pd.Series()``), through the positions CPython keeps per instruction.
 """
 
 from __future__ import annotations
 
-import dis
+import _thread
+import ctypes
+import functools
+import importlib.util
+import linecache
+import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from types import CodeType, FrameType
 from typing import Any
 
-import numpy as np
+from gradscope._src.frontends.python import frames
 
-#: A ufunc a binary operator calls -> the tensor's method Python calls once numpy defers.
-REFLECTED = {"add": "__radd__", "subtract": "__rsub__", "multiply": "__rmul__",
-             "matmul": "__rmatmul__", "divide": "__rtruediv__", "true_divide": "__rtruediv__",
-             "floor_divide": "__rfloordiv__", "remainder": "__rmod__", "divmod": "__rdivmod__",
-             "power": "__rpow__", "left_shift": "__rlshift__", "right_shift": "__rrshift__",
-             "bitwise_and": "__rand__", "bitwise_or": "__ror__", "bitwise_xor": "__rxor__",
-             "less": "__gt__", "less_equal": "__ge__", "greater": "__lt__",
-             "greater_equal": "__le__", "equal": "__eq__", "not_equal": "__ne__"}  # fmt: skip
+#: The report's note when the slot cannot be patched here.
+UNSEEN = ("numpy's reads of a tensor (np.asarray, np.tanh(t), ...) are not seen on this Python "
+          "interpreter: a value that leaves TensorFlow there is not named")  # fmt: skip
 
-Took = Callable[[Sequence[Any], str], None]
-
-#: Whether an array function's implementation runs on this thread: the ufuncs it calls on the
-#: tensors (``np.sum`` calls ``np.add.reduce``) are its own, and the program's line names it.
-_inside = threading.local()
+_POINTER = ctypes.sizeof(ctypes.c_void_p)
+#: ``PyTypeObject``'s fields, in pointer-sized words (CPython 3.8 to 3.13, no Py_TRACE_REFS):
+#: ob_refcnt, ob_type, ob_size, tp_name, tp_basicsize, tp_itemsize, ... tp_as_buffer (20),
+#: tp_flags (21).
+_NAME, _BASICSIZE, _ITEMSIZE, _AS_BUFFER, _FLAGS = 3, 4, 5, 20, 21
+_WRITABLE = 0x0001  # PyBUF_WRITABLE
 
 
-def tensors_in(values: Sequence[Any], base: type, depth: int = 2) -> Iterator[Any]:
-    """The instances of ``base`` among ``values``, lists and tuples opened ``depth`` deep."""
-    for value in values:
-        if isinstance(value, base):
-            yield value
-        elif depth and isinstance(value, (list, tuple)):
-            yield from tensors_in(value, base, depth - 1)
+class _BufferProcs(ctypes.Structure):
+    _fields_ = [("bf_getbuffer", ctypes.c_void_p), ("bf_releasebuffer", ctypes.c_void_p)]
 
 
-def _foreign(values: Sequence[Any], base: type) -> bool:
-    """Whether some value has a numpy override of its own (neither numpy's nor ``base``'s)."""
-    return any(
-        not isinstance(v, (base, np.ndarray, np.generic))
-        and getattr(type(v), "__array_ufunc__", None) is not None
-        for v in values
-    )
+_GETBUFFER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p, ctypes.c_int)
+#: TensorFlow's own getbuffer is called with the GIL held (CFUNCTYPE would release it, and
+#: TensorFlow makes a numpy array inside).
+_ORIGINAL = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p, ctypes.c_int)
 
 
-def _operator(frame: Any) -> bool:
-    """Whether ``frame`` runs a binary operator or a comparison now (not a call)."""
-    code = frame.f_code.co_code
-    at = frame.f_lasti
-    if not 0 <= at < len(code):
-        return False
-    name = str(dis.opname[code[at]])
-    return name.startswith(("BINARY_", "INPLACE_")) or name == "COMPARE_OP"
+class _Slot:
+    """The buffer slot of one type, and gradscope's procs for it (made once, kept alive for
+    the process: a thread that read the slot just before it was put back may still call)."""
 
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.address = id(cls) + _AS_BUFFER * _POINTER
+        self.theirs = ctypes.c_void_p.from_address(self.address).value
+        procs = _BufferProcs.from_address(self.theirs)  # type: ignore[arg-type]
+        self.original = _ORIGINAL(procs.bf_getbuffer)
+        self.note: Callable[[Any, FrameType], None] | None = None
+        self.hook = _GETBUFFER(self._getbuffer)
+        self.mine = _BufferProcs(ctypes.cast(self.hook, ctypes.c_void_p).value,
+                                 procs.bf_releasebuffer)  # fmt: skip
+        self.local = threading.local()
 
-def ufunc_override(took: Took, base: type) -> Callable[..., Any]:
-    """``__array_ufunc__`` for ``base``: ``took(tensors, how)``, then numpy's own result."""
-
-    def __array_ufunc__(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if _foreign(inputs, base):
-            return NotImplemented
-        if not getattr(_inside, "function", False):
-            took(inputs, f"np.{ufunc.__name__}()")
-        reflected = REFLECTED.get(ufunc.__name__)
-        if (reflected is not None and method == "__call__"
-                and len(inputs) == 2 and not isinstance(inputs[0], base)
-                and isinstance(inputs[1], base) and _operator(sys._getframe(1))):  # fmt: skip
-            return getattr(inputs[1], reflected)(inputs[0])
-        values = [np.asarray(x) if isinstance(x, base) else x for x in inputs]
-        return getattr(ufunc, method)(*values, **kwargs)
-
-    return __array_ufunc__
-
-
-def function_override(took: Took, base: type) -> Callable[..., Any]:
-    """``__array_function__`` for ``base``: ``took(tensors, how)``, then the function's own
-    implementation."""
-
-    def __array_function__(self: Any, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        if not all(issubclass(t, (base, np.ndarray)) for t in types):
-            return NotImplemented
-        outer = not getattr(_inside, "function", False)
-        if outer:
-            took([*args, *kwargs.values()], f"np.{func.__name__}()")
-        _inside.function = True
+    def _getbuffer(self, obj: Any, view: int, flags: int) -> int:
+        field = None
         try:
-            return func._implementation(*args, **kwargs)
-        finally:
-            _inside.function = not outer
+            field = ctypes.c_void_p.from_address(view + _POINTER)  # Py_buffer.obj
+            field.value = None  # what a refused export leaves: told apart from a filled one
+            self._note(obj, flags)
+            return int(self.original(obj, view, flags))
+        except BaseException as exc:
+            # TensorFlow refused (a writable buffer, a resource tensor): its exception cannot
+            # cross a ctypes callback back into C, and the caller gets the failure without
+            # it (numpy clears it and reads the tensor another way). Or Ctrl-C came while
+            # this ran: the program gets it just after.
+            if isinstance(exc, KeyboardInterrupt):
+                _thread.interrupt_main()
+            return 0 if field is not None and field.value else -1
 
-    return __array_function__
+    def _note(self, obj: Any, flags: int) -> None:
+        """``note`` the read (not a request to write; not gradscope's own, while noting)."""
+        note = self.note
+        if note is None or flags & _WRITABLE or getattr(self.local, "in", False):
+            return
+        self.local.__dict__["in"] = True
+        try:
+            note(obj, sys._getframe(2))
+        except KeyboardInterrupt:  # Ctrl-C while noting: the program gets it just after
+            _thread.interrupt_main()
+        except BaseException:  # gradscope's failure never reaches numpy
+            pass
+        finally:
+            self.local.__dict__["in"] = False
+
+    def own(self) -> bool:
+        return bool(ctypes.c_void_p.from_address(self.address).value == ctypes.addressof(self.mine))
+
+    def set(self, note: Callable[[Any, FrameType], None]) -> None:
+        self.note = note
+        ctypes.c_void_p.from_address(self.address).value = ctypes.addressof(self.mine)
+
+    def put_back(self) -> None:
+        """TensorFlow's procs back, unless the slot was changed since (then left as it is,
+        and gradscope's hook, still reachable, only calls TensorFlow's)."""
+        self.note = None
+        if self.own():
+            ctypes.c_void_p.from_address(self.address).value = self.theirs
+
+
+_slots: dict[type, _Slot] = {}
+
+
+def install(cls: type, note: Callable[[Any, FrameType], None]) -> Callable[[], None] | None:
+    """Note each buffer read of an instance of ``cls`` (``note(obj, caller_frame)``, in the
+    thread that reads, before TensorFlow fills the buffer); returns what puts the slot back,
+    or None when the slot cannot be patched safely here (nothing was touched)."""
+    if not _layout(cls):
+        return None
+    slot = _slots.get(cls)
+    if slot is None:
+        slot = _slots[cls] = _Slot(cls)
+    if ctypes.c_void_p.from_address(slot.address).value not in (
+        slot.theirs,
+        ctypes.addressof(slot.mine),
+    ):
+        return None  # someone else's procs: left alone  # fmt: skip
+    slot.set(note)
+    return slot.put_back
+
+
+def _layout(cls: type) -> bool:
+    """Whether ``cls``'s type object reads as ``PyTypeObject`` is laid out here: CPython,
+    and its name, sizes and flags where the slot's offset assumes them, with buffer procs."""
+    if sys.implementation.name != "cpython" or hasattr(sys, "gettotalrefcount"):
+        return False
+    if sys.version_info >= (3, 14):  # an interpreter this layout was not checked against
+        return False
+    base = id(cls)
+    try:
+        name = ctypes.c_char_p.from_address(base + _NAME * _POINTER).value or b""
+        sizes = (ctypes.c_ssize_t.from_address(base + _BASICSIZE * _POINTER).value,
+                 ctypes.c_ssize_t.from_address(base + _ITEMSIZE * _POINTER).value)  # fmt: skip
+        flags = ctypes.c_ulong.from_address(base + _FLAGS * _POINTER).value
+        procs = ctypes.c_void_p.from_address(base + _AS_BUFFER * _POINTER).value
+    except (ValueError, OSError):
+        return False
+    qualified = f"{cls.__module__}.{cls.__qualname__}".encode()
+    if name not in (qualified, cls.__name__.encode()):
+        return False
+    if sizes != (cls.__basicsize__, cls.__itemsize__) or flags != cls.__flags__:
+        return False
+    return procs is not None and bool(_BufferProcs.from_address(procs).bf_getbuffer)
+
+
+# -- what the program called ---------------------------------------------------------------
+
+#: Libraries whose own reads of a tensor are not the program's (TensorFlow converting for
+#: itself, Keras' logs and progress bar): noted only through ``Recorder.taking``.
+_INTERNAL = ("tensorflow", "keras", "tf_keras", "gradscope")
+
+
+def called(frame: FrameType | None) -> str | None:
+    """How the program's line took a tensor's value out through numpy, from the frame that
+    made the read (numpy's own frames skipped): ``np.tanh()``, the call the user's frame
+    runs (``np.mean()``, ``pd.Series()``), or ``numpy`` when it runs no call (an operator,
+    ``a[0] = t``); None when TensorFlow's, Keras' or gradscope's own code made it."""
+    while frame is not None:
+        code = frame.f_code
+        kind = _kind(code)
+        if kind == _USER:
+            return _call_at(code, frame.f_lasti)
+        if kind == _OWN:
+            return None
+        frame = frame.f_back
+    return None
+
+
+_USER, _LIBRARY, _OWN = 0, 1, 2
+_KINDS: dict[CodeType, int] = {}
+_CALLS: dict[tuple[CodeType, int], str] = {}
+
+
+def _kind(code: CodeType) -> int:
+    kind = _KINDS.get(code)
+    if kind is None:
+        if len(_KINDS) > 100_000:
+            _KINDS.clear()
+        name = code.co_filename
+        if frames.is_user_code(name):
+            kind = _USER
+        elif os.path.realpath(name).startswith(_internal()):
+            kind = _OWN
+        else:
+            kind = _LIBRARY
+        _KINDS[code] = kind
+    return kind
+
+
+@functools.cache
+def _internal() -> tuple[str, ...]:
+    """The folders of the ``_INTERNAL`` packages."""
+    found = []
+    for name in _INTERNAL:
+        try:
+            spec = importlib.util.find_spec(name)  # the package, not imported
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            found.append(os.path.dirname(os.path.realpath(spec.origin)) + os.sep)
+    return tuple(found)
+
+
+def _call_at(code: CodeType, lasti: int) -> str:
+    key = (code, lasti)
+    how = _CALLS.get(key)
+    if how is None:
+        if len(_CALLS) > 100_000:
+            _CALLS.clear()
+        how = _CALLS[key] = _callee(code, lasti)
+    return how
+
+
+def _callee(code: CodeType, lasti: int) -> str:
+    """The function a call at instruction ``lasti`` of ``code`` names, as written
+    (``np.tanh()``), or ``numpy`` when the instruction is no call or its source is unknown."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None or lasti < 0:
+        return "numpy"
+    try:
+        line, end, start, stop = list(positions())[lasti // 2]
+    except (IndexError, ValueError):
+        return "numpy"
+    if line is None or end is None or start is None or stop is None:
+        return "numpy"
+    lines = [linecache.getline(code.co_filename, n) for n in range(line, end + 1)]
+    if not lines or not lines[-1]:
+        return "numpy"
+    lines[-1] = lines[-1][:stop]
+    lines[0] = lines[0][start:]
+    text = "".join(lines).strip()
+    if not text.endswith(")") or "(" not in text:
+        return "numpy"
+    callee = "".join(text[: text.index("(")].split())
+    if not callee or len(callee) > 60 or not all(c.isalnum() or c in "._" for c in callee):
+        return "numpy"
+    return f"{callee}()"

@@ -26,8 +26,10 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
-#: Thread idents watched (the program's thread, adopted replica threads); empty: no run.
-_watched: set[int] = set()
+#: Thread ident watched (the program's thread, a thread in a ``watch()`` block, an adopted
+#: replica thread) -> the threads it is watched for, innermost last (a replica thread works
+#: for the thread that started it; blocks nest); empty: no watch.
+_watched: dict[int, list[int]] = {}
 #: True in a child forked from the watched process.
 _child = [False]
 
@@ -50,19 +52,32 @@ def in_child() -> bool:
     return _child[0]
 
 
+def owner_here() -> int:
+    """The thread whose watch a call made here belongs to: this one, or for a replica
+    thread the thread that started it (its calls are reported in that thread's block)."""
+    me = threading.get_ident()
+    owners = _watched.get(me)
+    return owners[-1] if owners else me
+
+
 @contextlib.contextmanager
-def watching() -> Iterator[None]:
-    """Watch this thread while the block runs: the thread that installs the hooks (the
-    program's), or a replica thread ``strategy.run`` started from it, doing its work."""
+def watching(owner: int | None = None) -> Iterator[None]:
+    """Watch this thread while the block runs: the program's thread, a thread in a
+    ``watch()`` block, or a replica thread ``strategy.run`` started from one, doing its work
+    (``owner``: the thread it works for). Blocks nest."""
     if _child[0]:
         yield
         return
     me = threading.get_ident()
-    _watched.add(me)
+    _watched.setdefault(me, []).append(me if owner is None else owner)
     try:
         yield
     finally:
-        _watched.discard(me)
+        owners = _watched.get(me, [])
+        if owners:
+            owners.pop()
+        if not owners:
+            _watched.pop(me, None)
 
 
 def can_stop() -> bool:
@@ -91,18 +106,19 @@ def quiet_stops(stop: type[BaseException]) -> Iterator[None]:
     """While the block runs, a ``stop`` that reached a place Python ignores exceptions in
     (a weakref callback, a finalizer run by the garbage collector) is dropped silently:
     its traceback would be gradscope's, not the program's."""
-    previous = sys.unraisablehook
+    from gradscope._src import patching
 
-    def hook(unraisable: Any) -> None:
-        if isinstance(unraisable.exc_value, stop):
-            return
-        previous(unraisable)
+    def make(previous: Any) -> Any:
+        def hook(unraisable: Any) -> None:
+            if isinstance(unraisable.exc_value, stop):
+                return
+            previous(unraisable)
 
-    sys.unraisablehook = hook
-    try:
+        return hook
+
+    with patching.Patches() as patches:
+        patches.set("sys.unraisablehook", make, everywhere=True)  # a finalizer's thread
         yield
-    finally:
-        sys.unraisablehook = previous
 
 
 def end_child(status: int, say: Callable[[], None]) -> NoReturn:

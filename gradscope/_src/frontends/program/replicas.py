@@ -22,6 +22,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src import patching
 from gradscope._src.frontends.program.watch import SiteState, Static
 
 
@@ -120,35 +121,35 @@ def eager_numbers(parts: Sequence[Part], by: float | None) -> tuple[Any, list[An
     return values.of_arrays(targets, summed, by), each, summed
 
 
-def inherit(calling: Callable[[], list[Any]]) -> Callable[[], None]:
+def inherit(calling: Callable[[], list[Any]], patches: patching.Patches) -> None:
     """Start each of ``MirroredStrategy``'s replica threads with the ``tf.function`` stack
     (``calling``), the ``model.fit`` state and the user's line of the thread that made it
-    (a replica's own stack starts in TensorFlow); returns what undoes the patch."""
-    from tensorflow.python.distribute import mirrored_run
-
+    (a replica's own stack starts in TensorFlow), watched when that thread is."""
     from gradscope._src.frontends.program import fit, process, sites
 
-    thread = mirrored_run._MirroredReplicaThread
-    original_init, original_run = thread.__init__, thread.run
+    def make_init(original_init: Any) -> Any:
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original_init(self, *args, **kwargs)
+            self._gradscope_parent = (list(calling()), fit.snapshot(), sites.current())
+            self._gradscope_maps = sites.source_maps()
+            self._gradscope_watched = process.watched_here()
+            self._gradscope_owner = process.owner_here()
 
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        self._gradscope_parent = (list(calling()), fit.snapshot(), sites.current())
-        self._gradscope_maps = sites.source_maps()
-        self._gradscope_watched = process.watched_here()
+        return init
 
-    def run(self: Any) -> None:
-        stack, state, site = getattr(self, "_gradscope_parent", ([], None, None))
-        calling()[:] = stack
-        fit.restore(state)
-        sites.set_outer(site)
-        watched = process.watching() if getattr(self, "_gradscope_watched", False) else None
-        with sites.mapped_as(getattr(self, "_gradscope_maps", None)), watched or nullcontext():
-            original_run(self)
+    def make_run(original_run: Any) -> Any:
+        def run(self: Any) -> None:
+            stack, state, site = getattr(self, "_gradscope_parent", ([], None, None))
+            calling()[:] = stack
+            fit.restore(state)
+            sites.set_outer(site)
+            owner = getattr(self, "_gradscope_owner", None)
+            watched = (process.watching(owner) if getattr(self, "_gradscope_watched", False)
+                       else None)  # fmt: skip
+            with sites.mapped_as(getattr(self, "_gradscope_maps", None)), watched or nullcontext():
+                original_run(self)
 
-    thread.__init__, thread.run = init, run
+        return run
 
-    def undo() -> None:
-        thread.__init__, thread.run = original_init, original_run
-
-    return undo
+    patches.set("_MirroredReplicaThread.__init__", make_init, everywhere=True)
+    patches.set("_MirroredReplicaThread.run", make_run, everywhere=True)  # a new thread

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from types import CodeType
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.frontends.python import frames, keras_ops
 
 _local = threading.local()
@@ -19,9 +20,19 @@ def current() -> frames.Site | None:
     """The user's innermost line on the current stack, through autograph's source maps (the
     line the user wrote, not autograph's generated copy); in a thread working for another
     (a replica's, inside ``strategy.run``) with no user line of its own, the other's."""
-    from tensorflow.python.util import tf_stack
+    return frames.of_traceback(_stack()) or getattr(_local, "outer", None)
 
-    return frames.of_traceback(tf_stack.extract_stack()) or getattr(_local, "outer", None)
+
+def _stack() -> list[Any]:
+    """The current stack, outermost first, as TensorFlow reads it (through autograph's source
+    maps) once TensorFlow is imported; as Python's own frames before (a JAX program's)."""
+    if "tensorflow" not in sys.modules:
+        import traceback
+
+        return list(traceback.extract_stack(sys._getframe(2)))
+    tf_stack = tfcompat.get("tf_stack")
+
+    return list(tf_stack.extract_stack())
 
 
 def set_outer(site: frames.Site | None) -> None:
@@ -31,7 +42,7 @@ def set_outer(site: frames.Site | None) -> None:
 
 def source_maps() -> list[Any]:
     """This thread's autograph source maps: what ``current`` reads the user's lines through."""
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     return list(tf_stack._source_mapper_stacks[threading.get_ident()])
 
@@ -41,7 +52,7 @@ def mapped_as(maps: list[Any] | None) -> Iterator[None]:
     """Read this thread's lines through another thread's source maps while the block runs
     (a replica thread, inside ``strategy.run``, runs the user's function as autograph
     converted it, with no maps of its own); forgotten after."""
-    from tensorflow.python.util import tf_stack
+    tf_stack = tfcompat.get("tf_stack")
 
     stacks, key = tf_stack._source_mapper_stacks, threading.get_ident()
     if maps:
@@ -141,9 +152,7 @@ def described() -> tuple[str, tuple[str, ...]]:
     """The site of the call being made (``current``) and, innermost first, the user's lines
     that called it (its helpers' callers, inside the trace when one runs): what tells two
     calls of one helper apart in a report."""
-    from tensorflow.python.util import tf_stack
-
-    stack = list(tf_stack.extract_stack())
+    stack = _stack()
     site = frames.of_traceback(stack) or getattr(_local, "outer", None)
     start = max((i + 1 for i, f in enumerate(stack)
                  if f.name == _TRACE[1] and f.filename.endswith(_TRACE[0])), default=0)  # fmt: skip

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gradscope._src import tfcompat
+
 #: The variable creator ``Function._initialize`` installs for the first trace, and the one
 #: forbidding variables in the later ones.
 _FIRST = "Function._initialize.<locals>.variable_capturing_scope"
@@ -56,7 +58,7 @@ def _thrown_away(created: list[Any], initializers: list[tuple[Any, Any]] | None)
 def _liftable(tensor: Any) -> bool:
     """Whether ``tensor`` reads no placeholder and no stateful op (``lift_to_graph`` raises
     ``UnliftableError`` on a placeholder among its inputs, control inputs included)."""
-    from tensorflow.python.ops import op_selector
+    op_selector = tfcompat.get("op_selector")
 
     seen: set[Any] = set()
     todo = [getattr(tensor, "op", tensor)]

@@ -92,9 +92,9 @@ class Traces:
             yield
         finally:
             self._local.trace = outer
-        self._since_compile(trace)
+        self.since_compile(trace)
 
-    def _since_compile(self, trace: Trace) -> None:
+    def since_compile(self, trace: Trace) -> None:
         """A call at the tracing line for each variable whose flag changed since compile()
         and that the step follows (frozen: not trained; made trainable: trained)."""
         model, line, flags = self.compiled.get(id(trace.model), (None, "", {}))

@@ -67,6 +67,7 @@ class SiteState:
     traced: set[tuple[tuple[str, bool], ...]] = field(default_factory=set)  # which sources
     # got a gradient, per trace of a tf.function seen at this site
     retraced: int = 0  # executions past --steps watched: a later trace that differs
+    owner: int = 0  # the thread whose watch first saw it (``process.owner_here``)
 
 
 class Watcher:
@@ -82,7 +83,8 @@ class Watcher:
         self.sites: dict[tuple[str, str, int], SiteState] = {}
         self.calls: list[CallResult] = []
         self._keys: list[tuple[str, str, int]] = []  # each call's site key
-        self._chains: dict[tuple[str, str, Chain, str], SiteState] = {}
+        self._owners: list[int] = []  # each call's thread (``process.owner_here``)
+        self._chains: dict[tuple[str, str, Chain, str, int], SiteState] = {}
         self._lines: dict[tuple[str, str], list[tuple[str, Chain]]] = {}  # chains at a line
         self.notes: list[str] = []
         self._local = threading.local()
@@ -114,7 +116,7 @@ class Watcher:
         """The state of a call site; ``where`` tells apart calls on one line."""
         key = (site, api, where)
         if key not in self.sites:
-            self.sites[key] = SiteState(site, api, mode, key=key)
+            self.sites[key] = SiteState(site, api, mode, key=key, owner=process.owner_here())
         return self.sites[key]
 
     def at(self, chain: Chain, api: str, mode: str) -> SiteState:
@@ -124,14 +126,15 @@ class Watcher:
         site (the hot path: no source maps read); while tracing, the line is read too (Keras'
         own step, traced with none of the program's frames inside, is its ``fit()`` line)."""
         eager = mode == EAGER
+        owner = process.owner_here()  # two threads' blocks at one line: two sites
         if eager:
-            known = self._chains.get((api, mode, chain, ""))
+            known = self._chains.get((api, mode, chain, "", owner))
             if known is not None:
                 return known
         from gradscope._src.frontends.program.sites import described
 
         site, outer = described()
-        key = (api, mode, chain, "" if eager else site)
+        key = (api, mode, chain, "" if eager else site, owner)
         state = self._chains.get(key)
         if state is None:
             seen = self._lines.setdefault((site, api), [])
@@ -186,11 +189,12 @@ class Watcher:
 
     def record(self, state: SiteState, static: Static, numbers: Numbers | None,
                arrays: Sequence[tuple[Any, Any]] | None = None,
-               each: Sequence[Numbers] = ()) -> None:  # fmt: skip
+               each: Sequence[Numbers] = (), owner: int | None = None) -> None:  # fmt: skip
         """One execution's result (``numbers`` None: built, never run); ``arrays``, per
         source (gradient, value), go to the timeline (numpy-readable or ``Summary``);
         ``each``: every replica's numbers, when the call was made per replica (``numbers``
-        are then the all-reduced gradient's)."""
+        are then the all-reduced gradient's); ``owner``: the thread whose watch it belongs
+        to (None: the site's; a traced call's numbers arrive in TensorFlow's threads)."""
         with self.lock:
             if self.timeline is None:
                 if self.done(state):
@@ -205,6 +209,7 @@ class Watcher:
             result = _result(state, static, numbers, each)
             self.calls.append(result)
             self._keys.append(state.key)
+            self._owners.append(state.owner if owner is None else owner)
             if self.timeline is not None and numbers is not None:
                 self._to_timeline(state, result, numbers, arrays)
 
@@ -217,15 +222,21 @@ class Watcher:
         scaled = result.loss_scale is not None  # mixed precision: overflowing steps skipped
         self.timeline.record(state.count, state.site, numbers[0], entries, loss_scaled=scaled)
 
-    def finish(self) -> list[CallResult]:
-        """Every call, graph-mode calls that never ran included (with no numbers)."""
-        for state in self.sites.values():
-            if state.count == 0:
-                for static in state.unrun[:1]:
-                    self.record(state, static, None)
-        via = _via(list(self.sites.values()))
-        return [dataclasses.replace(c, via=via[k]) if k in via else c
-                for c, k in zip(self.calls, self._keys, strict=True)]  # fmt: skip
+    def finish(self, owner: int | None = None, calls: int = 0, sites: int = 0
+               ) -> list[CallResult]:  # fmt: skip
+        """Every call, graph-mode calls that never ran included (with no numbers); with
+        ``owner``, those of one block of a watch only (``hooks.Member``): made by that
+        thread's watch after the block's first ``calls`` calls and ``sites`` sites."""
+        with self.lock:
+            states = list(self.sites.values())
+            for state in states[sites:]:
+                if state.count == 0 and owner in (None, state.owner):
+                    for static in state.unrun[:1]:
+                        self.record(state, static, None, owner=state.owner)
+            via = _via(states)
+            made = zip(self.calls[calls:], self._keys[calls:], self._owners[calls:], strict=True)
+            return [dataclasses.replace(c, via=via[k]) if k in via else c
+                    for c, k, o in made if owner in (None, o)]  # fmt: skip
 
 
 def _via(states: Sequence[SiteState]) -> dict[tuple[str, str, int], tuple[str, ...]]:

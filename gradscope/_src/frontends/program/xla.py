@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.frontends.program.watch import SiteState, Watcher
 
 
@@ -32,12 +33,13 @@ class Mailbox:
         boolean variable; None: always) holds; ``deliver`` gets them (as floats) after each
         call that wrote them."""
         import tensorflow as tf
-        from tensorflow.python.ops import resource_variable_ops
+
+        ResourceVariable = tfcompat.get("ResourceVariable")
 
         values = tf.stack([tf.cast(s, tf.float64) for s in scalars])
         if self.var is None:
             with tf.init_scope():  # made eagerly, as the flags are (flags.py)
-                self.var = resource_variable_ops.ResourceVariable(
+                self.var = ResourceVariable(
                     tf.zeros([len(scalars) + 1], tf.float64), trainable=False
                 )
         self.deliver = deliver

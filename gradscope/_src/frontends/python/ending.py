@@ -104,7 +104,6 @@ def _raised_at(exc: BaseException) -> str:
 _real_exit = os._exit
 _real_exec: dict[str, Callable[..., NoReturn]] = {"execv": os.execv, "execve": os.execve}
 _guards = [0]  # how many call_user frames are active (they nest)
-_lock = threading.Lock()
 
 
 def _last_words(caller: Any, what: str) -> NoReturn:
@@ -127,7 +126,7 @@ def _theirs(caller: Any) -> bool:
 
 def _exit(status: int) -> NoReturn:
     """``os._exit`` while the target's code runs: said, then exit code 5."""
-    caller = sys._getframe(1)
+    caller = _caller(sys._getframe(1))
     if not _theirs(caller):
         _real_exit(status)
     _last_words(caller, f"os._exit({status}), which ends the process")
@@ -139,7 +138,7 @@ def _exec(name: str) -> Callable[..., NoReturn]:
     real = _real_exec[name]
 
     def exec_(path: Any, *args: Any) -> NoReturn:
-        caller = sys._getframe(1)
+        caller = _caller(sys._getframe(1))
         while caller.f_back is not None and caller.f_code.co_filename == os.__file__:
             caller = caller.f_back  # os.execl, os.execvp: the user's call is above
         if not _theirs(caller):
@@ -153,6 +152,16 @@ def _exec(name: str) -> Callable[..., NoReturn]:
 _PID = [os.getpid()]
 
 
+def _replaced_by(function: Callable[..., NoReturn]) -> Callable[[Any], Any]:
+    return lambda real: function
+
+
+def _caller(frame: Any) -> Any:
+    from gradscope._src import patching
+
+    return patching.caller(frame)
+
+
 @contextlib.contextmanager
 def guarded(
     is_user_code: Callable[[str], bool], display_path: Callable[[str], str]
@@ -164,13 +173,17 @@ def guarded(
         is_user_code: whether a file name is the user's code (the line an error names).
         display_path: a file name as messages show it.
     """
+    from gradscope._src import patching
+
     _FRAMES[:] = [is_user_code, display_path]
-    with _lock:
+    with patching.LOCK:
         if _guards[0] == 0:
             _PID[0] = os.getpid()
-            os._exit = _exit
+            patches = patching.Patches()  # every thread: the process ends wherever asked
+            patches.set("os._exit", _replaced_by(_exit), everywhere=True)
             for name in _real_exec:
-                setattr(os, name, _exec(name))
+                patches.set(f"os.{name}", _replaced_by(_exec(name)), everywhere=True)
+            _installed.append(patches)
         _guards[0] += 1
     try:
         with stdout_to_stderr():
@@ -184,12 +197,13 @@ def guarded(
     except BaseException as exc:  # SystemExit and BaseException subclasses
         raise ended(exc, _raised_at(exc)) from None
     finally:
-        with _lock:
+        with patching.LOCK:
             _guards[0] -= 1
-            if _guards[0] == 0:
-                os._exit = _real_exit
-                for name, real in _real_exec.items():
-                    setattr(os, name, real)
+            if _guards[0] == 0 and _installed:
+                _installed.pop().undo()
+
+
+_installed: list[Any] = []  # the patches while a guard is active
 
 
 @contextlib.contextmanager

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 #: Packages whose frames are never the user's code.
-_OWN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "gradscope", "numpy", "absl")
+_OWN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "gradscope", "numpy", "absl", "jax",
+                  "jaxlib", "optax", "flax")  # fmt: skip
 _AUTOGRAPH_FILE = "__autograph_generated_file"
 T = TypeVar("T")
 _MESSAGE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -221,9 +222,12 @@ def of_op(op: object) -> Site | None:
     # `gradscope run` wraps the program's own calls (a traced function, a tape); a target's
     # Keras model calls (heads.py) and Keras operations (keras_ops.py) are wrapped too, and
     # so are the train step the Keras Monitor watches (timeline/) and a model's fit inside
-    # `watch()` (watch/): their frames stand between the user's line and TensorFlow, and
-    # say nothing of who made the op
+    # `watch()` (watch/), and each patched attribute passes through the registry's switch
+    # (patching.py): their frames stand between the user's line and TensorFlow, and say
+    # nothing of who made the op
     wrappers = (os.path.join(own, "_src", "frontends", "program") + os.sep,
+                os.path.join(own, "_src", "patching.py"),
+                os.path.join(own, "_src", "watch", "block.py"),
                 os.path.join(own, "_src", "frontends", "python", "heads.py"),
                 os.path.join(own, "_src", "frontends", "python", "keras_ops.py"),
                 os.path.join(own, "_src", "timeline") + os.sep,

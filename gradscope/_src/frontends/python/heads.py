@@ -10,7 +10,7 @@ each loss to the variables they read (:func:`causes`).
 from __future__ import annotations
 
 import contextlib
-import functools
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -23,36 +23,29 @@ Calls = list[tuple[Any, Any]]
 
 @contextlib.contextmanager
 def recording(calls: Calls) -> Iterator[None]:
-    """Record every outermost Keras model call made inside the block into ``calls``."""
-    try:
-        import keras
-    except ImportError:  # pragma: no cover - Keras ships with TensorFlow
-        yield
-        return
-    owner = keras.Model
-    own = "__call__" in owner.__dict__
-    original = owner.__dict__["__call__"] if own else owner.__call__
+    """Record every outermost Keras model call made inside the block (in this thread) into
+    ``calls``."""
+    from gradscope._src import patching
+
     depth = [0]
+    me = threading.get_ident()
 
-    def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
-        depth[0] += 1
-        try:
-            outputs = original(self, *args, **kwargs)
-        finally:
-            depth[0] -= 1
-        if not depth[0]:
-            calls.append((self, outputs))
-        return outputs
+    def make(original: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            depth[0] += 1
+            try:
+                outputs = original(self, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if not depth[0]:
+                calls.append((self, outputs))
+            return outputs
 
-    functools.update_wrapper(patched, original)
-    owner.__call__ = patched
-    try:
+        return patched
+
+    with patching.Patches(when=lambda: threading.get_ident() == me) as patches:
+        patches.set("keras.Model.__call__", make)
         yield
-    finally:
-        if own:
-            owner.__call__ = original
-        else:
-            del owner.__call__
 
 
 def causes(

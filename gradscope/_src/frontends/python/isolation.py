@@ -103,19 +103,15 @@ def kept(tf: Any, variables: Iterable[Any]) -> Iterator[None]:
 @contextlib.contextmanager
 def no_strategy_run(tf: Any) -> Iterator[None]:
     """While active, ``strategy.run`` raises ``StrategyRun`` (a loss being traced)."""
-    try:
-        from tensorflow.python.distribute import distribute_lib
-    except ImportError:  # pragma: no cover - a TensorFlow that moved it
-        yield
-        return
-    base = distribute_lib.StrategyBase
-    original = base.run
+    from gradscope._src import patching
 
-    def refuse(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        raise StrategyRun(type(self).__name__)
+    def make(original: Any) -> Any:
+        def refuse(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+            raise StrategyRun(type(self).__name__)
 
-    base.run = refuse
-    try:
+        return refuse
+
+    with patching.Patches() as patches:
+        with contextlib.suppress(ImportError):  # pragma: no cover - a TensorFlow that moved it
+            patches.set("StrategyBase.run", make, everywhere=True)
         yield
-    finally:
-        base.run = original

@@ -10,8 +10,10 @@ layer notes the user's line when it is applied to symbolic tensors (a functional
 definition); when it runs later, TensorFlow's own stack mapper (the one autograph uses to show
 a converted function's lines) shows the lines of the operation's ``call`` as that user's line.
 ``frames.of_op`` then finds it like any user frame: the same answer for ``run``, ``inspect``,
-``watch()`` and the Monitor. Layers are left alone: their ops already have their own names and
-a custom layer's ``call`` is the user's code. Nothing computed changes: the wrappers pass their
+``watch()`` and the Monitor. On JAX the equations an operation makes when it runs carry its
+line as a name scope (``engine/jax/compat.written_at``), which the jaxpr walk reads. Layers
+are left alone: their ops already have their own names and a custom layer's ``call`` is the
+user's code. Nothing computed changes: the wrappers pass their
 arguments, results and exceptions through.
 """
 
@@ -21,12 +23,12 @@ import contextlib
 import functools
 import inspect
 import sys
-import threading
 import weakref
 from collections.abc import Iterator
 from types import CodeType, FrameType
 from typing import Any
 
+from gradscope._src import patching
 from gradscope._src.frontends.python import frames
 
 #: Operation -> where the user applied it to symbolic tensors.
@@ -36,25 +38,26 @@ _CALLS: dict[type, tuple[str, int, int] | None] = {}
 #: The code of those ``call``s: an eager op's line is read from Python's own frames
 #: (``frontends/program/sites.fast_current``), which asks :func:`site_in` at these.
 CALL_CODES: set[CodeType] = set()
-_LOCK = threading.Lock()
-_depth = 0
-_originals: dict[str, Any] = {}
+_depth = [0]
+_installed: list[patching.Patches] = []
 
 
 def install() -> None:
-    """Record until the matching :func:`uninstall` (blocks nest)."""
-    global _depth
-    with _LOCK:
-        if _depth == 0:
-            _patch()
-        _depth += 1
+    """Record until the matching :func:`uninstall` (blocks nest; a Keras not yet imported is
+    patched once the program imports it)."""
+    with patching.LOCK:
+        _depth[0] += 1
+        if _depth[0] == 1:
+            patches = patching.Patches()
+            _installed.append(patches)
+            patches.wait_for(("keras",), lambda: _patch(patches))
 
 
 @functools.cache
 def for_good() -> None:
     """Record for the rest of the process, once: a program that uses the Monitor (its model
-    is often built before the Monitor is made, so ``import gradscope.keras`` asks for it when
-    Keras is already imported)."""
+    is often built before the Monitor is made, so importing ``gradscope.keras.Monitor`` asks
+    for it; Keras is patched when the program imports it, if it has not yet)."""
     install()
 
 
@@ -70,50 +73,61 @@ def recording() -> Iterator[None]:
 
 def uninstall() -> None:
     """Undo one :func:`install`; Keras is restored when none is left."""
-    global _depth
-    with _LOCK:
-        _depth -= 1
-        if _depth == 0:
-            _restore()
+    with patching.LOCK:
+        _depth[0] -= 1
+        if _depth[0] == 0 and _installed:
+            _installed.pop().undo()
 
 
-def _patch() -> None:
+def _patch(patches: patching.Patches) -> None:
     try:
-        from keras.src.layers.layer import Layer
-        from keras.src.ops.operation import Operation
-    except ImportError:  # pragma: no cover - a Keras that moved them: no lines, as before
+        from gradscope._src import tfcompat
+
+        layer = tfcompat.get("keras.layers.Layer")
+    except ImportError:  # pragma: no cover - a Keras that moved it: no lines, as before
         return
-    symbolic_call = Operation.symbolic_call
-    call = Operation.__call__
 
-    def noted_symbolic_call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not isinstance(self, Layer):
-            site = _user_site()
-            if site is not None:
-                with contextlib.suppress(TypeError):
-                    _SITES[self] = site
-        return symbolic_call(self, *args, **kwargs)
+    def noting(symbolic_call: Any) -> Any:
+        def noted_symbolic_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not isinstance(self, layer):
+                site = _user_site()
+                if site is not None:
+                    with contextlib.suppress(TypeError):
+                        _SITES[self] = site
+            return symbolic_call(self, *args, **kwargs)
 
-    def mapped_call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        site = _SITES.get(self) if not isinstance(self, Layer) else None
-        lines = _call_lines(type(self)) if site is not None else None
-        if site is None or lines is None:
-            return call(self, *args, **kwargs)
-        with _mapper(lines, site):
-            return call(self, *args, **kwargs)
+        return noted_symbolic_call
 
-    functools.update_wrapper(noted_symbolic_call, symbolic_call)
-    functools.update_wrapper(mapped_call, call)
-    _originals.update(symbolic_call=symbolic_call, call=call, owner=Operation)
-    Operation.symbolic_call = noted_symbolic_call
-    Operation.__call__ = mapped_call
+    def mapping(call: Any) -> Any:
+        def mapped_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            site = _SITES.get(self) if not isinstance(self, layer) else None
+            if site is not None and _on_jax():  # JAX: the line read off a name scope
+                with _jax_compat().written_at(site.filename, site.line):
+                    return call(self, *args, **kwargs)
+            lines = _call_lines(type(self)) if site is not None else None
+            if site is None or lines is None:
+                return call(self, *args, **kwargs)
+            with _mapper(lines, site):
+                return call(self, *args, **kwargs)
+
+        return mapped_call
+
+    # every thread: a model may be defined anywhere; the wrappers only pass calls through
+    patches.set("keras.Operation.symbolic_call", noting, everywhere=True)
+    patches.set("keras.Operation.__call__", mapping, everywhere=True)
 
 
-def _restore() -> None:
-    owner = _originals.pop("owner", None)
-    if owner is not None:
-        owner.symbolic_call = _originals.pop("symbolic_call")
-        owner.__call__ = _originals.pop("call")
+def _on_jax() -> bool:
+    """Whether Keras runs on JAX (``frontends/backend.py``; Keras is imported by now)."""
+    from gradscope._src.frontends.backend import keras_backend
+
+    return keras_backend() == "jax"
+
+
+def _jax_compat() -> Any:
+    from gradscope._src.engine.jax import compat
+
+    return compat
 
 
 def _user_site() -> frames.Site | None:
@@ -155,9 +169,11 @@ def _call_lines(cls: type) -> tuple[str, int, int] | None:
 def _mapper_class() -> Any:
     """TensorFlow's stack mapper, made to read one operation's ``call`` lines as the user's
     line on top of whatever mapping is already on (autograph's included)."""
-    from tensorflow.python.util import tf_stack
+    from gradscope._src import tfcompat
 
-    class Mapper(tf_stack.StackTraceMapper):  # type: ignore[misc]
+    tf_stack = tfcompat.get("tf_stack")
+
+    class Mapper(tf_stack.StackTraceMapper):  # type: ignore[misc,name-defined]
         def __init__(self, lines: tuple[str, int, int], site: frames.Site) -> None:
             super().__init__()
             filename, first, last = lines

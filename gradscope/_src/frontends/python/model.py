@@ -52,10 +52,10 @@ _OPERATORS = {
 def _autograph(fn: Callable[[], Any]) -> Callable[[], Any]:
     """``fn`` as ``tf.function(fn, autograph=True)`` would call it while tracing."""
     try:
-        from tensorflow.python.autograph.core import ag_ctx
-        from tensorflow.python.eager.polymorphic_function.autograph_util import (
-            py_func_from_autograph,
-        )
+        from gradscope._src import tfcompat
+
+        ag_ctx = tfcompat.get("ag_ctx")
+        py_func_from_autograph = tfcompat.get("py_func_from_autograph")
     except ImportError:  # pragma: no cover - a TensorFlow that moved them: trace unconverted
         return fn
     converted = py_func_from_autograph(_own_code(fn))

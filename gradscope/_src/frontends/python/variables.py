@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src import tfcompat
 from gradscope._src.errors import TargetError
 from gradscope._src.frontends import keras_names
 from gradscope._src.frontends.python import frames
@@ -100,7 +101,7 @@ class Registry:
             self._sinks.remove(sink)
 
     def _creator(self, next_creator: Callable[..., Any], **kwargs: Any) -> Any:
-        from tensorflow.python.util import tf_stack
+        tf_stack = tfcompat.get("tf_stack")
 
         variable = next_creator(**kwargs)
         stack = tf_stack.extract_stack()

@@ -100,10 +100,12 @@ def load_keras(sniffed: Sniffed, options: LoadOptions) -> Any:
     # Lambda falls back to the process-wide flag, which keras.config.
     # enable_unsafe_deserialization() (a notebook's earlier cell) turns off. The scope sets
     # that flag too while loading, then puts the caller's back.
-    from keras.src.saving.serialization_lib import SafeModeScope
+    from gradscope._src import tfcompat
+
+    safe_mode_scope = tfcompat.get("SafeModeScope")  # a class private to Keras
 
     def loaded(compile: bool) -> Any:
-        with _quiet(), SafeModeScope(options.safe_mode):
+        with _quiet(), safe_mode_scope(options.safe_mode):
             return keras.models.load_model(
                 sniffed.path, custom_objects=objects or None, compile=compile,
                 safe_mode=options.safe_mode,

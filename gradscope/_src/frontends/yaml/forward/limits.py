@@ -21,12 +21,12 @@ variable), so the forward check bounds them too.
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src import patching
 from gradscope._src.frontends.yaml.forward import budget
 from gradscope._src.frontends.yaml.forward.budget import TooLarge as TooLarge
 
@@ -224,28 +224,27 @@ def weights_within(keras: Any, limit: int) -> Iterator[None]:
     so the shape is checked there, before anything is allocated. Not thread-safe: the hook
     is on the class while a spec's layer node is built.
     """
-    layer_class = keras.layers.Layer
-    original: Callable[..., Any] = layer_class.add_weight
 
-    @functools.wraps(original)
-    def add_weight(self: Any, *args: Any, **kwargs: Any) -> Any:
-        dims = _weight_dims(kwargs.get("shape", args[0] if args else None))
-        name = kwargs.get("name") or "weight"
-        if dims is not None and math.prod(dims) > limit:
-            raise TooLarge(
-                f"would make a weight {name!r} of {math.prod(dims)} elements "
-                f"(shape {_shape(dims)}), more than --max-elements {limit}"
-            )
-        slow = budget.init_problem(kwargs.get("initializer"), dims or [])
-        if slow is not None:
-            raise TooLarge(f"weight {name!r}: {slow}")
-        return original(self, *args, **kwargs)
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def add_weight(self: Any, *args: Any, **kwargs: Any) -> Any:
+            dims = _weight_dims(kwargs.get("shape", args[0] if args else None))
+            name = kwargs.get("name") or "weight"
+            if dims is not None and math.prod(dims) > limit:
+                raise TooLarge(
+                    f"would make a weight {name!r} of {math.prod(dims)} elements "
+                    f"(shape {_shape(dims)}), more than --max-elements {limit}"
+                )
+            slow = budget.init_problem(kwargs.get("initializer"), dims or [])
+            if slow is not None:
+                raise TooLarge(f"weight {name!r}: {slow}")
+            return original(self, *args, **kwargs)
 
-    layer_class.add_weight = add_weight
-    try:
+        return add_weight
+
+    with patching.Patches() as patches:
+        patches.set("keras.layers.Layer.add_weight", make, owner=keras.layers.Layer,
+                    everywhere=True)  # fmt: skip
         yield
-    finally:
-        layer_class.add_weight = original
 
 
 def _weight_dims(shape: Any) -> list[int] | None:
