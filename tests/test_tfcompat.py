@@ -52,6 +52,7 @@ FOUND: dict[tuple[str, str], dict[str, str]] = {
         "Functional": "keras.src.models.functional:Functional",
         "keras_global_state": "keras.src.backend.common.global_state",
         "SafeModeScope": "keras.src.saving.serialization_lib:SafeModeScope",
+        "KerasVariable": "keras.src.backend.common.variables:Variable",
         "jax_api": "jax._src.api",  # JAX 0.10 (the [jax] extra; dev installs it)
     },
 }

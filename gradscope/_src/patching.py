@@ -110,6 +110,7 @@ ATTRIBUTES: dict[str, Attribute] = dict(
         # inspect of a Python target and a spec (frontends/python, frontends/yaml)
         _a("StrategyBase", "run", "tensorflow", "strategy.run refused while tracing"),
         _a("keras.layers.Layer", "add_weight", "keras", "a spec's weight size limit"),
+        _a("KerasVariable", "__init__", "keras", "the line that made a JAX target's variable"),
         # the program's process (frontends/program/endings.py, launch.py, process.py;
         # frontends/python/ending.py)
         _a("os", "_exit", "os", "the report before the process ends"),

@@ -274,24 +274,24 @@ class JaxPythonFrontend:
 def _created(into: dict[int, str]) -> Any:
     """While the target is built: the user's line that made each Keras variable (a layer's
     weights: the line that first called the layer), as the TensorFlow front-end records it."""
-    try:
-        from keras.src.backend.common.variables import Variable
-    except ImportError:  # pragma: no cover - a Keras that moved it
-        yield
-        return
-    original = Variable.__init__
+    import threading
 
-    def noted(self: Any, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
-        site = keras_ops._user_site()
-        if site is not None:
-            into[id(self)] = str(site)
+    from gradscope._src import patching
 
-    Variable.__init__ = noted
-    try:
+    def make(original: Any) -> Any:
+        def noted(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            site = keras_ops._user_site()
+            if site is not None:
+                into[id(self)] = str(site)
+
+        return noted
+
+    me = threading.get_ident()
+    with patching.Patches(when=lambda: threading.get_ident() == me) as patches:
+        with contextlib.suppress(ImportError):  # a Keras that moved it: no lines
+            patches.set("KerasVariable.__init__", make)
         yield
-    finally:
-        Variable.__init__ = original
 
 
 def _name(variable: Any) -> str:
