@@ -116,6 +116,10 @@ class Finding:
         return cls(FindingKind(kind), Location.parse(site) or Location(site), message, cause,
                    cut_points, fix, call, variable, False, file_of(site), via, step)  # fmt: skip
 
+    def __str__(self) -> str:
+        """``FILE:LINE: kind: message Fix: ...``: the line ``print(finding)`` shows."""
+        return f"{self.where}: {self.kind}: {self.with_fix()}"
+
     @property
     def spec(self) -> str:
         """The file a problem of ``inspect``/``check`` is located in (its ``spec``)."""
