@@ -46,7 +46,9 @@ def test_check_of_a_python_target_says_target() -> None:
 
 
 def test_a_watched_tests_failure_leads_with_the_variables() -> None:
-    assert failure_line(samples.run_report()) == "gradscope: patch, d/kernel got 1 unexpected-none, 1 nan"
+    assert failure_line(samples.run_report()) == (
+        "gradscope: patch, d/kernel got 1 unexpected-none, 1 nan"
+    )
     made = samples.run_report()
     run = replace(made, problems=tuple(run_policy.problems_of(made.calls, [])) * 2)
     assert failure_line(run, most=2).startswith("gradscope: patch, g/kernel and 1 more got ")

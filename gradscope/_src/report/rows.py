@@ -320,6 +320,14 @@ def fix_groups(items: Iterable[tuple[str, Fix | None]]) -> list[tuple[tuple[str,
     return [(tuple(names), fix) for names, fix in found.values()]
 
 
+def cut_fixes(report: m.Report, problems_only: bool = False) -> list[tuple[tuple[str, ...], Fix]]:
+    """The fixes of the pairs *Where the gradient was cut* lists, each said once with the
+    variables it covers (``fix_groups``): 200 variables cut by one line are one fix."""
+    named = {variable for _, variable in problem_pairs(report)} if problems_only else None
+    return fix_groups((pair.variable, pair.fix) for _, pair in report.pairs()
+                      if pair.cut_points and (named is None or pair.variable in named))  # fmt: skip
+
+
 def fix_line(names: Sequence[str], fix: Fix) -> str:
     """A fix said once for what it covers: ``fix (b/kernel, b/bias): ...``."""
     covered = f" ({', '.join(n for n in names if n)})" if any(names) else ""

@@ -111,17 +111,17 @@ def _cuts(report: m.Report, group: str, problems_only: bool) -> Lines | None:
         return None
     wrong = rows.problem_pairs(report)
     table = [
-        [(r.loss, ""), (r.label, ""), (r.status, _status_style(r, wrong)),
-         (style.with_fix(r.where, _fix(report, r)), "")]
+        [(r.loss, ""), (r.label, ""), (r.status, _status_style(r, wrong)), (r.where, "")]
         for r in found
     ]  # fmt: skip
     headers = ("loss", "variable", "status", "cut at")
-    return Lines(lambda width: grid.columns(headers, table, width), "Where the gradient was cut")
+    fixes = [Text(rows.fix_line(names, fix), style="green")
+             for names, fix in rows.cut_fixes(report, problems_only)]  # fmt: skip
 
+    def lines(width: int) -> list[Text]:  # each fix once, below the cuts, naming its variables
+        return grid.columns(headers, table, width) + fixes
 
-def _fix(report: m.Report, row: rows.CutRow) -> Fix | None:
-    """The fix of a cut row's first pair (a group's pairs are cut the same way)."""
-    return report.loss(row.loss).pair(row.variables[0]).fix
+    return Lines(lines, "Where the gradient was cut")
 
 
 def _unshown(finding: Finding) -> Fix | None:

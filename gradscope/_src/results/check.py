@@ -107,7 +107,9 @@ class CheckResult(Displayed):
         n = len(self.failures)
         failing = len({p.spec for p in self.failures})
         where = f" in {specs}"
-        if sum(bool(count) for _, count in self._kinds()) > 1:  # "in 1 of 2 files: 1 spec and 1 timeline"
+        if (
+            sum(bool(count) for _, count in self._kinds()) > 1
+        ):  # "in 1 of 2 files: 1 spec and 1 timeline"
             where = f" in {failing} of {len(self.reports)} files: {specs}"
         elif len(self.reports) > 1:  # "in 1 of 3 specs"
             where = f" in {failing} of {specs}"

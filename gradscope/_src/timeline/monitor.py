@@ -46,7 +46,6 @@ import keras
 from gradscope._src.frontends import backend
 from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.location import Location
-from gradscope._src.results import words
 from gradscope._src.results.finding import Finding, file_of
 from gradscope._src.timeline import failed, traced
 from gradscope._src.timeline.findings import Thresholds, ended_line

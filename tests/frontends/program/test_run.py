@@ -138,8 +138,10 @@ def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
     for s, g in zip(call.sources, bare, strict=True):
         if g is None:  # the whole cause: its last path ends in Keras' step, at the fit line;
             # the head was left out at the compile() line, named beside it
-            compiled_at = call.site.rpartition(":")[0] + ":" + str(
-                line_of("fit_missing_loss.py", "model.compile(")
+            compiled_at = (
+                call.site.rpartition(":")[0]
+                + ":"
+                + str(line_of("fit_missing_loss.py", "model.compile("))
             )
             assert s.status == "none:disconnected"
             assert s.note == (

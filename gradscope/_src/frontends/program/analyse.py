@@ -351,9 +351,14 @@ def numpy_calls(site: str) -> tuple[str, ...]:
         tree = ast.parse(text.removesuffix(":") + (" pass" if text.endswith(":") else ""))
     except SyntaxError:  # a line of a longer statement
         return ()
-    found = [node.func.attr for node in ast.walk(tree)
-             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-             and isinstance(node.func.value, ast.Name) and node.func.value.id in ("np", "numpy")]
+    found = [
+        node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in ("np", "numpy")
+    ]
     return tuple(dict.fromkeys(sorted(found, key=lambda name: text.find(f".{name}("))))
 
 
@@ -451,8 +456,9 @@ def dead_end_notes(
         line, op = where(k), graph.ops[k].type
         back = came_back(k)
         if back is not None and not said:
-            static.cause = causes.LeftTensorFlow(line=line, op=op, back=back,
-                                                 names=numpy_calls(line) or numpy_calls(back))
+            static.cause = causes.LeftTensorFlow(
+                line=line, op=op, back=back, names=numpy_calls(line) or numpy_calls(back)
+            )
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
         elif left_only:
             continue

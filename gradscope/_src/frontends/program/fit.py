@@ -9,6 +9,7 @@ not on the path).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections import deque
@@ -33,10 +34,8 @@ _compiled: dict[int, tuple[Any, str]] = {}
 
 def compiled(model: Any, line: str) -> None:
     """``model.compile()`` returned at the user's ``line``: a forgotten head is named there."""
-    try:
+    with contextlib.suppress(TypeError):  # not weakly referable: its line stays unknown
         _compiled[id(model)] = (weakref.ref(model), line)
-    except TypeError:  # not weakly referable: its line stays unknown
-        pass
 
 
 def compile_line(model: Any) -> str:
