@@ -389,6 +389,17 @@ class Assign(CutCause):
                 f"`paddings`, `op: multiply`, `op: add`), which holds the values the assign "
                 f"writes.{more}"
             )
+        elif self.op and "Slice" not in self.op and "Scatter" not in self.op:
+            # a whole variable written (``w.assign(w_pred)``: a hypernetwork's predicted
+            # weights): what is copied is the tensor made from the variable, not the variable
+            text = (
+                f"{self.at()} `assign` writes a tensor made from {name(c.variable)} into "
+                "another variable, and TensorFlow passes no gradient through an assignment: "
+                "use that tensor itself in the forward pass where the variable is read (`y = "
+                "x @ w_pred` for `w.assign(w_pred); y = x @ w`, as a hypernetwork's "
+                "predicted weights need; keep the assign too if later steps read the "
+                f"variable).{more}"
+            )
         else:
             text = (
                 f"{self.at()} `assign` copies {name(c.variable)}'s value into a variable, and "
