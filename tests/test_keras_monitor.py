@@ -493,5 +493,5 @@ def test_monitor_names_the_unread_output_of_a_custom_train_step() -> None:
     found = {f.variable: f for f in monitor.findings}
     assert set(found) == none and {f.kind for f in found.values()} == {"none"}
     for f in found.values():
-        assert "reaches only output 'output 1' of model 'two_head'" in f["message"]
+        assert "reaches only output 'output 1' of model 'two_head'" in f.message
     assert "__call__" not in vars(TwoHead)  # the class is as it was
