@@ -14,6 +14,7 @@ from typing import Any
 
 from gradscope._src.engine import cuts as flow
 from gradscope._src.engine import status as statuses
+from gradscope._src.location import Location
 from gradscope._src.results import causes, words
 from gradscope._src.results.causes import Cause
 from gradscope._src.results.cut import STOP_TYPES
@@ -343,10 +344,10 @@ def numpy_calls(site: str) -> tuple[str, ...]:
     import ast
     import linecache
 
-    file, _, number = site.rpartition(":")
-    if not number.isdigit():
+    place = Location.parse(site)
+    if place is None or place.line < 1:
         return ()
-    text = linecache.getline(file, int(number)).strip()
+    text = linecache.getline(place.file, place.line).strip()
     try:
         tree = ast.parse(text.removesuffix(":") + (" pass" if text.endswith(":") else ""))
     except SyntaxError:  # a line of a longer statement
