@@ -178,7 +178,8 @@ def _run(report: rr.RunReport) -> str:
             sites.setdefault((f.kind, f.where), []).append(str(f.variable))
         # a row's count beside its kind: the rows add up to the summary's (as the table's)
         rows = [[_e(f"{kind} ×{len(names)}" if len(names) > 1 else kind), _e(site),
-                 ", ".join(_code(n) for n in names)] for (kind, site), names in sites.items()]  # fmt: skip
+                 ", ".join(_code(n) for n in names)]
+                for (kind, site), names in sites.items()]  # fmt: skip
         unshown = "".join(
             f'<div style="color:#2e7d32;margin:.2em 0">{_e(_fix_line(names, fix))}</div>'
             for names, fix in unshown_run_fixes(report, found)
