@@ -840,14 +840,19 @@ class NeverRead(Cause):
     help = "Nothing the loss is made from reads the variable's value; it feeds other ops only."
 
     ends: tuple[CutPoint, ...] = ()
+    #: the loss is the model's added losses (its regularizers and ``add_loss`` terms: a Keras
+    #: train step's part, the Monitor's), none of which reads the variable
+    added: bool = False
 
     def after(self) -> str:
+        if self.added:
+            return "no regularizer or add_loss term depends on it"
         if not self.ends:
             return "nothing in the graph reads its value"
         return f"it feeds only {wording.cut_names_at(self.ends)}"
 
     def message(self) -> str:
-        return f"the loss never reads it: {self.after()}"
+        return self.after() if self.added else f"the loss never reads it: {self.after()}"
 
 
 @registered

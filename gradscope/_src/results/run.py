@@ -11,10 +11,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope._src.errors import ExitCode
 from gradscope._src.location import line_of
+from gradscope._src.results import exits
 from gradscope._src.results.causes import Cause
 from gradscope._src.results.display import Displayed
+from gradscope._src.results.exits import EXITED as EXITED
+from gradscope._src.results.exits import FINISHED as FINISHED
+from gradscope._src.results.exits import INTERRUPTED as INTERRUPTED
+from gradscope._src.results.exits import RAISED as RAISED
+from gradscope._src.results.exits import REPLACED as REPLACED
+from gradscope._src.results.exits import STOPPED as STOPPED
 from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope._src.results.finding import Finding, file_of
 from gradscope._src.results.fix import Fix
@@ -26,13 +32,6 @@ EAGER = "eager"
 FUNCTION = "function"
 GRAPH = "graph"
 
-#: How the program ended.
-FINISHED = "finished"  # ran to its end (or sys.exit(0))
-STOPPED = "stopped"  # --stop: gradscope stopped it after --steps executions of a site
-RAISED = "raised"  # the program raised; exit code 4
-INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
-EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
-REPLACED = "replaced"  # os.exec*: the process became another program (report written first)
 
 #: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
 #: block of code, a notebook cell, a test).
@@ -213,19 +212,9 @@ class RunReport(Displayed):
     @property
     def exit_code(self) -> int:
         """0 no problems, 1 problems, 4 the program raised or ended itself with a nonzero
-        status (``sys.exit(3)``, ``os._exit(3)``: contract section 6's codes keep their
-        meaning, so a program's own 1 or 2 is never read as gradscope's; the status is in
-        ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended by signal N (SIGTERM
-        143, SIGHUP 129), as a shell reports a process the signal ended."""
-        if self.outcome in (RAISED, EXITED):
-            return int(ExitCode.PROGRAM_RAISED)
-        if self.outcome == INTERRUPTED and self.signal is not None:
-            import signal
-
-            return 128 + int(signal.Signals[self.signal])
-        if self.outcome == INTERRUPTED:
-            return int(ExitCode.INTERRUPTED)
-        return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
+        status (the status is in ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended
+        by signal N: the one rule's (``results/exits.exit_code``)."""
+        return exits.exit_code(len(self.problems), self.outcome, self.signal)
 
     def title(self) -> str:
         """``gradscope run train.py --epochs 1``: the command that made the report (a

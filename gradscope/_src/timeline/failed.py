@@ -24,6 +24,7 @@ from typing import Any
 
 from gradscope._src.printable import printable
 from gradscope._src.results.causes import Cause
+from gradscope._src.results.status import decide
 from gradscope._src.timeline.findings import none_fix
 
 #: The variables one line names before it says how many more.
@@ -54,7 +55,7 @@ def _cause(recorded: Any) -> tuple[str, str, tuple[Mapping[str, Any], ...], Caus
     """A recorded cause's status, words, cut points and cause (``none:unexplained`` without
     one)."""
     if recorded is None:
-        return "none:unexplained", "", (), None
+        return str(decide(has_gradient=False)), "", (), None  # nothing known: the rule's
     return (str(recorded.status), str(recorded.why), tuple(recorded.cut_points),
             recorded.cause)  # fmt: skip
 

@@ -32,7 +32,7 @@ from gradscope._src.errors import ArgumentTypeError, ArgumentValueError
 from gradscope._src.results.causes import Cause, from_dict
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.status import overflow_skipped
+from gradscope._src.results.status import decide, has_gradient, is_none, overflow_skipped
 
 #: A ``trainable`` flag that changed after the train step was traced, so the step still trains
 #: the variable or leaves it out (the Monitor notices it when a ``fit()`` begins; no detector).
@@ -181,7 +181,8 @@ def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
                  str(c.get("source", "")), tuple(c.get("later") or ()))
         for c in point.cut_points
     )  # fmt: skip
-    status = point.status if point.status.startswith("none") else "none:unexplained"
+    # a None whose record says no more: what the one rule gives a None with nothing known
+    status = point.status if is_none(point.status) else str(decide(has_gradient=False))
     context = fixes.Context(status, variable, cuts, site=site, cause=point.why)
     return fixes.finding_fix(kind, variable, site, context)
 
@@ -375,5 +376,5 @@ def _none(points: Sequence[Point], limits: Thresholds) -> Found:
                 f"no gradient reaches it (from step {p.step}): it never trains; "
                 + (why or "`gradscope inspect` or `gradscope run` names where the path is cut"),
             )
-        had = had or p.status in ("ok", "zero", "nan")
+        had = had or has_gradient(p.status)
     return None

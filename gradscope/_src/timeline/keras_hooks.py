@@ -42,6 +42,7 @@ import tensorflow as tf
 from gradscope._src.frontends.program import reads
 from gradscope._src.frontends.program.analyse import Recorded
 from gradscope._src.frontends.program.sites import variable_name
+from gradscope._src.results.causes import NeverRead
 from gradscope._src.timeline import step_grads
 from gradscope._src.timeline import step_ops as ops
 
@@ -335,8 +336,8 @@ class Hooks:
             return
         for i, cause in found.items():
             if added and not cause.why:
-                why = "no regularizer or add_loss term depends on it"
-                cause = Recorded(cause.status, why, cause.cut_points)
+                said = NeverRead(added=True)
+                cause = Recorded(cause.status, str(said), cause.cut_points, said)
             self.part_causes[(part.name, variable_name(variables[i]))] = cause
 
     def _explain_eagerly(self, step: Any, data: Any) -> None:

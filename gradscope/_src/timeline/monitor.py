@@ -204,14 +204,17 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         fit runs was traced, as ``gradscope run`` reports it: still trained, or left out."""
         from gradscope._src.analysis.fixes import Context, fix_for
         from gradscope._src.results.causes import ChangedAfterTrace
+        from gradscope._src.results.status import decide
 
         where = flags.site or "an earlier fit()"
         for variable, trained in traced.changes(model, flags):
             name = variable_name(variable)
             said = ChangedAfterTrace(line=where, trained=trained)
             note = str(said)
-            status = "ok" if trained else "none:disconnected"
-            fix = fix_for(Context(status, name, site=self.site, cause=said))
+            # the status the traced step gives it, as ``gradscope run`` decides it
+            status = decide(has_gradient=trained, requested=trained,
+                            trainable=bool(variable.trainable), reachable=trained)  # fmt: skip
+            fix = fix_for(Context(str(status), name, site=self.site, cause=said))
             self.recorder.notices.append({
                 "kind": "unexpected-connected" if trained else "never-trained",
                 "site": self.site, "variable": name, "from_step": self._next,

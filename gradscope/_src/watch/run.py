@@ -17,10 +17,11 @@ from typing import Any
 
 from gradscope._src.analysis import fixes
 from gradscope._src.analysis import run as run_policy
-from gradscope._src.errors import ExitCode, GradscopeError
+from gradscope._src.errors import GradscopeError
 from gradscope._src.frontends import backend
 from gradscope._src.frontends.program import endings, launch
 from gradscope._src.frontends.program.launch import Program
+from gradscope._src.results import exits
 from gradscope._src.results import run as rr
 from gradscope._src.results.replicas import Distribution
 
@@ -193,7 +194,9 @@ def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterato
 def exit_code(outcome: Outcome) -> int:
     """gradscope's exit code for an outcome: the report's, or 2 when an output could not be
     written (``cannot write``, said after the report)."""
-    return int(ExitCode.USAGE) if outcome.unwritten else outcome.report.exit_code
+    report = outcome.report
+    return exits.exit_code(len(report.problems), report.outcome, report.signal,
+                           unwritten=bool(outcome.unwritten))  # fmt: skip
 
 
 def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],
