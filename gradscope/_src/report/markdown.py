@@ -11,7 +11,13 @@ from gradscope._src.report import diff_style as ds
 from gradscope._src.report import mermaid, style
 from gradscope._src.report.formats import assert_never
 from gradscope._src.report.md import code, html, prose
-from gradscope._src.report.rows import cut_fixes, cut_rows, fix_groups, problem_rows
+from gradscope._src.report.rows import (
+    covered_names,
+    cut_fixes,
+    cut_rows,
+    fix_groups,
+    problem_rows,
+)
 from gradscope._src.report.table import (
     ending,
     fixes,
@@ -162,7 +168,7 @@ def problem_items(found: Sequence[Finding], *, shown_under_cuts: bool = False) -
 
 def fix_entry(names: Sequence[str], fix: Fix) -> str:
     """A fix said once, as a list item naming what it covers."""
-    covered = f" ({escape(', '.join(n for n in names if n))})" if any(names) else ""
+    covered = f" ({escape(covered_names(names))})" if any(names) else ""
     return f"- **fix**{covered}: {prose(fix.sentence())}"
 
 

@@ -328,7 +328,21 @@ def cut_fixes(report: m.Report, problems_only: bool = False) -> list[tuple[tuple
                       if pair.cut_points and (named is None or pair.variable in named))  # fmt: skip
 
 
+#: A fix covering more variables than this names the first and the last, and the count.
+FIX_NAMES = 6
+
+
+def covered_names(names: Sequence[str]) -> str:
+    """The variables a fix covers, in a few words: all of them up to ``FIX_NAMES``, else
+    ``conv1/kernel … conv_pw_13_bn/beta, 81 variables`` (a screenful per cause, whatever the
+    model's size; the rows above name each)."""
+    named = [n for n in names if n]
+    if len(named) <= FIX_NAMES:
+        return ", ".join(named)
+    return f"{named[0]} … {named[-1]}, {len(named)} variables"
+
+
 def fix_line(names: Sequence[str], fix: Fix) -> str:
     """A fix said once for what it covers: ``fix (b/kernel, b/bias): ...``."""
-    covered = f" ({', '.join(n for n in names if n)})" if any(names) else ""
+    covered = f" ({covered_names(names)})" if any(names) else ""
     return f"fix{covered}: {fix.sentence()}"
