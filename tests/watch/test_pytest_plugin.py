@@ -114,8 +114,8 @@ def test_gradscope_fails_a_test_with_an_unexpected_none_or_nan(pytester: pytest.
     ])  # fmt: skip
     # pytest's short summary (-rf) keeps the variable's name: the first line leads with it
     result.stdout.fnmatch_lines([
-        "FAILED test_grads.py::test_cut - gradscope: b got 1 unexpected-none*",
-        "FAILED test_grads.py::test_nan - gradscope: v got 1 nan*",
+        "FAILED test_grads.py::test_cut - Failed: gradscope: b got 1 unexpected-none*",
+        "FAILED test_grads.py::test_nan - Failed: gradscope: v got 1 nan*",
     ])  # fmt: skip
     cut = out[out.index("_ test_cut _") :]
     assert "none:stopped" in cut and "StopGradient" in cut  # the report, with its cut point

@@ -243,7 +243,10 @@ def cut_rows(
             rows += [CutRow(name, (v,), status, _where(cuts)) for v, cuts in members]
         else:
             variables = tuple(v for v, _ in members)
-            where = f"{_where_many([c for _, c in members])}, for {variables[0]} … {variables[-1]}"
+            where = _where_many([c for _, c in members])
+            # the range, unless the fix below the cuts names it (said once: ``cut_fixes``)
+            if report.loss(name).pair(variables[0]).fix is None:
+                where += f", for {variables[0]} … {variables[-1]}"
             rows.append(CutRow(name, variables, status, where))
     order = {name: i for i, name in enumerate(v.name for v in report.variables)}
     losses = {loss.name: i for i, loss in enumerate(report.losses)}
