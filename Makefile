@@ -12,8 +12,14 @@ $(STAMP): pyproject.toml
 	PYTHONWARNINGS=ignore $(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# First a Keras script run as it is (its second head has no loss: gradscope finds it, exit
+# code 1 as expected), then the same question asked of a YAML spec.
 demo: $(STAMP)
-	$(VENV)/bin/gradscope inspect configs/two-heads.yaml
+	@echo '$$ gradscope run configs/keras_two_heads.py'
+	@$(VENV)/bin/gradscope run configs/keras_two_heads.py; test $$? -eq 1
+	@echo
+	@echo '$$ gradscope inspect configs/two-heads.yaml'
+	@$(VENV)/bin/gradscope inspect configs/two-heads.yaml
 
 # The pictures in the README (the graph needs Graphviz's dot).
 pictures: $(STAMP)

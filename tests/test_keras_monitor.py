@@ -192,7 +192,7 @@ def test_monitor_leaves_the_training_result_and_the_model_as_they_were() -> None
 
 
 @pytest.mark.filterwarnings("ignore:Gradients do not exist")  # the spare variable, on purpose
-def test_monitor_watches_a_custom_train_step() -> None:
+def test_monitor_watches_a_custom_train_step(capsys: pytest.CaptureFixture[str]) -> None:
     import keras
     import tensorflow as tf
 
@@ -243,11 +243,16 @@ def test_monitor_watches_a_custom_train_step() -> None:
     assert record["variables"][kernel.path]["norm"] == pytest.approx(_norm(gw), rel=1e-5)
     assert record["loss"] == pytest.approx(float(loss), rel=1e-5)
     (finding,) = monitor.findings
-    assert (finding["kind"], finding["variable"], finding["from_step"]) == (
+    assert (finding.kind, finding.variable, finding.step) == (
         "none",
         model.spare.path,
         1,  # from the first step on
     )
+    # the fit ended saying so, in one line on standard error, at the user's fit() line
+    (said,) = [line for line in capsys.readouterr().err.splitlines() if "gradscope" in line]
+    assert said.startswith(f"gradscope: fit() at {monitor.site} found 1 problem: ")
+    assert f"{model.spare.path} none from step 1" in said
+    assert str(finding).startswith(f"{monitor.site}: none: {finding.message}")
 
 
 @pytest.mark.parametrize(
@@ -429,9 +434,9 @@ def test_monitor_mixed_precision_real_nan_every_step_skipped_is_a_finding() -> N
         np.testing.assert_array_equal(a, b)
     assert [s["step"] for s in monitor.steps] == [1, 2, 3, 4, 5]
     assert all(s.get("skipped") is True for s in monitor.steps)
-    nan = [f for f in monitor.findings if f["kind"] == "nan"]
-    assert {f["variable"] for f in nan} == {v.path for v in model.trainable_variables}
-    assert all(f["from_step"] == 1 and "no later recorded step" in f["message"] for f in nan)
+    nan = [f for f in monitor.findings if f.kind == "nan"]
+    assert {f.variable for f in nan} == {v.path for v in model.trainable_variables}
+    assert all(f.step == 1 and "no later recorded step" in f.message for f in nan)
 
 
 def test_monitor_names_the_unread_output_of_a_custom_train_step() -> None:
@@ -482,8 +487,8 @@ def test_monitor_names_the_unread_output_of_a_custom_train_step() -> None:
     assert none == {"two_head/head_b/kernel", "two_head/head_b/bias"}
     monitor = Monitor(every=1)
     model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[monitor])
-    found = {f["variable"]: f for f in monitor.findings}
-    assert set(found) == none and {f["kind"] for f in found.values()} == {"none"}
+    found = {f.variable: f for f in monitor.findings}
+    assert set(found) == none and {f.kind for f in found.values()} == {"none"}
     for f in found.values():
-        assert "reaches only output 'output 1' of model 'two_head'" in f["message"]
+        assert "reaches only output 'output 1' of model 'two_head'" in f.message
     assert "__call__" not in vars(TwoHead)  # the class is as it was

@@ -12,11 +12,11 @@ from gradscope._src import pipeline
 from gradscope._src.analysis.check import ExpectMap
 from gradscope._src.errors import GradscopeError, UsageError
 from gradscope._src.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
-from gradscope._src.progress import Progress, prefixed
-from gradscope._src.progress import quiet as _quiet
+from gradscope._src.progress import Progress, prefixed, quiet
 from gradscope._src.results import report as m
 from gradscope._src.results.check import CheckResult
 from gradscope._src.results.facts import EVERY_PAIR
+from gradscope._src.results.report import Report
 
 if TYPE_CHECKING:
     from gradscope._src.engine.picture.draw import Picture
@@ -85,7 +85,7 @@ def inspect(
     losses: Sequence[str] | None = None,
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     pictures: bool = False,
     numeric: bool = False,
     strategy: str = "default",
@@ -99,7 +99,7 @@ def inspect(
     custom_objects: Sequence[str] | Mapping[str, Any] | None = None,
     safe_mode: bool = True,
     signature: str | None = None,
-) -> m.Report:
+) -> Report:
     """Every loss x every variable of a spec, a Python target or a saved model: status,
     norm, cut points.
 
@@ -212,7 +212,7 @@ def diff(
     *,
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     strategy: str = "default",
     replicas: int | None = None,
 ) -> DiffReport: ...
@@ -227,7 +227,7 @@ def diff(
     losses: Sequence[str] | None = None,
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     strategy: str = "default",
     replicas: int | None = None,
 ) -> DiffMatrix: ...
@@ -241,7 +241,7 @@ def diff(
     losses: Sequence[str] | None = None,
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     strategy: str = "default",
     replicas: int | None = None,
     loss: Any = None,
@@ -342,7 +342,7 @@ def check(
     baseline: str | None = None,
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     numeric: bool = False,
     strategy: str = "default",
     replicas: int | None = None,
@@ -491,7 +491,7 @@ def graph(
     expand: bool = False,
     device: str | None = "auto",
     max_elements: int = DEFAULT_MAX_ELEMENTS,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     inputs: Any = None,
     labels: Any = None,
     freeze: str | Sequence[str] | None = None,
@@ -631,7 +631,7 @@ def run(
     return outcome.report
 
 
-def draw(report: m.Report, loss: str, fmt: str = "mermaid") -> str | bytes:
+def draw(report: Report, loss: str, fmt: str = "mermaid") -> str | bytes:
     """One loss's picture of a report made with ``pictures=True``, as ``gradscope graph``
     writes it.
 

@@ -48,6 +48,7 @@ class Case:
     exact: bool = True
     changed: tuple[tuple[bool, ...], tuple[bool, ...]] | None = None
     on_loss: bool = False
+    says: str = ""  # words the fix must hold (the op that fixed.py uses)
 
     @classmethod
     def load(cls, folder: Path) -> Case:
@@ -56,7 +57,7 @@ class Case:
         return cls(folder.name, data["fix"], data.get("door", "run"),
                    data.get("forward", "loss"), bool(data.get("exact", True)),
                    (tuple(changed[0]), tuple(changed[1])) if changed else None,
-                   bool(data.get("on_loss", False)))  # fmt: skip
+                   bool(data.get("on_loss", False)), str(data.get("says", "")))  # fmt: skip
 
     def path(self, which: str) -> Path:
         return CASES_DIR / self.name / f"{which}.py"
@@ -243,6 +244,9 @@ def test_fix_names_the_kind_and_the_line(case: Case) -> None:
     at = f"{case.read().name}:{line}"
     kinds = [(fix.kind, fix.where) for _, fix in wrong]  # type: ignore[attr-defined]
     assert any(k == case.kind and w.endswith(at) for k, w in kinds), kinds
+    if case.says:  # the example matches what the line does (np.clip: tf.clip_by_value)
+        texts = [fix.text for _, fix in wrong if fix.kind == case.kind]  # type: ignore[attr-defined]
+        assert all(case.says in t for t in texts), texts
     for later in case.line("later"):
         fix = next(f for _, f in wrong if f.kind == case.kind)  # type: ignore[attr-defined]
         assert any(p.endswith(f"broken.py:{later}") for p in fix.later), fix.later  # type: ignore[attr-defined]

@@ -107,13 +107,13 @@ def test_a_stop_gradient_is_the_cut_at_the_users_line(trained: dict[str, Any]) -
 
 
 def test_the_none_finding_carries_the_cause(trained: dict[str, Any]) -> None:
-    findings = {f["variable"]: f for f in trained["monitor"].findings if f["kind"] == "none"}
+    findings = {f.variable: f for f in trained["monitor"].findings if f.kind == "none"}
     assert set(findings) == {"side/kernel", "side/bias", "b/kernel", "b/bias"}
-    assert all(f["from_step"] == 1 for f in findings.values())
-    assert "which no loss reads" in findings["b/kernel"]["message"]
-    assert "none:stopped, cut at" in findings["side/bias"]["message"]
-    assert findings["side/bias"]["cut_points"][0]["op"] == "StopGradient"
-    assert "cut_points" not in findings["b/bias"]  # no path at all: nothing was cut
+    assert all(f.step == 1 for f in findings.values())
+    assert "which no loss reads" in findings["b/kernel"].message
+    assert "none:stopped, cut at" in findings["side/bias"].message
+    assert findings["side/bias"].cut_points[0].op == "StopGradient"
+    assert findings["b/bias"].cut_points == ()  # no path at all: nothing was cut
 
 
 def _added_losses_model(**compile_options: Any) -> Any:

@@ -180,8 +180,8 @@ def test_the_first_nan_step_inside_an_execution_is_the_one_bare_tensorflow_gives
     monitor = Monitor(every=1)
     watched.fit(x, y, batch_size=8, shuffle=False, verbose=0, callbacks=[monitor])
     assert [s["step"] for s in monitor.steps] == [1, 2, 3, 4, 5, 6]
-    nan = [f for f in monitor.findings if f["kind"] == "nan" and f["variable"] == "pre/kernel"]
-    assert [f["from_step"] for f in nan] == [first]
+    nan = [f for f in monitor.findings if f.kind == "nan" and f.variable == "pre/kernel"]
+    assert [f.step for f in nan] == [first]
 
 
 def test_a_timeline_unwritable_at_the_end_is_kept_and_the_error_says_where(

@@ -82,25 +82,25 @@ def test_monitor_says_why_fit_raised_on_no_gradients_as_run_says_it(
     assert (type(raised), str(raised)) == (type(bare), str(bare))  # the program's own, unchanged
     site = names["monitor"].site  # the fit(...) line, the program's last
     assert site.endswith(f"argmax_fit.py:{ARGMAX.count(chr(10))}")
-    found = {f["variable"]: f for f in names["monitor"].findings}
-    where = found["dense/kernel"]["cut_points"][0]["source"]  # the Lambda's line, as a path
+    found = {f.variable: f for f in names["monitor"].findings}
+    where = found["dense/kernel"].cut_points[0].source  # the Lambda's line, as a path
     assert where.endswith(f"argmax_fit.py:{line}") and Path(where.rpartition(":")[0]) == program
     assert (
         f"gradscope.keras.Monitor: fit at {site} raised ValueError in step 1, which got no "
         "gradient for 2 of its variables:\n"
         f"  fit at {site} gives dense/kernel, dense/bias no gradient (nondifferentiable): cut at "
-        f"{found['dense/kernel']['cut_points'][0]['node']} (ArgMax) at {where}\n"
+        f"{found['dense/kernel'].cut_points[0].node} (ArgMax) at {where}\n"
         f"  fix: At {where}, `tf.argmax` gives integer indices"
     ) in said
     assert set(found) == set(ran)
     for name, finding in found.items():
-        assert finding["kind"] == "none" and finding["from_step"] == 1
+        assert finding.kind == "none" and finding.step == 1
         # the op, kind and line run names (the node: as each door sees it, a traced step's
         # op eagerly, and numbered by the Keras models this process made)
-        said_cuts = [(c["op"], c["kind"], c["source"].replace(where, f"argmax_fit.py:{line}"))
-                     for c in finding["cut_points"]]  # fmt: skip
+        said_cuts = [(c.op, c.kind, c.source.replace(where, f"argmax_fit.py:{line}"))
+                     for c in finding.cut_points]  # fmt: skip
         assert said_cuts == [(c["op"], c["kind"], c["source"]) for c in ran[name]["cut_points"]]
-        assert finding["fix"]["kind"] == ran[name]["fix"]["kind"]
+        assert finding.fix is not None and finding.fix.kind == ran[name]["fix"]["kind"]
     model = names["model"]
     assert not hasattr(model, "_gradscope_monitor")  # Keras' own train function is back
     with pytest.raises(ValueError, match="No gradients provided for any variable"):
@@ -174,7 +174,7 @@ def test_a_custom_step_that_raises_on_a_none_gradient_is_explained(
     assert f"fit at {names['monitor'].site} raised TypeError in step 1" in said
     assert "gives spare/kernel, spare/bias no gradient (disconnected)" in said
     found = names["monitor"].findings
-    assert {f["variable"] for f in found} == {"spare/kernel", "spare/bias"}
+    assert {f.variable for f in found} == {"spare/kernel", "spare/bias"}
 
 
 FAILS_LATER = """\

@@ -151,8 +151,13 @@ def test_gradscope_fails_a_test_with_an_unexpected_none_or_nan(
     result.assert_outcomes(passed=5, failed=2)  # test_watches_itself too (issue 42 point 4)
     out = str(result.stdout)
     result.stdout.fnmatch_lines([
-        "*gradscope: this test's gradient calls got 1 unexpected-none*",
-        "*gradscope: this test's gradient calls got 1 nan*",
+        "*gradscope: b got 1 unexpected-none*",
+        "*gradscope: v got 1 nan*",
+    ])  # fmt: skip
+    # pytest's short summary (-rf) keeps the variable's name: the first line leads with it
+    result.stdout.fnmatch_lines([
+        "FAILED test_grads.py::test_cut - Failed: gradscope: b got 1 unexpected-none*",
+        "FAILED test_grads.py::test_nan - Failed: gradscope: v got 1 nan*",
     ])  # fmt: skip
     cut = out[out.index("_ test_cut _") :]
     assert "none:stopped" in cut and "StopGradient" in cut  # the report, with its cut point

@@ -24,6 +24,7 @@ from gradscope._src.version import __version__
 
 if TYPE_CHECKING:
     from gradscope._src.report.formats import Result
+    from gradscope._src.results.fix import Fix
 
 _CODE = re.compile(r"`([^`]+)`")  # the problems' markdown code spans
 
@@ -89,7 +90,7 @@ def _code(text: str) -> str:
 
 
 def _cuts(report: m.Report) -> list[str]:
-    from gradscope._src.report.rows import cut_rows
+    from gradscope._src.report.rows import cut_fixes, cut_rows
 
     rows = cut_rows(report)  # identical cut points of a big model gathered, as in the table
     if not rows:
@@ -101,7 +102,17 @@ def _cuts(report: m.Report) -> list[str]:
             f"<tr><td>{_code(r.loss)}</td><td>{_code(r.label)}</td><td>{escape(r.status)}</td>"
             f"<td>{escape(r.where)}</td></tr>"
         )
-    return [*out, "</table>"]
+    return [*out, "</table>", *_fixes(cut_fixes(report))]
+
+
+def _fixes(found: Sequence[tuple[tuple[str, ...], Fix]]) -> list[str]:
+    """Each fix once, naming the variables it covers (``rows.fix_groups``)."""
+    from gradscope._src.report.rows import fix_line
+
+    if not found:
+        return []
+    said = [_CODE.sub(r"<code>\1</code>", escape(fix_line(names, fix))) for names, fix in found]
+    return ['<ul class="fixes">', *(f'<li class="fix">{s}</li>' for s in said), "</ul>"]
 
 
 def _rows(title: str, header: list[str], rows: Sequence[tuple[str, ...]], code: int) -> list[str]:
@@ -130,7 +141,7 @@ def _numeric(report: m.Report) -> list[str]:
 def _problems(report: m.Report) -> list[str]:
     if not report.problems:
         return []
-    from gradscope._src.report.rows import problem_rows
+    from gradscope._src.report.rows import fix_groups, problem_rows
 
     out = ["<h2>Problems</h2>", '<ul class="problems">']
     for row in problem_rows(report.findings()):  # alike ones gathered, as in the table
@@ -138,7 +149,10 @@ def _problems(report: m.Report) -> list[str]:
         kind = f'<span class="{"known" if p.known else "kind"}">{escape(p.kind)}</span>'
         message = _CODE.sub(r"<code>\1</code>", escape(row.message))
         out.append(f"<li>{kind}{' (known)' if p.known else ''}: {message}</li>")
-    return [*out, "</ul>"]
+    # the fixes of problems without a cut (those with one are under the cuts already)
+    unshown = fix_groups((str(f.variable or ""), None if f.cut_points else f.fix)
+                         for f in report.findings())  # fmt: skip
+    return [*out, "</ul>", *_fixes(unshown)]
 
 
 def _pictures(report: m.Report, svgs: Mapping[str, str | None]) -> list[str]:

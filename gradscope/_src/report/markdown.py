@@ -11,7 +11,13 @@ from gradscope._src.report import diff_style as ds
 from gradscope._src.report import mermaid, style
 from gradscope._src.report.formats import assert_never
 from gradscope._src.report.md import code, html, prose
-from gradscope._src.report.rows import fix_groups, problem_rows
+from gradscope._src.report.rows import (
+    covered_names,
+    cut_fixes,
+    cut_rows,
+    fix_groups,
+    problem_rows,
+)
 from gradscope._src.report.table import (
     ending,
     fixes,
@@ -74,11 +80,6 @@ def _cell(pair: m.PairResult, problem: bool | None = None) -> str:
     return f"{icon} {_escape(style.cell(pair))}"
 
 
-def fix_item(fix: Fix | None) -> list[str]:
-    """A fix as a nested list item below the cause it fixes (none when there is no fix)."""
-    return [f"  - **fix**: {prose(fix.sentence())}"] if fix is not None else []
-
-
 def _name(name: str, attribute: str) -> str:
     """A variable's name cell, with the attribute the user's code reaches it by."""
     named = code(name, table=True)
@@ -101,12 +102,12 @@ def matrix(report: m.Report) -> list[str]:
 def sections(report: m.Report, *, problems: bool = True) -> list[str]:
     """The body shared by ``inspect`` and ``check`` markdown (``check`` lists problems once)."""
     lines = matrix(report)
-    rows = style.cut_rows(report)
+    rows = cut_rows(report)  # identical cut points of a big model gathered, as in the table
     if rows:
         lines += ["", "**Where the gradient was cut**", ""]
-        for loss, var, status, where in rows:
-            lines.append(f"- {code(loss)} ← {code(var)}: {status}, at {prose(where)}")
-            lines += fix_item(report.loss(loss).pair(var).fix)
+        for r in rows:
+            lines.append(f"- {code(r.loss)} ← {code(r.label)}: {r.status}, at {prose(r.where)}")
+        lines += [fix_entry(names, fix) for names, fix in cut_fixes(report)]  # each once
     origins = style.nan_rows(report)
     if origins:
         lines += ["", "**Where NaN/Inf first appeared**", ""]
@@ -167,7 +168,7 @@ def problem_items(found: Sequence[Finding], *, shown_under_cuts: bool = False) -
 
 def fix_entry(names: Sequence[str], fix: Fix) -> str:
     """A fix said once, as a list item naming what it covers."""
-    covered = f" ({escape(', '.join(n for n in names if n))})" if any(names) else ""
+    covered = f" ({escape(covered_names(names))})" if any(names) else ""
     return f"- **fix**{covered}: {prose(fix.sentence())}"
 
 

@@ -176,7 +176,9 @@ def _run(report: rr.RunReport) -> str:
         sites: dict[tuple[str, str], list[str]] = {}
         for f in found:
             sites.setdefault((f.kind, f.where), []).append(str(f.variable))
-        rows = [[_e(kind), _e(site), ", ".join(_code(n) for n in names)]
+        # a row's count beside its kind: the rows add up to the summary's (as the table's)
+        rows = [[_e(f"{kind} ×{len(names)}" if len(names) > 1 else kind), _e(site),
+                 ", ".join(_code(n) for n in names)]
                 for (kind, site), names in sites.items()]  # fmt: skip
         unshown = "".join(
             f'<div style="color:#2e7d32;margin:.2em 0">{_e(_fix_line(names, fix))}</div>'

@@ -243,7 +243,10 @@ def cut_rows(
             rows += [CutRow(name, (v,), status, _where(cuts)) for v, cuts in members]
         else:
             variables = tuple(v for v, _ in members)
-            where = f"{_where_many([c for _, c in members])}, for {variables[0]} … {variables[-1]}"
+            where = _where_many([c for _, c in members])
+            # the range, unless the fix below the cuts names it (said once: ``cut_fixes``)
+            if report.loss(name).pair(variables[0]).fix is None:
+                where += f", for {variables[0]} … {variables[-1]}"
             rows.append(CutRow(name, variables, status, where))
     order = {name: i for i, name in enumerate(v.name for v in report.variables)}
     losses = {loss.name: i for i, loss in enumerate(report.losses)}
@@ -320,7 +323,29 @@ def fix_groups(items: Iterable[tuple[str, Fix | None]]) -> list[tuple[tuple[str,
     return [(tuple(names), fix) for names, fix in found.values()]
 
 
+def cut_fixes(report: m.Report, problems_only: bool = False) -> list[tuple[tuple[str, ...], Fix]]:
+    """The fixes of the pairs *Where the gradient was cut* lists, each said once with the
+    variables it covers (``fix_groups``): 200 variables cut by one line are one fix."""
+    named = {variable for _, variable in problem_pairs(report)} if problems_only else None
+    return fix_groups((pair.variable, pair.fix) for _, pair in report.pairs()
+                      if pair.cut_points and (named is None or pair.variable in named))  # fmt: skip
+
+
+#: A fix covering more variables than this names the first and the last, and the count.
+FIX_NAMES = 6
+
+
+def covered_names(names: Sequence[str]) -> str:
+    """The variables a fix covers, in a few words: all of them up to ``FIX_NAMES``, else
+    ``conv1/kernel … conv_pw_13_bn/beta, 81 variables`` (a screenful per cause, whatever the
+    model's size; the rows above name each)."""
+    named = [n for n in names if n]
+    if len(named) <= FIX_NAMES:
+        return ", ".join(named)
+    return f"{named[0]} … {named[-1]}, {len(named)} variables"
+
+
 def fix_line(names: Sequence[str], fix: Fix) -> str:
     """A fix said once for what it covers: ``fix (b/kernel, b/bias): ...``."""
-    covered = f" ({', '.join(n for n in names if n)})" if any(names) else ""
+    covered = f" ({covered_names(names)})" if any(names) else ""
     return f"fix{covered}: {fix.sentence()}"

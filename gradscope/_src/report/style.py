@@ -8,7 +8,6 @@ from collections.abc import Iterable
 
 from gradscope._src.results import report as m
 from gradscope._src.results import words
-from gradscope._src.results.fix import Fix
 from gradscope._src.results.status import Status
 
 #: Rich styles per status; the table uses them only on a terminal.
@@ -81,18 +80,6 @@ def cell(pair: m.PairResult) -> str:
     if pair.cut_points and m.has_gradient(pair.status):
         text += " ✂"
     return text
-
-
-def cut_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
-    """``(loss, variable, status, where)`` for every pair with cut points."""
-    rows = []
-    for loss, pair in report.pairs():
-        if not pair.cut_points:
-            continue
-        status = pair.status if not m.has_gradient(pair.status) else f"{pair.status}, partly cut"
-        where = words.cuts_text(pair.cut_points)
-        rows.append((loss.name, pair.variable, status, where))
-    return rows
 
 
 def nan_rows(report: m.Report) -> list[tuple[str, str, str, str]]:
@@ -226,10 +213,3 @@ def replica_rows(report: m.Report) -> list[tuple[str, str, list[tuple[str, str]]
 def replica_cell(status: Status, norm: float | None) -> str:
     """One replica's gradient in a narrow cell: ``ok 1.2e+00``, ``zero``, ``disconnected``."""
     return f"{SHORT[status]} {number(norm)}" if status == m.OK else SHORT[status]
-
-
-def with_fix(text: str, fix: Fix | None) -> str:
-    """``text`` with its fix on a line of its own below (``fix: ...``), as tables print it."""
-    if fix is None:
-        return text
-    return f"{text}\nfix: {fix.sentence()}" if text else f"fix: {fix.sentence()}"

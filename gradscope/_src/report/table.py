@@ -111,17 +111,17 @@ def _cuts(report: m.Report, group: str, problems_only: bool) -> Lines | None:
         return None
     wrong = rows.problem_pairs(report)
     table = [
-        [(r.loss, ""), (r.label, ""), (r.status, _status_style(r, wrong)),
-         (style.with_fix(r.where, _fix(report, r)), "")]
+        [(r.loss, ""), (r.label, ""), (r.status, _status_style(r, wrong)), (r.where, "")]
         for r in found
     ]  # fmt: skip
     headers = ("loss", "variable", "status", "cut at")
-    return Lines(lambda width: grid.columns(headers, table, width), "Where the gradient was cut")
+    fixes = [Text(rows.fix_line(names, fix), style="green")
+             for names, fix in rows.cut_fixes(report, problems_only)]  # fmt: skip
 
+    def lines(width: int) -> list[Text]:  # each fix once, below the cuts, naming its variables
+        return grid.columns(headers, table, width) + fixes
 
-def _fix(report: m.Report, row: rows.CutRow) -> Fix | None:
-    """The fix of a cut row's first pair (a group's pairs are cut the same way)."""
-    return report.loss(row.loss).pair(row.variables[0]).fix
+    return Lines(lines, "Where the gradient was cut")
 
 
 def _unshown(finding: Finding) -> Fix | None:
@@ -529,11 +529,11 @@ CAUGHT = ("the program caught the stop and went on{how}: {refused} gradient call
 
 
 def heading(call: rr.CallResult) -> str:
-    """``train.py:57 · GradientTape.gradient (function) · step 1 · target 6.93e-01 at ...``."""
+    """``train.py:57 · GradientTape.gradient (function) · step 1 · loss 6.93e-01 at ...``."""
     step = f"step {call.step}" if call.step else "never run"
     text = f"{call.where} · {call.api} ({call.mode}) · {step}"
     if call.target_source or call.value is not None:
-        text += f" · target {style.number(call.value)}"
+        text += f" · loss {style.number(call.value)}"
     if call.target_source:
         text += f" at {call.target_source}"
     if call.loss_scale is not None:
@@ -711,7 +711,9 @@ def unshown_run_fixes(
 
 
 def _run_problems(found: Sequence[Finding]) -> Table:
-    """One row per site and kind, naming its sources (the messages are in the JSON report)."""
+    """One row per site and kind, naming its sources, and how many problems it stands for
+    when several (``unexpected-none ×2``: the rows add up to the summary's count; the
+    messages are in the JSON report)."""
     grouped: dict[tuple[str, str], list[str]] = {}
     for f in found:
         grouped.setdefault((f.kind, f.where), []).append(str(f.variable))
@@ -720,7 +722,8 @@ def _run_problems(found: Sequence[Finding]) -> Table:
     for name in ("kind", "site", "sources"):
         table.add_column(name, overflow="fold")
     for (kind, site), names in grouped.items():
-        table.add_row(Text(kind, style="red"), site, ", ".join(names))
+        count = f" ×{len(names)}" if len(names) > 1 else ""
+        table.add_row(Text(f"{kind}{count}", style="red"), site, ", ".join(names))
     return table
 
 

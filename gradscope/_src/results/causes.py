@@ -389,6 +389,17 @@ class Assign(CutCause):
                 f"`paddings`, `op: multiply`, `op: add`), which holds the values the assign "
                 f"writes.{more}"
             )
+        elif self.op and "Slice" not in self.op and "Scatter" not in self.op:
+            # a whole variable written (``w.assign(w_pred)``: a hypernetwork's predicted
+            # weights): what is copied is the tensor made from the variable, not the variable
+            text = (
+                f"{self.at()} `assign` writes a tensor made from {name(c.variable)} into "
+                "another variable, and TensorFlow passes no gradient through an assignment: "
+                "use that tensor itself in the forward pass where the variable is read (`y = "
+                "x @ w_pred` for `w.assign(w_pred); y = x @ w`, as a hypernetwork's "
+                "predicted weights need; keep the assign too if later steps read the "
+                f"variable).{more}"
+            )
         else:
             text = (
                 f"{self.at()} `assign` copies {name(c.variable)}'s value into a variable, and "
@@ -731,7 +742,8 @@ class OutsideTape(Cause):
 class LeftTensorFlow(Cause):
     """``line``: where the value left TensorFlow; ``how``: by what (``.numpy()``,
     ``float()``); ``back``: where it came back as a constant, when a buffer read took it
-    (``np.asarray``) and no method call was seen."""
+    (``np.asarray``) and no method call was seen; ``names``: the NumPy functions that line
+    calls (``clip``), which the fix's example replaces."""
 
     id = "left-tensorflow"
     status = Status.DISCONNECTED
@@ -763,9 +775,33 @@ class LeftTensorFlow(Cause):
             "keep-tensorflow-ops",
             self.line,
             f"At {self.line} the value leaves TensorFlow (`.numpy()`, `np.*`, `float()`), and "
-            "what comes back is a new constant: keep TensorFlow ops there (`tf.math.tanh(h)` "
-            "for `np.tanh(h.numpy())`).",
+            f"what comes back is a new constant: keep TensorFlow ops there ({self._example()}).",
         )
+
+    def _example(self) -> str:
+        """The TensorFlow op for the NumPy function the line calls (``tf.clip_by_value(h,
+        lo, hi)`` for ``np.clip(h.numpy(), lo, hi)``); ``np.tanh`` when none is known."""
+        for called in self.names:
+            tf_op = NUMPY_TO_TF.get(called)
+            if tf_op is not None:
+                args = ", lo, hi" if called == "clip" else ""
+                return f"`{tf_op}(h{args})` for `np.{called}(h.numpy(){args})`"
+        if self.names:
+            return f"the `tf.` op for `np.{self.names[0]}(...)`, on the tensor itself"
+        return "`tf.math.tanh(h)` for `np.tanh(h.numpy())`"
+
+
+#: The TensorFlow op of a NumPy function, for a round trip's fix.
+NUMPY_TO_TF = {
+    "abs": "tf.abs", "clip": "tf.clip_by_value", "cos": "tf.cos", "exp": "tf.exp",
+    "log": "tf.math.log", "log1p": "tf.math.log1p", "max": "tf.reduce_max",
+    "maximum": "tf.maximum", "mean": "tf.reduce_mean", "min": "tf.reduce_min",
+    "minimum": "tf.minimum", "power": "tf.pow", "sigmoid": "tf.sigmoid", "sin": "tf.sin",
+    "sqrt": "tf.sqrt", "square": "tf.square", "sum": "tf.reduce_sum", "tanh": "tf.math.tanh",
+    "where": "tf.where", "matmul": "tf.matmul", "std": "tf.math.reduce_std",
+    "var": "tf.math.reduce_variance", "reshape": "tf.reshape", "transpose": "tf.transpose",
+    "concatenate": "tf.concat", "stack": "tf.stack", "einsum": "tf.einsum",
+}  # fmt: skip
 
 
 @registered
@@ -956,7 +992,8 @@ class UnreadOutput(Cause):
     """``names``: the model's outputs the variable reaches (each once); ``model``: the
     model's name; ``line``: where the loss was made ("" unknown); ``compiled``: the model
     trains with Keras' own step, whose loss is compile()'s; ``part``: the call's loss is that
-    compiled loss alone (one output's)."""
+    compiled loss alone (one output's); ``compiled_at``: the user's line of that
+    ``compile()``, where the head was left out ("" unknown)."""
 
     id = "unread-output"
     status = Status.DISCONNECTED
@@ -971,6 +1008,7 @@ class UnreadOutput(Cause):
     model: str = ""
     compiled: bool = False
     part: str = ""
+    compiled_at: str = ""
 
     def _heads(self) -> str:
         return ", ".join(f"'{h}'" for h in self.names)
@@ -982,8 +1020,10 @@ class UnreadOutput(Cause):
         if self.part:  # one loss of several: the others read those outputs
             return f"reaches only {self._outputs()}, which loss '{self.part}' does not read"
         if self.compiled:
+            at = f" at {self.compiled_at}" if self.compiled_at else ""
             return (
-                f"reaches only {self._outputs()}, which no loss reads (compile() gives it no loss)"
+                f"reaches only {self._outputs()}, which no loss reads (compile(){at} gives it "
+                "no loss)"
             )
         loss = wording.loss_made_at(self.line)
         return f"reaches only {self._outputs()} of model '{self.model}', which {loss} does not read"
@@ -992,11 +1032,14 @@ class UnreadOutput(Cause):
         heads = self._heads()
         if not (self.part or self.compiled):
             heads += f" of model '{self.model}'"
+        compile_ = "`compile(loss=...)`"
+        if self.compiled and self.compiled_at:
+            compile_ = f"`compile(loss=...)` at {self.compiled_at}"
         return Fix(
             "unread-output",
-            c.site,
+            self.compiled_at if self.compiled and self.compiled_at else c.site,
             f"{name(c.variable)} feeds only output {heads}, which no loss reads: give it a "
-            "loss (in `compile(loss=...)`, one per output, or in the loss your step computes), "
+            f"loss (in {compile_}, one per output, or in the loss your step computes), "
             "or drop that output from the model, or freeze its layer (`layer.trainable = "
             "False`, then `compile()`) if it is meant to stay as it is.",
         )

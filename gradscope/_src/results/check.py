@@ -29,7 +29,7 @@ from gradscope._src.results.finding import Finding
 Key = tuple[str, str | None, str | None, str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # repr: the table (Displayed)
 class CheckResult(Displayed):
     """Several reports checked together (one per spec), with the baseline they were held to.
 
@@ -84,13 +84,20 @@ class CheckResult(Displayed):
         raise KeyError(spec)
 
     def checked(self) -> str:
-        """What was checked: ``6 specs``, ``1 timeline``, ``2 specs and 1 timeline``."""
+        """What was checked: ``6 specs``, ``1 target``, ``1 timeline``, ``2 specs and 1
+        timeline``."""
         said = [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in self._kinds() if n]
-        return " and ".join(said) or "0 specs"
+        return ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else (
+            said[0] if said else "0 specs")  # fmt: skip
 
     def _kinds(self) -> list[tuple[str, int]]:
+        """How many of each were checked: YAML specs, Python targets (and saved models),
+        timelines."""
         timelines = sum(r.route == "timeline" for r in self.reports)
-        return [("spec", len(self.reports) - timelines), ("timeline", timelines)]
+        specs = sum(r.route != "timeline" and r.spec.endswith((".yaml", ".yml"))
+                    for r in self.reports)  # fmt: skip
+        return [("spec", specs), ("target", len(self.reports) - timelines - specs),
+                ("timeline", timelines)]  # fmt: skip
 
     def verdict(self) -> str:
         """``passed: 6 specs, 84 pairs, no unexpected gradients`` or ``failed: ...``."""
@@ -102,7 +109,9 @@ class CheckResult(Displayed):
         n = len(self.failures)
         failing = len({p.spec for p in self.failures})
         where = f" in {specs}"
-        if all(count for _, count in self._kinds()):  # "in 1 of 2 files: 1 spec and 1 timeline"
+        if (
+            sum(bool(count) for _, count in self._kinds()) > 1
+        ):  # "in 1 of 2 files: 1 spec and 1 timeline"
             where = f" in {failing} of {len(self.reports)} files: {specs}"
         elif len(self.reports) > 1:  # "in 1 of 3 specs"
             where = f" in {failing} of {specs}"

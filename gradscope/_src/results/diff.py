@@ -123,7 +123,7 @@ class Diff:
         return f"whole model: cosine {self.cosine:+.3f} over {over}{left}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # repr: the table (Displayed)
 class DiffReport(Displayed):
     """``gradscope diff SPEC A B``: the inspect report of the two losses, and their diff."""
 
@@ -147,7 +147,7 @@ class DiffReport(Displayed):
         return rich_renderable(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # repr: the table (Displayed)
 class DiffMatrix(Displayed):
     """``gradscope diff SPEC``: the whole-model cosine of every pair of losses."""
 

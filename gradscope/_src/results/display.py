@@ -36,9 +36,25 @@ def rich_renderable(result: Any) -> Any:
 
 
 class Displayed:
-    """Mixed into every result type: ``_repr_html_`` and ``_repr_pretty_``."""
+    """Mixed into every result type: ``_repr_html_`` and ``_repr_pretty_``; ``str()`` and
+    ``repr()`` are the terminal table (``print(report)``, the plain REPL), so a result
+    never prints as a dump of its fields (its classes are dataclasses with ``repr=False``).
+    """
 
     __slots__ = ()
+
+    def __str__(self) -> str:
+        import shutil
+
+        return self._text(shutil.get_terminal_size((100, 24)).columns)
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def _text(self, width: int) -> str:
+        if DRAW.text is None:  # no report layer imported: the type, never a dump
+            return f"<{type(self).__module__}.{type(self).__name__}>"
+        return DRAW.text(self, width)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -51,9 +67,7 @@ class Displayed:
         return None if DRAW.html is None else DRAW.html(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        if cycle or DRAW.text is None:
-            printer.text(f"{type(self).__name__}(...)" if cycle else repr(self))
+        if cycle:
+            printer.text(f"{type(self).__name__}(...)")
             return
-        import shutil
-
-        printer.text(DRAW.text(self, shutil.get_terminal_size((100, 24)).columns))
+        printer.text(str(self))

@@ -120,6 +120,10 @@ class Finding:
                    cut_points, fix, call, variable, False, file_of(site), via, step,
                    "run")  # fmt: skip
 
+    def __str__(self) -> str:
+        """``FILE:LINE: kind: message Fix: ...``: the line ``print(finding)`` shows."""
+        return f"{self.where}: {self.kind}: {self.with_fix()}"
+
     @property
     def spec(self) -> str:
         """The file a problem of ``inspect``/``check`` is located in (its ``spec``)."""

@@ -180,7 +180,7 @@ class LossResult:
 Problem = Finding
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # repr: the table (Displayed)
 class Report(Displayed):
     """The whole result of ``inspect`` (and of ``check``) for one spec or target."""
 

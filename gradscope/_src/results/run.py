@@ -188,7 +188,7 @@ class Stop:
     finished: bool = False  # ...and went on to its end (outcome ``stopped`` all the same)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # repr: the table (Displayed)
 class RunReport(Displayed):
     """The whole result of ``gradscope run``."""
 

@@ -153,6 +153,19 @@ def find(
     return ordered(out)
 
 
+def ended_line(site: str, findings: Sequence[Mapping[str, Any]], most: int = 3) -> str:
+    """The one line a ``fit()`` the Monitor watched ends with when it found something:
+    ``gradscope: fit() at train.py:40 found 2 problems: dense/kernel dead from step 40,
+    out/bias none from step 1 (monitor.findings has each message and fix)``."""
+    named = [f"{f['variable']} {f['kind']} from step {f['from_step']}" for f in findings[:most]]
+    more = len(findings) - len(named)
+    listed = ", ".join(named) + (f" and {more} more" if more > 0 else "")
+    count = f"{len(findings)} problem{'' if len(findings) == 1 else 's'}"
+    place = "fit()" if site == "fit" else f"fit() at {site}"
+    return (f"gradscope: {place} found {count}: {listed} "
+            "(monitor.findings has each message and fix)")  # fmt: skip
+
+
 def ordered(findings: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """``findings`` by step, then site, variable and kind."""
     return sorted(

@@ -6,7 +6,10 @@
 
     monitor = Monitor(every=10, timeline="timeline.json", tensorboard="logs/grads")
     model.fit(x, y, epochs=5, callbacks=[monitor])
-    monitor.findings     # [{"kind": "dead", "variable": "dense_1/kernel", "from_step": 40, ...}]
+    monitor.findings     # [Finding(kind=FindingKind.DEAD, variable="dense_1/kernel", step=40, ...)]
+
+A fit that found something ends with one line on standard error naming what it found
+(``gradscope: fit() at train.py:40 found 1 problem: dense_1/kernel dead from step 40 ...``).
 
 Works with compiled losses, several outputs, ``add_loss``, regularizers and custom
 ``train_step``s that call ``optimizer.apply_gradients`` (or ``apply``), traced (with or
@@ -43,8 +46,9 @@ import keras
 from gradscope._src.frontends import backend
 from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.location import Location
+from gradscope._src.results.finding import Finding, file_of
 from gradscope._src.timeline import failed, traced
-from gradscope._src.timeline.findings import Thresholds
+from gradscope._src.timeline.findings import Thresholds, ended_line
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
 from gradscope._src.timeline.record import Recorder, Summary
 
@@ -98,6 +102,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         self._next = self._last = self._per_call = 1
         self._pending = self._stepping = False
         self._batches = 0  # steps this fit has run (the optimizer may count none)
+        self._said: set[tuple[str, str, str]] = set()  # findings an ended fit's line named
         self._installed: _Installed | None = None
         # A fit interrupted (Ctrl-C) or raising never reaches on_train_end: the timeline of
         # the steps recorded so far is written when the program exits.
@@ -115,10 +120,12 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         return self.recorder.steps
 
     @property
-    def findings(self) -> list[dict[str, Any]]:
-        """The findings of the steps recorded so far."""
+    def findings(self) -> list[Finding]:
+        """The findings of the steps recorded so far: the one finding type every result
+        holds (``kind``, ``variable``, ``step`` it holds from, ``message``, ``fix``,
+        ``location`` the ``fit()`` line); the timeline JSON keeps them as dictionaries."""
         self._settle()
-        return self.recorder.findings()
+        return [Finding.from_dict(f, file_of(self.site)) for f in self.recorder.findings()]
 
     @property
     def timeline(self) -> dict[str, Any]:
@@ -331,6 +338,20 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             self.recorder.close()
         except OSError as error:  # the recorded steps are kept, and the message says where
             raise rescue(self.recorder.to_dict(), str(self.recorder.timeline), error) from None
+        self._say_findings()
+
+    def _say_findings(self) -> None:
+        """One line on standard error when this fit found what no earlier fit's line named."""
+        with contextlib.suppress(Exception):  # never a new error at the end of a good fit
+            found = self.recorder.findings()
+            new = [f for f in found if _key(f) not in self._said]
+            if new:
+                self._said.update(_key(f) for f in new)
+                print(ended_line(self.site, new), file=sys.stderr, flush=True)
+
+
+def _key(finding: dict[str, Any]) -> tuple[str, str, str]:
+    return (str(finding["site"]), str(finding["variable"]), str(finding["kind"]))
 
 
 _ACTIVE = "_gradscope_monitor"  # the model's _Installed while a Monitor's fit runs

@@ -26,7 +26,7 @@ MARKS = {
     "exploding": ("^", "#ff7f0e"),
     "dead": ("v", "#555555"),
     "vanishing": ("v", "#9467bd"),
-    "none": ("s", "#000000"),
+    "none": ("s", "#c62828"),  # red as a missing gradient, with a band from its first step
 }
 LEGEND_LAYERS = 12  # more layers than this: a colour bar instead of a legend entry each
 CMAP = "viridis"  # first layer dark, last layer light; readable in grey and for colour blindness
@@ -114,6 +114,8 @@ def _figure(plt: Any, timeline: Mapping[str, Any], title: str | None) -> Any:
     for record in timeline["steps"]:
         if record["site"] in by_site:
             by_site[record["site"]].append(record)
+    # every site's records: a layer keeps its colour in every panel
+    colours = _palette(timeline["steps"])
     for i, site in enumerate(names):
         norms = fig.add_subplot(grid[3 * i, 0])
         zeros = fig.add_subplot(grid[3 * i + 1, 0], sharex=norms)
@@ -123,9 +125,9 @@ def _figure(plt: Any, timeline: Mapping[str, Any], title: str | None) -> Any:
         findings = [f for f in timeline.get("findings", []) if f.get("site") == site]
         records, thinned = _thin(by_site[site])
         records, hidden = _fewer_variables(records, findings)
-        _norms(fig, norms, side, records)
-        _zero_fractions(zeros, records)
-        _findings(norms, side, findings)
+        _norms(fig, norms, side, records, colours)
+        _zero_fractions(zeros, records, colours)
+        _findings(norms, side, findings, records)
         _loss(loss, records)
         left = [f"every {thinned}th record drawn"] if thinned > 1 else []
         left += [f"{hidden} more variables not drawn"] if hidden else []
@@ -187,12 +189,19 @@ def _palette(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]
     )
 
 
-def _norms(fig: Any, ax: Any, side: Any, records: Sequence[Mapping[str, Any]]) -> None:
+Palette = tuple[list[str], list[str], dict[str, Any]]
+
+
+def _norms(fig: Any, ax: Any, side: Any, records: Sequence[Mapping[str, Any]],
+           colours: Palette) -> None:  # fmt: skip
     import matplotlib.pyplot as plt
     from matplotlib.colors import Normalize
     from matplotlib.lines import Line2D
 
-    variables, layers, color = _palette(records)
+    _, every_layer, color = colours
+    variables = list(dict.fromkeys(v for record in records for v in record["variables"]))
+    drawn = {layer_of(v) for v in variables}
+    layers = [layer for layer in every_layer if layer in drawn]
     cmap = plt.get_cmap(CMAP)
     thin = 0.8 if len(variables) > 40 else 1.4
     for name in variables:
@@ -267,9 +276,10 @@ def _zeros(
             )
 
 
-def _zero_fractions(ax: Any, records: Sequence[Mapping[str, Any]]) -> None:
+def _zero_fractions(ax: Any, records: Sequence[Mapping[str, Any]], colours: Palette) -> None:
     """Share of exactly-zero gradient elements per variable (dead units show as a climb to 1)."""
-    variables, _, color = _palette(records)
+    color = colours[2]
+    variables = list(dict.fromkeys(v for record in records for v in record["variables"]))
     for name in variables:
         points = [
             (r["step"], r["variables"][name].get("zero_fraction"))
@@ -288,13 +298,17 @@ def _positive(value: float | None) -> float:
     return value if value is not None and value > 0 and math.isfinite(value) else math.nan
 
 
-def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]]) -> None:
+def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]],
+              records: Sequence[Mapping[str, Any]] = ()) -> None:  # fmt: skip
     """A mark per finding at its first step along the top of the panel, the variables named
-    beside it (the first few groups), and a legend by kind."""
+    beside it (the first few groups), and a legend by kind. A variable without a gradient
+    (``none``) has no line to draw: a red band from its first step to the last record, named
+    in words across it, shows it."""
     if not findings:
         return
     from matplotlib.lines import Line2D
 
+    _missing(ax, [f for f in findings if f["kind"] == "none"], records)
     top = ax.get_xaxis_transform()  # x in steps, y in axes fraction
     groups: dict[tuple[str, int], list[str]] = {}
     for f in findings:
@@ -351,15 +365,39 @@ def _findings(ax: Any, side: Any, findings: Sequence[Mapping[str, Any]]) -> None
     )
 
 
+def _missing(
+    ax: Any, none: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]]
+) -> None:
+    """A red band from the first step a variable got no gradient to the last record, with
+    the variables named across it (horizontally), so a missing line cannot be missed."""
+    if not none:
+        return
+    last = max((int(r["step"]) for r in records), default=max(int(f["from_step"]) for f in none))
+    start = min(int(f["from_step"]) for f in none)
+    ax.axvspan(start, max(last, start + 0.5), color=MARKS["none"][1], alpha=0.08, linewidth=0)
+    names = list(dict.fromkeys(str(f["variable"]) for f in none))
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    ax.text(0.5, 0.5, label(f"no gradient from step {start}: {', '.join(names[:3])}{more}"),
+            transform=ax.transAxes, ha="center", va="center", fontsize=10,
+            color=MARKS["none"][1], fontweight="bold",
+            bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": MARKS["none"][1],
+                  "pad": 3})  # fmt: skip
+
+
 def _loss(ax: Any, records: Sequence[Mapping[str, Any]]) -> None:
+    from matplotlib.ticker import MaxNLocator
+
     steps = [r["step"] for r in records]
     values = [r.get("loss") for r in records]
-    positive = all(v is None or v > 0 for v in values)
+    known = [v for v in values if v is not None and math.isfinite(v)]
     ax.plot(steps, [math.nan if v is None else v for v in values], color="black", linewidth=1)
-    if positive and any(v is not None for v in values):
+    # log only where the loss spans decades: a log axis over 0.6..0.7 has no labelled tick
+    if known and min(known) > 0 and max(known) / min(known) > 100:
         ax.set_yscale("log")
     ax.set_ylabel("loss", fontsize=8)
+    ax.tick_params(axis="y", labelsize=7)
     ax.set_xlabel("step")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
     ax.grid(True, alpha=0.25)
 
 

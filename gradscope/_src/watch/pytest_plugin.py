@@ -163,8 +163,7 @@ class Watching:
         return render(report, "table", width=max(80, width))
 
     def _failure(self, report: Any) -> str:
-        said = ", ".join(f"{n} {k}" for k, n in _kinds(report).items())
-        return f"gradscope: this test's gradient calls got {said}\n\n{self._table(report)}"
+        return f"{failure_line(report)}\n\n{self._table(report)}"
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
@@ -212,6 +211,17 @@ def _framework() -> bool:
     """Whether a framework gradscope watches was imported (TensorFlow, JAX): a test that
     imported neither made no gradient call to watch."""
     return "tensorflow" in sys.modules or "jax" in sys.modules
+
+
+def failure_line(report: Any, most: int = 3) -> str:
+    """The first line of a watched test's failure, which pytest's short summary shows cut at
+    the terminal's width: the variables first (``gradscope: dense/kernel, dense/bias got 2
+    unexpected-none``), so the name survives the cut."""
+    names = list(dict.fromkeys(str(p.variable) for p in report.problems if p.variable))
+    more = len(names) - most
+    named = ", ".join(names[:most]) + (f" and {more} more" if more > 0 else "")
+    said = ", ".join(f"{n} {k}" for k, n in _kinds(report).items())
+    return f"gradscope: {named} got {said}" if named else f"gradscope: the test got {said}"
 
 
 def _kinds(report: Any) -> dict[str, int]:

@@ -136,12 +136,20 @@ def test_fit_missing_loss_names_the_head_and_the_fit_line() -> None:
     names = [s.name for s in call.sources]
     assert names == [v.path for v in model.trainable_variables]
     for s, g in zip(call.sources, bare, strict=True):
-        if g is None:  # the whole cause: its last path ends in Keras' step, at the fit line
-            assert s.status == "none:disconnected"
-            assert (
-                s.note
-                == "reaches only output 'b', which no loss reads (compile() gives it no loss)"
+        if g is None:  # the whole cause: its last path ends in Keras' step, at the fit line;
+            # the head was left out at the compile() line, named beside it
+            compiled_at = (
+                call.site.rpartition(":")[0]
+                + ":"
+                + str(line_of("fit_missing_loss.py", "model.compile("))
             )
+            assert s.status == "none:disconnected"
+            assert s.note == (
+                f"reaches only output 'b', which no loss reads (compile() at {compiled_at} "
+                "gives it no loss)"
+            )
+            assert s.fix is not None and s.fix.where == compiled_at
+            assert f"`compile(loss=...)` at {compiled_at}" in s.fix.text
         else:
             assert s.status == "ok" and s.norm == pytest.approx(norms([g])[0], rel=1e-4)
     assert call.value == pytest.approx(float(loss), rel=1e-5)

@@ -14,6 +14,7 @@ from typing import Any
 
 from gradscope._src.engine import cuts as flow
 from gradscope._src.engine import status as statuses
+from gradscope._src.location import Location
 from gradscope._src.results import causes, words
 from gradscope._src.results.causes import Cause
 from gradscope._src.results.cut import STOP_TYPES
@@ -336,6 +337,32 @@ def outside_notes(
                                               op=graph.ops[outside[-1]].type)  # fmt: skip
 
 
+def numpy_calls(site: str) -> tuple[str, ...]:
+    """The NumPy functions the user's line ``site`` (``FILE:LINE``) calls, each once, in
+    order (``("clip",)`` for ``v = np.clip(h.numpy(), 0, 1)``): what a round trip's fix
+    replaces with TensorFlow ops. None when the line cannot be read or parsed alone."""
+    import ast
+    import linecache
+
+    place = Location.parse(site)
+    if place is None or place.line < 1:
+        return ()
+    text = linecache.getline(place.file, place.line).strip()
+    try:
+        tree = ast.parse(text.removesuffix(":") + (" pass" if text.endswith(":") else ""))
+    except SyntaxError:  # a line of a longer statement
+        return ()
+    found = [
+        node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in ("np", "numpy")
+    ]
+    return tuple(dict.fromkeys(sorted(found, key=lambda name: text.find(f".{name}("))))
+
+
 def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
                     left: dict[int, tuple[str, str]]) -> None:  # fmt: skip
     """Name the line where a source's value left TensorFlow (``.numpy()``, ``float()``,
@@ -361,7 +388,7 @@ def roundtrip_notes(full: Problem, statics: Sequence[SourceStatic],
         if not exits:
             continue
         t, line, how = exits[-1]
-        static.cause = causes.LeftTensorFlow(line=line, how=how)
+        static.cause = causes.LeftTensorFlow(line=line, how=how, names=numpy_calls(line))
         op = graph.ops[graph.producer[t]].type
         op = "PartitionedCall" if op.startswith("__") else op  # a tf.function called eagerly
         static.cut_points.append(CutPoint(how, op, flow.NONDIFFERENTIABLE, line))
@@ -430,7 +457,9 @@ def dead_end_notes(
         line, op = where(k), graph.ops[k].type
         back = came_back(k)
         if back is not None and not said:
-            static.cause = causes.LeftTensorFlow(line=line, op=op, back=back)
+            static.cause = causes.LeftTensorFlow(
+                line=line, op=op, back=back, names=numpy_calls(line) or numpy_calls(back)
+            )
             static.cut_points.append(CutPoint("numpy", op, flow.NONDIFFERENTIABLE, line))
         elif left_only:
             continue

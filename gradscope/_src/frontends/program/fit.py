@@ -9,7 +9,9 @@ not on the path).
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,6 +26,22 @@ _local = threading.local()
 
 #: Outermost Keras model calls kept per thread (the gradient calls look for theirs here).
 KEPT = 16
+
+
+#: id(model) -> (a weak reference to it, the user's line of its last ``compile()``)
+_compiled: dict[int, tuple[Any, str]] = {}
+
+
+def compiled(model: Any, line: str) -> None:
+    """``model.compile()`` returned at the user's ``line``: a forgotten head is named there."""
+    with contextlib.suppress(TypeError):  # not weakly referable: its line stays unknown
+        _compiled[id(model)] = (weakref.ref(model), line)
+
+
+def compile_line(model: Any) -> str:
+    """The user's line of ``model``'s last ``compile()`` the watcher saw, else ``""``."""
+    ref, line = _compiled.get(id(model), (None, ""))
+    return line if ref is not None and ref() is model else ""
 
 
 def active() -> bool:
@@ -164,7 +182,9 @@ def _unread(reached: list[tuple[Any, str]], compiled: bool, target_source: str,
     last (nearest the loss), each named once (a model called twice)."""
     last = reached[-1][0]
     outputs = [n for m, n in reached if m is last]
-    return heads.no_path(outputs, last.name, target_source, compiled=compiled, part=part)
+    # Keras' own step: its loss is compile()'s, so the head was left out at that line
+    return heads.no_path(outputs, last.name, target_source, compiled=compiled, part=part,
+                         compiled_at=compile_line(last) if compiled else "")  # fmt: skip
 
 
 def _keras_step(model: Any) -> bool:

@@ -71,7 +71,9 @@ class Traces:
     def compile(self, model: Any) -> None:
         """``model.compile()`` returned: the flags it saw, per variable."""
         flags = {key: now for key, (_, now) in trained_now(model).items()}
-        self.compiled[id(model)] = (model, sites.text(sites.current()), flags)
+        line = sites.text(sites.current())
+        self.compiled[id(model)] = (model, line, flags)
+        fit.compiled(model, line)
 
     @contextmanager
     def step(self, model: Any) -> Iterator[None]:

@@ -84,7 +84,7 @@ def causes(
 
 
 def no_path(heads: Sequence[str], model: str, loss: str, *, compiled: bool = False,
-            part: str = "") -> Cause:  # fmt: skip
+            part: str = "", compiled_at: str = "") -> Cause:  # fmt: skip
     """Why a variable of Keras model ``model`` that no path leads from to ``loss`` gets no
     gradient: the outputs it reaches (``heads``) no loss reads, or it reaches none (its layer
     is off the path from the model's inputs to its outputs). The one rule for a Python
@@ -96,11 +96,12 @@ def no_path(heads: Sequence[str], model: str, loss: str, *, compiled: bool = Fal
         loss: the line that made the loss (``FILE:LINE``; "" unknown).
         compiled: the model trains with Keras' own step, whose loss is ``compile()``'s.
         part: the loss is that compiled loss alone (one output's).
+        compiled_at: the user's line of the model's ``compile()`` ("" unknown).
     """
     if not heads:
         return OffPath(model=model)
     return UnreadOutput(names=tuple(dict.fromkeys(heads)), model=model, line=loss,
-                        compiled=compiled, part=part)  # fmt: skip
+                        compiled=compiled, part=part, compiled_at=compiled_at)  # fmt: skip
 
 
 def handle_id(variable: Any) -> int | None:
