@@ -8,6 +8,8 @@ import sys
 import threading
 from collections.abc import Iterator
 
+from gradscope._src import failure
+
 #: The default wall-clock limit of a command that runs TensorFlow, in seconds.
 DEFAULT_TIMEOUT = 900.0
 
@@ -46,8 +48,10 @@ def limit(seconds: float | None, command: str) -> Iterator[None]:
         return
 
     def expire() -> None:
-        sys.stderr.write(message(command, seconds) + "\n")
+        said = message(command, seconds)
+        sys.stderr.write(said + "\n")
         sys.stderr.flush()
+        failure.said("timeout", said, 2, command)
         os._exit(2)
 
     _STATE.update(phase="starting", node="")

@@ -1,0 +1,303 @@
+"""``gradscope mcp``: gradscope as a Model Context Protocol server over stdio, for coding agents.
+
+Tools (docs/guides/agents.md shows how to register the server):
+
+- ``inspect``: every loss x every variable of a spec or Python target (``report-v1.json``);
+- ``run``: a Python program run as ``gradscope run`` runs it (``run-v1.json``);
+- ``check``: the CI gate over specs or targets (``check-v1.json``);
+- ``explain``: a cause of the registry (``results/causes.py``): what it means, what to change;
+- ``prove_fix``: ``gradscope fix --check`` on a program: each fix that is a text edit applied
+  in a scratch copy and the program run again (``fix-v1.json``).
+
+Each tool that runs TensorFlow runs the ``gradscope`` command itself in a child process, with
+``--format json``, in the working folder the server was given (``--root``): the same code, the
+same options and limits (``--timeout``, the run's own), and the same JSON, valid against the
+same schemas (a failure: ``error-v1.json``). The child's standard output never reaches the
+protocol's channel; a child that outlives its time limit is killed with its whole process
+group, as it is on every other way out of a call. Every path a tool is given must lie inside
+the working folder (symbolic links resolved); gradscope itself reads and writes nothing
+outside it (the report is written inside it, to ``.gradscope-mcp/``, and removed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from gradscope._src.cli.commands import summary
+
+#: The longest a tool's child process may run (seconds), and the default.
+MAX_SECONDS = 3600.0
+DEFAULT_SECONDS = 600.0
+#: How much of a program's own output a ``run`` result carries (bytes per stream, the end).
+OUTPUT_TAIL = 64 * 1024
+#: The server's name as agents list it.
+NAME = "gradscope"
+
+
+class Refused(ValueError):
+    """A tool argument the server will not act on (a path outside the working folder)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a child ``gradscope`` returned: its exit code, its JSON, the end of its output."""
+
+    exit_code: int
+    data: dict[str, Any] | None
+    stdout: str
+    stderr: str
+
+    def result(self) -> dict[str, Any]:
+        """The tool's structured result: the JSON the command printed (a report, or the
+        failure of ``error-v1.json``); a child that printed none is an ``internal`` failure."""
+        if self.data is not None:
+            return self.data
+        message = (self.stderr.strip().splitlines() or ["no output"])[-1]
+        entry = {"kind": "internal", "message": message, "location": None,
+                 "exit_code": self.exit_code}  # fmt: skip
+        return {"gradscope": 1, "command": "", "error": entry, "errors": [entry]}
+
+
+def inside(root: str, path: str) -> str:
+    """``path`` (relative to ``root``, or absolute) resolved, when it lies inside ``root``.
+
+    Raises:
+        Refused: the resolved path (links followed) is outside ``root``.
+    """
+    if "\0" in path:
+        raise Refused(f"{path!r}: not a path")
+    full = os.path.realpath(os.path.join(root, path))
+    if os.path.commonpath([root, full]) != root:
+        raise Refused(f"{path}: outside the working folder {root}; give a path inside it")
+    return full
+
+
+def target_inside(root: str, target: str) -> str:
+    """A spec, a saved model or a ``file.py:function`` target inside ``root``, as given.
+
+    Raises:
+        Refused: a file outside ``root``, or a ``module:function`` target (a module is found
+            on Python's path, outside the working folder).
+    """
+    head, sep, function = target.rpartition(":")
+    if sep and head.endswith(".py") and function.isidentifier():
+        inside(root, head)
+        return target
+    if sep and not os.path.exists(os.path.join(root, target)) and function.isidentifier():
+        raise Refused(f"{target}: a module target is found on Python's path; give "
+                      "path/to/file.py:function inside the working folder")  # fmt: skip
+    inside(root, target)
+    return target
+
+
+def gradscope(root: str, args: list[str], seconds: float, report: bool = False) -> Outcome:
+    """Run ``gradscope ARGS`` in ``root`` and read its JSON.
+
+    Args:
+        root: the working folder (the child's working directory).
+        args: the command and its options (``--format json`` among them).
+        seconds: the child is killed, with its process group, after this long.
+        report: the command writes its report with ``--output`` (``run``: the program's own
+            output stays on its streams): a file in ``root/.gradscope-mcp/``, removed after.
+    """
+    place = os.path.join(root, ".gradscope-mcp")
+    os.makedirs(place, exist_ok=True)
+    fd, path = tempfile.mkstemp(prefix="report-", suffix=".json", dir=place)
+    os.close(fd)
+    command = [sys.executable, "-m", "gradscope", *args]
+    if report:
+        command[4:4] = ["--output", path]  # after the command's name: its own option
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    child = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)  # fmt: skip
+    try:
+        try:
+            out, err = child.communicate(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            _kill(child)
+            out, err = child.communicate()
+            raise Refused(f"gradscope {args[0]}: still running after {seconds:g} s; killed "
+                          "(give a longer timeout, or a smaller program)") from None  # fmt: skip
+        text = _read(path) if report else out.decode("utf-8", "replace")
+        data = _json(text) or _json(out.decode("utf-8", "replace"))
+        return Outcome(child.returncode, data, _tail(out), _tail(err))
+    finally:
+        _kill(child)  # every way out: a cancelled call, a server shutting down
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        with contextlib.suppress(OSError):
+            os.rmdir(place)
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    if child.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _json(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _tail(data: bytes) -> str:
+    return data[-OUTPUT_TAIL:].decode("utf-8", "replace")
+
+
+def _seconds(timeout: float | None) -> float:
+    return DEFAULT_SECONDS if not timeout or timeout <= 0 else min(float(timeout), MAX_SECONDS)
+
+
+def explain(cause: str) -> dict[str, Any]:
+    """A cause of the registry as data: id, status, SARIF rule, title, help, fix kinds; an
+    unknown id lists the known ones."""
+    from gradscope._src.results.causes import CAUSES
+
+    found = CAUSES.get(cause)
+    if found is None:
+        return {"error": f"unknown cause {cause!r}", "causes": sorted(CAUSES)}
+    return {"id": found.id, "status": str(found.status), "rule": found.rule,
+            "title": found.title, "help": found.help, "fixes": list(found.fixes)}  # fmt: skip
+
+
+def server(root: str) -> Any:
+    """The MCP server, its tools confined to ``root``."""
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+    from mcp_types import CallToolResult, TextContent
+
+    app: Any = MCPServer(NAME, instructions=__doc__)
+
+    def answer(outcome: Outcome, extra: dict[str, Any] | None = None) -> CallToolResult:
+        data = outcome.result()
+        said = {"exit_code": outcome.exit_code, **(extra or {})}
+        return CallToolResult(
+            content=[TextContent(type="text", text=json.dumps(data)),
+                     TextContent(type="text", text=json.dumps(said))],
+            structured_content=data,
+            is_error="error" in data and "errors" in data,
+        )  # fmt: skip
+
+    def refused(why: Exception) -> CallToolResult:
+        entry = {"kind": "usage", "message": f"gradscope mcp: {why}", "location": None,
+                 "exit_code": 2}  # fmt: skip
+        data = {"gradscope": 1, "command": "mcp", "error": entry, "errors": [entry]}
+        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))],
+                              structured_content=data, is_error=True)  # fmt: skip
+
+    async def call(args: list[str], timeout: float | None, report: bool = False,
+                   program: bool = False) -> CallToolResult:  # fmt: skip
+        try:
+            outcome = await anyio.to_thread.run_sync(
+                lambda: gradscope(root, args, _seconds(timeout), report)
+            )
+        except Refused as why:
+            return refused(why)
+        tails = {"stdout": outcome.stdout, "stderr": outcome.stderr} if program else {}
+        return answer(outcome, tails)
+
+    @app.tool(description="Every loss x every variable of a YAML spec or a Python target "
+              "(path/to/file.py:function) inside the working folder: status, norm, cut points "
+              "at the user's lines, and fixes (schema: gradscope schema report).")  # fmt: skip
+    async def inspect(target: str, losses: list[str] | None = None,
+                      timeout: float | None = None) -> CallToolResult:  # fmt: skip
+        try:
+            target = target_inside(root, target)
+        except Refused as why:
+            return refused(why)
+        args = ["inspect", target, "--format", "json", "--quiet"]
+        args += [a for loss in losses or () for a in ("--loss", loss)]
+        return await call(args, timeout)
+
+    @app.tool(description="Run a Python program (a script inside the working folder) as "
+              "`gradscope run` runs it: every gradient it takes, per call site and source, with "
+              "fixes (schema: gradscope schema run). The program's own output tails come too.")
+    async def run(script: str, args: list[str] | None = None, steps: int = 1,
+                  allow_none: list[str] | None = None,
+                  timeout: float | None = None) -> CallToolResult:  # fmt: skip
+        try:
+            inside(root, script)
+        except Refused as why:
+            return refused(why)
+        options = ["run", "--format", "json", "--steps", str(max(1, int(steps)))]
+        options += [a for glob in allow_none or () for a in ("--allow-none", glob)]
+        return await call([*options, script, *(args or ())], timeout, report=True,
+                          program=True)  # fmt: skip
+
+    @app.tool(description="The CI gate over specs or Python targets inside the working "
+              "folder: fails on NaN, contradicted expectations and never-trained variables "
+              "(schema: gradscope schema check; exit code 1 when it fails).")  # fmt: skip
+    async def check(specs: list[str], baseline: str | None = None,
+                    timeout: float | None = None) -> CallToolResult:  # fmt: skip
+        try:
+            given = [target_inside(root, s) for s in specs]
+            extra = ["--baseline", inside(root, baseline)] if baseline else []
+        except Refused as why:
+            return refused(why)
+        return await call(["check", *given, "--format", "json", "--quiet", *extra], timeout)
+
+    @app.tool(name="explain", description="What a cause id means (the `id` of a pair's or "
+              "source's `cause`, or of a cut point's): its status, help and fix kinds.")
+    async def explain_tool(cause: str) -> dict[str, Any]:
+        return explain(cause)
+
+    @app.tool(description="Prove the fixes that are text edits on a program inside the "
+              "working folder: apply each in a scratch copy, run the program again, and "
+              "report per variable the status before and after and whether the forward "
+              "values stayed the same (schema: gradscope schema fix). Never writes the "
+              "user's files.")  # fmt: skip
+    async def prove_fix(script: str, args: list[str] | None = None, steps: int = 1,
+                        timeout: float | None = None) -> CallToolResult:  # fmt: skip
+        try:
+            inside(root, script)
+        except Refused as why:
+            return refused(why)
+        options = ["fix", "--check", "--format", "json", "--steps", str(max(1, int(steps)))]
+        return await call([*options, script, *(args or ())], timeout)
+
+    return app
+
+
+@click.command(short_help=summary("mcp"))
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default=".",
+              show_default=True,
+              help="The working folder: every path a tool is given must lie inside it, and "
+                   "programs run in it.")  # fmt: skip
+def mcp(root: str) -> None:
+    """Serve gradscope's tools to coding agents over the Model Context Protocol (stdio).
+
+    Tools: inspect, run, check, explain, prove_fix (docs/guides/agents.md). Needs the mcp
+    extra: pip install 'gradscope-tf[mcp]'.
+    """
+    from gradscope._src.errors import UsageError
+
+    try:
+        import mcp as _sdk  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "the MCP server needs the mcp package: pip install 'gradscope-tf[mcp]'"
+        ) from None
+    server(os.path.realpath(root)).run("stdio")
