@@ -64,6 +64,7 @@ SCHEMAS = {
     "check": "check --format json",
     "diff": "diff --format json",
     "timeline": "run --timeline FILE, the Keras Monitor's timeline",
+    "fix": "fix --check --format json",
     "error": "any command's failure with --format json (or in a SARIF log's properties)",
 }
 
