@@ -20,6 +20,7 @@ sits below every layer and imports nothing of gradscope.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -63,7 +64,5 @@ def said(kind: str, message: str, exit_code: int, command: str = "") -> None:
     sink = SINK[0]
     if sink is None:
         return
-    try:
+    with contextlib.suppress(Exception):  # the process is ending: its exit code says it
         sink(document(command, [entry(kind, message, exit_code)], exit_code))
-    except Exception:  # the process is ending: its exit code still says what happened
-        pass

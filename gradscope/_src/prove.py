@@ -123,10 +123,20 @@ class Proof:
             "argv": list(self.argv),
             "edits": [{"kind": kind, **edit.to_dict()} for kind, edit in self.edits],
             "skipped": list(self.skipped),
-            "variables": [{"site": c.site, "variable": c.variable, "before": c.before,
-                           "after": c.after} for c in self.changes],  # fmt: skip
-            "forward": [{"site": f.site, "step": f.step, "before": f.before, "after": f.after,
-                         "same": f.same} for f in self.forward],  # fmt: skip
+            "variables": [
+                {"site": c.site, "variable": c.variable, "before": c.before, "after": c.after}
+                for c in self.changes
+            ],
+            "forward": [
+                {
+                    "site": f.site,
+                    "step": f.step,
+                    "before": f.before,
+                    "after": f.after,
+                    "same": f.same,
+                }
+                for f in self.forward
+            ],
             "forward_same": self.forward_same,
             "exit_codes": {"before": self.exit_codes[0], "after": self.exit_codes[1]},
             "passed": self.passed,

@@ -115,9 +115,8 @@ class _Group(click.Group):
             formatter.write_dl([(name, COMMANDS[name].summary) for name in self.list_commands(ctx)])
 
     def invoke(self, ctx: click.Context) -> Any:
-        from gradscope._src.cli.output import interrupts_noted
-
         from gradscope._src.cli import machine
+        from gradscope._src.cli.output import interrupts_noted
 
         _INVOKED.append(ctx.invoked_subcommand or "")
         want = machine.wanted(ctx.meta.get("gradscope.args", ()))

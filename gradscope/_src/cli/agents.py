@@ -167,7 +167,7 @@ def _tail(data: bytes) -> str:
     return data[-OUTPUT_TAIL:].decode("utf-8", "replace")
 
 
-def _seconds(timeout: float | None) -> float:
+def seconds_of(timeout: float | None) -> float:
     return DEFAULT_SECONDS if not timeout or timeout <= 0 else min(float(timeout), MAX_SECONDS)
 
 
@@ -181,104 +181,6 @@ def explain(cause: str) -> dict[str, Any]:
         return {"error": f"unknown cause {cause!r}", "causes": sorted(CAUSES)}
     return {"id": found.id, "status": str(found.status), "rule": found.rule,
             "title": found.title, "help": found.help, "fixes": list(found.fixes)}  # fmt: skip
-
-
-def server(root: str) -> Any:
-    """The MCP server, its tools confined to ``root``."""
-    import anyio
-    from mcp.server.mcpserver import MCPServer
-    from mcp_types import CallToolResult, TextContent
-
-    app: Any = MCPServer(NAME, instructions=__doc__)
-
-    def answer(outcome: Outcome, extra: dict[str, Any] | None = None) -> CallToolResult:
-        data = outcome.result()
-        said = {"exit_code": outcome.exit_code, **(extra or {})}
-        return CallToolResult(
-            content=[TextContent(type="text", text=json.dumps(data)),
-                     TextContent(type="text", text=json.dumps(said))],
-            structured_content=data,
-            is_error="error" in data and "errors" in data,
-        )  # fmt: skip
-
-    def refused(why: Exception) -> CallToolResult:
-        entry = {"kind": "usage", "message": f"gradscope mcp: {why}", "location": None,
-                 "exit_code": 2}  # fmt: skip
-        data = {"gradscope": 1, "command": "mcp", "error": entry, "errors": [entry]}
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))],
-                              structured_content=data, is_error=True)  # fmt: skip
-
-    async def call(args: list[str], timeout: float | None, report: bool = False,
-                   program: bool = False) -> CallToolResult:  # fmt: skip
-        try:
-            outcome = await anyio.to_thread.run_sync(
-                lambda: gradscope(root, args, _seconds(timeout), report)
-            )
-        except Refused as why:
-            return refused(why)
-        tails = {"stdout": outcome.stdout, "stderr": outcome.stderr} if program else {}
-        return answer(outcome, tails)
-
-    @app.tool(description="Every loss x every variable of a YAML spec or a Python target "
-              "(path/to/file.py:function) inside the working folder: status, norm, cut points "
-              "at the user's lines, and fixes (schema: gradscope schema report).")  # fmt: skip
-    async def inspect(target: str, losses: list[str] | None = None,
-                      timeout: float | None = None) -> CallToolResult:  # fmt: skip
-        try:
-            target = target_inside(root, target)
-        except Refused as why:
-            return refused(why)
-        args = ["inspect", target, "--format", "json", "--quiet"]
-        args += [a for loss in losses or () for a in ("--loss", loss)]
-        return await call(args, timeout)
-
-    @app.tool(description="Run a Python program (a script inside the working folder) as "
-              "`gradscope run` runs it: every gradient it takes, per call site and source, with "
-              "fixes (schema: gradscope schema run). The program's own output tails come too.")
-    async def run(script: str, args: list[str] | None = None, steps: int = 1,
-                  allow_none: list[str] | None = None,
-                  timeout: float | None = None) -> CallToolResult:  # fmt: skip
-        try:
-            inside(root, script)
-        except Refused as why:
-            return refused(why)
-        options = ["run", "--format", "json", "--steps", str(max(1, int(steps)))]
-        options += [a for glob in allow_none or () for a in ("--allow-none", glob)]
-        return await call([*options, script, *(args or ())], timeout, report=True,
-                          program=True)  # fmt: skip
-
-    @app.tool(description="The CI gate over specs or Python targets inside the working "
-              "folder: fails on NaN, contradicted expectations and never-trained variables "
-              "(schema: gradscope schema check; exit code 1 when it fails).")  # fmt: skip
-    async def check(specs: list[str], baseline: str | None = None,
-                    timeout: float | None = None) -> CallToolResult:  # fmt: skip
-        try:
-            given = [target_inside(root, s) for s in specs]
-            extra = ["--baseline", inside(root, baseline)] if baseline else []
-        except Refused as why:
-            return refused(why)
-        return await call(["check", *given, "--format", "json", "--quiet", *extra], timeout)
-
-    @app.tool(name="explain", description="What a cause id means (the `id` of a pair's or "
-              "source's `cause`, or of a cut point's): its status, help and fix kinds.")
-    async def explain_tool(cause: str) -> dict[str, Any]:
-        return explain(cause)
-
-    @app.tool(description="Prove the fixes that are text edits on a program inside the "
-              "working folder: apply each in a scratch copy, run the program again, and "
-              "report per variable the status before and after and whether the forward "
-              "values stayed the same (schema: gradscope schema fix). Never writes the "
-              "user's files.")  # fmt: skip
-    async def prove_fix(script: str, args: list[str] | None = None, steps: int = 1,
-                        timeout: float | None = None) -> CallToolResult:  # fmt: skip
-        try:
-            inside(root, script)
-        except Refused as why:
-            return refused(why)
-        options = ["fix", "--check", "--format", "json", "--steps", str(max(1, int(steps)))]
-        return await call([*options, script, *(args or ())], timeout)
-
-    return app
 
 
 @click.command(short_help=summary("mcp"))
@@ -300,4 +202,6 @@ def mcp(root: str) -> None:
         raise UsageError(
             "the MCP server needs the mcp package: pip install 'gradscope-tf[mcp]'"
         ) from None
+    from gradscope._src.cli.agent_tools import server
+
     server(os.path.realpath(root)).run("stdio")

@@ -1,4 +1,4 @@
-"""``gradscope fix``: prove a program's edit fixes in a scratch copy, then (``--apply``) write them."""
+"""``gradscope fix``: prove a program's edit fixes in a scratch copy; ``--apply`` writes them."""
 
 from __future__ import annotations
 
@@ -28,8 +28,14 @@ from gradscope._src.errors import ExitCode
               help="After a passed proof, write the edits into the program's files.")  # fmt: skip
 @click.option("--steps", type=click.IntRange(min=1), default=1, show_default=True,
               help="As gradscope run --steps, for both runs.")  # fmt: skip
-@click.option("--timeout", type=click.FloatRange(min=1), default=900.0, show_default=True,
-              metavar="SECONDS", help="Each run of the program is stopped after this long.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=900.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Each run of the program is stopped after this long.",
+)
 @format_option(["table", "json"])
 @click.option("--output", "-o", metavar="FILE", default=None,
               help="Write the report to FILE instead of standard output.")  # fmt: skip

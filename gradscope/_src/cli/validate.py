@@ -87,7 +87,9 @@ def schema(name: str) -> None:
         return
     from importlib import resources
 
-    text = resources.files("gradscope").joinpath(f"_src/data/schema/{name}-v1.json").read_text(
-        encoding="utf-8"
+    text = (
+        resources.files("gradscope")
+        .joinpath(f"_src/data/schema/{name}-v1.json")
+        .read_text(encoding="utf-8")
     )
     click.echo(text, nl=False)

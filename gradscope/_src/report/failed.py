@@ -63,7 +63,9 @@ def artifact_of(path: str, root: str) -> dict[str, str]:
     return artifact(path, root)
 
 
-def sarif(error: GradscopeError, source_root: str | None = None, command: str = "check") -> dict[str, Any]:
+def sarif(
+    error: GradscopeError, source_root: str | None = None, command: str = "check"
+) -> dict[str, Any]:
     """A SARIF log with one ``spec-error`` result per located error, the run unsuccessful,
     and the failure as data (``schema/error-v1.json``) in the log's ``properties``."""
     from gradscope._src.errors import entries

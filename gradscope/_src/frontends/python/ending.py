@@ -117,8 +117,12 @@ def _last_words(caller: Any, what: str) -> NoReturn:
         sys.stdout.flush()
     with contextlib.suppress(OSError):
         os.write(2, visible(line).encode("utf-8", "backslashreplace") + b"\n")
-    failure.said("target-ended", visible(line), int(ExitCode.TARGET_ENDED),
-                 _command().removeprefix("gradscope").strip())
+    failure.said(
+        "target-ended",
+        visible(line),
+        int(ExitCode.TARGET_ENDED),
+        _command().removeprefix("gradscope").strip(),
+    )
     _real_exit(int(ExitCode.TARGET_ENDED))
 
 
