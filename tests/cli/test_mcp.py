@@ -35,14 +35,14 @@ def _schema(name: str) -> dict[str, Any]:
     return loaded
 
 
-async def _session(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+async def _session(root: Path, home: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """Start the server in ``root``, make ``calls`` in order with the SDK's client; the
     server process ends when the client's context closes, whatever happened."""
     import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(root)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home)}
     params = StdioServerParameters(command=sys.executable, env=env,
                                    args=["-m", "gradscope", "mcp", "--root", str(root)])  # fmt: skip
     out: list[Any] = []
@@ -72,7 +72,8 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "module": ("check", {"specs": ["os.path:join"]}),
         "run": ("run", {"script": "train.py"}),
     }
-    results = anyio.run(_session, root, list(calls.values()))
+    home = tmp_path_factory.mktemp("home")  # Keras' own ~/.keras
+    results = anyio.run(_session, root, home, list(calls.values()))
     return {"tools": results[0], **dict(zip(calls, results[1:], strict=True)), "root": root}
 
 
@@ -101,17 +102,18 @@ def test_mcp_refuses_what_lies_outside_the_working_folder(answers: dict, call: s
 def test_mcp_runs_a_program_as_gradscope_run_does(answers: dict[str, Any]) -> None:
     import tensorflow as tf
 
-    result = answers["run"]
-    report = result.structured_content
-    jsonschema.validate(report, _schema("run"))
-    said = json.loads(result.content[1].text)
-    assert said["exit_code"] == 1 and "program says 2.0" in said["stdout"]  # a None: problem
-    (call,) = report["calls"]
-    # bare TensorFlow: the same loss's gradient for w is None
+    # bare TensorFlow: the same loss, and its gradient for w is None
     w = tf.Variable([[1.0], [2.0]])
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(tf.stop_gradient(tf.matmul(tf.constant([[1.0, 2.0]]), w)))
     assert tape.gradient(loss, w) is None
+    result = answers["run"]
+    report = result.structured_content
+    jsonschema.validate(report, _schema("run"))
+    said = json.loads(result.content[1].text)
+    assert said["exit_code"] == 1  # a None gradient: a problem, as gradscope run says
+    assert f"program says {float(loss)}" in said["stdout"]  # the program's own output
+    (call,) = report["calls"]
     source = call["sources"]["w"]
     assert source["status"] == "none:stopped" and call["target"]["value"] == float(loss)
     assert source["fix"]["edit"]["new"] == "    loss = tf.reduce_sum(tf.matmul(x, w))"
