@@ -101,9 +101,17 @@ def test_edit_round_trips_through_json(program: Path) -> None:
 
 def _run_report() -> rr.RunReport:
     cut = CutPoint("StopGradient", "StopGradient", "stopped", "train.py:5")
-    calls = (rr.CallResult("train.py:8", "GradientTape.gradient", rr.EAGER, 1, "train.py:7", 2.0,
-                           (rr.SourceResult("w", Status("none:stopped"), None, (2, 1), False,
-                                            (cut,)),)),)
+    calls = (
+        rr.CallResult(
+            "train.py:8",
+            "GradientTape.gradient",
+            rr.EAGER,
+            1,
+            "train.py:7",
+            2.0,
+            (rr.SourceResult("w", Status("none:stopped"), None, (2, 1), False, (cut,)),),
+        ),
+    )
     calls = tuple(fixes.fixed_calls(calls))  # fmt: skip
     problems = fixes.fixed_run_problems(problems_of(calls, ()), calls)
     return rr.RunReport("train.py", ("train.py",), "2.21.0", "CPU:0", calls, tuple(problems))

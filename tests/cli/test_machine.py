@@ -106,8 +106,10 @@ def test_run_says_its_failure_where_its_report_goes() -> None:
     [
         (["inspect", "m.yaml", "--format", "json"], ("inspect", "json", None)),
         (["check", "--format=sarif", "-o", "x.sarif", "m.yaml"], ("check", "sarif", "x.sarif")),
-        (["inspect", "m.yaml", "--loss", "--format", "--format", "json"],
-         ("inspect", "json", None)),  # fmt: skip
+        (
+            ["inspect", "m.yaml", "--loss", "--format", "--format", "json"],
+            ("inspect", "json", None),
+        ),
         (["run", "train.py", "--format", "json"], None),  # the program's own option
         (["run", "--format", "json", "train.py", "--format", "table"], ("run", "json", None)),
         (["inspect", "m.yaml", "--", "--format", "json"], None),

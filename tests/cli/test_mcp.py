@@ -43,8 +43,8 @@ async def _session(root: Path, home: Path, calls: list[tuple[str, dict[str, Any]
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home)}
-    params = StdioServerParameters(command=sys.executable, env=env,
-                                   args=["-m", "gradscope", "mcp", "--root", str(root)])  # fmt: skip
+    args = ["-m", "gradscope", "mcp", "--root", str(root)]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
     out: list[Any] = []
     with anyio.fail_after(BOUND):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

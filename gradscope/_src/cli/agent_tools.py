@@ -1,4 +1,22 @@
-"""The tools of ``gradscope mcp`` (``cli/agents.py`` says what each does and how it is confined).
+"""The tools of ``gradscope mcp``, the Model Context Protocol server for coding agents.
+
+Tools (docs/guides/agents.md shows how to register the server):
+
+- ``inspect``: every loss x every variable of a spec or Python target (``report-v1.json``);
+- ``run``: a Python program run as ``gradscope run`` runs it (``run-v1.json``);
+- ``check``: the CI gate over specs or targets (``check-v1.json``);
+- ``explain``: a cause of the registry (``results/causes.py``): what it means, what to change;
+- ``prove_fix``: ``gradscope fix --check`` on a program: each fix that is a text edit applied
+  in a scratch copy and the program run again (``fix-v1.json``).
+
+Each tool that runs TensorFlow runs the ``gradscope`` command itself in a child process, with
+``--format json``, in the working folder the server was given (``--root``): the same code, the
+same options and limits (``--timeout``, the run's own), and the same JSON, valid against the
+same schemas (a failure: ``error-v1.json``). The child's standard output never reaches the
+protocol's channel; a child that outlives its time limit is killed with its whole process
+group, as it is on every other way out of a call. Every path a tool is given must lie inside
+the working folder (symbolic links resolved); gradscope itself reads and writes nothing
+outside it (the report is written inside it, to ``.gradscope-mcp/``, and removed).
 
 Imported only when the server starts: it needs the ``mcp`` extra. The SDK reads each tool's
 annotations at run time, so what they name is imported here, at the top.
@@ -13,7 +31,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
-from gradscope._src.cli.agents import (
+from gradscope._src.cli.agent_calls import (
     NAME,
     Outcome,
     Refused,
@@ -23,12 +41,11 @@ from gradscope._src.cli.agents import (
     seconds_of,
     target_inside,
 )
-from gradscope._src.cli.agents import __doc__ as ABOUT
 
 
 def server(root: str) -> Any:
     """The MCP server, its tools confined to ``root``."""
-    app: MCPServer[Any] = MCPServer(NAME, instructions=ABOUT)
+    app: MCPServer[Any] = MCPServer(NAME, instructions=__doc__)
 
     def answer(outcome: Outcome, extra: dict[str, Any] | None = None) -> CallToolResult:
         data = outcome.result()
