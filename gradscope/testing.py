@@ -61,6 +61,15 @@ def assert_gradients(
     """
     __tracebackhide__ = True  # pytest: show the caller's line, not this one
     from gradscope._src import api
+    from gradscope._src import arguments as given
+
+    who = "gradscope.testing.assert_gradients"
+    for each in target if isinstance(target, (list, tuple)) else [target]:
+        given.target(who, each)
+    given.expect(who, expect)
+    given.path(who, "baseline", baseline, optional=True)
+    given.check_common(who, device=device, max_elements=max_elements)
+    given.flag(who, "numeric", numeric)
     from gradscope._src.report import render
 
     result = api.check(

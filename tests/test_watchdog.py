@@ -27,6 +27,36 @@ def test_timeout_exits_2_naming_the_phase_and_node() -> None:
     )
 
 
+_HIDDEN = """
+import os, tempfile, time
+from gradscope._src import watchdog
+with watchdog.limit(0.3, "inspect"):
+    watchdog.note_phase("importing TensorFlow")
+    sink = tempfile.TemporaryFile()
+    os.dup2(sink.fileno(), 2)  # as TensorFlow's import (its banners) or a target's code does
+    time.sleep(30)
+"""
+
+
+def test_timeout_is_said_on_standard_error_while_fd_2_points_elsewhere() -> None:
+    """A limit that expires while file descriptor 2 points at a file (TensorFlow's import
+    catches its banners so; a target may point it at /dev/null) still says so on the
+    standard error the command started with; it ended with exit 2 and nothing said."""
+    done = subprocess.run(
+        [sys.executable, "-c", _HIDDEN],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "gradscope inspect: stopped after 0.3 s (--timeout) while importing TensorFlow; "
+        "raise --timeout (0: no limit)\n"
+    )
+
+
 def test_no_timeout_when_the_body_ends_in_time() -> None:
     from gradscope._src import watchdog
 

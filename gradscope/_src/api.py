@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from gradscope._src import arguments as given
 from gradscope._src import pipeline
 from gradscope._src.analysis.check import ExpectMap
 from gradscope._src.errors import GradscopeError, UsageError
@@ -174,7 +176,14 @@ def inspect(
         >>> gradscope.inspect(build).loss("frozen").pair("w").cut_points[0].op
         'StopGradient'
     """
-    wanted = [mode] if isinstance(mode, str) else list(mode)
+    who = "gradscope.inspect"
+    given.target(who, target)
+    losses = given.strings(who, "losses", losses, optional=True)
+    given.check_common(who, device=device, max_elements=max_elements, progress=progress,
+                       strategy=strategy, replicas=replicas)  # fmt: skip
+    given.flag(who, "pictures", pictures)
+    given.flag(who, "numeric", numeric)
+    wanted = given.modes(who, mode)
     target = saved_target(
         target,
         loss=loss,
@@ -289,6 +298,13 @@ def diff(
     from gradscope._src.analysis.diff import compare, matrix
     from gradscope._src.results.diff import DiffReport
 
+    who = "gradscope.diff"
+    given.target(who, target)
+    given.text(who, "loss_a", loss_a, optional=True)
+    given.text(who, "loss_b", loss_b, optional=True)
+    losses = given.strings(who, "losses", losses, optional=True)
+    given.check_common(who, device=device, max_elements=max_elements, progress=progress,
+                       strategy=strategy, replicas=replicas)  # fmt: skip
     options: dict[str, Any] = {"device": device, "max_elements": max_elements,
                                "strategy": strategy, "replicas": replicas}  # fmt: skip
     options["progress"] = progress
@@ -383,10 +399,19 @@ def check(
     from gradscope._src.analysis.check import check_reports
     from gradscope._src.errors import SpecError, SpecErrors, TargetError
 
-    held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
+    who = "gradscope.check"
+    given.expect(who, expect)
+    given.path(who, "baseline", baseline, optional=True)
+    given.check_common(who, device=device, max_elements=max_elements, progress=progress,
+                       strategy=strategy, replicas=replicas)  # fmt: skip
+    given.flag(who, "numeric", numeric)
     items = _unique(targets) if isinstance(targets, (list, tuple)) else [targets]
     if not items:
-        raise UsageError("check needs at least one spec or target")
+        raise UsageError(f"{who}: targets must name at least one spec or target, saw []")
+    for item in items:
+        given.target(who, item, "each of targets" if isinstance(targets, (list, tuple)) else
+                     "targets")  # fmt: skip
+    held = load_baseline(baseline) if baseline is not None else None  # before any TensorFlow
     items = _saved_items(
         items,
         loss=loss,
@@ -502,6 +527,11 @@ def graph(
     Raises:
         UsageError: no ``loss`` given and the target has several, or an unknown loss.
     """
+    who = "gradscope.graph"
+    given.target(who, target)
+    given.text(who, "loss", loss, optional=True)
+    given.flag(who, "expand", expand)
+    given.check_common(who, device=device, max_elements=max_elements, progress=progress)
     from gradscope._src.frontends.saved import is_saved_target
 
     saved = is_saved_target(target)
@@ -575,11 +605,24 @@ def run(
     from gradscope._src.frontends.program.launch import Program, ProgramRaised
     from gradscope._src.watch import run as program_run
 
+    who = "gradscope.run"
+    given.path(who, "script", script)
+    for arg in args:
+        given.text(who, "each of the program's arguments", arg)
+    given.flag(who, "module", module)
+    given.whole(who, "steps", steps)
+    given.flag(who, "stop", stop)
+    allow_none = given.strings(who, "allow_none", allow_none)
+    if strategy is not None:
+        given.one_of(who, "strategy", strategy, given.STRATEGIES)
+    given.whole(who, "replicas", replicas, optional=True)
+    if keep_going is not None:
+        given.flag(who, "keep_going", keep_going)
     if stop and keep_going:
         raise UsageError("gradscope.run: stop=True and keep_going=True contradict each other")
     with keras_names.fresh():  # the names the program gets when run alone
         outcome = program_run.run(
-            Program(script, tuple(args), module), steps=steps,
+            Program(os.fspath(script), tuple(args), module), steps=steps,
             stop=stop or keep_going is False,
             allow_none=allow_none, distribution=for_program(strategy, replicas),
         )  # fmt: skip
@@ -603,6 +646,11 @@ def draw(report: m.Report, loss: str, fmt: str = "mermaid") -> str | bytes:
     """
     from gradscope._src.report.draw import PictureFormat
     from gradscope._src.report.draw import draw as drawn
+
+    if not isinstance(report, m.Report):
+        raise given.refused("gradscope.draw", "report", "a Report (inspect(..., pictures=True))",
+                            report)  # fmt: skip
+    given.text("gradscope.draw", "loss", loss)
 
     try:
         chosen = PictureFormat(fmt)

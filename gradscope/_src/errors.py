@@ -19,7 +19,8 @@ class ExitCode(enum.IntEnum):
     PROBLEMS = 1
     """``check`` found unexpected gradients (nan, a contradicted ``expect``, never trained)."""
     USAGE = 2
-    """A bad spec, a bad target or a bad command line."""
+    """A bad spec, a bad target or a bad command line; or a program or target that computes
+    its gradients with JAX or PyTorch (gradscope watches TensorFlow only: refused at once)."""
     INTERNAL = 3
     """gradscope itself failed; re-run with ``--traceback`` and report it."""
     PROGRAM_RAISED = 4
@@ -152,6 +153,16 @@ class TargetError(GradscopeError):
 
 class UsageError(GradscopeError):
     """A command-line or API argument that makes no sense (an unknown loss name, ...)."""
+
+
+class ArgumentTypeError(UsageError, TypeError):
+    """A public argument of the wrong type: a :class:`UsageError`, and the ``TypeError`` a
+    Python function raises for it (``gradscope.keras.Monitor(every="10")``)."""
+
+
+class ArgumentValueError(UsageError, ValueError):
+    """A public argument of the right type and a wrong value: a :class:`UsageError`, and the
+    ``ValueError`` a Python function raises for it (``Monitor(every=0)``)."""
 
 
 class AlreadyWatching(UsageError):

@@ -87,3 +87,53 @@ def test_write_refuses_the_file_of_a_python_target(tmp_path: Path) -> None:
         with pytest.raises(UsageError, match="is an input of this command"):
             output.write_atomic(str(module), "report")
     assert module.read_text(encoding="utf-8") == "def build(): ...\n"
+
+
+_TARGET = """\
+open("started", "w").close()  # the command began its work: it imported the target
+
+
+def build():
+    raise AssertionError("never reached")
+"""
+
+#: Every output option of every command that writes files, each with a path that cannot be
+#: written: refused before any work, in one line, exit 2.
+_OUTPUTS = [
+    (["inspect", "t.py:build", "-o"], "--output"),
+    (["diff", "t.py:build", "a", "b", "-o"], "--output"),
+    (["check", "t.py:build", "-o"], "--output"),
+    (["check", "t.py:build", "--write-baseline"], "--write-baseline"),
+    (["graph", "t.py:build", "-o"], "--output"),
+    (["plot", "timeline.json", "-o"], "--output"),
+]
+
+
+@pytest.mark.parametrize(
+    ("words", "option"), _OUTPUTS, ids=lambda v: " ".join(v) if isinstance(v, list) else ""
+)
+@pytest.mark.parametrize("path", ["", "missing/r.dot", "adir", "input"])
+def test_every_output_is_checked_before_the_command_works(
+    words: list[str], option: str, path: str, tmp_path: Path
+) -> None:
+    """``-o ''`` wrote the report to standard output (inspect, check) or ran the whole
+    command and then failed (a missing directory, a device, for inspect and diff): each
+    output is refused before the target is even imported."""
+    from tests.conftest import run_in_process
+
+    given = words[1].partition(":")[0] if path == "input" else path  # the command's own input
+
+    (tmp_path / "t.py").write_text(_TARGET, encoding="utf-8")
+    (tmp_path / "timeline.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "adir").mkdir()
+    done = run_in_process(*words, given, cwd=tmp_path)
+    why = {
+        "": "an empty path names no file; give a file path",
+        "missing/r.dot": "directory missing does not exist",
+        "adir": "is a directory; give a file path",
+        "input": f"is an input of this command ({given}); it is never written over",
+    }[path]
+    shown = "''" if path == "" else given
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == f"gradscope {words[0]}: {option} {shown}: {why}\n"
+    assert not (tmp_path / "started").exists()

@@ -208,8 +208,14 @@ def test_run_json_of_a_trainable_flag_changed_after_the_trace_is_valid() -> None
          "it is never written over"),
         (["--output", "train.py"], "--output train.py: is an input of this command (train.py); it "
          "is never written over"),
-        (["--output", "t.json", "--timeline", "t.json"], "--output t.json: is the --timeline "
-         "file too"),
+        (["--output", "t.json", "--timeline", "t.json"], "--output t.json: is also --timeline; "
+         "name two files"),
+        (["--output", ""], "--output '': an empty path names no file; give a file path"),
+        (["--timeline", ""], "--timeline '': an empty path names no file; give a file path"),
+        (["--tensorboard", ""], "--tensorboard '': an empty path names no file; give a "
+         "directory path"),
+        (["--timeline", "-"], "--timeline -: give a file path (this option does not write to "
+         "standard output)"),
     ],
 )  # fmt: skip
 def test_run_unwritable_output_is_exit_2_before_the_program_starts(

@@ -6,6 +6,7 @@ import re
 from dataclasses import replace
 
 from gradscope._src.location import Location
+from gradscope._src.printable import shown
 from gradscope._src.report import Format, render
 from gradscope._src.report.github import annotation, escape_data, escape_property
 from gradscope._src.results import report as m
@@ -55,11 +56,12 @@ def test_github_escapes_as_the_actions_toolkit_does() -> None:
     first = checks.every_kind().problems[0]
     p = replace(first, location=Location("dir,x/sp:ec.yaml", first.location.line),
                 message="50%\nnext")  # fmt: skip
-    line = annotation(p)
+    assert p.message == "50%\nnext"  # the problem holds its text as it is (JSON: faithful)
+    line = annotation(shown(p))  # what render(result, "github") draws
     assert line.startswith("::error file=dir%2Cx/sp%3Aec.yaml,line=41,")
-    # the newline was escaped once, when the problem was made (gradscope._src.printable)
-    assert p.message == "50%\\nnext" and line.endswith("::50%25\\nnext")
-    assert "\n" not in line
+    # the newline escaped once, as every line-based format shows it (gradscope._src.printable)
+    assert line.endswith("::50%25\\nnext")
+    assert "\n" not in line and "\n" not in annotation(p)  # raw: %0A, one line too
 
 
 def test_github_kinds_have_titles() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gradscope._src.analysis.fixes import Context, fix_for
+from gradscope._src.printable import shown
 from gradscope._src.results import causes
 from gradscope._src.results.causes import CAUSES, Cause
 from gradscope._src.results.cut import CutPoint
@@ -74,9 +75,11 @@ def test_causes_are_worded_from_their_facts() -> None:
     )
 
 
-def test_causes_escape_the_names_they_hold() -> None:
+def test_causes_hold_names_as_they_are_and_shown_escapes_them() -> None:
     said = causes.UnreadOutput(names=("a\nb",), model="m\x1b[31m")
-    assert "\n" not in str(said) and "\x1b" not in str(said)
+    assert "'a\nb'" in str(said) and said.to_dict()["names"] == ["a\nb"]  # JSON: faithful
+    seen = shown(said)  # what every line-based format draws
+    assert "\n" not in str(seen) and "\x1b" not in str(seen) and "a\\nb" in str(seen)
 
 
 #: A cause of every kind a front-end detects, with the fix kind and line it must give.

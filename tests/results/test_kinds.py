@@ -42,7 +42,7 @@ def test_sarif_rules_are_the_registrys() -> None:
 
 def test_sarif_lists_a_timeline_kind_the_result_holds() -> None:
     report = checks.every_kind()
-    dead = report.problems[0].__class__("t.py:3", "w", FindingKind.DEAD, "w: dead", (), "t.py", 3)
+    dead = report.problems[0].problem("t.py:3", "w", FindingKind.DEAD, "w: dead", (), "t.py", 3)
     held = check_reports([report.__class__(**{**report.__dict__, "problems": (dead,)})])
     rules = json.loads(render(held, "sarif"))["runs"][0]["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == [*kinds.CHECK, "dead"]

@@ -30,10 +30,12 @@ pytestmark = pytest.mark.tf
 def test_a_wrong_argument_is_refused_when_the_monitor_is_made(
     options: dict[str, Any], error: type[Exception], message: str
 ) -> None:
+    import gradscope
     from gradscope.keras import Monitor
 
-    with pytest.raises(error, match=f"^gradscope.keras.Monitor: {message}"):
+    with pytest.raises(error, match=f"^gradscope.keras.Monitor: {message}") as raised:
         Monitor(**options)
+    assert isinstance(raised.value, gradscope.UsageError)  # as every public argument's
 
 
 def test_right_arguments_of_every_accepted_type_are_accepted(tmp_path: Path) -> None:

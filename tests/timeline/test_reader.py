@@ -267,16 +267,32 @@ def test_load_refuses_a_step_no_float_holds(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr and not (tmp_path / "p.png").exists()
 
 
-def test_load_escapes_names_as_every_report_does(tmp_path: Path) -> None:
+def test_load_keeps_names_as_written_and_shown_escapes_them(tmp_path: Path) -> None:
     """Lone surrogates (valid JSON escapes, no UTF-8 can hold them), newlines and terminal
-    escapes in names are read as ``gradscope._src.printable`` writes them."""
+    escapes in names are read as written (``check --timeline --format json`` is faithful);
+    what ``plot`` and the text formats draw is ``printable.shown`` of it."""
+    from gradscope._src.printable import shown
+
     timeline = _timeline()
     record = timeline["steps"][0]
     record["site"] = "train.py\n::error file=x.py::forged:20"
     record["variables"]["d\ud800/kernel"] = record["variables"].pop("w")
     timeline["program"] = "tr\udcffin\x1b[2J.py"
     loaded = load(_write(tmp_path, timeline))
-    assert loaded["program"] == "tr\\udcffin\\x1b[2J.py"
-    assert loaded["steps"][0]["site"] == "train.py\\n::error file=x.py::forged:20"
-    assert "d\\ud800/kernel" in loaded["steps"][0]["variables"]
-    json.dumps(loaded, ensure_ascii=False).encode("utf-8")  # nothing left UTF-8 cannot hold
+    assert loaded["program"] == "tr\udcffin\x1b[2J.py"
+    assert loaded["steps"][0]["site"] == "train.py\n::error file=x.py::forged:20"
+    seen = shown(loaded)
+    assert seen["program"] == "tr\\udcffin\\x1b[2J.py"
+    assert seen["steps"][0]["site"] == "train.py\\n::error file=x.py::forged:20"
+    assert "d\\ud800/kernel" in seen["steps"][0]["variables"]
+    json.dumps(seen, ensure_ascii=False).encode("utf-8")  # nothing left UTF-8 cannot hold
+
+
+def test_thresholds_out_of_their_range_are_an_error_at_their_place(tmp_path: Path) -> None:
+    """A timeline whose ``thresholds.patience`` is 0 (no finding could ever be made) is
+    refused where it is, as gradscope.Thresholds refuses it; it was read."""
+    timeline = _timeline()
+    timeline["thresholds"] = {"patience": 0}
+    with pytest.raises(TimelineError, match=r"thresholds: patience must be a whole number of "
+                       r"at least 1, saw 0"):  # fmt: skip
+        load(_write(tmp_path, timeline))

@@ -22,7 +22,7 @@ from pathlib import PurePath
 from typing import Any
 
 from gradscope._src.errors import UsageError
-from gradscope._src.printable import printable
+from gradscope._src.printable import printable, printable_or_none
 from gradscope._src.results import report as m
 from gradscope._src.results.check import Key
 
@@ -54,7 +54,12 @@ def key_of(problem: m.Problem, spec: str | None = None) -> Key:
     ``spec`` is the report's spec or Python target (``train.py:build``): a target's problems
     are located in the file that created the variable, which several targets may share.
     """
-    return (spec_key(spec or problem.spec), problem.loss, problem.variable, problem.kind)
+    return (  # names escaped as the baseline's are (_key): a name's newline, either side
+        spec_key(printable(spec or problem.spec)),
+        printable_or_none(problem.loss),
+        printable_or_none(problem.variable),
+        problem.kind,
+    )
 
 
 @dataclass(frozen=True)

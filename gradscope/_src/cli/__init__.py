@@ -31,7 +31,7 @@ TRACEBACK_ENV = "GRADSCOPE_TRACEBACK"
 EXIT_CODES_HELP = exit_codes(
     (ExitCode.OK, "done (check: no unexpected gradients)"),
     (ExitCode.PROBLEMS, "check found unexpected gradients; run found a None or NaN gradient"),
-    (ExitCode.USAGE, "bad spec, target or usage"),
+    (ExitCode.USAGE, "bad spec, target or usage; a program or target on JAX or PyTorch"),
     ExitCode.INTERNAL,
     (ExitCode.PROGRAM_RAISED, "run: the program raised (its traceback, then the report so far)"),
     (

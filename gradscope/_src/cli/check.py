@@ -20,11 +20,11 @@ from gradscope._src.cli.common import (
     table_render_options,
     width,
 )
-from gradscope._src.cli.output import check_writable, emit, write_atomic
+from gradscope._src.cli.output import OutputPath, OutputsFirst, emit, write_atomic
 from gradscope._src.cli.plot import read_timeline
 from gradscope._src.cli.saved import loss_option, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
-from gradscope._src.errors import ExitCode, GradscopeError, SpecError, SpecErrors, UsageError
+from gradscope._src.errors import ExitCode, GradscopeError, SpecError, SpecErrors
 from gradscope._src.report import CHECK_FORMATS
 
 EPILOG = (
@@ -38,7 +38,9 @@ EPILOG = (
         (
             ExitCode.USAGE,
             "a bad spec, target, baseline or command line (all errors listed; sarif, junit: a "
-            "report)",
+            "report);\n"
+            "a target that computes its gradients with JAX or PyTorch (gradscope watches "
+            "TensorFlow only)",
         ),
         ExitCode.INTERNAL,
         ExitCode.TARGET_ENDED,
@@ -59,14 +61,14 @@ Examples:
 )
 
 
-@click.command(short_help=summary("check"), epilog=EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("check"), epilog=EPILOG)
 @click.argument("specs", nargs=-1, metavar="SPEC...")
 @format_option([f.value for f in CHECK_FORMATS])
 @output_option
 @click.option("--baseline", metavar="REPORT.json", type=click.Path(dir_okay=False),
               help="A JSON report from inspect or check: the problems it holds are shown as "
                    "known and do not fail.")  # fmt: skip
-@click.option("--write-baseline", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--write-baseline", metavar="FILE", type=OutputPath(),
               help="Also write the JSON report (every current problem) to FILE, atomically, "
                    "for a later --baseline; the exit code follows the rules as usual.")  # fmt: skip
 @click.option("--source-root", metavar="DIR", type=click.Path(file_okay=False),
@@ -129,11 +131,6 @@ def check(
 
     if not specs and not timelines:
         raise click.UsageError("Missing argument 'SPEC...' (or --timeline FILE).")
-    for option, path in (("--output", output), ("--write-baseline", write_baseline)):
-        if path is not None:  # an input, a device, a link: refused before any work
-            check_writable(option, path, parents=False)
-    if output is not None and write_baseline is not None and _same(output, write_baseline):
-        raise UsageError(f"--write-baseline {write_baseline}: is also --output; name two files")
     loaded = {path: read_timeline(path, "check") for path in timelines}  # bad files: exit 2 first
     run = Run(baseline, device, quiet, max_elements, numeric, strategy, replicas,
               saved_arguments(saved))  # fmt: skip
@@ -153,16 +150,6 @@ def check(
                          width=width(), summary_only=True)  # fmt: skip
         click.echo(summary, err=True, nl=False)
     ctx.exit(int(result.exit_code))
-
-
-def _same(a: str, b: str) -> bool:
-    """Whether two paths name one file (the same path, or two names of an existing file)."""
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from gradscope._src import watchdog
+from gradscope._src.cli.output import OutputPath
 from gradscope._src.frontends.yaml.model import DEFAULT_MAX_ELEMENTS
 from gradscope._src.progress import Progress
 from gradscope._src.watchdog import DEFAULT_TIMEOUT
@@ -47,8 +48,9 @@ def output_option(fn: F) -> F:
     return click.option(
         "--output",
         "-o",
-        type=click.Path(dir_okay=False, writable=True),
+        type=OutputPath(),
         default=None,
+        metavar="FILE",
         help="Write the report to FILE (atomically) instead of standard output.",
     )(fn)
 

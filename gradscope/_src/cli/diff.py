@@ -16,7 +16,7 @@ from gradscope._src.cli.common import (
     strategy_options,
     width,
 )
-from gradscope._src.cli.output import emit
+from gradscope._src.cli.output import OutputsFirst, emit
 from gradscope._src.cli.saved import loss_option, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode
@@ -31,14 +31,19 @@ Numbers, per variable both losses reach (gA, gB: the densified gradients):
 
 """ + exit_codes(
     (ExitCode.OK, "done"),
-    (ExitCode.USAGE, "bad spec, target or usage (an unknown loss name lists the spec's losses)"),
+    (
+        ExitCode.USAGE,
+        "bad spec, target or usage (an unknown loss name lists the spec's losses);\n"
+        "a target that computes its gradients with JAX or PyTorch (gradscope watches "
+        "TensorFlow only)",
+    ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,
     ExitCode.INTERRUPTED,
 )
 
 
-@click.command(short_help=summary("diff"), epilog=_HELP_EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("diff"), epilog=_HELP_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.argument("losses", nargs=-1, metavar="[LOSS_A LOSS_B]")
 @format_option([f.value for f in DIFF_FORMATS])

@@ -9,7 +9,7 @@ import click
 
 from gradscope._src.cli.commands import summary
 from gradscope._src.cli.common import progress, run_options
-from gradscope._src.cli.output import emit, write_atomic_bytes
+from gradscope._src.cli.output import OutputPath, OutputsFirst, emit, write_atomic_bytes
 from gradscope._src.cli.saved import is_saved, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode, UsageError
@@ -35,7 +35,9 @@ Examples:
     (ExitCode.OK, "the picture was written"),
     (
         ExitCode.USAGE,
-        "bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html",
+        "bad spec, unknown loss or extension, or Graphviz missing for .svg/.png/.html;\n"
+        "a target that computes its gradients with JAX or PyTorch (gradscope watches "
+        "TensorFlow only)",
     ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,
@@ -43,7 +45,7 @@ Examples:
 )
 
 
-@click.command(short_help=summary("graph"), epilog=_EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("graph"), epilog=_EPILOG)
 @click.argument("target", metavar="SPEC_OR_TARGET")
 @click.option("--loss", "-l", metavar="L",
               help="The loss to draw (needed when there are several); for a saved model, the "
@@ -51,7 +53,8 @@ Examples:
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputPath(),
+    metavar="FILE",
     default=None,
     help="Write the picture to FILE (atomically); its extension picks the format: "
     ".dot, .mmd (Mermaid), .svg, .png or .html (the last three need Graphviz).",

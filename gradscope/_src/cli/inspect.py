@@ -19,7 +19,7 @@ from gradscope._src.cli.common import (
     table_render_options,
     width,
 )
-from gradscope._src.cli.output import emit
+from gradscope._src.cli.output import OutputsFirst, emit
 from gradscope._src.cli.saved import LOSS_HELP, pick_or_compute, saved_arguments, saved_options
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode
@@ -27,14 +27,18 @@ from gradscope._src.report import INSPECT_FORMATS
 
 _EPILOG = exit_codes(
     (ExitCode.OK, "the report was written (its problems do not fail inspect: use gradscope check)"),
-    (ExitCode.USAGE, "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN)"),
+    (
+        ExitCode.USAGE,
+        "bad spec, target or usage (every spec error listed as FILE:LINE:COLUMN);\na target "
+        "that computes its gradients with JAX or PyTorch (gradscope watches TensorFlow only)",
+    ),
     ExitCode.INTERNAL,
     ExitCode.TARGET_ENDED,
     ExitCode.INTERRUPTED,
 )
 
 
-@click.command(short_help=summary("inspect"), epilog=_EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("inspect"), epilog=_EPILOG)
 @click.argument("spec", metavar="SPEC")
 @click.option("--loss", "losses", multiple=True, metavar="L", help=LOSS_HELP)
 @format_option([f.value for f in INSPECT_FORMATS])

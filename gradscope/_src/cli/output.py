@@ -69,6 +69,71 @@ def write_atomic_bytes(path: str, data: bytes, option: str = "--output") -> None
         raise UsageError(f"{said}: {exc.why}") from None
 
 
+class OutputPath(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.5 on
+    """A path a command writes (a report, a baseline, a picture, a timeline, a TensorBoard
+    directory): every one is checked, each with :func:`check_writable`, before the command
+    does any work (:class:`OutputsFirst`); a run of an hour never ends on a path it could
+    have refused at once.
+
+    Args:
+        directory: the path is a directory to write files into (made if missing).
+        parents: missing parent directories will be made.
+        dash: ``-`` means standard output.
+    """
+
+    name = "file"
+
+    def __init__(self, *, directory: bool = False, parents: bool = False,
+                 dash: bool = False) -> None:  # fmt: skip
+        self.directory, self.parents, self.dash = directory, parents, dash
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:  # fmt: skip
+        return value if value is None else str(value)
+
+
+class OutputsFirst(click.Command):
+    """A command whose :class:`OutputPath` options are all checked before its body runs:
+    each can be written, and no two name the same file (``OPTION PATH: why``, exit 2)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        check_outputs(ctx)
+        return super().invoke(ctx)
+
+
+def check_outputs(ctx: click.Context) -> None:
+    """Every :class:`OutputPath` option of ``ctx``'s command that was given: writable, none
+    an input of the command, no two the same file.
+
+    Raises:
+        UsageError: ``OPTION PATH: why`` for the first that is not.
+    """
+    seen: list[tuple[str, str]] = []
+    for param in ctx.command.params:
+        kind, value = param.type, ctx.params.get(param.name or "")
+        if not isinstance(kind, OutputPath) or value is None:
+            continue
+        option = max(param.opts, key=len)
+        if value == "-":
+            if kind.dash:
+                continue
+            raise UsageError(f"{option} -: give a {'directory' if kind.directory else 'file'} "
+                             "path (this option does not write to standard output)")  # fmt: skip
+        check_writable(option, value, directory=kind.directory, parents=kind.parents)
+        for other, path in seen:
+            if _same_file(path, value):
+                raise UsageError(f"{option} {value}: is also {other}; name two files")
+        seen.append((option, value))
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (the same path, or two names of an existing file)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
 def check_writable(option: str, path: str, *, directory: bool = False, parents: bool = True,
                    inputs: Sequence[str] | None = None) -> None:  # fmt: skip
     """Refuse, before any work, an output path that cannot be written: ``OPTION PATH: why``.
@@ -87,6 +152,9 @@ def check_writable(option: str, path: str, *, directory: bool = False, parents: 
     """
     import stat
 
+    if not path:  # `-o ''`: os.path.abspath('') is the working directory, never a file
+        noun = "a directory" if directory else "a file"
+        raise UsageError(f"{option} '': an empty path names no file; give {noun} path")
     said = f"{option} {path}"
     try:
         info = os.stat(path)
@@ -124,10 +192,13 @@ def _check_target(path: str, option: str = "--output", inputs: Sequence[str] | N
 
 
 def _inputs() -> list[str]:
-    """The files the running command reads (its spec, specs, baseline, timeline)."""
+    """The files the running command reads (its spec, specs, baseline, timeline): never a
+    parameter the command writes (``run --timeline`` is an output, ``check --timeline`` an
+    input)."""
     ctx = click.get_current_context(silent=True)
     found: list[str] = []
     while ctx is not None:
+        written = {p.name for p in ctx.command.params if isinstance(p.type, OutputPath)}
         for key in (
             "spec",
             "specs",
@@ -139,6 +210,8 @@ def _inputs() -> list[str]:
             "script",
             "program",
         ):
+            if key in written:
+                continue
             value = ctx.params.get(key)
             values = value if isinstance(value, (list, tuple)) else [value]
             for v in values:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from gradscope._src.cli.commands import summary
+from gradscope._src.cli.output import OutputPath, OutputsFirst
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode, UsageError
 
@@ -52,14 +53,14 @@ def read_timeline(path: str, command: str) -> dict[str, Any]:
         raise UsageError(f"gradscope {command}: {exc}") from exc
 
 
-@click.command(short_help=summary("plot"), epilog=EPILOG)
+@click.command(cls=OutputsFirst, short_help=summary("plot"), epilog=EPILOG)
 @click.argument("timeline", metavar="TIMELINE")
 @click.option(
     "--output",
     "-o",
     required=True,
     metavar="FILE",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputPath(),
     help="The picture to write: .png, .svg or .html (one self-contained page).",
 )
 def plot(timeline: str, output: str) -> None:

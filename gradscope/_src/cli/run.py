@@ -6,14 +6,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from gradscope._src.cli.commands import summary
 from gradscope._src.cli.common import format_option, table_options, table_render_options
-from gradscope._src.cli.output import check_writable, write_atomic
+from gradscope._src.cli.output import OutputPath, OutputsFirst, write_atomic
 from gradscope._src.cli.wording import exit_codes
 from gradscope._src.errors import ExitCode, UsageError
 from gradscope._src.report import RUN_FORMATS
@@ -49,7 +48,9 @@ Where the report goes:
             ExitCode.USAGE,
             "bad usage, or a program that cannot start (no such file, a syntax "
             "error, no module);\nor an output that could not be written (a full disk): said after "
-            "the report",
+            "the report;\nor a program that computes its gradients with JAX or PyTorch (Keras 3 "
+            "on its jax or\ntorch backend, jax.grad, loss.backward()): stopped there, one line, "
+            "no report\n(gradscope watches TensorFlow only)",
         ),
         ExitCode.INTERNAL,
         (
@@ -78,7 +79,7 @@ Examples:
 )
 
 
-class _RunCommand(click.Command):
+class _RunCommand(OutputsFirst):
     """``gradscope run [OPTIONS] SCRIPT [ARGS]...``: every option-like word before SCRIPT is
     gradscope's (an unknown one is click's "No such option", exit 2); every word from SCRIPT
     on, or after ``-m MODULE``, is the program's, as ``python`` reads its command line."""
@@ -127,11 +128,12 @@ def _programs_words_marked(command: click.Command, ctx: click.Context,
               help="With --timeline/--tensorboard: measure the first and every K-th "
                    "execution of each call site (up to --steps); the others run unwatched. "
                    "Default 1.")  # fmt: skip
-@click.option("--timeline", metavar="FILE", default=None,
+@click.option("--timeline", metavar="FILE", default=None, type=OutputPath(parents=True),
               help="Record per site and variable norm, status, zero fraction and weight norm "
                    "over the run, and write the timeline JSON with its findings to FILE "
                    "(for gradscope plot and check --timeline).")  # fmt: skip
 @click.option("--tensorboard", metavar="DIR", default=None,
+              type=OutputPath(directory=True, parents=True),
               help="Write the same records as TensorBoard scalars and histograms into "
                    "DIR.")  # fmt: skip
 @click.option("--allow-none", "allow_none", multiple=True, metavar="GLOB",
@@ -148,7 +150,7 @@ def _programs_words_marked(command: click.Command, ctx: click.Context,
                    "strategy. multiworker is refused: start each worker under gradscope run "
                    "(its launcher sets TF_CONFIG).")  # fmt: skip
 @format_option([f.value for f in RUN_FORMATS])
-@click.option("--output", "-o", metavar="FILE", default=None,
+@click.option("--output", "-o", metavar="FILE", default=None, type=OutputPath(dash=True),
               help="Write the report to FILE ('-': standard output) instead of standard "
                    "error.")  # fmt: skip
 @table_options
@@ -182,7 +184,7 @@ def run(ctx: click.Context, steps: int, stop: bool, keep_going: bool, every: int
         raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")
     if module is not None and not module.strip():
         raise UsageError(f"gradscope run: -m {module!r}: give a module name (as python -m takes)")
-    _check_outputs(every, timeline, tensorboard, output, [] if module is not None else program[:1])
+    _check_outputs(every, timeline, tensorboard)
     distribution = for_program(strategy, replicas)
     target = (Program(module, program, True) if module is not None
               else Program(program[0], program[1:]))  # fmt: skip
@@ -241,25 +243,11 @@ def _absolute(path: str | None) -> str | None:
     return path if path in (None, "-") else os.path.abspath(path)
 
 
-def _check_outputs(every: int | None, timeline: str | None, tensorboard: str | None,
-                   output: str | None, script: Sequence[str]) -> None:  # fmt: skip
-    """Every output path can be written, checked before the program starts (it may run for
-    hours): ``gradscope run: OPTION PATH: why``, exit code 2."""
+def _check_outputs(every: int | None, timeline: str | None, tensorboard: str | None) -> None:
+    """What the outputs need of each other (each path was checked before the command began:
+    ``OutputsFirst``): ``gradscope run: OPTION ...: why``, exit code 2."""
     if every is not None and timeline is None and tensorboard is None:
         raise UsageError("gradscope run: --every needs --timeline FILE or --tensorboard DIR")
-    if timeline == "-":
-        raise UsageError(f"gradscope run: --timeline {timeline}: give a file path")
-    if output is not None and output != "-" and output == timeline:
-        raise UsageError(f"gradscope run: --output {output}: is the --timeline file too")
-    try:
-        if timeline is not None:
-            check_writable("--timeline", timeline, inputs=script)
-        if tensorboard is not None:
-            check_writable("--tensorboard", tensorboard, directory=True)
-        if output is not None and output != "-":
-            check_writable("--output", output, parents=False, inputs=script)
-    except UsageError as exc:
-        raise UsageError(f"gradscope run: {exc}") from None
 
 
 def _tty(stream: object) -> bool:

@@ -23,7 +23,6 @@ from gradscope._src.results.cut import STOP_TYPES, CutPoint
 STOPPED = "stopped"
 ASSIGN = "assign"
 NONDIFFERENTIABLE = "nondifferentiable"
-KIND_ORDER = (STOPPED, ASSIGN, NONDIFFERENTIABLE)
 #: Not a cut kind: the value is not differentiable (an integer); the cut is where it was made.
 INTEGER = "integer"
 

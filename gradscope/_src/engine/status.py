@@ -6,21 +6,17 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 
-from gradscope._src.engine.cuts import KIND_ORDER
 from gradscope._src.results import report as m
 from gradscope._src.results.facts import LossFacts, PairFacts, RunFacts, VariableFacts
 from gradscope._src.results.replicas import ReplicaResult
-from gradscope._src.results.status import Status
+from gradscope._src.results.status import Status, cut_kind, decide
 
 
 def kind_of(kinds: Iterable[str]) -> str | None:
     """The status kind when paths were cut in different ways: the first of stopped, assign,
-    nondifferentiable (contract section 2)."""
-    present = set(kinds)
-    for kind in KIND_ORDER:
-        if kind in present:
-            return kind
-    return None
+    nondifferentiable (contract section 2; ``results/status.cut_kind``)."""
+    kind = cut_kind(kinds)
+    return None if kind is None else str(kind)
 
 
 def measured(norm: float, largest: float) -> tuple[bool, bool]:
@@ -38,24 +34,20 @@ def measured(norm: float, largest: float) -> tuple[bool, bool]:
 
 
 def status_of(pair: PairFacts, variable: VariableFacts | None = None) -> Status:
-    """The status of one pair; see the table in contract section 2.
-
-    This is the one place a status is decided: the report, the NaN-origin pass, the numeric
-    check and the eager pass all ask it. Without ``variable`` a pair the loss does not
-    differentiate is ``excluded`` (whether it is ``frozen`` needs the variable).
-    """
-    if not pair.requested:
-        return m.FROZEN if variable is not None and not variable.trainable else m.EXCLUDED
-    if pair.has_gradient:
-        if not pair.measured:
-            return Status.UNKNOWN
-        if not pair.finite:
-            return m.NAN
-        return m.ZERO if pair.all_zero else m.OK
-    if not pair.reachable:
-        return m.DISCONNECTED
-    kind = kind_of(c.kind for c in pair.cut_points)
-    return m.UNEXPLAINED if kind is None else Status(f"none:{kind}")
+    """The status of one pair, as the one rule (``results/status.decide``, contract section
+    2) gives it from the pair's facts: the report, the NaN-origin pass, the numeric check,
+    the eager pass and the watched calls all ask it. Without ``variable`` a pair the loss does
+    not differentiate is ``excluded`` (whether it is ``frozen`` needs the variable)."""
+    return decide(
+        has_gradient=pair.has_gradient,
+        finite=pair.finite,
+        all_zero=pair.all_zero,
+        measured=pair.measured,
+        requested=pair.requested,
+        trainable=None if variable is None else variable.trainable,
+        reachable=pair.reachable,
+        cut_points=pair.cut_points,
+    )
 
 
 def loss_result(loss: LossFacts, variables: dict[str, VariableFacts], source: str) -> m.LossResult:

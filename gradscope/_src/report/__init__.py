@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gradscope._src.printable import shown
 from gradscope._src.report.formats import CHECK_FORMATS as CHECK_FORMATS
 from gradscope._src.report.formats import DIFF_FORMATS as DIFF_FORMATS
 from gradscope._src.report.formats import INSPECT_FORMATS as INSPECT_FORMATS
@@ -18,6 +19,10 @@ from gradscope._src.report.formats import RUN_FORMATS as RUN_FORMATS
 from gradscope._src.report.formats import Format as Format
 from gradscope._src.report.formats import assert_never
 from gradscope._src.results.display import DRAW
+
+#: The formats that hold every name as it is (JSON: its encoder escapes what it must); every
+#: other one draws the result with control characters written as escapes (``printable.py``).
+FAITHFUL = frozenset({Format.JSON, Format.SARIF})
 
 if TYPE_CHECKING:
     from gradscope._src.report.formats import Result
@@ -37,6 +42,8 @@ def render(
         ValueError: ``fmt`` is no format, or one the result's command does not offer.
     """
     chosen = Format(fmt)
+    if chosen not in FAITHFUL:  # read as lines or markup: names with control characters escaped
+        result = shown(result)
     match chosen:
         case Format.TABLE:
             from gradscope._src.report import table
@@ -74,21 +81,21 @@ def _rich(result: Result) -> Any:
     """What a rich console prints for a result (its ``__rich__``): its table."""
     from gradscope._src.report import table
 
-    return table.renderable(result)
+    return table.renderable(shown(result))
 
 
 def _html(result: Result) -> str:
     """What a notebook shows for a result: its HTML table (``_repr_html_``)."""
     from gradscope._src.report import notebook
 
-    return notebook.render(result)
+    return notebook.render(shown(result))
 
 
 def _text(result: Result, width: int) -> str:
     """What IPython prints for a result: its terminal table (``_repr_pretty_``)."""
     from gradscope._src.report import notebook
 
-    return notebook.text(result, width=width)
+    return notebook.text(shown(result), width=width)
 
 
 # Results import no renderer: this layer tells them how they are drawn (``results/display.py``).

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from gradscope._src.printable import escape_fields
 from gradscope._src.results import words as wording
 from gradscope._src.results.cut import NONE_INPUT_NAMES, STOP_TYPES, CutPoint
 from gradscope._src.results.fix import INTENDED, Fix
@@ -103,9 +102,6 @@ class Cause:
     op: str = ""
     names: tuple[str, ...] = ()
     also: tuple[Cause, ...] = ()
-
-    def __post_init__(self) -> None:
-        escape_fields(self, *(f.name for f in dataclasses.fields(self)))  # every fact, once
 
     def message(self) -> str:
         """Why, in one clause (its ``note``)."""
@@ -808,14 +804,19 @@ class NeverRead(Cause):
     help = "Nothing the loss is made from reads the variable's value; it feeds other ops only."
 
     ends: tuple[CutPoint, ...] = ()
+    #: the loss is the model's added losses (its regularizers and ``add_loss`` terms: a Keras
+    #: train step's part, the Monitor's), none of which reads the variable
+    added: bool = False
 
     def after(self) -> str:
+        if self.added:
+            return "no regularizer or add_loss term depends on it"
         if not self.ends:
             return "nothing in the graph reads its value"
         return f"it feeds only {wording.cut_names_at(self.ends)}"
 
     def message(self) -> str:
-        return f"the loss never reads it: {self.after()}"
+        return self.after() if self.added else f"the loss never reads it: {self.after()}"
 
 
 @registered
@@ -1179,8 +1180,23 @@ class ChangedAfterTrace(Cause):
     first = True
 
     trained: bool = False
+    #: the flag changed while a ``fit()`` ran (a callback), where only a new trace helps
+    during: bool = False
 
     def message(self) -> str:
+        if self.during and self.trained:
+            return (
+                f"frozen while this fit() ran (a callback), after its train step was traced at "
+                f"{self.line}, which still updates it: call "
+                "self.model.make_train_function(force=True) after changing trainable"
+            )
+        if self.during:
+            return (
+                f"made trainable while this fit() ran (a callback), after its train step was "
+                f"traced at {self.line}, which leaves it out: end the fit() there and call "
+                "compile() with a new optimizer before the next (the built one knows only its "
+                "first variables)"
+            )
         if self.trained:
             return (
                 f"frozen after the train step was traced at {self.line}, which still updates "
@@ -1193,6 +1209,24 @@ class ChangedAfterTrace(Cause):
         )
 
     def fix(self, c: Context) -> Fix:
+        if self.during and self.trained:  # a callback froze it: trace the step again
+            return Fix(
+                "compile-again",
+                c.site,
+                f"The `trainable` flag of {name(c.variable)} changed while `fit()` ran (in a "
+                "callback), after Keras traced the train step: call "
+                "`self.model.make_train_function(force=True)` right after changing it, so the "
+                "next step is traced with the new flag.",
+            )
+        if self.during:  # the built optimizer cannot take it
+            return Fix(
+                "compile-again",
+                c.site,
+                f"{name(c.variable)} was made trainable while `fit()` ran (in a callback), after "
+                "Keras traced the train step, and the optimizer was built without it: stop that "
+                "`fit()` there (two `fit()` calls, one per phase) and call `compile()` with a new "
+                "optimizer between them.",
+            )
         return _compile_again(c, "")
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.errors import ExitCode
+from gradscope._src.results import exits
 from gradscope._src.results import report as m
 from gradscope._src.results.display import Displayed, rich_renderable
 from gradscope._src.results.finding import Finding
@@ -63,12 +64,13 @@ class CheckResult(Displayed):
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        """Whether ``check`` passes: the one rule's (``results/exits.py``) on its failures."""
+        return exits.passed(len(self.failures))
 
     @property
     def exit_code(self) -> ExitCode:
-        """``ExitCode.OK`` when passed, else ``ExitCode.PROBLEMS``."""
-        return ExitCode.OK if self.passed else ExitCode.PROBLEMS
+        """``ExitCode.OK`` when passed, else ``ExitCode.PROBLEMS`` (``results/exits.py``)."""
+        return ExitCode(exits.exit_code(len(self.failures)))
 
     @property
     def pairs(self) -> int:

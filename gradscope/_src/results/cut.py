@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope._src.printable import escape_fields
-
 #: The ops that cut a gradient on purpose (``tf.stop_gradient``); a cut point of kind
 #: ``stopped`` at another op is a ``stop_gradients`` argument of the gradient call.
 STOP_TYPES = frozenset({"StopGradient", "PreventGradient"})
@@ -45,9 +43,6 @@ class CutPoint:
     #: the id of the cause (``results/causes.py``) the engine found the cut stands for, where
     #: its op type alone does not say it ("": the op type says it)
     cause: str = ""
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "node", "source", "later")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         """The cut point as JSON (contract section 2); ``later`` only when there are some."""

@@ -6,8 +6,6 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gradscope._src.printable import escape_fields
-
 # CutPoint is re-exported: every stage reads it from here.
 from gradscope._src.results.cut import CutPoint as CutPoint
 from gradscope._src.results.picture import Picture
@@ -104,9 +102,6 @@ class VariableFacts:
     # the attribute the user's code reaches it by (``box_head.kernel`` for a Keras layer that
     # the path names ``dense_3``), when it says more than the name
     attribute: str = ""
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "name", "source", "attribute")  # one escaping of names
 
     def to_dict(self) -> dict[str, object]:
         """A variable of the JSON report; ``attribute`` only when known."""

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.location import Location
-from gradscope._src.printable import escape_fields
 from gradscope._src.results.causes import Cause
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
@@ -75,9 +74,6 @@ class Finding:
     report: str = ""
     via: tuple[str, ...] = ()
     step: int | None = None
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "loss", "variable", "message", "report", "via")  # one escaping
 
     @classmethod
     def problem(

@@ -13,7 +13,6 @@ from typing import Any
 
 from gradscope._src.errors import SpecError
 from gradscope._src.location import Location
-from gradscope._src.printable import escape_fields
 from gradscope._src.results.causes import Cause
 from gradscope._src.results.display import Displayed, rich_renderable
 from gradscope._src.results.expect import Pattern
@@ -110,9 +109,6 @@ class PairResult:
     #: ``note`` in JSON, as a ``gradscope run`` source's)
     cause: Cause | None = None
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "variable")  # one escaping of names
-
     @property
     def note(self) -> str:
         """The cause in words ("" when none is known)."""
@@ -154,9 +150,6 @@ class LossResult:
     fix: Fix | None = None  # what its ``grad_loss`` multiplier does (``analysis/fixes``)
     #: the loss's own causes (a variable it makes on every call), each also in ``notes``
     causes: tuple[Cause, ...] = ()
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "name", "source", "notes")  # one escaping of names
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -206,9 +199,6 @@ class Report(Displayed):
     distributed: DistributedFacts | None = None  # the strategy and its checks, with --strategy
     route: str = "traced"  # how the numbers were computed (``RunFacts.route``)
     loaded: Loaded | None = None  # a .keras, .h5 or SavedModel target: how it was loaded
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "spec", "name", "notes")  # one escaping of names
 
     def loss(self, name: str) -> LossResult:
         for loss in self.losses:

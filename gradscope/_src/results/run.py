@@ -11,11 +11,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope._src.errors import ExitCode
 from gradscope._src.location import line_of
-from gradscope._src.printable import escape_fields, printable
+from gradscope._src.results import exits
 from gradscope._src.results.causes import Cause
 from gradscope._src.results.display import Displayed
+from gradscope._src.results.exits import EXITED as EXITED
+from gradscope._src.results.exits import FINISHED as FINISHED
+from gradscope._src.results.exits import INTERRUPTED as INTERRUPTED
+from gradscope._src.results.exits import RAISED as RAISED
+from gradscope._src.results.exits import REPLACED as REPLACED
+from gradscope._src.results.exits import STOPPED as STOPPED
 from gradscope._src.results.facts import REPORT_VERSION, CutPoint, NanOrigin, json_number
 from gradscope._src.results.finding import Finding, file_of
 from gradscope._src.results.fix import Fix
@@ -27,13 +32,6 @@ EAGER = "eager"
 FUNCTION = "function"
 GRAPH = "graph"
 
-#: How the program ended.
-FINISHED = "finished"  # ran to its end (or sys.exit(0))
-STOPPED = "stopped"  # --stop: gradscope stopped it after --steps executions of a site
-RAISED = "raised"  # the program raised; exit code 4
-INTERRUPTED = "interrupted"  # Ctrl-C; exit code 130
-EXITED = "exited"  # sys.exit() with a nonzero status; exit code that status, as Python's
-REPLACED = "replaced"  # os.exec*: the process became another program (report written first)
 
 #: What watched the calls: ``gradscope run`` (a whole program) or ``gradscope.watch()`` (a
 #: block of code, a notebook cell, a test).
@@ -68,9 +66,6 @@ class SourceResult:
     #: ``(variable, FILE:LINE)``: the program assigns this variable another variable's value
     #: (a target network's copy: ``set_weights(get_weights())``, ``t.assign(s)``)
     copy_of: tuple[str, str] = ("", "")
-
-    def __post_init__(self) -> None:
-        escape_fields(self, "name", "attribute", "copy_of")  # one escaping of names
 
     @property
     def note(self) -> str:
@@ -146,12 +141,6 @@ class CallResult:
         """The file of the call site (the site itself when it names no line)."""
         return file_of(self.site)
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "site", "target_source", "notes", "via")  # one escaping of names
-        unasked = tuple(tuple(printable(x) for x in pair) for pair in self.unasked)
-        if unasked != self.unasked:
-            object.__setattr__(self, "unasked", unasked)
-
     def to_dict(self) -> dict[str, Any]:
         target: dict[str, Any] = {"source": self.target_source, "value": json_number(self.value)}
         if self.loss_scale is not None:
@@ -193,9 +182,6 @@ class Stop:
     caught: bool = False  # the program caught the stop (a bare ``except:``) and went on
     finished: bool = False  # ...and went on to its end (outcome ``stopped`` all the same)
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "site", "sites")  # one escaping of names
-
 
 @dataclass(frozen=True)
 class RunReport(Displayed):
@@ -223,25 +209,12 @@ class RunReport(Displayed):
     #: ``interrupted`` by a signal other than Ctrl-C: its name (``SIGTERM``, ``SIGHUP``)
     signal: str | None = None
 
-    def __post_init__(self) -> None:
-        escape_fields(self, "program", "argv", "notes")  # one escaping of names
-
     @property
     def exit_code(self) -> int:
         """0 no problems, 1 problems, 4 the program raised or ended itself with a nonzero
-        status (``sys.exit(3)``, ``os._exit(3)``: contract section 6's codes keep their
-        meaning, so a program's own 1 or 2 is never read as gradscope's; the status is in
-        ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended by signal N (SIGTERM
-        143, SIGHUP 129), as a shell reports a process the signal ended."""
-        if self.outcome in (RAISED, EXITED):
-            return int(ExitCode.PROGRAM_RAISED)
-        if self.outcome == INTERRUPTED and self.signal is not None:
-            import signal
-
-            return 128 + int(signal.Signals[self.signal])
-        if self.outcome == INTERRUPTED:
-            return int(ExitCode.INTERRUPTED)
-        return int(ExitCode.PROBLEMS if self.problems else ExitCode.OK)
+        status (the status is in ``exit_status``), 130 interrupted (Ctrl-C), 128 + N ended
+        by signal N: the one rule's (``results/exits.exit_code``)."""
+        return exits.exit_code(len(self.problems), self.outcome, self.signal)
 
     def title(self) -> str:
         """``gradscope run train.py --epochs 1``: the command that made the report (a

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
+from typing import Any
 
 
 class _Word(str, enum.Enum):
@@ -122,3 +123,62 @@ def overflow_skipped(status: str, loss_scaled: bool, later: Iterable[str]) -> bo
     a real NaN."""
     finite = (Status.OK, Status.ZERO)
     return status == Status.NAN and loss_scaled and any(s in finite for s in later)
+
+
+# -- the one status rule ------------------------------------------------------------------------
+
+
+def cut_kind(kinds: Iterable[str]) -> CutKind | None:
+    """The status kind when paths were cut in different ways: the first of stopped, assign,
+    nondifferentiable (contract section 2; :class:`CutKind`'s order)."""
+    present = {str(k) for k in kinds}
+    return next((kind for kind in CutKind if kind.value in present), None)
+
+
+def decide(
+    *,
+    has_gradient: bool,
+    finite: bool = True,
+    all_zero: bool = False,
+    measured: bool = True,
+    requested: bool = True,
+    trainable: bool | None = None,
+    reachable: bool = True,
+    cut_points: Iterable[Any] = (),
+) -> Status:
+    """The status of one (loss, variable) pair from what TensorFlow answered: the one rule
+    (contract section 2's table), which every door asks: a spec's or a target's pairs
+    (``engine/status.status_of``), a watched call's sources, a timeline's records (the
+    Monitor's and ``run --timeline``'s), the fixes' context.
+
+    Args:
+        has_gradient: TensorFlow returned a gradient (not None).
+        finite: every element of it is finite (no NaN, no infinity).
+        all_zero: every element of it is exactly zero (an empty gradient is all zero).
+        measured: its value was computed (a graph-mode gradient no ``Session.run`` ran: no).
+        requested: the gradient was asked for (the variable is in the loss's ``var_list``,
+            or Keras' train step trains it).
+        trainable: the variable's ``trainable`` flag, when known: one not requested is
+            ``frozen`` when it is not trainable, else ``excluded``.
+        reachable: a path leads from the variable to the loss.
+        cut_points: where the last paths were cut (each with a ``kind``, or a kind itself):
+            the first kind of stopped, assign, nondifferentiable names a None's status.
+
+    Example:
+        >>> str(decide(has_gradient=True, all_zero=True))
+        'zero'
+        >>> str(decide(has_gradient=False, cut_points=["assign", "stopped"]))
+        'none:stopped'
+    """
+    if not requested:
+        return Status.FROZEN if trainable is False else Status.EXCLUDED
+    if has_gradient:
+        if not measured:
+            return Status.UNKNOWN
+        if not finite:
+            return Status.NAN
+        return Status.ZERO if all_zero else Status.OK
+    if not reachable:
+        return Status.DISCONNECTED
+    kind = cut_kind(getattr(c, "kind", c) for c in cut_points)
+    return Status.UNEXPLAINED if kind is None else Status(f"none:{kind}")

@@ -209,6 +209,16 @@ def reused_step(api: str, traced: str) -> str:
     )
 
 
+def changed_during(api: str, traced: str) -> str:
+    """A call's note: trainable flags changed while this ``api`` ran, its step traced at
+    ``traced`` before."""
+    return (
+        f"trainable flags changed while this {api}() ran, after its train step was traced at "
+        f"{traced}: Keras reads trainable when it traces the step, and runs that trace until "
+        "compile() or make_train_function(force=True)"
+    )
+
+
 def changed_since_compile(line: str, api: str) -> str:
     """A call's note: flags changed between ``compile()`` at ``line`` and the ``api`` that
     traced the step."""

@@ -21,15 +21,18 @@ was traced before a ``trainable`` flag changed, with the line that traced it (``
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from gradscope._src.analysis import fixes
+from gradscope._src.errors import ArgumentTypeError, ArgumentValueError
 from gradscope._src.results.causes import Cause, from_dict
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.status import overflow_skipped
+from gradscope._src.results.status import decide, has_gradient, is_none, overflow_skipped
 
 #: A ``trainable`` flag that changed after the train step was traced, so the step still trains
 #: the variable or leaves it out (the Monitor notices it when a ``fit()`` begins; no detector).
@@ -56,8 +59,44 @@ class Thresholds:
     patience: int = 3
     warmup: int = 3
 
+    def __post_init__(self) -> None:
+        """Each threshold of the right type and in its range, said before any training.
+
+        Raises:
+            ArgumentTypeError: a threshold that is not a number (a ``TypeError`` and a
+                ``gradscope.UsageError``).
+            ArgumentValueError: one out of its range (``patience=0``, ``dead_fraction=2``).
+        """
+        who = "gradscope.Thresholds"
+        for name, whole, least, above, most in _RANGES:
+            value = getattr(self, name)
+            takes = _takes(whole, least, above, most)
+            number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            if not number or (whole and not isinstance(value, numbers.Integral)):
+                raise ArgumentTypeError(f"{who}: {name} must be {takes}, saw {value!r}")
+            low = value > least if above else value >= least
+            if not (math.isfinite(value) and low and (most is None or value <= most)):
+                raise ArgumentValueError(f"{who}: {name} must be {takes}, saw {value!r}")
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: Each threshold: name, whole number, lowest, whether above it (not at it), highest.
+_RANGES: tuple[tuple[str, bool, float, bool, float | None], ...] = (
+    ("dead_fraction", False, 0.0, True, 1.0),
+    ("vanishing_ratio", False, 0.0, True, None),
+    ("exploding_factor", False, 1.0, True, None),
+    ("patience", True, 1, False, None),
+    ("warmup", True, 0, False, None),
+)
+
+
+def _takes(whole: bool, least: float, above: bool, most: float | None) -> str:
+    """``a number above 0 and at most 1``, ``a whole number of at least 1``."""
+    said = f"{'a whole number' if whole else 'a number'} {'above' if above else 'of at least'} "
+    said += f"{least:g}"
+    return said + (f" and at most {most:g}" if most is not None else "")
 
 
 @dataclass(frozen=True)
@@ -129,9 +168,18 @@ def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
                  str(c.get("source", "")), tuple(c.get("later") or ()))
         for c in point.cut_points
     )  # fmt: skip
-    status = point.status if point.status.startswith("none") else "none:unexplained"
+    # a None whose record says no more: what the one rule gives a None with nothing known
+    status = point.status if is_none(point.status) else str(decide(has_gradient=False))
     context = fixes.Context(status, variable, cuts, site=site, cause=point.why)
     return fixes.finding_fix(kind, variable, site, context)
+
+
+def none_fix(site: str, variable: str, status: str, cause: Cause | None,
+             cut_points: Sequence[Mapping[str, Any]]) -> Fix | None:  # fmt: skip
+    """The fix of a ``none`` finding no record shows (a step that raised: ``failed.py``),
+    decided as a recorded one's is, from its ``cause``."""
+    return _fix("none", site, variable, Point(0, status, None, None, None, False, str(cause or ""),
+                                              tuple(cut_points), why=cause))  # fmt: skip
 
 
 def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Point]]:
@@ -315,5 +363,5 @@ def _none(points: Sequence[Point], limits: Thresholds) -> Found:
                 f"no gradient reaches it (from step {p.step}): it never trains; "
                 + (why or "`gradscope inspect` or `gradscope run` names where the path is cut"),
             )
-        had = had or p.status in ("ok", "zero", "nan")
+        had = had or has_gradient(p.status)
     return None

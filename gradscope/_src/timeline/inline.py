@@ -70,11 +70,13 @@ class TimelinePlot:
         return self.picture("png")
 
     def _repr_html_(self) -> str:
+        from gradscope._src.printable import shown
         from gradscope._src.report.notebook import timeline_html
 
-        return timeline_html(self.timeline, self.svg())
+        return timeline_html(shown(self.timeline), self.svg())
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from gradscope._src.printable import shown
         from gradscope._src.report.notebook import timeline_text
 
-        printer.text("TimelinePlot(...)" if cycle else timeline_text(self.timeline))
+        printer.text("TimelinePlot(...)" if cycle else timeline_text(shown(self.timeline)))

@@ -39,8 +39,10 @@ from typing import Any
 
 import tensorflow as tf
 
+from gradscope._src.frontends.program import reads
 from gradscope._src.frontends.program.analyse import Recorded
 from gradscope._src.frontends.program.sites import variable_name
+from gradscope._src.results.causes import NeverRead
 from gradscope._src.timeline import step_grads
 from gradscope._src.timeline import step_ops as ops
 
@@ -56,6 +58,8 @@ class _Trace:
     y_pred: Any = None  # the predictions compute_loss received
     called: Any = None  # what the model's last call in the step returned (a custom step)
     reduced: list[tuple[Any, Any]] = field(default_factory=list)  # all-reduced (grad, tf var)
+    scale: Any = None  # the loss scale applied gradients are divided by (mixed precision)
+    summed: list[bool] = field(default_factory=list)  # per applied: the replicas' sum
     tapes: list[Any] = field(default_factory=list)  # the step's tape.gradient calls (traced)
 
 
@@ -91,6 +95,8 @@ class Hooks:
         #: the traced step's tape call, its variables and their Nones (``zero_notes``)
         self._zero_call: tuple[Any, list[Any], list[bool]] | None = None
         self._zero_notes: dict[str, str] | None = None
+        #: what the last step that raised asked gradients for, and which it got none for
+        self.failure: Failure | None = None
         self.install()
 
     @property
@@ -170,8 +176,11 @@ class Hooks:
     def _apply(self, apply: Any, grads: Any, variables: Any) -> Any:
         if self._trace is not None and variables is not None:
             grads, variables = list(grads), list(variables)
-            self._trace.applied.extend(zip(step_grads.unscaled(self.optimizer, grads, variables),
-                                           variables, strict=False))  # fmt: skip
+            # unscaled on due steps only, inside the recording (a division here would be one
+            # more reader of each gradient: ``reads.py``); the scale is read now, before the
+            # optimizer updates it
+            self._trace.scale = step_grads.scale(self.optimizer)
+            self._trace.applied.extend(zip(grads, variables, strict=False))
         return apply(grads, variables)
 
     def _all_reduced(self, reduce: Any, pairs: Any) -> Any:
@@ -197,6 +206,11 @@ class Hooks:
             with (tape if tape is not None else contextlib.nullcontext(), _tapes(trace),
                   _model_calls(self.model, trace)):  # fmt: skip
                 logs = step(data)
+        except BaseException as error:  # the step's own exception goes on unchanged, after a look
+            self._trace = None
+            if not isinstance(error, KeyboardInterrupt):  # Ctrl-C: at once, no more tracing
+                self._failed(trace, step, data)
+            raise
         finally:
             self._trace = None
         if trace.loss is None and isinstance(logs, dict) and "loss" in logs:
@@ -206,6 +220,7 @@ class Hooks:
             return logs
         if trace.reduced:  # replicas: record the sum the optimizer applies, not this replica's
             summed = {id(v): g for g, v in trace.reduced}
+            trace.summed = [id(getattr(v, "value", v)) in summed for _, v in trace.applied]
             trace.applied = [(summed.get(id(getattr(v, "value", v)), g), v)
                              for g, v in trace.applied]  # fmt: skip
         if self._variables(trace) and not tf.executing_eagerly():
@@ -222,16 +237,45 @@ class Hooks:
         if _compiled(self.model):
             self._store(trace, step_grads.of_step(tape, handles), iterations, due)
         else:
-            done = tf.cond(
-                due,
-                lambda: self._store(trace, step_grads.of_step(tape, handles), iterations),
-                lambda: tf.constant(False),
-            )
+            # what the step computes as it would unwatched: the recording reads copies of
+            # the tensors fewer than two of the step's ops read (``reads.py``)
+            program = reads.Program(tf.compat.v1.get_default_graph())
+
+            def record() -> Any:
+                return self._store(trace, step_grads.of_step(tape, handles), iterations)
+
+            done = tf.cond(due, reads.branch(program, record), lambda: tf.constant(False))
             _unlowered(done)
         if tape is not None and (self.nones or self.part_nones) and not self._eager_causes:
             self._eager_causes = True  # once: an eager step leaves no graph, one is traced
             self._explain_eagerly(step, data)
         return logs
+
+    def _failed(self, trace: _Trace, step: Any, data: Any) -> None:
+        """What a step that raised asked gradients for and got none for, and why, kept in
+        :attr:`failure` for the Monitor to say before the exception goes on (Keras' "No
+        gradients provided for any variable", a custom step's ``g * 0.5`` on a None): the
+        pairs the optimizer was handed, or else the last ``tape.gradient`` that gave a None.
+        Eagerly (``run_eagerly``) the step is traced once more for the causes, never run.
+        gradscope's own failure here never replaces the step's exception."""
+        self.failure = None
+        try:
+            if tf.executing_eagerly():  # no graph: the step traced once more, never run
+                seen = self._traced_once(step, data, partial=True)
+                if seen is None:
+                    return
+                trace = seen
+            _asked_pairs(trace)
+            nones = [g is None for g, _ in trace.applied]
+            if not any(nones):
+                return
+            self.causes = {}
+            self._explain(trace)
+            names = [variable_name(v) for _, v in trace.applied]
+            self.failure = Failure(tuple(n for n, none in zip(names, nones, strict=True) if none),
+                                   dict(self.causes))  # fmt: skip
+        except Exception:  # the program's exception is what goes on
+            self.failure = None
 
     def _explain(self, trace: _Trace) -> None:
         """The cause of each None gradient, from the traced step (eagerly, from a trace made
@@ -240,10 +284,11 @@ class Hooks:
         from gradscope._src.frontends.program.graph_calls import step_causes, tape_causes
 
         nones = [g is None for g, _ in trace.applied]
-        if not any(nones) or trace.loss is None or not tf.is_symbolic_tensor(trace.loss):
-            return
         variables = [v for _, v in trace.applied]
         asked = _asked(trace.tapes, variables)
+        symbolic = trace.loss is not None and tf.is_symbolic_tensor(trace.loss)
+        if not any(nones) or (asked is None and not symbolic):
+            return
         # a custom train_step need not call compute_loss: its own call of the model made
         # the predictions, so an output no loss reads is named as `gradscope run` names it
         y_pred = trace.y_pred if trace.y_pred is not None else trace.called
@@ -291,8 +336,8 @@ class Hooks:
             return
         for i, cause in found.items():
             if added and not cause.why:
-                why = "no regularizer or add_loss term depends on it"
-                cause = Recorded(cause.status, why, cause.cut_points)
+                said = NeverRead(added=True)
+                cause = Recorded(cause.status, str(said), cause.cut_points, said)
             self.part_causes[(part.name, variable_name(variables[i]))] = cause
 
     def _explain_eagerly(self, step: Any, data: Any) -> None:
@@ -320,8 +365,9 @@ class Hooks:
                 nones = [(part.name, n) in self.part_nones for n in names]
                 self._explain_part(part, variables, nones, traced)
 
-    def _traced_once(self, step: Any, data: Any) -> _Trace | None:
-        """What the hooks saw while ``step`` was traced on ``data`` (None: it could not be)."""
+    def _traced_once(self, step: Any, data: Any, partial: bool = False) -> _Trace | None:
+        """What the hooks saw while ``step`` was traced on ``data`` (None: it could not be;
+        with ``partial``, what they saw up to where the trace raised)."""
         seen = []
 
         def traced_step(batch: Any) -> Any:
@@ -329,15 +375,16 @@ class Hooks:
             try:
                 with _tapes(trace):
                     step(batch)
-            finally:
+            finally:  # a step that raises is seen up to where it raised
                 self._trace = None
-            seen.append(trace)
+                seen.append(trace)
             return tf.constant(0)
 
         try:
             tf.function(traced_step, autograph=False).get_concrete_function(data)
         except Exception:  # gradscope's failure never stops training: the Nones stay unexplained
-            return None
+            if not partial:  # (a step that raises eagerly raises traced too: seen up to there)
+                return None
         return seen[-1] if seen else None
 
     def _store(self, trace: _Trace, gradients: Any, iterations: Any, when: Any = None) -> Any:
@@ -346,6 +393,10 @@ class Hooks:
         (and, with ``raw``, the gradients themselves for histograms). Few ops per variable:
         tracing them costs little."""
         grads, variables = [g for g, _ in trace.applied], [v for _, v in trace.applied]
+        unscaled = step_grads.unscaled(self.optimizer, grads, variables, trace.scale)
+        grads = [g if summed else u  # a replicas' sum: as the optimizer applies it
+                 for g, u, summed in zip(grads, unscaled, trace.summed or [False] * len(grads),
+                                         strict=True)]  # fmt: skip
         self.names = [variable_name(v) for v in variables]
         row = (iterations - 1) % self.rows  # the step's row within its execution
         for grad, variable, path in zip(grads, variables, self.names, strict=True):
@@ -456,6 +507,19 @@ class Hooks:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """A step that raised: the variables it got no gradient for, and why (by name; a
+    variable without a cause was not explained)."""
+
+    nones: tuple[str, ...]
+    causes: dict[str, Recorded]
+
+
+#: Stands for a gradient a step that raised did get (its value was never computed).
+_GOT = object()
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """A due step: its number, ``sums`` ("total" [n, 3], "parts" [P, n, 2], "dots" [pairs,
     n]), the loss parts' values, the loss, and with ``raw`` the gradients by (part or "", path)."""
@@ -479,8 +543,10 @@ def _tapes(trace: _Trace) -> Any:
     from gradscope._src.frontends.program.graph_calls import tape_calls
 
     with tape_calls() as seen:
-        yield
-    trace.tapes = seen
+        try:
+            yield
+        finally:  # a step that raised keeps the calls it made (``Hooks._failed``)
+            trace.tapes = seen
 
 
 @contextlib.contextmanager
@@ -531,6 +597,21 @@ def _unapplied(trace: _Trace) -> None:
         if none and id(source) not in applied and hasattr(source, "handle"):
             trace.applied.append((None, source))
             applied.add(id(source))
+
+
+def _asked_pairs(trace: _Trace) -> None:
+    """Make ``trace.applied`` every pair a step that raised asked a gradient for: those
+    handed to the optimizer (with the None pairs it left out), or, when it raised before
+    (a custom step's ``g * 0.5`` on a None), the sources of its last ``tape.gradient`` that
+    gave a None (:data:`_GOT` for those that got one)."""
+    _unapplied(trace)
+    if trace.applied:
+        return
+    call = next((c for c in reversed(trace.tapes) if any(c.nones)), None)
+    if call is not None:
+        trace.applied = [(None if none else _GOT, source) for source, none
+                         in zip(call.sources, call.nones, strict=True)
+                         if hasattr(source, "handle")]  # fmt: skip
 
 
 def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:

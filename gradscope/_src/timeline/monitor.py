@@ -40,9 +40,10 @@ from typing import Any
 
 import keras
 
+from gradscope._src.frontends import backend
 from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.location import Location
-from gradscope._src.timeline import traced
+from gradscope._src.timeline import failed, traced
 from gradscope._src.timeline.findings import Thresholds
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
 from gradscope._src.timeline.record import Recorder, Summary
@@ -68,6 +69,8 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         ValueError: ``every`` below 1.
         OSError: ``timeline`` or ``tensorboard`` cannot be written (also checked when a
             ``fit`` begins, before its first step).
+        gradscope.UsageError: Keras runs on its JAX or PyTorch backend: gradscope watches
+            TensorFlow only (``NotTensorFlow``; also checked when a ``fit`` begins).
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     ) -> None:
         super().__init__()
         check_arguments(every, timeline, tensorboard, thresholds, histograms, per_loss)
+        backend.check_keras(door=_WHO)  # Keras on JAX or PyTorch: refused at once
         self.recorder = Recorder(
             every, timeline, tensorboard, thresholds=thresholds, histograms=histograms
         )
@@ -106,19 +110,33 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
     @property
     def steps(self) -> list[dict[str, Any]]:
         """The step records so far, as in the timeline JSON."""
+        self._settle()
         return self.recorder.steps
 
     @property
     def findings(self) -> list[dict[str, Any]]:
         """The findings of the steps recorded so far."""
+        self._settle()
         return self.recorder.findings()
 
     @property
     def timeline(self) -> dict[str, Any]:
         """The timeline JSON as a dictionary."""
+        self._settle()
         return self.recorder.to_dict()
 
+    def _settle(self) -> None:
+        """Collect the due steps the last execution recorded, when a fit ended without
+        reaching ``on_train_end`` or the next step (Ctrl-C, an exception in a callback): they
+        are recorded on the device already. Not between a step's ``on_train_batch_begin`` and
+        its run (``_stepping``): its due steps are not recorded yet."""
+        if self._hooks is not None and self._pending and not self._stepping:
+            with contextlib.suppress(Exception):  # never a new error where the program had one
+                self._collect()
+
     def on_train_begin(self, logs: Any = None) -> None:
+        backend.check_keras(door=_WHO)
+        self._settle()  # what a fit that raised left behind
         check_writable(*self._outputs)  # before any step: none is trained for nothing
         self.site = _user_line()
         at = Location.parse(self.site)
@@ -179,14 +197,17 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         fit runs was traced, as ``gradscope run`` reports it: still trained, or left out."""
         from gradscope._src.analysis.fixes import Context, fix_for
         from gradscope._src.results.causes import ChangedAfterTrace
+        from gradscope._src.results.status import decide
 
         where = flags.site or "an earlier fit()"
         for variable, trained in traced.changes(model, flags):
             name = variable_name(variable)
             said = ChangedAfterTrace(line=where, trained=trained)
             note = str(said)
-            status = "ok" if trained else "none:disconnected"
-            fix = fix_for(Context(status, name, site=self.site, cause=said))
+            # the status the traced step gives it, as ``gradscope run`` decides it
+            status = decide(has_gradient=trained, requested=trained,
+                            trainable=bool(variable.trainable), reachable=trained)  # fmt: skip
+            fix = fix_for(Context(str(status), name, site=self.site, cause=said))
             self.recorder.notices.append({
                 "kind": "unexpected-connected" if trained else "never-trained",
                 "site": self.site, "variable": name, "from_step": self._next,
@@ -209,10 +230,51 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             try:
                 with traced.pinned(self._pin):  # the first call traces: Keras' step's flags
                     return recording(iterator)
+            except BaseException as error:  # goes on unchanged, once the Monitor has said why
+                self._fit_raised(error, installed)
+                raise
             finally:
                 self._pin = None
 
         return train_function
+
+    def _fit_raised(self, error: BaseException, installed: _Installed) -> None:
+        """A step raised out of ``fit`` (Keras' "No gradients provided for any variable", a
+        custom step's arithmetic on a None gradient, a NaN check, Ctrl-C): before the
+        exception goes on, unchanged, keep what the Monitor saw. The steps recorded so far
+        are collected; the gradients the failing step got none of are findings, with the
+        cause, op and line ``gradscope run`` names, said on standard error; the timeline is
+        written; Keras' own train function is back. Keras' end of an epoch's data
+        (``StopIteration``, ``OutOfRangeError``) is no failure."""
+        if isinstance(error, StopIteration) or type(error).__name__ == "OutOfRangeError":
+            return
+        hooks, step = self._hooks, max(self._next - self._per_call, 1)
+        self._settle()
+        with contextlib.suppress(Exception):  # gradscope's failure never replaces the program's
+            failure, hooks.failure = hooks.failure, None
+            if failure is not None:
+                self.recorder.notices.extend(
+                    failed.findings(self.site, step, failure.nones, failure.causes)
+                )
+                if not isinstance(error, KeyboardInterrupt):
+                    said = failed.message(self.site, type(error).__name__, step, failure.nones,
+                                          failure.causes)  # fmt: skip
+                    print(said, file=sys.stderr, flush=True)
+            elif not isinstance(error, KeyboardInterrupt):  # a NaN check: what came before
+                before = failed.before(self.site, type(error).__name__, step,
+                                       self.recorder.findings())  # fmt: skip
+                if before:
+                    print(before, file=sys.stderr, flush=True)
+        with contextlib.suppress(Exception):
+            installed.undo(self.model)
+        self._kept = None
+        try:
+            self.recorder.close()
+        except OSError as unwritten:  # said; the recorded steps are kept elsewhere
+            saved = rescue(self.recorder.to_dict(), str(self.recorder.timeline), unwritten)
+            print(saved, file=sys.stderr, flush=True)
+        except Exception:  # never a new error in place of the program's
+            pass
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
         # The execution before has finished: collect it here rather than in on_train_batch_end,
@@ -261,6 +323,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
 
 
 _ACTIVE = "_gradscope_monitor"  # the model's _Installed while a Monitor's fit runs
+_WHO = "gradscope.keras.Monitor"
 
 
 class _Installed:
@@ -310,6 +373,7 @@ def _close_at_exit(monitor: weakref.ref[Monitor]) -> None:
     alive = monitor()
     if alive is not None:
         with contextlib.suppress(Exception):  # the interpreter is exiting: never a new error
+            alive._settle()
             try:
                 alive.recorder.close()
             except OSError as error:  # said, and the steps kept elsewhere

@@ -7,6 +7,7 @@ import os
 import tempfile
 from typing import Any
 
+from gradscope._src.errors import ArgumentTypeError, ArgumentValueError
 from gradscope._src.timeline.findings import Thresholds
 from gradscope._src.writable import Unwritable, refusal, unwritable
 
@@ -19,28 +20,31 @@ def check_arguments(
     """Refuse a wrong argument before any training (a fit that ran to its end for nothing).
 
     Raises:
-        TypeError: an argument of the wrong type (the message says what was seen).
-        ValueError: ``every`` below 1, or an empty path.
+        TypeError: an argument of the wrong type (the message says what was seen); a
+            ``gradscope.UsageError`` too.
+        ValueError: ``every`` below 1, or an empty path; a ``gradscope.UsageError`` too.
         OSError: ``timeline`` or ``tensorboard`` cannot be written (see :func:`check_writable`).
     """
     if isinstance(every, bool) or not isinstance(every, numbers.Integral):
-        raise TypeError(f"{_WHO}: every must be a whole number of steps, saw {every!r}")
+        raise ArgumentTypeError(f"{_WHO}: every must be a whole number of steps, saw {every!r}")
     if every < 1:
-        raise ValueError(f"{_WHO}: every must be 1 or more steps, saw {every!r}")
+        raise ArgumentValueError(f"{_WHO}: every must be 1 or more steps, saw {every!r}")
     if int(every) > 2**63 - 1:  # steps are int64: `step % every` would overflow once fit runs
-        raise ValueError(f"{_WHO}: every must be at most 2**63-1 steps (int64), saw {every!r}")
+        raise ArgumentValueError(
+            f"{_WHO}: every must be at most 2**63-1 steps (int64), saw {every!r}"
+        )
     for name, path in (("timeline", timeline), ("tensorboard", tensorboard)):
         if path is not None and not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"{_WHO}: {name} must be a path or None, saw {path!r}")
+            raise ArgumentTypeError(f"{_WHO}: {name} must be a path or None, saw {path!r}")
         if path is not None and not os.fspath(path):
-            raise ValueError(f"{_WHO}: {name} must be a path or None, saw an empty path")
+            raise ArgumentValueError(f"{_WHO}: {name} must be a path or None, saw an empty path")
     if thresholds is not None and not isinstance(thresholds, Thresholds):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{_WHO}: thresholds must be a gradscope.keras.Thresholds or None, saw {thresholds!r}"
         )
     for name, flag in (("histograms", histograms), ("per_loss", per_loss)):
         if not isinstance(flag, bool):
-            raise TypeError(f"{_WHO}: {name} must be True or False, saw {flag!r}")
+            raise ArgumentTypeError(f"{_WHO}: {name} must be True or False, saw {flag!r}")
     check_writable(timeline, tensorboard)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gradscope._src.errors import shorten
+from gradscope._src.printable import shown
 
 #: kind -> (marker, colour) of a finding's mark.
 MARKS = {
@@ -367,7 +368,7 @@ def render(timeline: Mapping[str, Any], fmt: str) -> bytes:
     import matplotlib
     import matplotlib.pyplot as plt
 
-    timeline = with_all_findings(timeline)
+    timeline = shown(with_all_findings(timeline))  # a name's newline drawn as \n, one line
     fig = figure(timeline)
     try:
         buffer = io.BytesIO()

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gradscope._src.printable import printable
+from gradscope._src.errors import UsageError
 from gradscope._src.results.status import Status
 from gradscope._src.timeline.findings import KINDS, Thresholds
 
@@ -52,27 +52,7 @@ def load(path: str) -> dict[str, Any]:
         raise
     except (RecursionError, ValueError) as exc:  # nested too deeply, a 5,000-digit integer
         raise TimelineError(f"{path}: not a gradscope timeline: {str(exc)[:80]}") from None
-    return _printable(checked(data, path), text)
-
-
-def _printable(data: dict[str, Any], text: str) -> dict[str, Any]:
-    """The timeline with every name and message made :func:`~gradscope._src.printable.printable`
-    (a newline, a terminal escape, a lone surrogate): what ``plot`` draws and ``check``
-    reports is the text every other output shows. The file's text is asked first: a
-    timeline whose strings are plain (almost all) is not walked again."""
-    if text.isascii() and "\\" not in text:
-        return data
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, str):
-            return printable(value)
-        if isinstance(value, dict):
-            return {printable(k): walk(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        return value
-
-    return walk(data)  # type: ignore[no-any-return]
+    return checked(data, path)
 
 
 def _read(path: str) -> str:
@@ -211,6 +191,10 @@ def _thresholds(value: Any, where: str) -> Error:
         error = _optional(value, name, check, where)
         if error is not None:
             return error
+    try:  # each in its range, as gradscope.Thresholds takes them
+        Thresholds(**{k: v for k, v in value.items() if k in THRESHOLDS})
+    except UsageError as exc:
+        return where, str(exc).removeprefix("gradscope.Thresholds: ")
     return None
 
 

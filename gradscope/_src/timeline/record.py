@@ -51,13 +51,15 @@ from typing import Any
 
 import numpy as np
 
+from gradscope._src.results.status import decide
 from gradscope._src.results.summary import Summary as Summary
 from gradscope._src.timeline.arrays import dense as dense
 from gradscope._src.timeline.arrays import is_sparse as is_sparse
 from gradscope._src.timeline.findings import Thresholds, find, ordered, same_kind
 
 TIMELINE_VERSION = 1
-NONE_STATUS = "none:unexplained"
+#: A None gradient's status when nothing more is known of it (the one rule's, ``decide``).
+NONE_STATUS = str(decide(has_gradient=False))
 
 #: ``(name, gradient, value)``, then optionally ``status``, ``cause`` and ``cut_points``.
 Entry = Sequence[Any]
@@ -93,9 +95,9 @@ def gradient_stats(gradient: Any) -> dict[str, Any]:
         array = dense(gradient)
         size, zeros = array.size, int(array.size - np.count_nonzero(array))
         value = norm(array)  # finite exactly when every element is (NaN or Inf: not finite)
-    status = "nan" if value is None else ("zero" if zeros == size else "ok")
+    status = decide(has_gradient=True, finite=value is not None, all_zero=zeros == size)
     return {
-        "status": status,
+        "status": str(status),
         "norm": value,
         "zero_fraction": zeros / size if size else 0.0,
         "sparse": gradient.sparse if isinstance(gradient, Summary) else is_sparse(gradient),

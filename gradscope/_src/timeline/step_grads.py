@@ -77,15 +77,19 @@ def loss_scaled(optimizer: Any) -> bool:
     )
 
 
-def unscaled(optimizer: Any, grads: list[Any], variables: list[Any]) -> list[Any]:
+def scale(optimizer: Any) -> Any:
+    """The loss scale a ``LossScaleOptimizer`` (mixed precision) multiplied the loss by, read
+    now (before it updates it); None for any other optimizer."""
+    return tf.convert_to_tensor(optimizer.dynamic_scale) if loss_scaled(optimizer) else None
+
+
+def unscaled(optimizer: Any, grads: list[Any], variables: list[Any], scale: Any) -> list[Any]:
     """The gradients a ``LossScaleOptimizer`` (mixed precision) hands its inner optimizer:
-    divided by the loss scale it multiplied the loss by, as it divides them (read before it
-    updates the scale). Any other optimizer's as they are."""
-    if not loss_scaled(optimizer):
+    divided by ``scale`` (:func:`scale`, the loss scale it multiplied the loss by), as it
+    divides them. With no scale, as they are."""
+    if scale is None:
         return grads
-    scale = optimizer.dynamic_scale
     overwrite = getattr(optimizer, "_overwrite_variable_with_gradient", lambda v: False)
-    scale = tf.convert_to_tensor(scale)
 
     def unscale(x: Any) -> Any:
         return x / tf.cast(scale, x.dtype)

@@ -102,27 +102,41 @@ class Watch:
             from gradscope._src.engine.tf_import import import_tensorflow
 
             import_tensorflow()  # once, without its banners
+            from gradscope._src.frontends import backend
             from gradscope._src.frontends.program.hooks import installed
             from gradscope._src.frontends.program.watch import Watcher
 
+            # JAX or PyTorch gradients: refused at once (NotTensorFlow), never a green report
+            refusing = backend.refusing("the code in the block", f"gradscope.watch() at "
+                                        f"{self.where}")  # fmt: skip
+            refusing.__enter__()
             watcher = Watcher(self.steps)  # never stops: later calls run unwatched
             hooks = installed(watcher)
-            calls = hooks.__enter__()  # AlreadyWatching: nothing was patched
-            self._open = (watcher, hooks, calls, _Retraced())
+            try:
+                calls = hooks.__enter__()  # AlreadyWatching: nothing was patched
+            except BaseException:
+                refusing.__exit__(None, None, None)
+                raise
+            self._open = (watcher, hooks, calls, _Retraced(), refusing)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
-        watcher, hooks, calls, retraced = self._open
+        from gradscope._src.frontends.backend import Refused
+
+        watcher, hooks, calls, retraced, refusing = self._open
         try:
             retraced.undo()
             hooks.__exit__(None, None, None)  # TensorFlow as it was, whatever happens next
         finally:
             self._open = None
+            refusing.__exit__(None, None, None)
             try:
                 self._report = self._made(watcher, calls, _outcome(kind))
             except Exception as exc:  # gradscope's failure never stops the code it watched
                 self._report = self._failed(exc, _outcome(kind))
+        if isinstance(error, Refused):  # JAX or PyTorch gradients: the block is refused
+            raise error.error from None
         return None  # the block's exception, if any, passes unchanged
 
     def _failed(self, exc: Exception, outcome: str) -> rr.RunReport:

@@ -133,11 +133,20 @@ def _watched(ipython: Any, source: str, options: dict[str, Any], name: str, cell
     # its lines for tracebacks and sites, under In[number]
     filename = ipython.compile.cache("\n" * before + source, number)
     compiled = compile(code, filename, "exec")
+    from IPython.core.error import UsageError as Said
+
+    from gradscope._src.frontends.backend import NotTensorFlow
+
     block = watching(options["steps"], options["allow_none"], f"{name} in In[{number}]")
+    refused: NotTensorFlow | None = None
     try:
         with block:
             exec(compiled, ipython.user_global_ns, ipython.user_ns)
+    except NotTensorFlow as exc:  # JAX or PyTorch gradients: one line, no report
+        refused = exc
     finally:
-        if block.ended:
+        if block.ended and refused is None:
             ipython.user_ns["_gradscope"] = block.report
             display(block.report)
+    if refused is not None:
+        raise Said(str(refused)) from None  # IPython shows its message alone

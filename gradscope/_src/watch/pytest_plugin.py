@@ -126,10 +126,13 @@ class Watching:
         from gradscope._src.errors import UsageError
         from gradscope._src.watch.block import watching
 
+        refused: str | None = None
         try:
             block = watching(options.get("steps", 1), options.get("allow_none", ()), item.nodeid)
-        except UsageError as exc:
-            pytest.fail(f"@pytest.mark.gradscope: {exc}", pytrace=False)
+        except UsageError as exc:  # failed below, outside the except: said once, unchained
+            refused = str(exc).removeprefix("gradscope.watch: ")
+        if refused is not None:
+            pytest.fail(f"@pytest.mark.gradscope: {refused}", pytrace=False)
         # A test of a file that names neither TensorFlow nor Keras, run while TensorFlow is
         # not imported, is watched from the moment it imports TensorFlow itself (importing
         # it for every pure-Python test would cost a suite seconds).
@@ -151,7 +154,9 @@ class Watching:
                 item.add_report_section("call", "gradscope", _UNWATCHED)
             return result
         item.stash[_KEY] = block.report
-        if block.report.problems:
+        from gradscope._src.results import exits
+
+        if not exits.passed(len(block.report.problems)):  # the one rule, as run's exit code
             pytest.fail(self._failure(block.report), pytrace=False)
         return result
 
@@ -183,8 +188,12 @@ class Watching:
         self.tests += 1
         self.calls += int(counts.get("calls", 0))
         problems = counts.get("problems") or {}
-        if problems:
-            self.failed.append(report.nodeid)
+        # Only a test pytest counts as failed is one here: a skipped test (pytest.skip after
+        # its gradient calls) and an xfailed one (its None gradient is the expected failure)
+        # are not, whatever their gradients got.
+        if not problems or not report.failed:
+            return
+        self.failed.append(report.nodeid)
         for kind, n in problems.items():
             self.kinds[kind] = self.kinds.get(kind, 0) + int(n)
 
@@ -223,7 +232,7 @@ class _OnImport(importlib.abc.MetaPathFinder):
         self.armed = True  # until the first import of tensorflow or keras starts
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if not self.armed or name not in ("tensorflow", "keras"):
+        if not self.armed or name not in _WATCHED_IMPORTS:
             return None
         self.armed = False
         for finder in sys.meta_path:
@@ -239,8 +248,12 @@ class _OnImport(importlib.abc.MetaPathFinder):
         return spec
 
     def _enter(self) -> None:
+        from gradscope._src.frontends.backend import NotTensorFlow
+
         try:
             self.block.__enter__()
+        except NotTensorFlow:  # Keras on JAX or PyTorch: the test is refused, not passed
+            raise
         except Exception:  # gradscope's failure never stops the test: it runs unwatched
             return
         self.entered = True
@@ -276,7 +289,10 @@ class _Then(importlib.abc.Loader):
         self.then()
 
 
-_NAMES = re.compile(rb"\b(tensorflow|keras)\b")
+#: The imports that start the watch of a test whose file names none of them (JAX and PyTorch
+#: too: their gradients are refused, never a green test: ``frontends/backend.py``).
+_WATCHED_IMPORTS = ("tensorflow", "keras", "jax", "torch")
+_NAMES = re.compile(rb"\b(tensorflow|keras|jax|torch)\b")
 
 
 def _uses_tensorflow(item: pytest.Item) -> bool:

@@ -17,9 +17,11 @@ from typing import Any
 
 from gradscope._src.analysis import fixes
 from gradscope._src.analysis import run as run_policy
-from gradscope._src.errors import ExitCode, GradscopeError
+from gradscope._src.errors import GradscopeError
+from gradscope._src.frontends import backend
 from gradscope._src.frontends.program import endings, launch
 from gradscope._src.frontends.program.launch import Program
+from gradscope._src.results import exits
 from gradscope._src.results import run as rr
 from gradscope._src.results.replicas import Distribution
 
@@ -73,6 +75,9 @@ def run(
 
     Raises:
         ProgramError: the program cannot be started (exit code 2).
+        NotTensorFlow: the program computes its gradients with JAX or PyTorch (Keras 3 on
+            another backend, ``jax.grad``, ``loss.backward()``): stopped there, at once
+            (``frontends/backend.py``; exit code 2).
     """
     launch.check(program)
     from gradscope._src.engine.tf_import import import_tensorflow
@@ -138,13 +143,22 @@ def run(
         return exit_code(said)
 
     ends = endings.caught(last_words) if on_end is not None else contextlib.nullcontext()
+    what = program.target if not program.module else f"-m {program.target}"
     try:
-        with installed(watcher) as calls, ends, _programs_logging(tf, watcher, environ):
+        with (backend.refusing(what), installed(watcher) as calls, ends,
+              _programs_logging(tf, watcher, environ)):  # fmt: skip
             hooks.append(calls)
             outcome, error = launch.execute(program)
+    except backend.NotTensorFlow:  # refused before it started: nothing to write
+        raise
     except BaseException:  # gradscope's own failure: the timeline is written all the same
         close()
         raise
+    refused = error.error if isinstance(error, backend.Refused) else None
+    if refused is None and not watcher.sites:  # it trained with no call gradscope could see
+        refused = backend.refusal(what)
+    if refused is not None:  # one line, exit 2: no report of a program gradscope cannot watch
+        raise refused from None
     status = launch.exit_status(error) if outcome == rr.EXITED else None
     caught = outcome != rr.STOPPED or len(watcher.refused) > 1  # by the program's except:
     return report(outcome, error, status, caught=caught)
@@ -180,7 +194,9 @@ def _programs_logging(tf: Any, watcher: Any, environ: dict[str, str]) -> Iterato
 def exit_code(outcome: Outcome) -> int:
     """gradscope's exit code for an outcome: the report's, or 2 when an output could not be
     written (``cannot write``, said after the report)."""
-    return int(ExitCode.USAGE) if outcome.unwritten else outcome.report.exit_code
+    report = outcome.report
+    return exits.exit_code(len(report.problems), report.outcome, report.signal,
+                           unwritten=bool(outcome.unwritten))  # fmt: skip
 
 
 def _report(program: Program, tf: Any, steps: int, allow_none: Sequence[str],

@@ -171,3 +171,38 @@ def test_freezing_between_compile_and_fit_is_noted_not_a_problem(tmp_path: Path)
     assert all("never trains it (Keras 3 reads trainable there" in s.note for s in noted)
     assert call.value is not None and all(s.norm > 0 for s in call.sources[2:])
     assert outcome.report.problems == () and outcome.report.exit_code == 0
+
+
+@pytest.fixture(scope="module")
+def elsewhere() -> tuple[object, dict[str, dict[str, bool]]]:
+    """frozen_elsewhere.py watched, and bare Keras' answer (what the program printed: per
+    case, whether each weight the flag change concerned changed after it)."""
+    import json
+
+    outcome, printed = watched("frozen_elsewhere.py")
+    return outcome, json.loads(printed.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    ("case", "line"),
+    [("module", 'seen["module"]'), ("freezing", "net.fit("), ("unfreezing", "net.fit(")],
+)
+def test_flags_changed_elsewhere_are_reported(
+    elsewhere: tuple[object, dict[str, dict[str, bool]]], case: str, line: str
+) -> None:
+    """Where ``trainable`` changes does not matter (issue 42 point 6): a model built,
+    compiled and frozen in an imported module, then unfrozen, fit, frozen and fit again; a
+    layer frozen, and one unfrozen, by a callback while fit() runs. Each weight the frozen
+    layer's traced step still changes is unexpected-connected at its fit() line, each one it
+    leaves out after unfreezing never-trained, as bare Keras shows (the callback's were
+    reported as nothing: "0 problems")."""
+    outcome, bare = elsewhere
+    report = outcome.report  # type: ignore[attr-defined]
+    at = site("frozen_elsewhere.py", line)
+    if case == "module":  # the fit() before the line that reads its weights
+        at = at.rsplit(":", 1)[0] + f":{int(at.rsplit(':', 1)[1]) - 1}"
+    found = {(p.variable, p.kind) for p in report.problems if p.site == at}
+    kind = "unexpected-connected" if case != "unfreezing" else "never-trained"
+    assert bare[case] and all(bare[case].values()) == (case != "unfreezing")
+    assert {(name, kind) for name in bare[case]} <= found
+    assert report.exit_code == 1

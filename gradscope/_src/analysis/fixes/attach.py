@@ -11,7 +11,7 @@ from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
 from gradscope._src.results.causes import Cause, Context
 from gradscope._src.results.fix import Fix
-from gradscope._src.results.status import ProblemKind
+from gradscope._src.results.status import ProblemKind, decide
 
 
 def _with(cause: Cause | None, more: Sequence[Cause]) -> Cause | None:
@@ -83,8 +83,9 @@ def _problem_fix(p: m.Problem, losses: Sequence[m.LossResult], spec: bool) -> Fi
         if isinstance(p.cause, causes.NotFloating):
             return p.cause.fix(Context("frozen", p.variable or "", site=where))
         cause = next((c for c in (_cause(r, p.variable) for r in losses) if c), None)
-        c = Context("none:disconnected" if not p.cut_points else "none:stopped",
-                    p.variable or "", p.cut_points, "every loss", where, spec=spec,
+        # no loss gives it a gradient: the status the one rule gives such a pair
+        status = decide(has_gradient=False, reachable=bool(p.cut_points), cut_points=p.cut_points)
+        c = Context(str(status), p.variable or "", p.cut_points, "every loss", where, spec=spec,
                     cause=cause)  # fmt: skip
         return fix_for(c)
     if pair is not None and pair.status == m.ZERO and pair.fix is None:

@@ -21,6 +21,7 @@ from gradscope._src.frontends.program import (
     graphs,
     names,
     origin,
+    reads,
     session,
     sites,
     thrown_away,
@@ -59,7 +60,7 @@ class Calls:
         self._local = threading.local()
         self.flags = Flags()
         self.scaled: list[tuple[Any, Any]] = []  # (scaled loss, the loss scale it used)
-        self.pending: dict[int, list[Callable[[], None]]] = {}  # id(graph) -> ops to add
+        self.pending: dict[int, list[Callable[[reads.Program], None]]] = {}  # id(graph) -> adds
         #: id(graph) -> whether TensorFlow throws that trace away (``thrown_away.py``)
         self.thrown_away: dict[int, Callable[[], bool]] = {}
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
@@ -182,7 +183,10 @@ class Calls:
             )
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
-            return orig(tape, target, sources, output_gradients, unconnected)
+            answer = orig(tape, target, sources, output_gradients, unconnected)
+            if not eager:  # what Keras' traced step trains, known however its analysis went
+                self.traces.gradients(flat_s, tf.nest.flatten(answer))
+            return answer
         with self.watcher.own_work():
             tensors = names.tensors_watched(tape, flat_s)  # before a non-persistent tape ends
             held = names.held_as(flat_s, sys._getframe(1))  # the user's names of tensors
@@ -191,6 +195,8 @@ class Calls:
             grads = orig(tape, target, flat_s + probe_ts, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
         user = list(grads[: len(flat_s)])
+        if not eager:  # what Keras' traced step trains, known however its analysis goes
+            self.traces.gradients(flat_s, user)
         zero = unconnected == tf.UnconnectedGradients.ZERO  # TF fills zeros: the program's
         filled = [tf.zeros_like(s) if g is None and zero else g
                   for s, g in zip(flat_s, user, strict=True)]  # fmt: skip
@@ -252,7 +258,6 @@ class Calls:
             if not tape._persistent:
                 self._release_after(tape)
         else:
-            self.traces.gradients(flat_s, user)
             self.watcher.trace(state, static)
             state.unrun.append(static)
             self._in_functions(state)
@@ -289,19 +294,22 @@ class Calls:
             return False
         if not self.recorder.installed:
             self.recorder.install()
+            state.unrecorded += 1  # its ops were not recorded: the next execution is watched
             return False
         return True
 
     def _recorder_off(self) -> None:
-        """Stop recording eager ops once every eager site has had its ``--steps``."""
-        if self.recorder.installed:
+        """Stop recording eager ops once every eager site has had its ``--steps`` and no
+        tape is open: an open tape may be asked at a site not seen yet (MAML's outer tape,
+        asked after the inner tapes' sites are done), whose execution needs its ops."""
+        if self.recorder.installed and not self.open_eager:
             eager = [s for s in self.watcher.sites.values() if s.mode == EAGER]
             if all(self.watcher.done(s) for s in eager):
                 self.recorder.uninstall()
 
     def _next_eager(self) -> None:
         if self.watcher.timeline is not None:
-            every.next_eager(self.watcher, self.recorder)
+            every.next_eager(self.watcher, self.recorder, self.open_eager > 0)
 
     def _function_call(self, tape: Any, flat_s: list[Any], flat_t: list[Any]) -> Any:
         import tensorflow as tf
@@ -386,7 +394,13 @@ class Calls:
 
         graph = flat_t[0].graph
 
-        def add() -> None:
+        def add(program: reads.Program) -> None:
+            try:
+                measure(program)
+            except Exception as exc:  # gradscope's failure, never the program's
+                self._failed(state, exc)
+
+        def measure(program: reads.Program) -> None:
             with self.watcher.own_work():
                 weights, raw = None, False
                 if watcher.timeline is not None and sources is not None:
@@ -395,13 +409,13 @@ class Calls:
                 if len(parts) > 1:
                     rows = [(p.targets, p.grads) for p in parts]
                     values.in_graph_replicas(flag, rows, lambda n, e, a: sink(n, a, e), scale,
-                                             weights, raw, box)  # fmt: skip
+                                             weights, raw, box, program)  # fmt: skip
                     return
                 values.in_graph(flag, flat_t, grads, sink, scale, weights, raw, box,
-                                None if box is not None else origins)  # fmt: skip
+                                None if box is not None else origins, program)  # fmt: skip
 
         if getattr(graph, "experimental_acd_manager", None) is None:
-            add()  # a branch of a cond or a loop: no end of trace to wait for
+            add(reads.Program(graph))  # no end of trace to wait for
         else:
             self.pending.setdefault(id(graph), []).append(add)
             self.thrown_away.setdefault(id(graph), thrown_away.check(graph))
@@ -414,10 +428,14 @@ class Calls:
         adds = self.pending.pop(id(graph), [])
         if self.thrown_away.pop(id(graph), lambda: False)():
             return
+        if not adds:
+            return
+        # the tensors it returns (``mark_as_return``): with its stateful ops, what runs
+        manager = getattr(graph, "experimental_acd_manager", None)
+        program = reads.Program(graph, getattr(manager, "_returned_tensors", ()))
         for add in adds:
-            add()
-        if adds:
-            graphs.captures_last(graph)
+            add(program)
+        graphs.captures_last(graph)
 
     def forget(self, graph: Any) -> None:
         """A trace that failed: its measuring ops are never added."""

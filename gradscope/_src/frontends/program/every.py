@@ -44,12 +44,13 @@ def first_trace(state: SiteState, known: list[set[tuple[str, str, int]]]) -> Non
         state.executions += 1
 
 
-def next_eager(watcher: Watcher, recorder: Recorder) -> None:
+def next_eager(watcher: Watcher, recorder: Recorder, open_tape: bool = False) -> None:
     """Record eager ops only while some eager site's next execution is due (its cut points
-    are analysed from them); in between the program runs at its own speed."""
+    are analysed from them) or a tape is open (``open_tape``: it may be asked at a site not
+    seen yet); in between the program runs at its own speed."""
     eager = [s for s in watcher.sites.values() if s.mode == EAGER_MODE]
     want = any(not watcher.done(s) and watcher.due(s, ahead=1) for s in eager)
     if want and not recorder.installed:
         recorder.install()
-    elif not want and recorder.installed:
+    elif not want and not open_tape and recorder.installed:
         recorder.uninstall()

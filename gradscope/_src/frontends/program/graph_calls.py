@@ -39,6 +39,8 @@ def graph_gradients(
     trainable variable, ``compute_gradients``/``minimize`` given no ``var_list``)."""
     graph = ys[0].graph
     mode = FUNCTION if getattr(graph, "outer_graph", None) is not None else GRAPH
+    if mode == FUNCTION:  # a custom train_step's tf.gradients: what Keras' traced step trains
+        calls.traces.gradients(list(xs), list(grads))
     state = calls.watcher.at(sites.chain(), api, mode)
     tensors = [graphs.source_tensor(graph, x) for x in xs]
     made = [g for g in grads if g is not None]

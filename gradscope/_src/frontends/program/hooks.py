@@ -281,13 +281,18 @@ def _training(calls: Calls, api: str) -> Callable[[Any], Any]:
 
     def make(orig: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
-            calls.guarded(trainable.report, calls.watcher, calls.traces, self, api)
+            before: list[dict[int, bool]] = []  # the flags at its start (trainable.report)
+            calls.guarded(lambda: before.append(trainable.report(calls.watcher, calls.traces,
+                                                                 self, api)))  # fmt: skip
             fit.enter(self, api, sites.text(sites.fast_current()))
             keras_names.saw(self)
             try:
                 return orig(self, *args, **kwargs)
             finally:
                 fit.leave()
+                if before:  # flags a callback changed while it ran
+                    calls.guarded(trainable.report_during, calls.watcher, calls.traces, self,
+                                  api, before[0])  # fmt: skip
 
         return patched
 

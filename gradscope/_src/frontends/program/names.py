@@ -11,7 +11,6 @@ from gradscope._src.frontends.program import copies, sites
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.program.eager import EagerCall
 from gradscope._src.frontends.python import frames
-from gradscope._src.printable import printable
 
 
 def statics(flat_s: list[Any], grads: list[Any], call: Any,
@@ -36,7 +35,7 @@ def statics(flat_s: list[Any], grads: list[Any], call: Any,
         shape = tuple(s.shape.as_list()) if s.shape.rank is not None else ()
         out.append(SourceStatic(name, shape, g is not None,
                                 sparse=isinstance(g, tf.IndexedSlices),
-                                attribute=printable(attribute),
+                                attribute=attribute,
                                 copy_of=copies.copy_of(s)))  # fmt: skip
     return out
 
@@ -158,5 +157,5 @@ def unasked(read: Sequence[Any], flat_s: Sequence[Any], call: Any,
     asked = {id(s) for s in flat_s} | {id(getattr(s, "_value", None)) for s in flat_s}
     rest = [v for v in read if id(v) not in asked and getattr(v, "trainable", False)]
     held = keras_names.untracked_of(rest)
-    return tuple((printable(source_name(v, call, created)), printable(attribute))
+    return tuple((source_name(v, call, created), attribute)
                  for v, attribute in zip(rest, held, strict=True) if attribute)  # fmt: skip

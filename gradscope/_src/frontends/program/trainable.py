@@ -30,9 +30,12 @@ from gradscope._src.frontends.program.watch import Static, Watcher
 from gradscope._src.results import causes, words
 from gradscope._src.results.run import FUNCTION, CallResult
 
-#: The ``where`` of the sites these calls are recorded at (apart from the step's own calls).
+#: The ``where`` of the sites these calls are recorded at (apart from the step's own calls),
+#: less ``KINDS`` times the model's number (each model at a line has its own: a loop's)
 WHERE = -2
 SINCE_COMPILE = -3
+DURING = -4  # flags a fit() changed while it ran (a callback's)
+KINDS = 3
 
 
 @dataclass
@@ -57,10 +60,17 @@ class Traces:
         self._local = threading.local()
         #: (site, note) of each call made here -> the model's variables, named, in order
         self.recorded: dict[tuple[str, str], list[str]] = {}
+        self._numbers: dict[int, int] = {}  # id(model) -> its number, from 0, as first seen
+
+    def where(self, kind: int, model: Any) -> int:
+        """The ``where`` of a call of ``kind`` (``WHERE``...) made for ``model``: its own site
+        at the line, so that a loop's models are each reported once."""
+        number = self._numbers.setdefault(id(model), len(self._numbers))
+        return kind - KINDS * number
 
     def compile(self, model: Any) -> None:
         """``model.compile()`` returned: the flags it saw, per variable."""
-        flags = {id(v): bool(v.trainable) for v in model.variables}
+        flags = {key: now for key, (_, now) in trained_now(model).items()}
         self.compiled[id(model)] = (model, sites.text(sites.current()), flags)
 
     @contextmanager
@@ -73,9 +83,8 @@ class Traces:
             self.by_model.pop(id(model), None)
             yield
             return
-        flags = {id(v): (v, bool(v.trainable)) for v in model.variables}
         trace = Trace(model, getattr(model, "train_function", None),
-                      sites.text(sites.current()), flags)  # fmt: skip
+                      sites.text(sites.current()), trained_now(model))  # fmt: skip
         self.by_model[id(model)] = trace
         outer = getattr(self._local, "trace", None)
         self._local.trace = trace
@@ -91,19 +100,19 @@ class Traces:
         model, line, flags = self.compiled.get(id(trace.model), (None, "", {}))
         if model is not trace.model:
             return
-        changed = [v for key, (v, now) in trace.flags.items()
+        changed = [(v, now) for key, (v, now) in trace.flags.items()
                    if key in flags and flags[key] != now
                    and trace.trained.get(key, False) == now]  # fmt: skip
         if not changed:
             return
         api = fit.api() or "fit"
-        state = self.watcher.site(trace.site, api, FUNCTION, SINCE_COMPILE)
+        state = self.watcher.site(trace.site, api, FUNCTION, self.where(SINCE_COMPILE, model))
         if self.watcher.done(state):
             return
-        names = sites.unique([sites.variable_name(v) for v in changed])
+        names = sites.unique([sites.variable_name(v) for v, _ in changed])
         idle = not any(trace.trained.values())  # the step trains nothing at all
-        statics = [_compiled_static(n, v, line, api, idle)
-                   for n, v in zip(names, changed, strict=True)]  # fmt: skip
+        statics = [_compiled_static(n, v, now, line, api, idle)
+                   for n, (v, now) in zip(names, changed, strict=True)]  # fmt: skip
         note = words.changed_since_compile(line, api)
         self.recorded[state.site, note] = _order(trace.model)
         self.watcher.record(state, Static(statics, "", (note,), measured=False), None)
@@ -124,12 +133,22 @@ class Traces:
             return None
         if trace.function is None or trace.function is not getattr(model, "train_function", None):
             return None  # compile() dropped the step: the next fit() traces it afresh
+        now = trained_now(model)
         found = []
         for key, (variable, was) in trace.flags.items():
             trained = trace.trained.get(key, False)
-            if bool(variable.trainable) != was and bool(variable.trainable) != trained:
+            flag = now.get(key, (variable, False))[1]
+            if flag != was and flag != trained:
                 found.append((variable, trained))
         return (trace, found) if found else None
+
+
+def trained_now(model: Any) -> dict[int, tuple[Any, bool]]:
+    """Per variable of ``model``, whether Keras' own train step, traced now, would train it:
+    whether it is in ``trainable_weights`` (what ``train_step`` asks gradients of: its own
+    flag, and the model's), wherever the flags were set (a module, a callback, a layer)."""
+    trained = {id(v) for v in model.trainable_weights}
+    return {id(v): (v, id(v) in trained) for v in model.variables}
 
 
 def merged(calls: Sequence[CallResult], traces: Traces) -> list[CallResult]:
@@ -140,8 +159,10 @@ def merged(calls: Sequence[CallResult], traces: Traces) -> list[CallResult]:
     out = list(calls)
     for extra in [c for c in calls if (c.site, c.notes[:1] and c.notes[0]) in traces.recorded]:
         order = traces.recorded[extra.site, extra.notes[0]]
+        known = set(order)
         step = next((c for c in out if c is not extra and c.value is not None
-                     and (c.site, c.api, c.step) == (extra.site, extra.api, extra.step)),
+                     and (c.site, c.api, c.step) == (extra.site, extra.api, extra.step)
+                     and all(s.name in known for s in c.sources)),  # that model's own step
                     None)  # fmt: skip
         if step is None:
             continue
@@ -159,7 +180,7 @@ def merged(calls: Sequence[CallResult], traces: Traces) -> list[CallResult]:
     return out
 
 
-def report(watcher: Watcher, traces: Traces, model: Any, api: str) -> None:
+def report(watcher: Watcher, traces: Traces, model: Any, api: str) -> dict[int, bool]:
     """At a ``fit()`` of a model whose traced train step will run: a call for each variable
     whose ``trainable`` flag no longer matches what that step does.
 
@@ -168,18 +189,49 @@ def report(watcher: Watcher, traces: Traces, model: Any, api: str) -> None:
         traces: the traced train steps.
         model: the model ``fit()`` (or ``train_on_batch()``) was called on.
         api: ``fit`` or ``train_on_batch``.
+
+    Returns:
+        The flags now, per variable: what :func:`report_during` compares with once the
+        ``fit()`` returns.
     """
+    now = {key: flag for key, (_, flag) in trained_now(model).items()}
+    found = traces.changed(model)
+    if found is not None:
+        trace, changed = found
+        _record(watcher, traces, model, api, changed, WHERE,
+                words.reused_step(api, trace.site), trace.site, during=False)  # fmt: skip
+    return now
+
+
+def report_during(watcher: Watcher, traces: Traces, model: Any, api: str,
+                  before: dict[int, bool]) -> None:  # fmt: skip
+    """When a ``fit()`` returns: a call for each variable whose flag changed while it ran
+    (``before``: the flags at its start; a callback froze or unfroze a layer) and that its
+    traced train step, which read the flags before, still trains or still leaves out."""
     found = traces.changed(model)
     if found is None:
         return
     trace, changed = found
-    state = watcher.site(sites.text(sites.current()), api, FUNCTION, WHERE)
+    now = trained_now(model)
+    during = [(v, trained) for v, trained in changed
+              if before.get(id(v), not trained) != now[id(v)][1]]  # fmt: skip
+    if during:
+        _record(watcher, traces, model, api, during, DURING,
+                words.changed_during(api, trace.site), trace.site, during=True)  # fmt: skip
+
+
+def _record(watcher: Watcher, traces: Traces, model: Any, api: str,
+            changed: list[tuple[Any, bool]], where: int, note: str, traced: str,
+            during: bool) -> None:  # fmt: skip
+    """The call, at the user's ``fit()`` line, that names each variable of ``changed`` (with
+    whether the traced step trains it) and why."""
+    state = watcher.site(sites.text(sites.current()), api, FUNCTION, traces.where(where, model))
     if watcher.done(state):
         return
     names = sites.unique([sites.variable_name(v) for v, _ in changed])
-    statics = [_static(name, v, trained, trace.site, api)
+    now = trained_now(model)
+    statics = [_static(name, v, trained, now[id(v)][1], traced, during)
                for name, (v, trained) in zip(names, changed, strict=True)]  # fmt: skip
-    note = words.reused_step(api, trace.site)
     traces.recorded[state.site, note] = _order(model)
     watcher.record(state, Static(statics, "", (note,), measured=False), None)
 
@@ -188,17 +240,19 @@ def _order(model: Any) -> list[str]:
     return sites.unique([sites.variable_name(v) for v in model.variables])
 
 
-def _static(name: str, variable: Any, trained: bool, traced: str, api: str) -> SourceStatic:
+def _static(name: str, variable: Any, trained: bool, trainable: bool, traced: str,
+            during: bool) -> SourceStatic:  # fmt: skip
     shape = tuple(variable.shape)
-    cause = causes.ChangedAfterTrace(line=traced, trained=trained)
+    cause = causes.ChangedAfterTrace(line=traced, trained=trained, during=during)
     return SourceStatic(name, shape, trained, reachable=trained, cause=cause,
-                        trainable=bool(variable.trainable), requested=trained,
+                        trainable=trainable, requested=trained,
                         trainable_changed=True)  # fmt: skip
 
 
-def _compiled_static(name: str, variable: Any, line: str, api: str, idle: bool) -> SourceStatic:
+def _compiled_static(name: str, variable: Any, trainable: bool, line: str, api: str,
+                     idle: bool) -> SourceStatic:  # fmt: skip
     shape = tuple(variable.shape)
-    if variable.trainable:
+    if trainable:
         cause = causes.SinceCompile(line=line, api=api, trainable=True)
         return SourceStatic(name, shape, True, reachable=True, cause=cause)
     cause = causes.SinceCompile(line=line, api=api, idle=idle)

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from gradscope._src.frontends.program import reads
+
 #: (value, per gradient (norm, largest |g|) or None where there is none, loss scale or None);
 #: with a loss scale, the value and the gradients are divided by it (unscaled).
 Numbers = tuple[float | None, list[tuple[float, float] | None], float | None]
@@ -117,6 +119,7 @@ def in_graph(
     raw: bool = False,
     box: Any = None,
     origin: Any = None,
+    program: Any = None,
 ) -> None:
     """Add, inside the function being traced, the ops that hand one execution's numbers to
     ``sink`` while ``flag`` (a boolean variable) holds.
@@ -141,6 +144,9 @@ def in_graph(
         origin: an ``origin.InGraph`` (not with a ``box``): it is handed its tensors'
             values, before the sink its numbers, when a gradient's norm or largest element
             is non-finite (``_origin_values`` says how they leave the function).
+        program: the program's ops (a ``reads.Program``): the measuring branch reads its
+            tensors as ``reads.branch`` says, so that Grappler optimizes the program's ops
+            as it would unwatched (None: read as they are).
     """
     import tensorflow as tf
 
@@ -182,10 +188,17 @@ def in_graph(
             tf.py_function(lambda *xs: deliver(xs[: len(given)]), given + before, Tout=[])
         return tf.constant(0)
 
-    if flag is None or box is not None:  # XLA: never a cond around the program's values
+    if box is not None:  # XLA: never a cond around the program's values
         measure()
     else:  # lowered to Switch/Merge (``_each`` says why)
-        tf.cond(flag, measure, lambda: tf.constant(0))
+        tf.cond(_on(tf, flag), reads.branch(program, measure), lambda: tf.constant(0))
+
+
+def _on(tf: Any, flag: Any) -> Any:
+    """What the measuring ``tf.cond`` sits on: ``flag``; without one (the pool is used up),
+    a predicate Grappler cannot fold (a constant one would take the cond away, and the
+    branch's copies of the program's ops would be merged back into them: ``reads.py``)."""
+    return flag if flag is not None else tf.timestamp() >= 0.0
 
 
 #: The origin's tensors leave a watched step in this many groups at most (``_origin_marks``).
@@ -301,21 +314,23 @@ def in_graph_replicas(
     weights: Sequence[Any] | None = None,
     raw: bool = False,
     box: Any = None,
+    program: Any = None,
 ) -> None:
     """``in_graph`` for one call made once per replica inside ``strategy.run``: ``parts`` holds
     each replica's ``(targets, gradients)``, in replica order. ``sink`` gets the numbers of
     the all-reduced gradient (each source's sum over the replicas, what ``apply_gradients``
     uses; the value is the sum of the replicas' values), every replica's, and with
-    ``weights`` the timeline's summaries of the all-reduced gradient (as ``in_graph``)."""
+    ``weights`` the timeline's summaries of the all-reduced gradient (as ``in_graph``). The
+    sums are made inside the measuring branch: outside it they would be more readers of
+    every replica's gradients, in every step."""
     import tensorflow as tf
 
     count = len(parts[0][1])
-    summed = [_sum(tf, [grads[i] for _, grads in parts]) for i in range(count)]
-    rows = [*parts, ([t for targets, _ in parts for t in targets], summed)]
-
     raw = raw and box is None  # a box (XLA) carries scalars only
 
     def measure() -> Any:
+        summed = [_sum(tf, [grads[i] for _, grads in parts]) for i in range(count)]
+        rows = [*parts, ([t for targets, _ in parts for t in targets], summed)]
         by = tf.constant(1.0, tf.float64) if scale is None else tf.cast(scale, tf.float64)
         scalars = [by]
         none = [tf.constant(-1.0, tf.float64)] * 2
@@ -341,10 +356,10 @@ def in_graph_replicas(
             tf.py_function(lambda *xs: deliver(xs), scalars, Tout=[])
         return tf.constant(0)
 
-    if flag is None or box is not None:  # XLA: no cond (``in_graph``)
+    if box is not None:  # XLA: no cond (``in_graph``)
         measure()
     else:  # lowered (``_each``)
-        tf.cond(flag, measure, lambda: tf.constant(0))
+        tf.cond(_on(tf, flag), reads.branch(program, measure), lambda: tf.constant(0))
 
 
 def _sum(tf: Any, grads: Sequence[Any]) -> Any:

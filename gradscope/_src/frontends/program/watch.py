@@ -57,6 +57,7 @@ class SiteState:
     mode: str
     key: tuple[str, str, int] = ("", "", -1)
     count: int = 0  # executions recorded
+    unrecorded: int = 0  # eager executions before the first recorded, their ops not recorded
     executions: int = 0  # executions counted (with a timeline: measured or not)
     measuring: bool = True  # what the in-graph flags say now
     outer: tuple[str, ...] = ()  # the user's lines that called the site, innermost first
@@ -269,7 +270,7 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
         notes += (words.NEVER_RUN_GRAPH,)
     elif numbers is None and static.measured:
         notes += (words.NEVER_RUN_TRACED,)
-    step = 0 if never_run else state.count
+    step = 0 if never_run else state.count + state.unrecorded  # the execution's own number
     return CallResult(state.site, state.api, state.mode, step, static.target_source,
                       value, tuple(sources), notes, scale, tuple(n[0] for n in each),
                       multiplier=static.multiplier, unasked=static.unasked)  # fmt: skip

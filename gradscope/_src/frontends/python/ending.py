@@ -33,6 +33,7 @@ from typing import Any, NoReturn
 
 from gradscope._src import failure
 from gradscope._src.errors import ExitCode, TargetError, visible
+from gradscope._src.frontends.backend import Refused
 
 _GRADSCOPE = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -184,7 +185,7 @@ def guarded(
             yield
     except (KeyboardInterrupt, GeneratorExit):
         raise
-    except TargetEnded:
+    except (TargetEnded, Refused):  # Refused: JAX or PyTorch gradients (backend.py)
         raise
     except Exception:
         raise

@@ -17,7 +17,7 @@ from gradscope._src.engine.retrace import Rebuild
 from gradscope._src.engine.tf_import import import_tensorflow
 from gradscope._src.engine.trace import Engine
 from gradscope._src.errors import TargetError
-from gradscope._src.frontends import keras_names
+from gradscope._src.frontends import backend, keras_names
 from gradscope._src.frontends.base import Trace, flat_floats
 from gradscope._src.frontends.python import eager as eager_pass
 from gradscope._src.frontends.python import findings, frames, isolation, keras_ops
@@ -90,7 +90,13 @@ class PythonFrontend:
         progress("building the target")
         # the names the target gets when built alone; the lines of its Keras operations
         with keras_names.fresh(), keras_ops.recording():
-            self._resolved = resolve(self.obj, self.registry.recording)
+            with backend.refused(f"the target {self.label}"):
+                self._resolved = resolve(self.obj, self.registry.recording)
+            what = f"the target {self.label}"
+            target = self._resolved.target  # Keras 3 on JAX or PyTorch: never "no variables"
+            model = getattr(target, "model", None)
+            variables = [*(target.variables or ()), *getattr(model, "variables", ())]
+            backend.check_values(variables, what, "its variables include")
 
     def loss_names(self) -> list[str]:
         return list(self.resolved.target.losses)
@@ -117,6 +123,10 @@ class PythonFrontend:
         """Trace the losses once; run eagerly those that cannot be traced (and, with
         ``eager_check``, every loss, to compare); trace again when the eager runs read
         variables the trace never saw."""
+        with backend.refused(f"the target {self.label}"):  # jax.grad inside a loss
+            return self._trace(request)
+
+    def _trace(self, request: Trace) -> RunFacts:
         names = {n for pair in request.compare for n in pair}
         self._wanted = set(request.losses) | names if request.losses else None
 

@@ -20,6 +20,7 @@ from gradscope._src.engine.messages import tf_message
 from gradscope._src.engine.protocol import LossEntry, VariableEntry
 from gradscope._src.engine.tf_import import import_tensorflow
 from gradscope._src.errors import TargetError
+from gradscope._src.frontends import backend
 from gradscope._src.frontends.python import frames, heads, isolation, keras_ops, loaded
 from gradscope._src.frontends.python import variables as tv
 from gradscope._src.frontends.python.ending import TargetEnded
@@ -249,6 +250,7 @@ class PythonModel:
                 f"{where}loss {name!r} returned {what}; a loss returns one tensor "
                 "(add several up, e.g. tf.add_n([...]))"
             )
+        backend.check_values([value], f"the target {self.target}", f"its loss {name!r} returns")
         if not (tf.is_tensor(value) or tv.tf_variable(tf, value) is not None):
             self.returned[name] = describe(value)
         try:

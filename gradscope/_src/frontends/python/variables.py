@@ -24,7 +24,6 @@ from gradscope._src.errors import TargetError
 from gradscope._src.frontends import keras_names
 from gradscope._src.frontends.python import frames
 from gradscope._src.frontends.python.target import article
-from gradscope._src.printable import printable
 
 _DEVICE_SUFFIX = re.compile(r":\d+$")
 _WRAPPER_DEPTH = 12
@@ -145,7 +144,7 @@ class Registry:
                 name = named.get(id(value))
                 held = self.attributes.get(inner.ref()) if inner is not None else None
                 if inner is not None and name and (held is None or size > held[0]):
-                    self.attributes[inner.ref()] = (size, printable(name))
+                    self.attributes[inner.ref()] = (size, name)
 
     def attribute(self, variable: Any) -> str:
         """The attribute the user's code reaches ``variable`` by, or ``""``."""
@@ -170,8 +169,8 @@ class Registry:
         wrapper = self.wrappers.get(variable.ref())
         path = getattr(wrapper, "path", None)
         if path:
-            return printable(str(path))
-        return printable(_DEVICE_SUFFIX.sub("", str(variable.name)))
+            return str(path)
+        return _DEVICE_SUFFIX.sub("", str(variable.name))
 
     def trainable(self, variable: Any) -> bool:
         """Keras' flag when known: ``layer.trainable = False`` leaves the tf.Variable's set."""
