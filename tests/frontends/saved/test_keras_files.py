@@ -184,3 +184,32 @@ def test_unfreezing_a_reloaded_base(tmp_path: Path, run_cli: RunCli) -> None:
     said = ("in a script, base.trainable = True would do nothing here: base.trainable is already "
             "True while 1 layer inside it is not trainable")  # fmt: skip
     assert any(n.startswith(said) for n in report["notes"])
+
+
+def test_a_head_compiled_without_a_loss_is_never_trained(tmp_path: Path, run_cli: RunCli) -> None:
+    """``compile(loss=["mse", None])``: fit's loss leaves the second head untrained, and
+    ``--loss compiled`` says so (it was a KeyError); naming that head's compiled loss is a
+    usage error."""
+    import keras
+
+    inputs = keras.Input((4,))
+    outputs = [keras.layers.Dense(3, name="a")(inputs), keras.layers.Dense(2, name="b")(inputs)]
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="adam", loss=["mse", None])
+    model.save(tmp_path / "two.keras")
+    report = _json(run_cli, "two.keras", "--loss", "compiled", cwd=tmp_path)
+    assert list(report["losses"]) == ["a", "total"]
+
+    x = np.random.default_rng(0).normal(size=(4, 4)).astype("float32")
+    y = np.zeros((4, 3), "float32")
+    fit_loss = lambda: keras.losses.mean_squared_error(y, model(x)[0])  # noqa: E731
+    truth = truth_of(model, fit_loss)
+    assert truth["b/kernel"] == truth["b/bias"] == "none"
+    assert statuses(report, "total") == truth
+    named = sorted(p["variable"] for p in report["problems"] if p["kind"] == "never-trained")
+    assert named == ["b/bias", "b/kernel"]
+    assert "output b compiled with no loss (None)" in report["loaded"]["losses"]["total"]
+
+    refused = run_cli("inspect", "two.keras", "--loss", "b=compiled", cwd=tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "output 'b' of two.keras was compiled with no loss (None)" in refused.stderr

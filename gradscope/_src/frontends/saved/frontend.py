@@ -18,6 +18,7 @@ from gradscope._src.frontends.python.variables import Registry
 from gradscope._src.frontends.saved import SavedTarget, is_keras_model
 from gradscope._src.frontends.saved.load import Signature, load, notes_of
 from gradscope._src.frontends.saved.model import (
+    TOTAL,
     Built,
     idle_batch_norms,
     keras_target,
@@ -92,10 +93,12 @@ class SavedFrontend(PythonFrontend):
     @property
     def partial(self) -> str:
         """Why never-trained variables are not reported when only some outputs have a loss
-        (``--loss out_a=mse``: the other heads train from losses not computed here)."""
+        (``--loss out_a=mse``: the other heads train from losses not computed here); never
+        when fit's whole loss is computed (``--loss compiled`` of ``compile(loss=[mse, None])``
+        leaves the second head untrained, the forgotten head the report must name)."""
         built = self._built
-        if built is None or len(built.outputs) < 2:
-            return ""
+        if built is None or len(built.outputs) < 2 or TOTAL in built.losses:
+            return ""  # what fit minimizes is computed: a head outside it is never trained
         missing = [o for o in built.outputs if o not in built.losses]
         if not missing:
             return ""

@@ -464,11 +464,25 @@ def _compiled(
     if len(outputs) == 1:
         what = f"the compiled loss ({loss_name(given.get(outputs[0], ''))}) plus model.losses"
         return {"compiled": made[total]}, {"compiled": what + ", as fit computes it"}, labels
-    losses = {n: made[n] for n in (wanted or outputs)}
+    lossless = [n for n in outputs if n not in made]  # compile(loss=[..., None]): no term
+    for name in wanted:
+        if name in lossless:
+            raise UsageError(
+                f"--loss {name}=compiled: output {name!r} of {printable(path)} was compiled "
+                "with no loss (None), so fit trains nothing from it; name one: "
+                f"--loss {name}=mse"
+            )
+    losses = {n: made[n] for n in (wanted or outputs) if n in made}
     said = {n: f"the compiled loss of output {n} ({loss_name(given.get(n, ''))})" for n in losses}
     if not wanted:
         losses[TOTAL] = made[total]
         said[TOTAL] = "what fit minimizes: every output's weighted term plus model.losses"
+        if lossless:
+            said[TOTAL] += (
+                f"; output{'s' if len(lossless) > 1 else ''} {', '.join(lossless)} compiled "
+                "with no loss (None): fit trains nothing from "
+                + ("them" if len(lossless) > 1 else "it")
+            )
     return losses, said, labels
 
 
