@@ -90,17 +90,14 @@ def _value_options(command: str) -> set[str]:
 
 
 def render(doc: dict[str, Any], want: Wanted, error: Any = None) -> str:
-    """The failure in ``fmt``: the document itself (json) or a SARIF log holding it."""
+    """The failure in ``want``'s format: the document itself (json) or a SARIF log holding it
+    (a result per located error: ``error``'s, when the exception is at hand)."""
     from gradscope._src.report import failed
     from gradscope._src.report.json import dumps
 
     if want.fmt == "sarif":
-        log = (
-            failed.sarif(error, want.source_root, command=doc["command"])
-            if error is not None
-            else failed.sarif_failure(doc, want.source_root)
-        )
-        return dumps(log)
+        places = failed.located(error) if error is not None else None
+        return dumps(failed.sarif_failure(doc, want.source_root, places))
     return dumps(doc)
 
 
@@ -125,10 +122,13 @@ def emit(doc: dict[str, Any], want: Wanted, error: Any = None) -> None:
 
 def of_error(error: Any, want: Wanted) -> None:
     """Emit a gradscope error (any ``GradscopeError``) as data."""
+    from gradscope._src.cli.wording import error_lines
     from gradscope._src.errors import entries
 
-    doc = failure.document(want.command, entries(error), int(error.exit_code))
-    emit(doc, want, error)
+    found = entries(error)
+    for entry, line in zip(found, error_lines(error, want.command), strict=True):
+        entry["message"] = line  # as standard error says it
+    emit(failure.document(want.command, found, int(error.exit_code)), want, error)
 
 
 def of_click(exc: click.ClickException, want: Wanted) -> None:
