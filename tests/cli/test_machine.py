@@ -123,19 +123,20 @@ def test_wanted_reads_the_format_as_click_will(args: list[str], wanted: Any) -> 
     assert (found[:3] if found else None) == wanted
 
 
-def test_a_failure_that_ends_the_process_from_a_thread_is_data(capsys) -> None:
-    """--timeout and a target's os._exit say their failure through failure.said."""
+def test_a_failure_that_ends_the_process_from_a_thread_is_data(capfd) -> None:
+    """--timeout and a target's os._exit say their failure through failure.said, on the
+    standard output the command started with (a target may have moved Python's)."""
     machine.sink(machine.Wanted("inspect", "json", None))
     try:
         failure.said("timeout", "gradscope inspect: stopped after 1 s (--timeout)", 2)
     finally:
-        failure.SINK[0] = None
-    doc = json.loads(capsys.readouterr().out)
+        machine.sink(None)
+    doc = json.loads(capfd.readouterr().out)
     jsonschema.validate(doc, _schema("error"))
     assert (doc["command"], doc["error"]["kind"], doc["error"]["exit_code"]) == (
         "inspect", "timeout", 2)  # fmt: skip
     failure.said("timeout", "no sink: nothing", 2)
-    assert capsys.readouterr().out == ""
+    assert capfd.readouterr().out == ""
 
 
 @pytest.mark.parametrize("name", ["spec", "report", "run", "check", "diff", "timeline", "fix",
@@ -154,3 +155,26 @@ def test_schema_without_a_name_is_the_spec_and_every_file_is_offered() -> None:
     assert {f"{n}-v1.json" for n in OFFERED} == {p.name for p in SCHEMAS.glob("*.json")}
     bad = run_in_process("schema", "nope")
     assert bad.returncode == 2 and "'nope' is not one of" in bad.stderr
+
+
+def test_a_real_timeline_validates_against_its_schema(tmp_path: Path) -> None:
+    """The Recorder's file (what run --timeline and the Monitor write): dense, sparse, None
+    and NaN gradients, per-loss norms and cosines, and its findings."""
+    import numpy as np
+
+    from gradscope._src.timeline import Recorder
+
+    recorder = Recorder(every=1, timeline=tmp_path / "t.json", program="train.py")
+    a, b = np.array([1.0, 0.0]), np.array([-1.0, 1.0])
+    for step in (1, 2, 3, 4):
+        recorder.record(step, "train.py:9", 0.5, [
+            ("w", a + b, np.ones(2)), ("spare", None, np.zeros(3), "none:stopped"),
+            ("head/bias", np.array([np.nan, 1.0]), None)],
+            losses={"main": (0.7, [("w", a)]), "aux": (0.3, [("w", b)])})  # fmt: skip
+    recorder.close()
+    timeline = json.loads((tmp_path / "t.json").read_text("utf-8"))
+    assert timeline["findings"] and timeline["steps"][0]["cosine"]
+    jsonschema.validate(timeline, _schema("timeline"))
+    timeline["steps"][0]["variables"]["w"]["status"] = "fine"
+    with pytest.raises(jsonschema.ValidationError, match="'fine' is not one of"):
+        jsonschema.validate(timeline, _schema("timeline"))

@@ -169,6 +169,9 @@ class _Group(click.Group):
             if want is not None:
                 machine.of("internal", message, ExitCode.INTERNAL, want)
             ctx.exit(int(ExitCode.INTERNAL))
+        finally:
+            if want is not None:
+                machine.sink(None)
 
 
 def _end_if_threads_left(stop: SystemExit, before: set[threading.Thread]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -101,10 +102,12 @@ def render(doc: dict[str, Any], want: Wanted, error: Any = None) -> str:
     return dumps(doc)
 
 
-def emit(doc: dict[str, Any], want: Wanted, error: Any = None) -> None:
+def emit(doc: dict[str, Any], want: Wanted, error: Any = None, fd: int | None = None) -> None:
     """Write the failure where the report would go: ``--output`` (atomically), else standard
-    output (``run``: standard error, where its report goes; ``--output -``: standard output).
-    A file that cannot be written, or a Ctrl-C (no output file is touched then): the stream."""
+    output (``run``: standard error, where its report goes; ``--output -``: standard output),
+    or ``fd`` when given (the stream as it was when the command started: a target may have
+    pointed standard output elsewhere). A file that cannot be written, or a Ctrl-C (no output
+    file is touched then): the stream."""
     text = render(doc, want, error)
     text = text if text.endswith("\n") else text + "\n"
     output = want.output if want.output != "-" else None
@@ -115,9 +118,17 @@ def emit(doc: dict[str, Any], want: Wanted, error: Any = None) -> None:
         with contextlib.suppress(GradscopeError):
             write_atomic(output, text)
             return
-    stream = sys.stderr if want.command == "run" and want.output is None else sys.stdout
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.write(fd, text.encode("utf-8", "backslashreplace"))
+        return
+    stream = sys.stderr if _to_stderr(want) else sys.stdout
     stream.write(text)
     stream.flush()
+
+
+def _to_stderr(want: Wanted) -> bool:
+    return want.command == "run" and want.output is None
 
 
 def of_error(error: Any, want: Wanted) -> None:
@@ -144,6 +155,24 @@ def of(kind: str, message: str, code: int, want: Wanted) -> None:
     emit(failure.document(want.command, [failure.entry(kind, message, code)], code), want)
 
 
-def sink(want: Wanted) -> None:
-    """Where a failure that ends the process from a thread goes (``failure.said``)."""
-    failure.SINK[0] = lambda doc: emit({**doc, "command": doc["command"] or want.command}, want)
+def sink(want: Wanted | None) -> None:
+    """Where a failure that ends the process at once goes (``failure.said``): a copy of the
+    stream the report goes to, taken now (None: no sink; the copy is closed)."""
+    if _FD[0] is not None:
+        with contextlib.suppress(OSError):
+            os.close(_FD[0])
+        _FD[0] = None
+    failure.SINK[0] = None
+    if want is None:
+        return
+    try:
+        _FD[0] = fd = os.dup(2 if _to_stderr(want) else 1)
+    except OSError:  # no such stream: nothing can be said there
+        return
+    failure.SINK[0] = lambda doc: emit(
+        {**doc, "command": doc["command"] or want.command}, want, fd=fd
+    )
+
+
+#: The stream copy the sink writes to.
+_FD: list[int | None] = [None]
