@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint fmt bench bench-distribute fuzz clean pictures docs
+.PHONY: demo test test-fast times lint fmt bench bench-distribute fuzz clean pictures docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # One pytest worker per core (at most 4: each holds TensorFlow and its models). Whole files go
-# to a worker (a module fixture runs once), the costliest first (tests/conftest.py: FIRST).
+# to a worker (a module fixture runs once), the costliest first (tests/times.json: make times).
 PYTEST_WORKERS ?= -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 # Bytecode written even where PYTHONDONTWRITEBYTECODE is set: each worker otherwise rewrites
@@ -40,6 +40,12 @@ test: $(STAMP)
 FUZZ_SCALE ?= 50
 fuzz: $(STAMP)
 	GRADSCOPE_FUZZ=long GRADSCOPE_FUZZ_SCALE=$(FUZZ_SCALE) $(PY) -m pytest -q tests/fuzz
+
+# What each test file costs (CPU, its processes' too) into tests/times.json, which make test
+# orders its files by: run after adding or changing costly tests (the full suite, once).
+times: $(STAMP)
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q $(PYTEST_WORKERS) --record-times=.times.json
+	$(PY) tests/timing.py .times.json tests/times.json
 
 test-fast: $(STAMP)
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q $(PYTEST_WORKERS) -m "not tf"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import signal
@@ -11,11 +12,17 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from tests.forked import Driver
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
+
+pytest_plugins = ["tests.timing"]
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -139,38 +146,108 @@ def run_subprocess() -> RunCli:
     return run_process
 
 
+#: Variables a forked process reads only once it runs (``tests/forked.py`` sets its whole
+#: environment then), never at its driver's imports: environments that differ only in these
+#: share a driver. Any other difference (``PYTHONPATH``, TensorFlow's variables, ``HOME``, where
+#: Keras looks for its configuration) starts a driver of its own.
+RUN_TIME_ONLY = frozenset(
+    {"PYTEST_CURRENT_TEST", "COLUMNS", "LINES", "NO_COLOR", "TERM", "MODE", "READY"}
+)  # fmt: skip  (the last two: test programs')
+
+
+class Drivers:
+    """The session's drivers (``tests/forked.py``), one per kind and environment as its
+    imports see it (:data:`RUN_TIME_ONLY` aside): each started when first asked, shared by
+    every test file of the worker after, stopped at the session's end. Each child still gets
+    the whole environment it was asked with."""
+
+    #: the longest any child may run, in seconds; a test asks for less per run
+    KILL_AFTER = 300.0
+
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self._stack = stack
+        self._started: dict[tuple[str, tuple[tuple[str, str], ...]], Driver] = {}
+
+    def _get(self, kind: str, env: Mapping[str, str]) -> Driver:
+        from tests import forked
+
+        key = (kind, tuple(sorted((k, v) for k, v in env.items() if k not in RUN_TIME_ONLY)))
+        if key not in self._started:
+            start = {
+                "process": functools.partial(forked.processes, env),
+                "python": functools.partial(forked.programs, env),
+                "tensorflow": functools.partial(forked.driver, env, tensorflow=True),
+                "cli": functools.partial(forked.driver, env, tensorflow=False),
+            }[kind]
+            self._started[key] = self._stack.enter_context(start(kill_after=self.KILL_AFTER))
+        return self._started[key]
+
+    def processes(self, env: Mapping[str, str]) -> Driver:
+        """Whole ``gradscope ARGS`` processes (``tests/forked.py``: ``processes``)."""
+        return self._get("process", env)
+
+    def programs(self, env: Mapping[str, str]) -> Driver:
+        """``python SCRIPT ARGS`` processes of programs that import TensorFlow (``programs``)."""
+        return self._get("python", env)
+
+    def cli(self, env: Mapping[str, str], *, tensorflow: bool) -> Driver:
+        """``gradscope ARGS`` run by ``main()`` in a child (``driver``)."""
+        return self._get("tensorflow" if tensorflow else "cli", env)
+
+
+@pytest.fixture(scope="session")
+def drivers() -> Iterator[Drivers]:
+    """The worker's :class:`Drivers`, stopped on every way out of the session."""
+    with contextlib.ExitStack() as stack:
+        yield Drivers(stack)
+
+
 #: A whole ``gradscope ARGS`` process forked by :func:`gradscope_processes`: ``(args, cwd,
 #: env)`` -> the finished process (``fsize``: its files' size limit in bytes, when given).
 Processes = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="session")
-def gradscope_processes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Processes]:
+def gradscope_processes(drivers: Drivers, tmp_path_factory: pytest.TempPathFactory) -> Processes:
     """Run ``gradscope ARGS`` as a process of its own, as ``python -m gradscope ARGS`` in
     ``cwd`` with ``env`` would (exit code, standard output and error, signals, atexit), but
     forked (``tests/forked.py``: ``processes``) from a driver that imported TensorFlow and
-    gradscope once for the session: one driver per distinct environment, each started when
-    first asked and stopped at the session's end. A ``gradscope run`` then costs its program,
-    not TensorFlow's import again (a five-line program: 5.0 s of CPU -> 0.4 s). Its standard
-    output and error are files, not pipes (``fsize`` limits them too). Not for tests of the
-    process's start (banners, start-up logs, import costs, ``--replicas`` devices)."""
-    from tests.forked import Driver, processes
+    gradscope once for the session (:class:`Drivers`). A ``gradscope run`` then costs its
+    program, not TensorFlow's import again (a five-line program: 5.0 s of CPU -> 0.4 s). Its
+    standard output and error are files, not pipes (``fsize`` limits them too). Not for tests
+    of the process's start (banners, start-up logs, import costs)."""
 
-    drivers: dict[tuple[tuple[str, str], ...], Driver] = {}
-    with contextlib.ExitStack() as stack:
+    def run(args: list[str], cwd: Path, env: Mapping[str, str], *,
+            fsize: int | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        logs = tmp_path_factory.mktemp("gradscope-process")
+        done = drivers.processes(env).run(list(args), cwd, env, logs, fsize=fsize)
+        return subprocess.CompletedProcess(["gradscope", *args], done.code, done.stdout,
+                                           done.stderr)  # fmt: skip
 
-        def run(args: list[str], cwd: Path, env: Mapping[str, str], *,
-                fsize: int | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-            # (pytest's PYTEST_CURRENT_TEST names each test: no new driver per test for it)
-            key = tuple(sorted((k, v) for k, v in env.items() if k != "PYTEST_CURRENT_TEST"))
-            if key not in drivers:
-                drivers[key] = stack.enter_context(processes(env, kill_after=300))
-            logs = tmp_path_factory.mktemp("gradscope-process")
-            done = drivers[key].run(list(args), cwd, env, logs, fsize=fsize)
-            return subprocess.CompletedProcess(["gradscope", *args], done.code, done.stdout,
-                                               done.stderr)  # fmt: skip
+    return run
 
-        yield run
+
+@pytest.fixture(scope="session")
+def python_processes(drivers: Drivers, tmp_path_factory: pytest.TempPathFactory) -> Processes:
+    """Run ``python ARGS`` (a script and its arguments; ``["-c", CODE]`` runs CODE from a
+    script file) in ``cwd`` with ``env`` as a process of its own, forked from a driver that
+    imported TensorFlow (:meth:`Drivers.programs`): for programs that import TensorFlow
+    (TensorFlow 1 behaviour, which no process can undo, included) whose start is not the
+    point. The script's folder is first on ``sys.path`` (``-c``: a temporary one, not
+    ``cwd``); standard output and error are files; ``kill_after`` bounds it in seconds."""
+
+    def run(args: list[str], cwd: Path, env: Mapping[str, str], *,
+            kill_after: float | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        logs = tmp_path_factory.mktemp("python-process")
+        if args[0] == "-c":
+            script = logs / "code.py"
+            script.write_text(args[1], encoding="utf-8")
+            args = [str(script), *args[2:]]
+        done = drivers.programs(env).run(list(args), cwd, env, logs, kill_after=kill_after)
+        return subprocess.CompletedProcess(["python", *args], done.code, done.stdout,
+                                           done.stderr)  # fmt: skip
+
+    return run
 
 
 #: Logical CPU devices a ``replicas`` test may use (``--strategy mirrored --replicas 2``).
@@ -184,30 +261,33 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
 
 
-#: Test files that cost the most CPU or wall time (processes of their own, a module fixture
-#: that runs several): first in the collection. ``make test`` hands whole files to its workers
-#: (``--dist loadfile``, so a module fixture runs once, not once per worker that got one of its
-#: tests) in this order, so none of these is left to run alone at the end.
-FIRST = (
-    "tests/test_same_weights.py",
-    "tests/watch/test_notebook.py",
-    "tests/watch/test_pytest_plugin.py",
-    "tests/cli/test_run_processes.py",
-    "tests/frontends/program/test_replicas.py",
-    "tests/cli/test_run_exits.py",
-    "tests/test_hostile.py",
-    "tests/distribute/test_target.py",
-    "tests/distribute/test_workers.py",
-    "tests/distribute/test_run.py",
-    "tests/cli/test_progress.py",
-    "tests/frontends/saved/test_finetune.py",  # ~30 s of CPU: MobileNetV3Small, loaded 5 times
-)
+#: Each test file's CPU seconds (its processes' too) in the last recorded full run (``make
+#: times``; ``tests/timing.py``). ``make test`` hands whole files to its workers (``--dist
+#: loadfile``: a module fixture runs once, not once per worker that got one of its tests), each
+#: worker taking the next file as it runs out: in this order, the costliest first, no costly
+#: file is left to run alone at the end.
+TIMES = ROOT / "tests" / "times.json"
+
+
+def recorded_costs() -> tuple[dict[str, float], float]:
+    """:data:`TIMES`: test file -> CPU seconds, and what a file not in it is taken to cost
+    (its ``unknown_cpu``; the costliest recorded when absent: a new file may be costly, and
+    one left to the end would run alone). Nothing recorded: no order."""
+    import json
+
+    try:
+        record = json.loads(TIMES.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}, 0.0
+    costs = {str(name): float(cpu) for name, cpu in record.get("files", {}).items()}
+    return costs, float(record.get("unknown_cpu", max(costs.values(), default=0.0)))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files of :data:`FIRST` first, in its order; every other test as collected."""
-    rank = {name: i for i, name in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(FIRST)))
+    """Whole files, the costliest recorded first (:func:`recorded_costs`); a file's tests keep
+    their order, and files of the same cost theirs."""
+    costs, unknown = recorded_costs()
+    items.sort(key=lambda item: -costs.get(item.nodeid.partition("::")[0], unknown))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

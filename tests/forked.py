@@ -45,6 +45,9 @@ def become(args, cwd, env, out, err, fsize):
     os.environ.update(env)
     if fsize is not None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        # Python writes a module's bytecode with one unchecked write: cut short by the limit,
+        # it would leave a truncated .pyc that breaks every later import of that module
+        sys.dont_write_bytecode = True
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -126,17 +129,23 @@ class Run:
 class Driver:
     """A running driver: :meth:`run` forks one ``gradscope`` (or ``python``) process per call."""
 
-    def __init__(self, process: subprocess.Popen[str], kill_after: float) -> None:
+    def __init__(self, process: subprocess.Popen[str], kill_after: float, kind: str) -> None:
         self._process = process
         self._kill_after = kill_after
+        #: what its children run: "process" (``gradscope ARGS`` as ``python -m gradscope``),
+        #: "python" (``python SCRIPT ARGS``), "tensorflow" or "cli" (``main(ARGS)``)
+        self.kind = kind
 
     def start(self, args: list[str], cwd: Path, env: Mapping[str, str], out: Path,
-              err: Path, *, fsize: int | None = None) -> int:  # fmt: skip
+              err: Path, *, fsize: int | None = None,
+              kill_after: float | None = None) -> int:  # fmt: skip
         """Fork ``gradscope ARGS`` (a ``programs`` driver: ``python ARGS``) in ``cwd`` with
         ``env``, its standard input empty, its standard output and error written to ``out``
         and ``err`` (a terminal's path makes that stream a terminal), its files at most
-        ``fsize`` bytes when given; returns its process id. :meth:`finish` waits for it."""
-        job = [args, str(cwd), dict(env), str(out), str(err), self._kill_after, fsize]
+        ``fsize`` bytes when given, killed after ``kill_after`` seconds (the driver's limit
+        when None); returns its process id. :meth:`finish` waits for it."""
+        limit = self._kill_after if kill_after is None else min(kill_after, self._kill_after)
+        job = [args, str(cwd), dict(env), str(out), str(err), limit, fsize]
         assert self._process.stdin is not None
         self._process.stdin.write(json.dumps(job) + "\n")
         self._process.stdin.flush()
@@ -148,12 +157,12 @@ class Driver:
         return code, seconds, peak_kb / 1024  # kilobytes on Linux
 
     def run(self, args: list[str], cwd: Path, env: Mapping[str, str], logs: Path, *,
-            fsize: int | None = None) -> Run:  # fmt: skip
+            fsize: int | None = None, kill_after: float | None = None) -> Run:  # fmt: skip
         """Run ``gradscope ARGS`` (``python ARGS``) in ``cwd`` with ``env``; its output goes
         to ``logs``."""
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / "stdout.txt", logs / "stderr.txt"
-        self.start(args, cwd, env, out, err, fsize=fsize)
+        self.start(args, cwd, env, out, err, fsize=fsize, kill_after=kill_after)
         code, seconds, peak_mb = self.finish()
         return Run(
             code=code,
@@ -216,7 +225,7 @@ def _driver(env: Mapping[str, str], kind: str, kill_after: float) -> Iterator[Dr
         text=True,
     )
     try:
-        yield Driver(process, kill_after)
+        yield Driver(process, kill_after, kind)
     finally:
         assert process.stdin is not None
         process.stdin.close()

@@ -23,7 +23,7 @@ import yaml
 
 from gradscope._src.report import graphviz
 from tests import docblocks
-from tests.conftest import ROOT, run_in_process
+from tests.conftest import ROOT, Processes, run_in_process
 
 BLOCKS = [b for page in docblocks.pages() for b in docblocks.blocks(page)]
 COMMANDS = [c.text for b in BLOCKS for c in b.commands]
@@ -59,8 +59,9 @@ def _needs_dot(text: str) -> bool:
     return bool(re.search(r"gradscope graph .*\.(svg|png|html)\b", text))
 
 
-def _run(command: docblocks.Command, scratch: Path, where: str) -> None:
-    """Run one command of a page and compare what it prints with what the page shows."""
+def _run(command: docblocks.Command, scratch: Path, where: str, processes: Processes) -> None:
+    """Run one command of a page and compare what it prints with what the page shows
+    (``gradscope run`` with devices of its own: a process of its own, forked)."""
     if command.text in docblocks.NOT_RUN:
         return
     if _needs_dot(command.text) and graphviz.find() is None:
@@ -73,11 +74,12 @@ def _run(command: docblocks.Command, scratch: Path, where: str) -> None:
     )
     if words[0] == "gradscope" and not own_devices:
         result = run_in_process(*words[1:], cwd=cwd, env=_environment())
-    elif words[0] in ("python", "pytest", "gradscope"):  # a program's devices are made at its start
+    elif words[0] == "gradscope":  # a program's devices are made at its start
+        result = processes(words[1:], cwd, _environment() | {"PYTHONPATH": str(ROOT)})
+    elif words[0] in ("python", "pytest"):
         program = {
             "python": [sys.executable],
             "pytest": [sys.executable, "-m", "pytest"],
-            "gradscope": [sys.executable, "-m", "gradscope"],
         }[words[0]]
         extra = ["-q", "-p", "no:cacheprovider"] if words[0] == "pytest" else []
         result = subprocess.run(
@@ -127,7 +129,7 @@ def _ipython(block: docblocks.Block) -> None:
         assert "gradscope watch" in printed.getvalue(), f"{block.id}: {printed.getvalue()}"
 
 
-def _yaml(block: docblocks.Block, scratch: Path) -> None:
+def _yaml(block: docblocks.Block, scratch: Path, processes: Processes) -> None:
     data = yaml.safe_load(block.text)
     assert isinstance(data, dict), f"{block.id}: not a YAML mapping"
     if "gradscope" in data:
@@ -143,6 +145,7 @@ def _yaml(block: docblocks.Block, scratch: Path) -> None:
                         docblocks.Command(line.split("  #")[0].strip(), block.line),
                         scratch,
                         block.id,
+                        processes,
                     )
     elif "repos" in data:
         ours = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
@@ -153,7 +156,9 @@ def _yaml(block: docblocks.Block, scratch: Path) -> None:
 
 
 @pytest.mark.parametrize("page", [_param(p) for p in docblocks.pages()])
-def test_page_blocks_run_as_shown(page: Path, tmp_path: Path) -> None:
+def test_page_blocks_run_as_shown(
+    gradscope_processes: Processes, page: Path, tmp_path: Path
+) -> None:
     """A page's blocks, in order, in one scratch folder: a file one block writes, the next reads."""
     generator = GENERATED.get(str(page.relative_to(ROOT)))
     if generator is not None:
@@ -164,16 +169,16 @@ def test_page_blocks_run_as_shown(page: Path, tmp_path: Path) -> None:
         return
     _NOT_DRAWN.clear()
     for block in docblocks.blocks(page):
-        _check(block, tmp_path)
+        _check(block, tmp_path, gradscope_processes)
     if _NOT_DRAWN:  # everything else on the page ran and held
         pytest.skip(f"Graphviz's dot is not installed (apt-get install graphviz): {_NOT_DRAWN}")
 
 
-def _check(block: docblocks.Block, tmp_path: Path) -> None:
+def _check(block: docblocks.Block, tmp_path: Path, processes: Processes) -> None:
     if block.lang in ("console", "sh", "bash"):
         assert block.commands, f"{block.id}: a {block.lang} block with no command"
         for command in block.commands:
-            _run(command, tmp_path, f"{block.id} (line {command.line})")
+            _run(command, tmp_path, f"{block.id} (line {command.line})", processes)
     elif block.lang == "python" and block.include is not None:
         shown = str(block.include.relative_to(ROOT))
         assert any(shown in c or block.include.name in c for c in COMMANDS), (
@@ -182,7 +187,7 @@ def _check(block: docblocks.Block, tmp_path: Path) -> None:
     elif block.lang == "python":
         _exec_python(block, tmp_path)
     elif block.lang == "yaml":
-        _yaml(block, tmp_path)
+        _yaml(block, tmp_path, processes)
     elif block.lang == "ipython":
         _ipython(block)
     elif block.lang == "json":

@@ -266,7 +266,8 @@ def test_monitor_in_every_execution_mode(compile_options: dict[str, Any], steps:
 
     x, y = scenarios.data()
     weights = []
-    for monitor in (None, Monitor(every=2)):
+    monitor = Monitor(every=2)
+    for callbacks in ([], [monitor]):
         keras.utils.set_random_seed(7)
         inputs = keras.Input((8,))
         h = keras.layers.Dense(16, activation="relu")(inputs)
@@ -274,11 +275,8 @@ def test_monitor_in_every_execution_mode(compile_options: dict[str, Any], steps:
             inputs, [keras.layers.Dense(1, name="a")(h), keras.layers.Dense(1, name="b")(h)]
         )
         model.compile("sgd", loss=["mse", "mse"], **compile_options)
-        model.fit(
-            x, [y, -y], batch_size=32, epochs=1, verbose=0, callbacks=[monitor] if monitor else []
-        )
+        model.fit(x, [y, -y], batch_size=32, epochs=1, verbose=0, callbacks=callbacks)
         weights.append([w.numpy() for w in model.weights])
-    assert monitor is not None
     assert [s["step"] for s in monitor.steps] == steps
     assert all(set(s["losses"]) == {"a", "b"} for s in monitor.steps)
     for plain, watched in zip(*weights, strict=True):
@@ -295,16 +293,16 @@ def test_one_monitor_over_several_fits_records_them_all(tmp_path: Any) -> None:
     x, y = scenarios.data(n=128)
     weights = []
     path = tmp_path / "timeline.json"
-    for monitor in (None, Monitor(every=2, timeline=path)):
+    monitor = Monitor(every=2, timeline=path)
+    for callbacks in ([], [monitor]):
         keras.utils.set_random_seed(9)
         model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation="relu"),
                                   keras.layers.Dense(1)])  # fmt: skip
         model.compile(keras.optimizers.Adam(1e-2), loss="mse")
         for _ in range(2):  # an epoch at a time, as many training loops do
             model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
-                      callbacks=[monitor] if monitor else [])  # fmt: skip
+                      callbacks=callbacks)  # fmt: skip
         weights.append([w.numpy() for w in model.weights])
-    assert monitor is not None
     assert [s["step"] for s in monitor.steps] == [1, 2, 4, 6, 8]  # the second fit: from 5
     assert [s["step"] for s in json.loads(path.read_text())["steps"]] == [1, 2, 4, 6, 8]
     for plain, watched in zip(*weights, strict=True):
@@ -374,14 +372,14 @@ def test_monitor_mixed_precision_overflows_the_loss_scale_skips_are_no_nan_findi
     keras.mixed_precision.set_global_policy("mixed_float16")
     try:
         results = []
-        for monitor in (None, Monitor(every=1)):
+        monitor = Monitor(every=1)
+        for callbacks in ([], [monitor]):
             keras.utils.set_random_seed(0)
             inputs = keras.Input((6,))
             hidden = keras.layers.Dense(8, activation="relu", name="base")(inputs)
             out = keras.layers.Dense(2, name="head", dtype="float32")(hidden)
             model = keras.Model(inputs, out)
             model.compile(keras.optimizers.SGD(1e-3, momentum=0.9), "mse", steps_per_execution=3)
-            callbacks = [monitor] if monitor is not None else []
             model.fit(x, y, batch_size=6, verbose=0, callbacks=callbacks)
             results.append((int(model.optimizer.iterations.numpy()), model.get_weights()))
     finally:
@@ -391,7 +389,6 @@ def test_monitor_mixed_precision_overflows_the_loss_scale_skips_are_no_nan_findi
     assert all(np.isfinite(w).all() for w in plain)
     for a, b in zip(plain, watched, strict=True):
         np.testing.assert_array_equal(a, b)
-    assert monitor is not None
     nan = [s for s in monitor.steps if any(v["status"] == "nan" for v in s["variables"].values())]
     assert nan and all(s.get("skipped") is True for s in nan)
     assert [s["step"] for s in monitor.steps] == list(range(1, 41))  # skipped steps counted

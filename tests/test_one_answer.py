@@ -104,14 +104,14 @@ print("BARE" + json.dumps({"none": [v.name[:-2] for g, v in pairs if g is None],
 
 
 def test_run_tf1_disconnected_variable_says_what_it_feeds(
-    gradscope_processes: Processes, tmp_path: Path
+    gradscope_processes: Processes, python_processes: Processes, tmp_path: Path
 ) -> None:
     """compute_gradients(loss1, var_list=[..., task2]): task2 feeds only loss2. The row's
     cause says so, at loss2's line (it was empty: issue 29). (``gradscope run`` is a process
     of its own, forked from the session's driver: a TF1 program's graph mode is its own.)"""
     program = tmp_path / "tf1_var_list.py"
     program.write_text(TF1_VAR_LIST, encoding="utf-8")
-    bare = run_subprocess_python(program)
+    bare = run_python(python_processes, program)
     assert bare["none"] == ["task2"]  # bare TensorFlow: no gradient for task2 only
     done = gradscope_processes(["run", "--format", "json", "--output", "-", str(program)],
                                tmp_path, os.environ)  # fmt: skip
@@ -129,13 +129,10 @@ def test_run_tf1_disconnected_variable_says_what_it_feeds(
     assert "unless given" not in call["sources"]["task2"]["fix"]["text"]  # it was given one
 
 
-def run_subprocess_python(program: Path) -> dict:
-    """The program as Python runs it, unwatched: what bare TensorFlow returned."""
-    import subprocess
-    import sys
-
-    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
-                          timeout=120, cwd=program.parent, check=False)  # fmt: skip
+def run_python(python_processes: Processes, program: Path) -> dict:
+    """The program as Python runs it, unwatched (a process of its own, forked): what bare
+    TensorFlow returned."""
+    done = python_processes([str(program)], program.parent, os.environ, kill_after=120)
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stderr.splitlines() if x.startswith("BARE"))
     return json.loads(line[4:])

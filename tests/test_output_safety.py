@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,8 @@ from click.testing import CliRunner
 
 from gradscope._src.cli import main
 from gradscope._src.errors import ExitCode
-from tests.conftest import ROOT
-from tests.forked import Driver, driver
+from tests.conftest import ROOT, Drivers
+from tests.forked import Driver
 
 pytestmark = pytest.mark.tf
 
@@ -106,11 +105,10 @@ def test_ctrl_c_while_writing_keeps_the_previous_file(
     assert _listing(tmp_path) == ["report.json"]
 
 
-@pytest.fixture(scope="module")
-def forks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+@pytest.fixture
+def forks(drivers: Drivers) -> Driver:
     """Forks ``gradscope`` processes from a driver that imported TensorFlow once."""
-    with driver(os.environ, tensorflow=True, kill_after=60) as forks:
-        yield forks
+    return drivers.cli(os.environ, tensorflow=True)
 
 
 def _interrupt_at(
@@ -131,7 +129,8 @@ def _interrupt_at(
                                    stdout=subprocess.DEVNULL, stderr=follower)  # fmt: skip
         interrupt, wait, running = process.send_signal, process.wait, lambda: process.poll() is None
     else:  # the terminal stays open here until the child has ended: it opens it by name
-        pid = forks.start(args, ROOT, os.environ, Path(os.devnull), Path(os.ttyname(follower)))
+        pid = forks.start(args, ROOT, os.environ, Path(os.devnull), Path(os.ttyname(follower)),
+                          kill_after=60)  # fmt: skip
         interrupt, wait, running = (
             (lambda sig: os.kill(pid, sig)),
             (lambda: forks.finish()[0]),

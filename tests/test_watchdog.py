@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+import time
+
+import pytest
 
 _SCRIPT = """
 import time
@@ -57,10 +61,25 @@ def test_timeout_is_said_on_standard_error_while_fd_2_points_elsewhere() -> None
     )
 
 
-def test_no_timeout_when_the_body_ends_in_time() -> None:
+def test_no_timeout_when_the_body_ends_in_time(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A body that ends in time: its timer is cancelled (no message, no exit after the limit
+    passed); no limit (0): no timer at all."""
     from gradscope._src import watchdog
 
-    with watchdog.limit(5.0, "inspect"):
-        pass
+    ended: list[int] = []
+    monkeypatch.setattr(watchdog.os, "_exit", ended.append)  # the timer's way out, recorded
+    capfd.readouterr()
+    threads = set(threading.enumerate())
+    with watchdog.limit(0.05, "inspect"):
+        ran = True
+    time.sleep(0.25)  # five times the limit
+    assert ran and ended == [] and capfd.readouterr().err == ""
+    assert set(threading.enumerate()) <= threads  # the timer's thread is gone
     with watchdog.limit(0, "inspect"):
-        pass
+        assert set(threading.enumerate()) <= threads  # no timer started
+    # the same limit around a body that overruns it does end (what the asserts above exclude)
+    with watchdog.limit(0.05, "inspect"):
+        time.sleep(0.25)
+    assert ended == [2] and "stopped after 0.05 s (--timeout)" in capfd.readouterr().err

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,8 @@ from click.testing import CliRunner
 
 from gradscope._src.cli import main
 from tests.cli.test_run import _validate
-from tests.conftest import Processes
-from tests.forked import Driver, Run, programs
+from tests.conftest import Drivers, Processes
+from tests.forked import Driver, Run
 
 pytestmark = pytest.mark.tf
 
@@ -29,17 +28,16 @@ def _python(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
                           cwd=cwd, timeout=120, check=False)  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def python() -> Iterator[Driver]:
+@pytest.fixture
+def python(drivers: Drivers) -> Driver:
     """``python SCRIPT`` for the programs that import TensorFlow, forked from one process
     that imported it."""
-    with programs(os.environ, kill_after=120) as started:
-        yield started
+    return drivers.programs(os.environ)
 
 
 def _forked(python: Driver, script: Path, cwd: Path) -> Run:
     """``python SCRIPT`` forked by ``python``: the truth, for a program importing TensorFlow."""
-    return python.run([str(script)], cwd, os.environ, cwd / "python")
+    return python.run([str(script)], cwd, os.environ, cwd / "python", kill_after=120)
 
 
 def _gradscope(processes: Processes, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -2,10 +2,9 @@
 program under plain ``python`` (exit status, output, files written); and the report and the
 timeline delivered however the process ends.
 
-``gradscope run`` is a process of its own each time, as users start it. The plain ``python``
-reference is forked from one process that imported TensorFlow (``tests/forked.py``:
-``programs``), except where the start of the process is the point (the environment and
-TensorFlow's logger).
+``gradscope run`` is a process of its own each time, forked from one that imported TensorFlow
+(``tests/forked.py``: ``processes``), and so is the plain ``python`` reference (``programs``),
+except where the start of the process is the point (the environment and TensorFlow's logger).
 """
 
 from __future__ import annotations
@@ -13,11 +12,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import resource
-import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Processes
-from tests.forked import Driver, programs
+from tests.conftest import Drivers, Processes
+from tests.forked import Driver
 
 pytestmark = pytest.mark.tf
 
@@ -57,39 +55,67 @@ def _started(args: list[str], cwd: Path, **kwargs: object) -> Iterator[subproces
         proc.communicate(timeout=60)
 
 
-@pytest.fixture(scope="module")
-def reference() -> Iterator[Driver]:
+@pytest.fixture
+def reference(drivers: Drivers) -> Driver:
     """``python SCRIPT``, the reference, forked from one process that imported TensorFlow."""
-    with programs(_ENV, kill_after=300) as started:
-        yield started
+    return drivers.programs(_ENV)
 
 
-def _both(reference: Driver | None, script: Path, *options: str, fsize: int | None = None,
-          env: dict[str, str] = _ENV,
+@pytest.fixture
+def gradscope(drivers: Drivers) -> Driver:
+    """``gradscope ARGS`` processes, forked from one that imported TensorFlow (signals reach
+    and end each as they would a process started anew: its own session, Python's handlers)."""
+    return drivers.processes(_ENV)
+
+
+def _both(reference: Driver | None, script: Path, *options: str, env: dict[str, str] = _ENV,
           processes: Processes | None = None) -> tuple[tuple[int, str, str], ...]:  # fmt: skip
     """``(returncode, stdout, stderr)`` of ``python SCRIPT`` (forked by ``reference``; a
     process of its own when None), then of ``gradscope run`` (forked by ``processes``; a
-    process of its own when None); their files are at most ``fsize`` bytes when given."""
+    process of its own when None)."""
     if reference is None:
         with _started([sys.executable, script.name], script.parent, env=env) as proc:
             out, err = proc.communicate(timeout=300)
             plain = (proc.returncode, out, err)
     else:
         logs = script.parent / "python"
-        ran = reference.run([script.name], script.parent, env, logs, fsize=fsize)
+        ran = reference.run([script.name], script.parent, env, logs)
         plain = (ran.code, ran.stdout, ran.stderr)
     if processes is not None:
-        done = processes(["run", *options, script.name], script.parent, env, fsize=fsize)
+        done = processes(["run", *options, script.name], script.parent, env)
         return plain, (done.returncode, done.stdout, done.stderr)
-
-    def limited() -> None:  # writes past fsize fail with EFBIG (Python ignores SIGXFSZ)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-
     args = [sys.executable, "-m", "gradscope", "run", *options, script.name]
-    limits = {"preexec_fn": limited} if fsize is not None else {}
-    with _started(args, script.parent, env=env, **limits) as proc:
+    with _started(args, script.parent, env=env) as proc:
         out, err = proc.communicate(timeout=300)
     return plain, (proc.returncode, out, err)
+
+
+def _error_piped(driver: Driver, args: list[str], cwd: Path,
+                 fsize: int) -> tuple[int, str, str]:  # fmt: skip
+    """``gradscope ARGS`` forked by ``driver``, its files at most ``fsize`` bytes and its
+    standard error a pipe (a FIFO), which the limit never cuts, as when a terminal or a CI
+    log reads it."""
+    out, fifo = cwd / "gradscope-out.txt", cwd / "gradscope-err.fifo"
+    os.mkfifo(fifo)
+    read_end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(read_end, True)
+    ours = os.open(fifo, os.O_WRONLY)  # a writer until the child ends: no early end of file
+    said: list[bytes] = []
+
+    def read() -> None:
+        with os.fdopen(read_end, "rb") as stream:
+            said.append(stream.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        driver.start(args, cwd, _ENV, out, fifo, fsize=fsize)
+        code, _, _ = driver.finish()
+    finally:
+        os.close(ours)
+        reader.join(timeout=60)
+    assert said, "standard error was never read to its end"
+    return code, out.read_text(), said[0].decode()
 
 
 def _report(text: str) -> dict[str, object]:
@@ -176,14 +202,17 @@ def test_a_program_pointing_fd_2_at_dev_null_keeps_the_report(
 
 
 def test_a_timeline_on_a_full_disk_is_one_line_after_the_report(
-    reference: Driver, tmp_path: Path
+    reference: Driver, gradscope: Driver, tmp_path: Path
 ) -> None:
     script = tmp_path / "loop.py"
     script.write_text(_TAPE + "for _ in range(40):\n    grads()\nprint('done')\n",
                       encoding="utf-8")  # fmt: skip
-    # gradscope run a process of its own: its standard error a pipe, which fsize never limits
-    python, run = _both(reference, script, "--steps", "40", "--timeline", "t.json",
-                        fsize=4096)  # writes past 4 KiB fail with EFBIG  # fmt: skip
+    # writes past 4 KiB fail with EFBIG (Python ignores SIGXFSZ); gradscope's standard error
+    # is a pipe, which the limit never cuts
+    ran = reference.run([script.name], tmp_path, _ENV, tmp_path / "python", fsize=4096)
+    python = (ran.code, ran.stdout, ran.stderr)
+    run = _error_piped(gradscope, ["run", "--steps", "40", "--timeline", "t.json", script.name],
+                       tmp_path, fsize=4096)  # fmt: skip
     assert python[:2] == (0, "done\n")
     assert run[0] == 2 and run[1] == python[1]
     *report, last = run[2].rstrip("\n").splitlines()
@@ -209,32 +238,23 @@ except KeyboardInterrupt:
 
 
 def _signalled(tmp_path: Path, signum: int, *args: str,
-               reference: Driver | None = None) -> tuple[int, str, str]:  # fmt: skip
-    """The program run until it says ``ready``, then sent ``signum``: under ``gradscope
-    run``, or plain ``python`` forked by ``reference``."""
+               reference: Driver) -> tuple[int, str, str]:  # fmt: skip
+    """The program run until it says ``ready``, then sent ``signum``: plain ``python`` forked
+    by ``reference`` (a ``programs`` driver), or ``gradscope run`` (a ``processes`` one)."""
     script = tmp_path / "waits.py"
     script.write_text(_WAITS, encoding="utf-8")
-    if reference is not None:
-        return _signalled_python(reference, script, signum, *args)
-    command = [sys.executable, "-m", "gradscope", "run", "--format", "json", "-o", "report.json",
-               "--timeline", "t.json"]  # fmt: skip
-    with _started([*command, "waits.py", *args], tmp_path) as proc:
-        assert proc.stdout is not None
-        readable, _, _ = select.select([proc.stdout], [], [], 300)  # bounded: no hang
-        assert readable, "the program never said it was ready"
-        first = proc.stdout.readline()
-        assert first == "ready\n"
-        proc.send_signal(signum)
-        out, err = proc.communicate(timeout=120)
-        return proc.returncode, first + out, err
+    command = [] if reference.kind == "python" else [
+        "run", "--format", "json", "-o", "report.json", "--timeline", "t.json"]  # fmt: skip
+    return _signalled_forked(reference, [*command, script.name, *args], script.parent, signum)
 
 
-def _signalled_python(reference: Driver, script: Path, signum: int,
-                      *args: str) -> tuple[int, str, str]:  # fmt: skip
-    """``python SCRIPT ARGS`` forked, sent ``signum`` once its output says ``ready``
-    (killed, and waited for, on every other way out)."""
-    out, err = script.parent / "python-out.txt", script.parent / "python-err.txt"
-    pid = reference.start([script.name, *args], script.parent, _ENV, out, err)
+def _signalled_forked(driver: Driver, args: list[str], cwd: Path,
+                      signum: int) -> tuple[int, str, str]:  # fmt: skip
+    """``ARGS`` forked by ``driver`` in ``cwd``, sent ``signum`` once its output says
+    ``ready`` (killed, and waited for, on every other way out)."""
+    name = "python" if driver.kind == "python" else "gradscope"
+    out, err = cwd / f"{name}-out.txt", cwd / f"{name}-err.txt"
+    pid = driver.start(args, cwd, _ENV, out, err)
     try:
         deadline = time.monotonic() + 300  # bounded: no hang
         while not _said(out).endswith("\n") and time.monotonic() < deadline:
@@ -246,7 +266,7 @@ def _signalled_python(reference: Driver, script: Path, signum: int,
             os.kill(pid, signal.SIGKILL)
         raise
     finally:
-        code, _, _ = reference.finish()
+        code, _, _ = driver.finish()
     return code, out.read_text(), err.read_text()
 
 
@@ -256,11 +276,11 @@ def _said(out: Path) -> str:
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_write_the_report_and_the_timeline(
-    reference: Driver, tmp_path: Path, signum: int
+    reference: Driver, gradscope: Driver, tmp_path: Path, signum: int
 ) -> None:
     python = _signalled(tmp_path, signum, reference=reference)
     assert python[:2] == (-signum, "ready\n")  # Python's default: ended on the spot
-    run = _signalled(tmp_path, signum)
+    run = _signalled(tmp_path, signum, reference=gradscope)
     assert run[:2] == (128 + signum, "ready\n")
     report = json.loads((tmp_path / "report.json").read_text())
     assert (report["outcome"], report["signal"]) == ("interrupted", signal.Signals(signum).name)
@@ -272,10 +292,15 @@ def test_sigterm_and_sighup_write_the_report_and_the_timeline(
     ("reraise", "outcome", "code"), [((), "finished", 1), (("x",), "interrupted", 130)]
 )
 def test_ctrl_c_is_the_programs_and_its_report_is_written(
-    reference: Driver, tmp_path: Path, reraise: tuple[str, ...], outcome: str, code: int
+    reference: Driver,
+    gradscope: Driver,
+    tmp_path: Path,
+    reraise: tuple[str, ...],
+    outcome: str,
+    code: int,
 ) -> None:
     python = _signalled(tmp_path, signal.SIGINT, *reraise, reference=reference)
-    run = _signalled(tmp_path, signal.SIGINT, *reraise)
+    run = _signalled(tmp_path, signal.SIGINT, *reraise, reference=gradscope)
     assert run[1] == python[1] == "ready\nhandled\n"
     assert run[0] == code
     report = json.loads((tmp_path / "report.json").read_text())

@@ -3,17 +3,16 @@ sent to gradscope reach the command and end it as they would end one process."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from gradscope._src.cli.supervise import wanted
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Drivers
 from tests.frontends.python.test_ending import TARGET
 
 
@@ -39,15 +38,14 @@ def _env(**more: str) -> dict[str, str]:
 
 
 @pytest.mark.tf
-def test_target_segfault_is_one_line_and_exit_5(tmp_path: Path) -> None:
-    """Plain Python: -11 and nothing on stderr (tests/frontends/python/test_ending.py)."""
+def test_target_segfault_is_one_line_and_exit_5(drivers: Drivers, tmp_path: Path) -> None:
+    """Plain Python: -11 and nothing on stderr (tests/frontends/python/test_ending.py).
+    ``gradscope`` is a process of its own, forked from one that imported TensorFlow."""
     folder = _folder(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "gradscope", "inspect", "target.py:build", "-q"],
-        cwd=folder, capture_output=True, text=True, timeout=240, check=False,
-        env=_env(MODE="segfault"),
-    )  # fmt: skip
-    assert done.returncode == 5, done.stderr
+    env = _env(MODE="segfault")
+    done = drivers.processes(env).run(["inspect", "target.py:build", "-q"], folder, env,
+                                      tmp_path / "logs", kill_after=240)  # fmt: skip
+    assert done.code == 5, done.stderr
     assert done.stdout == ""
     # the loss runs as code autograph generated from it: no line of target.py is on the stack
     assert done.stderr.strip().splitlines() == [
@@ -59,29 +57,39 @@ def test_target_segfault_is_one_line_and_exit_5(tmp_path: Path) -> None:
 @pytest.mark.tf
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_signal_to_gradscope_reaches_the_command_and_leaves_nothing(
-    tmp_path: Path, signum: int
+    drivers: Drivers, tmp_path: Path, signum: int
 ) -> None:
+    """``gradscope`` is a process of its own (forked from one that imported TensorFlow, its
+    own session), sent the signal as ``kill`` sends it."""
     folder = _folder(tmp_path)
     ready = folder / "ready"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gradscope", "inspect", "target.py:build", "-q"],
-        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=_env(MODE="sleep", READY=str(ready)),
-    )  # fmt: skip
+    env = _env(MODE="sleep", READY=str(ready))
+    driver = drivers.processes(env)
+    pid = driver.start(["inspect", "target.py:build", "-q"], folder, env, tmp_path / "out.txt",
+                       tmp_path / "err.txt", kill_after=240)  # fmt: skip
     try:
         deadline = time.monotonic() + 180
-        while not ready.exists() and time.monotonic() < deadline and process.poll() is None:
+        while not ready.exists() and time.monotonic() < deadline and _running(pid):
             time.sleep(0.2)
-        assert ready.exists(), process.communicate(timeout=10)
-        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        assert ready.exists(), (tmp_path / "err.txt").read_text()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         assert len(children) == 1  # the command runs in the one child
-        process.send_signal(signum)
-        process.wait(timeout=60)
-        # as one Python process ends on it: Ctrl-C (kill -INT) is gradscope's 130
-        assert process.returncode == (130 if signum == signal.SIGINT else -signum)
-        time.sleep(0.5)
-        assert not Path(f"/proc/{children[0]}").exists()  # no orphan left behind
+        os.kill(pid, signum)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        raise
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        code, _, _ = driver.finish()  # (its driver waits for it, killed at the time limit)
+    # as one Python process ends on it: Ctrl-C (kill -INT) is gradscope's 130
+    assert code == (130 if signum == signal.SIGINT else -signum)
+    time.sleep(0.5)
+    assert not Path(f"/proc/{children[0]}").exists()  # no orphan left behind
+
+
+def _running(pid: int) -> bool:
+    """Whether the forked process has not ended (a zombie until its driver reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.forked import Driver, programs
+from tests.conftest import Drivers
+from tests.forked import Driver
 
 pytestmark = pytest.mark.tf
 
@@ -86,17 +87,19 @@ def _names(fresh: Driver, code: str, cwd: Path) -> dict[str, object]:
     return dict(json.loads(line[len("NAMES") :]))
 
 
-def test_names_are_those_of_a_fresh_process_and_later_names_unchanged(tmp_path: Path) -> None:
+def test_names_are_those_of_a_fresh_process_and_later_names_unchanged(
+    drivers: Drivers, tmp_path: Path
+) -> None:
     (tmp_path / "target.py").write_text(TARGET, encoding="utf-8")
     (tmp_path / "train.py").write_text(PROGRAM, encoding="utf-8")
     folder, program = str(tmp_path), str(tmp_path / "train.py")
-    with programs(os.environ, kill_after=240) as fresh:  # each below in a fresh process
-        alone = _names(fresh, TARGET_ALONE.format(folder=folder), tmp_path)
-        alone |= _names(fresh, PROGRAM_ALONE.format(program=program), tmp_path)
-        plain = _names(fresh, SCRIPT.format(folder=folder, program=program,
-                                            with_gradscope=False), tmp_path)  # fmt: skip
-        watched = _names(fresh, SCRIPT.format(folder=folder, program=program,
-                                              with_gradscope=True), tmp_path)  # fmt: skip
+    fresh = drivers.programs(os.environ)  # each below in a fresh process, forked
+    alone = _names(fresh, TARGET_ALONE.format(folder=folder), tmp_path)
+    alone |= _names(fresh, PROGRAM_ALONE.format(program=program), tmp_path)
+    plain = _names(fresh, SCRIPT.format(folder=folder, program=program,
+                                        with_gradscope=False), tmp_path)  # fmt: skip
+    watched = _names(fresh, SCRIPT.format(folder=folder, program=program,
+                                          with_gradscope=True), tmp_path)  # fmt: skip
     assert sorted(watched["inspect"]) == sorted(alone["inspect"])  # type: ignore[arg-type]
     assert watched["run"] == alone["run"]
     assert watched["after"] == plain["after"]  # the user's next layer: as without gradscope

@@ -5,11 +5,14 @@ trainable weights, and a ``fit`` that raised. Every number against bare TensorFl
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+
+from tests.conftest import Processes
 
 pytestmark = pytest.mark.tf
 
@@ -267,10 +270,11 @@ def test_a_monitor_whose_fit_raised_can_be_used_again_here_or_on_another_model()
         model.train_on_batch(X[:4], Y1[:4])  # no recursion into a Monitor's function
 
 
-def test_an_interrupted_fit_writes_its_timeline_when_the_program_exits(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def test_an_interrupted_fit_writes_its_timeline_when_the_program_exits(
+    python_processes: Processes, tmp_path: Path
+) -> None:
+    """The program is a process of its own (forked from one that imported TensorFlow): the
+    timeline is written by its exit's atexit handlers."""
     path = tmp_path / "timeline.json"
     script = f"""
 import numpy as np, keras
@@ -288,9 +292,7 @@ x = np.ones((16, 4), "float32")
 model.fit(x, x[:, :1], batch_size=4, verbose=0,
           callbacks=[Monitor(every=1, timeline={str(path)!r}), Interrupt()])
 """
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
+    done = python_processes(["-c", script], tmp_path, os.environ, kill_after=120)
     assert done.returncode != 0 and "KeyboardInterrupt" in done.stderr
     timeline = json.loads(path.read_text())
     # step 3 ran before Ctrl-C: its record is read at exit (it was lost: [1, 2])

@@ -1,12 +1,18 @@
-"""The pytest plugin, run by pytest's own ``pytester`` in subprocesses (TensorFlow imported in
-each; bounded): off unless asked, ``--gradscope``, the marker, the fixture, the summary line,
-xdist workers."""
+"""The pytest plugin, run by pytest's own ``pytester`` in subprocesses (bounded): off unless
+asked, ``--gradscope``, the marker, the fixture, the summary line, xdist workers. A run whose
+test file imports TensorFlow first thing is forked from a driver that imported it once
+(:func:`_imported`); a run whose point is when or whether TensorFlow is imported starts anew."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import time
 
 import pytest
+from _pytest.pathlib import make_numbered_dir
+
+from tests.conftest import Drivers
 
 pytest_plugins = ["pytester"]
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
@@ -72,6 +78,31 @@ def test_two():
 """
 
 
+#: pytester's variables that name a folder of the test's own
+_PER_TEST = frozenset({"HOME", "USERPROFILE", "PYTEST_DEBUG_TEMPROOT"})
+#: ``python -m pytest ARGS``, as a script a ``programs`` driver runs
+PYTEST_MAIN = "import sys, pytest\nsys.exit(pytest.console_main())\n"
+
+
+def _imported(pytester: pytest.Pytester, drivers: Drivers, *args: str) -> pytest.RunResult:
+    """``runpytest_subprocess(ARGS)``, forked from a driver that imported TensorFlow (for a
+    file that imports it first thing anyway: when it is imported is not the point). Its
+    environment is the pytester's; only ``HOME`` (a new folder per test, which Keras read
+    at the driver's import: its configuration is the default either way) is left out of the
+    driver's (nor pytester's temporary root, which pytest reads in the child)."""
+    base = make_numbered_dir(root=pytester.path, prefix="runpytest-", mode=0o700)
+    script = base / "pytest_main.py"
+    script.write_text(PYTEST_MAIN, encoding="utf-8")
+    env = dict(os.environ)
+    start = time.monotonic()
+    ran = drivers.programs({k: v for k, v in env.items() if k not in _PER_TEST}).run(
+        [str(script), f"--basetemp={base}", *args], pytester.path, env, base / "logs",
+        kill_after=TIMEOUT,
+    )  # fmt: skip
+    return pytest.RunResult(ran.code, ran.stdout.splitlines(), ran.stderr.splitlines(),
+                            time.monotonic() - start)  # fmt: skip
+
+
 @pytest.fixture(autouse=True)
 def _installed() -> None:
     """The plugin is found as pip installs it: a ``pytest11`` entry point named gradscope."""
@@ -79,10 +110,9 @@ def _installed() -> None:
     assert [e.value for e in found] == ["gradscope._src.watch.pytest_plugin"]
 
 
-def test_plugin_is_off_unless_asked(pytester: pytest.Pytester) -> None:
+def test_plugin_is_off_unless_asked(pytester: pytest.Pytester, drivers: Drivers) -> None:
     pytester.makepyfile(test_grads=GRADIENT_TESTS, test_pure=PURE_PYTHON)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_grads.py",
-                                           timeout=TIMEOUT)  # fmt: skip
+    result = _imported(pytester, drivers, "-p", "no:cacheprovider", "test_grads.py")
     # only the marked test is watched (it asked); test_cut passes as in bare pytest
     result.assert_outcomes(passed=6)
     result.stdout.fnmatch_lines(["gradscope: 1 test watched, 1 gradient call; no unexpected "
@@ -102,10 +132,11 @@ def _verbose(pytester: pytest.Pytester, *args: str) -> str:
     return str(plain.stdout)
 
 
-def test_gradscope_fails_a_test_with_an_unexpected_none_or_nan(pytester: pytest.Pytester) -> None:
+def test_gradscope_fails_a_test_with_an_unexpected_none_or_nan(
+    pytester: pytest.Pytester, drivers: Drivers
+) -> None:
     pytester.makepyfile(test_grads=GRADIENT_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--gradscope", "-rf",
-                                           timeout=TIMEOUT)  # fmt: skip
+    result = _imported(pytester, drivers, "-p", "no:cacheprovider", "--gradscope", "-rf")
     result.assert_outcomes(passed=4, failed=2)
     out = str(result.stdout)
     result.stdout.fnmatch_lines([
@@ -249,7 +280,7 @@ def test_pure():
 
 @pytest.mark.parametrize(("only", "failed"), [("", 2), ("tf_script or pure", 1)])
 def test_gradscope_watches_a_test_that_imports_tensorflow_itself(
-    pytester: pytest.Pytester, only: str, failed: int
+    pytester: pytest.Pytester, drivers: Drivers, only: str, failed: int
 ) -> None:
     """The test's first import of TensorFlow (or of Keras, which imports it) starts the
     watch: a None gradient bare TensorFlow gives is a failure, never a silent pass."""
@@ -257,7 +288,7 @@ def test_gradscope_watches_a_test_that_imports_tensorflow_itself(
     (pytester.path / "script_tf.py").write_text(SCRIPT_TF, encoding="utf-8")
     (pytester.path / "script_keras.py").write_text(SCRIPT_KERAS, encoding="utf-8")
     chosen = only or "script or pure"
-    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", chosen, timeout=TIMEOUT)
+    plain = _imported(pytester, drivers, "-p", "no:cacheprovider", "-k", chosen)  # not watched
     plain.assert_outcomes(passed=failed + 1)  # bare TensorFlow's asserts hold in every script
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--gradscope", "-rf",
                                            "-k", chosen, timeout=TIMEOUT)  # fmt: skip

@@ -113,8 +113,3 @@ def import_tensorflow(*, plots: bool = True) -> Any:
         gc.freeze()
     _tf = tf
     return tf
-
-
-def tensorflow_version() -> str:
-    """The installed TensorFlow version, importing it if needed."""
-    return str(import_tensorflow().__version__)

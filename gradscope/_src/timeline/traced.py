@@ -103,12 +103,6 @@ def reference(model: Any, function: Any) -> Flags | None:
     return _from_optimizer(model)
 
 
-def remember(function: Any, flags: Flags) -> None:
-    """``function`` was traced with ``flags`` (by a Monitor standing in for it)."""
-    with contextlib.suppress(TypeError):
-        _SEEN[function] = flags
-
-
 # train function -> the flags of its last trace (None: made while observed, not yet traced)
 _SEEN: weakref.WeakKeyDictionary[Any, Flags | None] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()

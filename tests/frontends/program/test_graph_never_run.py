@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import Processes
 from tests.frontends.program.test_run import PROGRAMS, line_of
 
 pytestmark = pytest.mark.tf
@@ -47,11 +46,10 @@ def _driver() -> None:
 
 
 @pytest.fixture(scope="module")
-def result() -> dict[str, Any]:
+def result(python_processes: Processes) -> dict[str, Any]:
     code = "from tests.frontends.program.test_graph_never_run import _driver; _driver()"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)  # fmt: skip
+    done = python_processes(["-c", code], ROOT, env, kill_after=300)  # a process of its own
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 

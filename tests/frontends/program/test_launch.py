@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from gradscope._src.frontends.program import launch
 from gradscope._src.frontends.program.launch import Program, ProgramError
 from gradscope._src.results import run as rr
+from tests.conftest import Processes
 
 
 def _python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -114,7 +116,7 @@ print(sys.getrecursionlimit(), down(1))
 
 @pytest.mark.parametrize("how", ["script", "directory", "module"])
 def test_the_program_recurses_as_deep_as_under_python(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+    gradscope_processes: Processes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     (tmp_path / "deepdir").mkdir()
     (tmp_path / "deepdir" / "__main__.py").write_text(_DEEP, encoding="utf-8")
@@ -124,10 +126,10 @@ def test_the_program_recurses_as_deep_as_under_python(
                      "module": (["-m", "deep"], Program("deep", (), module=True))}[how]  # fmt: skip
     python = _python(*args, cwd=tmp_path)
     assert python.returncode == 0, python.stderr
-    # as a user runs it, in a process of its own: the depth a test worker stands on (and
-    # what earlier tests in it left) is no part of what gradscope promises
-    watched = subprocess.run([sys.executable, "-m", "gradscope", "run", *args], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=240)  # fmt: skip
+    # as a user runs it, in a process of its own (forked, as python -m gradscope runs): the
+    # depth a test worker stands on (and what earlier tests in it left) is no part of what
+    # gradscope promises
+    watched = gradscope_processes(["run", *args], tmp_path, os.environ)
     assert (watched.returncode, watched.stdout) == (0, python.stdout), watched.stderr
     monkeypatch.chdir(tmp_path)
     limit = sys.getrecursionlimit()

@@ -2,8 +2,9 @@
 TensorFlow.
 
 Each program runs as users run it, ``python -m gradscope run --replicas 2 PROGRAM``, in a
-process of its own: gradscope must make the logical devices before the program's TensorFlow
-starts, and one process holds one program's strategy (a second ``MirroredStrategy`` over the
+process of its own (forked from one that imported TensorFlow and touched no device):
+gradscope must make the logical devices before the program's TensorFlow starts, and one
+process holds one program's strategy (a second ``MirroredStrategy`` over the
 same devices reuses the first one's collective keys; TensorFlow then fails with "Shape
 mismatch in the collective instance").
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -27,22 +29,23 @@ import numpy as np
 import pytest
 
 from tests.cli.test_run import _validate
+from tests.conftest import ROOT, Processes
 from tests.frontends.program.test_run import PROGRAMS, line_of, parts
 
 pytestmark = pytest.mark.tf
 
 
-def watched(tmp: Path, program: str, *args: str,
+def watched(processes: Processes, tmp: Path, program: str, *args: str,
             options: tuple[str, ...] = ()) -> tuple[int, dict[str, Any], str]:  # fmt: skip
-    """``gradscope run --replicas 2 --continue [OPTIONS]`` in a new process: exit code,
-    JSON report, the program's own standard output."""
+    """``gradscope run --replicas 2 --continue [OPTIONS]``, a process of its own (forked from
+    one that imported TensorFlow and made no device: ``conftest.gradscope_processes``): exit
+    code, JSON report, the program's own standard output."""
     report = tmp / f"{program}-{len(list(tmp.iterdir()))}.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "gradscope", "run", "--replicas", "2", "--continue", *options,
-         "--format", "json", "--output", str(report), str(PROGRAMS / program), *args],
-        capture_output=True, text=True, timeout=300, check=False,
+    done = processes(
+        ["run", "--replicas", "2", "--continue", *options, "--format", "json", "--output",
+         str(report), str(PROGRAMS / program), *args], ROOT, os.environ,
     )  # fmt: skip
-    assert done.returncode in (0, 1), done.stderr
+    assert report.exists(), done.stderr  # the run reported (its exit code: the tests' own)
     data: dict[str, Any] = json.loads(report.read_text())
     _validate(data)
     return done.returncode, data, done.stdout
@@ -97,14 +100,20 @@ def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def loops(tmp: Path) -> dict[str, tuple[int, dict[str, Any], str]]:
+def loops(gradscope_processes: Processes, tmp: Path) -> dict[str, tuple[int, dict[str, Any], str]]:
     def timeline(name: str) -> tuple[str, ...]:
         return ("--steps", "3", "--timeline", str(tmp / f"{name}.json"))
 
     return {  # a function and strategy.run eagerly, 3 steps each on a timeline
-        "mask": watched(tmp, "mirrored_loop.py", "--mask", options=timeline("mask")),
-        "eager": watched(tmp, "mirrored_loop.py", "--eager", options=timeline("eager")),
-        "tf.gradients": watched(tmp, "mirrored_loop.py", "--mask", "--tf-gradients"),
+        "mask": watched(
+            gradscope_processes, tmp, "mirrored_loop.py", "--mask", options=timeline("mask")
+        ),
+        "eager": watched(
+            gradscope_processes, tmp, "mirrored_loop.py", "--eager", options=timeline("eager")
+        ),
+        "tf.gradients": watched(
+            gradscope_processes, tmp, "mirrored_loop.py", "--mask", "--tf-gradients"
+        ),
     }
 
 
@@ -181,7 +190,7 @@ def test_tf_gradients_inside_strategy_run_is_gathered_too(loops) -> None:
 def test_timeline_records_the_all_reduced_gradient_of_each_step(
     loops, tmp: Path, name: str
 ) -> None:
-    assert loops[name][0] in (0, 1)  # the run wrote the timeline
+    assert loops[name][0] == {"mask": 1, "eager": 0}[name]  # as the tests above have it
     bare = bare_loop(mask=name == "mask")
     steps = json.loads((tmp / f"{name}.json").read_text())["steps"]
     assert [s["step"] for s in steps] == [1, 2, 3]
@@ -190,10 +199,12 @@ def test_timeline_records_the_all_reduced_gradient_of_each_step(
         assert got == pytest.approx(norms, rel=1e-4)
 
 
-def test_fit_under_strategy_scope_reports_each_replica_at_the_fit_line(tmp_path: Path) -> None:
+def test_fit_under_strategy_scope_reports_each_replica_at_the_fit_line(
+    gradscope_processes: Processes, tmp_path: Path
+) -> None:
     import tensorflow as tf
 
-    code, report, printed = watched(tmp_path, "mirrored_fit.py")
+    code, report, printed = watched(gradscope_processes, tmp_path, "mirrored_fit.py")
     (call,) = report["calls"]
     assert call["api"] == "fit"
     assert call["site"].endswith(f"mirrored_fit.py:{line_of('mirrored_fit.py', 'net.fit(')}")
@@ -303,14 +314,14 @@ def test_each_worker_of_the_programs_own_multiworker_strategy_reports_its_replic
 
 
 def test_a_replica_function_defined_in_the_traced_one_is_sited_at_its_own_lines(
-    tmp: Path,
+    gradscope_processes: Processes, tmp: Path
 ) -> None:
     """The gradient line and the loss's line, not the strategy.run line; the all-reduced
     norms as bare TensorFlow gives them over the whole batch (the replicas' sum)."""
     import tensorflow as tf
 
     name = "nested_replica_fn.py"
-    _, report, _ = watched(tmp, name)
+    code, report, _ = watched(gradscope_processes, tmp, name)
     (call,) = report["calls"]
     lines = [line_of(name, "return tape.gradient("), line_of(name, "loss = tf.reduce_sum(")]
     assert [call["site"].rsplit("/", 1)[-1], call["target"]["source"].rsplit("/", 1)[-1]] == [
@@ -321,4 +332,13 @@ def test_a_replica_function_defined_in_the_traced_one_is_sited_at_its_own_lines(
         loss = tf.reduce_sum(w * x) + tf.reduce_sum(tf.nn.relu(u * x))
     bare = [float(tf.norm(g)) for g in tape.gradient(loss, [w, u])]
     assert [s["norm"] for s in call["sources"].values()] == pytest.approx(bare, rel=1e-5)
+    statuses = []  # each replica's (half the batch's) gradient: w's is 0 on the first
+    for rows in (x[:2], x[2:]):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * rows) + tf.reduce_sum(tf.nn.relu(u * rows))
+        statuses.append([status(g.numpy()) for g in tape.gradient(loss, [w, u])])
+    differ = [v for v, a, b in zip(("w", "u"), *statuses, strict=True) if a != b]
+    assert [(p["kind"], p["variable"]) for p in report["problems"]] == [
+        ("replica-mismatch", v) for v in differ]  # fmt: skip
+    assert differ and code == 1
     assert len(call["target"]["replicas"]) == 2

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from gradscope._src.cli import main
 from gradscope._src.frontends.python.frames import display_path
+from tests.conftest import Processes
 from tests.frontends.program.test_run import PROGRAMS, line_of
 
 pytestmark = pytest.mark.tf
@@ -195,21 +196,20 @@ def test_tensorboard_tags_are_stable_per_site_and_every_site_has_histograms(
     assert 1 not in ratio and sorted(ratio) == RECORDED[1:]  # b's weight norm is 0 at step 1
 
 
-def test_tensorboard_of_a_tensorflow_1_program(tmp_path: Path) -> None:
+def test_tensorboard_of_a_tensorflow_1_program(
+    gradscope_processes: Processes, tmp_path: Path
+) -> None:
     """A program with TensorFlow 1 behaviour (no eager, so no ``tf.summary`` writer) gets its
-    events too; in a subprocess, since ``disable_v2_behavior`` cannot be undone."""
+    events too; in a process of its own (forked from one that imported TensorFlow), since
+    ``disable_v2_behavior`` cannot be undone."""
     import os
-    import subprocess
-    import sys
 
     import tensorflow as tf
 
     root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, "-m", "gradscope", "run", "--steps", "4",
-                           "--tensorboard", str(tmp_path / "tb"), "timeline_tf1.py"],
-                          cwd=PROGRAMS, env=env, capture_output=True, text=True, timeout=300,
-                          check=False)  # fmt: skip
+    done = gradscope_processes(["run", "--steps", "4", "--tensorboard", str(tmp_path / "tb"),
+                                "timeline_tf1.py"], PROGRAMS, env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     x = np.arange(8, dtype=np.float32).reshape(8, 1) / 8
     w, b = tf.Variable([[0.5]]), tf.Variable([0.0])

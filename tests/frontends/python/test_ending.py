@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from gradscope._src.errors import ExitCode
-from tests.conftest import ROOT
-from tests.forked import Driver, driver, programs
+from tests.conftest import ROOT, Drivers
+from tests.forked import Driver, driver
 
 pytestmark = pytest.mark.tf
 
@@ -89,17 +89,17 @@ def forked(folder: Path) -> Iterator[Driver]:
         yield started
 
 
-@pytest.fixture(scope="module")
-def python(folder: Path) -> Iterator[Driver]:
+@pytest.fixture
+def python(drivers: Drivers) -> Driver:
     """``python target.py``, forked from one process that imported TensorFlow."""
-    with programs(os.environ, kill_after=120) as started:
-        yield started
+    return drivers.programs(os.environ)
 
 
 def _python(python: Driver, folder: Path, mode: str) -> int:
     """What plain Python does with the same target: its exit code."""
     logs = folder / "python" / mode
-    return python.run(["target.py"], folder, {**os.environ, "MODE": mode}, logs).code
+    return python.run(["target.py"], folder, {**os.environ, "MODE": mode}, logs,
+                      kill_after=120).code  # fmt: skip
 
 
 @pytest.mark.parametrize(

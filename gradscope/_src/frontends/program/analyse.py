@@ -2,7 +2,7 @@
 
 The caller turns what the program ran into a ``flow.Graph`` (a traced graph, a TensorFlow 1
 graph, or the ops an eager tape saw) and says which tensors received a gradient; the cuts
-themselves are decided by ``gradients/flow.py`` as for specs and Python targets.
+themselves are decided by ``engine/cuts.py`` as for specs and Python targets.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import runpy
 import sys
 import traceback
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -489,7 +489,3 @@ def exit_status(exc: BaseException | None) -> int | None:
         return 1
     code = int(exc.code)
     return (code if -(2**63) <= code < 2**63 else -1) & 0xFF
-
-
-def argv_of(program: Program) -> Sequence[str]:
-    return program.argv

@@ -12,7 +12,7 @@ runs the program (with ``MirroredStrategy``'s replica threads, which work for it
   outside a finalizer (``__del__``, a weakref callback), where Python would swallow it and
   print its traceback; a call there runs unwatched (``can_stop``).
 
-How the program's process ends is ``delivery.py``'s question.
+How the program's process ends is ``endings.py``'s question.
 """
 
 from __future__ import annotations

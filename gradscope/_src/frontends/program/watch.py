@@ -290,9 +290,3 @@ def _replica(replica: int, static: analyse.SourceStatic,
     norm, largest = measured if measured is not None else (None, None)
     status = analyse.status(static, norm, largest)
     return ReplicaResult(replica, status, norm if static.has_gradient else None)
-
-
-def names_of(names: Sequence[str]) -> list[str]:
-    from gradscope._src.frontends.program.sites import unique
-
-    return unique(list(names))

@@ -172,7 +172,3 @@ class Spec:
             if e.loss == loss:
                 return e
         return None
-
-    @property
-    def display_name(self) -> str:
-        return self.name or self.path
