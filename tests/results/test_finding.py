@@ -83,3 +83,22 @@ def test_every_format_reads_the_same_findings_of_a_check() -> None:
         (r.spec, p.loss, p.variable, str(p.kind)) for r in result.reports for p in r.problems
     ]
     assert sum(f.known for f in result.findings()) == 2
+
+
+def test_every_finding_writes_its_own_results_v1_row() -> None:
+    """``Problem.to_dict()`` and ``RunProblem.to_dict()`` (public since v1) keep their keys
+    now that both are a Finding; a timeline's row reads back as it was written."""
+    cut = CutPoint("m/ArgMax", "ArgMax", "nondifferentiable", "t.py:4")
+    problem = m.Problem.problem("loss", "w", "unexpected-none", "w: none", (cut,), "s.yaml", 7)
+    assert problem.to_dict() == {
+        "loss": "loss", "variable": "w", "kind": "unexpected-none", "message": "w: none",
+        "cut_points": [cut.to_dict()], "spec": "s.yaml", "source": "s.yaml:7", "known": False,
+    }  # fmt: skip
+    ran = rr.RunProblem.run_problem("t.py:9", 2, "w", "nan", "w: nan", via=("main.py:3",))
+    assert ran.to_dict() == {
+        "site": "t.py:9", "step": 2, "variable": "w", "kind": "nan", "message": "w: nan",
+        "cut_points": [], "via": ["main.py:3"],
+    }  # fmt: skip
+    row = {"kind": "none", "site": "t.py:9", "variable": "w", "from_step": 3,
+           "message": "w gets no gradient", "cut_points": [cut.to_dict()]}  # fmt: skip
+    assert Finding.from_dict(row, "t.json").to_dict() == row

@@ -20,7 +20,7 @@ the place is one :class:`~gradscope._src.location.Location`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gradscope._src.location import Location
@@ -74,6 +74,9 @@ class Finding:
     report: str = ""
     via: tuple[str, ...] = ()
     step: int | None = None
+    #: which contract row it is (what :meth:`to_dict` writes): ``problem`` (a check problem,
+    #: section 5), ``run`` (a run's problem, section 6), ``timeline`` (a finding, section 7)
+    row: str = field(default="problem", compare=False)
 
     @classmethod
     def problem(
@@ -114,7 +117,8 @@ class Finding:
         ``step``th execution; ``call``: the watched call, as a report names it
         (``CallResult.label``)."""
         return cls(FindingKind(kind), Location.parse(site) or Location(site), message, cause,
-                   cut_points, fix, call, variable, False, file_of(site), via, step)  # fmt: skip
+                   cut_points, fix, call, variable, False, file_of(site), via, step,
+                   "run")  # fmt: skip
 
     @property
     def spec(self) -> str:
@@ -130,6 +134,28 @@ class Finding:
     def note(self) -> str:
         """The cause in words ("" when none is known)."""
         return str(self.cause) if self.cause is not None else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The finding as the JSON row of the result it belongs to: :meth:`problem_dict` (a
+        ``Problem``'s, as ever), :meth:`run_dict` (a ``RunProblem``'s) or a timeline's
+        finding (contract section 7)."""
+        if self.row == "run":
+            return self.run_dict()
+        if self.row == "timeline":
+            return self.timeline_dict()
+        return self.problem_dict()
+
+    def timeline_dict(self) -> dict[str, Any]:
+        """The finding as a timeline's (contract section 7): ``kind``, ``site``,
+        ``variable``, ``from_step``, ``message``; ``cut_points`` and ``fix`` when known."""
+        out: dict[str, Any] = {"kind": str(self.kind), "site": self.loss or self.site,
+                               "variable": self.variable, "from_step": self.step,
+                               "message": self.message}  # fmt: skip
+        if self.cut_points:
+            out["cut_points"] = [c.to_dict() for c in self.cut_points]
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
+        return out
 
     def problem_dict(self) -> dict[str, Any]:
         """The finding as a problem of the JSON report (contract section 5)."""
@@ -209,4 +235,5 @@ class Finding:
             variable=None if data.get("variable") is None else str(data["variable"]),
             report=report or default,
             step=data.get("from_step"),
+            row="timeline",
         )
