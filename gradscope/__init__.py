@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     from gradscope._src.results.diff import Diff, DiffMatrix, DiffReport, VariableDiff
     from gradscope._src.results.facts import NanOrigin
     from gradscope._src.results.finding import Finding
-    from gradscope._src.results.fix import Fix
+    from gradscope._src.results.fix import Edit, Fix
     from gradscope._src.results.loaded import Loaded
     from gradscope._src.results.picture import Picture
     from gradscope._src.results.report import LossResult, PairResult, Problem, Report
@@ -100,6 +100,7 @@ _LAZY = {
     "Location": "gradscope._src.location",
     "CutPoint": "gradscope._src.results.cut",
     "Fix": "gradscope._src.results.fix",
+    "Edit": "gradscope._src.results.fix",
     "NanOrigin": "gradscope._src.results.facts",
     "Loaded": "gradscope._src.results.loaded",
     "Picture": "gradscope._src.results.picture",
@@ -129,6 +130,7 @@ __all__ = [
     "Diff",
     "DiffMatrix",
     "DiffReport",
+    "Edit",
     "ExitCode",
     "Finding",
     "FindingKind",

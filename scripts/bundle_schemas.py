@@ -3,6 +3,9 @@
     python scripts/bundle_schemas.py          # rewrite them
     python scripts/bundle_schemas.py --check  # exit 1 when they are not up to date
 
+It then copies every schema/*.json into the package (``gradscope/_src/data/schema/``), where
+``gradscope schema NAME`` reads it: an installed gradscope prints the very files of schema/.
+
 Write ``"$ref": "report-v1.json#/$defs/NAME"`` in run-v1.json as you like: this script turns
 it into ``"#/$defs/NAME"`` and copies report-v1.json's definition of NAME (and of what it refers
 to) to the end of run-v1.json's ``$defs``, one line each. check-v1.json gets every definition of
@@ -19,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schema"
+#: The package's copies (``gradscope schema`` prints them).
+PACKAGED = Path(__file__).resolve().parents[1] / "gradscope" / "_src" / "data" / "schema"
 #: run-v1.json's own definitions; any other of its definitions is a copy from report-v1.json.
 RUN_OWN = ("call", "problem", "source", "via")
 _REF = re.compile(r'"#/\$defs/(\w+)"')
@@ -86,6 +91,17 @@ def main(argv: list[str]) -> int:
             stale.append(name)
             if "--check" not in argv:
                 path.write_text(new, encoding="utf-8")
+    for path in sorted(SCHEMAS.glob("*.json")):
+        copy = PACKAGED / path.name
+        text = path.read_text(encoding="utf-8")
+        if not copy.is_file() or copy.read_text(encoding="utf-8") != text:
+            stale.append(f"gradscope/_src/data/schema/{path.name}")
+            if "--check" not in argv:
+                PACKAGED.mkdir(parents=True, exist_ok=True)
+                copy.write_text(text, encoding="utf-8")
+    extra = sorted(p.name for p in PACKAGED.glob("*.json") if not (SCHEMAS / p.name).is_file())
+    if extra:
+        stale += [f"gradscope/_src/data/schema/{name} (not in schema/)" for name in extra]
     if stale and "--check" in argv:
         print(f"not bundled: {', '.join(stale)} (run python scripts/bundle_schemas.py)")
         return 1

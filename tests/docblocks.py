@@ -43,6 +43,12 @@ NOT_RUN = {
     "KERAS_BACKEND=torch gradscope run train.py": "train.py stands for any program importing "
     "Keras, and PyTorch is not installed here: tests/frontends/test_backend.py "
     "(test_keras_on_pytorch_is_refused_before_the_program_runs) checks the line word for word",
+    "pip install 'gradscope-tf[mcp]'": "installs the mcp extra (make installs the dev extra)",
+    "gradscope mcp --root .": "a server that runs until its client ends it: tests/cli/test_mcp.py "
+    "runs it with the mcp SDK's own client",
+    "claude mcp add gradscope -- gradscope mcp --root .": "registers the server in Claude Code",
+    "gradscope fix --check train.py": "runs the reader's train.py twice: tests/test_prove.py "
+    "proves a program so, its runs forked from a warm process",
 }
 
 #: Commands' exit codes where the page says one. Any other command may exit 0 or 1 (it ran and
@@ -52,6 +58,7 @@ EXIT = {
     "gradscope check configs/*.yaml": 1,
     "gradscope check configs/*.yaml --write-baseline gradscope-baseline.json": 1,
     "gradscope validate docs/broken.yaml": 2,
+    "gradscope inspect no/such.yaml --format json": 2,
     "gradscope check configs/global-batch.yaml --strategy mirrored --replicas 2": 1,
     "gradscope run docs/examples/gan.py": 1,
     "gradscope run --steps 3 --every 1 --timeline grads.json docs/examples/gan.py": 1,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
+from gradscope._src import failure
 from gradscope._src.location import Location
 
 
@@ -34,6 +37,8 @@ class GradscopeError(Exception):
     """Base of every error gradscope raises on purpose."""
 
     exit_code: ExitCode = ExitCode.USAGE
+    #: What failed, as ``--format json`` names it (a key of ``failure.KINDS``).
+    kind: str = "usage"
 
     def lines(self) -> list[str]:
         """The one-line messages to print, one per problem."""
@@ -76,6 +81,8 @@ class SpecError(GradscopeError):
     The message reads ``FILE:LINE:COLUMN: <field>: <what was expected>, saw <what was there>``
     (``FILE: ...`` for the file as a whole), the location as :class:`Location` writes it.
     """
+
+    kind = "spec"
 
     def __init__(self, location: Location, field: str, message: str) -> None:
         self.location = location
@@ -131,9 +138,13 @@ class ErrorGroup(GradscopeError):
 class BuildError(SpecError):
     """TensorFlow refused a node while building or differentiating a spec."""
 
+    kind = "build"
+
 
 class TargetError(GradscopeError):
     """A Python target could not be imported, called or understood."""
+
+    kind = "target"
 
     def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
         self.cause = cause
@@ -159,8 +170,41 @@ class AlreadyWatching(UsageError):
     another thread's, ``gradscope run``, ``pytest --gradscope``) joins it. Kept so that a
     program that catches it still imports it."""
 
+    kind = "already-watching"
+
 
 class InternalError(GradscopeError):
     """gradscope's own failure: never the user's fault."""
 
     exit_code = ExitCode.INTERNAL
+    kind = "internal"
+
+
+#: ``FILE:LINE[:COLUMN]: `` at the start of a message: where it is, when no field says it.
+_PLACED = re.compile(r"^(\S+?):(\d+)(?::(\d+))?: ")
+
+
+def flat(error: GradscopeError) -> Iterator[GradscopeError]:
+    """Every single error in ``error`` (a group, a spec's list, one error), in order."""
+    if isinstance(error, SpecErrors | ErrorGroup):
+        for each in error.errors:
+            yield from flat(each)
+    else:
+        yield error
+
+
+def entries(error: GradscopeError) -> list[dict[str, Any]]:
+    """``error`` as data: one ``failure.entry`` per message, each with its kind, its place
+    (a spec error's location; else a leading ``FILE:LINE`` of its message) and exit code."""
+    out = []
+    for each in flat(error):
+        for line in each.lines():
+            line = visible(" ".join(line.split()))
+            place: dict[str, Any] | None = None
+            if isinstance(each, SpecError):
+                at = each.location
+                place = {"file": at.file, "line": at.line, "column": at.column}
+            elif (found := _PLACED.match(line)) is not None:
+                place = {"file": found[1], "line": int(found[2]), "column": int(found[3] or 0)}
+            out.append(failure.entry(each.kind, line, int(each.exit_code), place))
+    return out

@@ -8,6 +8,8 @@ import sys
 import threading
 from collections.abc import Iterator
 
+from gradscope._src import failure
+
 #: The default wall-clock limit of a command that runs TensorFlow, in seconds.
 DEFAULT_TIMEOUT = 900.0
 
@@ -64,6 +66,7 @@ def limit(seconds: float | None, command: str) -> Iterator[None]:
                 sys.stderr.flush()
                 start = b"\r\x1b[2K" if os.isatty(stream) else b""  # over a progress line
                 os.write(stream, start + said + b"\n")
+        failure.said("timeout", message(command, seconds), 2, command)  # --format json: data
         os._exit(2)
 
     _STATE.update(phase="starting", node="")

@@ -69,7 +69,11 @@ class _Group(click.Group):
         from gradscope._src.engine.tf_import import own_process
 
         own_process()
+        from gradscope._src.cli import machine
 
+        want = machine.wanted(sys.argv[1:])
+        if want is not None:  # a crash the parent process says is data too
+            machine.sink(want)
         command = wanted(sys.argv[1:])
         if command is not None:  # a Python target's crash is said by a parent process
             supervise(command)
@@ -79,6 +83,10 @@ class _Group(click.Group):
         except SystemExit as stop:
             _end_if_threads_left(stop, before)
             raise
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["gradscope.args"] = list(args)  # what machine.wanted reads
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -107,13 +115,23 @@ class _Group(click.Group):
             formatter.write_dl([(name, COMMANDS[name].summary) for name in self.list_commands(ctx)])
 
     def invoke(self, ctx: click.Context) -> Any:
+        from gradscope._src.cli import machine
         from gradscope._src.cli.output import interrupts_noted
 
         _INVOKED.append(ctx.invoked_subcommand or "")
+        want = machine.wanted(ctx.meta.get("gradscope.args", ()))
+        if want is not None:
+            machine.sink(want)
         try:
             with interrupts_noted():
                 return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except click.ClickException as exc:
+            if want is None:
+                raise
+            exc.show()  # as click shows it, on standard error
+            machine.of_click(exc, want)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.Abort):
             raise
         except GradscopeError as exc:
             from gradscope._src.cli.wording import error_lines
@@ -125,9 +143,13 @@ class _Group(click.Group):
                 if shown:  # the hint is moot once the traceback is above
                     line = line.replace(" (--traceback shows the traceback)", "")
                 click.echo(line, err=True)  # one line, each
+            if want is not None:
+                machine.of_error(exc, want)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
             click.echo("gradscope: interrupted", err=True)
+            if want is not None:
+                machine.of("interrupted", "gradscope: interrupted", ExitCode.INTERRUPTED, want)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # gradscope's own bug: say so, in one line unless asked
             from gradscope._src.engine.messages import one_line
@@ -144,7 +166,12 @@ class _Group(click.Group):
                 "with the spec and the output of --traceback.",
                 err=True,
             )
+            if want is not None:
+                machine.of("internal", message, ExitCode.INTERNAL, want)
             ctx.exit(int(ExitCode.INTERNAL))
+        finally:
+            if want is not None:
+                machine.sink(None)
 
 
 def _end_if_threads_left(stop: SystemExit, before: set[threading.Thread]) -> None:

@@ -199,6 +199,8 @@ def _report_errors(error: GradscopeError, fmt: str, output: str | None, root: st
         return
     from gradscope._src.report import failed
 
+    if fmt in ("json", "sarif"):  # the failure as data: the command line's (cli/machine.py)
+        return
     text = failed.render(error, fmt, source_root=root)
     if text is not None:
         emit(text, output)

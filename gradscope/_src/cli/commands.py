@@ -26,10 +26,14 @@ COMMANDS: dict[str, Entry] = {
     "inspect": Entry(
         "gradscope._src.cli.inspect", "Every loss x every variable: status, norm, cause."
     ),
+    "fix": Entry(
+        "gradscope._src.cli.fix", "Prove a program's fixes in a scratch copy; apply them."
+    ),
+    "mcp": Entry("gradscope._src.cli.agents", "Serve gradscope to coding agents (MCP, stdio)."),
     "plot": Entry("gradscope._src.cli.plot", "Draw a timeline's gradient norms over steps."),
     "run": Entry("gradscope._src.cli.run", "Run a Python program and report its gradients."),
     "schema": Entry(
-        "gradscope._src.cli.validate", "Print the JSON Schema of the spec (for editors)."
+        "gradscope._src.cli.validate", "Print a JSON Schema: the spec's, or an output's."
     ),
     "validate": Entry(
         "gradscope._src.cli.validate", "Check spec files without importing TensorFlow."

@@ -120,8 +120,12 @@ def _parent(pid: int, read: int, command: str) -> NoReturn:
         signal.signal(signum, signal.SIG_DFL)  # end as the child did, as one process would
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
         os.kill(os.getpid(), signum)
-    sys.stderr.write(_message(command, signum, _frames(read)) + "\n")
+    said = _message(command, signum, _frames(read))
+    sys.stderr.write(said + "\n")
     sys.stderr.flush()
+    from gradscope._src import failure
+
+    failure.said("target-ended", said, 5, command)  # --format json: the failure as data
     os._exit(5)  # ExitCode.TARGET_ENDED (not imported: the parent stays light)
 
 

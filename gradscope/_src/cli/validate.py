@@ -55,9 +55,41 @@ def validate(specs: tuple[str, ...], max_elements: int) -> None:
         raise SpecErrors.merge(failures)
 
 
-@click.command(short_help=summary("schema"))
-def schema() -> None:
-    """Print the JSON Schema of the spec (for editors; see the README)."""
-    from gradscope._src.frontends.yaml import spec_schema
+#: What ``gradscope schema NAME`` prints: the JSON Schema (2020-12) of each output, as schema/
+#: holds it (the package's copy, ``scripts/bundle_schemas.py``).
+SCHEMAS = {
+    "spec": "the YAML spec (for editors; the default)",
+    "report": "inspect --format json",
+    "run": "run --format json",
+    "check": "check --format json",
+    "diff": "diff --format json",
+    "timeline": "run --timeline FILE, the Keras Monitor's timeline",
+    "fix": "fix --check --format json",
+    "error": "any command's failure with --format json (or in a SARIF log's properties)",
+}
 
-    click.echo(json.dumps(spec_schema(), indent=2))
+
+@click.command(
+    short_help=summary("schema"),
+    epilog="\b\nSchemas:\n" + "\n".join(f"  {name:<10}{what}" for name, what in SCHEMAS.items()),
+)
+@click.argument("name", type=click.Choice(list(SCHEMAS)), default="spec", required=False)
+def schema(name: str) -> None:
+    """Print the JSON Schema (2020-12) of the spec or of an output (see the README).
+
+    The same files as the repository's schema/ folder, each standing alone: a validator needs
+    no network and no registry.
+    """
+    if name == "spec":
+        from gradscope._src.frontends.yaml import spec_schema
+
+        click.echo(json.dumps(spec_schema(), indent=2))
+        return
+    from importlib import resources
+
+    text = (
+        resources.files("gradscope")
+        .joinpath(f"_src/data/schema/{name}-v1.json")
+        .read_text(encoding="utf-8")
+    )
+    click.echo(text, nl=False)

@@ -5,16 +5,8 @@ target that cannot be imported, a file that cannot be written)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-from gradscope._src.errors import (
-    ErrorGroup,
-    ExitCode,
-    GradscopeError,
-    SpecError,
-    SpecErrors,
-    visible,
-)
+from gradscope._src.errors import ExitCode, GradscopeError, SpecError, flat, visible
 
 
 def error_lines(error: GradscopeError, command: str | None) -> list[str]:
@@ -28,7 +20,7 @@ def error_lines(error: GradscopeError, command: str | None) -> list[str]:
     prefix = f"gradscope {command}: " if command else "gradscope: "
     placed = re.compile(r"^\S+:\d+:\d+: ")  # a baseline's JSON error is located too
     out = []
-    for each in _flat(error):
+    for each in flat(error):
         located = isinstance(each, SpecError) and each.line > 0
         for line in each.lines():
             line = visible(" ".join(line.split()))
@@ -36,14 +28,6 @@ def error_lines(error: GradscopeError, command: str | None) -> list[str]:
                 line = prefix + line
             out.append(line)
     return out
-
-
-def _flat(error: GradscopeError) -> Iterator[GradscopeError]:
-    if isinstance(error, SpecErrors | ErrorGroup):
-        for each in error.errors:
-            yield from _flat(each)
-    else:
-        yield error
 
 
 #: An exit code's meaning where every command that returns it means the same.

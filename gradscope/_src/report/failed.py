@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from gradscope._src import failure
 from gradscope._src.errors import ErrorGroup, GradscopeError, SpecError, SpecErrors
 from gradscope._src.report.formats import Format, assert_never
 
@@ -62,32 +63,51 @@ def artifact_of(path: str, root: str) -> dict[str, str]:
     return artifact(path, root)
 
 
-def sarif(error: GradscopeError, source_root: str | None = None) -> dict[str, Any]:
-    """A SARIF log with one ``spec-error`` result per located error, the run unsuccessful."""
+def sarif(
+    error: GradscopeError, source_root: str | None = None, command: str = "check"
+) -> dict[str, Any]:
+    """A SARIF log with one ``spec-error`` result per located error, the run unsuccessful,
+    and the failure as data (``schema/error-v1.json``) in the log's ``properties``."""
+    from gradscope._src.errors import entries
+
+    doc = failure.document(command, entries(error), int(error.exit_code))
+    return sarif_failure(doc, source_root, located(error))
+
+
+def sarif_failure(
+    doc: dict[str, Any], source_root: str | None = None, errors: list[Located] | None = None
+) -> dict[str, Any]:
+    """A failure document (``failure.document``) as a SARIF log: a notification per error, a
+    result per located one (``errors``: their places and messages, when the exceptions are at
+    hand), the run unsuccessful with the process's exit code, ``doc`` in ``properties``."""
     from gradscope._src.report.sarif import SCHEMA, VERSION, base_ids, driver
     from gradscope._src.report.sarif import source_root as default_root
 
     root = source_root or default_root()
-    errors = located(error)
+    if errors is None:
+        errors = []
+        for e in doc["errors"]:
+            at = e["location"] or {}
+            errors.append(Located(at.get("file"), max(at.get("line", 0), 1),
+                                  max(at.get("column", 0), 1), e["message"]))  # fmt: skip
     notes = [
-        {"level": "error", "message": {"text": f"{e.path}:{e.line}:{e.column}: {e.message}"
-                                       if e.path else e.message}}
-        for e in errors
-    ]  # fmt: skip
+        {"level": "error", "message": {"text": e["message"]}, "descriptor": {"id": e["kind"]}}
+        for e in doc["errors"]
+    ]
     invocation = {
         "executionSuccessful": False,
-        "exitCode": int(error.exit_code),
+        "exitCode": int(doc["error"]["exit_code"]),
         "toolExecutionNotifications": notes,
     }
     run = {
         "tool": {"driver": driver([RULE])},
-        "automationDetails": {"id": "gradscope/check/"},
+        "automationDetails": {"id": f"gradscope/{doc['command'] or 'gradscope'}/"},
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": base_ids(root),
         "invocations": [invocation],
         "results": [_sarif_result(e, root) for e in errors if e.path is not None],
     }
-    return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
+    return {"$schema": SCHEMA, "version": VERSION, "runs": [run], "properties": doc}
 
 
 def render(

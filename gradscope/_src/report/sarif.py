@@ -36,6 +36,7 @@ from gradscope._src.results import run as rr
 from gradscope._src.results.check import CheckResult
 from gradscope._src.results.diff import DiffMatrix, DiffReport
 from gradscope._src.results.finding import Finding
+from gradscope._src.results.fix import Fix
 from gradscope._src.version import __version__
 
 if TYPE_CHECKING:
@@ -146,6 +147,8 @@ def _result(f: Finding, with_baseline: bool, root: str, kinds: list[str]) -> dic
     fix_at = _fix_location(f, root)
     if fix_at is not None:
         out["relatedLocations"] = [fix_at]
+    if f.fix is not None and f.fix.edit is not None:
+        out["fixes"] = [_fix(f.fix, root)]
     if with_baseline:
         out["baselineState"] = "unchanged" if f.known else "new"
     return out
@@ -161,6 +164,21 @@ def _fix_location(f: Finding, root: str) -> dict[str, Any] | None:
         "physicalLocation": {"artifactLocation": artifact(at.file, root),
                              "region": {"startLine": max(at.line, 1)}},
         "message": {"text": f"fix ({f.fix.kind}) here"},
+    }  # fmt: skip
+
+
+def _fix(fix: Fix, root: str) -> dict[str, Any]:
+    """A fix that is a text edit as SARIF's ``fix``: replace the edit's whole lines (a region
+    without columns is whole lines, their last newline kept) by its new text."""
+    assert fix.edit is not None
+    edit = fix.edit
+    region = {"startLine": edit.start_line, "endLine": edit.end_line}
+    return {
+        "description": {"text": fix.text},
+        "artifactChanges": [{
+            "artifactLocation": artifact(edit.file, root),
+            "replacements": [{"deletedRegion": region, "insertedContent": {"text": edit.new}}],
+        }],
     }  # fmt: skip
 
 

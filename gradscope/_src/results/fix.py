@@ -11,6 +11,33 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Edit:
+    """A fix as a text edit an agent (or ``gradscope fix``) can apply: replace lines
+    ``start_line`` to ``end_line`` (from 1, inclusive) of ``file``, whose text is ``old``, by
+    ``new``. ``old`` and ``new`` hold whole lines joined by newlines, without the last line's
+    newline (as a SARIF ``deletedRegion`` of whole lines and its ``insertedContent``)."""
+
+    file: str
+    start_line: int
+    end_line: int
+    old: str
+    new: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "start_line": self.start_line, "end_line": self.end_line,
+                "old": self.old, "new": self.new}  # fmt: skip
+
+    @staticmethod
+    def from_dict(data: Any) -> Edit | None:
+        """An edit as ``to_dict`` wrote it, or None for anything else."""
+        keys = ("file", "start_line", "end_line", "old", "new")
+        if not isinstance(data, dict) or not all(k in data for k in keys):
+            return None
+        return Edit(str(data["file"]), int(data["start_line"]), int(data["end_line"]),
+                    str(data["old"]), str(data["new"]))  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Fix:
     """What to change, and where.
 
@@ -23,6 +50,8 @@ class Fix:
         later: further places on the same path that also lose the gradient (a later
             ``tf.cast(..., tf.int32)`` after the ``argmax`` that ``where`` names): fixing
             ``where`` alone leaves them.
+        edit: the fix as a text edit at ``where``, when it is one (``analysis/fixes/edit.py``):
+            removing a ``stop_gradient``, a straight-through rounding.
     """
 
     kind: str
@@ -30,6 +59,7 @@ class Fix:
     text: str
     candidates: tuple[str, ...] = ()
     later: tuple[str, ...] = ()
+    edit: Edit | None = None
 
     @property
     def intended(self) -> bool:
@@ -40,8 +70,12 @@ class Fix:
     def to_dict(self) -> dict[str, Any]:
         """The fix as the JSON reports hold it (the ``fix`` field of pairs, sources,
         problems and findings)."""
-        return {"kind": self.kind, "where": self.where, "text": self.text,
-                "candidates": list(self.candidates), "later": list(self.later)}  # fmt: skip
+        out: dict[str, Any] = {"kind": self.kind, "where": self.where, "text": self.text,
+                               "candidates": list(self.candidates),
+                               "later": list(self.later)}  # fmt: skip
+        if self.edit is not None:
+            out["edit"] = self.edit.to_dict()
+        return out
 
     @staticmethod
     def from_dict(data: Any) -> Fix | None:
@@ -49,7 +83,8 @@ class Fix:
         if not isinstance(data, dict) or not {"kind", "where", "text"} <= data.keys():
             return None
         return Fix(str(data["kind"]), str(data["where"]), str(data["text"]),
-                   _strings(data.get("candidates")), _strings(data.get("later")))  # fmt: skip
+                   _strings(data.get("candidates")), _strings(data.get("later")),
+                   Edit.from_dict(data.get("edit")))  # fmt: skip
 
     def sentence(self) -> str:
         """The fix as one line: ``fix: <text>`` plus the candidates, for messages."""

@@ -130,7 +130,13 @@ def test_target_that_ends_the_process_is_exit_5_in_one_line(
         lines = run.stderr.strip().splitlines()
         assert len(lines) == 1 and said in lines[0], run.stderr
         assert lines[0].startswith(f"gradscope {command[0]}: ")
-        assert "Traceback" not in run.stderr and run.stdout == ""
+        assert "Traceback" not in run.stderr
+        if "json" in command:  # the failure as data where the report would be (error-v1.json)
+            error = json.loads(run.stdout)["error"]
+            assert (error["kind"], error["exit_code"], error["message"]) == (
+                "target-ended", 5, lines[0])  # fmt: skip
+        else:
+            assert run.stdout == ""
 
 
 def test_target_segfault_under_python_is_signal_11(python: Driver, folder: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gradscope._src.analysis.fixes.edit import with_edit
 from gradscope._src.results import causes
 from gradscope._src.results.causes import Cause, Context
 from gradscope._src.results.fix import Fix
@@ -39,7 +40,7 @@ def explain(c: Context) -> Cause | None:
 def fix_for(c: Context) -> Fix | None:
     """The fix for one pair, source or problem (see :func:`explain`)."""
     cause = explain(c)
-    return cause.fix(c) if cause is not None else None
+    return with_edit(cause.fix(c)) if cause is not None else None
 
 
 def finding_fix(kind: str, variable: str, site: str, context: Context | None = None) -> Fix | None:

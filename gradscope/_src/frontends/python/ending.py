@@ -31,6 +31,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
+from gradscope._src import failure
 from gradscope._src.errors import ExitCode, TargetError, visible
 from gradscope._src.frontends.backend import Refused
 
@@ -44,6 +45,7 @@ class TargetEnded(TargetError):
     ``BaseException``); nothing after that point was checked."""
 
     exit_code = ExitCode.TARGET_ENDED
+    kind = "target-ended"
 
 
 def ended(exc: BaseException, where: str = "") -> TargetEnded:
@@ -115,6 +117,12 @@ def _last_words(caller: Any, what: str) -> NoReturn:
         sys.stdout.flush()
     with contextlib.suppress(OSError):
         os.write(2, visible(line).encode("utf-8", "backslashreplace") + b"\n")
+    failure.said(
+        "target-ended",
+        visible(line),
+        int(ExitCode.TARGET_ENDED),
+        _command().removeprefix("gradscope").strip(),
+    )
     _real_exit(int(ExitCode.TARGET_ENDED))
 
 

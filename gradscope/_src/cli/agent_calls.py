@@ -1,0 +1,171 @@
+"""What the tools of ``gradscope mcp`` share without the ``mcp`` SDK: the working folder's
+confinement, the child ``gradscope`` process a tool runs, and the registry's word on a cause.
+
+Each tool that runs TensorFlow runs the ``gradscope`` command itself in a child process, with
+``--format json``, in the working folder the server was given (``--root``): the same code, the
+same options and limits, and the same JSON, valid against the same schemas (a failure:
+``error-v1.json``). The child's standard output never reaches the protocol's channel; a child
+that outlives its time limit is killed with its whole process group, as it is on every other
+way out of a call. Every path a tool is given must lie inside the working folder (symbolic
+links resolved); gradscope itself writes nothing outside it (the report goes to
+``.gradscope-mcp/`` inside it, and is removed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+#: The longest a tool's child process may run (seconds), and the default.
+MAX_SECONDS = 3600.0
+DEFAULT_SECONDS = 600.0
+#: How much of a program's own output a ``run`` result carries (bytes per stream, the end).
+OUTPUT_TAIL = 64 * 1024
+#: The server's name as agents list it.
+NAME = "gradscope"
+
+
+class Refused(ValueError):
+    """A tool argument the server will not act on (a path outside the working folder)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a child ``gradscope`` returned: its exit code, its JSON, the end of its output."""
+
+    exit_code: int
+    data: dict[str, Any] | None
+    stdout: str
+    stderr: str
+
+    def result(self) -> dict[str, Any]:
+        """The tool's structured result: the JSON the command printed (a report, or the
+        failure of ``error-v1.json``); a child that printed none is an ``internal`` failure."""
+        if self.data is not None:
+            return self.data
+        message = (self.stderr.strip().splitlines() or ["no output"])[-1]
+        entry = {"kind": "internal", "message": message, "location": None,
+                 "exit_code": self.exit_code}  # fmt: skip
+        return {"gradscope": 1, "command": "", "error": entry, "errors": [entry]}
+
+
+def inside(root: str, path: str) -> str:
+    """``path`` (relative to ``root``, or absolute) resolved, when it lies inside ``root``.
+
+    Raises:
+        Refused: the resolved path (links followed) is outside ``root``.
+    """
+    if "\0" in path:
+        raise Refused(f"{path!r}: not a path")
+    full = os.path.realpath(os.path.join(root, path))
+    if os.path.commonpath([root, full]) != root:
+        raise Refused(f"{path}: outside the working folder {root}; give a path inside it")
+    return full
+
+
+def target_inside(root: str, target: str) -> str:
+    """A spec, a saved model or a ``file.py:function`` target inside ``root``, as given.
+
+    Raises:
+        Refused: a file outside ``root``, or a ``module:function`` target (a module is found
+            on Python's path, outside the working folder).
+    """
+    head, sep, function = target.rpartition(":")
+    if sep and head.endswith(".py") and function.isidentifier():
+        inside(root, head)
+        return target
+    if sep and not os.path.exists(os.path.join(root, target)) and function.isidentifier():
+        raise Refused(f"{target}: a module target is found on Python's path; give "
+                      "path/to/file.py:function inside the working folder")  # fmt: skip
+    inside(root, target)
+    return target
+
+
+def gradscope(root: str, args: list[str], seconds: float, report: bool = False) -> Outcome:
+    """Run ``gradscope ARGS`` in ``root`` and read its JSON.
+
+    Args:
+        root: the working folder (the child's working directory).
+        args: the command and its options (``--format json`` among them).
+        seconds: the child is killed, with its process group, after this long.
+        report: the command writes its report with ``--output`` (``run``: the program's own
+            output stays on its streams): a file in ``root/.gradscope-mcp/``, removed after.
+    """
+    place = os.path.join(root, ".gradscope-mcp")
+    os.makedirs(place, exist_ok=True)
+    fd, path = tempfile.mkstemp(prefix="report-", suffix=".json", dir=place)
+    os.close(fd)
+    command = [sys.executable, "-m", "gradscope", *args]
+    if report:
+        command[4:4] = ["--output", path]  # after the command's name: its own option
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    child = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)  # fmt: skip
+    try:
+        try:
+            out, err = child.communicate(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            _kill(child)
+            out, err = child.communicate()
+            raise Refused(f"gradscope {args[0]}: still running after {seconds:g} s; killed "
+                          "(give a longer timeout, or a smaller program)") from None  # fmt: skip
+        text = _read(path) if report else out.decode("utf-8", "replace")
+        data = _json(text) or _json(out.decode("utf-8", "replace"))
+        return Outcome(child.returncode, data, _tail(out), _tail(err))
+    finally:
+        _kill(child)  # every way out: a cancelled call, a server shutting down
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        with contextlib.suppress(OSError):
+            os.rmdir(place)
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    if child.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _json(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _tail(data: bytes) -> str:
+    return data[-OUTPUT_TAIL:].decode("utf-8", "replace")
+
+
+def seconds_of(timeout: float | None) -> float:
+    return DEFAULT_SECONDS if not timeout or timeout <= 0 else min(float(timeout), MAX_SECONDS)
+
+
+def explain(cause: str) -> dict[str, Any]:
+    """A cause of the registry as data: id, status, SARIF rule, title, help, fix kinds; an
+    unknown id lists the known ones."""
+    from gradscope._src.results.causes import CAUSES
+
+    found = CAUSES.get(cause)
+    if found is None:
+        return {"error": f"unknown cause {cause!r}", "causes": sorted(CAUSES)}
+    return {"id": found.id, "status": str(found.status), "rule": found.rule,
+            "title": found.title, "help": found.help, "fixes": list(found.fixes)}  # fmt: skip
