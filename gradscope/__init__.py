@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr_
     )
     from gradscope._src.frontends.python.target import Target
     from gradscope._src.location import Location
+    from gradscope._src.results.causes import Cause
     from gradscope._src.results.check import CheckResult
     from gradscope._src.results.cut import CutPoint
     from gradscope._src.results.diff import Diff, DiffMatrix, DiffReport, VariableDiff
@@ -96,6 +97,7 @@ _LAZY = {
     "Diff": "gradscope._src.results.diff",
     "VariableDiff": "gradscope._src.results.diff",
     "CheckResult": "gradscope._src.results.check",
+    "Cause": "gradscope._src.results.causes",
     "Finding": "gradscope._src.results.finding",
     "Location": "gradscope._src.location",
     "CutPoint": "gradscope._src.results.cut",
@@ -125,6 +127,7 @@ __all__ = [
     "AlreadyWatching",
     "BuildError",
     "CallResult",
+    "Cause",
     "CheckResult",
     "CutPoint",
     "Diff",
