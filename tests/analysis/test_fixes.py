@@ -66,7 +66,13 @@ def test_fix_assign_and_custom_gradient() -> None:
     assign = fix_for(Context("none:assign", "patch", (cut("AssignVariableOp", "assign"),)))
     custom = fix_for(Context("none:nondifferentiable", "w",
                               (cut("Identity", node="scale.grad_fn"),)))  # fmt: skip
-    assert assign is not None and assign.kind == "assign-as-tensor" and "tf.pad" in assign.text
+    sliced = fix_for(Context("none:assign", "patch",
+                             (cut("ResourceStridedSliceAssign", "assign"),)))  # fmt: skip
+    # a whole variable written (a hypernetwork's w.assign(w_pred)): use the tensor itself;
+    # a slice written: the same values as a tensor, padded
+    assert assign is not None and assign.kind == "assign-as-tensor"
+    assert "use that tensor itself in the forward pass" in assign.text
+    assert sliced is not None and sliced.kind == "assign-as-tensor" and "tf.pad" in sliced.text
     assert custom is not None and custom.kind == "custom-gradient" and "`scale`" in custom.text
 
 

@@ -66,8 +66,8 @@ def test_spec_errors_are_each_located() -> None:
 def test_sarif_failure_is_a_valid_sarif_log_holding_the_error(tmp_path: Path) -> None:
     out = tmp_path / "gradscope.sarif"
     result = run_in_process("check", "docs/broken.yaml", "--format", "sarif", "-o", str(out))
-    assert result.returncode == 2 and result.stdout == ""
-    log = json.loads(out.read_text("utf-8"))  # where the report would be
+    assert result.returncode == 2 and not out.exists()  # a failure never writes --output
+    log = json.loads(result.stdout)
     jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text("utf-8"))).validate(log)
     jsonschema.validate(log["properties"], _schema("error"))
     (run,) = log["runs"]
@@ -81,11 +81,15 @@ def test_sarif_failure_is_a_valid_sarif_log_holding_the_error(tmp_path: Path) ->
     assert log["properties"]["error"]["kind"] == "usage"
 
 
-def test_a_failure_goes_to_the_output_file_and_not_elsewhere(tmp_path: Path) -> None:
+def test_a_failure_keeps_the_previous_output_file_and_says_itself_on_stdout(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "report.json"
+    out.write_bytes(b"the previous report\n")
     result = run_in_process("inspect", "no/such.yaml", "--format", "json", "--output", str(out))
-    assert result.returncode == 2 and result.stdout == ""
-    assert json.loads(out.read_text("utf-8"))["error"]["kind"] == "spec"
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"]["kind"] == "spec"
+    assert out.read_bytes() == b"the previous report\n"  # no earlier report lost to a failure
 
 
 def test_table_format_keeps_plain_lines() -> None:

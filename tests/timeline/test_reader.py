@@ -215,7 +215,9 @@ def test_check_refuses_a_newer_timeline_with_no_findings(tmp_path: Path, version
     path = _write(tmp_path, timeline)
     result = CliRunner().invoke(main, ["check", "--timeline", path, "--format", "json"])
     assert result.exit_code == 2
-    assert result.stdout == ""
+    said = json.loads(result.stdout)  # no report of a passing check: the failure, as data
+    assert "problems" not in said and said["error"]["exit_code"] == 2
+    assert said["error"]["message"].startswith(f"gradscope check: {path}: timeline version")
     assert result.stderr.startswith(f"gradscope check: {path}: timeline version {version};")
 
 

@@ -103,21 +103,14 @@ def render(doc: dict[str, Any], want: Wanted, error: Any = None) -> str:
 
 
 def emit(doc: dict[str, Any], want: Wanted, error: Any = None, fd: int | None = None) -> None:
-    """Write the failure where the report would go: ``--output`` (atomically), else standard
-    output (``run``: standard error, where its report goes; ``--output -``: standard output),
-    or ``fd`` when given (the stream as it was when the command started: a target may have
-    pointed standard output elsewhere). A file that cannot be written, or a Ctrl-C (no output
-    file is touched then): the stream."""
+    """Write the failure on the stream the report goes to when it has no file: standard
+    output (``run``: standard error, where its report goes), or ``fd`` when given (the stream
+    as it was when the command started: a target may have pointed standard output
+    elsewhere). A failed command never writes ``--output``: the file there keeps its previous
+    bytes (an earlier report is never lost to a failure), and the exit code says the command
+    failed."""
     text = render(doc, want, error)
     text = text if text.endswith("\n") else text + "\n"
-    output = want.output if want.output != "-" else None
-    if output and doc["error"]["exit_code"] != 130:
-        from gradscope._src.cli.output import write_atomic
-        from gradscope._src.errors import GradscopeError
-
-        with contextlib.suppress(GradscopeError):
-            write_atomic(output, text)
-            return
     if fd is not None:
         with contextlib.suppress(OSError):
             os.write(fd, text.encode("utf-8", "backslashreplace"))
@@ -128,7 +121,7 @@ def emit(doc: dict[str, Any], want: Wanted, error: Any = None, fd: int | None = 
 
 
 def _to_stderr(want: Wanted) -> bool:
-    return want.command == "run" and want.output is None
+    return want.command == "run" and want.output != "-"
 
 
 def of_error(error: Any, want: Wanted) -> None:

@@ -514,7 +514,13 @@ def _unread_outputs(statics: Sequence[SourceStatic], analysed: Any, called: tupl
             continue
         reached = [n for n, hit in zip(names, facts.outputs, strict=True) if hit]
         if reached:
-            static.cause = heads.no_path(reached, model.name, target_source, compiled=compiled)
+            static.cause = heads.no_path(
+                reached,
+                model.name,
+                target_source,
+                compiled=compiled,
+                compiled_at=fit.compile_line(model) if compiled else "",
+            )
         elif variables is not None and id(variables[i]) in own:
             static.cause = heads.no_path([], model.name, "")
 

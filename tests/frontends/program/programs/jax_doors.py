@@ -105,7 +105,7 @@ def _monitor(out: Path) -> dict[str, Any]:
     model.make_train_function()
     keras_own = model.train_function
     model.fit(x, y, batch_size=4, epochs=1, verbose=0, callbacks=[monitor])
-    return {"steps": monitor.steps, "findings": monitor.findings,
+    return {"steps": monitor.steps, "findings": [f.to_dict() for f in monitor.findings],
             "file": json.loads((out / "monitor.json").read_text()),
             "restored": keras_own is model.train_function}  # fmt: skip
 
