@@ -210,8 +210,9 @@ def test_run_of_a_keras_fit_on_jax(jax: dict[str, Any]) -> None:
     assert [(c["op"], c["source"]) for c in body["cut_points"]] == [
         ("ArgMax", line("ops.argmax")), ("StopGradient", line("ops.stop_gradient")),
     ]  # fmt: skip
-    assert call["sources"]["unused/kernel"]["note"] == (
-        "reaches only output 'unused', which no loss reads (compile() gives it no loss)"
+    assert call["sources"]["unused/kernel"]["note"] == (  # the compile() line, as on TensorFlow
+        "reaches only output 'unused', which no loss reads (compile() at "
+        f"{line('model.compile(')} gives it no loss)"
     )
     # what only JAX has: AdamW moved weights no gradient reaches, and the note names exactly
     # those a bare fit moved among the variables with none:*
