@@ -106,11 +106,20 @@ def emit(doc: dict[str, Any], want: Wanted, error: Any = None, fd: int | None = 
     """Write the failure on the stream the report goes to when it has no file: standard
     output (``run``: standard error, where its report goes), or ``fd`` when given (the stream
     as it was when the command started: a target may have pointed standard output
-    elsewhere). A failed command never writes ``--output``: the file there keeps its previous
+    elsewhere). A failed command writes ``--output`` only with ``--format sarif``: the SARIF
+    log a CI upload step reads, marked unsuccessful; any other file there keeps its previous
     bytes (an earlier report is never lost to a failure), and the exit code says the command
     failed."""
     text = render(doc, want, error)
     text = text if text.endswith("\n") else text + "\n"
+    output = want.output if want.output != "-" else None
+    if output and want.fmt == "sarif" and doc["error"]["exit_code"] != 130:
+        from gradscope._src.cli.output import write_atomic
+        from gradscope._src.errors import GradscopeError
+
+        with contextlib.suppress(GradscopeError):
+            write_atomic(output, text)  # the SARIF log a CI upload step reads, failed
+            return
     if fd is not None:
         with contextlib.suppress(OSError):
             os.write(fd, text.encode("utf-8", "backslashreplace"))
