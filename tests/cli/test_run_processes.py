@@ -342,3 +342,6 @@ def test_the_environment_and_tensorflows_logger_are_the_programs(tmp_path: Path)
     assert "WARNING:tensorflow:the program warns" in python[2]
     assert run[1] == python[1]
     assert "WARNING:tensorflow:the program warns\n" in run[2]
+    # ... but not TensorFlow's start-up banners (python shows the oneDNN notice and absl's)
+    banners = ("absl::InitializeLog", "oneDNN custom operations", "cpu_feature_guard", "cuInit")
+    assert [b for b in banners if b in run[2]] == [], run[2]

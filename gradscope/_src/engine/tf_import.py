@@ -61,14 +61,39 @@ def program_import() -> Iterator[None]:
     program: Keras reads ``KERAS_BACKEND`` then): the cycle collector paused while it runs,
     as :func:`import_tensorflow` pauses it, and in gradscope's own process what is alive
     after it frozen (:func:`own_process`)."""
-    with paused():
+    quiet = _quiet() if _own_process else contextlib.nullcontext()
+    with paused(), quiet:
         yield
+        tf = sys.modules.get("tensorflow")
+        if _own_process and tf is not None and hasattr(tf, "config"):
+            # as import_tensorflow does: CUDA's probing logs come now, hidden, not at the
+            # program's first op (the physical devices only: the program may still shape the
+            # logical ones)
+            tf.config.list_physical_devices()
     if _own_process:
         gc.freeze()
 
 
 def _is_noise(line: str) -> bool:
     return any(p.search(line) for p in _NOISE)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """File descriptor 2 caught while the block runs; what it wrote, less the known banners
+    (``_NOISE``), written back to standard error at its end, however it ends."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            _replay(sink.read().decode("utf-8", "replace"))
 
 
 def _replay(captured: str) -> None:
@@ -104,24 +129,13 @@ def import_tensorflow(*, plots: bool = True) -> Any:
             if sys.modules.get("matplotlib", 0) is None:
                 del sys.modules["matplotlib"]
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            with paused(), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                import keras  # noqa: F401  (Keras 3 registers itself on first import)
-                import tensorflow as tf
+    with _quiet(), paused(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import keras  # noqa: F401  (Keras 3 registers itself on first import)
+        import tensorflow as tf
 
-                # Device discovery logs CUDA probing errors on machines without a GPU.
-                tf.config.list_physical_devices()
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            _replay(sink.read().decode("utf-8", "replace"))
+        # Device discovery logs CUDA probing errors on machines without a GPU.
+        tf.config.list_physical_devices()
     tf.get_logger().setLevel("ERROR")
     if _own_process:
         gc.freeze()
