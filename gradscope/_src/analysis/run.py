@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from gradscope._src.analysis.replicas import replica_words
+from gradscope._src.results import causes, words
 from gradscope._src.results import report as m
-from gradscope._src.results import words
 from gradscope._src.results.causes import OverflowSkipped
 from gradscope._src.results.run import CallResult, RunProblem, SourceResult
 from gradscope._src.results.status import ProblemKind, overflow_skipped
@@ -83,6 +83,16 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
                 seen[once] = RunProblem.run_problem(
                     call.site, call.step, name, m.NEVER_TRAINED,
                     _untracked(call, name, attribute), (), call.via, call=call.label)  # fmt: skip
+    for call in calls:
+        for name, made in call.left_out:
+            allowed = any(fnmatch.fnmatchcase(name, p) for p in allow_none)
+            once = ("", (), name, m.NEVER_TRAINED)
+            if not allowed and once not in seen:  # no op trains it: asked or not, it never trains
+                cause = causes.LeftOut(names=(name,), line=made, api=call.api)
+                seen[once] = RunProblem.run_problem(
+                    call.site, call.step, name, m.NEVER_TRAINED,
+                    f"{call.api} at {call.where}: {cause}, so it keeps its initial value", (),
+                    call.via, call=call.label, cause=cause)  # fmt: skip
     for call in calls:
         for s in call.sources:
             kind = _kind(s, allow_none)

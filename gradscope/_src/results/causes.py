@@ -898,6 +898,50 @@ class NoVarList(Cause):
 
 @registered
 @dataclass(frozen=True, kw_only=True)
+class LeftOut(Cause):
+    """``names``: a trainable variable a TensorFlow 1 loss reads; ``line``: where the program
+    made the ``var_list`` that leaves it out ("" when not known); ``api``: the call given it.
+    No gradient call asks for it and no op of the graph writes it, while an optimizer trains
+    the others (``frontends/program/var_lists.py``)."""
+
+    id = "left-out-of-var-list"
+    status = Status.EXCLUDED
+    rule = "VariableLeftOutOfVarList"
+    title = "A variable the loss reads that every `var_list` leaves out"
+    help = (
+        "The loss reads a trainable variable that no gradient call's var_list names and "
+        "nothing assigns: it keeps its initial value for the whole of training, and "
+        "TensorFlow says nothing (seed 001: var_lists sliced from tf.trainable_variables())."
+    )
+    fixes = ("var-list",)
+
+    api: str = ""
+
+    def message(self) -> str:
+        variable = (*self.names, "")[0]
+        made = f" (made at {self.line})" if self.line else ""
+        return (
+            f"the loss reads `{variable}`, but the var_list{made} leaves it out and no op of "
+            "the graph assigns it"
+        )
+
+    def fix(self, c: Context) -> Fix:
+        variable = c.variable or (*self.names, "")[0]
+        where = self.line or c.site
+        api = self.api or "the gradient call"
+        made = (f"the var_list made at {self.line}" if self.line
+                else f"the var_list given to {api} at {c.site}")  # fmt: skip
+        return Fix(
+            "var-list",
+            where,
+            f"{made} leaves out `{variable}`, which the loss reads, so it never trains: add it "
+            f"to that var_list (or to another loss's); if it is meant to stay fixed, make it "
+            "with `trainable=False`.",
+        )
+
+
+@registered
+@dataclass(frozen=True, kw_only=True)
 class UnwatchedVariable(Cause):
     id = "unwatched-variable"
     status = Status.DISCONNECTED
@@ -1786,22 +1830,44 @@ class Untracked(Cause):
 @registered
 @dataclass(frozen=True, kw_only=True)
 class NotFloating(Cause):
+    """``names``: the variable; ``dtype``: what it holds (``int32``); ``line``: where the
+    program made it ("" for a spec's variable, or when unknown). Said first whatever the
+    status: no change on the path gives an integer variable a gradient."""
+
     id = "not-floating"
     status = Status.FROZEN
     rule = "IntegerVariableTrainable"
     title = "A trainable variable that holds integers"
     help = "An integer variable gets no gradient; declare it not trainable."
     fixes = ("not-floating",)
+    first = True
+
+    dtype: str = ""
 
     def message(self) -> str:
-        return "it is trainable but not floating-point, so it gets no gradient"
+        holds = f"holds {self.dtype} values" if self.dtype else "is not floating-point"
+        made = f" (made at {self.line})" if self.line else ""
+        return (
+            f"it is trainable but {holds}{made}, and TensorFlow gives no gradient to a variable "
+            "that is not floating-point"
+        )
 
     def fix(self, c: Context) -> Fix:
+        if not self.line:  # a spec's variable, or one whose line is unknown
+            return Fix(
+                "not-floating",
+                c.site,
+                f"`{c.variable}` holds integers, which get no gradient: declare it not "
+                "trainable (`trainable: false`, `trainable=False`).",
+            )
+        holds = self.dtype or "integer"
         return Fix(
             "not-floating",
-            c.site,
-            f"`{c.variable}` holds integers, which get no gradient: declare it not trainable "
-            "(`trainable: false`, `trainable=False`).",
+            self.line,
+            f"`{c.variable}` holds {holds} values, which get no gradient: make it with "
+            f"`trainable=False` at {self.line} and ask no gradient for it (a counter or a "
+            "step is state, not a weight); if it is meant to learn, make it floating-point "
+            '(`dtype="float32"`).',
         )
 
 

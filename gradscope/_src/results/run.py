@@ -129,6 +129,10 @@ class CallResult:
     #: ``tf.Variable`` attribute, one in a plain dict): ``model.trainable_variables`` leaves
     #: it out, so it never trains unless some call asks for it
     unasked: tuple[tuple[str, str], ...] = ()
+    #: ``(name, FILE:LINE)`` of each trainable variable a TensorFlow 1 call's loss reads that
+    #: its ``var_list`` (made at that line; "" when not known) leaves out and no op of the
+    #: graph trains: it never trains unless some call asks for it
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def where(self) -> str:
@@ -155,6 +159,7 @@ class CallResult:
         if self.multiplier:
             target["multiplier"] = [json_number(v) for v in self.multiplier]
         untracked = [{"variable": n, "attribute": a} for n, a in self.unasked]
+        left_out = [{"variable": n, "var_list": made} for n, made in self.left_out]
         out: dict[str, Any] = {
             "site": self.site,
             "api": self.api,
@@ -169,6 +174,8 @@ class CallResult:
             out["notes"] = list(self.notes)
         if untracked:
             out["untracked"] = untracked
+        if left_out:
+            out["left_out"] = left_out
         return out
 
 

@@ -12,6 +12,7 @@ import ast
 import numpy as np
 import pytest
 
+from gradscope._src.results import causes
 from tests.frontends.program.test_run import PROGRAMS, site, unwatched, watched
 
 pytestmark = pytest.mark.tf
@@ -216,3 +217,33 @@ def test_loss_scale_overflows_keras_skips_are_not_nan_problems() -> None:
     problems = outcome.report.problems
     assert {p.kind for p in problems} == {"nan"} and outcome.report.exit_code == 1
     assert all("watch more steps (--steps 10)" in p.message for p in problems)
+
+
+def test_an_integer_variable_is_said_to_hold_integers_at_the_line_that_made_it() -> None:
+    """Not "an op with no gradient" at the line that reads it: TensorFlow differentiates
+    floating-point values only, so the cause (and its fix, made with ``trainable=False``) is
+    the variable's dtype, at the line that made it, whatever its paths cross."""
+    program = "causes_integer.py"
+    expected = bare(program)
+    assert expected == [[False, True]] * 3  # bare TensorFlow: the integer variable gets None
+    outcome, _ = watched(program)
+    calls = outcome.report.calls
+    assert [none_ness(c) for c in calls[:3]] == expected
+    assert [c.api for c in calls] == ["GradientTape.gradient"] * 3 + ["fit"]
+    assert none_ness(calls[3]) == [False, True]  # fit's own step: Keras warns, None too
+    made = {
+        "steps": site(program, "steps = tf.Variable(3"),
+        "sequential/counted/counter": site(program, "self.counter = self.add_weight("),
+    }
+    for call in calls:
+        integer = call.sources[1]
+        assert isinstance(integer.cause, causes.NotFloating), integer
+        assert (integer.cause.line, integer.cause.dtype) == (made[integer.name], "int32")
+        assert "holds int32 values" in integer.note and made[integer.name] in integer.note
+        assert integer.fix is not None and integer.fix.kind == "not-floating"
+        assert integer.fix.where == made[integer.name]
+        assert "trainable=False" in integer.fix.text
+        assert call.sources[0].cause is None and call.sources[0].status == "ok"
+    kinds = {(p.variable, str(p.kind)) for p in outcome.report.problems}
+    assert kinds == {("steps", "unexpected-none"),
+                     ("sequential/counted/counter", "unexpected-none")}  # fmt: skip

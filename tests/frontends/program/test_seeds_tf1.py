@@ -22,6 +22,7 @@ pytestmark = pytest.mark.tf
 
 ROOT = Path(__file__).resolve().parents[3]
 SEEDS = ("seed000_multitask.py", "seed001_chained_heads.py", "seed004_stop_gradient.py")
+QUIET = ("tf1_var_list_quiet.py",)
 
 
 def _reference(name: str, g: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +65,16 @@ def _reference(name: str, g: dict[str, Any]) -> dict[str, Any]:
                         "sparse": [isinstance(x, tf.IndexedSlices) for x in grads],
                         "norms": [None if x is None or values is None else
                                   _norm(next(numbers)) for x in grads]})  # fmt: skip
-    return {"calls": out}
+        if name == "seed001_chained_heads.py":  # which variables its training moves
+            variables = tf.trainable_variables()
+            before = sess.run(variables)
+            for _ in range(2):
+                sess.run(g["train_op"], feed_dict=g["feed_dict_v"])
+            moved = {
+                v.op.name: bool(np.any(a != b))
+                for v, a, b in zip(variables, before, sess.run(variables), strict=True)
+            }
+    return {"calls": out, **({"moved": moved} if name == "seed001_chained_heads.py" else {})}
 
 
 def _norm(value: Any) -> float:
@@ -99,6 +109,15 @@ def _driver() -> None:
         with contextlib.redirect_stdout(plain_out):
             g = runpy.run_path(path, run_name="__main__")
         results[name] = {"report": outcome.report.to_dict(), "reference": _reference(name, g),
+                         "same_output": watched_out.getvalue() == plain_out.getvalue()}  # fmt: skip
+    for name in QUIET:  # the report only, and the output against python's
+        path = str(PROGRAMS / name)
+        watched_out, plain_out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(watched_out):
+            outcome = run(Program(path, ()))
+        with contextlib.redirect_stdout(plain_out):
+            runpy.run_path(path, run_name="__main__")
+        results[name] = {"report": outcome.report.to_dict(),
                          "same_output": watched_out.getvalue() == plain_out.getvalue()}  # fmt: skip
     print(json.dumps(results))
 
@@ -160,6 +179,19 @@ def test_seed001_var_list_keeps_loss2_out_of_output1(seeds) -> None:
     assert everything["output1"]["status"] == "unknown"  # never run: no value to judge
     assert everything["embedding_matrix"]["sparse"] is True
     assert "never run" in " ".join(calls[2]["notes"])
+    # ... but train_op applies the first two calls' gradients only: the embedding both loss
+    # read is in neither var_list, and bare TensorFlow's training never moves it (the answer's
+    # own output); the var_list that leaves it out is named, at the line that made it
+    moved = seeds["seed001_chained_heads.py"]["reference"]["moved"]
+    assert moved == {"embedding_matrix": False, "output1": True, "output2": True}
+    (problem,) = seeds["seed001_chained_heads.py"]["report"]["problems"]
+    assert (problem["variable"], problem["kind"]) == ("embedding_matrix", "never-trained")
+    assert "var_list" in problem["message"] and "keeps its initial value" in problem["message"]
+    made = f"seed001_chained_heads.py:{line_of('seed001_chained_heads.py', 'params1 = params[')}"
+    assert problem["fix"]["kind"] == "var-list" and problem["fix"]["where"].endswith(made)
+    ((left_out,),) = (calls[0]["left_out"],)
+    assert left_out["variable"] == "embedding_matrix" and left_out["var_list"].endswith(made)
+    assert "left_out" not in calls[2]  # the call given no var_list leaves nothing out
 
 
 def test_seed004_stop_gradient_names_the_line(seeds) -> None:
@@ -178,3 +210,17 @@ def test_seed004_stop_gradient_names_the_line(seeds) -> None:
     assert [s["status"] for s in experiment2.values()] == ["ok", "ok"]
     assert all(s["cut_points"][0]["op"] == "StopGradient" for s in experiment2.values())
     assert [s["status"] for s in calls[4]["sources"].values()] == ["ok", "ok"]
+
+
+def test_var_lists_that_leave_out_what_the_program_assigns_or_never_trains_are_quiet(
+    seeds,
+) -> None:
+    """A target network copied by ``assign``, gradients of an input with no optimizer, a base
+    a checkpoint restores: each var_list leaves out a variable the loss reads, and none of
+    them is a variable that never trains."""
+    result = seeds["tf1_var_list_quiet.py"]
+    assert result["same_output"]
+    report = result["report"]
+    assert [c["api"] for c in report["calls"]] == ["minimize", "tf.gradients", "minimize"]
+    assert report["problems"] == []
+    assert all("left_out" not in c for c in report["calls"])

@@ -162,6 +162,8 @@ def fixed_run_problems(
         fix = fixes.get((p.site, p.step or 0, p.variable or ""))
         if p.kind == ProblemKind.REPLICA_MISMATCH:
             fix = causes.ReplicasDisagree().fix(Context("ok", p.variable or "", site=p.site))
+        if p.kind == ProblemKind.NEVER_TRAINED and isinstance(p.cause, causes.LeftOut):
+            fix = p.cause.fix(Context("excluded", p.variable or "", site=p.site))
         held = {n: a for c in calls if c.site == p.site for n, a in c.unasked}
         if fix is None and p.kind == ProblemKind.NEVER_TRAINED and p.variable in held:
             untracked = causes.Untracked(names=(p.variable, held[p.variable]), line=p.site)

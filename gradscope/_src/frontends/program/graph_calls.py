@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src import patching, tfcompat
-from gradscope._src.frontends.program import analyse, fit, graphs, names, sites
+from gradscope._src.frontends.program import analyse, fit, graphs, names, sites, var_lists
 from gradscope._src.frontends.program.replicas import Part, combined
 from gradscope._src.frontends.program.watch import Static
 from gradscope._src.frontends.python import frames
@@ -70,6 +70,8 @@ def graph_gradients(
     _fed(statics, tensors, graph, first_grad_op, every)
     analyse.filled(statics, grads)  # unconnected_gradients=ZERO: the program received zeros
     static = Static(statics, sites.text(frames.of_op(ys[0].op)))
+    if mode == GRAPH and not every:
+        static.left_out = var_lists.left_out(graph, ys, xs, sys._getframe(1))
     if mode == FUNCTION:
         parts = calls.gathering.add(state, Part(static, list(ys), list(grads)), graph)
         if not parts:

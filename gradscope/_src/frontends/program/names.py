@@ -11,6 +11,7 @@ from gradscope._src.frontends.program import copies, sites
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.program.eager import EagerCall
 from gradscope._src.frontends.python import frames
+from gradscope._src.results import causes
 
 
 def statics(flat_s: list[Any], grads: list[Any], call: Any,
@@ -36,8 +37,28 @@ def statics(flat_s: list[Any], grads: list[Any], call: Any,
         out.append(SourceStatic(name, shape, g is not None,
                                 sparse=isinstance(g, tf.IndexedSlices),
                                 attribute=attribute,
-                                copy_of=copies.copy_of(s)))  # fmt: skip
+                                copy_of=copies.copy_of(s),
+                                cause=_not_floating(s, g, name, created)))  # fmt: skip
     return out
+
+
+def _not_floating(source: Any, grad: Any, name: str,
+                  created: dict[int, frames.Site | None]) -> causes.NotFloating | None:  # fmt: skip
+    """Why a variable that holds integers (or bools, strings) gets no gradient, with the line
+    that made it: the cause whatever its paths cross (TensorFlow differentiates only
+    floating-point values)."""
+    import tensorflow as tf
+
+    dtype = getattr(source, "dtype", None)
+    if grad is not None or dtype is None or not (isinstance(source, tf.Variable)
+                                                 or hasattr(source, "path")):  # fmt: skip
+        return None
+    dtype = tf.as_dtype(dtype)
+    if dtype.is_floating or dtype.is_complex:
+        return None
+    made = created.get(getattr(getattr(source, "handle", None), "_id", -1))
+    return causes.NotFloating(line=str(made) if made is not None else "", names=(name,),
+                              dtype=dtype.name)  # fmt: skip
 
 
 def source_name(source: Any, call: Any, created: dict[int, frames.Site | None],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -46,6 +46,9 @@ class Static:
     replicas: list[list[analyse.SourceStatic]] = field(default_factory=list)  # strategy.run
     multiplier: tuple[float, ...] = ()  # distinct values of the output_gradients given
     unasked: tuple[tuple[str, str], ...] = ()  # (name, attribute) of untracked variables read
+    #: a TensorFlow 1 call's: which variables its loss reads, its var_list leaves out and
+    #: nothing trains, asked when its result is made (``var_lists.left_out``)
+    left_out: Callable[[], tuple[tuple[str, str], ...]] | None = None
 
 
 @dataclass
@@ -277,6 +280,9 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
                                     s.trainable_changed, replicas, nan_origin=origin,
                                     attribute=s.attribute, copy_of=s.copy_of))  # fmt: skip
     notes = static.notes + tuple(str(causes.Untracked(names=(n, a))) for n, a in static.unasked)
+    left_out = static.left_out() if static.left_out is not None else ()
+    notes += tuple(str(causes.LeftOut(names=(n,), line=made, api=state.api))
+                   for n, made in left_out)  # fmt: skip
     if numbers is None and state.mode == GRAPH:
         notes += (words.NEVER_RUN_GRAPH,)
     elif numbers is None and static.measured:
@@ -284,7 +290,8 @@ def _result(state: SiteState, static: Static, numbers: Numbers | None,
     step = 0 if never_run else state.count + state.unrecorded  # the execution's own number
     return CallResult(state.site, state.api, state.mode, step, static.target_source,
                       value, tuple(sources), notes, scale, tuple(n[0] for n in each),
-                      multiplier=static.multiplier, unasked=static.unasked)  # fmt: skip
+                      multiplier=static.multiplier, unasked=static.unasked,
+                      left_out=left_out)  # fmt: skip
 
 
 def _cause(source: SourceResult) -> tuple[str, str, tuple[dict[str, str], ...], Cause | None]:

@@ -162,6 +162,16 @@ def user_locals(frame: Any) -> dict[str, Any]:
     return {}
 
 
+def user_frame(frame: Any) -> Any:
+    """The innermost frame from ``frame`` outwards that runs the user's own file (not
+    autograph's copy), or None."""
+    while frame is not None:
+        if _kind(frame.f_code.co_filename) == 0:
+            return frame
+        frame = frame.f_back
+    return None
+
+
 def call_user(fn: Callable[[], T]) -> T:
     """Call the user's function; stacks are read only below this frame (``innermost``).
 
