@@ -342,3 +342,34 @@ def test_a_replica_function_defined_in_the_traced_one_is_sited_at_its_own_lines(
         ("replica-mismatch", v) for v in differ]  # fmt: skip
     assert differ and code == 1
     assert len(call["target"]["replicas"]) == 2
+
+
+def test_a_step_whose_trace_fails_on_no_gradients_still_names_the_cut(
+    gradscope_processes: Processes, tmp: Path
+) -> None:
+    """``apply_gradients`` raises "No gradients provided" on the first replica, before the
+    second makes its call: the call the trace made is reported (traced, never run) with the
+    status bare TensorFlow gives and the argmax's line, not "no gradient call was made"."""
+    import tensorflow as tf
+
+    loop = program("mirrored_loop")
+    w0, b0 = initial = loop.initial()
+    w, b = tf.Variable(w0), tf.Variable(b0)
+    argv, sys.argv = sys.argv, [*sys.argv, "--argmax"]
+    try:
+        with tf.GradientTape() as tape:
+            loss = loop.loss_of(tf.constant(loop.batch(False)), w, b)
+    finally:
+        sys.argv = argv
+    assert tape.gradient(loss, [w, b]) == [None, None] and initial  # bare TensorFlow
+    code, report, _ = watched(gradscope_processes, tmp, "mirrored_loop.py", "--argmax")
+    assert report["outcome"] == "raised" and code == 4  # the program raised (contract 6)
+    (call,) = report["calls"]
+    assert (call["api"], call["mode"], call["step"]) == ("GradientTape.gradient", "function", 0)
+    argmax = f"mirrored_loop.py:{line_of('mirrored_loop.py', 'tf.argmax(head + b')}"
+    for source in call["sources"].values():
+        assert source["status"] == "none:nondifferentiable"
+        assert [(c["op"], c["source"].rsplit("/", 1)[-1]) for c in source["cut_points"]] == [
+            ("ArgMax", argmax)]  # fmt: skip
+    assert sorted((p["kind"], p["variable"]) for p in report["problems"]) == [
+        ("unexpected-none", "b"), ("unexpected-none", "w")]  # fmt: skip

@@ -439,9 +439,15 @@ class Calls:
         graphs.captures_last(graph)
 
     def forget(self, graph: Any) -> None:
-        """A trace that failed: its measuring ops are never added."""
+        """A trace that failed: its measuring ops are never added. A call some replicas made
+        before it failed is a call traced, never run, as one made outside ``strategy.run``
+        is: its statuses and causes from the trace."""
         self.pending.pop(id(graph), None)
         self.thrown_away.pop(id(graph), None)
+        for state, parts in self.gathering.left_open(graph):
+            static = combined(parts) if len(parts) > 1 else parts[0].static
+            self.watcher.trace(state, static)
+            state.unrun.append(static)
 
     def _flag(self) -> Any:
         return self.flags.take()

@@ -53,7 +53,7 @@ class Gathering:
     """The replicas' calls of every site, until each site's are all in."""
 
     def __init__(self) -> None:
-        self.open: dict[tuple[Any, ...], dict[int, Part]] = {}
+        self.open: dict[tuple[Any, ...], tuple[SiteState, dict[int, Part]]] = {}
         self.lock = threading.Lock()
 
     def add(self, state: SiteState, part: Part, graph: Any) -> list[Part]:
@@ -69,12 +69,21 @@ class Gathering:
         replica, replicas = where
         key = (id(graph), *state.key)
         with self.lock:
-            parts = self.open.setdefault(key, {})
+            _, parts = self.open.setdefault(key, (state, {}))
             parts[replica] = part
             if len(parts) < replicas:
                 return []
             del self.open[key]
         return [parts[r] for r in range(replicas)]
+
+    def left_open(self, graph: Any) -> list[tuple[SiteState, list[Part]]]:
+        """The sites of ``graph`` some replicas made their call at and others never did (its
+        trace failed in between: ``apply_gradients`` raised "No gradients provided" on the
+        first replica), each with the parts that are in, in replica order; no longer open."""
+        with self.lock:
+            keys = [k for k in self.open if k[0] == id(graph)]
+            taken = [self.open.pop(k) for k in keys]
+        return [(state, [parts[r] for r in sorted(parts)]) for state, parts in taken]
 
 
 def _local_replicas(tf: Any) -> int:

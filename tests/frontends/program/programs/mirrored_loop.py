@@ -1,10 +1,12 @@
 """A custom training loop under the program's own MirroredStrategy, in a tf.function; the
 loss is masked by the data, so one replica's share can give a variable no usable gradient.
 
-``python mirrored_loop.py [--mask] [--eager] [--tf-gradients]``: with --mask, the second half
-of the batch (the second replica's share) has only negative first features, and the relu head
-sees none of it; with --eager, strategy.run is called eagerly, not inside a tf.function; with
---tf-gradients, the step asks tf.gradients instead of a tape.
+``python mirrored_loop.py [--mask] [--eager] [--tf-gradients] [--argmax]``: with --mask, the
+second half of the batch (the second replica's share) has only negative first features, and the
+relu head sees none of it; with --eager, strategy.run is called eagerly, not inside a
+tf.function; with --tf-gradients, the step asks tf.gradients instead of a tape; with --argmax,
+the loss is computed on the argmax of the head, so no variable gets a gradient and Keras'
+apply_gradients raises "No gradients provided" while the first replica's step is traced.
 """
 
 import sys
@@ -31,7 +33,10 @@ def initial() -> tuple[np.ndarray, np.ndarray]:
 def loss_of(x, w, b):
     """Each example's loss, summed over the global batch (tf.nn.compute_average_loss)."""
     head = tf.nn.relu(x[:, :1]) * tf.matmul(x, w)
-    per_example = tf.reduce_sum(tf.square(head + b), axis=1)
+    if "--argmax" in sys.argv:
+        per_example = tf.cast(tf.argmax(head + b, axis=1), tf.float32)
+    else:
+        per_example = tf.reduce_sum(tf.square(head + b), axis=1)
     return tf.nn.compute_average_loss(per_example, global_batch_size=GLOBAL_BATCH)
 
 
