@@ -203,8 +203,8 @@ class JaxCalls:
         static = Static(statics, target_source)
         if request.keras_step and variables is not None:
             self._flags(model, variables, statics)
-        if variables is not None:
-            _local.last = (static, len(variables))  # for the optimizer's step that follows
+        # for the optimizer's step that follows (Keras' stateless_apply, optax.apply_updates)
+        _local.last = (static, len(leaves))
         scaled = request.keras_step and type(getattr(model, "optimizer", None)).__name__ == (
             "LossScaleOptimizer"
         )
@@ -306,6 +306,35 @@ class JaxCalls:
         names = [static.sources[i].name for i in idle]
         said = _optimizer(optimizer)
         if _traced(tuple(old), {}):
+            jax.debug.callback(functools.partial(self._moved, state, names, said), moved)
+        else:
+            self._moved(state, names, said, np.asarray(moved))
+
+    def updated(self, updates: Any, line: str) -> None:
+        """``optax.apply_updates`` just added ``updates`` to the parameters the last watched
+        call differentiated (the same leaves, in the same order and shapes): each with no
+        gradient whose update is not all zero gets the optax update as its ``moved_by``."""
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        last = getattr(_local, "last", None)
+        state = getattr(_local, "state", None)
+        leaves = jax.tree_util.tree_leaves(updates)
+        if last is None or state is None or last[1] != len(leaves):
+            return
+        static, _ = last
+        if any(tuple(s.shape) != tuple(int(d) for d in getattr(leaf, "shape", ()))
+               for s, leaf in zip(static.sources, leaves, strict=True)):  # fmt: skip
+            return
+        _local.last = None
+        idle = [i for i, s in enumerate(static.sources) if not s.has_gradient]
+        if not idle:
+            return
+        moved = jnp.stack([jnp.any(leaves[i] != 0) for i in idle])
+        names = [static.sources[i].name for i in idle]
+        said = f"the optax update applied at {line}" if line else "the optax update"
+        if _traced(tuple(leaves), {}):
             jax.debug.callback(functools.partial(self._moved, state, names, said), moved)
         else:
             self._moved(state, names, said, np.asarray(moved))
