@@ -4,9 +4,10 @@
 trainer call them by; ``jax.grad`` bound before the watch reaches JAX's own ``value_and_grad``,
 which is patched too), Keras' ``fit``/``train_on_batch`` (the ``fit()`` line is the site of
 Keras' own step), the outermost Keras model call of a watched function (its outputs name an
-output no loss reads), the optimizer's ``stateless_apply`` and optax's ``apply_updates`` (what they move without a
-gradient), and Keras' functional operations (their lines, ``keras_ops``). Each patch calls JAX's or
-Keras' own function with the program's arguments and returns its result unchanged.
+output no loss reads), the optimizer's ``stateless_apply`` and optax's ``apply_updates`` (what
+they move without a gradient), and Keras' functional operations (their lines, ``keras_ops``).
+Each patch calls JAX's or Keras' own function with the program's arguments and returns its
+result unchanged.
 
 Every attribute is set through the registry (``patching.py``, where each is declared), in the
 watch's own installation (``hooks.enter``: beside TensorFlow's, one watch per process), and
