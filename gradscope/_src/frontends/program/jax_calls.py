@@ -61,6 +61,9 @@ class JaxCalls:
         self.stop_pending = False
         #: each Keras model's train step: its ``trainable`` flags against compile()'s
         self.traces = traces if traces is not None else trainable.Traces(watcher)
+        #: what an optimizer moved in a step whose call is not recorded yet (two host
+        #: callbacks of one compiled step arrive in either order): by site, api and step
+        self._moved_early: dict[tuple[str, str, int], tuple[set[str], str]] = {}
 
     # -- the program's calls ----------------------------------------------------------------
 
@@ -346,23 +349,31 @@ class JaxCalls:
                 return
             watcher = self.watcher
             with watcher.lock:
-                for k in range(len(watcher.calls) - 1, -1, -1):
-                    call = watcher.calls[k]
-                    if call.site == state.site and call.api == state.api:
-                        if call.step == state.count:
-                            sources = tuple(dataclasses.replace(s, moved_by=optimizer)
-                                            if s.name in which else s
-                                            for s in call.sources)  # fmt: skip
-                            named = [s.name for s in sources if s.name in which]
-                            note = words.moved_without_gradient(optimizer, named)  # the table's
-                            notes = call.notes if note in call.notes else (*call.notes, note)
-                            watcher.calls[k] = dataclasses.replace(call, sources=sources,
-                                                                   notes=notes)  # fmt: skip
-                        break
+                if not self._mark(state, which, optimizer):  # its call is still to come
+                    self._moved_early[(state.site, state.api, state.count + 1)] = (which, optimizer)
         except Exception as exc:  # gradscope's failure never stops the step
             said = f"gradscope could not compare the optimizer's step ({type(exc).__name__})"
             if said not in self.watcher.notes:
                 self.watcher.notes.append(said)
+
+    def _mark(self, state: SiteState, which: set[str], optimizer: str) -> bool:
+        """Mark the sources ``which`` of the call of ``state``'s latest recorded step as
+        moved by ``optimizer`` (with the call's note); False when that step's call is not
+        recorded yet. Holds the watcher's lock."""
+        calls = self.watcher.calls
+        for k in range(len(calls) - 1, -1, -1):
+            call = calls[k]
+            if call.site == state.site and call.api == state.api:
+                if call.step != state.count:
+                    return False
+                sources = tuple(dataclasses.replace(s, moved_by=optimizer) if s.name in which
+                                else s for s in call.sources)  # fmt: skip
+                named = [s.name for s in sources if s.name in which]
+                note = words.moved_without_gradient(optimizer, named)  # the table's
+                notes = call.notes if note in call.notes else (*call.notes, note)
+                calls[k] = dataclasses.replace(call, sources=sources, notes=notes)
+                return True
+        return False
 
     def _record(self, state: SiteState, static: _Static, kept: list[int], total: Any,
                 norms: Any, largest: Any, *extra: Any) -> None:  # fmt: skip
@@ -384,6 +395,10 @@ class JaxCalls:
                              Summary(float(v_sq[k]), 0, shape))  # fmt: skip
         numbers = (value, stats, scale if static.loss_scaled else None)
         self.watcher.record(state, static.static, numbers, arrays)
+        with self.watcher.lock:  # what the optimizer's callback said before this one came
+            early = self._moved_early.pop((state.site, state.api, state.count), None)
+            if early is not None:
+                self._mark(state, *early)
 
     def _raise_pending(self) -> None:
         if self.stop_pending:
