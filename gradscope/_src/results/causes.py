@@ -19,6 +19,7 @@ current). Plain data and words: no TensorFlow, no rendering.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import linecache
 import re
@@ -1174,6 +1175,18 @@ class OffPath(Cause):
         )
 
     def fix(self, c: Context) -> Fix:
+        ends = next((a for a in self.also if isinstance(a, PathEnds) and a.line), None)
+        returned = _return_after(ends.line) if ends is not None else ""
+        if ends is not None and returned:  # called in call(), its value dropped before return
+            return Fix(
+                "off-path-layer",
+                returned,
+                f"The layer of {name(c.variable)} is called, but the value made at {ends.line} "
+                f"never reaches what `call()` returns at {returned} (model '{self.model}'): "
+                "return it or use it in the outputs if it is meant to train (which changes "
+                "what the model computes), or remove the layer if it is unused (the outputs "
+                "stay the same).",
+            )
         return Fix(
             "off-path-layer",
             c.site,
@@ -1182,6 +1195,27 @@ class OffPath(Cause):
             "same), or call it in `call()` (or in the functional graph that builds the "
             "outputs), which changes what the model computes.",
         )
+
+
+def _return_after(line: str) -> str:
+    """``FILE:N`` of the ``return`` that ends the function holding ``line`` (``FILE:LINE``),
+    the first one after that line; "" when the file cannot be read or has none."""
+    filename, _, number = line.rpartition(":")
+    if not number.isdigit():
+        return ""
+    at = int(number)
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return ""
+    holders = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.lineno <= at <= (n.end_lineno or n.lineno)]  # fmt: skip
+    if not holders:
+        return ""
+    function = max(holders, key=lambda n: n.lineno)
+    returns = sorted(n.lineno for n in ast.walk(function)
+                     if isinstance(n, ast.Return) and n.lineno > at)  # fmt: skip
+    return f"{filename}:{returns[0]}" if returns else ""
 
 
 # -- why a gradient is all zero ----------------------------------------------------------------
