@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gradscope._src.results.facts import json_number
 from gradscope._src.results.status import Status
 
 #: The strategies ``--strategy`` names (contract section 8).
@@ -97,4 +98,5 @@ class ReplicaResult:
 
     def to_dict(self) -> dict[str, Any]:
         """One replica's gradient of a pair (``--strategy``, contract section 8)."""
-        return {"replica": self.replica, "status": str(self.status), "norm": self.norm}
+        return {"replica": self.replica, "status": str(self.status),
+                "norm": json_number(self.norm)}  # fmt: skip
