@@ -8,7 +8,8 @@ same options and limits, and the same JSON, valid against the same schemas (a fa
 that outlives its time limit is killed with its whole process group, as it is on every other
 way out of a call. Every path a tool is given must lie inside the working folder (symbolic
 links resolved); gradscope itself writes nothing outside it (the report goes to
-``.gradscope-mcp/`` inside it, and is removed).
+``.gradscope-mcp/`` inside it, and is removed; ``gradscope fix``'s scratch copy is made inside
+it, and removed even when the child was killed).
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def target_inside(root: str, target: str) -> str:
     return target
 
 
-def gradscope(root: str, args: list[str], seconds: float, report: bool = False) -> Outcome:
+def gradscope(root: str, args: list[str], seconds: float, report: bool = False,
+              scratch: bool = False) -> Outcome:  # fmt: skip
     """Run ``gradscope ARGS`` in ``root`` and read its JSON.
 
     Args:
@@ -97,6 +99,8 @@ def gradscope(root: str, args: list[str], seconds: float, report: bool = False) 
         seconds: the child is killed, with its process group, after this long.
         report: the command writes its report with ``--output`` (``run``: the program's own
             output stays on its streams): a file in ``root/.gradscope-mcp/``, removed after.
+        scratch: the command makes a scratch copy of ``root`` (``gradscope fix``): once the
+            child is gone, whatever way it ended, its copy is removed too.
     """
     place = os.path.join(root, ".gradscope-mcp")
     os.makedirs(place, exist_ok=True)
@@ -122,6 +126,10 @@ def gradscope(root: str, args: list[str], seconds: float, report: bool = False) 
         return Outcome(child.returncode, data, _tail(out), _tail(err))
     finally:
         _kill(child)  # every way out: a cancelled call, a server shutting down
+        if scratch:
+            from gradscope._src.prove import remove_scratch
+
+            remove_scratch(root, child.pid)
         with contextlib.suppress(OSError):
             os.unlink(path)
         with contextlib.suppress(OSError):
@@ -129,10 +137,29 @@ def gradscope(root: str, args: list[str], seconds: float, report: bool = False) 
 
 
 def _kill(child: subprocess.Popen[bytes]) -> None:
+    """End the child and every process of its session (its own group, and the groups its
+    children made: ``gradscope fix`` runs the program in a group of its own)."""
     if child.poll() is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+    for pid in _session(child.pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    child.wait()
+
+
+def _session(sid: int) -> list[int]:
+    """The processes of session ``sid`` still alive (Linux's /proc; none elsewhere)."""
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+    found = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if pid != os.getpid() and os.getsid(pid) == sid:
+                found.append(pid)
+    return found
 
 
 def _read(path: str) -> str:
@@ -159,13 +186,22 @@ def seconds_of(timeout: float | None) -> float:
     return DEFAULT_SECONDS if not timeout or timeout <= 0 else min(float(timeout), MAX_SECONDS)
 
 
-def explain(cause: str) -> dict[str, Any]:
-    """A cause of the registry as data: id, status, SARIF rule, title, help, fix kinds; an
-    unknown id lists the known ones."""
+def schema(name: str) -> dict[str, Any]:
+    """The published schema ``gradscope schema NAME`` prints (the package's copy)."""
+    from importlib import resources
+
+    path = resources.files("gradscope").joinpath(f"_src/data/schema/{name}-v1.json")
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def explain(cause: str) -> dict[str, Any] | None:
+    """A cause of the registry as data (``gradscope schema mcp``, ``$defs.explanation``):
+    id, status, SARIF rule, title, help, fix kinds; None for an unknown id."""
     from gradscope._src.results.causes import CAUSES
 
     found = CAUSES.get(cause)
     if found is None:
-        return {"error": f"unknown cause {cause!r}", "causes": sorted(CAUSES)}
+        return None
     return {"id": found.id, "status": str(found.status), "rule": found.rule,
             "title": found.title, "help": found.help, "fixes": list(found.fixes)}  # fmt: skip
