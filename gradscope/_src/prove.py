@@ -31,6 +31,7 @@ import fnmatch
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -44,8 +45,11 @@ from gradscope._src.errors import UsageError
 from gradscope._src.results.fix import Edit
 from gradscope._src.writable import Unwritable, write
 
-#: Relative tolerance of "the same forward value".
+#: Tolerance of "the same forward value": relative and absolute, as ``numpy.allclose`` takes
+#: them (an edit that computes the same math with other ops, ``np.tanh`` to ``tf.math.tanh``,
+#: differs in the last bits of float32, and a loss that sums values of both signs shows it).
 RTOL = 1e-6
+ATOL = 1e-6
 #: The working folder is copied only when it is at most this large (bytes, files).
 MAX_COPY_BYTES = 200 * 2**20
 MAX_COPY_FILES = 20_000
@@ -116,7 +120,7 @@ class Forward:
             return math.isfinite(b)
         if a is None or b is None:
             return a is b
-        return a == b or (math.isfinite(a) and math.isclose(a, b, rel_tol=RTOL, abs_tol=0.0))
+        return a == b or (math.isfinite(a) and math.isclose(a, b, rel_tol=RTOL, abs_tol=ATOL))
 
 
 @dataclass(frozen=True)
@@ -226,7 +230,7 @@ def check(
         for _kind, edit in edits:
             _apply_in(copy, edit)
         code1, text1 = run([*options, script, *args], copy, seconds)
-        after = _report(text1, code1)
+        after = _unshifted(_report(text1, code1), [e for _k, e in edits])
     return Proof(script, tuple(args), tuple(edits), _changes(before, after),
                  _forward(before, after), (code0, code1), skipped=tuple(skipped),
                  problems=(_problems(before), _problems(after)))  # fmt: skip
@@ -431,6 +435,38 @@ def _apply_in(copy: str, edit: Edit) -> None:
     text = _edited(_read(path), [edit], edit.file)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def _unshifted(report: Any, edits: Sequence[Edit]) -> Any:
+    """The edited program's report with every ``FILE:LINE`` of an edited file said at the
+    line it has in the program (an edit that adds a line, ``tape.watch(x)``, moves the lines
+    after it), so sites and sources compare."""
+    files = {e.file for e in edits}
+    if not any(e.new.count("\n") != e.old.count("\n") for e in edits):
+        return report
+    pattern = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, files)) + r"):(\d+)")
+
+    def line(file: str, at: int) -> int:
+        shift = 0
+        for e in sorted((e for e in edits if e.file == file), key=lambda e: e.start_line):
+            new_start, new_count = e.start_line + shift, e.new.count("\n") + 1
+            if at < new_start:
+                break
+            if at < new_start + new_count:
+                return e.start_line + min(at - new_start, e.end_line - e.start_line)
+            shift += new_count - (e.end_line - e.start_line + 1)
+        return at - shift
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return pattern.sub(lambda m: f"{m[1]}:{line(m[1], int(m[2]))}", value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {walk(k): walk(v) for k, v in value.items()}
+        return value
+
+    return walk(report)
 
 
 def _sources(report: dict[str, Any]) -> dict[tuple[str, str], str]:

@@ -79,7 +79,8 @@ def _render(proof: object, fmt: str) -> str:
         lines += [f"    + {line}" for line in edit.new.split("\n")]
     lines += [f"  skipped: {why}" for why in proof.skipped]
     for c in proof.changes:
-        mark = "fixed" if c.better else ("WORSE" if c.worse else "same")
+        mark = ("fixed" if c.better else "resolved: not asked for" if c.resolved
+                else "WORSE" if c.worse else "same")  # fmt: skip
         lines.append(f"  {c.site}  {c.variable}: {c.before} -> {c.after}  ({mark})")
     differ = [f for f in proof.forward if not f.same]
     lines.append("  forward values: the same" if not differ else
