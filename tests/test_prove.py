@@ -132,3 +132,137 @@ def test_a_program_outside_the_working_folder_is_refused(tmp_path: Path, monkeyp
     monkeypatch.chdir(tmp_path / "in")
     with pytest.raises(UsageError, match="outside the working folder"):
         prove.check("../t.py", runner=lambda *a: (0, ""))
+
+
+#: One program, one gradient call per edit kind that is not a stop_gradient or a rounding; each
+#: call's source gets None or a NaN from bare TensorFlow.
+KINDS = """import numpy as np
+import tensorflow as tf
+
+
+class Counter(tf.Module):
+    def __init__(self):
+        self.w = tf.Variable([1.0, 2.0], name="w")
+        self.steps = tf.Variable(0, dtype=tf.int32, name="steps")
+
+
+m = Counter()
+with tf.GradientTape() as tape:
+    loss_a = tf.reduce_sum(m.w * 2.0) + tf.cast(m.steps, tf.float32)
+grads_a = tape.gradient(loss_a, m.trainable_variables)
+
+v = tf.Variable([0.5, -1.0], name="v")
+with tf.GradientTape() as tape:
+    h = v * 3.0
+    t = np.tanh(h.numpy())
+    loss_b = tf.reduce_sum(tf.constant(t) * 2.0)
+grads_b = tape.gradient(loss_b, [v])
+
+c = tf.Variable([0.31, -0.77], name="c")
+with tf.GradientTape() as tape:
+    n = tf.cast(c * 10.0, tf.int32)
+    loss_c = tf.reduce_sum(tf.cast(n, tf.float32) * tf.constant([2.0, 3.0]))
+grads_c = tape.gradient(loss_c, [c])
+
+s = tf.Variable([0.0, 2.0], name="s")
+with tf.GradientTape() as tape:
+    loss_d = tf.reduce_sum(tf.constant([1.0, 3.0]) / s)
+grads_d = tape.gradient(loss_d, [s])
+
+p = tf.Variable([0.0, 0.5], name="p")
+with tf.GradientTape() as tape:
+    loss_e = tf.reduce_sum(tf.math.log(p))
+grads_e = tape.gradient(loss_e, [p])
+
+q = tf.Variable([0.0, 4.0], name="q")
+with tf.GradientTape() as tape:
+    loss_f = tf.reduce_sum(tf.sqrt(q))
+grads_f = tape.gradient(loss_f, [q])
+
+x = tf.constant([1.0, 2.0, 3.0])
+with tf.GradientTape() as tape:
+    loss_g = tf.reduce_sum(x * x)
+grads_g = tape.gradient(loss_g, [x])
+"""
+
+#: A TensorFlow 1 graph: compute_gradients given no var_list returns None for `other`.
+GRAPH = """import tensorflow as tf
+
+graph = tf.Graph()
+with graph.as_default():
+    body = tf.compat.v1.get_variable("body", initializer=tf.constant([[1.0], [2.0]]))
+    head = tf.compat.v1.get_variable("head", initializer=tf.constant([[0.5]]))
+    other = tf.compat.v1.get_variable("other", initializer=tf.constant([[3.0]]))
+    x = tf.constant([[1.0, 2.0]])
+    loss = tf.reduce_sum(tf.matmul(tf.matmul(x, body), head))
+    pairs = tf.compat.v1.train.GradientDescentOptimizer(0.1).compute_gradients(loss)
+    with tf.compat.v1.Session() as session:
+        session.run(tf.compat.v1.global_variables_initializer())
+        loss_g = session.run(loss)
+        found = session.run([g for g, _ in pairs if g is not None])
+grads_g = [None if g is None else 1.0 for g, _ in pairs]
+"""
+
+
+def _edited(source: str, proof: prove.Proof) -> str:
+    lines = source.split("\n")
+    for _kind, edit in sorted(proof.edits, key=lambda k: -k[1].start_line):
+        assert "\n".join(lines[edit.start_line - 1 : edit.end_line]) == edit.old
+        lines[edit.start_line - 1 : edit.end_line] = edit.new.split("\n")
+    return "\n".join(lines)
+
+
+def _outcome(source: str) -> dict[str, tuple[float, list[bool]]]:
+    """Per gradient call (``grads_X``, its loss ``loss_X``): the loss and which gradients are
+    None or not finite, as bare TensorFlow computes them."""
+    import numpy as np
+
+    space: dict[str, Any] = {}
+    exec(compile(source, "train.py", "exec"), space)
+    out = {}
+    for name in sorted(k for k in space if k.startswith("grads")):
+        tail = name.removeprefix("grads")
+        loss = space[f"loss{tail}"]
+        out[tail] = (float(loss), [g is None or not np.all(np.isfinite(np.asarray(g)))
+                                   for g in space[name]])  # fmt: skip
+    return out
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize(
+    ("source", "kinds"),
+    [
+        (KINDS, ["not-floating", "keep-tensorflow-ops", "straight-through", "divide-no-nan",
+                 "safe-log", "double-where", "watch"]),
+        (GRAPH, ["var-list"]),
+    ],
+    ids=["eager", "graph"],
+)  # fmt: skip
+def test_fix_check_proves_each_edit_kind_against_bare_tensorflow(
+    driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str,
+    kinds: list[str],
+) -> None:  # fmt: skip
+    import math
+
+    jsonschema = pytest.importorskip("jsonschema")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "train.py").write_text(source, encoding="utf-8")
+    monkeypatch.chdir(work)
+    proof = prove.check("train.py", runner=_runner(driver, tmp_path / "logs"))
+    assert sorted(os.listdir(work)) == ["train.py"], "the scratch copy is gone"
+    assert [kind for kind, _ in proof.edits] == kinds
+    assert proof.passed, proof.to_dict()
+    assert all(c.better or c.resolved or c.before == c.after for c in proof.changes)
+    jsonschema.validate(proof.to_dict(), json.loads((ROOT / "schema" / "fix-v1.json").read_text()))
+    # bare TensorFlow: every call had a None or NaN gradient, none has after the edits; each
+    # loss is the same (a NaN fix's: finite, where it was not)
+    before, after = _outcome(source), _outcome(_edited(source, proof))
+    assert before.keys() == after.keys() and all(any(bad) for _, bad in before.values())
+    for call, (loss, _bad) in before.items():
+        fixed_loss, fixed_bad = after[call]
+        assert fixed_bad and not any(fixed_bad), (call, fixed_bad)
+        if math.isfinite(loss):
+            assert math.isclose(fixed_loss, loss, rel_tol=1e-6, abs_tol=1e-6), call
+        else:
+            assert math.isfinite(fixed_loss), call
