@@ -187,9 +187,11 @@ class Proof:
                 for f in self.forward
             ],
             "forward_same": self.forward_same,
-            "problems": {"before": len(self.problems[0]), "after": len(self.problems[1]),
-                         "new": [{"kind": k, "site": s, "variable": v}
-                                 for k, s, v in self.new_problems]},  # fmt: skip
+            "problems": {
+                "before": len(self.problems[0]),
+                "after": len(self.problems[1]),
+                "new": [{"kind": k, "site": s, "variable": v} for k, s, v in self.new_problems],
+            },
             "exit_codes": {"before": self.exit_codes[0], "after": self.exit_codes[1]},
             "passed": self.passed,
             "applied": self.applied,

@@ -190,7 +190,8 @@ def test_edit_not_floating_declares_the_variable_not_trainable(kinds: Path) -> N
         5, 5, 'steps = tf.Variable(0, dtype=tf.int32, name="steps")',
         'steps = tf.Variable(0, dtype=tf.int32, name="steps", trainable=False)')  # fmt: skip
     assert _site("not-floating", 6, cause).new == (  # type: ignore[union-attr]
-        "done = tf.Variable(0, dtype=tf.int32, trainable=False)")
+        "done = tf.Variable(0, dtype=tf.int32, trainable=False)"
+    )
     assert _site("not-floating", 7, cause) is None  # trainable=flag: not a literal to flip
 
 
@@ -221,14 +222,16 @@ def test_edit_guards_a_division_a_log_and_a_root(kinds: Path) -> None:
 
     div = NanDivide(line="train.py:17", op="RealDiv")
     assert _site("divide-no-nan", 17, div).new == (  # type: ignore[union-attr]
-        "    d = tf.reduce_sum(tf.math.divide_no_nan(x, s))")
+        "    d = tf.reduce_sum(tf.math.divide_no_nan(x, s))"
+    )
     assert _site("divide-no-nan", 18, div) is None  # two divisions: which one?
     assert _site("divide-no-nan", 17, NanDivide(line="train.py:17", op="FloorDiv")) is None
     log = NanLog(line="train.py:19", op="Log")
     assert _site("safe-log", 19, log).new == "    g = tf.math.log(tf.maximum(p, 1e-7))"  # type: ignore[union-attr]
     root = NanRoot(line="train.py:20", op="Sqrt")
     assert _site("double-where", 20, root).new == (  # type: ignore[union-attr]
-        "    q = tf.where(z > 0, tf.sqrt(tf.where(z > 0, z, 1.0)), 0.0)")
+        "    q = tf.where(z > 0, tf.sqrt(tf.where(z > 0, z, 1.0)), 0.0)"
+    )
     assert _site("double-where", 21, root) is None  # z * z would be computed three times
 
 
@@ -262,6 +265,7 @@ def test_edit_var_list_names_the_variables_the_loss_reads(kinds: Path) -> None:
     cause = NoVarList(api="minimize", names=("body", "head"))
     assert _site("var-list", 23, cause).new == (  # type: ignore[union-attr]
         "train = opt.minimize(loss, var_list=[v for v in v1.trainable_variables() "
-        "if v.op.name in ('body', 'head')])")
+        "if v.op.name in ('body', 'head')])"
+    )
     assert _site("var-list", 24, cause) is None  # a var_list is given
     assert _site("var-list", 23, NoVarList(api="minimize")) is None  # no names: which ones?

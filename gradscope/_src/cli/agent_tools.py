@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
@@ -132,8 +132,13 @@ def server(root: str) -> Server[Any]:
     checkers = {name: jsonschema.Draft202012Validator(tool.input_schema)
                 for name, tool in listed.items()}  # fmt: skip
 
-    async def call(args: list[str], timeout: float | None, report: bool = False,
-                   program: bool = False, scratch: bool = False) -> types.CallToolResult:  # fmt: skip
+    async def call(
+        args: list[str],
+        timeout: float | None,
+        report: bool = False,
+        program: bool = False,
+        scratch: bool = False,
+    ) -> types.CallToolResult:
         try:
             outcome = await anyio.to_thread.run_sync(
                 lambda: gradscope(root, args, seconds_of(timeout), report, scratch)

@@ -102,8 +102,8 @@ def _sink() -> BinaryIO:
     folder), else an unnamed temporary file."""
     if hasattr(os, "memfd_create"):
         with contextlib.suppress(OSError):
-            return open(os.memfd_create("gradscope-stderr"), "w+b")  # noqa: SIM115
-    return tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115
+            return open(os.memfd_create("gradscope-stderr"), "w+b")
+    return tempfile.TemporaryFile(mode="w+b")
 
 
 def _replay(captured: str) -> None:

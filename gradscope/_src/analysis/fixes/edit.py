@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -261,8 +262,8 @@ def _var_list(s: Site) -> Edit | None:
     last = max([*call.args, *(k.value for k in call.keywords)],
                key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0))  # fmt: skip
     chosen = repr(tuple(dict.fromkeys(names)))
-    return _insert_after(s, call, last,
-                         f", var_list=[v for v in {listing}() if v.op.name in {chosen}]")  # fmt: skip
+    chosen_list = f"[v for v in {listing}() if v.op.name in {chosen}]"
+    return _insert_after(s, call, last, f", var_list={chosen_list}")
 
 
 def _divide_no_nan(s: Site) -> Edit | None:
@@ -309,10 +310,16 @@ def _double_where(s: Site) -> Edit | None:
     if not (isinstance(s.cause, causes.NanRoot) and s.cause.op == "Sqrt") or not tf:
         return None
     call = _one_call(s, lambda n: n == "sqrt", args=1)
-    if call is None or _root(call.func) not in tf or not isinstance(call.args[0], (ast.Name, ast.Attribute)):
+    if (
+        call is None
+        or _root(call.func) not in tf
+        or not isinstance(call.args[0], (ast.Name, ast.Attribute))
+    ):
         return None
     x, root, fn = s.segment(call.args[0]), _root(call.func), s.segment(call.func)
-    return _replace(s, [(call, f"{root}.where({x} > 0, {fn}({root}.where({x} > 0, {x}, 1.0)), 0.0)")])
+    return _replace(
+        s, [(call, f"{root}.where({x} > 0, {fn}({root}.where({x} > 0, {x}, 1.0)), 0.0)")]
+    )
 
 
 def _watch(s: Site) -> Edit | None:
@@ -331,10 +338,19 @@ def _watch(s: Site) -> Edit | None:
     items = sources.elts if isinstance(sources, (ast.List, ast.Tuple)) else [sources]
     if sources is None or not items or not all(isinstance(n, ast.Name) for n in items):
         return None
-    blocks = [w for w in ast.walk(tree) if isinstance(w, ast.With) and w.lineno < call.lineno
-              and any(isinstance(i.optional_vars, ast.Name) and i.optional_vars.id == tape
-                      and isinstance(i.context_expr, ast.Call)
-                      and _last_name(i.context_expr.func) == "GradientTape" for i in w.items)]
+    blocks = [
+        w
+        for w in ast.walk(tree)
+        if isinstance(w, ast.With)
+        and w.lineno < call.lineno
+        and any(
+            isinstance(i.optional_vars, ast.Name)
+            and i.optional_vars.id == tape
+            and isinstance(i.context_expr, ast.Call)
+            and _last_name(i.context_expr.func) == "GradientTape"
+            for i in w.items
+        )
+    ]
     if not blocks:
         return None
     block = max(blocks, key=lambda w: w.lineno)
@@ -441,9 +457,10 @@ def _pure(node: ast.expr, tf: set[str]) -> bool:
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda)):
             return False
-        if isinstance(sub, ast.Call):
-            if _root(sub.func) not in tf or IMPURE & set(_attributes(sub.func)):
-                return False
+        if isinstance(sub, ast.Call) and (
+            _root(sub.func) not in tf or IMPURE & set(_attributes(sub.func))
+        ):
+            return False
     return True
 
 
@@ -521,32 +538,36 @@ def _offset(lines: list[bytes], line: int, column: int) -> int:
 def _replace(s: Site, changes: Sequence[tuple[ast.AST, str]]) -> Edit | None:
     """The whole lines the ``changes`` span, each node's text replaced by its new text (the
     nodes do not overlap)."""
-    if not changes or any(not new for _, new in changes):
+    if not changes or any(not text for _, text in changes):
         return None
     raw = s.text.encode()
     lines = raw.splitlines(keepends=True)
-    spans = []
-    for node, new in changes:
+    spans: list[tuple[int, int, str, int, int]] = []
+    for node, text in changes:
+        first_line, first_col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
         end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
-        if end_line is None or end_col is None:
+        if first_line is None or first_col is None or end_line is None or end_col is None:
             return None
-        start = _offset(lines, node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        spans.append((start, _offset(lines, end_line, end_col), new, node.lineno, end_line))  # type: ignore[attr-defined]
+        start, end = _offset(lines, first_line, first_col), _offset(lines, end_line, end_col)
+        spans.append((start, end, text, first_line, end_line))
     spans.sort()
-    if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
+    if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
         return None
     first, last = min(x[3] for x in spans), max(x[4] for x in spans)
     begin = _offset(lines, first, 0)
     stop = _offset(lines, last + 1, 0) if last < len(lines) else len(raw)
-    old = raw[begin:stop]
-    new = b""
+    made = b""
     at = begin
     for start, end, text, _, _ in spans:
-        new += raw[at:start] + text.encode()
+        made += raw[at:start] + text.encode()
         at = end
-    new += raw[at:stop]
-    strip = (lambda b: b.decode().removesuffix("\n").removesuffix("\r"))  # noqa: E731
-    return Edit(s.file, first, last, strip(old), strip(new))
+    made += raw[at:stop]
+    return Edit(s.file, first, last, _whole_lines(raw[begin:stop]), _whole_lines(made))
+
+
+def _whole_lines(data: bytes) -> str:
+    """Whole lines as an edit holds them: without the last line's end."""
+    return data.decode().removesuffix("\n").removesuffix("\r")
 
 
 def _insert_after(s: Site, call: ast.Call, last: ast.expr, text: str) -> Edit | None:
