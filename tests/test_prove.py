@@ -204,6 +204,39 @@ grads_g = [None if g is None else 1.0 for g, _ in pairs]
 """
 
 
+#: A forward pass run before the tape, a pad's value, a tensor named in `stop_gradients`.
+MORE = """import keras
+import tensorflow as tf
+
+keras.utils.set_random_seed(0)
+generator = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, name="g")])
+discriminator = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, name="d")])
+z = tf.random.normal([8, 3], seed=1)
+fake = generator(z)
+with tf.GradientTape() as tape:
+    loss_h = -tf.reduce_mean(discriminator(fake))
+grads_h = tape.gradient(loss_h, generator.trainable_variables)
+
+x2 = tf.random.normal([3, 4], seed=1)
+fill = tf.Variable(1.5, name="fill")
+paddings = [[1, 1], [0, 0]]
+with tf.GradientTape() as tape:
+    padded = tf.pad(x2, paddings, constant_values=fill)
+    loss_i = tf.reduce_sum(padded * padded)
+grads_i = tape.gradient(loss_i, [fill])
+
+
+@tf.function
+def step(w2, h2):
+    y = tf.matmul(h2, w2)
+    loss = tf.reduce_sum(y)
+    return loss, tf.gradients(loss, [w2], stop_gradients=[y])
+
+
+loss_j, grads_j = step(tf.constant([[1.0], [2.0]]), tf.constant([[1.0, 2.0]]))
+"""
+
+
 def _edited(source: str, proof: prove.Proof) -> str:
     lines = source.split("\n")
     for _kind, edit in sorted(proof.edits, key=lambda k: -k[1].start_line):
@@ -218,7 +251,9 @@ def _outcome(source: str) -> dict[str, tuple[float, list[bool]]]:
     import numpy as np
 
     space: dict[str, Any] = {}
-    exec(compile(source, "train.py", "exec"), space)
+    # a name no file has: autograph reads a tf.function's source by its file name, and
+    # train.py in the working folder holds the program before the edits
+    exec(compile(source, "<bare>", "exec"), space)
     out = {}
     for name in sorted(k for k in space if k.startswith("grads")):
         tail = name.removeprefix("grads")
@@ -235,8 +270,9 @@ def _outcome(source: str) -> dict[str, tuple[float, list[bool]]]:
         (KINDS, ["not-floating", "keep-tensorflow-ops", "straight-through", "divide-no-nan",
                  "safe-log", "double-where", "watch"]),
         (GRAPH, ["var-list"]),
+        (MORE, ["move-into-tape", "differentiable-op", "stop-gradients-argument"]),
     ],
-    ids=["eager", "graph"],
+    ids=["eager", "graph", "more"],
 )  # fmt: skip
 def test_fix_check_proves_each_edit_kind_against_bare_tensorflow(
     driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str,

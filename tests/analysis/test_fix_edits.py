@@ -269,3 +269,57 @@ def test_edit_var_list_names_the_variables_the_loss_reads(kinds: Path) -> None:
     )
     assert _site("var-list", 24, cause) is None  # a var_list is given
     assert _site("var-list", 23, NoVarList(api="minimize")) is None  # no names: which ones?
+
+
+MOVES = """import tensorflow as tf
+
+fake = generator(z)
+with tf.GradientTape() as tape, tf.GradientTape() as other:
+    loss = d(fake)
+grads = tape.gradient(loss, g.trainable_variables)
+late = generator(z)
+
+with tf.GradientTape() as other2:
+    loss2 = d(late)
+grads2 = other2.gradient(loss2, g.trainable_variables)
+padded = tf.pad(x, paddings, constant_values=fill)
+wild = tf.pad(layer(x), paddings, constant_values=fill)
+g1 = tf.gradients(loss, [w], stop_gradients=[y])
+g2 = tf.gradients(loss, [w], stop_gradients=[y, h])
+"""
+
+
+def test_edit_moves_the_line_before_the_tape_into_its_block(tmp_path: Path, monkeypatch) -> None:
+    from gradscope._src.results.causes import Context, OutsideTape
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(MOVES, encoding="utf-8")
+    cause = OutsideTape(line="train.py:3", op="MatMul")
+    edit = _site("move-into-tape", 3, cause, Context("none:disconnected", site="train.py:6"))
+    assert _lines(edit) == (3, 4, MOVES.split("\n")[2] + "\n" + MOVES.split("\n")[3],
+                            MOVES.split("\n")[3] + "\n    fake = generator(z)")  # fmt: skip
+    # a blank line before the block, and a block that is not the asking tape's: no edit
+    later = Context("none:disconnected", site="train.py:11")
+    assert _site("move-into-tape", 7, cause, later) is None
+    assert _site("move-into-tape", 3, cause, later) is None
+
+
+def test_edit_pads_through_a_mask_and_drops_one_stopped_tensor(tmp_path: Path, monkeypatch) -> None:
+    from gradscope._src.results.causes import Context, NoneInput
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(MOVES, encoding="utf-8")
+    pad = NoneInput(line="train.py:12", op="PadV2")
+    assert _site("differentiable-op", 12, pad).new == (  # type: ignore[union-attr]
+        "padded = (tf.pad(x, paddings) + fill * tf.pad(tf.zeros_like(x), paddings, "
+        "constant_values=1))"
+    )
+    assert _site("differentiable-op", 13, pad) is None  # layer(x) would run twice
+    fused = NoneInput(line="train.py:12", op="FusedBatchNormV3")
+    assert _site("differentiable-op", 12, fused) is None  # its arguments are not the same
+    at = Context("none:stopped", site="train.py:14")
+    assert _site("stop-gradients-argument", 99, None, at).new == (  # type: ignore[union-attr]
+        "g1 = tf.gradients(loss, [w])"
+    )
+    two = Context("none:stopped", site="train.py:15")
+    assert _site("stop-gradients-argument", 99, None, two) is None  # which of the two?

@@ -23,7 +23,14 @@ changes where gradients flow and nothing else:
 - ``double-where``: ``tf.sqrt(x)`` of a name becomes ``tf.where(x > 0, tf.sqrt(tf.where(x >
   0, x, 1.0)), 0.0)``;
 - ``watch``: ``tape.watch(sources)`` as the first line of the ``with`` block that made
-  ``tape``, the sources as the gradient call names them.
+  ``tape``, the sources as the gradient call names them;
+- ``move-into-tape``: the line computed just before ``with tf.GradientTape() as tape:``
+  becomes that block's first line (the same ops in the same order, now recorded), where
+  ``tape`` is the tape the gradient call asks;
+- ``stop-gradients-argument``: a gradient call's ``stop_gradients`` that names one tensor
+  only goes;
+- ``differentiable-op``: ``tf.pad(x, paddings, constant_values=c)`` becomes ``(tf.pad(x,
+  paddings) + c * tf.pad(tf.zeros_like(x), paddings, constant_values=1))``.
 
 The code is found with :mod:`ast` on the line the fix names; when the line holds no such
 code, or more than one, or an expression the edit would evaluate twice could change (it calls
@@ -51,6 +58,8 @@ MAX_BYTES = 2_000_000
 #: The rounding calls a straight-through edit wraps (their last attribute).
 ROUNDING = frozenset({"round", "floor", "ceil", "rint"})
 _SPEC_STOP = re.compile(r"\bop:\s*stop_gradient\b")
+#: Fix kinds whose edit is at the gradient call (the context's site), not at the fix's line.
+AT_SITE = frozenset({"stop-gradients-argument"})
 #: NumPy functions whose TensorFlow twin takes the same positional arguments and computes the
 #: same values, with how many arguments.
 NUMPY_TWINS = {
@@ -80,7 +89,7 @@ def with_edit(fix: Fix | None, cause: Cause | None = None, c: Context | None = N
     """
     if fix is None or fix.edit is not None or fix.kind not in _EDITS:
         return fix
-    at = Location.parse(fix.where)
+    at = Location.parse(c.site if fix.kind in AT_SITE and c is not None else fix.where)
     if at is None or not at.line:
         return fix
     text = _read(at.file)
@@ -369,6 +378,112 @@ def _watch(s: Site) -> Edit | None:
                 f"{indent}{tape}.watch({s.segment(sources)})\n{old}")  # fmt: skip
 
 
+def _move_into_tape(s: Site) -> Edit | None:
+    """The one-line statement right before the ``with`` block of the tape the gradient call
+    (the context's site) asks, moved to be that block's first statement."""
+    tree, site = s.tree, Location.parse(s.context.site) if s.context else None
+    if tree is None or site is None or site.file != s.file:
+        return None
+    asking = [
+        c
+        for c in ast.walk(tree)
+        if isinstance(c, ast.Call)
+        and c.lineno <= site.line <= (c.end_lineno or 0)
+        and _last_name(c.func) == "gradient"
+        and isinstance(c.func, ast.Attribute)
+        and isinstance(c.func.value, ast.Name)
+    ]
+    if len(asking) != 1:
+        return None
+    tape = asking[0].func.value.id  # type: ignore[attr-defined]
+    parents = _parents(tree)
+    moved = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Expr, ast.AugAssign))
+             and n.lineno == s.line == n.end_lineno]  # fmt: skip
+    if len(moved) != 1:
+        return None
+    (statement,) = moved
+    later = _later_siblings(statement, parents)
+    block = later[0] if later else None
+    if not isinstance(block, ast.With) or block.lineno != statement.lineno + 1:
+        return None  # the block must follow at once: nothing runs between
+    header_reads = {n for i in block.items for n in _names(i)}
+    if (not _binds_tape(block, tape) or block.body[0].lineno <= _header_end(block)
+            or _names(statement) & header_reads):  # fmt: skip
+        return None
+    lines = s.text.splitlines()
+    header = lines[block.lineno - 1 : _header_end(block)]
+    line = lines[statement.lineno - 1]
+    body = lines[block.body[0].lineno - 1]
+    indent = body[: len(body) - len(body.lstrip())]
+    old, new = "\n".join([line, *header]), "\n".join([*header, indent + line.lstrip()])
+    return Edit(s.file, statement.lineno, _header_end(block), old, new)
+
+
+def _binds_tape(block: ast.With, tape: str) -> bool:
+    """Whether the block's header makes ``tape`` a ``GradientTape``."""
+    return any(
+        isinstance(i.optional_vars, ast.Name)
+        and i.optional_vars.id == tape
+        and isinstance(i.context_expr, ast.Call)
+        and _last_name(i.context_expr.func) == "GradientTape"
+        for i in block.items
+    )
+
+
+def _header_end(block: ast.With) -> int:
+    """The last line of a ``with`` statement's header."""
+    ends = [(i.context_expr.end_lineno or 0, getattr(i.optional_vars, "end_lineno", 0) or 0)
+            for i in block.items]  # fmt: skip
+    return max(max(pair) for pair in ends)
+
+
+def _stop_gradients_argument(s: Site) -> Edit | None:
+    """The gradient call's ``stop_gradients`` keyword, when it names one tensor (the one the
+    cut is at): gone."""
+    calls = [c for c in s.calls(lambda n: n == "gradients")
+             if any(k.arg == "stop_gradients" for k in c.keywords)]  # fmt: skip
+    if len(calls) != 1:
+        return None
+    (call,) = calls
+    (given,) = [k for k in call.keywords if k.arg == "stop_gradients"]
+    value = given.value
+    one = isinstance(value, ast.Name) or (
+        isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 1
+        and isinstance(value.elts[0], ast.Name))  # fmt: skip
+    if not one or not isinstance(call.func, (ast.Attribute, ast.Name)):
+        return None
+    kept = [s.segment(a) for a in call.args]
+    kept += [s.segment(k) for k in call.keywords if k is not given]
+    if any("\n" in k for k in kept):
+        return None
+    return _replace(s, [(call, f"{s.segment(call.func)}({', '.join(kept)})")])
+
+
+def _differentiable_op(s: Site) -> Edit | None:
+    """``tf.pad(x, paddings, constant_values=c)``: the value padded in through a constant
+    mask, which gives ``c`` its gradient and the same values."""
+    if not (isinstance(s.cause, causes.NoneInput) and s.cause.op == "PadV2"):
+        return None
+    tf = _tf(s.tree)
+    calls = [c for c in s.calls(lambda n: n == "pad") if _root(c.func) in tf]
+    if len(calls) != 1:
+        return None
+    (call,) = calls
+    words = {k.arg: k.value for k in call.keywords}
+    mode = words.pop("mode", None)
+    if (len(call.args) != 2 or set(words) != {"constant_values"}
+            or (mode is not None and not (isinstance(mode, ast.Constant)
+                                          and str(mode.value).upper() == "CONSTANT"))):  # fmt: skip
+        return None
+    x, paddings = call.args
+    if not (_pure(x, tf) and _pure(paddings, tf)):
+        return None
+    fn, root = s.segment(call.func), _root(call.func)
+    xs, ps, cs = s.segment(x), s.segment(paddings), s.segment(words["constant_values"])
+    return _replace(s, [(call, f"({fn}({xs}, {ps}) + {cs} * {fn}({root}.zeros_like({xs}), {ps}, "
+                               "constant_values=1))")])  # fmt: skip
+
+
 _EDITS: dict[str, Callable[[Site], Edit | None]] = {
     "remove-stop-gradient": _remove_stop_gradient,
     "straight-through": _straight_through,
@@ -379,6 +494,9 @@ _EDITS: dict[str, Callable[[Site], Edit | None]] = {
     "safe-log": _safe_log,
     "double-where": _double_where,
     "watch": _watch,
+    "move-into-tape": _move_into_tape,
+    "stop-gradients-argument": _stop_gradients_argument,
+    "differentiable-op": _differentiable_op,
 }
 
 
