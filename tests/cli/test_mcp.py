@@ -28,6 +28,7 @@ x = tf.constant([[1.0, 2.0]])
 with tf.GradientTape() as tape:
     loss = tf.reduce_sum(tf.stop_gradient(tf.matmul(x, w)))
 grads = tape.gradient(loss, [w])
+print("x" * 100_000)  # more than the result keeps of a program's output
 print("program says", float(loss))
 """
 #: Writes its process id beside the working folder's files, then outlives any time limit.
@@ -109,6 +110,7 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "module": ("check", {"specs": ["os.path:join"]}),
         "wrong": ("run", {"script": 3, "steps": 0}),
         "extra": ("explain", {"cause": "stop-gradient", "why": "x"}),
+        "missing": ("run", {"script": "no_such.py"}),
         "run": ("run", {"script": "train.py"}),
         "prove": ("prove_fix", {"script": "train.py"}),
         "killed": ("prove_fix", {"script": "sleeper.py", "timeout": 8}),
@@ -172,7 +174,8 @@ def test_mcp_runs_a_program_as_gradscope_run_does(answers: dict[str, Any]) -> No
     jsonschema.validate(report, _schema("run"))
     said = json.loads(result.content[1].text)
     assert said["exit_code"] == 1  # a None gradient: a problem, as gradscope run says
-    assert f"program says {float(loss)}" in said["stdout"]  # the program's own output
+    assert f"program says {float(loss)}" in said["stdout"]  # the program's own output, its end
+    assert len(said["stdout"].encode()) <= 64 * 1024
     (call,) = report["calls"]
     source = call["sources"]["w"]
     assert source["status"] == "none:stopped" and call["target"]["value"] == float(loss)
@@ -202,11 +205,23 @@ def test_mcp_proves_a_fix_inside_the_working_folder(answers: dict[str, Any]) -> 
     assert not proof["applied"] and (answers["root"] / "train.py").read_text() == PROGRAM
 
 
+def test_mcp_says_a_programs_failure_as_gradscope_run_does(answers: dict[str, Any]) -> None:
+    """A script that is not there: gradscope run's own failure (its JSON, on its standard
+    error), exit code 2, as the tool's error result."""
+    result = answers["missing"]
+    assert result.is_error
+    jsonschema.validate(result.structured_content, _schema("error"))
+    error = result.structured_content["error"]
+    assert error["exit_code"] == 2 and "no_such.py" in error["message"]
+    assert result.structured_content["command"] == "run"
+
+
 def test_mcp_kills_a_proof_past_its_time_and_leaves_nothing(answers: dict[str, Any]) -> None:
     """A proof killed at its time limit: the failure as data, no scratch copy left in the
     working folder, no process left running (the program the proof started included)."""
     result = answers["killed"]
     assert result.is_error and "still running" in result.structured_content["error"]["message"]
+    assert result.structured_content["error"]["kind"] == "timeout"
     jsonschema.validate(result.structured_content, _schema("error"))
     root: Path = answers["root"]
     left = sorted(os.listdir(root))

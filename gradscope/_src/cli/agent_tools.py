@@ -44,6 +44,7 @@ from gradscope._src.cli.agent_calls import (
     NAME,
     Outcome,
     Refused,
+    TimedOut,
     explain,
     gradscope,
     inside,
@@ -104,9 +105,10 @@ def tools() -> list[types.Tool]:
     return out
 
 
-def refusal(why: str, **extra: Any) -> types.CallToolResult:
-    """A call the server will not make, as ``error-v1.json`` marked ``isError``."""
-    entry = {"kind": "usage", "message": f"gradscope mcp: {why}", "location": None,
+def refusal(why: str, kind: str = "usage", **extra: Any) -> types.CallToolResult:
+    """A call the server will not make (or a child it killed at its time limit), as
+    ``error-v1.json`` marked ``isError``."""
+    entry = {"kind": kind, "message": f"gradscope mcp: {why}", "location": None,
              "exit_code": 2}  # fmt: skip
     data = {"gradscope": 1, "command": "mcp", "error": entry, "errors": [entry], **extra}
     return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(data))],
@@ -135,14 +137,15 @@ def server(root: str) -> Server[Any]:
     async def call(
         args: list[str],
         timeout: float | None,
-        report: bool = False,
         program: bool = False,
         scratch: bool = False,
     ) -> types.CallToolResult:
         try:
             outcome = await anyio.to_thread.run_sync(
-                lambda: gradscope(root, args, seconds_of(timeout), report, scratch)
+                lambda: gradscope(root, args, seconds_of(timeout), scratch)
             )
+        except TimedOut as why:
+            return refusal(str(why), kind="timeout")
         except Refused as why:
             return refusal(str(why))
         tails = {"stdout": outcome.stdout, "stderr": outcome.stderr} if program else {}
@@ -159,7 +162,7 @@ def server(root: str) -> Server[Any]:
         options = ["run", "--format", "json", "--steps", str(a.get("steps", 1))]
         options += [w for glob in a.get("allow_none", ()) for w in ("--allow-none", glob)]
         return await call([*options, script, *a.get("args", ())], a.get("timeout"),
-                          report=True, program=True)  # fmt: skip
+                          program=True)  # fmt: skip
 
     async def check(a: dict[str, Any]) -> types.CallToolResult:
         given = [target_inside(root, s) for s in a["specs"]]
