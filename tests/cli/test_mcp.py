@@ -38,6 +38,19 @@ with open(os.path.join(os.getcwd(), "..", "..", "sleeper.pid"), "w") as f:
     f.write(str(os.getpid()))
 time.sleep(120)
 """
+#: A spec: loss `main` reads `w` through a stop_gradient.
+SPEC = """gradscope: 1
+inputs:
+  x: {values: [[1.0, 2.0]]}
+variables:
+  w: {values: [[1.0], [2.0]]}
+nodes:
+  - {name: h, op: matmul, inputs: [x, w]}
+  - {name: cut, op: stop_gradient, inputs: [h]}
+  - {name: total, op: reduce_sum, inputs: [cut]}
+losses:
+  main: total
+"""
 #: Every call of the module, server start included, ends within this (seconds).
 BOUND = 300
 #: The tools and the schema of each one's result (``gradscope schema NAME``).
@@ -99,6 +112,7 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("root")
     (root / "train.py").write_text(PROGRAM, encoding="utf-8")
     (root / "sleeper.py").write_text(SLEEPER, encoding="utf-8")
+    (root / "m.yaml").write_text(SPEC, encoding="utf-8")
     outside = tmp_path_factory.mktemp("outside")
     (outside / "secret.py").write_text("x = 1\n", encoding="utf-8")
     (root / "link.py").symlink_to(outside / "secret.py")
@@ -112,6 +126,8 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "extra": ("explain", {"cause": "stop-gradient", "why": "x"}),
         "missing": ("run", {"script": "no_such.py"}),
         "run": ("run", {"script": "train.py"}),
+        "inspect": ("inspect", {"target": "m.yaml"}),
+        "check": ("check", {"specs": ["m.yaml"]}),
         "prove": ("prove_fix", {"script": "train.py"}),
         "killed": ("prove_fix", {"script": "sleeper.py", "timeout": 8}),
     }
@@ -183,6 +199,26 @@ def test_mcp_runs_a_program_as_gradscope_run_does(answers: dict[str, Any]) -> No
 
 
 @pytest.mark.tf
+def test_mcp_inspects_and_checks_a_spec(answers: dict[str, Any]) -> None:
+    """The client validated both results against the tools' output schemas; so does plain
+    jsonschema, and the statuses are bare TensorFlow's."""
+    import tensorflow as tf
+
+    w = tf.Variable([[1.0], [2.0]])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.stop_gradient(tf.matmul(tf.constant([[1.0, 2.0]]), w)))
+    assert tape.gradient(loss, w) is None
+    report = answers["inspect"].structured_content
+    jsonschema.validate(report, _schema("report"))
+    pair = report["losses"]["main"]["variables"]["w"]
+    assert pair["status"] == "none:stopped" and report["losses"]["main"]["value"] == float(loss)
+    assert pair["fix"]["edit"]["new"] == "  - {name: cut, op: identity, inputs: [h]}"
+    checked = answers["check"]
+    jsonschema.validate(checked.structured_content, _schema("check"))
+    assert not checked.is_error and json.loads(checked.content[1].text)["exit_code"] == 1
+
+
+@pytest.mark.tf
 def test_mcp_proves_a_fix_inside_the_working_folder(answers: dict[str, Any]) -> None:
     import tensorflow as tf
 
@@ -225,8 +261,8 @@ def test_mcp_kills_a_proof_past_its_time_and_leaves_nothing(answers: dict[str, A
     jsonschema.validate(result.structured_content, _schema("error"))
     root: Path = answers["root"]
     left = sorted(os.listdir(root))
-    assert left in (["link.py", "sleeper.pid", "sleeper.py", "train.py"],
-                    ["link.py", "sleeper.py", "train.py"]), left  # fmt: skip
+    assert left in (["link.py", "m.yaml", "sleeper.pid", "sleeper.py", "train.py"],
+                    ["link.py", "m.yaml", "sleeper.py", "train.py"]), left  # fmt: skip
     if "sleeper.pid" in left:  # the program had started: it is gone too
         pid = int((root / "sleeper.pid").read_text())
         status = Path(f"/proc/{pid}/status")
