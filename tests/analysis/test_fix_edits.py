@@ -148,10 +148,10 @@ kept = tf.Variable(0, dtype=tf.int32, trainable=flag)
 x = tf.constant([1.0, 2.0])
 with tf.GradientTape() as tape:
     t = np.tanh(h.numpy())
-    u = np.tanh(h.numpy()) + np.asarray(h)
+    u = np.tanh(h.numpy()) + np.asarray(h) + tf.reduce_sum(t)
     k = np.clip(h.numpy(), 0.0, 1.0)
     n = tf.cast(w * 10.0, tf.int32)
-    m = tf.cast(layer(w), tf.int32)
+    m = tf.cast(layer(w) + tf.reduce_sum(k), tf.int32)
     loss = tf.reduce_sum(tf.cast(n, tf.float32) * x) + tf.cast(m, tf.float32)
     r = tf.cast(tf.cast(w * 3.0, tf.int32), tf.float32)
     d = tf.reduce_sum(x / s)
@@ -201,6 +201,25 @@ def test_edit_keeps_tensorflow_ops_with_the_numpy_functions_twin(kinds: Path) ->
     assert _site("keep-tensorflow-ops", 11) is None  # the value leaves TensorFlow twice there
 
 
+@pytest.mark.parametrize(
+    ("program", "edited"),
+    [
+        ("v = np.tanh(h.numpy())\nloss = tf.reduce_sum(v * 2.0)\n", True),
+        ("loss = tf.reduce_sum(np.exp(h.numpy())[0])\n", True),
+        ("v = np.tanh(h.numpy())\nm = v.mean()\n", False),  # a NumPy method
+        ("v = np.tanh(h.numpy())\nprint(v)\n", False),  # read by other code
+        ("w = np.tanh(h.numpy())\n", False),  # never read: nothing to keep in TensorFlow
+    ],
+)
+def test_keep_tensorflow_ops_only_where_a_tensor_does_as_well(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, program: str, edited: bool
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = "import numpy as np\nimport tensorflow as tf\n" + program
+    (tmp_path / "train.py").write_text(text, encoding="utf-8")
+    assert (_site("keep-tensorflow-ops", 3) is not None) is edited
+
+
 def test_edit_straight_through_an_integer_cast_read_back_as_float(kinds: Path) -> None:
     from gradscope._src.results.causes import Rounding
 
@@ -248,8 +267,9 @@ def test_edit_watch_goes_first_in_the_tapes_block(kinds: Path) -> None:
         "x = 1\nwith tf.GradientTape() as tape:\n    x = f()\ng = tape.gradient(x, x)\n",
         "x = 1\nwith tf.GradientTape() as tape: y = x * x\ng = tape.gradient(y, x)\n",
         "x = 1\nwith tf.GradientTape() as tape:\n    y = x\ng = tape.gradient(y, m.v)\n",
+        "x = 1\nwith tf.GradientTape() as tape:\n    y = x\nx = 2\ng = tape.gradient(y, x)\n",
     ],
-    ids=["unbound", "rebound-in-block", "one-line-block", "attribute"],
+    ids=["unbound", "rebound-in-block", "one-line-block", "attribute", "rebound-after"],
 )
 def test_no_watch_edit_where_the_sources_are_unsure(tmp_path: Path, monkeypatch,
                                                     program: str) -> None:  # fmt: skip
@@ -315,6 +335,10 @@ def test_edit_pads_through_a_mask_and_drops_one_stopped_tensor(tmp_path: Path, m
         "constant_values=1))"
     )
     assert _site("differentiable-op", 13, pad) is None  # layer(x) would run twice
+    (tmp_path / "train.py").write_text(
+        MOVES.replace("constant_values=fill)\nwild", "constant_values=-np.inf)\nwild")
+    )
+    assert _site("differentiable-op", 12, pad) is None  # -inf times the mask's 0: NaN
     fused = NoneInput(line="train.py:12", op="FusedBatchNormV3")
     assert _site("differentiable-op", 12, fused) is None  # its arguments are not the same
     at = Context("none:stopped", site="train.py:14")

@@ -245,9 +245,49 @@ def _keep_tensorflow_ops(s: Site) -> Edit | None:
     inside = [a for a in call.args if _is_numpy_call(a)]
     if not inside or len(leaving) != len(inside):
         return None  # the value leaves TensorFlow elsewhere on the line too
+    if not _into_tensorflow(s, call, tf):
+        return None  # the NumPy array is read where a tensor may not do (`v.mean()`)
     args = ", ".join(s.segment(a.func.value) if _is_numpy_call(a) else s.segment(a)  # type: ignore[attr-defined]
                      for a in call.args)  # fmt: skip
     return _replace(s, [(call, f"{sorted(tf)[0]}.{twin[0]}({args})")])
+
+
+def _into_tensorflow(s: Site, call: ast.Call, tf: set[str]) -> bool:
+    """Whether the NumPy call's result is read only where a tensor does as well: as an
+    argument of a TensorFlow call, through arithmetic and indexing on the way there, or as a
+    name whose every later read in its block is such."""
+    tree = s.tree
+    if tree is None:
+        return False
+    parents = _parents(tree)
+
+    def read_well(node: ast.AST) -> bool:
+        while True:
+            parent = parents.get(node)
+            if isinstance(parent, ast.Call):
+                return node is not parent.func and _root(parent.func) in tf
+            if isinstance(parent, ast.keyword):
+                node = parent
+                continue
+            if isinstance(parent, (ast.BinOp, ast.UnaryOp)) or (
+                isinstance(parent, ast.Subscript) and node is parent.value
+            ):
+                node = parent
+                continue
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0]
+                if not isinstance(target, ast.Name):
+                    return False
+                later = _later_siblings(parent, parents)
+                reads = [n for stmt in later for n in ast.walk(stmt) if isinstance(n, ast.Name)
+                         and n.id == target.id and isinstance(n.ctx, ast.Load)]  # fmt: skip
+                stores = _stores(later, {target.id})
+                first = min(stores, default=None)
+                kept = [r for r in reads if first is None or r.lineno < first]
+                return bool(kept) and all(read_well(r) for r in kept)
+            return False
+
+    return read_well(call)
 
 
 def _var_list(s: Site) -> Edit | None:
@@ -369,8 +409,16 @@ def _watch(s: Site) -> Edit | None:
     if first.lineno <= header_end or _stores(block.body, names):
         return None
     bound = _bound_before(tree, block)
-    if not names <= bound:
-        return None
+    between = [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name)
+        and n.id in names
+        and isinstance(n.ctx, ast.Store)
+        and block.lineno <= n.lineno <= call.lineno
+    ]
+    if not names <= bound or between:
+        return None  # unbound, or bound again before the gradient call reads them
     lines = s.text.splitlines()
     old = lines[first.lineno - 1]
     indent = old[: len(old) - len(old.lstrip())]
@@ -480,6 +528,8 @@ def _differentiable_op(s: Site) -> Edit | None:
         return None
     fn, root = s.segment(call.func), _root(call.func)
     xs, ps, cs = s.segment(x), s.segment(paddings), s.segment(words["constant_values"])
+    if re.search(r"inf|nan", cs, re.IGNORECASE):
+        return None  # an infinite pad value times the mask's 0 is a NaN
     return _replace(s, [(call, f"({fn}({xs}, {ps}) + {cs} * {fn}({root}.zeros_like({xs}), {ps}, "
                                "constant_values=1))")])  # fmt: skip
 
