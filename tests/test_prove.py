@@ -302,3 +302,64 @@ def test_fix_check_proves_each_edit_kind_against_bare_tensorflow(
             assert math.isclose(fixed_loss, loss, rel_tol=1e-6, abs_tol=1e-6), call
         else:
             assert math.isfinite(fixed_loss), call
+
+
+def _listing_runner(seen: list[list[str]], fail_at: int | None = None) -> prove.Runner:
+    """A runner that records what the scratch copy holds and where it is, and prints a
+    report with a stop_gradient edit (or raises at run ``fail_at``)."""
+    report = {"calls": [{"site": "t.py:3", "step": 1, "target": {"value": 1.0}, "sources": {
+        "w": {"status": "none:stopped", "fix": {"kind": "remove-stop-gradient", "edit": {
+            "file": "t.py", "start_line": 1, "end_line": 1, "old": "a = tf.stop_gradient(b)",
+            "new": "a = b"}}}}}], "problems": []}  # fmt: skip
+
+    def run(args: list[str], cwd: str, seconds: float) -> tuple[int, str]:
+        seen.append([cwd, *sorted(os.listdir(cwd))])
+        if fail_at is not None and len(seen) == fail_at:
+            raise UsageError("fix: the program ran longer than 1 s (--timeout)")
+        return 1, json.dumps(report)
+
+    return run
+
+
+def test_the_scratch_copy_lives_inside_the_folder_and_never_outlives_the_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.py").write_text("a = tf.stop_gradient(b)\n", encoding="utf-8")
+    (tmp_path / ".gradscope-mcp").mkdir()  # the server's reports: never copied
+    stale = tmp_path / ".gradscope-fix-999999999-old"  # a proof killed outright: its process
+    (stale / "work").mkdir(parents=True)  # is gone, so the next proof removes its copy
+    seen: list[list[str]] = []
+    proof = prove.check("t.py", runner=_listing_runner(seen))
+    assert len(seen) == 2 and proof.edits
+    for cwd, *names in seen:
+        assert os.path.commonpath([cwd, str(tmp_path)]) == str(tmp_path), "inside the folder"
+        assert names == ["t.py"], "the copy holds the program, not itself nor the server's"
+    assert sorted(os.listdir(tmp_path)) == [".gradscope-mcp", "t.py"]
+    # a run that fails (its time limit): the copy goes with the error
+    with pytest.raises(UsageError, match="ran longer"):
+        prove.check("t.py", runner=_listing_runner(seen := [], fail_at=2))
+    assert sorted(os.listdir(tmp_path)) == [".gradscope-mcp", "t.py"]
+
+
+def test_sigterm_during_a_proof_removes_the_copy_then_ends(tmp_path: Path) -> None:
+    """SIGTERM (what `timeout` and CI send) during a run: the copy is removed, then the
+    process ends by the signal, as it would have. In a forked child of this process."""
+    import signal
+
+    (tmp_path / "t.py").write_text("a = tf.stop_gradient(b)\n", encoding="utf-8")
+    pid = os.fork()
+    if pid == 0:  # the child: a proof whose first run is ended by SIGTERM
+        try:
+            os.chdir(tmp_path)
+
+            def run(args: list[str], cwd: str, seconds: float) -> tuple[int, str]:
+                os.kill(os.getpid(), signal.SIGTERM)
+                return 0, ""
+
+            prove.check("t.py", runner=run)
+        finally:
+            os._exit(3)  # not reached when the signal ends it
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+    assert sorted(os.listdir(tmp_path)) == ["t.py"]
