@@ -53,6 +53,16 @@ def _runner(driver: Driver, logs: Path) -> prove.Runner:
     return run
 
 
+def _prove(driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+           source: str) -> tuple[Path, prove.Proof]:  # fmt: skip
+    """``gradscope fix --check train.py`` (``source``) in a working folder of its own."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "train.py").write_text(source, encoding="utf-8")
+    monkeypatch.chdir(work)
+    return work, prove.check("train.py", runner=_runner(driver, tmp_path / "logs"))
+
+
 def _bare(source: str) -> tuple[float, list[bool]]:
     """The loss and which gradients are None, as bare TensorFlow computes them."""
     space: dict[str, Any] = {}
@@ -65,11 +75,7 @@ def test_fix_check_proves_both_edits_and_apply_writes_them(
     driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "train.py").write_text(PROGRAM, encoding="utf-8")
-    monkeypatch.chdir(work)
-    proof = prove.check("train.py", runner=_runner(driver, tmp_path / "logs"))
+    work, proof = _prove(driver, tmp_path, monkeypatch, PROGRAM)
     assert (work / "train.py").read_text("utf-8") == PROGRAM, "--check never writes"
     assert [(kind, e.start_line) for kind, e in proof.edits] == [
         ("remove-stop-gradient", 7), ("straight-through", 8)]  # fmt: skip
@@ -281,11 +287,7 @@ def test_fix_check_proves_each_edit_kind_against_bare_tensorflow(
     import math
 
     jsonschema = pytest.importorskip("jsonschema")
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "train.py").write_text(source, encoding="utf-8")
-    monkeypatch.chdir(work)
-    proof = prove.check("train.py", runner=_runner(driver, tmp_path / "logs"))
+    work, proof = _prove(driver, tmp_path, monkeypatch, source)
     assert sorted(os.listdir(work)) == ["train.py"], "the scratch copy is gone"
     assert [kind for kind, _ in proof.edits] == kinds
     assert proof.passed, proof.to_dict()

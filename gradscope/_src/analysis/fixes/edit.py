@@ -390,15 +390,7 @@ def _watch(s: Site) -> Edit | None:
     blocks = [
         w
         for w in ast.walk(tree)
-        if isinstance(w, ast.With)
-        and w.lineno < call.lineno
-        and any(
-            isinstance(i.optional_vars, ast.Name)
-            and i.optional_vars.id == tape
-            and isinstance(i.context_expr, ast.Call)
-            and _last_name(i.context_expr.func) == "GradientTape"
-            for i in w.items
-        )
+        if isinstance(w, ast.With) and w.lineno < call.lineno and _binds_tape(w, tape)
     ]
     if not blocks:
         return None
