@@ -98,7 +98,7 @@ async def _session(root: Path, env: dict[str, str],
     out: list[Any] = []
     with anyio.fail_after(BOUND):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
+            out.append(await session.initialize())
             out.append(await session.list_tools())
             for name, arguments in calls:
                 out.append(await session.call_tool(name, arguments))
@@ -137,11 +137,16 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     watched = [outside, home, temp]
     before = _tree(*watched)
     results = anyio.run(_session, root, env, list(calls.values()))
-    return {"tools": results[0], **dict(zip(calls, results[1:], strict=True)), "root": root,
+    return {"init": results[0], "tools": results[1],
+            **dict(zip(calls, results[2:], strict=True)), "root": root,
             "outside": (before, _tree(*watched))}  # fmt: skip
 
 
 def test_mcp_lists_each_tools_published_schemas(answers: dict[str, Any]) -> None:
+    import gradscope
+
+    info = answers["init"].server_info
+    assert (info.name, info.version) == ("gradscope", gradscope.__version__)
     tools = {t.name: t for t in answers["tools"].tools}
     assert sorted(tools) == ["check", "explain", "inspect", "prove_fix", "run"]
     arguments = _schema("mcp")["$defs"]

@@ -52,6 +52,7 @@ from gradscope._src.cli.agent_calls import (
     seconds_of,
     target_inside,
 )
+from gradscope._src.version import __version__
 
 #: Each tool: what it does, and the schema of its result (``gradscope schema NAME``).
 DESCRIPTIONS = {
@@ -214,7 +215,7 @@ def server(root: str) -> Server[Any]:
         except Refused as why:
             return refusal(str(why))
 
-    return Server(NAME, instructions=__doc__, on_list_tools=list_tools,
+    return Server(NAME, version=__version__, instructions=__doc__, on_list_tools=list_tools,
                   on_call_tool=call_tool)  # fmt: skip
 
 
