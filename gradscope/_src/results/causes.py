@@ -785,20 +785,25 @@ class OutsideTape(Cause):
     )
     fixes = ("move-into-tape",)
 
+    #: where the tape first reads that value (a recorded op), when known
+    read_at: str = ""
+
     def message(self) -> str:
+        read = f"; the tape reads its value at {self.read_at}" if self.read_at else ""
         return (
             f"used only through {self.line or 'an unknown line'} ({self.op}), run while the "
-            "tape was not recording"
+            f"tape was not recording{read}"
         )
 
     def fix(self, c: Context) -> Fix:
+        read = f" (at {self.read_at} it reads a value made before)" if self.read_at else ""
         return Fix(
             "move-into-tape",
             self.line,
             f"{self.line} runs while the tape is not recording, so the tape never sees "
             f"{name(c.variable)} used: move that line inside the `with tf.GradientTape() as "
-            "tape:` block whose loss reads it (a GAN's `fake = generator(z)` goes under the "
-            "generator's tape).",
+            f"tape:` block whose loss reads it{read}, or compute the value again inside it (a "
+            "GAN's `fake = generator(z)` goes under the generator's tape).",
         )
 
 
