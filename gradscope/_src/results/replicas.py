@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope._src.results.facts import json_number
 from gradscope._src.results.status import Status
 
 #: The strategies ``--strategy`` names (contract section 8).
@@ -98,5 +98,6 @@ class ReplicaResult:
 
     def to_dict(self) -> dict[str, Any]:
         """One replica's gradient of a pair (``--strategy``, contract section 8)."""
+        finite = self.norm is not None and math.isfinite(self.norm)
         return {"replica": self.replica, "status": str(self.status),
-                "norm": json_number(self.norm)}  # fmt: skip
+                "norm": self.norm if finite else None}  # fmt: skip
