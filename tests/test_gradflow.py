@@ -279,3 +279,16 @@ def test_gradflow_slice_gradscope_finds_cause_and_line(tmp_path: Path) -> None:
     assert found.lines[0] == f"{case.buggy.name}:{case.lines[0]}"
     assert found.fix is not None and found.fix.kind in case.fixes
     assert not verdicts[case.fixed.name].flagged
+
+
+def test_gradflow_merge_puts_programs_measured_again_in_place() -> None:
+    """--merge: the programs a later run measured again replace the full run's, in place, and
+    the later run is named (date, commit, files) for RESULTS.md."""
+    full = {"programs": [{"file": "a.py", "v": 1}, {"file": "b.py", "v": 1}]}
+    again = {"date": "2026-12-02 08:20 UTC", "machine": {"gradscope": "0.1.0 (abc)"},
+             "programs": [{"file": "b.py", "v": 2}, {"file": "c.py", "v": 2}]}  # fmt: skip
+    merged = runner.merged(full, again)
+    assert merged["programs"] == [{"file": "a.py", "v": 1}, {"file": "b.py", "v": 2},
+                                  {"file": "c.py", "v": 2}]  # fmt: skip
+    assert merged["reruns"] == [{"date": "2026-12-02 08:20 UTC", "gradscope": "0.1.0 (abc)",
+                                 "files": ["b.py", "c.py"]}]  # fmt: skip

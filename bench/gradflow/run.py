@@ -382,6 +382,10 @@ def markdown(results: Mapping[str, Any]) -> str:
         f"{pairs} buggy programs and their fixed twins ({counts}; {jax} of them on Keras' JAX "
         "backend).",
     ]
+    for rerun in results.get("reruns", []):
+        lines += ["", f"Measured again on {rerun['date']} (gradscope {rerun['gradscope']}, after "
+                  "changes to gradscope or to the programs): "
+                  + ", ".join(f"`{name}`" for name in rerun["files"]) + "."]  # fmt: skip
     if results.get("not_run"):
         lines += ["", f"Not measured ({len(results['not_run'])} pairs: {results['why_not_run']}): "
                   + ", ".join(f"`{name}`" for name in results["not_run"]) + "."]  # fmt: skip
@@ -452,6 +456,20 @@ def shortfalls(rows: Sequence[Mapping[str, Any]], tool: str) -> list[str]:
     return [f"Where {tool} falls short (each a program to fix it on):", "", *out, ""]
 
 
+def merged(results: dict[str, Any], again: Mapping[str, Any]) -> dict[str, Any]:
+    """``results`` with the programs ``again`` measured (a later run of some of them, after
+    a change) in place of its own, each in its place; the later run is listed in
+    ``reruns`` (its date, gradscope's commit, its files), which RESULTS.md names."""
+    newer = {row["file"]: row for row in again["programs"]}
+    results["programs"] = [newer.pop(row["file"], row) for row in results["programs"]]
+    results["programs"] += list(newer.values())
+    results.setdefault("reruns", []).append({
+        "date": again["date"], "gradscope": again["machine"]["gradscope"],
+        "files": [row["file"] for row in again["programs"]],
+    })  # fmt: skip
+    return results
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="programs at a time (default 2)")
@@ -472,11 +490,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--rejudge", type=Path, metavar="KEPT",
                         help="judge results.json's runs again from a --keep folder")  # fmt: skip
+    parser.add_argument("--merge", type=Path, metavar="RESULTS",
+                        help="put the programs of another run's results.json (some programs "
+                        "measured again) in place of results.json's (said in RESULTS.md)"
+                        )  # fmt: skip
     args = parser.parse_args(argv)
     chosen = [t for t in tools_.TOOLS if not args.tools or t.name in args.tools.split(",")]
     if args.stopped:
         results = stopped_run(args.stopped, args.stopped_note, chosen)
         args.results.write_text(json.dumps(results, indent=1) + "\n")
+    if args.merge:
+        results = merged(json.loads(args.results.read_text()), json.loads(args.merge.read_text()))
+        args.results.write_text(json.dumps(results, indent=1) + "\n")
+        args.markdown.write_text(markdown(results))
+        print(f"merged {args.merge} into {args.results} and {args.markdown}")
+        return 0
     if args.rescore or args.rejudge:
         results = json.loads(args.results.read_text())
         if args.rejudge:
