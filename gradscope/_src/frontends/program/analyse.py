@@ -540,11 +540,21 @@ def through_branches(problem: Problem, statics: Sequence[SourceStatic],
         where: the user's ``FILE:LINE`` of op ``index``.
     """
     graph = problem.graph
-    branches = {k for k, op in enumerate(graph.ops) if op.type in BRANCH_TYPES}
-    if not branches or not problem.targets:
-        return
+    for static, crossed in _crossing(problem, statics, BRANCH_TYPES):
+        static.branch = where(crossed[-1]) or "an unknown line"
+        static.branch_op = graph.ops[crossed[-1]].type
+
+
+def _crossing(problem: Problem, statics: Sequence[SourceStatic],
+              types: frozenset[str]) -> list[tuple[SourceStatic, list[int]]]:  # fmt: skip
+    """The reachable sources whose every path to the targets crosses an op of ``types``,
+    each with those ops on its paths (indices, in order)."""
+    graph = problem.graph
+    marked = {k for k, op in enumerate(graph.ops) if op.type in types}
+    if not marked or not problem.targets:
+        return []
     sources = flow.source_bits(problem.sources)
-    cut = [dataclasses.replace(op, inputs=[], assign_preds=[]) if k in branches else op
+    cut = [dataclasses.replace(op, inputs=[], assign_preds=[]) if k in marked else op
            for k, op in enumerate(graph.ops)]  # fmt: skip
     without = flow.variable_sets(flow.Graph(cut, graph.producer, graph.differentiable), sources)
     vsets = flow.variable_sets(graph, sources)
@@ -552,13 +562,14 @@ def through_branches(problem: Problem, statics: Sequence[SourceStatic],
     for t in problem.targets:
         reached |= without[graph.producer[t]]
     reach = reaching(problem)
+    out = []
     for i, static in enumerate(statics):
         if not static.reachable or reached >> i & 1 or problem.sources[i] is None:
             continue
-        crossed = [k for k in sorted(branches) if vsets[k] >> i & 1 and reach[k]]
+        crossed = [k for k in sorted(marked) if vsets[k] >> i & 1 and reach[k]]
         if crossed:
-            static.branch = where(crossed[-1]) or "an unknown line"
-            static.branch_op = graph.ops[crossed[-1]].type
+            out.append((static, crossed))
+    return out
 
 
 #: Ops whose gradient TensorFlow registers as zero everywhere (not None): a path through one
@@ -579,24 +590,9 @@ def through_zero_derivative(problem: Problem, statics: Sequence[SourceStatic],
         where: the user's ``FILE:LINE`` of op ``index``.
     """
     graph = problem.graph
-    zeros = {k for k, op in enumerate(graph.ops) if op.type in ZERO_DERIVATIVE_TYPES}
-    if not zeros or not problem.targets:
-        return
-    sources = flow.source_bits(problem.sources)
-    cut = [dataclasses.replace(op, inputs=[], assign_preds=[]) if k in zeros else op
-           for k, op in enumerate(graph.ops)]  # fmt: skip
-    without = flow.variable_sets(flow.Graph(cut, graph.producer, graph.differentiable), sources)
-    vsets = flow.variable_sets(graph, sources)
-    reached = 0
-    for t in problem.targets:
-        reached |= without[graph.producer[t]]
-    reach = reaching(problem)
-    for i, static in enumerate(statics):
-        if not static.reachable or reached >> i & 1 or problem.sources[i] is None:
-            continue
-        crossed = [k for k in sorted(zeros) if vsets[k] >> i & 1 and reach[k]]
-        if crossed:  # the first on its way: where its own value loses the gradient
-            static.zero_op = (where(crossed[0]), graph.ops[crossed[0]].type)
+    for static, crossed in _crossing(problem, statics, ZERO_DERIVATIVE_TYPES):
+        # the first on its way: where its own value loses the gradient
+        static.zero_op = (where(crossed[0]), graph.ops[crossed[0]].type)
 
 
 def zero_cause(static: SourceStatic) -> Cause | None:
