@@ -11,6 +11,7 @@ variables a problem names.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -309,18 +310,41 @@ def problem_rows(findings: Sequence[Finding], group: str | Group = Group.AUTO) -
 
 def fix_groups(items: Iterable[tuple[str, Fix | None]]) -> list[tuple[tuple[str, ...], Fix]]:
     """Each fix once, with the names it is for (``b/kernel, b/bias``), in the order first
-    seen: fixes of one kind whose words differ only in the name they are for are one fix,
-    said once (its words name the first). A report of 10,000 variables with 100 unread says
-    its one fix once, naming the 100, whatever the format."""
-    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    seen: fixes of one kind whose words are the same, or differ only in the name they are
+    for and the line they go at, are one fix, said once (its words name the first, and
+    every line: ``at ints.py:4 (`steps`), ints.py:5 (`count`)``). A report of 10,000
+    variables with 100 unread says its one fix once, naming the 100, whatever the format."""
+    exact: dict[tuple[str, str], int] = {}
+    alike: dict[tuple[str, str], int] = {}
+    groups: list[tuple[list[str], list[Fix]]] = []
     for name, fix in items:
         if fix is None:
             continue
-        key = (fix.kind, fix.text.replace(f"`{name}`", "`…`") if name else fix.text)
-        names = found.setdefault(key, ([], fix))[0]
+        plain = fix.text.replace(f"`{name}`", "`…`") if name else fix.text
+        shape = (fix.kind, plain.replace(fix.where, "…") if fix.where else plain)
+        at = exact.get((fix.kind, fix.text), alike.get(shape))
+        if at is None:
+            at = len(groups)
+            groups.append(([], []))
+        exact.setdefault((fix.kind, fix.text), at)
+        alike.setdefault(shape, at)
+        names, fixes = groups[at]
         if name not in names:
             names.append(name)
-    return [(tuple(names), fix) for names, fix in found.values()]
+            fixes.append(fix)
+    return [(tuple(names), _merged(names, fixes)) for names, fixes in groups]
+
+
+def _merged(names: Sequence[str], fixes: Sequence[Fix]) -> Fix:
+    """The first fix, naming every line the group's fixes go at, each with its variable."""
+    first = fixes[0]
+    lines = list(dict.fromkeys(f.where for f in fixes))
+    if len(lines) < 2 or not first.where or first.where not in first.text:
+        return first
+    pairs = [f"{f.where} (`{n}`)" for n, f in zip(names, fixes, strict=True) if n]
+    if len(pairs) > FIX_NAMES:
+        pairs = [*pairs[: FIX_NAMES - 1], f"… {pairs[-1]}: {len(pairs)} lines"]
+    return dataclasses.replace(first, text=first.text.replace(first.where, ", ".join(pairs)))
 
 
 def cut_fixes(report: m.Report, problems_only: bool = False) -> list[tuple[tuple[str, ...], Fix]]:
