@@ -336,15 +336,27 @@ def fix_groups(items: Iterable[tuple[str, Fix | None]]) -> list[tuple[tuple[str,
 
 
 def _merged(names: Sequence[str], fixes: Sequence[Fix]) -> Fix:
-    """The first fix, naming every line the group's fixes go at, each with its variable."""
+    """The first fix said of all the group's variables: its words name ``each of these N
+    variables`` where they named the first, and every line the fixes go at, each with its
+    variable (``at ints.py:4 (`steps`) and ints.py:5 (`count`)``)."""
     first = fixes[0]
+    named = [n for n in names if n]
+    text = first.text
+    if len(named) > 1 and f"`{named[0]}`" in text:
+        start = text.index(f"`{named[0]}`")
+        each = f"each of these {len(named)} variables"
+        if start == 0 or text[:start].endswith(". "):
+            each = each.capitalize()
+        text = text[:start] + each + text[start + len(named[0]) + 2 :]
     lines = list(dict.fromkeys(f.where for f in fixes))
-    if len(lines) < 2 or not first.where or first.where not in first.text:
-        return first
-    pairs = [f"{f.where} (`{n}`)" for n, f in zip(names, fixes, strict=True) if n]
-    if len(pairs) > FIX_NAMES:
-        pairs = [*pairs[: FIX_NAMES - 1], f"… {pairs[-1]}: {len(pairs)} lines"]
-    return dataclasses.replace(first, text=first.text.replace(first.where, ", ".join(pairs)))
+    if len(lines) > 1 and first.where and first.where in text:
+        pairs = [f"{f.where} (`{n}`)" for n, f in zip(names, fixes, strict=True) if n]
+        if len(pairs) > 3:
+            at = f"{pairs[0]} … {pairs[-1]} ({len(pairs)} lines)"
+        else:
+            at = ", ".join(pairs[:-1]) + f" and {pairs[-1]}"
+        text = text.replace(first.where, at, 1)
+    return first if text == first.text else dataclasses.replace(first, text=text)
 
 
 def cut_fixes(report: m.Report, problems_only: bool = False) -> list[tuple[tuple[str, ...], Fix]]:
