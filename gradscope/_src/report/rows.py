@@ -342,7 +342,8 @@ def _merged(names: Sequence[str], fixes: Sequence[Fix]) -> Fix:
     first = fixes[0]
     named = [n for n in names if n]
     text = first.text
-    if len(named) > 1 and f"`{named[0]}`" in text:
+    others_named = any(f"`{n}`" in text for n in named[1:])  # its words name them already
+    if len(named) > 1 and f"`{named[0]}`" in text and not others_named:
         start = text.index(f"`{named[0]}`")
         each = f"each of these {len(named)} variables"
         if start == 0 or text[:start].endswith(". "):
