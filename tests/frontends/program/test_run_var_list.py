@@ -85,4 +85,3 @@ def test_both_networks_asked_keeps_the_target_networks_cut() -> None:
     outcome, _ = watched("dqn_lagged.py")
     (call,) = outcome.report.calls
     assert all(s.fix is None or s.fix.kind != "var-list" for s in call.sources)
-    assert Path(PROGRAMS / "dqn_lagged.py").exists()

@@ -191,11 +191,13 @@ def key(variable: Any) -> int:
 
 
 def others(read: Sequence[Any], flat_s: Sequence[Any]) -> list[Any]:
-    """The trainable variables the tape read that the call does not ask for, each once."""
+    """The trainable floating-point variables the tape read that the call does not ask for,
+    each once (an integer one would make TensorFlow warn when asked)."""
     asked = {key(s) for s in flat_s}
     seen: dict[int, Any] = {}
     for v in read:
-        if getattr(v, "trainable", False) and key(v) not in asked:
+        floating = getattr(getattr(v, "dtype", None), "is_floating", False)
+        if getattr(v, "trainable", False) and floating and key(v) not in asked:
             seen.setdefault(key(v), v)
     return list(seen.values())
 
