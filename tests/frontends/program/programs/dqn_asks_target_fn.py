@@ -6,19 +6,20 @@ import tensorflow as tf
 num_actions = 2
 
 
-def make_net():
+def make_net(name):
     return tf.keras.Sequential(
         [
             tf.keras.Input((4,)),
-            tf.keras.layers.Dense(8, activation="relu"),
-            tf.keras.layers.Dense(num_actions),
-        ]
+            tf.keras.layers.Dense(8, activation="relu", name="hidden"),
+            tf.keras.layers.Dense(num_actions, name="q"),
+        ],
+        name=name,
     )
 
 
 tf.keras.utils.set_random_seed(5)
-main_nn = make_net()
-target_nn = make_net()
+main_nn = make_net("main")
+target_nn = make_net("target")
 optimizer = tf.keras.optimizers.Adam(1e-4)
 mse = tf.keras.losses.MeanSquaredError()
 
