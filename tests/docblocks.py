@@ -66,6 +66,7 @@ EXIT = {
     "cd tests/frontends/program/programs && gradscope run --replicas 2 mirrored_loop.py --mask": 1,
     "gradscope check docs/examples/*.gradscope.yaml --format github": 1,
     "gradscope run docs/examples/no_gradients.py": 4,
+    "cd tests/frontends/program/programs && gradscope run dqn_asks_target_fn.py": 4,
     "gradscope check docs/examples/first.gradscope.yaml": 1,
     "pytest --gradscope docs/examples/test_training.py": 1,
     "cd tests/frontends/program/programs && gradscope run fit_missing_loss.py": 1,

@@ -309,3 +309,33 @@ def test_an_edge_past_an_earlier_cut_carries_value_only() -> None:
     names = {b.id: b.name for b in pic.boxes}
     into_g = {names[link.src]: link.flow for link in pic.links if names[link.dst] == "g"}
     assert into_g == {"s": VALUE, "v": CUT}
+
+
+def test_summary_words_a_box_as_a_user_reads_it() -> None:
+    from gradscope._src.engine.picture.grouping import summary
+
+    assert summary(["ReadVariableOp", "MatMul", "BiasAdd", "Relu"]) == "matmul + bias, relu"
+    assert summary(["Cast", "MatMul", "AddV2"]) == "matmul + bias"  # Keras 3's Dense
+    loss = ["compile_loss/sparse_categorical_crossentropy/Log", "compile_loss/mse/Sub"]
+    assert summary(["Log", "Sub"], loss) == "sparse categorical crossentropy + mse"
+    many = ["GreaterEqual", "SelectV2", "Mean", "Sum", "Log", "Neg", "Mul", "Cast"]
+    assert summary(many) == "compare, where, mean … 7 ops"
+
+
+@pytest.mark.tf
+def test_boxes_name_the_layer_or_the_users_line() -> None:
+    """docs/examples/models.py's aux loss: its layers by name and what they compute, the
+    stop_gradient by the user's own call, the loss's ops in one box of the user's line; no
+    TensorFlow op type counted ("MatMul+2 more") anywhere."""
+    import gradscope._src.api as api
+
+    report = api.inspect("docs/examples/models.py:build", pictures=True)
+    pic = next(p for p in report.pictures if p.loss == "aux")
+    ops = {b.name: b for b in pic.boxes if b.kind not in (VARIABLE, LOSS)}
+    layers = {n.rsplit("_", 1)[0]: b for n, b in ops.items() if b.scope.startswith("net")}
+    assert layers["body"].op == "matmul + bias, relu" and layers["head_aux"].op == "matmul + bias"
+    stop = next(b for b in ops.values() if b.op == "stop_gradient")
+    assert stop.name == "…keras.ops.stop_gradient(body))" and stop.source.endswith("models.py:13")
+    (line,) = [b for b in ops.values() if b.scope.startswith('"aux": lambda')]
+    assert line.op == "mean" and line.source.endswith("models.py:21")
+    assert not any("more" in b.op or b.op[:1].isupper() for b in ops.values())

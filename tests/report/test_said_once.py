@@ -70,3 +70,50 @@ def test_two_hundred_variables_read_in_a_screenful_per_problem(outputs: dict[str
     # the matrix (a row per variable), the cuts (gathered: one row), the problems (gathered)
     assert len(lines) < N + 40, len(lines)
     assert all(len(line) <= 80 for line in outputs["table"].splitlines())
+
+
+def test_fixes_differing_only_in_name_and_line_are_one_fix() -> None:
+    """Two integer variables made at two lines: one fix, naming both and each one's line;
+    the same words for several variables (an apply_gradients fed one call's Nones) too."""
+    from gradscope._src.report.rows import fix_groups, fix_line
+    from gradscope._src.results import causes
+
+    made = [causes.NotFloating(line=f"ints.py:{4 + i}", dtype="int32", names=(v,))
+            for i, v in enumerate(("steps", "count"))]  # fmt: skip
+    items = [(v, c.fix(causes.Context("none:nondifferentiable", v, site="ints.py:9")))
+             for v, c in zip(("steps", "count"), made, strict=True)]  # fmt: skip
+    ((names, fix),) = fix_groups(items)
+    assert names == ("steps", "count")
+    line = fix_line(names, fix)
+    assert line.startswith("fix (steps, count): Each of these 2 variables holds int32 values")
+    assert "at ints.py:4 (`steps`) and ints.py:5 (`count`)" in line
+    many = [(f"c{i}", items[0][1].__class__(items[0][1].kind, f"m.py:{i + 1}",
+                                           items[0][1].text.replace("ints.py:4", f"m.py:{i + 1}")
+                                           .replace("`steps`", f"`c{i}`")))
+            for i in range(20)]  # fmt: skip
+    ((names, fix),) = fix_groups(many)
+    assert len(names) == 20 and "m.py:1 (`c0`) … m.py:20 (`c19`) (20 lines)" in fix.text
+    same = causes.Fix("var-list", "d.py:41", "pass `model.trainable_variables` (`a/kernel`)")
+    assert len(fix_groups([("a/kernel", same), ("a/bias", same)])) == 1
+
+
+def test_a_run_reports_markdown_gathers_rows_as_its_table() -> None:
+    """200 sources: the Markdown table gathers those that read the same into one row each,
+    as the terminal's does (a source a problem names keeps its own), and says the fix once."""
+    from gradscope._src.report import markdown
+    from gradscope._src.results import causes
+    from gradscope._src.results import run as rr
+
+    fix = causes.NotFloating(line="m.py:3", dtype="int32").fix(
+        causes.Context("none:nondifferentiable", "c0", site="m.py:9"))  # fmt: skip
+    sources = [rr.SourceResult(f"layer{i}/kernel", "ok", 1.0, (3, 2), False) for i in range(180)]
+    sources += [rr.SourceResult(f"c{i}", "none:nondifferentiable", None, (), False, fix=fix)
+                for i in range(20)]  # fmt: skip
+    call = rr.CallResult("m.py:9", "GradientTape.gradient", "eager", 1, "m.py:8", 1.0,
+                         tuple(sources))  # fmt: skip
+    report = rr.RunReport("m.py", ("m.py",), "2.21.0", "CPU:0", (call,), ())
+    text = markdown.run_document(report)
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(rows) == 3, rows  # the header, the 180 gathered, the 20 gathered
+    assert rows[1].startswith("| layer0 … layer179 | 180 in 180 layers | ok |")
+    assert text.count("**fix**") == 1

@@ -65,3 +65,45 @@ def test_a_whole_variable_assigned_says_the_tensor_is_copied() -> None:
     assert "use that tensor itself in the forward pass" in said and "copies" not in said
     sliced = causes.Assign(line="h.py:9", op="ResourceStridedSliceAssign", node="x")
     assert "x_new = x * (1 - mask)" in sliced.fix(context).text
+
+
+def _sources(*shapes: tuple[int, ...], prefix: str = "q_target") -> list:
+    from gradscope._src.frontends.program.analyse import SourceStatic
+
+    return [SourceStatic(f"{prefix}/v{i}", shape, False) for i, shape in enumerate(shapes)]
+
+
+def test_a_target_networks_var_list_names_the_var_list() -> None:
+    """A DQN asking for its target network's variables: the call's line, what it asked, the
+    variables the loss trains and their holder, how the asked ones reach the loss."""
+    from gradscope._src.frontends.program.analyse import asked_others
+    from gradscope._src.results.cut import CutPoint
+
+    asked = _sources((4, 8), (8,), prefix="twin")  # a clone: the same shapes, one for one
+    asked[0].cut_points.append(CutPoint("StopGradient", "StopGradient", "stopped", "d.py:28"))
+    found = asked_others(asked, [("q/kernel", (4, 8)), ("q/bias", (8,))], "d.py:33",
+                         "twin.trainable_variables", "main_nn")  # fmt: skip
+    assert found is not None and all(s.cause == found for s in asked)
+    fix = found.fix(causes.Context("none:stopped", "twin/v0"))
+    assert (fix.kind, fix.where) == ("var-list", "d.py:33")
+    assert "asks for `twin.trainable_variables`" in fix.text
+    assert "through `tf.stop_gradient` at d.py:28" in fix.text
+    assert "pass `main_nn.trainable_variables` there" in fix.text
+    assert "`q/kernel` and `q/bias`" in fix.text and "recording" not in str(found)
+
+
+def test_a_gans_generator_outside_its_tape_is_no_var_list() -> None:
+    """A generator run outside its tape reads as the same shape of facts (the discriminator's
+    variables get a gradient, unasked), but the generator is no twin of the discriminator:
+    its cause stays (move the line into the tape)."""
+    from gradscope._src.frontends.program.analyse import asked_others
+
+    asked = _sources((4, 3), (3,), prefix="generator")
+    outside = causes.OutsideTape(line="gan.py:21", op="BiasAdd")
+    for s in asked:
+        s.cause = outside
+    assert asked_others(asked, [("d/kernel", (3, 1)), ("d/bias", (1,))], "gan.py:26",
+                        "generator.trainable_variables", "discriminator") is None  # fmt: skip
+    assert all(s.cause is outside for s in asked)
+    named = _sources((4, 3), (3,))  # a target network by its name, though shaped otherwise
+    assert asked_others(named, [("d/kernel", (3, 1))], "t.py:9", "", "") is not None

@@ -22,7 +22,9 @@ from gradscope._src.report.table import (
     ending,
     fixes,
     heading,
+    named_in,
     run_summary,
+    source_rows,
     unshown_run_fixes,
     why,
 )
@@ -350,18 +352,24 @@ def matrix_document(result: DiffMatrix) -> str:
 # -- run -------------------------------------------------------------------------------------
 
 
-def _call(call: rr.CallResult) -> list[str]:
+def _call(call: rr.CallResult, named: set[str]) -> list[str]:
+    """A call's table, consecutive sources that read the same in one row (as the terminal
+    table gathers them: 200 variables stay a page); a source a problem names keeps its own."""
     lines = [f"### {escape(heading(call))}", ""]
     replicas = [f"replica {r}" for r in range(len(call.replica_values))]
     columns = ["source", "shape", "status", "norm", *replicas, "cut at / why"]
     lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for s in call.sources:
-        norm = style.number(s.norm) if m.has_gradient(s.status) else "-"
+    for row in source_rows(call, named):
+        s = row.first
+        norm = row.norm()
         each = [style.replica_cell(r.status, r.norm) for r in s.replicas]
         each += [""] * (len(replicas) - len(each))
-        name = code(s.name, table=True)
-        name += f" ({code(s.attribute, table=True)})" if s.attribute else ""
-        cells = [name, style.shape(s.shape), s.status, norm, *each,
+        name, shape = escape(row.label()), escape(row.shape())
+        if len(row.sources) == 1:
+            name = code(s.name, table=True)
+            name += f" ({code(s.attribute, table=True)})" if s.attribute else ""
+            shape = style.shape(s.shape)
+        cells = [name, shape, s.status, norm, *each,
                  escape(why(s))]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     found = fixes(call.sources)
@@ -379,9 +387,9 @@ def run_document(report: rr.RunReport, *, color: bool = False, width: int = 120)
              f"{report.framework} · {report.device}", ""]  # fmt: skip
     if report.stop is not None:  # what did not run was not watched: never a quiet pass
         lines += ["> [!WARNING]", f"> {escape(ending(report))}", ""]
-    for call in report.calls:
-        lines += _call(call)
     found = report.findings()
+    for call in report.calls:
+        lines += _call(call, named_in(found, call))
     if found:
         lines += ["### Problems", ""]
         for row in problem_rows(found):

@@ -11,6 +11,7 @@ variables a problem names.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -309,18 +310,54 @@ def problem_rows(findings: Sequence[Finding], group: str | Group = Group.AUTO) -
 
 def fix_groups(items: Iterable[tuple[str, Fix | None]]) -> list[tuple[tuple[str, ...], Fix]]:
     """Each fix once, with the names it is for (``b/kernel, b/bias``), in the order first
-    seen: fixes of one kind whose words differ only in the name they are for are one fix,
-    said once (its words name the first). A report of 10,000 variables with 100 unread says
-    its one fix once, naming the 100, whatever the format."""
-    found: dict[tuple[str, str], tuple[list[str], Fix]] = {}
+    seen: fixes of one kind whose words are the same, or differ only in the name they are
+    for and the line they go at, are one fix, said once (its words name the first, and
+    every line: ``at ints.py:4 (`steps`), ints.py:5 (`count`)``). A report of 10,000
+    variables with 100 unread says its one fix once, naming the 100, whatever the format."""
+    exact: dict[tuple[str, str], int] = {}
+    alike: dict[tuple[str, str], int] = {}
+    groups: list[tuple[list[str], list[Fix]]] = []
     for name, fix in items:
         if fix is None:
             continue
-        key = (fix.kind, fix.text.replace(f"`{name}`", "`…`") if name else fix.text)
-        names = found.setdefault(key, ([], fix))[0]
+        plain = fix.text.replace(f"`{name}`", "`…`") if name else fix.text
+        shape = (fix.kind, plain.replace(fix.where, "…") if fix.where else plain)
+        at = exact.get((fix.kind, fix.text), alike.get(shape))
+        if at is None:
+            at = len(groups)
+            groups.append(([], []))
+        exact.setdefault((fix.kind, fix.text), at)
+        alike.setdefault(shape, at)
+        names, fixes = groups[at]
         if name not in names:
             names.append(name)
-    return [(tuple(names), fix) for names, fix in found.values()]
+            fixes.append(fix)
+    return [(tuple(names), _merged(names, fixes)) for names, fixes in groups]
+
+
+def _merged(names: Sequence[str], fixes: Sequence[Fix]) -> Fix:
+    """The first fix said of all the group's variables: its words name ``each of these N
+    variables`` where they named the first, and every line the fixes go at, each with its
+    variable (``at ints.py:4 (`steps`) and ints.py:5 (`count`)``)."""
+    first = fixes[0]
+    named = [n for n in names if n]
+    text = first.text
+    others_named = any(f"`{n}`" in text for n in named[1:])  # its words name them already
+    if len(named) > 1 and f"`{named[0]}`" in text and not others_named:
+        start = text.index(f"`{named[0]}`")
+        each = f"each of these {len(named)} variables"
+        if start == 0 or text[:start].endswith(". "):
+            each = each.capitalize()
+        text = text[:start] + each + text[start + len(named[0]) + 2 :]
+    lines = list(dict.fromkeys(f.where for f in fixes))
+    if len(lines) > 1 and first.where and first.where in text:
+        pairs = [f"{f.where} (`{n}`)" for n, f in zip(names, fixes, strict=True) if n]
+        if len(pairs) > 3:
+            at = f"{pairs[0]} … {pairs[-1]} ({len(pairs)} lines)"
+        else:
+            at = ", ".join(pairs[:-1]) + f" and {pairs[-1]}"
+        text = text.replace(first.where, at, 1)
+    return first if text == first.text else dataclasses.replace(first, text=text)
 
 
 def cut_fixes(report: m.Report, problems_only: bool = False) -> list[tuple[tuple[str, ...], Fix]]:

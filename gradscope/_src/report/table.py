@@ -693,6 +693,11 @@ def _call_table(call: rr.CallResult, found: list[_Row], width: int, hidden: int)
     return out
 
 
+def named_in(found: Sequence[Finding], call: rr.CallResult) -> set[str]:
+    """The sources of ``call`` a run's finding names: each keeps a row of its own."""
+    return {str(f.variable) for f in found if _of_call(f, call)}
+
+
 def _of_call(finding: Finding, call: rr.CallResult) -> bool:
     """Whether a run's finding is about ``call``: at its site, about its label (its api, line
     and step: ``RunReport.findings``)."""
@@ -782,8 +787,7 @@ def run_renderable(report: rr.RunReport, group: str = "auto", problems_only: boo
         parts += [Text(), Text("No gradient call was made.")]
     found = report.findings()
     for call in report.calls:
-        named = {str(f.variable) for f in found if _of_call(f, call)}
-        parts += [Text(), _call(call, named, group, problems_only)]
+        parts += [Text(), _call(call, named_in(found, call), group, problems_only)]
     if found:
         parts += [Text(), _run_problems(found)]
         parts += [Text(rows.fix_line(names, fix), style="green")

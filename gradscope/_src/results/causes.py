@@ -1012,6 +1012,88 @@ class LeftOut(Cause):
 
 @registered
 @dataclass(frozen=True, kw_only=True)
+class AskedOthers(Cause):
+    """A gradient call that asks for variables the loss reads only as constants (a target
+    network's, through ``stop_gradient`` or computed outside the tape) while the variables it
+    does train were not asked (a DQN's ``tape.gradient(loss, target.trainable_variables)``).
+
+    ``line``: the call's ``FILE:LINE``; ``asked``: what the call was given, as the user wrote
+    it (``model_target.trainable_variables``; "" unknown); ``names``: the variables a
+    gradient reaches that the call did not ask for (TensorFlow's own answer for them);
+    ``holder``: the name the user's code holds them under (``model``; "" unknown);
+    ``through``: how the asked variables reach the loss (``through `tf.stop_gradient` at
+    dqn.py:28``); ``passed``: said of an ``apply_gradients`` handed that call's Nones;
+    ``also``: the asked variables' own cause, where it names a line (outside the tape)."""
+
+    id = "asks-other-variables"
+    status = Status.DISCONNECTED
+    rule = "GradientAskedForOtherVariables"
+    title = "A gradient asked for variables the loss does not train (a wrong `var_list`)"
+    help = (
+        "The call asks for variables the loss reads only as constants (a target network's, "
+        "through stop_gradient or computed outside the tape), and not for the variables the "
+        "loss does train: every gradient is None and nothing trains."
+    )
+    fixes = ("var-list",)
+    first = True
+
+    asked: str = ""
+    holder: str = ""
+    through: str = ""
+    passed: bool = False
+
+    def _asked(self) -> str:
+        return f"`{self.asked}`" if self.asked else "variables"
+
+    def _trained(self) -> str:
+        count = f"the {len(self.names)} variables" if len(self.names) > 1 else "the variable"
+        own = f" of `{self.holder}`" if self.holder else ""
+        shown = listed([f"`{n}`" for n in self.names])
+        return f"{count}{own} it trains ({shown})"
+
+    def _pass(self) -> str:
+        if self.holder:
+            return f"`{self.holder}.trainable_variables`"
+        return "the variables the loss trains"
+
+    def message(self) -> str:
+        if self.passed:
+            return (
+                f"the call at {self.line} asked for {self._asked()}, not for this variable: "
+                "apply_gradients got the Nones it returned for those"
+            )
+        return (
+            f"asked for {self._asked()}, which the loss reads only as constants, and not for "
+            f"{self._trained()}"
+        )
+
+    def fix(self, c: Context) -> Fix:
+        how = self.through or "through values computed outside the tape"
+        return Fix(
+            "var-list",
+            self.line,
+            f"The gradient call at {self.line} asks for {self._asked()}, which the loss reads "
+            f"only as constants ({how}: a target network's values, rightly kept out of the "
+            f"gradient), and not for {self._trained()}: pass {self._pass()} there, and zip "
+            "the gradients with that same list in `apply_gradients`.",
+        )
+
+    @staticmethod
+    def through_of(cuts: Sequence[CutPoint], said: Cause | None) -> str:
+        """How the asked variables reach the loss, from one's cut points or cause."""
+        if cuts:
+            cut = cuts[0]
+            op = "`tf.stop_gradient`" if cut.op in STOP_TYPES else f"`{cut.op}`"
+            return f"through {op} at {cut.source or cut.node}"
+        if isinstance(said, OutsideTape) and said.line:
+            return f"made at {said.line}, while the tape was not recording"
+        if isinstance(said, LeftTensorFlow) and said.line:
+            return f"through a value that left TensorFlow at {said.line}"
+        return "through values computed outside the tape"
+
+
+@registered
+@dataclass(frozen=True, kw_only=True)
 class UnwatchedVariable(Cause):
     id = "unwatched-variable"
     status = Status.DISCONNECTED

@@ -10,13 +10,17 @@ Keras layer however many ops the layer makes. With ``expand`` every op is its ow
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gradscope._src.engine import cuts as flow
+from gradscope._src.results.cut import STOP_TYPES
 
-#: ``("variable", index)``, ``("node", name)``, ``("scope", scope)`` or ``("op", op index)``.
+#: ``("variable", index)``, ``("node", name)``, ``("scope", scope)``, ``("line", FILE:LINE)``
+#: (a Python target's ops outside any layer, one box per line of the user's) or
+#: ``("op", op index)``.
 GroupKey = tuple[str, object]
 
 #: Op types that only move values around; a box is not labelled by them when it has others.
@@ -109,6 +113,12 @@ class Grouping:
         boxes = scope_boxes([self.names[i] for i in scoped])
         for i, box in zip(scoped, boxes, strict=True):
             self.keys[i] = ("op", i) if box == self.names[i] else ("scope", box)
+            where = self.locate(i)
+            op = self.graph.ops[i]
+            if (box == self.names[i] and where is not None and where[1]
+                    and op.type not in STOP_TYPES and not op.no_gradient
+                    and code_at(where[1])):  # fmt: skip
+                self.keys[i] = ("line", where[1])  # the user's line: one box for its ops
 
     def _attach_strays(self) -> None:
         """Ops that belong to no node (a read made for the loss) join a neighbour's box:
@@ -142,17 +152,124 @@ class Grouping:
             return Label("op", str(value), said or self._types(members), source, str(value))
         if kind == "scope":
             scope = str(value)
-            return Label("op", scope.rsplit("/", 1)[-1], self._types(members), source, scope)
+            name = scope.rsplit("/", 1)[-1]
+            name = "compile() loss" if name in _LOSS_SCOPES else name
+            return Label("op", name, self._types(members), source, scope)
+        if kind == "line":
+            code = code_at(str(value))
+            return Label("op", code or str(value), self._types(members), str(value),
+                         code_at(str(value), 200) or str(value))  # fmt: skip
         assert isinstance(value, int)
         name = self.names[value]
         if where is not None and where[0] != name:  # a spec op: show its node, not N<i>
             name = f"{where[0]}/{name.split('/', 1)[-1]}"
-        return Label("op", name, self.graph.ops[value].type, source, self.names[value])
+        op_type = self.graph.ops[value].type
+        words = WORDS.get(op_type, op_type)
+        if where is not None and where[0] == name and source and code_at(source):
+            name = code_at(source, focus=words)  # a Python target's op: the user's code
+        return Label("op", name, words, source, self.names[value])
 
     def _types(self, members: Sequence[int]) -> str:
-        """``MatMul+BiasAdd`` for a box of a few ops, ``MatMul+5 more`` for many."""
-        types = list(dict.fromkeys(self.graph.ops[i].type for i in members))
-        useful = [t for t in types if t not in PLUMBING] or types
-        if len(useful) <= 2:
-            return "+".join(useful)
-        return f"{useful[0]}+{len(useful) - 1} more"
+        """What a box of ops computes, in a user's words (``summary``)."""
+        return summary([self.graph.ops[i].type for i in members],
+                       [self.names[i] for i in members])  # fmt: skip
+
+
+def code_at(source: str, width: int = 34, focus: str = "") -> str:
+    """The user's code at ``FILE:LINE``, stripped and cut to ``width`` characters (``…``)
+    around ``focus`` when the line holds it (the call that made the op:
+    ``…keras.ops.stop_gradient(body))``); "" when the file cannot be read."""
+    import linecache
+
+    from gradscope._src.location import Location
+
+    place = Location.parse(source)
+    if place is None or place.line < 1:
+        return ""
+    text = linecache.getline(place.file, place.line).strip()
+    if len(text) <= width:
+        return text
+    at = text.find(focus) if focus else -1
+    if at >= 0 and at + len(focus) > width - 1:  # the call is past the cut: start at it
+        while at > 0 and (text[at - 1].isalnum() or text[at - 1] in "._"):
+            at -= 1  # its whole name: ``keras.ops.stop_gradient``
+        rest = text[at:]
+        return "…" + (rest if len(rest) <= width - 1 else rest[: width - 2] + "…")
+    return text[: width - 1].rstrip() + "…"
+
+
+#: An op type in the words a user reads it by (``summary``); types not here keep their name.
+WORDS = {
+    "MatMul": "matmul", "BatchMatMulV2": "matmul", "BatchMatMulV3": "matmul",
+    "Conv2D": "conv2d", "Conv1D": "conv1d", "Conv3D": "conv3d",
+    "DepthwiseConv2dNative": "depthwise conv2d", "Conv2DBackpropInput": "conv2d transpose",
+    "BiasAdd": "+ bias", "AddV2": "add", "Add": "add", "AddN": "add", "Sub": "subtract",
+    "Mul": "multiply", "RealDiv": "divide", "DivNoNan": "divide", "Neg": "negate",
+    "Relu": "relu", "Relu6": "relu6", "LeakyRelu": "leaky relu", "Elu": "elu", "Selu": "selu",
+    "Sigmoid": "sigmoid", "Tanh": "tanh", "Softplus": "softplus", "Softmax": "softmax",
+    "LogSoftmax": "log softmax", "Mean": "mean", "Sum": "sum", "Max": "max", "Min": "min",
+    "Prod": "product", "Square": "square", "SquaredDifference": "squared difference",
+    "Sqrt": "sqrt", "Rsqrt": "rsqrt", "Pow": "power", "Exp": "exp", "Log": "log",
+    "Log1p": "log1p", "Abs": "abs", "Maximum": "maximum", "Minimum": "minimum",
+    "ClipByValue": "clip", "StopGradient": "stop_gradient", "PreventGradient": "stop_gradient",
+    "FusedBatchNormV3": "batch norm", "MaxPool": "max pool", "AvgPool": "average pool",
+    "Reshape": "reshape", "Transpose": "transpose", "ConcatV2": "concat", "Pack": "stack",
+    "GatherV2": "gather", "ResourceGather": "embedding lookup", "Squeeze": "squeeze",
+    "ExpandDims": "expand dims", "StridedSlice": "slice", "Slice": "slice", "Tile": "tile",
+    "SelectV2": "where", "Select": "where", "ArgMax": "argmax", "ArgMin": "argmin",
+    "Round": "round", "Floor": "floor", "Ceil": "ceil", "Sign": "sign",
+    "SparseSoftmaxCrossEntropyWithLogits": "softmax cross-entropy",
+    "SoftmaxCrossEntropyWithLogits": "softmax cross-entropy",
+    "GreaterEqual": "compare", "Greater": "compare", "Less": "compare", "LessEqual": "compare",
+    "Equal": "compare", "NotEqual": "compare", "Multinomial": "sample",
+    "RandomStandardNormal": "random", "RandomUniform": "random", "EagerPyFunc": "py_function",
+    "PyFunc": "numpy_function", "If": "tf.cond", "StatelessIf": "tf.cond", "Case": "switch_case",
+    "While": "while loop", "StatelessWhile": "while loop", "AssignVariableOp": "assign",
+    "PartitionedCall": "tf.function", "StatefulPartitionedCall": "tf.function",
+}  # fmt: skip
+
+#: The most words a box's summary lists before it counts the rest.
+SHOWN_WORDS = 3
+
+
+def summary(types: Sequence[str], names: Sequence[str] = ()) -> str:
+    """What a box computes, in a few words a user recognises: a dense layer's ``matmul +
+    bias, relu``; a Keras compiled loss by the losses its scope holds (``mse``); else
+    the first words of its ops and how many there are (``compare, where, mean … 11 ops``).
+
+    Example:
+        >>> summary(["ReadVariableOp", "MatMul", "BiasAdd", "Relu"])
+        'matmul + bias, relu'
+        >>> summary(["Sub", "Square", "Mean"], ["compile_loss/mse/sub", "compile_loss/mse/Square",
+        ...                                     "compile_loss/mse/Mean"])
+        'mse'
+    """
+    losses = _loss_scopes(names)
+    if losses:
+        return " + ".join(losses)
+    useful = [t for t in dict.fromkeys(types) if t not in PLUMBING] or list(dict.fromkeys(types))
+    words = list(dict.fromkeys(WORDS.get(t, t) for t in useful))
+    if len(words) >= 2 and words[1] == "+ bias":  # a layer's kernel and bias: one phrase
+        words = [f"{words[0]} + bias", *words[2:]]
+    elif len(words) >= 2 and words[0] in ("matmul", "conv2d") and words[1] == "add":
+        words = [f"{words[0]} + bias", *words[2:]]  # Keras 3 adds its bias with AddV2
+    if len(words) <= SHOWN_WORDS:
+        return ", ".join(words)
+    ops = sum(1 for t in types if t not in PLUMBING)
+    return f"{', '.join(words[:SHOWN_WORDS])} … {ops} ops"
+
+
+#: Scopes Keras puts a compiled loss under; the scopes inside name each loss.
+_LOSS_SCOPES = ("compile_loss",)
+
+
+def _loss_scopes(names: Sequence[str]) -> list[str]:
+    """The losses a Keras compiled loss's scope holds, by the scopes inside it
+    (``compile_loss/sparse_categorical_crossentropy/...``: ``sparse categorical
+    crossentropy``); none for any other box."""
+    found: list[str] = []
+    for name in names:
+        parts = name.split("/")
+        if len(parts) >= 3 and parts[0] in _LOSS_SCOPES:
+            found.append(re.sub(r"_\d+$", "", parts[1]).replace("_", " "))
+    return list(dict.fromkeys(found))

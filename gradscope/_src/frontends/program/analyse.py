@@ -204,6 +204,69 @@ def probes(problem: Problem) -> list[int]:
     ]
 
 
+def all_cut(problem: Problem) -> bool:
+    """Whether, in what the tape recorded, no source has a path to a target that avoids a
+    ``stop_gradient`` and the ops that give no gradient: a call whose every gradient will be
+    None (a DQN asking for its target network's variables). Then the trainable variables
+    the tape read and the call did not ask for are asked too, to learn which the loss
+    trains (``Calls.tape_gradient``): nothing is asked in a call that trains something."""
+    graph = problem.graph
+    if not problem.targets:
+        return False
+    sources = flow.source_bits(problem.sources)
+    if not sources:
+        return True
+    cut = [
+        dataclasses.replace(op, inputs=[], assign_preds=[])
+        if op.type in STOP_TYPES or k in problem.stop_ops or op.no_gradient
+        else op
+        for k, op in enumerate(graph.ops)
+    ]
+    vsets = flow.variable_sets(flow.Graph(cut, graph.producer, graph.differentiable), sources)
+    return not any(vsets[graph.producer[t]] for t in problem.targets)
+
+
+def asked_others(statics: Sequence[SourceStatic], others: Sequence[tuple[str, tuple[int, ...]]],
+                 site: str, asked: str, holder: str) -> causes.AskedOthers | None:  # fmt: skip
+    """The cause of a call none of whose sources gets a gradient while variables it did not
+    ask for do (``others``, TensorFlow's answer for them), when the sources are a target
+    network's (``target_twin``): a wrong var_list, said before how each source reaches the
+    loss (kept after it, where it names a line). Returns the cause (None: not this case; a
+    GAN's generator run outside its tape keeps its cause: its discriminator is no twin).
+
+    Args:
+        statics: the call's sources, analysed; causes set in place.
+        others: ``(name, shape)`` of the unasked variables TensorFlow gave a gradient.
+        site: the call's ``FILE:LINE``.
+        asked: the sources as the user's line wrote them (``target.trainable_variables``).
+        holder: the name the user's code holds ``others`` under (``model``).
+    """
+    if not others or not statics or any(s.has_gradient for s in statics):
+        return None
+    if not target_twin(statics, others, asked):
+        return None
+    through = causes.AskedOthers.through_of(statics[0].cut_points, statics[0].cause)
+    found = causes.AskedOthers(line=site, names=tuple(n for n, _ in others), asked=asked,
+                               holder=holder, through=through)  # fmt: skip
+    for static in statics:
+        said = static.cause  # how it reaches the loss, where a line says so
+        static.cause = found.then(said) if said and said.line else found
+    return found
+
+
+def target_twin(statics: Sequence[SourceStatic], others: Sequence[tuple[str, tuple[int, ...]]],
+                asked: str) -> bool:  # fmt: skip
+    """Whether the sources are a target network of the variables the loss trains: copied
+    from them (``copy_of``), shaped as they are, one for one (a clone), or named so."""
+    trained = {n for n, _ in others}
+    if any(s.copy_of[0] in trained for s in statics):
+        return True
+    if [tuple(s.shape) for s in statics] == [tuple(shape) for _, shape in others]:
+        return True
+    names = [asked.lower(), *(s.name.lower() for s in statics)]
+    return any(word in n for word in causes.TARGET_WORDS for n in names)
+
+
 def reaching(problem: Problem, assign: bool = True) -> list[bool]:
     """Per op, whether it has a forward path to one of the targets (``assign`` False: along
     data edges only, not through a write and a later read of what it wrote)."""

@@ -8,6 +8,7 @@ asked again in a copy of the graph.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import weakref
@@ -65,6 +66,8 @@ class Calls:
         #: id(graph) -> whether TensorFlow throws that trace away (``thrown_away.py``)
         self.thrown_away: dict[int, Callable[[], bool]] = {}
         self.given_none: set[int] = set()  # id() of variables a watched call gave None
+        #: variables a watched call trains but did not ask for -> why (``AskedOthers``)
+        self.not_asked: dict[int, causes.AskedOthers] = {}
         self.traces = Traces(watcher)  # each Keras model's traced train step
         self.gathering = Gathering()  # calls made per replica in strategy.run
         self.now: dict[tuple[str, str, int], SiteState] = {}  # traced site -> running one
@@ -194,8 +197,17 @@ class Calls:
             held = names.held_as(flat_s, sys._getframe(1))  # the user's names of tensors
             given = values.multiplier(output_gradients)
             read = names.read_variables(tape)  # before a non-persistent tape forgets them
-            grads = orig(tape, target, flat_s + probe_ts, output_gradients,
+            # every gradient will be None: which of the variables it did not ask for train?
+            extra = names.others(read, flat_s) if analyse.all_cut(call.problem) else []
+            grads = orig(tape, target, flat_s + probe_ts + extra, output_gradients,
                          tf.UnconnectedGradients.NONE)  # fmt: skip
+            if extra:
+                trained = [v for v, g in zip(extra, grads[len(grads) - len(extra):],
+                                             strict=True) if g is not None]  # fmt: skip
+                grads = grads[: len(grads) - len(extra)]
+                others = (trained, names.holder_of(trained, sys._getframe(1)))
+            else:
+                others = ([], "")
         user = list(grads[: len(flat_s)])
         if not eager:  # what Keras' traced step trains, known however its analysis goes
             self.traces.gradients(flat_s, user)
@@ -207,7 +219,7 @@ class Calls:
             asked = (probe_ids, list(grads[len(flat_s) :]))
             with self.watcher.own_work():
                 self._after(state, tape, call, flat_s, flat_t, user, eager, filled, tensors,
-                            asked, given, read, held)  # fmt: skip
+                            asked, given, read, held, others)  # fmt: skip
         except Exception as exc:  # gradscope's failure, never the program's
             self._failed(state, exc)
         if eager:
@@ -219,12 +231,14 @@ class Calls:
                filled: list[Any], tensors: list[bool | None] | None = None,
                asked: tuple[list[int], list[Any]] = ([], []),
                given: tuple[float, ...] = (), read: Sequence[Any] = (),
-               held: dict[int, str] | None = None) -> None:  # fmt: skip
+               held: dict[int, str] | None = None,
+               others: tuple[list[Any], str] = ([], "")) -> None:  # fmt: skip
         """Analyse a tape's answer (``user``; ``filled``: what the program receives, with
         ``unconnected_gradients=ZERO``'s zeros; ``asked``: the probes and their gradients;
         ``given``: the ``output_gradients`` multiplier's values; ``read``: the variables the
-        tape watched; ``held``: the user's names of tensor sources) and arrange for its
-        numbers."""
+        tape watched; ``held``: the user's names of tensor sources; ``others``: the
+        variables the call did not ask for that a gradient reaches, and the name that holds
+        them) and arrange for its numbers."""
         statics = names.statics(flat_s, user, call, self.recorder.created, held)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
@@ -241,6 +255,13 @@ class Calls:
         if not eager:
             analyse.through_numpy_function(statics, flat_t,
                                            lambda op: sites.text(frames.of_op(op)))  # fmt: skip
+        trained, holder = others
+        wrong = analyse.asked_others(
+            statics, [(names.source_name(v, call, self.recorder.created), names.shape(v))
+                      for v in trained],
+            state.site, names.asked_text(state.site), holder)  # fmt: skip
+        if wrong is not None:
+            self.not_asked.update({names.key(v): wrong for v in trained})
         analyse.filled(statics, filled)
         user = filled
         unasked = names.unasked(read, flat_s, call, self.recorder.created)
@@ -472,13 +493,15 @@ class Calls:
         state = self.watcher.at(sites.chain(), "apply_gradients", EAGER if eager else FUNCTION)
         if eager and not self.watcher.before_execution(state):
             return
-        names = sites.unique([sites.variable_name(v) for _, v in pairs])
+        named = sites.unique([sites.variable_name(v) for _, v in pairs])
         statics = []
-        for name, (g, v) in zip(names, pairs, strict=True):
+        for name, (g, v) in zip(named, pairs, strict=True):
             shape = tuple(v.shape.as_list()) if hasattr(v.shape, "as_list") else tuple(v.shape)
             static = SourceStatic(name, shape, g is not None, reachable=True)
             if g is None:
-                static.cause = causes.PassedNone()
+                wrong = self.not_asked.get(names.key(v))
+                static.cause = (dataclasses.replace(wrong, passed=True, also=()) if wrong
+                                else causes.PassedNone())  # fmt: skip
             statics.append(static)
         static_call = Static(statics, "")
         if eager:

@@ -182,3 +182,87 @@ def unasked(read: Sequence[Any], flat_s: Sequence[Any], call: Any,
     held = keras_names.untracked_of(rest)
     return tuple((source_name(v, call, created), attribute)
                  for v, attribute in zip(rest, held, strict=True) if attribute)  # fmt: skip
+
+
+def key(variable: Any) -> int:
+    """One key for a variable, a Keras variable and the TensorFlow variable under it alike."""
+    inner = getattr(variable, "_value", None)
+    return id(variable if inner is None else inner)
+
+
+def others(read: Sequence[Any], flat_s: Sequence[Any]) -> list[Any]:
+    """The trainable floating-point variables the tape read that the call does not ask for,
+    each once (an integer one would make TensorFlow warn when asked)."""
+    asked = {key(s) for s in flat_s}
+    seen: dict[int, Any] = {}
+    for v in read:
+        floating = getattr(getattr(v, "dtype", None), "is_floating", False)
+        if getattr(v, "trainable", False) and floating and key(v) not in asked:
+            seen.setdefault(key(v), v)
+    return list(seen.values())
+
+
+def holder_of(variables: Sequence[Any], frame: Any) -> str:
+    """The name the user's code holds the model (layer, module) under whose trainable
+    variables are exactly ``variables`` (``main_nn``, ``self.q_net``): looked for in the
+    locals of the user's frame, the attributes of its ``self``, then its globals; "" when no
+    one name holds them."""
+    wanted = {key(v) for v in variables}
+    if not wanted:
+        return ""
+    user = frames.user_frame(frame)
+    scopes: list[tuple[str, dict[str, Any]]] = [("", frames.user_locals(frame))]
+    me = scopes[0][1].get("self")
+    if me is not None:
+        scopes.append(("self.", dict(getattr(me, "__dict__", {}))))
+    if user is not None:
+        scopes.append(("", dict(user.f_globals)))
+    for prefix, scope in scopes:
+        found = [f"{prefix}{name}" for name, value in scope.items()
+                 if not name.startswith("_") and _trains(value, wanted)]  # fmt: skip
+        if len(found) == 1:
+            return found[0]
+    return ""
+
+
+def _trains(value: Any, wanted: set[int]) -> bool:
+    if isinstance(value, type) or not hasattr(type(value), "trainable_variables"):
+        return False
+    try:
+        held = {key(v) for v in value.trainable_variables}
+    except Exception:  # a property that fails on this object: not a model
+        return False
+    return held == wanted
+
+
+def asked_text(site: str) -> str:
+    """The sources as the user's line ``site`` wrote them: the second argument of its
+    ``.gradient(...)`` call (``model_target.trainable_variables``); "" when the line cannot
+    be read alone."""
+    import ast
+    import linecache
+
+    from gradscope._src.location import Location
+
+    place = Location.parse(site)
+    if place is None or place.line < 1:
+        return ""
+    text = linecache.getline(place.file, place.line).strip()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # a line of a longer statement
+        return ""
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "gradient" and len(node.args) >= 2):  # fmt: skip
+            return ast.unparse(node.args[1])
+    return ""
+
+
+def shape(variable: Any) -> tuple[int, ...]:
+    """A variable's shape as a tuple (``()`` when unknown)."""
+    known = getattr(variable, "shape", None)
+    try:
+        return tuple(int(d) for d in known) if known is not None else ()
+    except (TypeError, ValueError):  # an unknown dimension
+        return ()
