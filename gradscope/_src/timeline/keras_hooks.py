@@ -87,6 +87,8 @@ class Hooks:
         self.part_nones: set[tuple[str, str]] = set()  # (loss part, variable): no gradient
         self.part_causes: dict[tuple[str, str], Recorded] = {}  # why (graph mode)
         self.causes: dict[str, Recorded] = {}  # why a variable gets no gradient (graph mode)
+        #: step -> where each non-finite gradient's NaN first appeared (``_origin``), by name
+        self.origins: dict[int, dict[str, Any]] = {}
         self.sparse: set[str] = set()
         self.parts: list[str] = []
         self._local = threading.local()  # the trace of this thread (a replica's, mirrored)
@@ -404,6 +406,7 @@ class Hooks:
                 _put(self._stash("", path, variable), row, tf.convert_to_tensor(grad), when)
         loss = tf.constant(math.nan) if trace.loss is None else trace.loss
         total = ops.summarize(grads, variables)
+        self._origin(total, iterations, when)
         # (stacked, not indexed: each op traced costs, an index four)
         pieces = [tf.stack([tf.cast(iterations, tf.float64), tf.cast(loss, tf.float64)]),
                   tf.reshape(total, [-1])]  # fmt: skip
@@ -428,6 +431,27 @@ class Hooks:
         assert self.record is not None  # made by _variables
         _put(self.record, row, tf.concat(pieces, 0), when)  # this replica's copy
         return tf.constant(True)
+
+    def _origin(self, total: Any, iterations: Any, when: Any) -> None:
+        """On a due step whose gradients are not all finite: where the NaN or infinity first
+        appeared, as ``gradscope run`` finds it for the step's ``tape.gradient``
+        (``graph_calls.step_origins``), kept in :attr:`origins` by step. Not under XLA (no
+        ``py_function`` compiles) nor across replicas (a replica's gradients are not the
+        applied sum)."""
+        call = self._zero_call[0] if self._zero_call is not None else None
+        if call is None or not call.grads or when is not None or _replicas() > 1:
+            return
+        from gradscope._src.frontends.program.graph_calls import step_origins
+
+        def found(step: int, origins: dict[str, Any]) -> None:
+            self.origins[step] = origins
+
+        def look() -> Any:
+            step_origins(call, iterations, found)
+            return tf.constant(True)
+
+        finite = tf.reduce_all(tf.math.is_finite(total[:, 0]))
+        _unlowered(tf.cond(finite, lambda: tf.constant(False), look))
 
     def _variables(self, trace: _Trace) -> bool:
         """Make the variables a due step of this trace writes; whether any was new. In a
@@ -612,6 +636,10 @@ def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:
         variable.assign(tf.expand_dims(value, 0))
         return
     variable.assign(tf.tensor_scatter_nd_update(variable, tf.reshape(row, [1, 1]), value[None]))
+
+
+def _replicas() -> int:
+    return int(tf.distribute.get_strategy().num_replicas_in_sync)
 
 
 def _compiled(model: Any) -> bool:

@@ -319,6 +319,7 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
             self.recorder.record(
                 snap.step, self.site, loss, entries, losses=losses or None, dots=dots,
                 gradients=whole if snap.raw else None, loss_scaled=hooks.loss_scaled(),
+                origins=hooks.origins.pop(snap.step, None),
             )  # fmt: skip
 
     def on_train_end(self, logs: Any = None) -> None:

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src import patching, tfcompat
-from gradscope._src.frontends.program import analyse, fit, graphs, names, sites, var_lists
+from gradscope._src.frontends.program import analyse, fit, graphs, names, origin, sites, var_lists
 from gradscope._src.frontends.program.replicas import Part, combined
 from gradscope._src.frontends.program.watch import Static
 from gradscope._src.frontends.python import frames
 from gradscope._src.results import causes
 from gradscope._src.results.cut import CutPoint
+from gradscope._src.results.facts import NanOrigin
 from gradscope._src.results.run import FUNCTION, GRAPH
 
 
@@ -165,6 +166,7 @@ class TapeCall:
     last: int
     nones: tuple[bool, ...] = ()  # per source, whether the tape gave it no gradient
     site: str = ""  # the user's line that asked (a Keras step's: its fit() line)
+    grads: tuple[Any, ...] = ()  # per source, the gradient the tape gave (None: none)
 
 
 @contextlib.contextmanager
@@ -209,10 +211,11 @@ def tape_calls() -> Iterator[list[TapeCall]]:
             grads = original(self, target, sources, *args, **kwargs)
             if flat_t:
                 flat_s = tuple(tf.nest.flatten(sources))
-                nones = tuple(g is None for g in tf.nest.flatten(grads, expand_composites=False))
-                nones = nones if len(nones) == len(flat_s) else ()
-                seen.append(TapeCall(spans, flat_s, tuple(flat_t), last, nones,
-                                     sites.described()[0]))  # fmt: skip
+                given = tuple(tf.nest.flatten(grads, expand_composites=False))
+                given = given if len(given) == len(flat_s) else ()
+                seen.append(TapeCall(spans, flat_s, tuple(flat_t), last,
+                                     tuple(g is None for g in given), sites.described()[0],
+                                     given))  # fmt: skip
             return grads
 
         return gradient
@@ -249,6 +252,47 @@ def tape_causes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
     statics = _tape_statics(call, variables, nones, model, y_pred)
     return {i: analyse.recorded(analyse.status(s, None, None), s.cut_points, s.cause)
             for i, s in enumerate(statics) if nones[i]}  # fmt: skip
+
+
+def step_origins(call: TapeCall, step: Any,
+                 found: Callable[[int, dict[str, NanOrigin]], None]) -> None:  # fmt: skip
+    """Where a NaN or an infinity first appeared in the gradients of ``call`` (a traced train
+    step's ``tape.gradient``), as ``gradscope run`` finds it for the same call
+    (``origin.in_graph``): ops added where the caller builds (the Keras ``Monitor``: in its
+    recording branch, when a gradient it recorded is not finite) that take the gradient of
+    every tensor on the call's paths from its targets, in the step's own graph, and hand them
+    to one ``py_function``, which calls ``found(step, {source name: origin})``.
+
+    Args:
+        call: the tape's call (:func:`tape_calls`), with its gradients.
+        step: the step number (a scalar tensor), handed to ``found``.
+        found: called in the step's execution with the origins found (none: an empty dict).
+    """
+    import tensorflow as tf
+
+    gradients_util = tfcompat.get("gradients_util")
+
+    graph = call.targets[0].graph
+    tensors = [graphs.source_tensor(graph, s) for s in call.sources]
+    gcall = graphs.GraphCall(graphs.ops_in(graph, call.spans), tensors, list(call.targets))
+    statics = [analyse.SourceStatic(_source_name(s), (), g is not None)
+               for s, g in zip(call.sources, call.grads, strict=True)]  # fmt: skip
+    probe_ids = analyse.probes(gcall.problem)
+    probes = gcall.probe_tensors(probe_ids)
+    probe_grads = gradients_util._GradientsHelper(list(call.targets), probes, src_graph=graph)
+    looked = origin.in_graph(gcall, statics, probe_ids, probe_grads, list(call.grads))
+
+    def deliver(number: Any, *values: Any) -> None:
+        for s in statics:
+            s.nan_origin = None
+        looked.deliver([looked.mark(i, x) for i, x in enumerate(values)])
+        found(int(number), {s.name: s.nan_origin for s in statics if s.nan_origin is not None})
+
+    tf.py_function(deliver, [step, *looked.tensors], Tout=[])
+
+
+def _source_name(source: Any) -> str:
+    return sites.variable_name(source) if hasattr(source, "handle") else ""
 
 
 def tape_zero_notes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool]
