@@ -40,6 +40,7 @@ from typing import Any
 import tensorflow as tf
 
 from gradscope._src import patching, tfcompat
+from gradscope._src.frontends import keras_names
 from gradscope._src.frontends.program import reads
 from gradscope._src.frontends.program.analyse import Recorded
 from gradscope._src.frontends.program.sites import variable_name
@@ -87,6 +88,9 @@ class Hooks:
         self.part_nones: set[tuple[str, str]] = set()  # (loss part, variable): no gradient
         self.part_causes: dict[tuple[str, str], Recorded] = {}  # why (graph mode)
         self.causes: dict[str, Recorded] = {}  # why a variable gets no gradient (graph mode)
+        #: ``(name, attribute)`` of each tf.Variable Keras does not track that the step's tape
+        #: read and asked no gradient for (``graph_calls.untracked``)
+        self.untracked: tuple[tuple[str, str], ...] = ()
         #: step -> where each non-finite gradient's NaN first appeared (``_origin``), by name
         self.origins: dict[int, dict[str, Any]] = {}
         self.sparse: set[str] = set()
@@ -100,6 +104,7 @@ class Hooks:
         self._zero_notes: dict[str, str] | None = None
         #: what the last step that raised asked gradients for, and which it got none for
         self.failure: Failure | None = None
+        keras_names.saw(model)  # its attributes name its variables, as ``gradscope run``'s fit
         self.install()
 
     @property
@@ -226,6 +231,7 @@ class Hooks:
         variables = [v for _, v in trace.applied]
         self._zero_call = (_asked(trace.tapes, variables), variables,
                            [g is None for g, _ in trace.applied])  # fmt: skip
+        self.untracked = _untracked(self._zero_call[0])
         self._zero_notes = None
         assert self.counter is not None  # made by _variables
         iterations = tf.convert_to_tensor(self.counter.assign_add(1))  # this step, from 1
@@ -636,6 +642,17 @@ def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:
         variable.assign(tf.expand_dims(value, 0))
         return
     variable.assign(tf.tensor_scatter_nd_update(variable, tf.reshape(row, [1, 1]), value[None]))
+
+
+def _untracked(call: Any) -> tuple[tuple[str, str], ...]:
+    """What ``gradscope run`` reports ``never-trained`` of the step's tape call: the
+    variables Keras does not track that it read (none when it cannot say)."""
+    from gradscope._src.frontends.program.graph_calls import untracked
+
+    try:
+        return untracked(call) if call is not None else ()
+    except Exception:  # gradscope's failure never stops training: nothing said
+        return ()
 
 
 def _replicas() -> int:

@@ -312,7 +312,10 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         """Record the due steps the last execution stashed (each in its own row)."""
         hooks = self._hooks
         self._pending = False
-        for snap in hooks.fetch(after=self._last):
+        found = hooks.fetch(after=self._last)
+        if found:
+            self._untracked(hooks.untracked, found[0].step)
+        for snap in found:
             self._last = snap.step + 1
             entries, losses, dots, loss = _summaries(hooks, snap)
             whole = {name: snap.raw.get(("", name)) for name in hooks.names}
@@ -321,6 +324,23 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
                 gradients=whole if snap.raw else None, loss_scaled=hooks.loss_scaled(),
                 origins=hooks.origins.pop(snap.step, None),
             )  # fmt: skip
+
+    def _untracked(self, held: Any, step: int) -> None:
+        """A ``never-trained`` finding for each tf.Variable Keras does not track that the
+        step reads, as ``gradscope run`` reports it (once per variable and fit line)."""
+        from gradscope._src.analysis.fixes import Context
+        from gradscope._src.results.causes import Untracked
+
+        said = {(f["site"], f["variable"], f["kind"]) for f in self.recorder.notices}
+        for name, attribute in held:
+            if (self.site, name, "never-trained") in said:
+                continue
+            cause = Untracked(names=(name, attribute), line=self.site)
+            fix = cause.fix(Context("excluded", name, site=self.site))
+            self.recorder.notices.append({
+                "kind": "never-trained", "site": self.site, "variable": name,
+                "from_step": step, "message": f"{name}: {cause}", "fix": fix.to_dict(),
+            })  # fmt: skip
 
     def on_train_end(self, logs: Any = None) -> None:
         if self._jax is not None:

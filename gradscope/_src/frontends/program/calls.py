@@ -21,6 +21,7 @@ from gradscope._src.frontends.program import (
     graphs,
     names,
     origin,
+    passes,
     reads,
     session,
     sites,
@@ -224,21 +225,21 @@ class Calls:
         ``given``: the ``output_gradients`` multiplier's values; ``read``: the variables the
         tape watched; ``held``: the user's names of tensor sources) and arrange for its
         numbers."""
-        statics = names.statics(flat_s, user, call, self.recorder.created, held)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
-        analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
-        analyse.through_branches(call.problem, statics, lambda k: call.locate(k, "").source)
-        analyse.unwatched(statics, names.watching(tape, flat_s),
-                          [getattr(s, "trainable", True) for s in flat_s],
-                          getattr(tape, "_watch_accessed_variables", True), tensors)  # fmt: skip
-        dead_ends = self._outside(tape, flat_s, flat_t, statics, eager, state.site)
-        target_source = names.target_source(call, flat_t, eager, self.recorder.created)
-        fit.notes(call, statics, flat_s, target_source)
-        dead_ends()  # the last, most general cause: a model output no loss reads is more
+        capture = passes.Capture(
+            call, flat_s, flat_t, user, eager, self.recorder.created, held,
+            names.watching(tape, flat_s), [getattr(s, "trainable", True) for s in flat_s],
+            getattr(tape, "_watch_accessed_variables", True), tensors, read,
+        )  # fmt: skip
+        found = passes.sources(
+            capture,
+            lambda statics: self._outside(tape, flat_s, flat_t, statics, eager, state.site),
+            lambda statics, target_source: fit.notes(call, statics, flat_s, target_source),
+        )
+        statics, target_source = found.statics, found.target_source
         analyse.filled(statics, filled)
         user = filled
-        unasked = names.unasked(read, flat_s, call, self.recorder.created)
-        static = Static(statics, target_source, multiplier=given, unasked=unasked)
+        static = Static(statics, target_source, multiplier=given, unasked=found.unasked)
         scale = self._scale_of(flat_t)
         graph = None if eager else flat_t[0].graph
         parts = self.gathering.add(state, Part(static, flat_t, user), graph)
