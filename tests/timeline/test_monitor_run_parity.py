@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import runpy
-import warnings
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +240,18 @@ def loss(y, p):
 model.compile(optimizer="sgd", loss=loss)
 Y = y
 """,
+    "argmax_loss": """
+inputs = keras.Input((3,))
+model = keras.Model(inputs, keras.layers.Dense(4, name="d")(inputs))
+
+
+def loss(y, p):
+    return tf.reduce_mean(tf.cast(tf.argmax(p, axis=-1), tf.float32) - y)  # argmax
+
+
+model.compile(optimizer="sgd", loss=loss)
+Y = y
+""",
     "unused_head": """
 inputs = keras.Input((3,))
 a = keras.layers.Dense(1, name="a")(inputs)
@@ -322,7 +334,7 @@ with strategy.scope():
     a = keras.layers.Dense(1, name="a")(inputs)
     b = keras.layers.Dense(1, name="b")(inputs)
     model = keras.Model(inputs, {"a": a, "b": b})
-    model.compile(optimizer="sgd", loss={"a": "mse"})
+    model.compile(optimizer="sgd", loss={"a": "mse"})  # compile
 Y = {"a": y}
 """,
 }
@@ -369,7 +381,8 @@ def _bare(program: Path) -> dict[str, Any]:
     # a layer frozen after the step was traced: whether Keras' own step still moves it
     frozen = [v for v in model.variables if not v.trainable and "float" in str(v.dtype)]
     before = [v.numpy().copy() for v in frozen]
-    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    if frozen:
+        model.fit(x, y, epochs=1, batch_size=8, verbose=0)
     out.update({v.path: bool((v.numpy() != old).any())
                 for v, old in zip(frozen, before, strict=True)})  # fmt: skip
     listed = {id(v) for v in model.variables}
@@ -389,7 +402,11 @@ def _runpy(program: Path, *args: str) -> dict[str, Any]:
         sys.argv = argv
 
 
-def _monitored(program: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+#: The cases whose fit raises (every variable without a gradient), in both doors.
+RAISES = ("argmax_loss",)
+
+
+def _monitored(program: Path, raises: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The Monitor's first step record (its variables) and its findings, by variable."""
     import gradscope.keras
 
@@ -402,7 +419,7 @@ def _monitored(program: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(gradscope.keras.Monitor, "__init__", keep)
-        with contextlib.suppress(ValueError):  # Keras' "No gradients provided": the fit raised
+        with pytest.raises(ValueError) if raises else contextlib.nullcontext():
             _runpy(program, "--monitor")
     (monitor,) = made
     rows = monitor.steps[0]["variables"] if monitor.steps else {}
@@ -426,17 +443,20 @@ def test_monitor_says_what_run_says(case: str, tmp_path: Path) -> None:
     out = tmp_path / "run.json"
     done = run_in_process("run", "--format", "json", "--output", str(out), program.name,
                           cwd=tmp_path)  # fmt: skip
-    assert done.returncode in (1, 4), done.stderr[-2000:]  # problems; or the program raised
+    raised = case in RAISES  # Keras' "No gradients provided for any variable"
+    assert done.returncode == (4 if raised else 1), done.stderr[-2000:]
     ran = json.loads(out.read_text())
-    (call,) = [c for c in ran["calls"] if c["site"] == f"{case}.py:{_line_of(text, 'model.fit(x, Y')}"]
-    rows, findings = _monitored(program)
     fit_line = f"{case}.py:{_line_of(text, 'model.fit(x, Y')}"
+    (call,) = [c for c in ran["calls"] if c["site"] == fit_line]
+    rows, findings = _monitored(program, raised)
+    assert bool(rows) != raised  # a step that raised records no row, its findings say why
     # each status against bare TensorFlow
     for name, source in call["sources"].items():
         reference = bare[name]
         expected = "ok" if reference else ("nan" if reference is False else None)
-        assert source["status"] == expected or (reference is None and
-                                                source["status"].startswith("none:")), name
+        assert source["status"] == expected or (
+            reference is None and source["status"].startswith("none:")
+        ), name
         if rows:  # a step that raised records none
             assert rows[name]["status"] == source["status"], name
             assert _short(rows[name].get("cut_points", [])) == _short(source["cut_points"]), name
@@ -454,7 +474,7 @@ def test_monitor_says_what_run_says(case: str, tmp_path: Path) -> None:
         assert seen.get("cut_points", []) == _short(problem["cut_points"]), key
         only_run_knows = {"unread-output": "# compile", "not-floating": "# made"}
         mark = only_run_knows.get(problem["fix"]["kind"])
-        if mark is not None and case != "distributed":
+        if mark is not None:
             assert problem["fix"]["where"] == f"{case}.py:{_line_of(text, mark)}"
             assert seen["fix"]["where"] == fit_line
         elif mark is None:

@@ -29,8 +29,8 @@ from typing import Any
 
 from gradscope._src.analysis import fixes
 from gradscope._src.errors import ArgumentTypeError, ArgumentValueError
-from gradscope._src.results.causes import Cause, from_dict
 from gradscope._src.results import words
+from gradscope._src.results.causes import Cause, from_dict
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.facts import NanOrigin
 from gradscope._src.results.fix import Fix
@@ -261,8 +261,11 @@ def _nan(points: Sequence[Point], limits: Thresholds) -> Found:
         )
         if p.nan_origin is not None:  # as ``gradscope run`` says where it first appeared
             said = words.origin_text(p.nan_origin, quoted=True)
-            return "nan", p.step, f"the gradient has a NaN or an infinity from step {p.step}" \
-                f"{scaled}: {said}"
+            return (
+                "nan",
+                p.step,
+                f"the gradient has a NaN or an infinity from step {p.step}{scaled}: {said}",
+            )
         return (
             "nan",
             p.step,

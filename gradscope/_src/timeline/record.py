@@ -35,8 +35,9 @@ The timeline JSON extends contract section 7: top level ``tensorflow``, ``device
 and ``shape``, for a None gradient whose cause is known ``cause`` and ``cut_points``, and
 ``"allowed": true`` for a None gradient an ``allow_none`` glob names (no ``none``
 finding), for a non-finite gradient whose origin was found ``nan_origin`` (as a run's
-source has it: ``node``, ``op``, ``source``, ``where``, ``value``, ``tf_op``); per step with several losses ``losses`` (``{name: {"value", "variables":
-{name: {"status", "norm", "zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses":
+source has it: ``node``, ``op``, ``source``, ``where``, ``value``, ``tf_op``); per step
+with several losses ``losses`` (``{name: {"value", "variables": {name: {"status", "norm",
+"zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses":
 [a, b], "variables": {name: cosine or null}}]``).
 """
 

@@ -377,8 +377,9 @@ def _tape_statics(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool
 
     return passes.sources(
         capture,
-        lambda statics: outside(graph, call.spans, tensors, list(call.targets), statics,
-                                call.last, call.site),
+        lambda statics: outside(
+            graph, call.spans, tensors, list(call.targets), statics, call.last, call.site
+        ),
         keras,
     ).statics
 
