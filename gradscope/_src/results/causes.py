@@ -20,6 +20,7 @@ current). Plain data and words: no TensorFlow, no rendering.
 from __future__ import annotations
 
 import dataclasses
+import linecache
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -673,6 +674,69 @@ class CustomGradient(CutCause):
             "variable in `variables` (`return dy * w, [tf.reduce_sum(dy * x)]`), or "
             f"`tf.zeros_like(v)` for a variable it means to leave alone."
             f"{_more(c.cut_points[1:])}",
+        )
+
+
+#: The ops of ``tf.numpy_function`` and ``tf.py_function`` (and TensorFlow 1's ``tf.py_func``).
+PY_FUNC_TYPES = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+
+
+@registered
+@dataclass(frozen=True, kw_only=True)
+class NumpyFunction(CutCause):
+    """A value made by Python inside ``tf.numpy_function`` (or ``tf.py_function``): the
+    cut's ``line`` calls it."""
+
+    id = "numpy-function"
+    status = Status.NONDIFFERENTIABLE
+    rule = "NumpyFunctionOnPath"
+    title = "`tf.numpy_function` (or `tf.py_function`) on every path"
+    help = (
+        "The value is computed by Python outside TensorFlow's graph: TensorFlow gives "
+        "tf.numpy_function no gradient (and a model called inside it is invisible to the tape)."
+    )
+    fixes = ("keep-tensorflow-ops",)
+    ops = PY_FUNC_TYPES
+
+    #: the source has no path at all, and the loss reads the function's output (the source
+    #: is read inside the function, or not at all)
+    feeds: bool = False
+
+    def message(self) -> str:
+        if not self.feeds:
+            return super().message()
+        called = self._function()
+        return (
+            f"the loss is computed from what {self._api()} returns at {self.line}"
+            f"{f' ({called})' if called else ''}: Python run outside TensorFlow's graph, so a "
+            "variable read in there (a model called inside it) is invisible to the tape"
+        )
+
+    def _api(self) -> str:
+        return "tf.py_function" if self.op == "EagerPyFunc" else "tf.numpy_function"
+
+    def _function(self) -> str:
+        """The Python function the line hands over (``np_play``), read from the line."""
+        filename, _, number = self.line.rpartition(":")
+        text = linecache.getline(filename, int(number)) if number.isdigit() else ""
+        found = re.search(r"(?:numpy_function|py_function|py_func)\(\s*(?:func\s*=\s*)?"
+                          r"([A-Za-z_][\w.]*)", text)  # fmt: skip
+        return found.group(1) if found else ""
+
+    def fix(self, c: Context) -> Fix:
+        called = self._function()
+        what = f"`{called}` runs" if called else "the function runs"
+        return Fix(
+            "keep-tensorflow-ops",
+            self.line,
+            f"{self.at()} {what} in Python through `{self._api()}`, outside TensorFlow's "
+            f"graph: TensorFlow gives it no gradient, so nothing {name(c.variable)} feeds "
+            "into it reaches the loss (and a model called inside it is invisible to the "
+            "tape). Compute what the loss needs with TensorFlow ops on the tensors, inside the "
+            "tape (`logits = model(states)`, not `tf.numpy_function(play, [states], ...)`); "
+            "keep the Python function for values that need no gradient (an environment's "
+            f"step).{_more(c.cut_points[1:])}",
+            later=self.later,
         )
 
 

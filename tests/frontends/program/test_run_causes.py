@@ -247,3 +247,33 @@ def test_an_integer_variable_is_said_to_hold_integers_at_the_line_that_made_it()
     kinds = {(p.variable, str(p.kind)) for p in outcome.report.problems}
     assert kinds == {("steps", "unexpected-none"),
                      ("sequential/counted/counter", "unexpected-none")}  # fmt: skip
+
+
+def test_numpy_function_is_named_with_the_python_function_it_runs() -> None:
+    """A model called inside ``tf.numpy_function`` (its variables never enter the graph) and
+    a reward computed through it (its op has no gradient): each named at the call's line,
+    with the Python function, and the fix keeps TensorFlow ops (bare TensorFlow: None)."""
+    program = "causes_numpy_function.py"
+    expected = bare(program)
+    assert expected == [[True, True]] * 3
+    outcome, _ = watched(program)
+    calls = outcome.report.calls
+    assert [none_ness(c) for c in calls] == expected
+    lines = [site(program, text) for text in ("tf.numpy_function(play", "tf.numpy_function(reward",
+                                              "tf.py_function(func=play")]  # fmt: skip
+    for call, line, api, status, called in zip(
+        calls, lines, ("tf.numpy_function", "tf.numpy_function", "tf.py_function"),
+        ("none:disconnected", "none:nondifferentiable", "none:disconnected"),
+        ("play", "reward", "play"), strict=True,
+    ):  # fmt: skip
+        for s in call.sources:
+            assert s.status == status
+            assert s.fix is not None and s.fix.kind == "keep-tensorflow-ops", s
+            assert (
+                s.fix.where == line and f"`{called}` runs in Python through `{api}`" in s.fix.text
+            )
+            if status == "none:disconnected":
+                assert isinstance(s.cause, causes.NumpyFunction) and s.cause.feeds
+                assert f"what {api} returns at {line} ({called})" in s.note
+            else:
+                assert [(c.op, c.source) for c in s.cut_points] == [("PyFunc", line)]

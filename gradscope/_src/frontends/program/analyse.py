@@ -290,6 +290,36 @@ def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | 
         static.cause = causes.UnwatchedTensor()
 
 
+def through_numpy_function(statics: Sequence[SourceStatic], targets: Sequence[Any],
+                           where: Callable[[Any], str]) -> None:  # fmt: skip
+    """Sources with no path to a target that reads the output of ``tf.numpy_function`` (or
+    ``tf.py_function``), where nothing else explains them: the values the loss is made from
+    were computed in Python, outside the graph, where a model called inside that function
+    reads its variables unseen (its cause, ``numpy-function``, at the call's line: ``where``
+    of the op, the user's ``FILE:LINE``). Graph-built targets only (an eager call runs the
+    function directly, with no op)."""
+    idle = [s for s in statics if not s.has_gradient and not s.reachable and s.cause is None]
+    if not idle:
+        return
+    seen: set[int] = set()
+    todo = [t.op for t in targets if hasattr(t, "op") and hasattr(t.op, "inputs")]
+    found = []
+    while todo:
+        op = todo.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.type in causes.PY_FUNC_TYPES:
+            found.append(op)
+        todo.extend(t.op for t in op.inputs)
+    if not found:
+        return
+    op = max(found, key=lambda o: getattr(o, "_id", 0))  # the one nearest the loss
+    cause = causes.NumpyFunction(line=where(op), op=op.type, node=op.name, feeds=True)
+    for s in idle:
+        s.cause = cause
+
+
 def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
     """Sources TensorFlow gave zeros for want of a gradient (``unconnected_gradients=ZERO``):
     the program received a gradient, all zero (status ``zero``); the note says TensorFlow

@@ -8,7 +8,8 @@ record, sources, targets, what TensorFlow returned, what the tape watched and re
 cut points and lines of each source: names and dtypes (``names.statics``: a variable that
 is not floating-point), the cut analysis (``analyse.analyse``), the ``tf.cond`` every path
 crosses, variables the tape never watched, paths the tape never recorded, the Keras causes
-(an output no loss reads), and where the last path ends.
+(an output no loss reads), where the last path ends, and a loss made from a
+``tf.numpy_function``'s output.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope._src.frontends.program import analyse, names
+from gradscope._src.frontends.program import analyse, names, sites
 from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.python import frames
 
@@ -94,5 +95,8 @@ def sources(capture: Capture, outside: Outside, keras: KerasCauses) -> Explained
     target_source = names.target_source(call, capture.targets, capture.eager, capture.created)
     keras(statics, target_source)
     dead_ends()  # the last, most general cause: a model output no loss reads is more
+    if not capture.eager:  # a loss made from a tf.numpy_function's output
+        analyse.through_numpy_function(statics, capture.targets,
+                                       lambda op: sites.text(frames.of_op(op)))  # fmt: skip
     unasked = names.unasked(capture.read, capture.sources, call, capture.created)
     return Explained(statics, target_source, unasked)
