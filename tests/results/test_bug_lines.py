@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gradscope._src.frontends.program.analyse import numpy_calls
 from gradscope._src.results import causes
+from gradscope._src.watcher.analyse import numpy_calls
 
 
 def test_a_forgotten_head_names_the_compile_line() -> None:

@@ -41,12 +41,12 @@ import tensorflow as tf
 
 from gradscope._src import patching, tfcompat
 from gradscope._src.frontends import keras_names
-from gradscope._src.frontends.program import reads
-from gradscope._src.frontends.program.analyse import Recorded
-from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.results.causes import NeverRead
 from gradscope._src.timeline import step_grads
 from gradscope._src.timeline import step_ops as ops
+from gradscope._src.watcher import reads
+from gradscope._src.watcher.analyse import Recorded
+from gradscope._src.watcher.sites import variable_name
 
 
 @dataclass
@@ -283,8 +283,8 @@ class Hooks:
     def _explain(self, trace: _Trace) -> None:
         """The cause of each None gradient, from the traced step (eagerly, from a trace made
         for it: :meth:`_explain_eagerly`), asked of the watcher's analysis of a traced step
-        (``frontends/program/graph_calls.step_causes``)."""
-        from gradscope._src.frontends.program.graph_calls import step_causes, tape_causes
+        (``watcher/graph_calls.step_causes``)."""
+        from gradscope._src.watcher.graph_calls import step_causes, tape_causes
 
         nones = [g is None for g, _ in trace.applied]
         variables = [v for _, v in trace.applied]
@@ -309,7 +309,7 @@ class Hooks:
         ``tf.cond`` branch not taken, an underflow), from the traced step's tape call;
         analysed once, when a step first records a gradient all zero (graph mode)."""
         if self._zero_notes is None:
-            from gradscope._src.frontends.program.graph_calls import tape_zero_notes
+            from gradscope._src.watcher.graph_calls import tape_zero_notes
 
             self._zero_notes = {}
             call, variables, nones = self._zero_call or (None, [], [])
@@ -327,7 +327,7 @@ class Hooks:
         """The cause of each None gradient of one loss part (a loss that does not reach a
         variable: an output it does not read, a cut on its path; the added losses, each
         regularizer and ``add_loss`` term a target, asked all at once)."""
-        from gradscope._src.frontends.program.graph_calls import step_causes
+        from gradscope._src.watcher.graph_calls import step_causes
 
         if not any(nones) or not part.targets or not tf.is_symbolic_tensor(part.targets[0]):
             return
@@ -447,7 +447,7 @@ class Hooks:
         call = self._zero_call[0] if self._zero_call is not None else None
         if call is None or not call.grads or when is not None or _replicas() > 1:
             return
-        from gradscope._src.frontends.program.graph_calls import step_origins
+        from gradscope._src.watcher.graph_calls import step_origins
 
         def found(step: int, origins: dict[str, Any]) -> None:
             self.origins[step] = origins
@@ -562,7 +562,7 @@ def _tapes(trace: _Trace) -> Any:
     if tf.executing_eagerly():
         yield
         return
-    from gradscope._src.frontends.program.graph_calls import tape_calls
+    from gradscope._src.watcher.graph_calls import tape_calls
 
     with tape_calls() as seen:
         try:
@@ -647,7 +647,7 @@ def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:
 def _untracked(call: Any) -> tuple[tuple[str, str], ...]:
     """What ``gradscope run`` reports ``never-trained`` of the step's tape call: the
     variables Keras does not track that it read (none when it cannot say)."""
-    from gradscope._src.frontends.program.graph_calls import untracked
+    from gradscope._src.watcher.graph_calls import untracked
 
     try:
         return untracked(call) if call is not None else ()

@@ -28,7 +28,7 @@ in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a
 step reduces each gradient and weight to a few float64 numbers there (only with TensorBoard
 histograms are whole gradients copied aside). A None gradient gets its cause from the
 traced step, analysed by the watcher of ``gradscope run``
-(:func:`gradscope._src.frontends.program.graph_calls.step_causes`).
+(:func:`gradscope._src.watcher.graph_calls.step_causes`).
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ from typing import Any
 import keras
 
 from gradscope._src.frontends import backend
-from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.location import Location
 from gradscope._src.results.finding import Finding, file_of
 from gradscope._src.timeline import failed, traced
 from gradscope._src.timeline.findings import Thresholds, ended_line
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
 from gradscope._src.timeline.record import Recorder, Summary
+from gradscope._src.watcher.sites import variable_name
 
 
 class Monitor(keras.callbacks.Callback):  # type: ignore[misc]

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradscope._src.frontends.program import analyse, names, sites
-from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.python import frames
+from gradscope._src.watcher import analyse, names, sites
+from gradscope._src.watcher.analyse import SourceStatic
 
 
 @dataclass

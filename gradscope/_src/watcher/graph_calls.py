@@ -17,23 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src import patching, tfcompat
-from gradscope._src.frontends.program import (
-    analyse,
-    fit,
-    graphs,
-    names,
-    origin,
-    passes,
-    sites,
-    var_lists,
-)
-from gradscope._src.frontends.program.replicas import Part, combined
-from gradscope._src.frontends.program.watch import Static
 from gradscope._src.frontends.python import frames
 from gradscope._src.results import causes
 from gradscope._src.results.cut import CutPoint
 from gradscope._src.results.facts import NanOrigin
 from gradscope._src.results.run import FUNCTION, GRAPH
+from gradscope._src.watcher import analyse, fit, graphs, names, origin, passes, sites, var_lists
+from gradscope._src.watcher.replicas import Part, combined
+from gradscope._src.watcher.watch import Static
 
 
 def graph_gradients(

@@ -14,7 +14,10 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope._src.frontends.program import (
+from gradscope._src.results import causes
+from gradscope._src.results.report import NAN
+from gradscope._src.results.run import EAGER, FUNCTION
+from gradscope._src.watcher import (
     analyse,
     every,
     fit,
@@ -28,22 +31,19 @@ from gradscope._src.frontends.program import (
     thrown_away,
     values,
 )
-from gradscope._src.frontends.program.analyse import SourceStatic
-from gradscope._src.frontends.program.eager import EagerCall, Recorder
-from gradscope._src.frontends.program.flags import Flags
-from gradscope._src.frontends.program.replicas import (
+from gradscope._src.watcher.analyse import SourceStatic
+from gradscope._src.watcher.eager import EagerCall, Recorder
+from gradscope._src.watcher.flags import Flags
+from gradscope._src.watcher.replicas import (
     Gathering,
     Part,
     combined,
     eager_numbers,
     first_replica_decides,
 )
-from gradscope._src.frontends.program.trainable import Traces
-from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
-from gradscope._src.frontends.program.xla import Boxes
-from gradscope._src.results import causes
-from gradscope._src.results.report import NAN
-from gradscope._src.results.run import EAGER, FUNCTION
+from gradscope._src.watcher.trainable import Traces
+from gradscope._src.watcher.watch import SiteState, Static, Watcher
+from gradscope._src.watcher.xla import Boxes
 
 
 class Calls:
@@ -355,7 +355,7 @@ class Calls:
                                                   site=site)  # fmt: skip
         import tensorflow as tf
 
-        from gradscope._src.frontends.program.graph_calls import outside
+        from gradscope._src.watcher.graph_calls import outside
 
         graph = tf.compat.v1.get_default_graph()
         tensors = [graphs.source_tensor(graph, s) for s in flat_s]
@@ -491,7 +491,7 @@ class Calls:
                         stops: Sequence[Any], every: bool = False) -> None:  # fmt: skip
         """Analyse a graph-level gradient call the program just made (``graph_calls.py``;
         ``every``: ``xs`` are every trainable variable, the call given no ``var_list``)."""
-        from gradscope._src.frontends.program.graph_calls import graph_gradients
+        from gradscope._src.watcher.graph_calls import graph_gradients
 
         graph_gradients(self, helper, api, ys, xs, grads, stops, every)
 

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from gradscope._src.engine import cuts as flow
-from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.python import heads
 from gradscope._src.results.causes import Cause
+from gradscope._src.watcher.analyse import SourceStatic
 
 _local = threading.local()
 
