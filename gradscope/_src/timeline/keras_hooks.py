@@ -18,7 +18,10 @@ wrap, on the model's and optimizer's instances only:
   statistics are the step's own.
 
 Nothing of the training changes: the same ops compute the same update, and the recording
-runs only on the steps it is due. Under XLA (``jit_compile``) it runs on every step, outside
+runs only on the steps it is due. On a due step whose gradients are not all finite, a branch
+of its own takes the gradient of every tensor on the paths of the step's ``tape.gradient``
+and finds where the NaN first appeared, as ``gradscope run`` does (``_origin``).
+Under XLA (``jit_compile``) the recording runs on every step (and no origin is looked for), outside
 any ``tf.cond``, and writes its row only on due steps: a ``tf.cond`` would make XLA store the
 gradients it feeds the optimizer's fusions, changing their rounding (``values.py`` of
 ``gradscope run`` says how). Keras traces this step once per ``fit`` (the

@@ -26,9 +26,13 @@ are not recorded there (a replica's own would not be the applied ones).
 Cost: one train function, Keras' own step with the hooks, traced once; the recording sits
 in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a recorded
 step reduces each gradient and weight to a few float64 numbers there (only with TensorBoard
-histograms are whole gradients copied aside). A None gradient gets its cause from the
-traced step, analysed by the watcher of ``gradscope run``
-(:func:`gradscope._src.watcher.graph_calls.step_causes`).
+histograms are whole gradients copied aside). What ``gradscope run`` says of the same
+``fit`` comes from the same passes (``gradscope._src.watcher.passes``), asked of the traced
+step's ``tape.gradient``: a None gradient's cause, cut points and lines
+(:func:`gradscope._src.watcher.graph_calls.tape_causes`), a non-finite one's origin, looked for
+only on a due step whose gradients are not all finite
+(:func:`gradscope._src.watcher.graph_calls.step_origins`), and the tf.Variables Keras does
+not track that the step reads (``never-trained``).
 """
 
 from __future__ import annotations
