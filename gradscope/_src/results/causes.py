@@ -19,6 +19,7 @@ current). Plain data and words: no TensorFlow, no rendering.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import linecache
 import re
@@ -784,20 +785,25 @@ class OutsideTape(Cause):
     )
     fixes = ("move-into-tape",)
 
+    #: where the tape first reads that value (a recorded op), when known
+    read_at: str = ""
+
     def message(self) -> str:
+        read = f"; the tape reads its value at {self.read_at}" if self.read_at else ""
         return (
             f"used only through {self.line or 'an unknown line'} ({self.op}), run while the "
-            "tape was not recording"
+            f"tape was not recording{read}"
         )
 
     def fix(self, c: Context) -> Fix:
+        read = f" (at {self.read_at} it reads a value made before)" if self.read_at else ""
         return Fix(
             "move-into-tape",
             self.line,
             f"{self.line} runs while the tape is not recording, so the tape never sees "
             f"{name(c.variable)} used: move that line inside the `with tf.GradientTape() as "
-            "tape:` block whose loss reads it (a GAN's `fake = generator(z)` goes under the "
-            "generator's tape).",
+            f"tape:` block whose loss reads it{read}, or compute the value again inside it (a "
+            "GAN's `fake = generator(z)` goes under the generator's tape).",
         )
 
 
@@ -1174,6 +1180,18 @@ class OffPath(Cause):
         )
 
     def fix(self, c: Context) -> Fix:
+        ends = next((a for a in self.also if isinstance(a, PathEnds) and a.line), None)
+        returned = _return_after(ends.line) if ends is not None else ""
+        if ends is not None and returned:  # called in call(), its value dropped before return
+            return Fix(
+                "off-path-layer",
+                returned,
+                f"The layer of {name(c.variable)} is called, but the value made at {ends.line} "
+                f"never reaches what `call()` returns at {returned} (model '{self.model}'): "
+                "return it or use it in the outputs if it is meant to train (which changes "
+                "what the model computes), or remove the layer if it is unused (the outputs "
+                "stay the same).",
+            )
         return Fix(
             "off-path-layer",
             c.site,
@@ -1182,6 +1200,27 @@ class OffPath(Cause):
             "same), or call it in `call()` (or in the functional graph that builds the "
             "outputs), which changes what the model computes.",
         )
+
+
+def _return_after(line: str) -> str:
+    """``FILE:N`` of the ``return`` that ends the function holding ``line`` (``FILE:LINE``),
+    the first one after that line; "" when the file cannot be read or has none."""
+    filename, _, number = line.rpartition(":")
+    if not number.isdigit():
+        return ""
+    at = int(number)
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return ""
+    holders = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.lineno <= at <= (n.end_lineno or n.lineno)]  # fmt: skip
+    if not holders:
+        return ""
+    function = max(holders, key=lambda n: n.lineno)
+    returns = sorted(n.lineno for n in ast.walk(function)
+                     if isinstance(n, ast.Return) and n.lineno > at)  # fmt: skip
+    return f"{filename}:{returns[0]}" if returns else ""
 
 
 # -- why a gradient is all zero ----------------------------------------------------------------

@@ -201,12 +201,13 @@ def probes(problem: Problem) -> list[int]:
     ]
 
 
-def reaching(problem: Problem) -> list[bool]:
-    """Per op, whether it has a forward path to one of the targets."""
+def reaching(problem: Problem, assign: bool = True) -> list[bool]:
+    """Per op, whether it has a forward path to one of the targets (``assign`` False: along
+    data edges only, not through a write and a later read of what it wrote)."""
     graph = problem.graph
     out = [False] * len(graph.ops)
     for t in problem.targets:
-        for i, r in enumerate(flow.reaching(graph, graph.producer[t])):
+        for i, r in enumerate(flow.reaching(graph, graph.producer[t], assign)):
             out[i] = out[i] or r
     return out
 
@@ -355,16 +356,28 @@ def outside_notes(
     if not full.targets:
         return
     sources = flow.source_bits(full.sources)
-    vsets = flow.variable_sets(graph, sources)
-    reach = reaching(full)
+    # a path along data edges first: the value itself, made before the tape (a GAN's images
+    # made outside the generator's tape), not an optimizer's write its later reads see
+    data = flow.variable_sets(graph, sources, assign=False), reaching(full, assign=False)
+    whole = flow.variable_sets(graph, sources), reaching(full)
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or static.cause or full.sources[i] is None:
             continue
-        outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
-                   and not recorded(k) and graph.ops[k].inputs]  # fmt: skip
+        outside = []
+        for vsets, reach in (data, whole):
+            outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
+                       and not recorded(k) and graph.ops[k].inputs]  # fmt: skip
+            if outside:
+                break
         if outside:
-            static.cause = causes.OutsideTape(line=where(outside[-1]),
-                                              op=graph.ops[outside[-1]].type)  # fmt: skip
+            last = outside[-1]
+            made = set(graph.ops[last].outputs)
+            read = next((j for j in range(last + 1, len(graph.ops)) if recorded(j)
+                         and made.intersection(graph.value_inputs(graph.ops[j]))),
+                        None)  # fmt: skip
+            static.cause = causes.OutsideTape(
+                line=where(last), op=graph.ops[last].type,
+                read_at=where(read) if read is not None else "")  # fmt: skip
 
 
 def numpy_calls(site: str) -> tuple[str, ...]:
