@@ -142,7 +142,7 @@ def _state() -> dict[str, Any]:
     import tensorflow as tf
 
     from gradscope._src import tfcompat
-    from gradscope._src.frontends.program import process
+    from gradscope._src.watcher import process
 
     state: dict[str, Any] = {}
     for name, owner in _owners().items():
@@ -216,7 +216,7 @@ def test_the_process_is_as_it_was_after_every_door(tmp_path: Path) -> None:
     import numpy as np
 
     import gradscope
-    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     (tmp_path / "prog.py").write_text(PROGRAM, encoding="utf-8")
@@ -287,7 +287,7 @@ def test_a_library_patch_made_while_watched_stays_after(tmp_path: Path) -> None:
     import tensorflow as tf
 
     import gradscope
-    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     original = vars(tf.GradientTape)["gradient"]
@@ -332,7 +332,7 @@ def test_nothing_is_patched_at_import() -> None:
         "import sys, numpy, os\n"
         "before = {n: dict(vars(m)) for n, m in (('os', os), ('sys', sys), ('numpy', numpy))}\n"
         "import gradscope, gradscope.keras, gradscope.testing\n"
-        "from gradscope._src.frontends.program import hooks\n"
+        "from gradscope._src.watcher import hooks\n"
         "after = {n: dict(vars(m)) for n, m in (('os', os), ('sys', sys), ('numpy', numpy))}\n"
         "print(sorted(k for n in before for k in before[n] | after[n]\n"
         "      if before[n].get(k) is not after[n].get(k) and k != 'modules'))\n"
@@ -354,7 +354,7 @@ def test_every_declared_attribute_is_found_here() -> None:
     import optax  # noqa: F401  (a dev extra, with jax)
     import tensorflow as tf  # noqa: F401
 
-    from gradscope._src.frontends.program import numpy_calls
+    from gradscope._src.watcher import numpy_calls
 
     torch = importlib.util.find_spec("torch") is not None
     if torch:

@@ -13,7 +13,7 @@ keras-io's text-classification Transformer (embeddings, multi-head attention, la
 and knowledge-distillation student (a custom ``train_step``, a frozen teacher), small, run
 through every door, ``gradscope.watch()`` and ``pytest --gradscope`` included: a measuring op
 reading a tensor only one of the step's ops read kept Grappler from rewriting it, and the
-watched step rounded otherwise (``frontends/program/reads.py``).
+watched step rounded otherwise (``watcher/reads.py``).
 """
 
 from __future__ import annotations

@@ -602,8 +602,8 @@ def run(
     """
     from gradscope._src.distribute.run import for_program
     from gradscope._src.frontends import keras_names
-    from gradscope._src.frontends.program.launch import Program, ProgramRaised
     from gradscope._src.watch import run as program_run
+    from gradscope._src.watch.launch import Program, ProgramRaised
 
     who = "gradscope.run"
     given.path(who, "script", script)

@@ -54,7 +54,7 @@ def _a(owner: str, name: str, module: str, why: str) -> tuple[str, Attribute]:
 #: Every attribute gradscope patches, by key (``OWNER.NAME``).
 ATTRIBUTES: dict[str, Attribute] = dict(
     [
-        # gradscope run, watch(), pytest --gradscope: the watched calls (frontends/program/hooks.py)
+        # gradscope run, watch(), pytest --gradscope: the watched calls (watcher/hooks.py)
         _a("GradientTape", "gradient", "tensorflow", "a watched gradient call"),
         _a("GradientTape", "jacobian", "tensorflow", "noted as not watched"),
         _a("GradientTape", "batch_jacobian", "tensorflow", "noted as not watched"),
@@ -89,7 +89,7 @@ ATTRIBUTES: dict[str, Attribute] = dict(
         _a("BaseOptimizer", "apply_gradients", "keras", "None gradients applied"),
         _a("keras.Variable", "assign", "keras", "variables copied (target nets)"),
         _a("keras.layers.Layer", "get_weights", "keras", "weights copied (target nets)"),
-        # JAX, and Keras on its JAX backend (frontends/program/jax_hooks.py)
+        # JAX, and Keras on its JAX backend (watcher/jax_hooks.py)
         _a("jax", "grad", "jax", "jax.grad, watched"),
         _a("jax", "value_and_grad", "jax", "jax.value_and_grad (Keras' JAX step), watched"),
         _a("jax", "vjp", "jax", "jax.vjp, watched"),
@@ -112,7 +112,7 @@ ATTRIBUTES: dict[str, Attribute] = dict(
         _a("StrategyBase", "run", "tensorflow", "strategy.run refused while tracing"),
         _a("keras.layers.Layer", "add_weight", "keras", "a spec's weight size limit"),
         _a("KerasVariable", "__init__", "keras", "the line that made a JAX target's variable"),
-        # the program's process (frontends/program/endings.py, launch.py, process.py;
+        # the program's process (watch/endings.py, launch.py, process.py;
         # frontends/python/ending.py)
         _a("os", "_exit", "os", "the report before the process ends"),
         _a("os", "execv", "os", "the report before the process ends"),

@@ -68,7 +68,7 @@ PRIVATE: dict[str, tuple[str, ...]] = {
     "keras_global_state": ("keras.src.backend.common.global_state",),
     "SafeModeScope": ("keras.src.saving.serialization_lib:SafeModeScope",),
     "KerasVariable": ("keras.src.backend.common.variables:Variable",),
-    # JAX (frontends/program/jax_hooks.py): where value_and_grad is defined (what a jax.grad
+    # JAX (watcher/jax_hooks.py): where value_and_grad is defined (what a jax.grad
     # bound before the watch calls)
     "jax_api": ("jax._src.api",),
     "jax_ad": ("jax._src.interpreters.ad",),  # JVP rules: a primitive whose derivative is 0

@@ -193,7 +193,7 @@ def _fixes(case: Case) -> list[tuple[str, object]]:
 
     keras.backend.clear_session()
     if case.door == "run":
-        from gradscope._src.frontends.program.launch import Program
+        from gradscope._src.watch.launch import Program
         from gradscope._src.watch.run import run
 
         report = run(Program(str(case.path("broken")), ())).report  # runs to its end

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gradscope._src.frontends.program.analyse import numpy_calls
 from gradscope._src.results import causes
+from gradscope._src.watcher.analyse import numpy_calls
 
 
 def test_a_forgotten_head_names_the_compile_line() -> None:
@@ -68,7 +68,7 @@ def test_a_whole_variable_assigned_says_the_tensor_is_copied() -> None:
 
 
 def _sources(*shapes: tuple[int, ...], prefix: str = "q_target") -> list:
-    from gradscope._src.frontends.program.analyse import SourceStatic
+    from gradscope._src.watcher.analyse import SourceStatic
 
     return [SourceStatic(f"{prefix}/v{i}", shape, False) for i, shape in enumerate(shapes)]
 
@@ -76,8 +76,8 @@ def _sources(*shapes: tuple[int, ...], prefix: str = "q_target") -> list:
 def test_a_target_networks_var_list_names_the_var_list() -> None:
     """A DQN asking for its target network's variables: the call's line, what it asked, the
     variables the loss trains and their holder, how the asked ones reach the loss."""
-    from gradscope._src.frontends.program.analyse import asked_others
     from gradscope._src.results.cut import CutPoint
+    from gradscope._src.watcher.analyse import asked_others
 
     asked = _sources((4, 8), (8,), prefix="twin")  # a clone: the same shapes, one for one
     asked[0].cut_points.append(CutPoint("StopGradient", "StopGradient", "stopped", "d.py:28"))
@@ -96,7 +96,7 @@ def test_a_gans_generator_outside_its_tape_is_no_var_list() -> None:
     """A generator run outside its tape reads as the same shape of facts (the discriminator's
     variables get a gradient, unasked), but the generator is no twin of the discriminator:
     its cause stays (move the line into the tape)."""
-    from gradscope._src.frontends.program.analyse import asked_others
+    from gradscope._src.watcher.analyse import asked_others
 
     asked = _sources((4, 3), (3,), prefix="generator")
     outside = causes.OutsideTape(line="gan.py:21", op="BiasAdd")

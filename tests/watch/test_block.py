@@ -377,7 +377,7 @@ def test_a_gradscope_failure_never_stops_the_block(
     import tensorflow as tf
 
     from gradscope._src.analysis import run as run_policy
-    from gradscope._src.frontends.program import analyse
+    from gradscope._src.watcher import analyse
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a gradscope bug")

@@ -66,7 +66,7 @@ def problems_of(calls: Sequence[CallResult], allow_none: Sequence[str]) -> list[
     ``replica-mismatch`` where the replicas of a call made inside ``strategy.run`` disagree on
     a source's status; for a variable whose changed
     ``trainable`` flag the traced Keras train step disagrees with
-    (``frontends/program/trainable.py``), ``never-trained`` (the step leaves it out; an
+    (``watcher/trainable.py``), ``never-trained`` (the step leaves it out; an
     ``--allow-none`` glob allows it too) or ``unexpected-connected`` (frozen, still trained).
     One problem per site (with its ``via``), source and kind (its first step). A variable a
     Keras model holds where Keras does not track it, read by a call's tape and asked for by

@@ -18,9 +18,9 @@ from gradscope._src.errors import ExitCode, UsageError
 from gradscope._src.report import RUN_FORMATS
 
 if TYPE_CHECKING:
-    from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.program.streams import Held
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import Outcome
+    from gradscope._src.watch.streams import Held
 
 EPILOG = (
     """\b
@@ -176,10 +176,10 @@ def run(ctx: click.Context, steps: int, stop: bool, keep_going: bool, every: int
     program's own (gradscope run train.py --steps 5 passes --steps 5 to train.py).
     """
     from gradscope._src.distribute.run import for_program
-    from gradscope._src.frontends.program.launch import Program
-    from gradscope._src.frontends.program.streams import Held
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import exit_code
     from gradscope._src.watch.run import run as run_program
+    from gradscope._src.watch.streams import Held
 
     if module is None and not program:
         raise UsageError("gradscope run: give a SCRIPT to run, or -m MODULE")
@@ -215,8 +215,8 @@ def _deliver(outcome: Outcome, target: Program, fmt: str, output: str | None,
     program did to its own; then, on standard error, each output that could not be
     written. The report is written after a Ctrl-C too: it is the report so far."""
     from gradscope._src.cli.output import forget_interrupt
-    from gradscope._src.frontends.program.launch import print_failure
     from gradscope._src.report import render
+    from gradscope._src.watch.launch import print_failure
 
     out, err = held.stream("stdout"), held.stream("stderr")
     for stream in (sys.stdout, sys.stderr, out):

@@ -44,7 +44,7 @@ from gradscope._src import patching
 from gradscope._src.errors import UsageError
 
 #: The frameworks whose gradient APIs a door patches, by the top-level module that brings
-#: them, as users know them (JAX's are watched: ``frontends/program/jax_hooks.py``).
+#: them, as users know them (JAX's are watched: ``watcher/jax_hooks.py``).
 FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch"}
 #: Keras 3's backends and the framework each computes gradients with.
 KERAS_BACKENDS = {"jax": "JAX", "torch": "PyTorch", "numpy": "NumPy", "openvino": "OpenVINO"}

@@ -972,7 +972,7 @@ class LeftOut(Cause):
     """``names``: a trainable variable a TensorFlow 1 loss reads; ``line``: where the program
     made the ``var_list`` that leaves it out ("" when not known); ``api``: the call given it.
     No gradient call asks for it and no op of the graph writes it, while an optimizer trains
-    the others (``frontends/program/var_lists.py``)."""
+    the others (``watcher/var_lists.py``)."""
 
     id = "left-out-of-var-list"
     status = Status.EXCLUDED

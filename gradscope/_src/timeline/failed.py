@@ -13,7 +13,7 @@ unchanged::
 
 Each variable is also a ``none`` finding of the Monitor (``monitor.findings``, the timeline),
 worded as ``gradscope run`` words its ``unexpected-none`` problem (``analysis/run.py``).
-Pure: the causes come in as data (``frontends/program/analyse.Recorded``, each with its
+Pure: the causes come in as data (``watcher/analyse.Recorded``, each with its
 :class:`~gradscope._src.results.causes.Cause`, which the fix is built from).
 """
 

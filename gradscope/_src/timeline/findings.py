@@ -29,8 +29,10 @@ from typing import Any
 
 from gradscope._src.analysis import fixes
 from gradscope._src.errors import ArgumentTypeError, ArgumentValueError
+from gradscope._src.results import words
 from gradscope._src.results.causes import Cause, from_dict
 from gradscope._src.results.cut import CutPoint
+from gradscope._src.results.facts import NanOrigin
 from gradscope._src.results.fix import Fix
 from gradscope._src.results.status import decide, has_gradient, is_none, overflow_skipped
 
@@ -114,6 +116,7 @@ class Point:
     allowed: bool = False  # a None gradient the run was told to expect (--allow-none)
     skipped: bool = False  # a loss scale overflowed: the optimizer skipped this step
     why: Cause | None = None  # the cause itself (the record's ``why``), which its fix is from
+    nan_origin: NanOrigin | None = None  # a non-finite gradient: where it first appeared
 
 
 def find(
@@ -183,8 +186,17 @@ def _fix(kind: str, site: str, variable: str, point: Point) -> Fix | None:
     )  # fmt: skip
     # a None whose record says no more: what the one rule gives a None with nothing known
     status = point.status if is_none(point.status) else str(decide(has_gradient=False))
-    context = fixes.Context(status, variable, cuts, site=site, cause=point.why)
+    context = fixes.Context(status, variable, cuts, site=site, cause=point.why,
+                            nan_origin=point.nan_origin if kind == "nan" else None)  # fmt: skip
     return fixes.finding_fix(kind, variable, site, context)
+
+
+def _origin(found: Any) -> NanOrigin | None:
+    """A record's ``nan_origin`` (None: none, or not one this reader knows)."""
+    if not isinstance(found, Mapping):
+        return None
+    fields = ("node", "op", "source", "where", "value", "tf_op")
+    return NanOrigin(*(str(found.get(f) or "") for f in fields))
 
 
 def none_fix(site: str, variable: str, status: str, cause: Cause | None,
@@ -212,6 +224,7 @@ def series(steps: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Poi
                 v.get("allowed") is True,
                 record.get("skipped") is True,
                 from_dict(v.get("why")),
+                _origin(v.get("nan_origin")),
             )
             out.setdefault((str(record["site"]), name), []).append(point)
     return out
@@ -246,6 +259,13 @@ def _nan(points: Sequence[Point], limits: Thresholds) -> Found:
             if p.skipped
             else ""
         )
+        if p.nan_origin is not None:  # as ``gradscope run`` says where it first appeared
+            said = words.origin_text(p.nan_origin, quoted=True)
+            return (
+                "nan",
+                p.step,
+                f"the gradient has a NaN or an infinity from step {p.step}{scaled}: {said}",
+            )
         return (
             "nan",
             p.step,

@@ -1,7 +1,7 @@
 """The Keras ``Monitor`` on Keras' JAX backend: ``gradscope run``'s watcher, recording.
 
 On JAX, Keras' train step calls ``jax.value_and_grad`` inside ``jax.jit``; the Monitor
-watches that call as ``gradscope run --every K --timeline`` does (``frontends/program``'s
+watches that call as ``gradscope run --every K --timeline`` does (``watcher``'s
 JAX hooks, for the length of the ``fit``): the statuses and causes come from the jaxpr of the
 differentiated loss, the numbers leave the compiled step through ``jax.debug.callback`` on
 the steps due (step 1 and every K-th), each gradient and weight reduced there to a few
@@ -16,9 +16,9 @@ import warnings
 from typing import Any
 
 from gradscope._src.errors import AlreadyWatching
-from gradscope._src.frontends.program import jax_hooks
-from gradscope._src.frontends.program.watch import Watcher
 from gradscope._src.location import Location
+from gradscope._src.watcher import jax_hooks
+from gradscope._src.watcher.watch import Watcher
 
 #: Executions counted per site: the Monitor records for the whole fit.
 _FOREVER = 1 << 62
@@ -35,7 +35,7 @@ class JaxRecording:
 
     def begin(self, model: Any, site: str) -> None:
         """Before the fit's first step: watch its train step (traced afresh, with the hooks)."""
-        from gradscope._src.frontends.program.hooks import watching
+        from gradscope._src.watcher.hooks import watching
 
         hooks = jax_hooks.installed(self.watcher)
         try:

@@ -18,7 +18,10 @@ wrap, on the model's and optimizer's instances only:
   statistics are the step's own.
 
 Nothing of the training changes: the same ops compute the same update, and the recording
-runs only on the steps it is due. Under XLA (``jit_compile``) it runs on every step, outside
+runs only on the steps it is due. On a due step whose gradients are not all finite, a branch
+of its own takes the gradient of every tensor on the paths of the step's ``tape.gradient``
+and finds where the NaN first appeared, as ``gradscope run`` does (``_origin``).
+Under XLA (``jit_compile``) the recording runs on every step (and no origin is looked for), outside
 any ``tf.cond``, and writes its row only on due steps: a ``tf.cond`` would make XLA store the
 gradients it feeds the optimizer's fusions, changing their rounding (``values.py`` of
 ``gradscope run`` says how). Keras traces this step once per ``fit`` (the
@@ -40,12 +43,13 @@ from typing import Any
 import tensorflow as tf
 
 from gradscope._src import patching, tfcompat
-from gradscope._src.frontends.program import reads
-from gradscope._src.frontends.program.analyse import Recorded
-from gradscope._src.frontends.program.sites import variable_name
+from gradscope._src.frontends import keras_names
 from gradscope._src.results.causes import NeverRead
 from gradscope._src.timeline import step_grads
 from gradscope._src.timeline import step_ops as ops
+from gradscope._src.watcher import reads
+from gradscope._src.watcher.analyse import Recorded
+from gradscope._src.watcher.sites import variable_name
 
 
 @dataclass
@@ -87,6 +91,11 @@ class Hooks:
         self.part_nones: set[tuple[str, str]] = set()  # (loss part, variable): no gradient
         self.part_causes: dict[tuple[str, str], Recorded] = {}  # why (graph mode)
         self.causes: dict[str, Recorded] = {}  # why a variable gets no gradient (graph mode)
+        #: ``(name, attribute)`` of each tf.Variable Keras does not track that the step's tape
+        #: read and asked no gradient for (``graph_calls.untracked``)
+        self.untracked: tuple[tuple[str, str], ...] = ()
+        #: step -> where each non-finite gradient's NaN first appeared (``_origin``), by name
+        self.origins: dict[int, dict[str, Any]] = {}
         self.sparse: set[str] = set()
         self.parts: list[str] = []
         self._local = threading.local()  # the trace of this thread (a replica's, mirrored)
@@ -98,6 +107,7 @@ class Hooks:
         self._zero_notes: dict[str, str] | None = None
         #: what the last step that raised asked gradients for, and which it got none for
         self.failure: Failure | None = None
+        keras_names.saw(model)  # its attributes name its variables, as ``gradscope run``'s fit
         self.install()
 
     @property
@@ -224,6 +234,7 @@ class Hooks:
         variables = [v for _, v in trace.applied]
         self._zero_call = (_asked(trace.tapes, variables), variables,
                            [g is None for g, _ in trace.applied])  # fmt: skip
+        self.untracked = _untracked(self._zero_call[0])
         self._zero_notes = None
         assert self.counter is not None  # made by _variables
         iterations = tf.convert_to_tensor(self.counter.assign_add(1))  # this step, from 1
@@ -275,8 +286,8 @@ class Hooks:
     def _explain(self, trace: _Trace) -> None:
         """The cause of each None gradient, from the traced step (eagerly, from a trace made
         for it: :meth:`_explain_eagerly`), asked of the watcher's analysis of a traced step
-        (``frontends/program/graph_calls.step_causes``)."""
-        from gradscope._src.frontends.program.graph_calls import step_causes, tape_causes
+        (``watcher/graph_calls.step_causes``)."""
+        from gradscope._src.watcher.graph_calls import step_causes, tape_causes
 
         nones = [g is None for g, _ in trace.applied]
         variables = [v for _, v in trace.applied]
@@ -301,7 +312,7 @@ class Hooks:
         ``tf.cond`` branch not taken, an underflow), from the traced step's tape call;
         analysed once, when a step first records a gradient all zero (graph mode)."""
         if self._zero_notes is None:
-            from gradscope._src.frontends.program.graph_calls import tape_zero_notes
+            from gradscope._src.watcher.graph_calls import tape_zero_notes
 
             self._zero_notes = {}
             call, variables, nones = self._zero_call or (None, [], [])
@@ -319,7 +330,7 @@ class Hooks:
         """The cause of each None gradient of one loss part (a loss that does not reach a
         variable: an output it does not read, a cut on its path; the added losses, each
         regularizer and ``add_loss`` term a target, asked all at once)."""
-        from gradscope._src.frontends.program.graph_calls import step_causes
+        from gradscope._src.watcher.graph_calls import step_causes
 
         if not any(nones) or not part.targets or not tf.is_symbolic_tensor(part.targets[0]):
             return
@@ -404,6 +415,7 @@ class Hooks:
                 _put(self._stash("", path, variable), row, tf.convert_to_tensor(grad), when)
         loss = tf.constant(math.nan) if trace.loss is None else trace.loss
         total = ops.summarize(grads, variables)
+        self._origin(total, iterations, when)
         # (stacked, not indexed: each op traced costs, an index four)
         pieces = [tf.stack([tf.cast(iterations, tf.float64), tf.cast(loss, tf.float64)]),
                   tf.reshape(total, [-1])]  # fmt: skip
@@ -428,6 +440,27 @@ class Hooks:
         assert self.record is not None  # made by _variables
         _put(self.record, row, tf.concat(pieces, 0), when)  # this replica's copy
         return tf.constant(True)
+
+    def _origin(self, total: Any, iterations: Any, when: Any) -> None:
+        """On a due step whose gradients are not all finite: where the NaN or infinity first
+        appeared, as ``gradscope run`` finds it for the step's ``tape.gradient``
+        (``graph_calls.step_origins``), kept in :attr:`origins` by step. Not under XLA (no
+        ``py_function`` compiles) nor across replicas (a replica's gradients are not the
+        applied sum)."""
+        call = self._zero_call[0] if self._zero_call is not None else None
+        if call is None or not call.grads or when is not None or _replicas() > 1:
+            return
+        from gradscope._src.watcher.graph_calls import step_origins
+
+        def found(step: int, origins: dict[str, Any]) -> None:
+            self.origins[step] = origins
+
+        def look() -> Any:
+            step_origins(call, iterations, found)
+            return tf.constant(True)
+
+        finite = tf.reduce_all(tf.math.is_finite(total[:, 0]))
+        _unlowered(tf.cond(finite, lambda: tf.constant(False), look))
 
     def _variables(self, trace: _Trace) -> bool:
         """Make the variables a due step of this trace writes; whether any was new. In a
@@ -532,7 +565,7 @@ def _tapes(trace: _Trace) -> Any:
     if tf.executing_eagerly():
         yield
         return
-    from gradscope._src.frontends.program.graph_calls import tape_calls
+    from gradscope._src.watcher.graph_calls import tape_calls
 
     with tape_calls() as seen:
         try:
@@ -612,6 +645,21 @@ def _put(variable: tf.Variable, row: Any, value: Any, when: Any = None) -> None:
         variable.assign(tf.expand_dims(value, 0))
         return
     variable.assign(tf.tensor_scatter_nd_update(variable, tf.reshape(row, [1, 1]), value[None]))
+
+
+def _untracked(call: Any) -> tuple[tuple[str, str], ...]:
+    """What ``gradscope run`` reports ``never-trained`` of the step's tape call: the
+    variables Keras does not track that it read (none when it cannot say)."""
+    from gradscope._src.watcher.graph_calls import untracked
+
+    try:
+        return untracked(call) if call is not None else ()
+    except Exception:  # gradscope's failure never stops training: nothing said
+        return ()
+
+
+def _replicas() -> int:
+    return int(tf.distribute.get_strategy().num_replicas_in_sync)
 
 
 def _compiled(model: Any) -> bool:

@@ -26,9 +26,13 @@ are not recorded there (a replica's own would not be the applied ones).
 Cost: one train function, Keras' own step with the hooks, traced once; the recording sits
 in a ``tf.cond`` on the step, so steps not recorded skip it on the device, and a recorded
 step reduces each gradient and weight to a few float64 numbers there (only with TensorBoard
-histograms are whole gradients copied aside). A None gradient gets its cause from the
-traced step, analysed by the watcher of ``gradscope run``
-(:func:`gradscope._src.frontends.program.graph_calls.step_causes`).
+histograms are whole gradients copied aside). What ``gradscope run`` says of the same
+``fit`` comes from the same passes (``gradscope._src.watcher.passes``), asked of the traced
+step's ``tape.gradient``: a None gradient's cause, cut points and lines
+(:func:`gradscope._src.watcher.graph_calls.tape_causes`), a non-finite one's origin, looked for
+only on a due step whose gradients are not all finite
+(:func:`gradscope._src.watcher.graph_calls.step_origins`), and the tf.Variables Keras does
+not track that the step reads (``never-trained``).
 """
 
 from __future__ import annotations
@@ -44,13 +48,13 @@ from typing import Any
 import keras
 
 from gradscope._src.frontends import backend
-from gradscope._src.frontends.program.sites import variable_name
 from gradscope._src.location import Location
 from gradscope._src.results.finding import Finding, file_of
 from gradscope._src.timeline import failed, traced
 from gradscope._src.timeline.findings import Thresholds, ended_line
 from gradscope._src.timeline.monitor_args import check_arguments, check_writable, rescue
 from gradscope._src.timeline.record import Recorder, Summary
+from gradscope._src.watcher.sites import variable_name
 
 
 class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
@@ -312,14 +316,35 @@ class Monitor(keras.callbacks.Callback):  # type: ignore[misc]
         """Record the due steps the last execution stashed (each in its own row)."""
         hooks = self._hooks
         self._pending = False
-        for snap in hooks.fetch(after=self._last):
+        found = hooks.fetch(after=self._last)
+        if found:
+            self._untracked(hooks.untracked, found[0].step)
+        for snap in found:
             self._last = snap.step + 1
             entries, losses, dots, loss = _summaries(hooks, snap)
             whole = {name: snap.raw.get(("", name)) for name in hooks.names}
             self.recorder.record(
                 snap.step, self.site, loss, entries, losses=losses or None, dots=dots,
                 gradients=whole if snap.raw else None, loss_scaled=hooks.loss_scaled(),
+                origins=hooks.origins.pop(snap.step, None),
             )  # fmt: skip
+
+    def _untracked(self, held: Any, step: int) -> None:
+        """A ``never-trained`` finding for each tf.Variable Keras does not track that the
+        step reads, as ``gradscope run`` reports it (once per variable and fit line)."""
+        from gradscope._src.analysis.fixes import Context
+        from gradscope._src.results.causes import Untracked
+
+        said = {(f["site"], f["variable"], f["kind"]) for f in self.recorder.notices}
+        for name, attribute in held:
+            if (self.site, name, "never-trained") in said:
+                continue
+            cause = Untracked(names=(name, attribute), line=self.site)
+            fix = cause.fix(Context("excluded", name, site=self.site))
+            self.recorder.notices.append({
+                "kind": "never-trained", "site": self.site, "variable": name,
+                "from_step": step, "message": f"{name}: {cause}", "fix": fix.to_dict(),
+            })  # fmt: skip
 
     def on_train_end(self, logs: Any = None) -> None:
         if self._jax is not None:

@@ -34,8 +34,10 @@ The timeline JSON extends contract section 7: top level ``tensorflow``, ``device
 ``every``, ``thresholds`` (and ``allow_none``, the globs given); per variable also ``sparse``
 and ``shape``, for a None gradient whose cause is known ``cause`` and ``cut_points``, and
 ``"allowed": true`` for a None gradient an ``allow_none`` glob names (no ``none``
-finding); per step with several losses ``losses`` (``{name: {"value", "variables":
-{name: {"status", "norm", "zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses":
+finding), for a non-finite gradient whose origin was found ``nan_origin`` (as a run's
+source has it: ``node``, ``op``, ``source``, ``where``, ``value``, ``tf_op``); per step
+with several losses ``losses`` (``{name: {"value", "variables": {name: {"status", "norm",
+"zero_fraction", "sparse"}}}}``) and ``cosine`` (``[{"losses":
 [a, b], "variables": {name: cosine or null}}]``).
 """
 
@@ -197,6 +199,7 @@ class Recorder:
         dots: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
         gradients: Mapping[str, Any] | None = None,
         loss_scaled: bool = False,
+        origins: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Record one step of one site, whether or not it is :meth:`due`.
 
@@ -215,6 +218,8 @@ class Recorder:
             loss_scaled: the step's optimizer is Keras' ``LossScaleOptimizer`` with a dynamic
                 scale (mixed precision): it skips a step whose gradients are not all finite,
                 and such a record is marked ``"skipped": true``.
+            origins: by variable, where its non-finite gradient's NaN or infinity first
+                appeared (a ``NanOrigin``), recorded as its ``nan_origin``.
 
         Returns:
             The step record, as it appears in the timeline JSON.
@@ -230,6 +235,9 @@ class Recorder:
                 fnmatchcase(str(entry[0]), pattern) for pattern in self.allow_none
             ):
                 stats["allowed"] = True
+            found = (origins or {}).get(str(entry[0]))
+            if found is not None and stats["status"] == "nan":
+                stats["nan_origin"] = found.to_dict()  # where its NaN first appeared
             variables[str(entry[0])] = stats
         out: dict[str, Any] = {
             "step": int(step),

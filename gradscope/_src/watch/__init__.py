@@ -2,9 +2,9 @@
 ``gradscope.run()`` (a whole program, ``run.py``), ``gradscope.watch()`` (a block of code,
 ``block.py``), the IPython magics (a notebook cell) and the pytest plugin (a test).
 
-Each is a thin door onto ``frontends/program``'s hooks and ``Watcher``; every door's report
+Each is a thin door onto ``watcher``'s hooks and ``Watcher``; every door's report
 is made by ``run.reported``, the same ``RunReport``. The Keras ``Monitor`` asks the same
 analysis why a traced step gives a variable no gradient
-(``frontends/program/graph_calls.step_causes``). Importing this package imports no
+(``watcher/graph_calls.step_causes``). Importing this package imports no
 TensorFlow.
 """

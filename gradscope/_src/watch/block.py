@@ -104,8 +104,8 @@ class Watch:
                 raise UsageError(f"gradscope.watch() at {self.where}: this watch() was "
                                  "entered already; make a new one for each block")  # fmt: skip
             from gradscope._src.frontends import backend
-            from gradscope._src.frontends.program import hooks
-            from gradscope._src.frontends.program.watch import Watcher
+            from gradscope._src.watcher import hooks
+            from gradscope._src.watcher.watch import Watcher
 
             # PyTorch's gradients: refused at once (NotTensorFlow), never a green report
             refusing = backend.refusing("the code in the block", f"gradscope.watch() at "
@@ -125,7 +125,7 @@ class Watch:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
         from gradscope._src.frontends.backend import Refused
-        from gradscope._src.frontends.program import hooks
+        from gradscope._src.watcher import hooks
 
         member, retraced, refusing = self._open
         notes = len(member.session.watcher.notes) if not member.first else 0
@@ -162,7 +162,7 @@ class Watch:
         threads working for it) since it began; a block that joined another's watch shares
         its sites, and reports its own calls."""
         try:
-            from gradscope._src.frontends.program import trainable
+            from gradscope._src.watcher import trainable
 
             watcher = member.session.watcher
             made = watcher.finish(member.thread, member.start, member.sites)

@@ -1,6 +1,6 @@
 """``gradscope run`` as a library call: start the program watched, and report what it did.
 
-The watching itself is ``frontends/program``'s (its hooks and ``Watcher``), as for
+The watching itself is ``watcher``'s (its hooks and ``Watcher``), as for
 ``gradscope.watch()`` (``block.py``); :func:`reported` makes the report of both.
 """
 
@@ -20,11 +20,11 @@ from gradscope._src.analysis import fixes
 from gradscope._src.analysis import run as run_policy
 from gradscope._src.errors import GradscopeError
 from gradscope._src.frontends import backend
-from gradscope._src.frontends.program import endings, launch
-from gradscope._src.frontends.program.launch import Program
 from gradscope._src.results import exits
 from gradscope._src.results import run as rr
 from gradscope._src.results.replicas import Distribution
+from gradscope._src.watch import endings, launch
+from gradscope._src.watch.launch import Program
 
 
 @dataclass(frozen=True)
@@ -96,9 +96,9 @@ def run(
         devices = _devices(import_tensorflow(), distribution)
     waiting = patching.after_import(("tensorflow", "keras"), lambda: None, around=program_import)
 
-    from gradscope._src.frontends.program import trainable
-    from gradscope._src.frontends.program.hooks import installed
-    from gradscope._src.frontends.program.watch import Watcher
+    from gradscope._src.watcher import trainable
+    from gradscope._src.watcher.hooks import installed
+    from gradscope._src.watcher.watch import Watcher
 
     recorder = None
     if timeline is not None or tensorboard is not None:

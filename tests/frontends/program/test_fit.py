@@ -121,7 +121,7 @@ def test_each_fit_line_is_its_own_site_though_the_step_was_traced_once(
     import keras
     import numpy as np
 
-    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     script = tmp_path / "fits.py"

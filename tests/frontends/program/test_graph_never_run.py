@@ -30,7 +30,7 @@ def _driver() -> None:
 
     import tensorflow.compat.v1 as tf
 
-    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     with contextlib.redirect_stdout(io.StringIO()):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradscope._src.frontends.program.analyse import SourceStatic
-from gradscope._src.frontends.program.jax_calls import JaxCalls, _Static
-from gradscope._src.frontends.program.watch import Static, Watcher
+from gradscope._src.watcher.analyse import SourceStatic
+from gradscope._src.watcher.jax_calls import JaxCalls, _Static
+from gradscope._src.watcher.watch import Static, Watcher
 
 
 def _step() -> tuple[JaxCalls, object, _Static]:

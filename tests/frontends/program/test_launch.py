@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gradscope._src.frontends.program import launch
-from gradscope._src.frontends.program.launch import Program, ProgramError
 from gradscope._src.results import run as rr
+from gradscope._src.watch import launch
+from gradscope._src.watch.launch import Program, ProgramError
 from tests.conftest import Processes
 
 

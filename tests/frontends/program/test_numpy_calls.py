@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import gradscope
-from gradscope._src.frontends.program import numpy_calls
+from gradscope._src.watcher import numpy_calls
 from tests.frontends.program.test_run import PROGRAMS, site, unwatched, watched
 
 pytestmark = pytest.mark.tf
@@ -139,7 +139,7 @@ def test_the_buffer_slot_is_put_back_exactly_and_only_when_still_ours() -> None:
 def test_reads_in_an_unwatched_thread_are_not_noted() -> None:
     import tensorflow as tf
 
-    from gradscope._src.frontends.program import hooks
+    from gradscope._src.watcher import hooks
 
     t = tf.constant([0.5, 1.5])
     with gradscope.watch():

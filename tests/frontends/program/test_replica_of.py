@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradscope._src.frontends.program.replicas import replica_of
+from gradscope._src.watcher.replicas import replica_of
 
 pytestmark = [pytest.mark.tf, pytest.mark.replicas]
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from gradscope._src.analysis import run as run_policy
-from gradscope._src.frontends.program.launch import Program
 from gradscope._src.frontends.python.frames import display_path
 from gradscope._src.results import run as rr
+from gradscope._src.watch.launch import Program
 from gradscope._src.watch.run import Outcome, run
 
 pytestmark = pytest.mark.tf
@@ -345,7 +345,7 @@ def test_apply_gradients_none_the_program_made_is_reported_at_its_line(tmp_path:
 
 
 def test_a_gradscope_failure_never_breaks_the_program(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gradscope._src.frontends.program import analyse
+    from gradscope._src.watcher import analyse
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("an analysis bug")
@@ -426,7 +426,7 @@ def test_public_run_returns_the_report_and_raises_the_programs_error() -> None:
     import tensorflow as tf
 
     import gradscope
-    from gradscope._src.frontends.program.launch import ProgramRaised
+    from gradscope._src.watch.launch import ProgramRaised
 
     with contextlib.redirect_stdout(io.StringIO()):
         report = gradscope.run(str(PROGRAMS / "clean_loop.py"), steps=1)

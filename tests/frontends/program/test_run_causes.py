@@ -103,7 +103,7 @@ def test_unconnected_gradients_zero_string_reaches_the_program() -> None:
 
 
 def test_long_eager_tape_keeps_its_history(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gradscope._src.frontends.program import eager
+    from gradscope._src.watcher import eager
 
     program = "causes_long_tape.py"
     (expected,) = bare(program, "600")

@@ -61,7 +61,7 @@ def test_run_without_a_copy_the_stop_gradient_is_to_remove(tmp_path: Path) -> No
     program.write_text(text, encoding="utf-8")
     import keras
 
-    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     keras.backend.clear_session()

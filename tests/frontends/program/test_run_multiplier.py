@@ -58,7 +58,7 @@ def test_run_records_and_explains_output_gradients() -> None:
 def test_multiplier_values_are_read_when_known() -> None:
     import tensorflow as tf
 
-    from gradscope._src.frontends.program import values
+    from gradscope._src.watcher import values
 
     assert values.multiplier(None) == ()
     assert values.multiplier([tf.constant([[2.0, -1.0, 2.0]])]) == (-1.0, 2.0)

@@ -67,7 +67,7 @@ def test_run_asked_for_untracked_variable_is_no_problem(tmp_path: Path) -> None:
     """The same program asking for them too: they train; nothing to report."""
     import keras
 
-    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     text = (

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradscope._src.frontends.program.launch import Program
+from gradscope._src.watch.launch import Program
 from gradscope._src.watch.run import run
 from tests.frontends.program.test_run import PROGRAMS, line_of, site, unwatched, watched
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.tf
 def test_each_gradients_norm_and_largest_are_numpys_and_a_step_not_measured_runs_none() -> None:
     import tensorflow as tf
 
-    from gradscope._src.frontends.program import values
+    from gradscope._src.watcher import values
 
     rng = np.random.default_rng(0)
     dense = rng.normal(size=(4, 3)).astype("float32") * 1e20  # squares overflow float32

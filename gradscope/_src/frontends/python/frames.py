@@ -235,7 +235,7 @@ def of_op(op: object) -> Site | None:
     # `watch()` (watch/), and each patched attribute passes through the registry's switch
     # (patching.py): their frames stand between the user's line and TensorFlow, and say
     # nothing of who made the op
-    wrappers = (os.path.join(own, "_src", "frontends", "program") + os.sep,
+    wrappers = (os.path.join(own, "_src", "watcher") + os.sep,
                 os.path.join(own, "_src", "patching.py"),
                 os.path.join(own, "_src", "watch", "block.py"),
                 os.path.join(own, "_src", "frontends", "python", "heads.py"),

@@ -88,7 +88,7 @@ def no_path(heads: Sequence[str], model: str, loss: str, *, compiled: bool = Fal
     """Why a variable of Keras model ``model`` that no path leads from to ``loss`` gets no
     gradient: the outputs it reaches (``heads``) no loss reads, or it reaches none (its layer
     is off the path from the model's inputs to its outputs). The one rule for a Python
-    target's losses (:func:`causes`) and a watched call (``frontends/program/fit.py``).
+    target's losses (:func:`causes`) and a watched call (``watcher/fit.py``).
 
     Args:
         heads: the model's outputs the variable reaches, each once.

@@ -65,7 +65,7 @@ def loss_line(
 def _names(op_type: str, site: frames.Site | None) -> bool:
     """Whether the user's line names the op (``ops.argmax`` for ``ArgMax``, ``>`` for
     ``Greater``): a cut of a gradient that still flows is listed only then (as
-    ``frontends/program/graphs.visible`` on TensorFlow)."""
+    ``watcher/graphs.visible`` on TensorFlow)."""
     from gradscope._src.frontends.python.model import _OPERATORS
 
     if site is None:

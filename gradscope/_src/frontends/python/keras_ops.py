@@ -36,7 +36,7 @@ _SITES: weakref.WeakKeyDictionary[Any, frames.Site] = weakref.WeakKeyDictionary(
 #: Operation class -> (file, first line, last line) of its ``call``; None when unknown.
 _CALLS: dict[type, tuple[str, int, int] | None] = {}
 #: The code of those ``call``s: an eager op's line is read from Python's own frames
-#: (``frontends/program/sites.fast_current``), which asks :func:`site_in` at these.
+#: (``watcher/sites.fast_current``), which asks :func:`site_in` at these.
 CALL_CODES: set[CodeType] = set()
 _depth = [0]
 _installed: list[patching.Patches] = []

@@ -35,7 +35,7 @@ def _plain(name: str, out: Path) -> dict[str, Any]:
 
 
 def _watched(name: str, out: Path) -> dict[str, Any]:
-    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     program = Program(str(HERE / f"{name}.py"), (str(out / f"{name}-watched.npy"),))

@@ -26,7 +26,7 @@ import keras_matrix  # noqa: E402  (beside this file)
 
 
 def _run(program: str, **options: Any) -> dict[str, Any]:
-    from gradscope._src.frontends.program.launch import Program
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     with contextlib.redirect_stdout(io.StringIO()):
@@ -37,8 +37,8 @@ def _run(program: str, **options: Any) -> dict[str, Any]:
 def _guide() -> str:
     """``KERAS_BACKEND=jax gradscope run docs/examples/keras_jax.py`` as the guide shows it
     (from the repository's root, 120 columns)."""
-    from gradscope._src.frontends.program.launch import Program
     from gradscope._src.report import render
+    from gradscope._src.watch.launch import Program
     from gradscope._src.watch.run import run
 
     with contextlib.redirect_stdout(io.StringIO()):

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src.engine import cuts as flow
-from gradscope._src.frontends.program.analyse import Problem, SourceStatic, reaching
 from gradscope._src.results.facts import NanOrigin
+from gradscope._src.watcher.analyse import Problem, SourceStatic, reaching
 
 #: flow tensor id -> what is non-finite in it (``"nan"``, ``"inf"``, ``"-inf"``; "" none)
 Look = Callable[[int], str]
@@ -82,7 +82,7 @@ def eager(call: Any, statics: Sequence[SourceStatic], nan: Sequence[bool],
           grads: Sequence[Any]) -> None:  # fmt: skip
     """``find`` for an eager call (an ``EagerCall``, its probes' gradients received), from
     the values the tape's ops kept; ``grads``: per source, the gradient the tape returned."""
-    from gradscope._src.frontends.program import sites
+    from gradscope._src.watcher import sites
 
     received = dict(call.probe_grads)
     for t, g in zip(call.problem.sources, grads, strict=True):

@@ -24,11 +24,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gradscope._src.frontends.program import fit, sites
-from gradscope._src.frontends.program.analyse import SourceStatic
-from gradscope._src.frontends.program.watch import Static, Watcher
 from gradscope._src.results import causes, words
 from gradscope._src.results.run import FUNCTION, CallResult
+from gradscope._src.watcher import fit, sites
+from gradscope._src.watcher.analyse import SourceStatic
+from gradscope._src.watcher.watch import Static, Watcher
 
 #: The ``where`` of the sites these calls are recorded at (apart from the step's own calls),
 #: less ``KINDS`` times the model's number (each model at a line has its own: a loop's)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src import patching
-from gradscope._src.frontends.program.watch import SiteState, Static
+from gradscope._src.watcher.watch import SiteState, Static
 
 
 def replica_of(tf: Any) -> tuple[int, int] | None:
@@ -121,7 +121,7 @@ def eager_numbers(parts: Sequence[Part], by: float | None) -> tuple[Any, list[An
     """The numbers of an eager call made by every replica: the all-reduced gradient's (the
     sum of the replicas'; the value, the sum of theirs), each replica's, and the summed
     gradients themselves (numpy; None where no replica has one)."""
-    from gradscope._src.frontends.program import values
+    from gradscope._src.watcher import values
 
     each = [values.of_arrays(p.targets, p.grads, by) for p in parts]
     count = len(parts[0].grads)
@@ -134,7 +134,7 @@ def inherit(calling: Callable[[], list[Any]], patches: patching.Patches) -> None
     """Start each of ``MirroredStrategy``'s replica threads with the ``tf.function`` stack
     (``calling``), the ``model.fit`` state and the user's line of the thread that made it
     (a replica's own stack starts in TensorFlow), watched when that thread is."""
-    from gradscope._src.frontends.program import fit, process, sites
+    from gradscope._src.watcher import fit, process, sites
 
     def make_init(original_init: Any) -> Any:
         def init(self: Any, *args: Any, **kwargs: Any) -> None:

@@ -9,13 +9,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gradscope._src.frontends.program import analyse, process
-from gradscope._src.frontends.program.sites import Chain
-from gradscope._src.frontends.program.values import Numbers
 from gradscope._src.results import causes, words
 from gradscope._src.results.causes import Cause
 from gradscope._src.results.replicas import ReplicaResult
 from gradscope._src.results.run import EAGER, GRAPH, CallResult, SourceResult
+from gradscope._src.watcher import analyse, process
+from gradscope._src.watcher.sites import Chain
+from gradscope._src.watcher.values import Numbers
 
 
 class Timeline(Protocol):
@@ -134,7 +134,7 @@ class Watcher:
             known = self._chains.get((api, mode, chain, "", owner))
             if known is not None:
                 return known
-        from gradscope._src.frontends.program.sites import described
+        from gradscope._src.watcher.sites import described
 
         site, outer = described()
         key = (api, mode, chain, "" if eager else site, owner)

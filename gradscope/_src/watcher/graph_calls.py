@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradscope._src import patching, tfcompat
-from gradscope._src.frontends.program import analyse, fit, graphs, names, sites, var_lists
-from gradscope._src.frontends.program.replicas import Part, combined
-from gradscope._src.frontends.program.watch import Static
 from gradscope._src.frontends.python import frames
 from gradscope._src.results import causes
 from gradscope._src.results.cut import CutPoint
+from gradscope._src.results.facts import NanOrigin
 from gradscope._src.results.run import FUNCTION, GRAPH
+from gradscope._src.watcher import analyse, fit, graphs, names, origin, passes, sites, var_lists
+from gradscope._src.watcher.replicas import Part, combined
+from gradscope._src.watcher.watch import Static
 
 
 def graph_gradients(
@@ -142,14 +143,15 @@ def step_causes(loss: Any, variables: Sequence[Any], nones: Sequence[bool], mode
     last = max(t.op._id for t in losses)
     forward = [op for op in graph.get_operations() if op._id <= last]
     call = graphs.GraphCall(forward, tensors, losses)
-    statics = [
-        analyse.SourceStatic(sites.variable_name(v), tuple(v.shape), not none)
-        for v, none in zip(variables, nones, strict=True)
-    ]
     in_copy(call, graph, losses, [], gradients_util._GradientsHelper)
-    analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
-    if model is not None and y_pred is not None:
-        fit.explain(call, statics, variables, model, y_pred, part)
+    grads = [None if none else _GOT for none in nones]
+
+    def keras(statics: list[analyse.SourceStatic], target_source: str) -> None:
+        if model is not None and y_pred is not None:
+            fit.explain(call, statics, variables, model, y_pred, part, target_source)
+
+    statics = passes.sources(passes.Capture(call, list(variables), losses, grads),
+                             lambda _: lambda: None, keras).statics  # fmt: skip
     return {i: analyse.recorded(analyse.status(s, None, None), s.cut_points, s.cause)
             for i, s in enumerate(statics) if nones[i]}  # fmt: skip
 
@@ -158,7 +160,8 @@ def step_causes(loss: Any, variables: Sequence[Any], nones: Sequence[bool], mode
 class TapeCall:
     """One ``tape.gradient`` a traced train step made: the op ids its tape recorded
     (``(after, up_to]`` spans), its sources and its targets, and the id of the last op made
-    before it (the graph as ``gradscope run`` sees it at that call)."""
+    before it (the graph as ``gradscope run`` sees it at that call); and what ``run``'s
+    watcher keeps of the same call (``passes.Capture``): what the tape gave, watched and read."""
 
     spans: tuple[tuple[int, int], ...]
     sources: tuple[Any, ...]
@@ -166,6 +169,11 @@ class TapeCall:
     last: int
     nones: tuple[bool, ...] = ()  # per source, whether the tape gave it no gradient
     site: str = ""  # the user's line that asked (a Keras step's: its fit() line)
+    grads: tuple[Any, ...] = ()  # per source, the gradient the tape gave (None: none)
+    watching: tuple[bool | None, ...] | None = None  # per source: the tape watched it
+    accessed: bool = True  # the tape watched the trainable variables it saw read
+    tensors: tuple[bool | None, ...] | None = None  # per tensor source: a tape watched it
+    read: tuple[Any, ...] = ()  # the variables the tape watched
 
 
 @contextlib.contextmanager
@@ -207,13 +215,15 @@ def tape_calls() -> Iterator[list[TapeCall]]:
                               for g, a, b in known if g is graph)  # fmt: skip
                 flat_t = [t for t in tf.nest.flatten(target) if tf.is_symbolic_tensor(t)]
                 last = graphs.mark(graph) - 1
+                flat_s = list(tf.nest.flatten(sources))
+                kept = _kept(self, flat_s) if flat_t else None  # before the tape forgets
             grads = original(self, target, sources, *args, **kwargs)
             if flat_t:
-                flat_s = tuple(tf.nest.flatten(sources))
-                nones = tuple(g is None for g in tf.nest.flatten(grads, expand_composites=False))
-                nones = nones if len(nones) == len(flat_s) else ()
-                seen.append(TapeCall(spans, flat_s, tuple(flat_t), last, nones,
-                                     sites.described()[0]))  # fmt: skip
+                given = tuple(tf.nest.flatten(grads, expand_composites=False))
+                given = given if len(given) == len(flat_s) else ()
+                seen.append(TapeCall(spans, tuple(flat_s), tuple(flat_t), last,
+                                     tuple(g is None for g in given), sites.described()[0],
+                                     given, *(kept or (None, True, None, ()))))  # fmt: skip
             return grads
 
         return gradient
@@ -223,6 +233,20 @@ def tape_calls() -> Iterator[list[TapeCall]]:
         patches.set("GradientTape._pop_tape", make_pop)
         patches.set("GradientTape.gradient", make_gradient)
         yield seen
+
+
+def _kept(tape: Any, flat_s: list[Any]) -> tuple[Any, ...] | None:
+    """What ``run``'s watcher asks of a tape before it answers (a non-persistent one forgets
+    what it watched): per source whether it watched it, whether it watches what it sees
+    read, which tensor sources a tape watched, the variables it watched (None: it could
+    not be asked)."""
+    try:
+        return (tuple(names.watching(tape, flat_s)),
+                bool(getattr(tape, "_watch_accessed_variables", True)),
+                tuple(names.tensors_watched(tape, flat_s)),
+                tuple(names.read_variables(tape)))  # fmt: skip
+    except Exception:  # gradscope's failure never stops the step: those passes are skipped
+        return None
 
 
 #: Where :func:`tape_calls` keeps a tape's spans (``gradscope run`` keeps its own).
@@ -252,6 +276,47 @@ def tape_causes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
             for i, s in enumerate(statics) if nones[i]}  # fmt: skip
 
 
+def step_origins(call: TapeCall, step: Any,
+                 found: Callable[[int, dict[str, NanOrigin]], None]) -> None:  # fmt: skip
+    """Where a NaN or an infinity first appeared in the gradients of ``call`` (a traced train
+    step's ``tape.gradient``), as ``gradscope run`` finds it for the same call
+    (``origin.in_graph``): ops added where the caller builds (the Keras ``Monitor``: in its
+    recording branch, when a gradient it recorded is not finite) that take the gradient of
+    every tensor on the call's paths from its targets, in the step's own graph, and hand them
+    to one ``py_function``, which calls ``found(step, {source name: origin})``.
+
+    Args:
+        call: the tape's call (:func:`tape_calls`), with its gradients.
+        step: the step number (a scalar tensor), handed to ``found``.
+        found: called in the step's execution with the origins found (none: an empty dict).
+    """
+    import tensorflow as tf
+
+    gradients_util = tfcompat.get("gradients_util")
+
+    graph = call.targets[0].graph
+    tensors = [graphs.source_tensor(graph, s) for s in call.sources]
+    gcall = graphs.GraphCall(graphs.ops_in(graph, call.spans), tensors, list(call.targets))
+    statics = [analyse.SourceStatic(_source_name(s), (), g is not None)
+               for s, g in zip(call.sources, call.grads, strict=True)]  # fmt: skip
+    probe_ids = analyse.probes(gcall.problem)
+    probes = gcall.probe_tensors(probe_ids)
+    probe_grads = gradients_util._GradientsHelper(list(call.targets), probes, src_graph=graph)
+    looked = origin.in_graph(gcall, statics, probe_ids, probe_grads, list(call.grads))
+
+    def deliver(number: Any, *values: Any) -> None:
+        for s in statics:
+            s.nan_origin = None
+        looked.deliver([looked.mark(i, x) for i, x in enumerate(values)])
+        found(int(number), {s.name: s.nan_origin for s in statics if s.nan_origin is not None})
+
+    tf.py_function(deliver, [step, *looked.tensors], Tout=[])
+
+
+def _source_name(source: Any) -> str:
+    return sites.variable_name(source) if hasattr(source, "handle") else ""
+
+
 def tape_zero_notes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool]
                     ) -> dict[int, str]:  # fmt: skip
     """What ``gradscope run`` says of a gradient of the same call that is all zero (the
@@ -273,27 +338,53 @@ def tape_zero_notes(call: TapeCall, variables: Sequence[Any], nones: Sequence[bo
 
 def _tape_statics(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool],
                   model: Any = None, y_pred: Any = None) -> list[analyse.SourceStatic]:  # fmt: skip
-    """The sources of ``call`` analysed as ``gradscope run`` analyses a watched call."""
+    """The sources of ``call`` analysed by the passes ``gradscope run`` makes for a watched
+    call (``passes.sources``); which paths receive a gradient is asked in a copy of the
+    step's graph (the tape's own answer is Keras', for the variables only)."""
     gradients_util = tfcompat.get("gradients_util")
 
     graph = call.targets[0].graph
     tensors = [graphs.source_tensor(graph, v) for v in variables]
     gcall = graphs.GraphCall(graphs.ops_in(graph, call.spans), tensors, list(call.targets))
-    statics = [
-        analyse.SourceStatic(sites.variable_name(v), tuple(v.shape), not none)
-        for v, none in zip(variables, nones, strict=True)
-    ]
     in_copy(gcall, graph, call.targets, [], gradients_util._GradientsHelper)
-    analyse.analyse(gcall.problem, statics, gcall.locate, gcall.visible, gcall.inside)
-    analyse.through_branches(gcall.problem, statics, lambda k: gcall.locate(k, "").source)
-    analyse.through_zero_derivative(gcall.problem, statics,
-                                    lambda k: gcall.locate(k, "").source)  # fmt: skip
-    dead_ends = outside(graph, call.spans, tensors, list(call.targets), statics, call.last,
-                        call.site)  # fmt: skip
-    if model is not None and y_pred is not None:
-        fit.explain(gcall, statics, variables, model, y_pred)
-    dead_ends()
-    return statics
+    at = {id(s): i for i, s in enumerate(call.sources)}
+    where = [at.get(id(v)) for v in variables]
+
+    def each(values: Sequence[Any] | None, default: Any) -> list[Any]:
+        return [values[i] if values and i is not None else default for i in where]
+
+    got = each(call.grads, _GOT)
+    grads = [None if none else (_GOT if g is None else g)
+             for g, none in zip(got, nones, strict=True)]  # fmt: skip
+    capture = passes.Capture(
+        gcall, list(variables), list(call.targets), grads,
+        watching=each(call.watching, None) if call.watching is not None else None,
+        trainable=[bool(getattr(v, "trainable", True)) for v in variables],
+        accessed=call.accessed, tensors=each(call.tensors, None) if call.tensors else None,
+    )  # fmt: skip
+
+    def keras(statics: list[analyse.SourceStatic], target_source: str) -> None:
+        if model is not None and y_pred is not None:
+            fit.explain(gcall, statics, variables, model, y_pred, target_source=target_source)
+
+    return passes.sources(
+        capture,
+        lambda statics: outside(
+            graph, call.spans, tensors, list(call.targets), statics, call.last, call.site
+        ),
+        keras,
+    ).statics
+
+
+def untracked(call: TapeCall) -> tuple[tuple[str, str], ...]:
+    """``(name, attribute)`` of each trainable variable ``call``'s tape read, asked no
+    gradient for, that a Keras model holds where Keras does not track it: what ``gradscope
+    run`` reports ``never-trained`` (``names.unasked``)."""
+    return names.unasked(call.read, call.sources, None, {})
+
+
+#: Stands for a gradient that is not None whose value the analysis never reads.
+_GOT = object()
 
 
 def outside(graph: Any, spans: Sequence[tuple[int, int]], tensors: Sequence[Any],

@@ -185,7 +185,8 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
     Afterwards ``sys.stdout``, ``sys.stderr`` and the working directory are gradscope's
     again, as they were before the program ran (``streams.kept``).
     """
-    from gradscope._src.frontends.program import process, streams
+    from gradscope._src.watch import streams
+    from gradscope._src.watcher import process
 
     with streams.kept():
         outcome, error = _execute(program)
@@ -195,7 +196,7 @@ def execute(program: Program) -> tuple[str, BaseException | None]:
 
 
 def _execute(program: Program) -> tuple[str, BaseException | None]:
-    from gradscope._src.frontends.program.watch import StopProgram
+    from gradscope._src.watcher.watch import StopProgram
 
     main = _main_file(program)
     try:
@@ -274,9 +275,9 @@ def _as_python(program: Program, main: str) -> Iterator[None]:
     hidden = _shadowed(first, program.module)
     kind = ("module" if program.module else "directory" if os.path.isdir(program.target)
             else "script")  # fmt: skip
-    from gradscope._src.frontends.program import process
-    from gradscope._src.frontends.program.watch import StopProgram
     from gradscope._src.frontends.python.frames import shown_from
+    from gradscope._src.watcher import process
+    from gradscope._src.watcher.watch import StopProgram
 
     with (_recursion(_extra_depth(kind)), _python_sigint(), shown_from(os.getcwd()),
           process.quiet_stops(StopProgram)):  # fmt: skip
@@ -417,7 +418,7 @@ def _python_sigint() -> Iterator[None]:
 
 def _end_child(outcome: str, error: BaseException | None, program: Program) -> NoReturn:
     """A forked child at its end: Python's last words for how it ended, and its status."""
-    from gradscope._src.frontends.program import process
+    from gradscope._src.watcher import process
 
     def say() -> None:
         if error is not None:
@@ -462,9 +463,7 @@ def _drop_own_frames(shown: traceback.TracebackException, seen: set[int]) -> Non
     if id(shown) in seen:
         return
     seen.add(id(shown))
-    own = os.path.dirname(
-        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    )
+    own = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     frames = [f for f in shown.stack if not _absolute(f.filename).startswith(own + os.sep)]
     shown.stack = traceback.StackSummary.from_list(frames)
     for chained in (shown.__cause__, shown.__context__):

@@ -14,9 +14,9 @@ from typing import Any
 from gradscope._src.engine import bodies, custom_gradient
 from gradscope._src.engine import cuts as flow
 from gradscope._src.engine.graph import Extracted, GradientRegistry
-from gradscope._src.frontends.program.analyse import Problem
 from gradscope._src.frontends.python import frames
 from gradscope._src.results.facts import CutPoint
+from gradscope._src.watcher.analyse import Problem
 
 _REGISTRY: list[GradientRegistry] = []
 

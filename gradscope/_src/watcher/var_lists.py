@@ -20,8 +20,8 @@ import linecache
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope._src.frontends.program import sites
 from gradscope._src.frontends.python import frames
+from gradscope._src.watcher import sites
 
 #: Op types that only read a variable (or ask about it): every other consumer of a variable's
 #: handle writes it (``AssignVariableOp``, ``ResourceApplyAdam``, ``ResourceScatterAdd``...).

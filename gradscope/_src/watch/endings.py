@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from gradscope._src import patching
-from gradscope._src.frontends.program import process
+from gradscope._src.watcher import process
 
 #: The signals whose default action ends the process and that a report must outlive.
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)

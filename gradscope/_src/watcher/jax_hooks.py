@@ -24,10 +24,10 @@ from typing import Any
 
 from gradscope._src import patching
 from gradscope._src.frontends import backend, keras_names
-from gradscope._src.frontends.program import fit, jax_calls, sites
-from gradscope._src.frontends.program.jax_calls import JaxCalls, _Request
-from gradscope._src.frontends.program.watch import Watcher
 from gradscope._src.frontends.python import keras_ops
+from gradscope._src.watcher import fit, jax_calls, sites
+from gradscope._src.watcher.jax_calls import JaxCalls, _Request
+from gradscope._src.watcher.watch import Watcher
 
 #: Held while the Monitor's own installation (:func:`installed`) lasts: one at a time.
 _ONE = threading.Lock()
@@ -79,14 +79,14 @@ def installed(watcher: Watcher) -> Iterator[JaxCalls]:
             ``watch()``, is the caller's to ask first: ``hooks.watching``).
     """
     from gradscope._src.errors import AlreadyWatching
-    from gradscope._src.frontends.program import process
+    from gradscope._src.watcher import process
 
     if not _ONE.acquire(blocking=False):
         raise AlreadyWatching(
             "gradscope is already watching gradient calls in this process (a gradscope.watch() "
             "block, here or in another thread, or gradscope run): one watcher at a time"
         )
-    from gradscope._src.frontends.program import trainable
+    from gradscope._src.watcher import trainable
 
     try:
         patches = patching.Patches(when=process.watched_here)

@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope._src.frontends.program import fit, jax_names, sites, trainable
-from gradscope._src.frontends.program.analyse import SourceStatic
-from gradscope._src.frontends.program.watch import SiteState, Static, StopProgram, Watcher
 from gradscope._src.frontends.python import heads, jax_lines
 from gradscope._src.results import words
 from gradscope._src.results.run import EAGER, FUNCTION
+from gradscope._src.watcher import fit, jax_names, sites, trainable
+from gradscope._src.watcher.analyse import SourceStatic
+from gradscope._src.watcher.watch import SiteState, Static, StopProgram, Watcher
 
 #: Keras' JAX trainer: a gradient call from its own ``train_step`` is ``fit``'s.
 _KERAS_TRAINER = ("keras", "src", "backend", "jax", "trainer.py")
@@ -403,7 +403,7 @@ class JaxCalls:
     def _raise_pending(self) -> None:
         if self.stop_pending:
             self.stop_pending = False
-            from gradscope._src.frontends.program import process
+            from gradscope._src.watcher import process
 
             if process.can_stop():
                 self.watcher.refused.append(next(iter(self.watcher.sites.values())).site)
@@ -546,7 +546,7 @@ def _unread_outputs(statics: Sequence[SourceStatic], analysed: Any, called: tupl
                     target_source: str) -> None:  # fmt: skip
     """The cause of each source with no path to the loss that a Keras model holds: the
     outputs it reaches no loss reads, or its layer is on no path to an output (as
-    ``frontends/program/fit.py`` says on TensorFlow)."""
+    ``watcher/fit.py`` says on TensorFlow)."""
     model, _ = called
     names = list(getattr(model, "output_names", None) or [])
     n_outputs = len(analysed.leaves[0].outputs) if analysed.leaves else 0

@@ -25,10 +25,10 @@ from typing import Any
 
 from gradscope._src import patching, tfcompat
 from gradscope._src.frontends import keras_names
-from gradscope._src.frontends.program import copies, fit, jax_hooks, process, sites, trainable
-from gradscope._src.frontends.program.calls import Calls
-from gradscope._src.frontends.program.watch import Watcher
 from gradscope._src.frontends.python import keras_ops
+from gradscope._src.watcher import copies, fit, jax_hooks, process, sites, trainable
+from gradscope._src.watcher.calls import Calls
+from gradscope._src.watcher.watch import Watcher
 
 _NONE = object()
 #: Lines of eager variables and constants kept at most (``Recorder.created``).
@@ -441,7 +441,7 @@ def _apply_gradients(calls: Calls, patches: patching.Patches) -> None:
 def _replica_threads(calls: Calls, patches: patching.Patches) -> None:
     """``MirroredStrategy``'s replica threads start with the ``tf.function`` stack and the
     ``model.fit`` state of the thread running ``strategy.run``."""
-    from gradscope._src.frontends.program.replicas import inherit
+    from gradscope._src.watcher.replicas import inherit
 
     inherit(calls.calling, patches)
 

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from gradscope._src.engine import cuts as flow
-from gradscope._src.frontends.program.analyse import SourceStatic
 from gradscope._src.frontends.python import heads
 from gradscope._src.results.causes import Cause
+from gradscope._src.watcher.analyse import SourceStatic
 
 _local = threading.local()
 
@@ -138,7 +138,7 @@ def notes(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],
 
 
 def explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any], model: Any,
-            y_pred: Any, part: str = "") -> None:  # fmt: skip
+            y_pred: Any, part: str = "", target_source: str = "") -> None:  # fmt: skip
     """``notes`` for a caller that holds the model and the train step's predictions (the
     training Monitor, ``graph_calls.step_causes``) rather than the recorded model calls.
 
@@ -149,8 +149,10 @@ def explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any]
         model: the Keras model.
         y_pred: the train step's predictions, as ``compute_loss`` received them.
         part: the compiled loss (output) the call's loss is, when it is one part of the total.
+        target_source: the user's line that made the loss (``names.target_source``).
     """
-    _explain(call, statics, variables, "", [(model, y_pred)], _keras_step(model), part)
+    _explain(call, statics, variables, target_source, [(model, y_pred)], _keras_step(model),
+             part)  # fmt: skip
 
 
 def _explain(call: Any, statics: Sequence[SourceStatic], variables: Sequence[Any],

@@ -23,10 +23,10 @@ from gradscope._src import patching, tfcompat
 from gradscope._src.engine import custom_gradient
 from gradscope._src.engine import cuts as flow
 from gradscope._src.engine.graph import _OVERWRITES, NONE_INPUTS, is_write
-from gradscope._src.frontends.program import numpy_calls, sites
-from gradscope._src.frontends.program.analyse import Problem
 from gradscope._src.frontends.python import frames
 from gradscope._src.results.facts import CutPoint
+from gradscope._src.watcher import numpy_calls, sites
+from gradscope._src.watcher.analyse import Problem
 
 #: How many recent eager ops are kept outside the span of a tape that may still be asked: what
 #: such a tape recorded is always kept (the history grows rather than lose a step's ops).
@@ -114,7 +114,7 @@ class Recorder:
         value leaves TensorFlow are noted too (:meth:`_note_exits`)."""
         import numpy as np
 
-        from gradscope._src.frontends.program import process
+        from gradscope._src.watcher import process
 
         fallback = tfcompat.get("FallbackException")
         # What the C fast path converts without a callback: a variable (its read) or a numpy
@@ -324,7 +324,7 @@ class Recorder:
         body, lines = known
         if self._descent is None:
             from gradscope._src.engine.bodies import Descent
-            from gradscope._src.frontends.program.graphs import registry
+            from gradscope._src.watcher.graphs import registry
 
             self._descent = Descent(registry())
         try:
@@ -344,7 +344,7 @@ class Recorder:
         if op_type.startswith("__") or op_type.endswith("PartitionedCall"):
             return False  # a tf.function called eagerly: its gradient is the function's
         if op_type not in self._no_gradient:
-            from gradscope._src.frontends.program.graphs import registry
+            from gradscope._src.watcher.graphs import registry
 
             self._no_gradient[op_type] = registry().no_gradient(_GradOp(op_type))
         return self._no_gradient[op_type]
@@ -522,7 +522,7 @@ class EagerCall:
 
     def visible(self, index: Any) -> bool:
         """Whether the user wrote op ``index`` (or an op inside a body ``inside`` named)."""
-        from gradscope._src.frontends.program.graphs import visible
+        from gradscope._src.watcher.graphs import visible
 
         if not isinstance(index, int):
             op_type, site = self.recorder.inner_sites.get(id(index), (index.type, None))
@@ -563,7 +563,7 @@ class EagerCall:
         Op index -> the line that made the constant holding its value, or None."""
         import numpy as np
 
-        from gradscope._src.frontends.program.analyse import reaching
+        from gradscope._src.watcher.analyse import reaching
 
         reach = reaching(self.problem)
         back = []

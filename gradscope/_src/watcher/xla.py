@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradscope._src import tfcompat
-from gradscope._src.frontends.program.watch import SiteState, Watcher
+from gradscope._src.watcher.watch import SiteState, Watcher
 
 
 class Mailbox:

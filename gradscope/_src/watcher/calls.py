@@ -15,36 +15,36 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradscope._src.frontends.program import (
+from gradscope._src.results import causes
+from gradscope._src.results.report import NAN
+from gradscope._src.results.run import EAGER, FUNCTION
+from gradscope._src.watcher import (
     analyse,
     every,
     fit,
     graphs,
     names,
     origin,
+    passes,
     reads,
     session,
     sites,
     thrown_away,
     values,
 )
-from gradscope._src.frontends.program.analyse import SourceStatic
-from gradscope._src.frontends.program.eager import EagerCall, Recorder
-from gradscope._src.frontends.program.flags import Flags
-from gradscope._src.frontends.program.replicas import (
+from gradscope._src.watcher.analyse import SourceStatic
+from gradscope._src.watcher.eager import EagerCall, Recorder
+from gradscope._src.watcher.flags import Flags
+from gradscope._src.watcher.replicas import (
     Gathering,
     Part,
     combined,
     eager_numbers,
     first_replica_decides,
 )
-from gradscope._src.frontends.program.trainable import Traces
-from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
-from gradscope._src.frontends.program.xla import Boxes
-from gradscope._src.frontends.python import frames
-from gradscope._src.results import causes
-from gradscope._src.results.report import NAN
-from gradscope._src.results.run import EAGER, FUNCTION
+from gradscope._src.watcher.trainable import Traces
+from gradscope._src.watcher.watch import SiteState, Static, Watcher
+from gradscope._src.watcher.xla import Boxes
 
 
 class Calls:
@@ -239,22 +239,18 @@ class Calls:
         tape watched; ``held``: the user's names of tensor sources; ``others``: the
         variables the call did not ask for that a gradient reaches, and the name that holds
         them) and arrange for its numbers."""
-        statics = names.statics(flat_s, user, call, self.recorder.created, held)
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
-        analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
-        analyse.through_branches(call.problem, statics, lambda k: call.locate(k, "").source)
-        analyse.through_zero_derivative(call.problem, statics,
-                                        lambda k: call.locate(k, "").source)  # fmt: skip
-        analyse.unwatched(statics, names.watching(tape, flat_s),
-                          [getattr(s, "trainable", True) for s in flat_s],
-                          getattr(tape, "_watch_accessed_variables", True), tensors)  # fmt: skip
-        dead_ends = self._outside(tape, flat_s, flat_t, statics, eager, state.site)
-        target_source = names.target_source(call, flat_t, eager, self.recorder.created)
-        fit.notes(call, statics, flat_s, target_source)
-        dead_ends()  # the last, most general cause: a model output no loss reads is more
-        if not eager:
-            analyse.through_numpy_function(statics, flat_t,
-                                           lambda op: sites.text(frames.of_op(op)))  # fmt: skip
+        capture = passes.Capture(
+            call, flat_s, flat_t, user, eager, self.recorder.created, held,
+            names.watching(tape, flat_s), [getattr(s, "trainable", True) for s in flat_s],
+            getattr(tape, "_watch_accessed_variables", True), tensors, read,
+        )  # fmt: skip
+        found = passes.sources(
+            capture,
+            lambda statics: self._outside(tape, flat_s, flat_t, statics, eager, state.site),
+            lambda statics, target_source: fit.notes(call, statics, flat_s, target_source),
+        )
+        statics, target_source = found.statics, found.target_source
         trained, holder = others
         wrong = analyse.asked_others(
             statics, [(names.source_name(v, call, self.recorder.created), names.shape(v))
@@ -264,8 +260,7 @@ class Calls:
             self.not_asked.update({names.key(v): wrong for v in trained})
         analyse.filled(statics, filled)
         user = filled
-        unasked = names.unasked(read, flat_s, call, self.recorder.created)
-        static = Static(statics, target_source, multiplier=given, unasked=unasked)
+        static = Static(statics, target_source, multiplier=given, unasked=found.unasked)
         scale = self._scale_of(flat_t)
         graph = None if eager else flat_t[0].graph
         parts = self.gathering.add(state, Part(static, flat_t, user), graph)
@@ -381,7 +376,7 @@ class Calls:
                                                   site=site)  # fmt: skip
         import tensorflow as tf
 
-        from gradscope._src.frontends.program.graph_calls import outside
+        from gradscope._src.watcher.graph_calls import outside
 
         graph = tf.compat.v1.get_default_graph()
         tensors = [graphs.source_tensor(graph, s) for s in flat_s]
@@ -519,7 +514,7 @@ class Calls:
                         stops: Sequence[Any], every: bool = False) -> None:  # fmt: skip
         """Analyse a graph-level gradient call the program just made (``graph_calls.py``;
         ``every``: ``xs`` are every trainable variable, the call given no ``var_list``)."""
-        from gradscope._src.frontends.program.graph_calls import graph_gradients
+        from gradscope._src.watcher.graph_calls import graph_gradients
 
         graph_gradients(self, helper, api, ys, xs, grads, stops, every)
 

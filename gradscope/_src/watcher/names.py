@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradscope._src.frontends import keras_names
-from gradscope._src.frontends.program import copies, sites
-from gradscope._src.frontends.program.analyse import SourceStatic
-from gradscope._src.frontends.program.eager import EagerCall
 from gradscope._src.frontends.python import frames
 from gradscope._src.results import causes
+from gradscope._src.watcher import copies, sites
+from gradscope._src.watcher.analyse import SourceStatic
+from gradscope._src.watcher.eager import EagerCall
 
 
 def statics(flat_s: list[Any], grads: list[Any], call: Any,

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from gradscope._src.frontends.program import sites
+from gradscope._src.watcher import sites
 
 #: Arrays of recent ``get_weights()`` calls remembered (their variables' names), at most.
 KEPT = 4096

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from gradscope._src.frontends.program.eager import Recorder
-from gradscope._src.frontends.program.watch import SiteState, Watcher
 from gradscope._src.results.run import EAGER as EAGER_MODE
+from gradscope._src.watcher.eager import Recorder
+from gradscope._src.watcher.watch import SiteState, Watcher
 
 
 def before_function(watcher: Watcher, keys: Iterable[tuple[str, str, int]],

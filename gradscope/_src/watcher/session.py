@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gradscope._src.frontends.program import values
-from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
+from gradscope._src.watcher import values
+from gradscope._src.watcher.watch import SiteState, Static, Watcher
 
 
 @dataclass

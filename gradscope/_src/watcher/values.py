@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from gradscope._src.frontends.program import reads
+from gradscope._src.watcher import reads
 
 #: (value, per gradient (norm, largest |g|) or None where there is none, loss scale or None);
 #: with a loss scale, the value and the gradients are divided by it (unscaled).

@@ -1,1 +1,0 @@
-"""``gradscope run``: a user's own program, run unchanged while its gradient calls are watched."""
