@@ -86,7 +86,7 @@ def test_gradflow_gradscope_verdict_cause_line_fix() -> None:
 def test_gradflow_gradscope_on_another_backend_is_a_miss() -> None:
     """A Keras-on-JAX program: gradscope's refusal (exit 2, one line) and a report of
     TensorFlow gradient calls (the program was watched on another backend) both score as not
-    detected, with what happened as the error."""
+    detected, with what happened as the error; a report of its JAX calls is judged."""
     program = Path("jax_p.py")
     refusal = (
         "gradscope run: the program computes its gradients with JAX (...): nothing was checked"
@@ -99,6 +99,10 @@ def test_gradflow_gradscope_on_another_backend_is_a_miss() -> None:
     verdict = tools.Gradscope().judge(watched)
     assert not verdict.flagged and "TensorFlow backend, not the jax backend" in verdict.error
     assert tools.Gradscope().judge(dataclasses.replace(watched, backend="tensorflow")).flagged
+    # watched on the backend it chose (the report says jax): judged as any other report
+    on_jax = json.dumps({**_report(status="none:disconnected"), "backend": "jax"})
+    verdict = tools.Gradscope().judge(dataclasses.replace(watched, output=on_jax))
+    assert verdict.flagged and not verdict.error
 
 
 def test_gradflow_rejudge_reads_kept_runs(tmp_path: Path) -> None:

@@ -351,6 +351,7 @@ def test_every_declared_attribute_is_found_here() -> None:
     import importlib.util
 
     import jax  # noqa: F401
+    import optax  # noqa: F401  (a dev extra, with jax)
     import tensorflow as tf  # noqa: F401
 
     from gradscope._src.frontends.program import numpy_calls

@@ -7,6 +7,9 @@ in ``tfcompat.PRIVATE`` (after the old one) and add the version's row below.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from gradscope._src import tfcompat
@@ -54,6 +57,8 @@ FOUND: dict[tuple[str, str], dict[str, str]] = {
         "SafeModeScope": "keras.src.saving.serialization_lib:SafeModeScope",
         "KerasVariable": "keras.src.backend.common.variables:Variable",
         "jax_api": "jax._src.api",  # JAX 0.10 (the [jax] extra; dev installs it)
+        "jax_ad": "jax._src.interpreters.ad",
+        "jax_source_info": "jax._src.source_info_util",
     },
 }
 
@@ -90,3 +95,34 @@ def test_keras_on_tensorflow_is_told_without_importing() -> None:
     assert tfcompat.keras_on_tensorflow() == (
         "keras" in sys.modules and sys.modules["keras"].backend.backend() == "tensorflow"
     )
+
+
+#: The private packages of TensorFlow, Keras and JAX: reached through ``tfcompat.PRIVATE`` only.
+_PRIVATE = ("tensorflow.python", "tensorflow.compiler", "tensorflow.core", "keras.src", "jax._src")
+
+
+def _private(module: str) -> bool:
+    return any(module == p or module.startswith(f"{p}.") for p in _PRIVATE)
+
+
+def test_no_module_but_the_compatibility_module_imports_a_private_name() -> None:
+    """Every ``import`` (at the top or inside a function) and ``importlib.import_module`` of
+    gradscope names public modules only, outside ``tfcompat.py``: an upgrade that moves a
+    private name breaks in that one module (and the test above)."""
+    root = Path(tfcompat.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "tfcompat.py" and path.parent == root:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            elif (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module"
+                  and node.args and isinstance(node.args[0], ast.Constant)):  # fmt: skip
+                names = [str(node.args[0].value)]
+            else:
+                continue
+            found += [f"{path.relative_to(root)}:{node.lineno}: {n}" for n in names if _private(n)]
+    assert found == []

@@ -240,8 +240,8 @@ class Gradscope:
             reason = "timed out" if run.code is None else f"no report (exit code {run.code})"
             said = _last_line(run.stderr)
             return Verdict(flagged=False, error=f"{reason}: {said}" if said else reason)
-        if run.backend != "tensorflow" and report.get("calls"):
-            # Its gradient calls are TensorFlow's: the program did not run as its user wrote it.
+        if run.backend != report.get("backend", "tensorflow") and report.get("calls"):
+            # Its gradient calls are another backend's: the program did not run as written.
             return Verdict(flagged=False, error=(
                 f"watched the program on Keras' TensorFlow backend, not the {run.backend} "
                 "backend it chooses"))  # fmt: skip

@@ -95,6 +95,7 @@ ATTRIBUTES: dict[str, Attribute] = dict(
         _a("jax", "vjp", "jax", "jax.vjp, watched"),
         _a("jax_api", "value_and_grad", "jax", "a jax.grad bound before the watch, watched"),
         _a("BaseOptimizer", "stateless_apply", "keras", "JAX: weights moved with no gradient"),
+        _a("optax", "apply_updates", "optax", "JAX: parameters moved with no gradient"),
         _a("keras.layers.Layer", "stateless_call", "keras", "JAX: a model's outputs in its step"),
         # the user's line of each Keras operation of a functional model (keras_ops.py)
         _a("keras.Operation", "symbolic_call", "keras", "the line that wrote an operation"),

@@ -71,6 +71,8 @@ PRIVATE: dict[str, tuple[str, ...]] = {
     # JAX (frontends/program/jax_hooks.py): where value_and_grad is defined (what a jax.grad
     # bound before the watch calls)
     "jax_api": ("jax._src.api",),
+    "jax_ad": ("jax._src.interpreters.ad",),  # JVP rules: a primitive whose derivative is 0
+    "jax_source_info": ("jax._src.source_info_util",),  # an equation's user frames
 }
 
 

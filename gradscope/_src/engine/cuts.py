@@ -110,13 +110,15 @@ def source_bits(ids: Sequence[int | None]) -> dict[int, int]:
     return bits
 
 
-def variable_sets(graph: Graph, sources: dict[int, int]) -> list[int]:
+def variable_sets(graph: Graph, sources: dict[int, int], assign: bool = True) -> list[int]:
     """Per op, the bitset of variables with a forward path to it.
 
     Args:
         graph: the forward graph.
         sources: tensor id of a variable's handle -> that variable's bit. The handle's
             producer (a placeholder) carries the bit.
+        assign: paths may go through a write and a later read of what it wrote (False:
+            data edges only).
     """
     out = [0] * len(graph.ops)
     for t, bit in sources.items():
@@ -125,14 +127,15 @@ def variable_sets(graph: Graph, sources: dict[int, int]) -> list[int]:
         bits = out[index]
         for t in graph.value_inputs(op):
             bits |= out[graph.producer[t]]
-        for w in op.assign_preds:
+        for w in op.assign_preds if assign else ():
             bits |= out[w]
         out[index] = bits
     return out
 
 
-def reaching(graph: Graph, target_op: int) -> list[bool]:
-    """Per op, whether it has a forward path (data or assign edges) to ``target_op``."""
+def reaching(graph: Graph, target_op: int, assign: bool = True) -> list[bool]:
+    """Per op, whether it has a forward path (data or assign edges; ``assign`` False: data
+    edges only) to ``target_op``."""
     reach = [False] * len(graph.ops)
     reach[target_op] = True
     for index in range(target_op, -1, -1):
@@ -141,7 +144,7 @@ def reaching(graph: Graph, target_op: int) -> list[bool]:
         op = graph.ops[index]
         for t in graph.value_inputs(op):
             reach[graph.producer[t]] = True
-        for w in op.assign_preds:
+        for w in op.assign_preds if assign else ():
             reach[w] = True
     return reach
 

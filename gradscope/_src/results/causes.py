@@ -19,7 +19,9 @@ current). Plain data and words: no TensorFlow, no rendering.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import linecache
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -676,6 +678,69 @@ class CustomGradient(CutCause):
         )
 
 
+#: The ops of ``tf.numpy_function`` and ``tf.py_function`` (and TensorFlow 1's ``tf.py_func``).
+PY_FUNC_TYPES = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+
+
+@registered
+@dataclass(frozen=True, kw_only=True)
+class NumpyFunction(CutCause):
+    """A value made by Python inside ``tf.numpy_function`` (or ``tf.py_function``): the
+    cut's ``line`` calls it."""
+
+    id = "numpy-function"
+    status = Status.NONDIFFERENTIABLE
+    rule = "NumpyFunctionOnPath"
+    title = "`tf.numpy_function` (or `tf.py_function`) on every path"
+    help = (
+        "The value is computed by Python outside TensorFlow's graph: TensorFlow gives "
+        "tf.numpy_function no gradient (and a model called inside it is invisible to the tape)."
+    )
+    fixes = ("keep-tensorflow-ops",)
+    ops = PY_FUNC_TYPES
+
+    #: the source has no path at all, and the loss reads the function's output (the source
+    #: is read inside the function, or not at all)
+    feeds: bool = False
+
+    def message(self) -> str:
+        if not self.feeds:
+            return super().message()
+        called = self._function()
+        return (
+            f"the loss is computed from what {self._api()} returns at {self.line}"
+            f"{f' ({called})' if called else ''}: Python run outside TensorFlow's graph, so a "
+            "variable read in there (a model called inside it) is invisible to the tape"
+        )
+
+    def _api(self) -> str:
+        return "tf.py_function" if self.op == "EagerPyFunc" else "tf.numpy_function"
+
+    def _function(self) -> str:
+        """The Python function the line hands over (``np_play``), read from the line."""
+        filename, _, number = self.line.rpartition(":")
+        text = linecache.getline(filename, int(number)) if number.isdigit() else ""
+        found = re.search(r"(?:numpy_function|py_function|py_func)\(\s*(?:func\s*=\s*)?"
+                          r"([A-Za-z_][\w.]*)", text)  # fmt: skip
+        return found.group(1) if found else ""
+
+    def fix(self, c: Context) -> Fix:
+        called = self._function()
+        what = f"`{called}` runs" if called else "the function runs"
+        return Fix(
+            "keep-tensorflow-ops",
+            self.line,
+            f"{self.at()} {what} in Python through `{self._api()}`, outside TensorFlow's "
+            f"graph: TensorFlow gives it no gradient, so nothing {name(c.variable)} feeds "
+            "into it reaches the loss (and a model called inside it is invisible to the "
+            "tape). Compute what the loss needs with TensorFlow ops on the tensors, inside the "
+            "tape (`logits = model(states)`, not `tf.numpy_function(play, [states], ...)`); "
+            "keep the Python function for values that need no gradient (an environment's "
+            f"step).{_more(c.cut_points[1:])}",
+            later=self.later,
+        )
+
+
 @registered
 @dataclass(frozen=True, kw_only=True)
 class NoGradientOp(CutCause):
@@ -720,20 +785,25 @@ class OutsideTape(Cause):
     )
     fixes = ("move-into-tape",)
 
+    #: where the tape first reads that value (a recorded op), when known
+    read_at: str = ""
+
     def message(self) -> str:
+        read = f"; the tape reads its value at {self.read_at}" if self.read_at else ""
         return (
             f"used only through {self.line or 'an unknown line'} ({self.op}), run while the "
-            "tape was not recording"
+            f"tape was not recording{read}"
         )
 
     def fix(self, c: Context) -> Fix:
+        read = f" (at {self.read_at} it reads a value made before)" if self.read_at else ""
         return Fix(
             "move-into-tape",
             self.line,
             f"{self.line} runs while the tape is not recording, so the tape never sees "
             f"{name(c.variable)} used: move that line inside the `with tf.GradientTape() as "
-            "tape:` block whose loss reads it (a GAN's `fake = generator(z)` goes under the "
-            "generator's tape).",
+            f"tape:` block whose loss reads it{read}, or compute the value again inside it (a "
+            "GAN's `fake = generator(z)` goes under the generator's tape).",
         )
 
 
@@ -1110,6 +1180,18 @@ class OffPath(Cause):
         )
 
     def fix(self, c: Context) -> Fix:
+        ends = next((a for a in self.also if isinstance(a, PathEnds) and a.line), None)
+        returned = _return_after(ends.line) if ends is not None else ""
+        if ends is not None and returned:  # called in call(), its value dropped before return
+            return Fix(
+                "off-path-layer",
+                returned,
+                f"The layer of {name(c.variable)} is called, but the value made at {ends.line} "
+                f"never reaches what `call()` returns at {returned} (model '{self.model}'): "
+                "return it or use it in the outputs if it is meant to train (which changes "
+                "what the model computes), or remove the layer if it is unused (the outputs "
+                "stay the same).",
+            )
         return Fix(
             "off-path-layer",
             c.site,
@@ -1118,6 +1200,27 @@ class OffPath(Cause):
             "same), or call it in `call()` (or in the functional graph that builds the "
             "outputs), which changes what the model computes.",
         )
+
+
+def _return_after(line: str) -> str:
+    """``FILE:N`` of the ``return`` that ends the function holding ``line`` (``FILE:LINE``),
+    the first one after that line; "" when the file cannot be read or has none."""
+    filename, _, number = line.rpartition(":")
+    if not number.isdigit():
+        return ""
+    at = int(number)
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return ""
+    holders = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.lineno <= at <= (n.end_lineno or n.lineno)]  # fmt: skip
+    if not holders:
+        return ""
+    function = max(holders, key=lambda n: n.lineno)
+    returns = sorted(n.lineno for n in ast.walk(function)
+                     if isinstance(n, ast.Return) and n.lineno > at)  # fmt: skip
+    return f"{filename}:{returns[0]}" if returns else ""
 
 
 # -- why a gradient is all zero ----------------------------------------------------------------

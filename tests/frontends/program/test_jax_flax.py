@@ -86,6 +86,25 @@ def test_each_leaf_named_by_its_path_with_bare_jaxs_none_ness(api: str, side: An
 
 
 @pytest.mark.parametrize("api", ["nnx", "linen"])
+def test_what_optax_moves_without_a_gradient_is_a_finding(api: str, side: Any) -> None:
+    """optax.adamw's weight decay moves parameters no gradient reaches (JAX hands it zeros):
+    each one the plain run changed, and only those, is moved-without-gradient at the
+    training step, named with the optax update's line (issue 44.3)."""
+    truth, moved, report = side[api]["truth"], side[api]["moved"], side[api]["report"]
+    expected = {n for n, t in truth.items() if t["none"] and moved[n]}
+    # bare JAX: decay moves the cut and unused kernels; their zero-initialised biases stay
+    assert expected == {f"{'params/' if api == 'linen' else ''}{layer}/kernel"
+                        for layer in ("cut", "unused")}  # fmt: skip
+    found = [p for p in report["problems"] if p["kind"] == "moved-without-gradient"]
+    assert {p["variable"] for p in found} == expected
+    update = _line(f"flax_{api}.py", "optimizer.update(" if api == "nnx" else "apply_updates(")
+    step = report["calls"][0]
+    for p in found:
+        assert (p["site"], p["step"]) == (step["site"], 1)
+        assert f"the optax update applied at {update} moved {p['variable']}" in p["message"]
+
+
+@pytest.mark.parametrize("api", ["nnx", "linen"])
 def test_watching_changes_no_trained_weight(api: str, side: Any) -> None:
     plain, watched = side[api]["weights"]
     assert plain == watched and len(plain) == 2 * 4 * 29  # 29 float32 parameters

@@ -247,3 +247,67 @@ def test_an_integer_variable_is_said_to_hold_integers_at_the_line_that_made_it()
     kinds = {(p.variable, str(p.kind)) for p in outcome.report.problems}
     assert kinds == {("steps", "unexpected-none"),
                      ("sequential/counted/counter", "unexpected-none")}  # fmt: skip
+
+
+def test_numpy_function_is_named_with_the_python_function_it_runs() -> None:
+    """A model called inside ``tf.numpy_function`` (its variables never enter the graph) and
+    a reward computed through it (its op has no gradient): each named at the call's line,
+    with the Python function, and the fix keeps TensorFlow ops (bare TensorFlow: None)."""
+    program = "causes_numpy_function.py"
+    expected = bare(program)
+    assert expected == [[True, True]] * 3
+    outcome, _ = watched(program)
+    calls = outcome.report.calls
+    assert [none_ness(c) for c in calls] == expected
+    lines = [site(program, text) for text in ("tf.numpy_function(play", "tf.numpy_function(reward",
+                                              "tf.py_function(func=play")]  # fmt: skip
+    for call, line, api, status, called in zip(
+        calls, lines, ("tf.numpy_function", "tf.numpy_function", "tf.py_function"),
+        ("none:disconnected", "none:nondifferentiable", "none:disconnected"),
+        ("play", "reward", "play"), strict=True,
+    ):  # fmt: skip
+        for s in call.sources:
+            assert s.status == status
+            assert s.fix is not None and s.fix.kind == "keep-tensorflow-ops", s
+            assert (
+                s.fix.where == line and f"`{called}` runs in Python through `{api}`" in s.fix.text
+            )
+            if status == "none:disconnected":
+                assert isinstance(s.cause, causes.NumpyFunction) and s.cause.feeds
+                assert f"what {api} returns at {line} ({called})" in s.note
+            else:
+                assert [(c.op, c.source) for c in s.cut_points] == [("PyFunc", line)]
+
+
+def test_a_layer_whose_output_call_drops_is_fixed_at_the_return() -> None:
+    """The layer is called, its value made and dropped: the fix names the line that made it
+    and the ``return`` of ``call()`` that leaves it out (bare TensorFlow: None)."""
+    program = "causes_dropped_output.py"
+    (expected,) = bare(program)
+    assert expected == [False, False, True, True]
+    outcome, _ = watched(program)
+    calls = outcome.report.calls
+    assert [none_ness(c) for c in calls] == [expected, expected]  # the tape, then fit
+    made, returned = (site(program, t) for t in ("hiddens.append(", "return hiddens[0]"))
+    for s in calls[1].sources[2:]:
+        assert s.fix is not None and (s.fix.kind, s.fix.where) == ("off-path-layer", returned)
+        assert f"the value made at {made} never reaches what `call()` returns" in s.fix.text
+
+
+def test_images_made_before_both_tapes_are_named_where_made_and_where_read() -> None:
+    """The generator's images, made before both tapes, reach the generator's loss directly
+    and through the discriminator's update (a write the later reads see): the cause is the
+    line that made them, outside the tape, and the line where the tape reads them, not the
+    optimizer's ``apply_gradients`` (bare TensorFlow: None)."""
+    program = "causes_gan_reused.py"
+    (expected,) = bare(program)
+    assert expected == [True, True]
+    outcome, _ = watched(program)
+    call = outcome.report.calls[-1]
+    assert none_ness(call) == expected
+    made, read = (site(program, t) for t in ("generated = generator(noise)",
+                                             "g_loss = -tf.reduce_mean("))  # fmt: skip
+    for s in call.sources:
+        assert isinstance(s.cause, causes.OutsideTape)
+        assert (s.cause.line, s.cause.read_at) == (made, read)
+        assert s.fix is not None and (s.fix.kind, s.fix.where) == ("move-into-tape", made)

@@ -1,4 +1,5 @@
-"""The private JAX names gradscope reads, in one place (JAX 0.4.30 to 0.10).
+"""What gradscope reads of JAX's private names (JAX 0.4.30 to 0.10), reached through the
+compatibility module (``tfcompat.py``: ``jax_ad``, ``jax_source_info``).
 
 Each function falls back to a safe answer when a JAX release moved the name: no user line
 (the cut point then names the op alone), no zero-derivative rule (the primitive then passes
@@ -12,11 +13,13 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
+from gradscope._src import tfcompat
+
 
 def has_zero_derivative(primitive: Any) -> bool:
     """Whether ``primitive``'s JVP rule is JAX's ``zero_jvp`` (``ad.defjvp_zero``)."""
     try:
-        from jax._src.interpreters import ad
+        ad = tfcompat.get("jax_ad")
     except ImportError:  # pragma: no cover - a JAX that moved its AD module
         return False
     rule = ad.primitive_jvps.get(primitive)
@@ -29,7 +32,7 @@ def frames_of(source_info: Any) -> list[tuple[str, int, str]]:
     if traceback is None:
         return []
     try:
-        from jax._src import source_info_util as siu
+        siu = tfcompat.get("jax_source_info")
 
         codes, lastis = traceback.raw_frames()
         out = []

@@ -201,12 +201,13 @@ def probes(problem: Problem) -> list[int]:
     ]
 
 
-def reaching(problem: Problem) -> list[bool]:
-    """Per op, whether it has a forward path to one of the targets."""
+def reaching(problem: Problem, assign: bool = True) -> list[bool]:
+    """Per op, whether it has a forward path to one of the targets (``assign`` False: along
+    data edges only, not through a write and a later read of what it wrote)."""
     graph = problem.graph
     out = [False] * len(graph.ops)
     for t in problem.targets:
-        for i, r in enumerate(flow.reaching(graph, graph.producer[t])):
+        for i, r in enumerate(flow.reaching(graph, graph.producer[t], assign)):
             out[i] = out[i] or r
     return out
 
@@ -290,6 +291,36 @@ def unwatched_tensors(statics: Sequence[SourceStatic], watched: Sequence[bool | 
         static.cause = causes.UnwatchedTensor()
 
 
+def through_numpy_function(statics: Sequence[SourceStatic], targets: Sequence[Any],
+                           where: Callable[[Any], str]) -> None:  # fmt: skip
+    """Sources with no path to a target that reads the output of ``tf.numpy_function`` (or
+    ``tf.py_function``), where nothing else explains them: the values the loss is made from
+    were computed in Python, outside the graph, where a model called inside that function
+    reads its variables unseen (its cause, ``numpy-function``, at the call's line: ``where``
+    of the op, the user's ``FILE:LINE``). Graph-built targets only (an eager call runs the
+    function directly, with no op)."""
+    idle = [s for s in statics if not s.has_gradient and not s.reachable and s.cause is None]
+    if not idle:
+        return
+    seen: set[int] = set()
+    todo = [t.op for t in targets if hasattr(t, "op") and hasattr(t.op, "inputs")]
+    found = []
+    while todo:
+        op = todo.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.type in causes.PY_FUNC_TYPES:
+            found.append(op)
+        todo.extend(t.op for t in op.inputs)
+    if not found:
+        return
+    op = max(found, key=lambda o: getattr(o, "_id", 0))  # the one nearest the loss
+    cause = causes.NumpyFunction(line=where(op), op=op.type, node=op.name, feeds=True)
+    for s in idle:
+        s.cause = cause
+
+
 def filled(statics: Sequence[SourceStatic], received: Sequence[object]) -> None:
     """Sources TensorFlow gave zeros for want of a gradient (``unconnected_gradients=ZERO``):
     the program received a gradient, all zero (status ``zero``); the note says TensorFlow
@@ -325,16 +356,28 @@ def outside_notes(
     if not full.targets:
         return
     sources = flow.source_bits(full.sources)
-    vsets = flow.variable_sets(graph, sources)
-    reach = reaching(full)
+    # a path along data edges first: the value itself, made before the tape (a GAN's images
+    # made outside the generator's tape), not an optimizer's write its later reads see
+    data = flow.variable_sets(graph, sources, assign=False), reaching(full, assign=False)
+    whole = flow.variable_sets(graph, sources), reaching(full)
     for i, static in enumerate(statics):
         if static.reachable or static.has_gradient or static.cause or full.sources[i] is None:
             continue
-        outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
-                   and not recorded(k) and graph.ops[k].inputs]  # fmt: skip
+        outside = []
+        for vsets, reach in (data, whole):
+            outside = [k for k, bits in enumerate(vsets) if bits >> i & 1 and reach[k]
+                       and not recorded(k) and graph.ops[k].inputs]  # fmt: skip
+            if outside:
+                break
         if outside:
-            static.cause = causes.OutsideTape(line=where(outside[-1]),
-                                              op=graph.ops[outside[-1]].type)  # fmt: skip
+            last = outside[-1]
+            made = set(graph.ops[last].outputs)
+            read = next((j for j in range(last + 1, len(graph.ops)) if recorded(j)
+                         and made.intersection(graph.value_inputs(graph.ops[j]))),
+                        None)  # fmt: skip
+            static.cause = causes.OutsideTape(
+                line=where(last), op=graph.ops[last].type,
+                read_at=where(read) if read is not None else "")  # fmt: skip
 
 
 def numpy_calls(site: str) -> tuple[str, ...]:

@@ -40,6 +40,7 @@ from gradscope._src.frontends.program.replicas import (
 from gradscope._src.frontends.program.trainable import Traces
 from gradscope._src.frontends.program.watch import SiteState, Static, Watcher
 from gradscope._src.frontends.program.xla import Boxes
+from gradscope._src.frontends.python import frames
 from gradscope._src.results import causes
 from gradscope._src.results.report import NAN
 from gradscope._src.results.run import EAGER, FUNCTION
@@ -235,6 +236,9 @@ class Calls:
         target_source = names.target_source(call, flat_t, eager, self.recorder.created)
         fit.notes(call, statics, flat_s, target_source)
         dead_ends()  # the last, most general cause: a model output no loss reads is more
+        if not eager:
+            analyse.through_numpy_function(statics, flat_t,
+                                           lambda op: sites.text(frames.of_op(op)))  # fmt: skip
         analyse.filled(statics, filled)
         user = filled
         unasked = names.unasked(read, flat_s, call, self.recorder.created)

@@ -61,6 +61,9 @@ class JaxCalls:
         self.stop_pending = False
         #: each Keras model's train step: its ``trainable`` flags against compile()'s
         self.traces = traces if traces is not None else trainable.Traces(watcher)
+        #: what an optimizer moved in a step whose call is not recorded yet (two host
+        #: callbacks of one compiled step arrive in either order): by site, api and step
+        self._moved_early: dict[tuple[str, str, int], tuple[set[str], str]] = {}
 
     # -- the program's calls ----------------------------------------------------------------
 
@@ -203,8 +206,8 @@ class JaxCalls:
         static = Static(statics, target_source)
         if request.keras_step and variables is not None:
             self._flags(model, variables, statics)
-        if variables is not None:
-            _local.last = (static, len(variables))  # for the optimizer's step that follows
+        # for the optimizer's step that follows (Keras' stateless_apply, optax.apply_updates)
+        _local.last = (static, len(leaves))
         scaled = request.keras_step and type(getattr(model, "optimizer", None)).__name__ == (
             "LossScaleOptimizer"
         )
@@ -310,6 +313,35 @@ class JaxCalls:
         else:
             self._moved(state, names, said, np.asarray(moved))
 
+    def updated(self, updates: Any, line: str) -> None:
+        """``optax.apply_updates`` just added ``updates`` to the parameters the last watched
+        call differentiated (the same leaves, in the same order and shapes): each with no
+        gradient whose update is not all zero gets the optax update as its ``moved_by``."""
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        last = getattr(_local, "last", None)
+        state = getattr(_local, "state", None)
+        leaves = jax.tree_util.tree_leaves(updates)
+        if last is None or state is None or last[1] != len(leaves):
+            return
+        static, _ = last
+        if any(tuple(s.shape) != tuple(int(d) for d in getattr(leaf, "shape", ()))
+               for s, leaf in zip(static.sources, leaves, strict=True)):  # fmt: skip
+            return
+        _local.last = None
+        idle = [i for i, s in enumerate(static.sources) if not s.has_gradient]
+        if not idle:
+            return
+        moved = jnp.stack([jnp.any(leaves[i] != 0) for i in idle])
+        names = [static.sources[i].name for i in idle]
+        said = f"the optax update applied at {line}" if line else "the optax update"
+        if _traced(tuple(leaves), {}):
+            jax.debug.callback(functools.partial(self._moved, state, names, said), moved)
+        else:
+            self._moved(state, names, said, np.asarray(moved))
+
     def _moved(self, state: SiteState, names: list[str], optimizer: str, moved: Any) -> None:
         try:
             which = {n for n, m in zip(names, moved, strict=True) if bool(m)}
@@ -317,23 +349,31 @@ class JaxCalls:
                 return
             watcher = self.watcher
             with watcher.lock:
-                for k in range(len(watcher.calls) - 1, -1, -1):
-                    call = watcher.calls[k]
-                    if call.site == state.site and call.api == state.api:
-                        if call.step == state.count:
-                            sources = tuple(dataclasses.replace(s, moved_by=optimizer)
-                                            if s.name in which else s
-                                            for s in call.sources)  # fmt: skip
-                            named = [s.name for s in sources if s.name in which]
-                            note = words.moved_without_gradient(optimizer, named)  # the table's
-                            notes = call.notes if note in call.notes else (*call.notes, note)
-                            watcher.calls[k] = dataclasses.replace(call, sources=sources,
-                                                                   notes=notes)  # fmt: skip
-                        break
+                if not self._mark(state, which, optimizer):  # its call is still to come
+                    self._moved_early[(state.site, state.api, state.count + 1)] = (which, optimizer)
         except Exception as exc:  # gradscope's failure never stops the step
             said = f"gradscope could not compare the optimizer's step ({type(exc).__name__})"
             if said not in self.watcher.notes:
                 self.watcher.notes.append(said)
+
+    def _mark(self, state: SiteState, which: set[str], optimizer: str) -> bool:
+        """Mark the sources ``which`` of the call of ``state``'s latest recorded step as
+        moved by ``optimizer`` (with the call's note); False when that step's call is not
+        recorded yet. Holds the watcher's lock."""
+        calls = self.watcher.calls
+        for k in range(len(calls) - 1, -1, -1):
+            call = calls[k]
+            if call.site == state.site and call.api == state.api:
+                if call.step != state.count:
+                    return False
+                sources = tuple(dataclasses.replace(s, moved_by=optimizer) if s.name in which
+                                else s for s in call.sources)  # fmt: skip
+                named = [s.name for s in sources if s.name in which]
+                note = words.moved_without_gradient(optimizer, named)  # the table's
+                notes = call.notes if note in call.notes else (*call.notes, note)
+                calls[k] = dataclasses.replace(call, sources=sources, notes=notes)
+                return True
+        return False
 
     def _record(self, state: SiteState, static: _Static, kept: list[int], total: Any,
                 norms: Any, largest: Any, *extra: Any) -> None:  # fmt: skip
@@ -355,6 +395,10 @@ class JaxCalls:
                              Summary(float(v_sq[k]), 0, shape))  # fmt: skip
         numbers = (value, stats, scale if static.loss_scaled else None)
         self.watcher.record(state, static.static, numbers, arrays)
+        with self.watcher.lock:  # what the optimizer's callback said before this one came
+            early = self._moved_early.pop((state.site, state.api, state.count), None)
+            if early is not None:
+                self._mark(state, *early)
 
     def _raise_pending(self) -> None:
         if self.stop_pending:

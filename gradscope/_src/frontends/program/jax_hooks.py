@@ -4,9 +4,10 @@
 trainer call them by; ``jax.grad`` bound before the watch reaches JAX's own ``value_and_grad``,
 which is patched too), Keras' ``fit``/``train_on_batch`` (the ``fit()`` line is the site of
 Keras' own step), the outermost Keras model call of a watched function (its outputs name an
-output no loss reads), the optimizer's ``stateless_apply`` (what it moves without a gradient),
-and Keras' functional operations (their lines, ``keras_ops``). Each patch calls JAX's or
-Keras' own function with the program's arguments and returns its result unchanged.
+output no loss reads), the optimizer's ``stateless_apply`` and optax's ``apply_updates`` (what
+they move without a gradient), and Keras' functional operations (their lines, ``keras_ops``).
+Each patch calls JAX's or Keras' own function with the program's arguments and returns its
+result unchanged.
 
 Every attribute is set through the registry (``patching.py``, where each is declared), in the
 watch's own installation (``hooks.enter``: beside TensorFlow's, one watch per process), and
@@ -57,8 +58,14 @@ def install(watcher: Watcher, patches: patching.Patches, traces: Any,
             installed.append("keras-jax")
             _keras(patches, calls)
 
+    def optax_now() -> None:
+        if "optax" not in installed:
+            installed.append("optax")
+            _optax(patches, calls)
+
     patches.wait_for(("jax",), jax_now)
     patches.wait_for(("keras",), keras_now)
+    patches.wait_for(("optax",), optax_now)
     return calls
 
 
@@ -154,6 +161,24 @@ def _jax(patches: patching.Patches, calls: JaxCalls) -> None:
     # ``jax.grad`` imported before the watch calls api.value_and_grad by its module's name
     if own and vars(api).get("value_and_grad") is api_originals["value_and_grad"]:
         patches.set("jax_api.value_and_grad", make_value_and_grad(True, "jax.value_and_grad"))
+
+
+def _optax(patches: patching.Patches, calls: JaxCalls) -> None:
+    """``optax.apply_updates(params, updates)``, what a plain JAX or Flax program (and Flax
+    NNX's ``Optimizer.update``) steps its parameters with: the updates of parameters no
+    gradient reached are compared with zero (weight decay, momentum move them anyway)."""
+
+    def make(original: Any) -> Any:
+        def patched(params: Any, updates: Any) -> Any:
+            result = original(params, updates)
+            if not calls.watcher.busy:
+                with contextlib.suppress(Exception):  # never a failure of the step
+                    calls.updated(updates, sites.text(sites.current()))
+            return result
+
+        return patched
+
+    patches.set("optax.apply_updates", make)
 
 
 def _via_grad(frame: Any) -> bool:

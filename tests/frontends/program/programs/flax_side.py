@@ -81,10 +81,14 @@ def _nnx(out: Path) -> dict[str, Any]:
         s = nnx.State.from_flat_path({paths[n]: nnx.Param(v) for n, v in p.items()})
         return ns["loss_fn"](nnx.merge(graphdef, s, rest), ns["x"], ns["y"])
 
-    return {"truth": _truth(loss, flat), "report": _watched("flax_nnx", out)}
+    _, first = nnx.split(ns["Net"](nnx.Rngs(0)), nnx.Param, ...)[:2]  # as the program made it
+    initial = {"/".join(map(str, path)): v.get_value() for path, v in first.flat_state()}
+    return {"truth": _truth(loss, flat), "report": _watched("flax_nnx", out),
+            "moved": _moved(initial, flat)}  # fmt: skip
 
 
 def _linen(out: Path) -> dict[str, Any]:
+    import jax
     from flax import traverse_util
 
     ns = _plain("flax_linen", out)
@@ -93,7 +97,17 @@ def _linen(out: Path) -> dict[str, Any]:
     def loss(p: dict[str, Any]) -> Any:
         return ns["loss_fn"](traverse_util.unflatten_dict(p, sep="/"), ns["x"], ns["y"])
 
-    return {"truth": _truth(loss, flat), "report": _watched("flax_linen", out)}
+    initial = traverse_util.flatten_dict(ns["model"].init(jax.random.PRNGKey(0), ns["x"]),
+                                         sep="/")  # fmt: skip
+    return {"truth": _truth(loss, flat), "report": _watched("flax_linen", out),
+            "moved": _moved(initial, flat)}  # fmt: skip
+
+
+def _moved(initial: dict[str, Any], trained: dict[str, Any]) -> dict[str, bool]:
+    """Per parameter: whether the plain run's training changed it."""
+    import numpy as np
+
+    return {n: bool(np.any(np.asarray(initial[n]) != np.asarray(trained[n]))) for n in trained}
 
 
 def main() -> None:
