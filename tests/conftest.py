@@ -168,10 +168,11 @@ RUN_TIME_ONLY = frozenset(
 
 
 class Drivers:
-    """The session's drivers (``tests/forked.py``), one per kind and environment as its
-    imports see it (:data:`RUN_TIME_ONLY` aside): each started when first asked, shared by
-    every test file of the worker after, stopped at the session's end. Each child still gets
-    the whole environment it was asked with."""
+    """The session's drivers (``tests/forked.py``), one per import (``forked.IMPORTS``:
+    ``gradscope`` processes and ``main()`` children fork from the same) and environment as
+    that import sees it (:data:`RUN_TIME_ONLY` and the repository on ``PYTHONPATH`` aside):
+    each started when first asked, shared by every test file of the worker after, stopped at
+    the session's end. Each child still gets the whole environment it was asked with."""
 
     #: the longest any child may run, in seconds; a test asks for less per run
     KILL_AFTER = 600.0
@@ -195,15 +196,6 @@ class Drivers:
         if key not in self._started:
             started = forked.started(imports, kind, kill_after=self.KILL_AFTER)
             self._started[key] = self._stack.enter_context(started)
-            with open("/tmp/suite2_drivers.log", "a") as log:  # TEMP
-                print(
-                    os.getpid(),
-                    key[0],
-                    os.environ.get("PYTEST_CURRENT_TEST"),
-                    {k: v for k, v in key[1] if SESSION_ENV.get(k) != v},
-                    [k for k in SESSION_ENV if k not in dict(key[1]) and k not in RUN_TIME_ONLY],
-                    file=log,
-                )
         return self._started[key].as_kind(kind)
 
     def processes(self, env: Mapping[str, str]) -> Driver:
