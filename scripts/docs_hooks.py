@@ -81,9 +81,12 @@ def schema(name: str) -> str:
     """A schema's title, description, top-level fields and the whole file."""
     path = ROOT / "schema" / name
     data = json.loads(path.read_text(encoding="utf-8"))
-    required = set(data.get("required", []))
+    # a schema of several forms (check-v1.json): the first form's fields
+    form = next((f for f in data.get("anyOf", []) if "properties" in f), data)
+    form = data if "properties" in data else form
+    required = set(form.get("required", []))
     rows = ["| field | required | type | description |", "|---|---|---|---|"]
-    for field, spec in data.get("properties", {}).items():
+    for field, spec in form.get("properties", {}).items():
         kind = spec.get("type") or ("enum" if "enum" in spec else "")
         if "$ref" in spec:
             kind = spec["$ref"].rsplit("/", 1)[-1]

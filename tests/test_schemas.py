@@ -123,10 +123,15 @@ def test_real_reports_validate_with_plain_jsonschema_offline(tmp_path: Path) -> 
         ),
     }
     assert reports["run-v1.json"]["calls"] and reports["check-v1.json"]["problems"]
+    # check of one spec prints its report: check-v1.json holds that form too
+    one = _json("check", "configs/two-heads.yaml", "--format", "json", code=1)
+    assert "losses" in one and "specs" not in one
     with pytest.MonkeyPatch.context() as patch:
         _refuse_network(patch)
         for name, data in reports.items():
             jsonschema.validate(data, _load(name))  # plain: no registry, no resolver
+        jsonschema.validate(one, _load("check-v1.json"))
+        jsonschema.validate(one, _load("report-v1.json"))
         spec = __import__("yaml").safe_load((ROOT / "configs" / "multitask.yaml").read_text())
         jsonschema.validate(spec, _load("spec-v1.json"))
 

@@ -215,7 +215,7 @@ GRADSCOPE_STATUS_CAUSES = {
     "nan": "nan",
     "zero": "zero",
 }
-GRADSCOPE_PROBLEM_CAUSES = {"replica-mismatch": "replica", "nan": "nan"}
+GRADSCOPE_PROBLEM_CAUSES = {"replica-mismatch": "replica", "nan": "nan", "always-zero": "zero"}
 
 
 @dataclass
@@ -273,11 +273,11 @@ def _untracked(report: Mapping[str, Any]) -> set[str]:
 def _cause(problem: Mapping[str, Any], source: Mapping[str, Any], untracked: set[str]) -> str:
     if problem.get("kind") == "never-trained" and problem.get("variable") in untracked:
         return "untracked"
+    if problem.get("kind") in GRADSCOPE_PROBLEM_CAUSES:  # a kind that is its own cause
+        return GRADSCOPE_PROBLEM_CAUSES[problem["kind"]]
     fix = problem.get("fix") or source.get("fix") or {}
     if fix.get("kind") in GRADSCOPE_FIX_CAUSES:
         return GRADSCOPE_FIX_CAUSES[fix["kind"]]
-    if problem.get("kind") in GRADSCOPE_PROBLEM_CAUSES:
-        return GRADSCOPE_PROBLEM_CAUSES[problem["kind"]]
     return GRADSCOPE_STATUS_CAUSES.get(source.get("status", ""), "")
 
 

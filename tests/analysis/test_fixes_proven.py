@@ -98,10 +98,11 @@ class Ran:
     started: dict[str, Any]
 
 
-def _bare(case: Case, which: str) -> Ran:
+def _bare(case: Case, which: str, path: Path | None = None) -> Ran:
     """What bare TensorFlow returns: a program's own ``grads`` and ``forward`` value, or for a
     target the gradient of each loss with respect to the variables it reads, under one plain
-    tape, and each loss's value. Seeded the same for the broken and the fixed program."""
+    tape, and each loss's value. Seeded the same for the broken and the fixed program
+    (``path``: the program at another path, the broken one as gradscope's edit made it)."""
     import keras
     import numpy as np
     import tensorflow as tf
@@ -118,10 +119,10 @@ def _bare(case: Case, which: str) -> Ran:
 
     with tf.variable_creator_scope(made):
         if case.door in ("run", "mirrored"):
-            found = runpy.run_path(str(case.path(which)), run_name="__main__")
+            found = runpy.run_path(str(path or case.path(which)), run_name="__main__")
             grads = list(found["grads"]) if "grads" in found else list(found["changed"])
             return Ran(grads, _arrays(found[case.forward]), [], started)
-        losses = runpy.run_path(str(case.path(which)))["build"]()["losses"]
+        losses = runpy.run_path(str(path or case.path(which)))["build"]()["losses"]
         forward = [np.asarray(loss()) for loss in losses.values()]
     moved = []
     for loss in losses.values():
@@ -131,7 +132,7 @@ def _bare(case: Case, which: str) -> Ran:
             v.assign_add(tf.ones_like(v))
         moved.append(np.asarray(loss()))
     keras.utils.set_random_seed(0)
-    losses = runpy.run_path(str(case.path(which)))["build"]()["losses"]
+    losses = runpy.run_path(str(path or case.path(which)))["build"]()["losses"]
     if case.changed is not None:
         return Ran([_trains(loss) for loss in losses.values()], forward, moved, started)
     out: list[object] = []
@@ -234,7 +235,7 @@ def test_fix_keeps_the_forward_value_and_bare_tensorflow_gets_a_gradient(case: C
 
 
 @pytest.mark.parametrize("case", _params())
-def test_fix_names_the_kind_and_the_line(case: Case) -> None:
+def test_fix_names_the_kind_and_the_line(case: Case, tmp_path: Path) -> None:
     found = _fixes(case)
     wrong = [(status, fix) for status, fix in found
              if status.startswith("none:") or status == "nan" or case.changed]  # fmt: skip
@@ -250,6 +251,33 @@ def test_fix_names_the_kind_and_the_line(case: Case) -> None:
     for later in case.line("later"):
         fix = next(f for _, f in wrong if f.kind == case.kind)  # type: ignore[attr-defined]
         assert any(p.endswith(f"broken.py:{later}") for p in fix.later), fix.later  # type: ignore[attr-defined]
+    edits = {fix.edit for _, fix in wrong if fix.kind == case.kind and fix.edit}  # type: ignore[attr-defined]
+    assert (len(edits) == 1) is (case.name in EDITED), edits
+    for edit in edits:  # the edit an agent would apply proves itself as fixed.py does
+        _edit_proves_itself(case, edit, tmp_path)
+
+
+#: The cases whose fix is a text edit (``analysis/fixes/edit.py``).
+EDITED = {"cast-int", "nan-divide", "nan-log", "nan-sqrt", "numpy", "numpy-clip", "outside-tape",
+          "pad-constant", "round", "stop-gradient", "unwatched-tensor"}  # fmt: skip
+
+
+def _edit_proves_itself(case: Case, edit: Any, tmp_path: Path) -> None:
+    """gradscope's edit made on the broken program: bare TensorFlow computes the broken
+    program's forward value and gets a usable gradient, as for the fixed program."""
+    import numpy as np
+
+    lines = case.read().read_text().split("\n")
+    assert "\n".join(lines[edit.start_line - 1 : edit.end_line]) == edit.old
+    lines[edit.start_line - 1 : edit.end_line] = edit.new.split("\n")
+    edited = tmp_path / case.read().name
+    edited.write_text("\n".join(lines))
+    broken, made = _bare(case, "broken"), _bare(case, "edited", edited)
+    if all(np.all(np.isfinite(v)) for v in broken.forward):
+        assert _same(broken.forward, made.forward, case.exact), (broken.forward, made.forward)
+    else:
+        assert all(np.all(np.isfinite(v)) for v in made.forward), made.forward
+    assert made.gradients and all(_usable(g) for g in made.gradients), made.gradients
 
 
 def test_fix_cases_each_have_both_programs() -> None:

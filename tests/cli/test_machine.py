@@ -47,6 +47,9 @@ def _failure(*args: str, code: int = 2, cwd: Path = ROOT) -> dict[str, Any]:
         (["inspect", "no/such.yaml", "--format", "json"], "spec", "no such file"),
         (["inspect", "pkg_nowhere.mod:build", "--format", "json"], "target", "pkg_nowhere"),
         (["fix", "--format", "json", "--check", "--apply", "t.py"], "usage", "give one"),
+        (["validate", "no/such.yaml", "--format", "json"], "usage", "--format"),
+        (["schema", "report", "--format", "json"], "usage", "--format"),
+        (["mcp", "--root", "no/such", "--format", "json"], "usage", "--format"),
     ],
 )
 def test_every_failure_is_one_json_object(args: list[str], kind: str, says: str) -> None:
@@ -182,3 +185,14 @@ def test_a_real_timeline_validates_against_its_schema(tmp_path: Path) -> None:
     timeline["steps"][0]["variables"]["w"]["status"] = "fine"
     with pytest.raises(jsonschema.ValidationError, match="'fine' is not one of"):
         jsonschema.validate(timeline, _schema("timeline"))
+
+
+def test_a_command_without_formats_never_writes_a_failure_over_its_output(tmp_path: Path) -> None:
+    """``plot -o x.png --format sarif``: plot has no --format, so -o is the picture's path; the
+    failure (SARIF on standard output) never lands there."""
+    result = run_in_process("plot", "no_such.json", "-o", str(tmp_path / "x.png"),
+                            "--format", "sarif", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and not (tmp_path / "x.png").exists()
+    log = json.loads(result.stdout)
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text("utf-8"))).validate(log)
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is False

@@ -63,3 +63,18 @@ def test_run_json_is_the_contract_shape() -> None:
     assert data["problems"][1] == {"site": "model.py:40", "step": 1, "variable": "d/kernel",
                                    "kind": "nan", "message": data["problems"][1]["message"],
                                    "cut_points": []}  # fmt: skip
+
+
+def test_json_writes_a_non_finite_number_a_result_missed_as_null() -> None:
+    """A NaN norm (one replica's gradient under MirroredStrategy was NaN) is null in the
+    report, as every non-finite number is, never ``NaN`` nor a crash of the report."""
+    import math
+
+    from gradscope._src.report.json import dumps
+    from gradscope._src.results.replicas import ReplicaResult
+    from gradscope._src.results.status import Status
+
+    replica = ReplicaResult(1, Status.NAN, math.nan)
+    assert replica.to_dict()["norm"] is None
+    text = dumps({"a": [1.5, math.inf, {"b": -math.inf, "c": math.nan}], "d": "nan"})
+    assert json.loads(text) == {"a": [1.5, None, {"b": None, "c": None}], "d": "nan"}

@@ -187,7 +187,7 @@ def test_run_sarif_has_the_runs_rules_and_command_line() -> None:
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == [
         "unexpected-none", "nan", "never-trained", "unexpected-connected",
-        "replica-mismatch", "moved-without-gradient"]  # fmt: skip
+        "replica-mismatch", "moved-without-gradient", "always-zero"]  # fmt: skip
     assert not any("spec" in json.dumps(r) for r in rules)
     results = run["results"]
     assert [r["ruleId"] for r in results] == ["never-trained", "unexpected-connected"]

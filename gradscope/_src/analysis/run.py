@@ -152,6 +152,8 @@ def _kind(source: SourceResult, allow_none: Sequence[str]) -> ProblemKind | None
         return m.NAN_PROBLEM
     if m.is_none(source.status):
         return None if allowed else m.UNEXPECTED_NONE
+    if source.status == m.ZERO and isinstance(source.cause, causes.ZeroDerivative):
+        return None if allowed else ProblemKind.ALWAYS_ZERO
     return None
 
 
@@ -167,6 +169,8 @@ def _message(call: CallResult, source: SourceResult, kind: str) -> str:
         return f"{call.api} at {call.where} does not train {source.name}: {source.note}"
     if kind == m.UNEXPECTED_CONNECTED:
         return f"{call.api} at {call.where} still trains {source.name}: {source.note}"
+    if kind == ProblemKind.ALWAYS_ZERO:
+        return f"{call.api} at {call.where} gives {source.name} a gradient of 0: {source.note}"
     why = source.status.removeprefix("none:")
     text = f"{call.api} at {call.where} gives {source.name} no gradient ({why})"
     cause = words.cause(source.cut_points[:1], source.note)  # the first cut, else the cause

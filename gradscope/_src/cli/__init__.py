@@ -161,9 +161,10 @@ class _Group(click.Group):
                 one_line(f"{command}: internal error: {type(exc).__name__}: {exc}", 300)
             )
             click.echo(message, err=True)
+            again = " ".join(filter(None, ("gradscope --traceback", ctx.invoked_subcommand)))
             click.echo(
                 "  This is a bug in gradscope: please report it to the gradscope issue tracker "
-                "with the spec and the output of --traceback.",
+                f"with what you ran and the output of `{again} ...` (the same command).",
                 err=True,
             )
             if want is not None:

@@ -30,6 +30,6 @@ def mcp(root: str) -> None:
         raise UsageError(
             "the MCP server needs the mcp package: pip install 'gradscope-tf[mcp]'"
         ) from None
-    from gradscope._src.cli.agent_tools import server
+    from gradscope._src.cli.agent_tools import serve
 
-    server(os.path.realpath(root)).run("stdio")
+    serve(os.path.realpath(root))

@@ -46,12 +46,15 @@ def fix(ctx: click.Context, check_only: bool, apply_edits: bool, steps: int, tim
         fmt: str, output: str | None, program: tuple[str, ...]) -> None:  # fmt: skip
     """Prove the fixes gradscope run gives a program, then apply them if asked.
 
-    Every fix that is a text edit (removing a stop_gradient, a straight-through rounding) is
-    made in a scratch copy of the working folder, and the program runs there again as
-    gradscope run runs it. Per call site and variable: the status before and after; per
-    call: whether the loss value (the forward pass) stayed the same. The proof passes when
-    a variable gains a gradient, none loses one, and every value stays. The program's files
-    are written only with --apply, and only after the proof passed.
+    Every fix that is a text edit (removing a stop_gradient, a straight-through rounding or
+    cast, trainable=False, a TensorFlow op for a NumPy one, a var_list, a NaN guard,
+    tape.watch) is made in a scratch copy of the working folder (a hidden folder inside it,
+    removed on every way out), and the program runs there again as gradscope run runs it.
+    Per call site and variable: the status before and after; per call: whether the loss
+    value (the forward pass) stayed the same. The proof passes when a variable gains a
+    gradient (or is no longer asked for one it cannot have), none loses one, no problem is
+    new, and every value stays. The program's files are written only with --apply, and only
+    after the proof passed.
     """
     from gradscope._src import prove
     from gradscope._src.errors import UsageError
@@ -79,7 +82,8 @@ def _render(proof: object, fmt: str) -> str:
         lines += [f"    + {line}" for line in edit.new.split("\n")]
     lines += [f"  skipped: {why}" for why in proof.skipped]
     for c in proof.changes:
-        mark = "fixed" if c.better else ("WORSE" if c.worse else "same")
+        mark = ("fixed" if c.better else "resolved: not asked for" if c.resolved
+                else "WORSE" if c.worse else "same")  # fmt: skip
         lines.append(f"  {c.site}  {c.variable}: {c.before} -> {c.after}  ({mark})")
     differ = [f for f in proof.forward if not f.same]
     lines.append("  forward values: the same" if not differ else

@@ -49,7 +49,11 @@ def wanted(args: Sequence[str]) -> Wanted | None:
     if not words:
         return None
     command, rest = words[0], words[1:]
-    takes = _value_options(command)
+    # ``--format`` takes a value even where the command has no such option (``validate``,
+    # ``plot``): that usage error is then data too, on standard output (its ``--output``, a
+    # picture's, is never a failure's)
+    own = _value_options(command)
+    takes = own | {"--format"}
     fmt, output, root, i = None, None, None, 0
     while i < len(rest):
         word = rest[i]
@@ -70,6 +74,8 @@ def wanted(args: Sequence[str]) -> Wanted | None:
         elif name == "--source-root":
             root = value
         i += 1
+    if "--format" not in own:
+        output = None
     return Wanted(command, fmt, output, root) if fmt in MACHINE else None
 
 

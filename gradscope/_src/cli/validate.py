@@ -65,6 +65,7 @@ SCHEMAS = {
     "diff": "diff --format json",
     "timeline": "run --timeline FILE, the Keras Monitor's timeline",
     "fix": "fix --check --format json",
+    "mcp": "gradscope mcp's tools: each one's arguments and result",
     "error": "any command's failure with --format json (or in a SARIF log's properties)",
 }
 

@@ -11,7 +11,7 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, BinaryIO
 
 from gradscope._src.gcpause import paused
 
@@ -84,7 +84,7 @@ def _quiet() -> Iterator[None]:
     (``_NOISE``), written back to standard error at its end, however it ends."""
     sys.stderr.flush()
     saved = os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as sink:
+    with _sink() as sink:
         os.dup2(sink.fileno(), 2)
         try:
             yield
@@ -94,6 +94,16 @@ def _quiet() -> Iterator[None]:
             os.close(saved)
             sink.seek(0)
             _replay(sink.read().decode("utf-8", "replace"))
+
+
+def _sink() -> BinaryIO:
+    """A file that holds what standard error wrote: in memory where Linux allows it, so the
+    program's temp folder is not written (``gradscope mcp``: nothing outside the working
+    folder), else an unnamed temporary file."""
+    if hasattr(os, "memfd_create"):
+        with contextlib.suppress(OSError):
+            return open(os.memfd_create("gradscope-stderr"), "w+b")
+    return tempfile.TemporaryFile(mode="w+b")
 
 
 def _replay(captured: str) -> None:

@@ -1577,6 +1577,43 @@ class Unexplained(Cause):
 
 @registered
 @dataclass(frozen=True, kw_only=True)
+class ZeroDerivative(Cause):
+    """``line``, ``op``: the op every path crosses whose gradient TensorFlow defines as 0
+    everywhere (``Sign``). Said first: no other change gives the variable a gradient."""
+
+    id = "zero-derivative"
+    status = Status.ZERO
+    rule = "ZeroDerivativeOnEveryPath"
+    title = "`tf.sign` (an op whose gradient is 0 everywhere) on every path"
+    help = (
+        "TensorFlow defines the gradient of tf.sign as zero everywhere (not None): every step "
+        "hands the variable a gradient of 0, so it never trains, and no warning says so. A "
+        "binarized network needs a straight-through estimator there."
+    )
+    fixes = ("straight-through",)
+    first = True
+
+    def message(self) -> str:
+        return (
+            f"every path crosses {_op_code(self.op)} at {self.line or 'an unknown line'}, "
+            "whose gradient TensorFlow defines as 0 everywhere: the gradient is 0 at every "
+            "step, so it never trains"
+        )
+
+    def fix(self, c: Context) -> Fix:
+        code = _op_code(self.op)
+        return Fix(
+            "straight-through",
+            self.line,
+            f"At {self.line or 'the line that calls it'}, `{code}(x)` passes a gradient of 0 "
+            f"to {name(c.variable)}: keep its value and pass the gradient straight through, "
+            f"`x + tf.stop_gradient({code}(x) - x)` (a binarized network's estimator; clip "
+            "`x` to [-1, 1] first for the hard-tanh one).",
+        )
+
+
+@registered
+@dataclass(frozen=True, kw_only=True)
 class ZeroGradient(Cause):
     id = "zero-gradient"
     status = Status.ZERO

@@ -50,8 +50,8 @@ class Fix:
         later: further places on the same path that also lose the gradient (a later
             ``tf.cast(..., tf.int32)`` after the ``argmax`` that ``where`` names): fixing
             ``where`` alone leaves them.
-        edit: the fix as a text edit at ``where``, when it is one (``analysis/fixes/edit.py``):
-            removing a ``stop_gradient``, a straight-through rounding.
+        edit: the fix as a text edit, when it is one (``analysis/fixes/edit.py`` lists the
+            kinds): removing a ``stop_gradient``, a straight-through rounding, ...
     """
 
     kind: str

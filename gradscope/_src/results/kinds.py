@@ -117,6 +117,16 @@ KINDS: Mapping[str, Kind] = _kinds(
         "different models.",
     ),
     Kind(
+        ProblemKind.ALWAYS_ZERO,
+        "GradientZeroByConstruction",
+        "A variable's gradient is zero at every step by construction.",
+        "Every path from the variable to the loss crosses an op whose gradient TensorFlow "
+        "defines as zero everywhere (tf.sign): TensorFlow returns a gradient, all zeros, at "
+        "every step, so the variable never trains, and neither TensorFlow nor Keras warns. "
+        "Pass the gradient straight through the op (`x + tf.stop_gradient(tf.sign(x) - x)`), "
+        "or allow it (--allow-none) when the variable is meant to stay.",
+    ),
+    Kind(
         ProblemKind.MOVED_WITHOUT_GRADIENT,
         "MovedWithoutGradient",
         "An optimizer changes a variable no gradient reaches (JAX).",
@@ -169,6 +179,7 @@ RUN: tuple[str, ...] = (
     ProblemKind.UNEXPECTED_CONNECTED,
     ProblemKind.REPLICA_MISMATCH,
     ProblemKind.MOVED_WITHOUT_GRADIENT,
+    ProblemKind.ALWAYS_ZERO,
 )
 #: The kinds only a timeline finds (over training); ``check --timeline`` lists those it holds.
 TIMELINE: tuple[str, ...] = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,4 +98,6 @@ class ReplicaResult:
 
     def to_dict(self) -> dict[str, Any]:
         """One replica's gradient of a pair (``--strategy``, contract section 8)."""
-        return {"replica": self.replica, "status": str(self.status), "norm": self.norm}
+        finite = self.norm is not None and math.isfinite(self.norm)
+        return {"replica": self.replica, "status": str(self.status),
+                "norm": self.norm if finite else None}  # fmt: skip

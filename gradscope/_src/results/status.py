@@ -66,6 +66,8 @@ class FindingKind(_Word):
     REPLICA_VARIABLES_DIFFER = "replica-variables-differ"
     # only on JAX (gradscope run): an optimizer moved a variable no gradient reaches
     MOVED_WITHOUT_GRADIENT = "moved-without-gradient"
+    # gradscope run: every path crosses an op whose gradient is 0 everywhere (tf.sign)
+    ALWAYS_ZERO = "always-zero"
     # over training: a timeline's (contract section 7); ``check --timeline`` fails on them
     DEAD = "dead"
     VANISHING = "vanishing"

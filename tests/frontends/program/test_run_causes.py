@@ -311,3 +311,25 @@ def test_images_made_before_both_tapes_are_named_where_made_and_where_read() -> 
         assert isinstance(s.cause, causes.OutsideTape)
         assert (s.cause.line, s.cause.read_at) == (made, read)
         assert s.fix is not None and (s.fix.kind, s.fix.where) == ("move-into-tape", made)
+
+
+def test_tf_sign_on_every_path_is_an_always_zero_problem() -> None:
+    """TensorFlow returns zeros (not None) through ``tf.sign``: the status stays ``zero`` as
+    TensorFlow says, the cause names the sign's line, and the run fails (always-zero) with the
+    straight-through fix; the estimator itself (``stop_gradient`` around the sign) is quiet."""
+    program = "causes_sign.py"
+    expected = bare(program)
+    assert expected == [[(False, True), (False, True)], [(False, True)], [(False, False)]]
+    outcome, _ = watched(program)
+    calls = outcome.report.calls
+    assert [[s.status for s in c.sources] for c in calls] == [["zero", "zero"], ["zero"], ["ok"]]
+    lines = [site(program, t) for t in ("binary = tf.sign(", "b = tf.sign(w)")]
+    for call, line in zip(calls[:2], lines, strict=True):
+        for s in call.sources:
+            assert isinstance(s.cause, causes.ZeroDerivative) and s.cause.line == line
+            assert s.fix is not None and (s.fix.kind, s.fix.where) == ("straight-through", line)
+    assert calls[2].sources[0].cause is None
+    problems = sorted((p.site, p.variable, str(p.kind)) for p in outcome.report.problems)
+    assert problems == sorted([(calls[0].site, "w", "always-zero"),
+                               (calls[0].site, "shift", "always-zero"),
+                               (calls[1].site, "w", "always-zero")])  # fmt: skip

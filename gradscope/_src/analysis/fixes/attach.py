@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from gradscope._src.analysis.fixes.decide import fix_for
+from gradscope._src.analysis.fixes.edit import with_edit
 from gradscope._src.results import causes, words
 from gradscope._src.results import report as m
 from gradscope._src.results import run as rr
@@ -81,7 +82,8 @@ def _problem_fix(p: m.Problem, losses: Sequence[m.LossResult], spec: bool) -> Fi
     pair = _pair(losses, p.loss, p.variable)
     if p.kind == ProblemKind.NEVER_TRAINED:
         if isinstance(p.cause, causes.NotFloating):
-            return p.cause.fix(Context("frozen", p.variable or "", site=where))
+            c = Context("frozen", p.variable or "", site=where)
+            return with_edit(p.cause.fix(c), p.cause, c)
         cause = next((c for c in (_cause(r, p.variable) for r in losses) if c), None)
         # no loss gives it a gradient: the status the one rule gives such a pair
         status = decide(has_gradient=False, reachable=bool(p.cut_points), cut_points=p.cut_points)

@@ -40,7 +40,7 @@ def explain(c: Context) -> Cause | None:
 def fix_for(c: Context) -> Fix | None:
     """The fix for one pair, source or problem (see :func:`explain`)."""
     cause = explain(c)
-    return with_edit(cause.fix(c)) if cause is not None else None
+    return with_edit(cause.fix(c), cause, c) if cause is not None else None
 
 
 def finding_fix(kind: str, variable: str, site: str, context: Context | None = None) -> Fix | None:

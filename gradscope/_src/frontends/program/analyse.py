@@ -40,6 +40,9 @@ class SourceStatic:
     nan_origin: NanOrigin | None = None  # a non-finite gradient: where it first appeared
     branch: str = ""  # FILE:LINE of the tf.cond (or switch_case, py_function) every path crosses
     branch_op: str = ""  # its op type (If, Case, EagerPyFunc, ...)
+    #: (FILE:LINE, op type) of an op whose gradient TensorFlow defines as 0 everywhere
+    #: (``tf.sign``) that every path crosses: the gradient is 0 at every step
+    zero_op: tuple[str, str] = ("", "")
     attribute: str = ""  # the attribute the user's code reaches it by (``box_head.kernel``)
     copy_of: tuple[str, str] = ("", "")  # (variable, FILE:LINE) the program copied into it
 
@@ -558,10 +561,51 @@ def through_branches(problem: Problem, statics: Sequence[SourceStatic],
             static.branch_op = graph.ops[crossed[-1]].type
 
 
+#: Ops whose gradient TensorFlow registers as zero everywhere (not None): a path through one
+#: carries a gradient of 0 at every step.
+ZERO_DERIVATIVE_TYPES = frozenset({"Sign", "ZerosLike", "OnesLike"})
+
+
+def through_zero_derivative(problem: Problem, statics: Sequence[SourceStatic],
+                            where: Callable[[int], str]) -> None:  # fmt: skip
+    """Note the op every path of a source crosses whose gradient TensorFlow defines as zero
+    everywhere (``tf.sign``: its gradient is ``zeros_like``): the gradient that comes back is
+    all zero at every step, so the variable never trains (a binarized network without its
+    straight-through estimator).
+
+    Args:
+        problem: the call's graph and targets.
+        statics: the sources, analysed (``reachable`` known); ``zero_op`` set in place.
+        where: the user's ``FILE:LINE`` of op ``index``.
+    """
+    graph = problem.graph
+    zeros = {k for k, op in enumerate(graph.ops) if op.type in ZERO_DERIVATIVE_TYPES}
+    if not zeros or not problem.targets:
+        return
+    sources = flow.source_bits(problem.sources)
+    cut = [dataclasses.replace(op, inputs=[], assign_preds=[]) if k in zeros else op
+           for k, op in enumerate(graph.ops)]  # fmt: skip
+    without = flow.variable_sets(flow.Graph(cut, graph.producer, graph.differentiable), sources)
+    vsets = flow.variable_sets(graph, sources)
+    reached = 0
+    for t in problem.targets:
+        reached |= without[graph.producer[t]]
+    reach = reaching(problem)
+    for i, static in enumerate(statics):
+        if not static.reachable or reached >> i & 1 or problem.sources[i] is None:
+            continue
+        crossed = [k for k in sorted(zeros) if vsets[k] >> i & 1 and reach[k]]
+        if crossed:  # the first on its way: where its own value loses the gradient
+            static.zero_op = (where(crossed[0]), graph.ops[crossed[0]].type)
+
+
 def zero_cause(static: SourceStatic) -> Cause | None:
-    """Why a source's gradient that is all zero may be (None: nothing known): a float16
+    """Why a source's gradient that is all zero may be (None: nothing known): every path
+    crosses an op whose gradient is zero everywhere (``through_zero_derivative``), a float16
     value on its paths underflowed, or every path crosses a ``tf.cond`` (or
     ``tf.py_function``) whose branch that reads it was not taken (``through_branches``)."""
+    if static.zero_op[1]:
+        return causes.ZeroDerivative(line=static.zero_op[0], op=static.zero_op[1])
     if static.half_path:
         return causes.Underflow()
     if static.branch:

@@ -229,6 +229,8 @@ class Calls:
         self.given_none.update(id(s) for s, g in zip(flat_s, user, strict=True) if g is None)
         analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
         analyse.through_branches(call.problem, statics, lambda k: call.locate(k, "").source)
+        analyse.through_zero_derivative(call.problem, statics,
+                                        lambda k: call.locate(k, "").source)  # fmt: skip
         analyse.unwatched(statics, names.watching(tape, flat_s),
                           [getattr(s, "trainable", True) for s in flat_s],
                           getattr(tape, "_watch_accessed_variables", True), tensors)  # fmt: skip

@@ -65,6 +65,7 @@ def graph_gradients(
             for s, t in zip(statics, tensors, strict=True):
                 s.has_gradient = t is not None and next(answers) is not None
     analyse.analyse(call.problem, statics, call.locate, call.visible, call.inside)
+    analyse.through_zero_derivative(call.problem, statics, lambda k: call.locate(k, "").source)
     if every:
         analyse.no_var_list(statics, api)
     _fed(statics, tensors, graph, first_grad_op, every)
@@ -285,6 +286,8 @@ def _tape_statics(call: TapeCall, variables: Sequence[Any], nones: Sequence[bool
     in_copy(gcall, graph, call.targets, [], gradients_util._GradientsHelper)
     analyse.analyse(gcall.problem, statics, gcall.locate, gcall.visible, gcall.inside)
     analyse.through_branches(gcall.problem, statics, lambda k: gcall.locate(k, "").source)
+    analyse.through_zero_derivative(gcall.problem, statics,
+                                    lambda k: gcall.locate(k, "").source)  # fmt: skip
     dead_ends = outside(graph, call.spans, tensors, list(call.targets), statics, call.last,
                         call.site)  # fmt: skip
     if model is not None and y_pred is not None:

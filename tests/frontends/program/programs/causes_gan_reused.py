@@ -15,7 +15,7 @@ def step(noise, real):
     with tf.GradientTape() as tape:
         d_loss = tf.reduce_mean(discriminator(generated)) - tf.reduce_mean(discriminator(real))
     grads = tape.gradient(d_loss, discriminator.trainable_variables)
-    d_optimizer.apply_gradients(zip(grads, discriminator.trainable_variables))
+    d_optimizer.apply_gradients(zip(grads, discriminator.trainable_variables, strict=True))
     with tf.GradientTape() as tape:
         g_loss = -tf.reduce_mean(discriminator(generated))
     return tape.gradient(g_loss, generator.trainable_variables)
