@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import os
 import signal
@@ -146,6 +145,10 @@ def run_subprocess() -> RunCli:
     return run_process
 
 
+#: The environment as the worker started (a test's pytester or monkeypatch changes
+#: ``os.environ`` for its time).
+SESSION_ENV = dict(os.environ)
+
 #: Variables a forked process reads only once it runs (``tests/forked.py`` sets its whole
 #: environment then), never at its driver's imports: environments that differ only in these
 #: share a driver. Any other difference (``PYTHONPATH``, TensorFlow's variables, ``HOME``, where
@@ -165,13 +168,14 @@ RUN_TIME_ONLY = frozenset(
 
 
 class Drivers:
-    """The session's drivers (``tests/forked.py``), one per kind and environment as its
-    imports see it (:data:`RUN_TIME_ONLY` aside): each started when first asked, shared by
-    every test file of the worker after, stopped at the session's end. Each child still gets
-    the whole environment it was asked with."""
+    """The session's drivers (``tests/forked.py``), one per import (``forked.IMPORTS``:
+    ``gradscope`` processes and ``main()`` children fork from the same) and environment as
+    that import sees it (:data:`RUN_TIME_ONLY` and the repository on ``PYTHONPATH`` aside):
+    each started when first asked, shared by every test file of the worker after, stopped at
+    the session's end. Each child still gets the whole environment it was asked with."""
 
     #: the longest any child may run, in seconds; a test asks for less per run
-    KILL_AFTER = 300.0
+    KILL_AFTER = 600.0
 
     def __init__(self, stack: contextlib.ExitStack) -> None:
         self._stack = stack
@@ -180,16 +184,19 @@ class Drivers:
     def _get(self, kind: str, env: Mapping[str, str]) -> Driver:
         from tests import forked
 
-        key = (kind, tuple(sorted((k, v) for k, v in env.items() if k not in RUN_TIME_ONLY)))
+        imports = dict(env)
+        # the repository on the path shadows nothing a driver imports (its gradscope is the
+        # installed one): each child gets its own PYTHONPATH on sys.path (tests/forked.py)
+        path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(ROOT)]
+        imports.pop("PYTHONPATH", None)
+        if path:
+            imports["PYTHONPATH"] = os.pathsep.join(path)
+        items = tuple(sorted((k, v) for k, v in imports.items() if k not in RUN_TIME_ONLY))
+        key = (forked.IMPORTS[kind], items)  # "process" and "tensorflow" share theirs
         if key not in self._started:
-            start = {
-                "process": functools.partial(forked.processes, env),
-                "python": functools.partial(forked.programs, env),
-                "tensorflow": functools.partial(forked.driver, env, tensorflow=True),
-                "cli": functools.partial(forked.driver, env, tensorflow=False),
-            }[kind]
-            self._started[key] = self._stack.enter_context(start(kill_after=self.KILL_AFTER))
-        return self._started[key]
+            started = forked.started(imports, kind, kill_after=self.KILL_AFTER)
+            self._started[key] = self._stack.enter_context(started)
+        return self._started[key].as_kind(kind)
 
     def processes(self, env: Mapping[str, str]) -> Driver:
         """Whole ``gradscope ARGS`` processes (``tests/forked.py``: ``processes``)."""

@@ -29,20 +29,30 @@ from typing import Any
 _DRIVER = r"""
 import json, os, resource, signal, sys, threading, time
 
-KIND = sys.argv[1]
-if KIND == "python":
+IMPORTS = sys.argv[1]  # "python", "cli" or "tensorflow": what it imported (KIND: a job's)
+if IMPORTS == "python":
     import tensorflow  # what each program imports first, as its ``python`` would
 else:  # a process of gradscope's own, as ``gradscope ARGS`` makes it (main() without args)
     from gradscope._src.engine.tf_import import import_tensorflow, own_process
     own_process()
-    if KIND in ("tensorflow", "process"):
+    if IMPORTS == "tensorflow":
         import_tensorflow()  # as gradscope run imports it: quietly, then frozen
     import gradscope._src.cli
+
+def entries(value):  # PYTHONPATH's folders as a fresh interpreter puts them on sys.path
+    return [os.path.abspath(p) for p in value.split(os.pathsep) if p]
+
+OWN = entries(os.environ.get("PYTHONPATH", ""))  # the driver's, after sys.path[0]
 
 def become(args, cwd, env, out, err, fsize):
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
+    # the child's PYTHONPATH where a fresh interpreter has it (the driver's own taken out): a
+    # folder that shadows nothing the driver imported (conftest.Drivers keys by the others)
+    rest = sys.path[1 + len(OWN):] if sys.path[1:1 + len(OWN)] == OWN else sys.path[1:]
+    added = list(dict.fromkeys(entries(env.get("PYTHONPATH", ""))))
+    sys.path[1:] = [*added, *(p for p in rest if p not in added)]
     if fsize is not None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         # Python writes a module's bytecode with one unchecked write: cut short by the limit,
@@ -59,9 +69,9 @@ def become(args, cwd, env, out, err, fsize):
     if KIND == "process":
         os.setsid()  # its own group, as start_new_session: killed whole at the time limit
 
-def kill(pid):
+def kill(pid, kind):
     try:
-        os.killpg(pid, signal.SIGKILL) if KIND == "process" else os.kill(pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL) if kind == "process" else os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:  # (not yet its own group, or gone)
         os.kill(pid, signal.SIGKILL)
 
@@ -78,7 +88,7 @@ def cli(args):
         os._exit(code)
 
 for line in sys.stdin:
-    args, cwd, env, out, err, kill_after, fsize = json.loads(line)
+    KIND, args, cwd, env, out, err, kill_after, fsize = json.loads(line)
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
@@ -87,12 +97,14 @@ for line in sys.stdin:
             cli(args)
         break  # the child leaves the loop: below, it is ``python ARGS`` (``gradscope ARGS``)
     print(json.dumps(pid), flush=True)
-    killer = threading.Timer(kill_after, kill, (pid,))
+    killer = threading.Timer(kill_after, kill, (pid, KIND))
     killer.start()
     _, status, usage = os.wait4(pid, 0)
     killer.cancel()
     seconds = time.monotonic() - start
-    print(json.dumps([os.waitstatus_to_exitcode(status), seconds, usage.ru_maxrss]), flush=True)
+    cpu = usage.ru_utime + usage.ru_stime  # its own and its reaped children's
+    print(json.dumps([os.waitstatus_to_exitcode(status), seconds, usage.ru_maxrss, cpu]),
+          flush=True)
 else:
     sys.exit(0)  # no more jobs: the driver ends
 
@@ -124,6 +136,7 @@ class Run:
     stderr: str
     seconds: float
     peak_mb: float
+    cpu: float = 0.0  # CPU seconds (user + system), its own children's included
 
 
 class Driver:
@@ -135,6 +148,14 @@ class Driver:
         #: what its children run: "process" (``gradscope ARGS`` as ``python -m gradscope``),
         #: "python" (``python SCRIPT ARGS``), "tensorflow" or "cli" (``main(ARGS)``)
         self.kind = kind
+        #: the last finished process's CPU seconds (user + system, its children's included)
+        self.cpu = 0.0
+
+    def as_kind(self, kind: str) -> Driver:
+        """The same driver (its process, one job at a time), its children running ``kind``:
+        "process" and "tensorflow" fork from the same imports (:data:`IMPORTS`)."""
+        assert IMPORTS[kind] == IMPORTS[self.kind], (kind, self.kind)
+        return Driver(self._process, self._kill_after, kind)
 
     def start(self, args: list[str], cwd: Path, env: Mapping[str, str], out: Path,
               err: Path, *, fsize: int | None = None,
@@ -145,7 +166,7 @@ class Driver:
         ``fsize`` bytes when given, killed after ``kill_after`` seconds (the driver's limit
         when None); returns its process id. :meth:`finish` waits for it."""
         limit = self._kill_after if kill_after is None else min(kill_after, self._kill_after)
-        job = [args, str(cwd), dict(env), str(out), str(err), limit, fsize]
+        job = [self.kind, args, str(cwd), dict(env), str(out), str(err), limit, fsize]
         assert self._process.stdin is not None
         self._process.stdin.write(json.dumps(job) + "\n")
         self._process.stdin.flush()
@@ -153,7 +174,7 @@ class Driver:
 
     def finish(self) -> tuple[int, float, float]:
         """The started process's exit code, wall seconds and peak memory in MB."""
-        code, seconds, peak_kb = self._answer()
+        code, seconds, peak_kb, self.cpu = self._answer()
         return code, seconds, peak_kb / 1024  # kilobytes on Linux
 
     def run(self, args: list[str], cwd: Path, env: Mapping[str, str], logs: Path, *,
@@ -165,6 +186,7 @@ class Driver:
         self.start(args, cwd, env, out, err, fsize=fsize, kill_after=kill_after)
         code, seconds, peak_mb = self.finish()
         return Run(
+            cpu=self.cpu,
             code=code,
             stdout=out.read_text(encoding="utf-8", errors="replace"),
             stderr=err.read_text(encoding="utf-8", errors="replace"),
@@ -184,8 +206,8 @@ class Driver:
 def driver(env: Mapping[str, str], *, tensorflow: bool, kill_after: float) -> Iterator[Driver]:
     """A driver of ``gradscope`` processes with ``env`` (its ``PYTHONPATH`` decides what
     children can import), stopped on every exit path."""
-    with _driver(env, "tensorflow" if tensorflow else "cli", kill_after) as started:
-        yield started
+    with started(env, "tensorflow" if tensorflow else "cli", kill_after=kill_after) as running:
+        yield running
 
 
 @contextmanager
@@ -198,8 +220,8 @@ def processes(env: Mapping[str, str], *, kill_after: float) -> Iterator[Driver]:
     context. Each child is its own session (killed with its group at the time limit). For
     tests whose point is not the process's start: its banners, start-up logs, import costs and
     ``--replicas`` devices need a process of its own."""
-    with _driver(env, "process", kill_after) as started:
-        yield started
+    with started(env, "process", kill_after=kill_after) as running:
+        yield running
 
 
 @contextmanager
@@ -211,14 +233,21 @@ def programs(env: Mapping[str, str], *, kill_after: float) -> Iterator[Driver]:
     interpreter's own exit (status, ``SystemExit``'s message, atexit, waiting for threads, a
     signal's death). Unlike ``python``: TensorFlow's start-up logs are the driver's, and a
     traceback shows the driver's and ``runpy``'s frames above the program's."""
-    with _driver(env, "python", kill_after) as started:
-        yield started
+    with started(env, "python", kill_after=kill_after) as running:
+        yield running
+
+
+#: a job's kind -> what its driver imported first: "python" (``import tensorflow``), "cli"
+#: (gradscope's command line) or "tensorflow" (that, and TensorFlow as ``gradscope`` imports it)
+IMPORTS = {"python": "python", "cli": "cli", "tensorflow": "tensorflow", "process": "tensorflow"}
 
 
 @contextmanager
-def _driver(env: Mapping[str, str], kind: str, kill_after: float) -> Iterator[Driver]:
+def started(env: Mapping[str, str], kind: str, *, kill_after: float) -> Iterator[Driver]:
+    """A driver whose children run ``kind`` (:class:`Driver`), stopped on every exit path."""
     process = subprocess.Popen(
-        [sys.executable, "-c", _DRIVER, kind],
+        [sys.executable, "-c", _DRIVER, IMPORTS[kind]],
+        cwd=Path(__file__).resolve().parents[1],  # (each child goes to its own)
         env=dict(env),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -59,9 +59,19 @@ def _needs_dot(text: str) -> bool:
     return bool(re.search(r"gradscope graph .*\.(svg|png|html)\b", text))
 
 
-def _run(command: docblocks.Command, scratch: Path, where: str, processes: Processes) -> None:
+#: ``python -m pytest ARGS`` (the working directory first on ``sys.path``), as a script a
+#: ``programs`` driver runs
+PYTEST_MAIN = (
+    "import os, sys\nsys.path[0] = os.getcwd()\nimport pytest\nsys.exit(pytest.console_main())\n"
+)
+
+
+def _run(command: docblocks.Command, scratch: Path, where: str, processes: Processes,
+         python: Processes) -> None:  # fmt: skip
     """Run one command of a page and compare what it prints with what the page shows
-    (``gradscope run`` with devices of its own: a process of its own, forked)."""
+    (``gradscope run`` with devices of its own: a process of its own, forked; ``python`` and
+    ``pytest``: a process of its own, forked from one that imported TensorFlow, which each
+    program and test file the pages run imports first thing)."""
     if command.text in docblocks.NOT_RUN:
         return
     if _needs_dot(command.text) and graphviz.find() is None:
@@ -77,20 +87,14 @@ def _run(command: docblocks.Command, scratch: Path, where: str, processes: Proce
     elif words[0] == "gradscope":  # a program's devices are made at its start
         result = processes(words[1:], cwd, _environment() | {"PYTHONPATH": str(ROOT)})
     elif words[0] in ("python", "pytest"):
-        program = {
-            "python": [sys.executable],
-            "pytest": [sys.executable, "-m", "pytest"],
-        }[words[0]]
+        program: list[str] = []
+        if words[0] == "pytest":
+            main = scratch / "pytest_main.py"
+            main.write_text(PYTEST_MAIN, encoding="utf-8")
+            program = [str(main)]
         extra = ["-q", "-p", "no:cacheprovider"] if words[0] == "pytest" else []
-        result = subprocess.run(
-            [*program, *words[1:], *extra],
-            cwd=cwd,
-            env=_environment() | {"PYTHONPATH": str(ROOT)},
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-        )
+        env = _environment() | {"PYTHONPATH": str(ROOT)}
+        result = python([*program, *words[1:], *extra], cwd, env, kill_after=240)
     else:
         pytest.fail(f"{where}: no rule runs `{command.text}` (list it in docblocks.NOT_RUN?)")
     output = result.stdout + "\n" + result.stderr
@@ -129,7 +133,8 @@ def _ipython(block: docblocks.Block) -> None:
         assert "gradscope watch" in printed.getvalue(), f"{block.id}: {printed.getvalue()}"
 
 
-def _yaml(block: docblocks.Block, scratch: Path, processes: Processes) -> None:
+def _yaml(block: docblocks.Block, scratch: Path, processes: Processes,
+          python: Processes) -> None:  # fmt: skip
     data = yaml.safe_load(block.text)
     assert isinstance(data, dict), f"{block.id}: not a YAML mapping"
     if "gradscope" in data:
@@ -146,6 +151,7 @@ def _yaml(block: docblocks.Block, scratch: Path, processes: Processes) -> None:
                         scratch,
                         block.id,
                         processes,
+                        python,
                     )
     elif "repos" in data:
         ours = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
@@ -157,7 +163,7 @@ def _yaml(block: docblocks.Block, scratch: Path, processes: Processes) -> None:
 
 @pytest.mark.parametrize("page", [_param(p) for p in docblocks.pages()])
 def test_page_blocks_run_as_shown(
-    gradscope_processes: Processes, page: Path, tmp_path: Path
+    gradscope_processes: Processes, python_processes: Processes, page: Path, tmp_path: Path
 ) -> None:
     """A page's blocks, in order, in one scratch folder: a file one block writes, the next reads."""
     generator = GENERATED.get(str(page.relative_to(ROOT)))
@@ -169,16 +175,17 @@ def test_page_blocks_run_as_shown(
         return
     _NOT_DRAWN.clear()
     for block in docblocks.blocks(page):
-        _check(block, tmp_path, gradscope_processes)
+        _check(block, tmp_path, gradscope_processes, python_processes)
     if _NOT_DRAWN:  # everything else on the page ran and held
         pytest.skip(f"Graphviz's dot is not installed (apt-get install graphviz): {_NOT_DRAWN}")
 
 
-def _check(block: docblocks.Block, tmp_path: Path, processes: Processes) -> None:
+def _check(block: docblocks.Block, tmp_path: Path, processes: Processes,
+           python: Processes) -> None:  # fmt: skip
     if block.lang in ("console", "sh", "bash"):
         assert block.commands, f"{block.id}: a {block.lang} block with no command"
         for command in block.commands:
-            _run(command, tmp_path, f"{block.id} (line {command.line})", processes)
+            _run(command, tmp_path, f"{block.id} (line {command.line})", processes, python)
     elif block.lang == "python" and block.include is not None:
         shown = str(block.include.relative_to(ROOT))
         assert any(shown in c or block.include.name in c for c in COMMANDS), (
@@ -187,7 +194,7 @@ def _check(block: docblocks.Block, tmp_path: Path, processes: Processes) -> None
     elif block.lang == "python":
         _exec_python(block, tmp_path)
     elif block.lang == "yaml":
-        _yaml(block, tmp_path, processes)
+        _yaml(block, tmp_path, processes, python)
     elif block.lang == "ipython":
         _ipython(block)
     elif block.lang == "json":

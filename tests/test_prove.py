@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,8 @@ import pytest
 from gradscope._src import prove
 from gradscope._src.errors import UsageError
 from gradscope._src.results.fix import Edit
-from tests.conftest import ROOT
-from tests.forked import Driver, processes
+from tests.conftest import ROOT, Drivers
+from tests.forked import Driver
 
 PROGRAM = """import tensorflow as tf
 
@@ -34,12 +33,11 @@ grads = tape.gradient(loss, [w, v])
 """
 
 
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
-    home = tmp_path_factory.mktemp("home")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home)}
-    with processes(env, kill_after=120) as started:
-        yield started
+@pytest.fixture
+def driver(drivers: Drivers) -> Driver:
+    """``gradscope ARGS`` processes forked from the session's driver (shared with other
+    files) that imported TensorFlow."""
+    return drivers.processes({**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def _runner(driver: Driver, logs: Path) -> prove.Runner:

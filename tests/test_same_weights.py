@@ -18,18 +18,15 @@ watched step rounded otherwise (``watcher/reads.py``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.conftest import ROOT
-from tests.forked import processes, programs
+from tests.conftest import ROOT, Drivers
 from tests.frontends.program.test_run import PROGRAMS
 
 pytestmark = pytest.mark.tf
@@ -63,19 +60,18 @@ TIMEOUT = 600.0
 
 @pytest.fixture(scope="module")
 def runs(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[dict[str, tuple[Path, str]]]:
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, drivers: Drivers
+) -> dict[str, tuple[Path, str]]:
     """Each watcher's output directory and standard error: the processes the selected tests
-    need. Each is a process of its own, forked (``tests/forked.py``) from one of two drivers
-    that imported TensorFlow once: the ``python`` runs from a ``programs`` driver, the
-    ``gradscope run`` ones from a ``processes`` driver (one import each, not one a process);
-    the two drivers' processes run side by side, bounded in time, the drivers stopped on every
-    way out."""
+    need. Each is a process of its own, forked (``tests/forked.py``) from one of the session's
+    two drivers that imported TensorFlow once (:class:`Drivers`, shared with other files): the
+    ``python`` runs from a ``programs`` driver, the ``gradscope run`` ones from a ``processes``
+    driver; the two drivers' processes run side by side, bounded in time."""
     wanted = {"plain"} | {item.callspec.params.get("watcher", "monitor")  # type: ignore[attr-defined]
                           for item in request.session.items
                           if item.module is request.module}  # fmt: skip
     root = tmp_path_factory.mktemp("same-weights")
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env = dict(os.environ)
     jobs: dict[bool, list[tuple[str, list[str], Path]]] = {False: [], True: []}  # run: jobs
     for i, (name, (command, cases)) in enumerate(WATCHERS.items()):
         if name not in wanted:
@@ -89,17 +85,17 @@ def runs(
         args += [str(program), str(out), *FLAGS.get(name, ()), *cases]
         jobs[bool(command)].append((name, args, out))
     stderr: dict[str, str] = {}
-    with contextlib.ExitStack() as stack:
-        started = {run: stack.enter_context((processes if run else programs)(env,
-                   kill_after=TIMEOUT)) for run in jobs if jobs[run]}  # fmt: skip
+    started = {run: (drivers.processes if run else drivers.programs)(env)
+               for run in jobs if jobs[run]}  # fmt: skip
 
-        def each(run: bool) -> None:
-            for name, args, out in jobs[run]:
-                stderr[name] = started[run].run(args, ROOT, env, out / "logs").stderr
+    def each(run: bool) -> None:
+        for name, args, out in jobs[run]:
+            ran = started[run].run(args, ROOT, env, out / "logs", kill_after=TIMEOUT)
+            stderr[name] = ran.stderr
 
-        with ThreadPoolExecutor(len(started)) as pool:
-            list(pool.map(each, started))
-    yield {name: (out, stderr[name]) for run in jobs for name, _, out in jobs[run]}
+    with ThreadPoolExecutor(len(started)) as pool:
+        list(pool.map(each, started))
+    return {name: (out, stderr[name]) for run in jobs for name, _, out in jobs[run]}
 
 
 def _weights(out: Path, case: str, stderr: str) -> list[np.ndarray]:

@@ -29,7 +29,7 @@ from tests.forked import Driver
 pytestmark = pytest.mark.tf
 
 ROOT = Path(__file__).resolve().parents[2]
-_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80", "TF_CPP_MIN_LOG_LEVEL": "3"}
+_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"}
 _TAPE = """\
 import os, sys, tensorflow as tf
 w = tf.Variable([1.0], name='w'); u = tf.Variable([1.0], name='u')

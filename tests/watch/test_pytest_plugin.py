@@ -12,7 +12,7 @@ import time
 import pytest
 from _pytest.pathlib import make_numbered_dir
 
-from tests.conftest import Drivers
+from tests.conftest import SESSION_ENV, Drivers
 
 pytest_plugins = ["pytester"]
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
@@ -89,8 +89,6 @@ def test_two():
 """
 
 
-#: pytester's variables that name a folder of the test's own
-_PER_TEST = frozenset({"HOME", "USERPROFILE", "PYTEST_DEBUG_TEMPROOT"})
 #: ``python -m pytest ARGS``, as a script a ``programs`` driver runs
 PYTEST_MAIN = "import sys, pytest\nsys.exit(pytest.console_main())\n"
 
@@ -98,15 +96,16 @@ PYTEST_MAIN = "import sys, pytest\nsys.exit(pytest.console_main())\n"
 def _imported(pytester: pytest.Pytester, drivers: Drivers, *args: str) -> pytest.RunResult:
     """``runpytest_subprocess(ARGS)``, forked from a driver that imported TensorFlow (for a
     file that imports it first thing anyway: when it is imported is not the point). Its
-    environment is the pytester's; only ``HOME`` (a new folder per test, which Keras read
-    at the driver's import: its configuration is the default either way) is left out of the
-    driver's (nor pytester's temporary root, which pytest reads in the child)."""
+    environment is the pytester's; the driver's is the session's (:data:`SESSION_ENV`, shared
+    with other files): what pytester changes is read once the child runs, but for ``HOME``,
+    a new folder per test where Keras' import looks for its configuration (the default
+    either way)."""
     base = make_numbered_dir(root=pytester.path, prefix="runpytest-", mode=0o700)
     script = base / "pytest_main.py"
     script.write_text(PYTEST_MAIN, encoding="utf-8")
     env = dict(os.environ)
     start = time.monotonic()
-    ran = drivers.programs({k: v for k, v in env.items() if k not in _PER_TEST}).run(
+    ran = drivers.programs(SESSION_ENV).run(
         [str(script), f"--basetemp={base}", *args], pytester.path, env, base / "logs",
         kill_after=TIMEOUT,
     )  # fmt: skip

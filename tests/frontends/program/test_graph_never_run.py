@@ -48,7 +48,7 @@ def _driver() -> None:
 @pytest.fixture(scope="module")
 def result(python_processes: Processes) -> dict[str, Any]:
     code = "from tests.frontends.program.test_graph_never_run import _driver; _driver()"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = python_processes(["-c", code], ROOT, env, kill_after=300)  # a process of its own
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]

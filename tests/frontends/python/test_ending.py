@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gradscope._src.errors import ExitCode
-from tests.conftest import ROOT, Drivers
-from tests.forked import Driver, driver
+from tests.conftest import ROOT, Drivers, Processes
+from tests.forked import Driver
 
 pytestmark = pytest.mark.tf
 
@@ -81,12 +78,13 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def forked(folder: Path) -> Iterator[Driver]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(folder)}
+@pytest.fixture
+def forked(drivers: Drivers) -> Driver:
+    """``gradscope ARGS`` run by ``main()`` in a child of one process that imported gradscope
+    and TensorFlow (the session's, shared with other files)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("GRADSCOPE_TRACEBACK", None)
-    with driver(env, tensorflow=True, kill_after=120) as started:
-        yield started
+    return drivers.cli(env, tensorflow=True)
 
 
 @pytest.fixture
@@ -158,13 +156,13 @@ def test_report_owns_standard_output_whatever_the_target_does_to_fd_1(
             assert text in run.stderr
 
 
-def test_target_thread_left_running_ends_after_the_report(folder: Path) -> None:
-    """Python waits for a non-daemon thread forever; gradscope reports, then ends."""
-    done = subprocess.run(
-        [sys.executable, "-m", "gradscope", "inspect", "target.py:build", "-q"],
-        cwd=folder, capture_output=True, text=True, timeout=240, check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "MODE": "thread"},
-    )  # fmt: skip
+def test_target_thread_left_running_ends_after_the_report(
+    folder: Path, gradscope_processes: Processes
+) -> None:
+    """Python waits for a non-daemon thread forever; gradscope reports, then ends (``python
+    -m gradscope``, its interpreter's own end, forked from one that imported TensorFlow)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODE": "thread"}
+    done = gradscope_processes(["inspect", "target.py:build", "-q"], folder, env)
     assert done.returncode == 0, done.stderr
     assert "1 pair: 1 ok" in done.stdout
     assert (
