@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from gradscope._src.location import Location
 from gradscope._src.results import words as wording
 from gradscope._src.results.cut import NONE_INPUT_NAMES, STOP_TYPES, CutPoint
 from gradscope._src.results.fix import INTENDED, Fix
@@ -718,8 +719,8 @@ class NumpyFunction(CutCause):
 
     def _function(self) -> str:
         """The Python function the line hands over (``np_play``), read from the line."""
-        filename, _, number = self.line.rpartition(":")
-        text = linecache.getline(filename, int(number)) if number.isdigit() else ""
+        place = Location.parse(self.line)
+        text = linecache.getline(place.file, place.line) if place is not None else ""
         found = re.search(r"(?:numpy_function|py_function|py_func)\(\s*(?:func\s*=\s*)?"
                           r"([A-Za-z_][\w.]*)", text)  # fmt: skip
         return found.group(1) if found else ""
@@ -1287,10 +1288,10 @@ class OffPath(Cause):
 def _return_after(line: str) -> str:
     """``FILE:N`` of the ``return`` that ends the function holding ``line`` (``FILE:LINE``),
     the first one after that line; "" when the file cannot be read or has none."""
-    filename, _, number = line.rpartition(":")
-    if not number.isdigit():
+    place = Location.parse(line)
+    if place is None:
         return ""
-    at = int(number)
+    filename, at = place.file, place.line
     try:
         tree = ast.parse("".join(linecache.getlines(filename)))
     except (SyntaxError, ValueError):
